@@ -1,0 +1,190 @@
+package retry
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Clock is the time Do reads and sleeps on. Tests inject one that advances
+// instantly; the default is the real clock.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits for d or until ctx is done, and then returns
+	// context.Cause(ctx).
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// RealClock is the clock Do uses unless told otherwise.
+var RealClock Clock = realClock{}
+
+// Notice tells a notify hook about one failed attempt and what Do decided.
+type Notice struct {
+	Attempt  int   // the attempt that failed, from 1
+	Err      error // its error
+	Decision Decision
+}
+
+// Option configures one call of Do.
+type Option struct {
+	policy    Policy
+	hasPolicy bool
+	notify    func(Notice)
+	clock     Clock
+	budget    *Budget
+}
+
+// WithPolicy sets the policy; the default is CommonFourTimes.
+func WithPolicy(p Policy) Option { return Option{policy: p, hasPolicy: true} }
+
+// WithNotify calls fn after every failed attempt, with the decision taken.
+func WithNotify(fn func(Notice)) Option { return Option{notify: fn} }
+
+// WithClock sets the clock; the default is the real one.
+func WithClock(c Clock) Option { return Option{clock: c} }
+
+// WithBudget draws retries from a shared token-bucket budget: each call
+// deposits, each retry withdraws, and a retry the budget refuses stops Do
+// with ReasonBudget.
+func WithBudget(b *Budget) Option { return Option{budget: b} }
+
+type config struct {
+	policy Policy
+	notify func(Notice)
+	clock  Clock
+	budget *Budget
+}
+
+func newConfig(opts []Option) config {
+	c := config{policy: CommonFourTimes, clock: RealClock}
+	for i := range opts {
+		o := &opts[i]
+		if o.hasPolicy {
+			c.policy = o.policy
+		}
+		if o.notify != nil {
+			c.notify = o.notify
+		}
+		if o.clock != nil {
+			c.clock = o.clock
+		}
+		if o.budget != nil {
+			c.budget = o.budget
+		}
+	}
+	return c
+}
+
+// Error is what Do returns when it gives up for another reason than the
+// context: the last attempt's error, with why and after how many attempts.
+// It unwraps to that error, so errors.Is and errors.As see through it.
+type Error struct {
+	Reason   Reason
+	Attempts int
+	Err      error
+}
+
+func (e *Error) Error() string {
+	s := "s"
+	if e.Attempts == 1 {
+		s = ""
+	}
+	return fmt.Sprintf("retry: gave up after %d attempt%s (%s): %v", e.Attempts, s, e.Reason, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Do calls op until it succeeds or the policy stops it, sleeping between
+// attempts. It returns op's result, or an *Error holding the last error. When
+// ctx ends it returns context.Cause(ctx) at once, and it never starts a sleep
+// that would end past ctx's deadline. If ctx carries an Allowance (set by an
+// outer retry layer with WithAllowance), every retry is drawn from it, so
+// that nested layers share one budget. On success Do allocates nothing.
+func Do[T any](ctx context.Context, op func(context.Context) (T, error), opts ...Option) (T, error) {
+	var zero T
+	if ctx.Err() != nil {
+		return zero, context.Cause(ctx)
+	}
+	c := newConfig(opts)
+	if c.budget != nil {
+		c.budget.Deposit()
+	}
+	var start time.Time
+	if c.policy.MaxElapsed > 0 {
+		start = c.clock.Now()
+	}
+	var prev time.Duration
+	for n := 1; ; n++ {
+		v, err := op(ctx)
+		if err == nil {
+			return v, nil
+		}
+		d, stop := c.decide(ctx, n, err, start, prev)
+		if stop != nil {
+			return zero, stop
+		}
+		if err := c.clock.Sleep(ctx, d.Delay); err != nil {
+			return zero, err
+		}
+		prev = d.Delay
+	}
+}
+
+// decide takes the decision after attempt n failed with err, notifies, and
+// returns the error to stop with, if any.
+func (c *config) decide(ctx context.Context, n int, err error, start time.Time, prev time.Duration) (Decision, error) {
+	if ctx.Err() != nil {
+		return Decision{}, context.Cause(ctx)
+	}
+	now := c.clock.Now()
+	a := Attempt{Number: n, Err: err, PrevDelay: prev}
+	if !start.IsZero() {
+		a.Elapsed = now.Sub(start)
+	}
+	d := c.policy.Decide(a, now)
+	if d.Retry && !c.allowed(ctx, now, d) {
+		d = d.Stop(ReasonBudget)
+	}
+	if c.notify != nil {
+		c.notify(Notice{Attempt: n, Err: err, Decision: d})
+	}
+	if d.Reason == ReasonCanceled {
+		return d, err
+	}
+	if !d.Retry {
+		return d, &Error{Reason: d.Reason, Attempts: n, Err: err}
+	}
+	return d, nil
+}
+
+// allowed checks the retry against the context's deadline and the budgets.
+func (c *config) allowed(ctx context.Context, now time.Time, d Decision) bool {
+	if dl, ok := ctx.Deadline(); ok && now.Add(d.Delay).After(dl) {
+		return false
+	}
+	if a := AllowanceFrom(ctx); a != nil && !a.Take() {
+		return false
+	}
+	return c.budget == nil || c.budget.Withdraw()
+}

@@ -1,0 +1,220 @@
+package retry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/grit-run/grit/retry"
+)
+
+// failing returns an op that fails n times with err and then returns "ok",
+// counting its calls.
+func failing(n int, err error, calls *int) func(context.Context) (string, error) {
+	return func(context.Context) (string, error) {
+		*calls++
+		if *calls <= n {
+			return "", err
+		}
+		return "ok", nil
+	}
+}
+
+func TestDoSucceedsAfterFailures(t *testing.T) {
+	clock := newFakeClock()
+	calls := 0
+	var notices []retry.Notice
+	got, err := retry.Do(context.Background(), failing(3, errBoom, &calls),
+		retry.WithPolicy(retry.MustParse("5 1s 1m jitter=none")),
+		retry.WithClock(clock),
+		retry.WithNotify(func(n retry.Notice) { notices = append(notices, n) }))
+	if err != nil || got != "ok" {
+		t.Fatalf("Do = %q, %v", got, err)
+	}
+	if calls != 4 {
+		t.Errorf("%d calls, want 4", calls)
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second}
+	if s := clock.Slept(); fmt.Sprint(s) != fmt.Sprint(want) {
+		t.Errorf("slept %v, want %v", s, want)
+	}
+	if len(notices) != 3 || notices[2].Attempt != 3 || !notices[2].Decision.Retry || notices[2].Err != errBoom {
+		t.Errorf("notices %+v", notices)
+	}
+}
+
+func TestDoStops(t *testing.T) {
+	tests := []struct {
+		name     string
+		policy   retry.Policy
+		err      error
+		calls    int
+		reason   retry.Reason
+		canceled bool
+	}{
+		{"exhausted", retry.MustParse("2 1s"), errBoom, 3, retry.ReasonExhausted, false},
+		{"permanent", retry.MustParse("10 1s"), retry.Permanent(errBoom), 1, retry.ReasonPermanent, false},
+		{"explicit-only", retry.Policy{ExplicitOnly: true}, errBoom, 1, retry.ReasonPermanent, false},
+		{"elapsed budget", retry.MustParse("1s max_elapsed=3500ms"), errBoom, 4, retry.ReasonBudget, false},
+		{"canceled error", retry.MustParse("10 1s"), fmt.Errorf("op: %w", context.Canceled), 1, retry.ReasonCanceled, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			_, err := retry.Do(context.Background(), failing(100, tt.err, &calls),
+				retry.WithPolicy(tt.policy), retry.WithClock(newFakeClock()))
+			if calls != tt.calls {
+				t.Errorf("%d calls, want %d", calls, tt.calls)
+			}
+			if tt.canceled {
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("err = %v, want context.Canceled", err)
+				}
+				return
+			}
+			var re *retry.Error
+			if !errors.As(err, &re) || re.Reason != tt.reason || re.Attempts != tt.calls {
+				t.Fatalf("err = %v, want a retry.Error for %v after %d attempts", err, tt.reason, tt.calls)
+			}
+			if !errors.Is(err, errBoom) {
+				t.Errorf("err %v does not unwrap to the op's error", err)
+			}
+		})
+	}
+}
+
+func TestDoDefaultPolicyIsCommonFourTimes(t *testing.T) {
+	calls := 0
+	_, err := retry.Do(context.Background(), failing(100, errBoom, &calls), retry.WithClock(newFakeClock()))
+	if calls != 5 || err == nil {
+		t.Errorf("%d calls, err %v; want 5 calls and an error", calls, err)
+	}
+}
+
+func TestDoReturnsCauseWhenCanceledBeforeStart(t *testing.T) {
+	cause := errors.New("shutting down")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	calls := 0
+	_, err := retry.Do(ctx, failing(0, nil, &calls))
+	if err != cause || calls != 0 {
+		t.Errorf("err %v after %d calls; want the cause and no call", err, calls)
+	}
+}
+
+// TestDoCanceledDuringSleep uses the real clock: the context is canceled by
+// the op itself, so Do is asleep on a 1h delay when it happens.
+func TestDoCanceledDuringSleep(t *testing.T) {
+	cause := errors.New("operator stop")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	calls := 0
+	done := make(chan error, 1)
+	go func() {
+		_, err := retry.Do(ctx, func(context.Context) (int, error) {
+			calls++
+			return 0, errBoom
+		}, retry.WithPolicy(retry.MustParse("1h")), retry.WithNotify(func(retry.Notice) { cancel(cause) }))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != cause {
+			t.Errorf("err = %v, want the cancel cause", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Do slept through the cancellation")
+	}
+	if calls != 1 {
+		t.Errorf("%d calls, want 1", calls)
+	}
+}
+
+func TestDoNeverSleepsPastDeadline(t *testing.T) {
+	// The deadline is a real one, so the fake clock starts at the real now;
+	// its sleeps take no real time, so the context does not expire meanwhile.
+	clock := &fakeClock{now: time.Now()}
+	ctx, cancel := context.WithDeadline(context.Background(), clock.Now().Add(10*time.Second))
+	defer cancel()
+	calls := 0
+	_, err := retry.Do(ctx, failing(100, errBoom, &calls),
+		retry.WithPolicy(retry.MustParse("4s")), retry.WithClock(clock))
+	// 0s: call 1, sleep 4s; 4s: call 2, sleep 4s; 8s: call 3; a 4s sleep
+	// would end at 12s, past the 10s deadline, so Do gives up at once.
+	if calls != 3 {
+		t.Errorf("%d calls, want 3", calls)
+	}
+	var re *retry.Error
+	if !errors.As(err, &re) || re.Reason != retry.ReasonBudget {
+		t.Errorf("err = %v, want a budget stop", err)
+	}
+	if s := clock.Slept(); len(s) != 2 {
+		t.Errorf("slept %v, want two 4s sleeps", s)
+	}
+}
+
+// TestNestedLayersShareOneAllowance nests three Do layers of four attempts
+// each. Without a shared budget the innermost op would run 4×4×4 = 64 times;
+// with the allowance the outermost layer set, it runs 4 times in all.
+func TestNestedLayersShareOneAllowance(t *testing.T) {
+	policy := retry.MustParse("3 1ms")
+	clock := newFakeClock()
+	opts := []retry.Option{retry.WithPolicy(policy), retry.WithClock(clock)}
+	calls := 0
+	inner := func(ctx context.Context) (int, error) {
+		calls++
+		return 0, retry.Transient(errBoom)
+	}
+	layer := func(op func(context.Context) (int, error)) func(context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) { return retry.Do(ctx, op, opts...) }
+	}
+	run := func(ctx context.Context) error {
+		_, err := retry.Do(ctx, layer(layer(inner)), opts...)
+		return err
+	}
+
+	if err := run(context.Background()); err == nil {
+		t.Fatal("Do succeeded")
+	}
+	if calls != 64 {
+		t.Fatalf("without an allowance: %d calls, want 64 (the test's premise)", calls)
+	}
+
+	calls = 0
+	err := run(retry.WithAllowance(context.Background(), policy.MaxAttempts-1))
+	if calls != 4 {
+		t.Errorf("with a shared allowance: %d calls, want 4", calls)
+	}
+	var re *retry.Error
+	if !errors.As(err, &re) || !errors.Is(err, errBoom) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestDoDrawsOnBudget(t *testing.T) {
+	clock := newFakeClock()
+	b := &retry.Budget{Ratio: 0.5, Floor: -1, Burst: 1, Now: clock.Now}
+	b.Withdraw() // empty it
+	calls := 0
+	op := failing(100, errBoom, &calls)
+	_, err := retry.Do(context.Background(), op, retry.WithBudget(b), retry.WithClock(clock))
+	// The call deposits 0.5: not enough for a retry.
+	var re *retry.Error
+	if calls != 1 || !errors.As(err, &re) || re.Reason != retry.ReasonBudget {
+		t.Fatalf("%d calls, err %v; want 1 call and a budget stop", calls, err)
+	}
+	calls = 0
+	_, _ = retry.Do(context.Background(), op, retry.WithBudget(b), retry.WithClock(clock))
+	// Now 1.0 token: one retry, then stop.
+	if calls != 2 {
+		t.Errorf("%d calls, want 2", calls)
+	}
+}
+
+func TestErrorMessage(t *testing.T) {
+	e := &retry.Error{Reason: retry.ReasonExhausted, Attempts: 1, Err: errBoom}
+	if got := e.Error(); got != "retry: gave up after 1 attempt (exhausted): boom" {
+		t.Errorf("Error() = %q", got)
+	}
+}

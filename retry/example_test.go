@@ -1,0 +1,129 @@
+package retry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/grit-run/grit/retry"
+)
+
+func ExampleParse() {
+	p, err := retry.Parse("10 5s 10m")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(p.MaxAttempts, p)
+
+	_, err = retry.Parse("10 5x")
+	fmt.Println(err)
+	// Output:
+	// 11 10 5s 10m
+	// retry policy "10 5x": "5x" is not a duration (e.g. 300ms, 5s, 2m) (e.g. "10 5s 10m": 10 retries, from 5s doubling up to 10m)
+}
+
+func ExampleDo() {
+	calls := 0
+	charge := func(ctx context.Context) (string, error) {
+		calls++
+		if calls < 3 {
+			return "", retry.Transient(errors.New("payments-api: 503"))
+		}
+		return "ch_123", nil
+	}
+	id, err := retry.Do(context.Background(), charge,
+		retry.WithPolicy(retry.MustParse("4 10ms 1s")),
+		retry.WithNotify(func(n retry.Notice) {
+			fmt.Printf("attempt %d failed (%v): %v\n", n.Attempt, n.Err, n.Decision.Reason)
+		}))
+	fmt.Println(id, err)
+	// Output:
+	// attempt 1 failed (payments-api: 503): retry
+	// attempt 2 failed (payments-api: 503): retry
+	// ch_123 <nil>
+}
+
+func ExampleClassify() {
+	base := errors.New("card declined")
+	for _, err := range []error{
+		base,
+		retry.Permanent(base),
+		retry.Transient(base),
+		retry.After(base, 30*time.Second),
+		retry.Resource(base),
+		fmt.Errorf("charge: %w", retry.Permanent(base)),
+		context.Canceled,
+	} {
+		class, delay := retry.Classify(err)
+		fmt.Println(class, delay)
+	}
+	// Output:
+	// unclassified 0s
+	// permanent 0s
+	// transient 0s
+	// after 30s
+	// resource 0s
+	// permanent 0s
+	// canceled 0s
+}
+
+func ExamplePolicy_Decide() {
+	p := retry.MustParse("3 1s 1m jitter=none")
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	for n := 1; n <= 4; n++ {
+		d := p.Decide(retry.Attempt{Number: n, Err: errors.New("timeout")}, now)
+		fmt.Println(n, d.Retry, d.Reason, d.Delay)
+	}
+	d := p.Decide(retry.Attempt{Number: 2, Err: errors.New("KeyError: 42"), Streak: 2}, now)
+	fmt.Println("same failure twice:", d.Reason)
+	// Output:
+	// 1 true retry 1s
+	// 2 true retry 2s
+	// 3 true retry 4s
+	// 4 false exhausted 0s
+	// same failure twice: poison
+}
+
+func ExampleFingerprint() {
+	a := retry.Fingerprint(fmt.Errorf("settle merchant %d: %w", 42, errors.New(`division by zero in "fee"`)))
+	b := retry.Fingerprint(fmt.Errorf("settle merchant %d: %w", 43, errors.New(`division by zero in "tax"`)))
+	c := retry.Fingerprint(errors.New("connection refused"))
+	fmt.Println(a == b, a == c)
+	fmt.Println(retry.Mask(`settle merchant 42: division by zero in "fee"`))
+	// Output:
+	// true false
+	// settle merchant N: division by zero in "…"
+}
+
+func ExampleWithAllowance() {
+	// Three layers, each of four attempts, share one allowance of three
+	// retries: the call is made four times in all, not 64.
+	calls := 0
+	op := func(context.Context) (int, error) { calls++; return 0, retry.Transient(errors.New("unavailable")) }
+	p := retry.WithPolicy(retry.MustParse("3 1ms"))
+	layer := func(next func(context.Context) (int, error)) func(context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) { return retry.Do(ctx, next, p) }
+	}
+	ctx := retry.WithAllowance(context.Background(), 3)
+	_, err := retry.Do(ctx, layer(layer(op)), p)
+	fmt.Println(calls, err)
+	// Output:
+	// 4 retry: gave up after 1 attempt (budget): retry: gave up after 1 attempt (budget): retry: gave up after 4 attempts (exhausted): unavailable
+}
+
+func ExampleBudget() {
+	// A downstream is down. 100 callers each allow 4 retries, but share a
+	// budget: retries may be at most 20% of first attempts, after a burst
+	// of 10 (and no floor, to keep the example exact).
+	b := &retry.Budget{Ratio: 0.2, Burst: 10, Floor: -1}
+	calls := 0
+	op := func(context.Context) (int, error) { calls++; return 0, errors.New("down") }
+	for range 100 {
+		_, _ = retry.Do(context.Background(), op, retry.WithBudget(b),
+			retry.WithPolicy(retry.MustParse("4 1ms")))
+	}
+	fmt.Println(calls, "calls instead of", 100*5)
+	// Output:
+	// 129 calls instead of 500
+}

@@ -1,0 +1,213 @@
+package retry
+
+import (
+	"fmt"
+	"time"
+)
+
+// Policy says how a failed unit of work is retried. The zero Policy retries
+// forever with the default backoff; use a preset or Parse for anything else.
+// A Policy is a value: copy it freely, and share it between goroutines as
+// long as its Rand and hooks are safe for concurrent use.
+type Policy struct {
+	// MaxAttempts bounds the attempts, the first included; 0 is unlimited,
+	// 1 never retries.
+	MaxAttempts int
+	// Backoff computes the delay before each retry; nil is
+	// Exponential{Min: 1s, Max: 5m} with full jitter.
+	Backoff Backoff
+	// Resource computes the delay after a resource failure; nil is
+	// 60s × 2^(n-1), capped at 5m.
+	Resource Backoff
+	// MaxElapsed is a budget for the whole unit of work, measured from the
+	// start of its first attempt: a retry whose delay would end past it is
+	// refused. 0 is no budget.
+	MaxElapsed time.Duration
+	// ExplicitOnly retries only errors marked retryable (Transient, After,
+	// Resource); an unmarked error stops at once.
+	ExplicitOnly bool
+	// PoisonAfter is how many consecutive unclassified failures with the same
+	// fingerprint make the work poison; 0 means 2, a negative value turns
+	// poison detection off.
+	PoisonAfter int
+	// Rand is the jitter's source of randomness; nil is DefaultRand.
+	Rand Rand
+
+	// The three hooks, after zc.async. Each gets the failed attempt and the
+	// decision the policy took, and returns the decision to apply; nil keeps
+	// the policy's decision.
+	OnInterrupted Hook // the attempt never finished: its process died or was stopped
+	OnTaskError   Hook // the work failed with an error
+	OnCommitError Hook // the work's result could not be recorded
+}
+
+// Hook can change the decision taken after one kind of failure.
+type Hook func(a Attempt, d Decision) Decision
+
+// Presets.
+var (
+	// CommonFourTimes retries four times (five attempts), with exponential
+	// backoff from 1s up to 1m and full jitter. It is the default policy.
+	CommonFourTimes = Policy{MaxAttempts: 5, Backoff: Exponential{Min: time.Second, Max: time.Minute}}
+	// CommonForever retries without limit, with exponential backoff from 1s
+	// up to 10m and full jitter.
+	CommonForever = Policy{Backoff: Exponential{Min: time.Second, Max: 10 * time.Minute}}
+	// Never does not retry.
+	Never = Policy{MaxAttempts: 1}
+)
+
+var (
+	defaultBackoff  Backoff = Exponential{Min: time.Second, Max: 5 * time.Minute}
+	defaultResource Backoff = Exponential{Min: time.Minute, Max: 5 * time.Minute, Jitter: JitterNone}
+)
+
+// Kind is what kind of failure an attempt ended in.
+type Kind uint8
+
+const (
+	// TaskError: the work itself failed (an error, a panic, a non-zero exit).
+	TaskError Kind = iota
+	// Interrupted: the attempt never finished; its worker died or stopped.
+	Interrupted
+	// CommitError: the work succeeded or failed, but its result could not be
+	// recorded.
+	CommitError
+)
+
+var kindNames = [...]string{"task error", "interrupted", "commit error"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// Attempt describes a failed attempt, as Decide needs it.
+type Attempt struct {
+	Number    int           // the attempt that failed, from 1
+	Kind      Kind          // TaskError unless said otherwise
+	Err       error         // the failure; may be nil for Interrupted
+	Elapsed   time.Duration // since the first attempt started
+	PrevDelay time.Duration // the delay chosen before this attempt (0 for the first)
+	// Streak is how many consecutive failures, this one included, had this
+	// failure's fingerprint; 0 when the caller does not track fingerprints.
+	Streak int
+}
+
+// Reason says why a decision retries or stops.
+type Reason uint8
+
+const (
+	ReasonRetry     Reason = iota // retry at Decision.At
+	ReasonExhausted               // the attempts are used up
+	ReasonPermanent               // the error is not retryable
+	ReasonBudget                  // a budget (time, calls or tokens) refuses the retry
+	ReasonPoison                  // the same failure repeated: retrying is pointless
+	ReasonCanceled                // the work was canceled
+)
+
+var reasonNames = [...]string{"retry", "exhausted", "permanent", "budget", "poison", "canceled"}
+
+func (r Reason) String() string {
+	if int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return fmt.Sprintf("Reason(%d)", uint8(r))
+}
+
+// Decision is the outcome of Decide.
+type Decision struct {
+	Retry  bool          // retry at At; otherwise stop for Reason
+	At     time.Time     // when to retry
+	Delay  time.Duration // At minus the decision's now
+	Reason Reason
+	Class  Class // the failure's class, as Classify saw it
+}
+
+// Stop returns a decision to stop for reason r.
+func (d Decision) Stop(r Reason) Decision {
+	d.Retry, d.At, d.Delay, d.Reason = false, time.Time{}, 0, r
+	return d
+}
+
+// Decide takes the decision after a failed attempt at time now: retry at a
+// time, or stop with a reason. It is pure apart from the jitter's randomness.
+func (p *Policy) Decide(a Attempt, now time.Time) Decision {
+	class, after := Classify(a.Err)
+	d := Decision{Class: class}
+	if r, stop := p.stopReason(a, class); stop {
+		d = d.Stop(r)
+	} else {
+		d = p.schedule(a, d, after, now)
+	}
+	if h := p.hook(a.Kind); h != nil {
+		d = h(a, d)
+	}
+	return d
+}
+
+func (p *Policy) stopReason(a Attempt, class Class) (Reason, bool) {
+	switch {
+	case class == ClassCanceled:
+		return ReasonCanceled, true
+	case class == ClassPermanent:
+		return ReasonPermanent, true
+	case a.Kind == TaskError && p.ExplicitOnly && !class.Retryable():
+		return ReasonPermanent, true
+	case a.Kind == TaskError && class == Unclassified && p.poisoned(a.Streak):
+		return ReasonPoison, true
+	case p.MaxAttempts > 0 && a.Number >= p.MaxAttempts:
+		return ReasonExhausted, true
+	}
+	return ReasonRetry, false
+}
+
+func (p *Policy) poisoned(streak int) bool {
+	n := p.PoisonAfter
+	if n == 0 {
+		n = 2
+	}
+	return n > 0 && streak >= n
+}
+
+func (p *Policy) schedule(a Attempt, d Decision, after time.Duration, now time.Time) Decision {
+	n := max(a.Number, 1)
+	var delay time.Duration
+	if d.Class == ClassResource {
+		delay = orDefault(p.Resource, defaultResource).Delay(n, a.PrevDelay, p.rand())
+	} else {
+		delay = orDefault(p.Backoff, defaultBackoff).Delay(n, a.PrevDelay, p.rand())
+	}
+	delay = max(delay, after, 0)
+	if p.MaxElapsed > 0 && a.Elapsed+delay > p.MaxElapsed {
+		return d.Stop(ReasonBudget)
+	}
+	d.Retry, d.Reason, d.Delay, d.At = true, ReasonRetry, delay, now.Add(delay)
+	return d
+}
+
+func (p *Policy) hook(k Kind) Hook {
+	switch k {
+	case Interrupted:
+		return p.OnInterrupted
+	case CommitError:
+		return p.OnCommitError
+	default:
+		return p.OnTaskError
+	}
+}
+
+func (p *Policy) rand() Rand {
+	if p.Rand != nil {
+		return p.Rand
+	}
+	return DefaultRand
+}
+
+func orDefault(b, def Backoff) Backoff {
+	if b != nil {
+		return b
+	}
+	return def
+}
