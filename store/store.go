@@ -1,0 +1,181 @@
+// Package store defines what grit needs from a database: the Store
+// interface that every driver implements and the engine uses. Drivers live
+// below it (store/sqlite, store/postgres) and never import the engine; the
+// conformance suite store/storetest checks that a driver keeps the
+// contract.
+//
+// Every change of a task's state is a compare-and-set: a claim takes only a
+// task that is due, and a Finish applies only if the task is still RUNNING
+// under the lease token of the attempt that reports. Every change of
+// ownership (claim, rescue, release) gives the task a new, larger lease
+// token, so a worker that lost its lease cannot write any more.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/grit-run/grit/task"
+)
+
+// Store is a driver's whole contract.
+type Store interface {
+	// SubmitRun inserts a run, its tasks and their needs edges in one
+	// transaction. Tasks that need nothing are READY; the others PENDING.
+	// A run whose Key matches an existing run is not inserted again: the
+	// existing run is returned with ErrDuplicate.
+	SubmitRun(ctx context.Context, r NewRun) (task.Run, error)
+	// Enqueue inserts tasks outside any run. A task whose IdempotencyKey
+	// matches an existing task is not inserted again: the existing task is
+	// returned in its place.
+	Enqueue(ctx context.Context, ts []NewTask) ([]task.Task, error)
+
+	// Claim takes up to Limit due tasks for a worker: READY, RETRYING or
+	// SENSING tasks whose NextAt has passed, in the given queues and kinds,
+	// highest priority first, then earliest due, then oldest. Each claimed
+	// task becomes RUNNING with a new lease token, its attempt count goes up
+	// by one before any work starts, and an attempt record is opened.
+	Claim(ctx context.Context, req ClaimRequest) ([]task.Task, error)
+	// Finish ends attempts in one transaction. Each item applies only if its
+	// task is RUNNING under its Token; otherwise its entry in the returned
+	// slice is task.ErrLeaseLost and nothing of it is written. It moves the
+	// dependents of a task that ended: PENDING tasks whose needs are all
+	// satisfied become READY; the dependents of a FAILED task become
+	// UPSTREAM_FAILED, transitively. When a run's FAILED tasks pass its
+	// MaxFailures (if set), the run is FAILED and its tasks that have not
+	// started are CANCELLED. When every task of a run has ended, the run
+	// ends: SUCCESS if every task succeeded or was skipped, FAILED
+	// otherwise. The error is for the batch as a whole.
+	Finish(ctx context.Context, fs []Finish) ([]error, error)
+	// Heartbeat renews, in one statement, the leases of every RUNNING task
+	// the worker holds, records the worker as seen, and returns the held
+	// leases it did not find any more (taken over, released or finished by
+	// someone else).
+	Heartbeat(ctx context.Context, worker string, lease time.Duration, held []Lease) (lost []Lease, err error)
+	// Rescue takes over RUNNING tasks whose lease has expired, or every
+	// RUNNING task of Owner when Owner is set (a dead worker known to be
+	// dead): each gets a new lease token held by the rescuer, and its open
+	// attempt is closed as INTERRUPTED. The rescuer then decides what
+	// happens to each with Finish. Workers silent past their lease are
+	// marked inactive.
+	Rescue(ctx context.Context, req RescueRequest) ([]task.Task, error)
+	// NextDue returns the earliest NextAt among waiting tasks in the given
+	// queues and kinds, so a worker can sleep exactly until then.
+	NextDue(ctx context.Context, queues, kinds []string) (time.Time, bool, error)
+
+	GetTask(ctx context.Context, id int64) (task.Task, error)
+	ListTasks(ctx context.Context, f Filter) ([]task.Task, error)
+	Attempts(ctx context.Context, taskID int64) ([]task.Attempt, error)
+	GetRun(ctx context.Context, id int64) (task.Run, error)
+	// FindRun returns the newest run with this key.
+	FindRun(ctx context.Context, key string) (task.Run, error)
+	// Edges returns a run's dependency edges.
+	Edges(ctx context.Context, runID int64) ([]Edge, error)
+
+	// Act applies an operator's action to a task (replay, skip or fail a
+	// dead letter; cancel a task that has not ended), with the same
+	// propagation as Finish.
+	Act(ctx context.Context, id int64, a Action) (task.Task, error)
+
+	RegisterWorker(ctx context.Context, w task.Worker) error
+	DeactivateWorker(ctx context.Context, id string) error
+	Workers(ctx context.Context) ([]task.Worker, error)
+
+	// Now is the store's clock: leases and due times are measured on it.
+	Now(ctx context.Context) (time.Time, error)
+	Close() error
+}
+
+// NewTask is a task to insert.
+type NewTask struct {
+	Name           string
+	Kind           string
+	Args           json.RawMessage
+	Queue          string // "" is "default"
+	Group          string
+	Priority       int
+	Policy         string
+	PoisonAfter    int
+	Timeout        time.Duration
+	Grace          time.Duration
+	RunAt          time.Time // zero: now
+	IdempotencyKey string
+	Needs          []string // names of tasks of the same run; only in SubmitRun
+}
+
+// NewRun is a run to insert: a DAG of named tasks.
+type NewRun struct {
+	Name        string
+	Key         string // idempotency key; "" for none
+	MaxFailures int    // 0: no limit
+	Tasks       []NewTask
+}
+
+// ClaimRequest asks for due tasks.
+type ClaimRequest struct {
+	Worker string
+	Queues []string // empty: every queue
+	Kinds  []string // empty: every kind
+	Limit  int
+	Lease  time.Duration
+}
+
+// Lease names one held task.
+type Lease struct {
+	TaskID int64
+	Token  int64
+}
+
+// Finish ends one attempt.
+type Finish struct {
+	TaskID int64
+	Token  int64
+	// State is the task's next state: SUCCESS, FAILED, DEAD_LETTER,
+	// RETRYING or SENSING (with NextAt), or READY (given back).
+	State  task.State
+	NextAt time.Time
+	// Refund takes the attempt back: a snooze or a release does not use one.
+	Refund bool
+	// Error, Fingerprint and Streak are the task's latest failure.
+	Error       string
+	Fingerprint string
+	Streak      int
+	PrevDelay   time.Duration
+	// Attempt closes the attempt record (Number, TaskID and Worker are
+	// taken from the task).
+	Attempt task.Attempt
+}
+
+// RescueRequest asks for expired leases.
+type RescueRequest struct {
+	Worker string        // the rescuer
+	Owner  string        // if set: take every lease of this owner, expired or not
+	Lease  time.Duration // the rescuer's lease on what it takes
+	Limit  int
+}
+
+// Filter selects tasks.
+type Filter struct {
+	RunID   int64
+	States  []task.State
+	Kind    string
+	Queue   string
+	AfterID int64 // for paging: only ids above this
+	Limit   int   // 0: all
+}
+
+// Edge says task To needs task From.
+type Edge struct {
+	From, To int64
+}
+
+// Action is an operator's action on a task.
+type Action string
+
+const (
+	ActReplay Action = "replay" // DEAD_LETTER -> READY, streak reset, attempts kept
+	ActSkip   Action = "skip"   // DEAD_LETTER -> SKIPPED, dependents go on
+	ActFail   Action = "fail"   // DEAD_LETTER -> FAILED, dependents UPSTREAM_FAILED
+	ActCancel Action = "cancel" // a task not ended -> CANCELLED, dependents CANCELLED
+)

@@ -1,0 +1,20 @@
+package task
+
+import "errors"
+
+// Sentinel errors shared by the stores, the engine and the API.
+var (
+	// ErrNotFound: no task, run or worker has that id.
+	ErrNotFound = errors.New("task: not found")
+	// ErrLeaseLost: a write came from an attempt whose lease is no longer
+	// current (the task was taken over, released or finished). The write was
+	// rejected.
+	ErrLeaseLost = errors.New("task: lease lost")
+	// ErrWrongState: the task is not in a state that allows the operation.
+	ErrWrongState = errors.New("task: wrong state")
+	// ErrDuplicate: a task with that idempotency key, or a run with that
+	// name, already exists.
+	ErrDuplicate = errors.New("task: duplicate")
+	// ErrInvalid: the request is malformed; the wrapping error says how.
+	ErrInvalid = errors.New("task: invalid")
+)

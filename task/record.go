@@ -1,0 +1,97 @@
+package task
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Task is one unit of work, as the store keeps it.
+type Task struct {
+	ID       int64           `json:"id"`
+	RunID    int64           `json:"run_id,omitempty"`
+	Name     string          `json:"name,omitempty"` // unique within its run
+	Kind     string          `json:"kind"`           // which handler runs it; "exec" for process tasks
+	Args     json.RawMessage `json:"args,omitempty"`
+	Queue    string          `json:"queue"`
+	Group    string          `json:"group,omitempty"` // the downstream it calls
+	Priority int             `json:"priority,omitempty"`
+	State    State           `json:"state"`
+
+	// Policy is the retry policy in retry.Parse's grammar; "" means the
+	// handler's or the default.
+	Policy      string        `json:"policy,omitempty"`
+	PoisonAfter int           `json:"poison_after,omitempty"` // 0: the policy's
+	Timeout     time.Duration `json:"timeout,omitempty"`      // 0: none
+	Grace       time.Duration `json:"grace,omitempty"`        // SIGTERM to SIGKILL; 0: 5s
+
+	Attempt   int           `json:"attempt"`             // attempts started
+	NextAt    time.Time     `json:"next_at,omitzero"`    // when a waiting task may run
+	PrevDelay time.Duration `json:"prev_delay,omitzero"` // the delay chosen before the current attempt
+
+	LeaseOwner   string    `json:"lease_owner,omitempty"`
+	LeaseToken   int64     `json:"lease_token,omitempty"`
+	LeaseExpires time.Time `json:"lease_expires,omitzero"`
+
+	LastError   string `json:"error,omitempty"`
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Streak      int    `json:"streak,omitempty"` // failures in a row with Fingerprint
+
+	IdempotencyKey string    `json:"idempotency_key,omitempty"`
+	CreatedAt      time.Time `json:"created_at"`
+	FirstStartedAt time.Time `json:"first_started_at,omitzero"`
+	FinishedAt     time.Time `json:"finished_at,omitzero"`
+}
+
+// Outcome is how an attempt ended.
+type Outcome string
+
+const (
+	OutcomeRunning     Outcome = "RUNNING"     // not ended yet
+	OutcomeSuccess     Outcome = "SUCCESS"     // the work succeeded
+	OutcomeError       Outcome = "ERROR"       // the work failed
+	OutcomeTimeout     Outcome = "TIMEOUT"     // the executor cut it off
+	OutcomeSnoozed     Outcome = "SNOOZED"     // a sensor asked to be woken later
+	OutcomeInterrupted Outcome = "INTERRUPTED" // its worker died or lost the lease
+	OutcomeReleased    Outcome = "RELEASED"    // given back on a graceful stop; not counted
+)
+
+// Attempt is one execution of a task.
+type Attempt struct {
+	TaskID      int64         `json:"task_id"`
+	Number      int           `json:"number"`
+	Worker      string        `json:"worker"`
+	LeaseToken  int64         `json:"lease_token"`
+	StartedAt   time.Time     `json:"started_at"`
+	EndedAt     time.Time     `json:"ended_at,omitzero"`
+	Outcome     Outcome       `json:"outcome"`
+	Class       string        `json:"class,omitempty"` // the error's retry class
+	Error       string        `json:"error,omitempty"`
+	Fingerprint string        `json:"fingerprint,omitempty"`
+	ExitCode    *int          `json:"exit_code,omitempty"`
+	Signal      string        `json:"signal,omitempty"`
+	Output      string        `json:"output,omitempty"` // tail of stdout and stderr
+	Delay       time.Duration `json:"delay,omitempty"`  // chosen before the next attempt
+	Decision    string        `json:"decision,omitempty"`
+}
+
+// Run is a set of tasks with dependencies, submitted together.
+type Run struct {
+	ID          int64     `json:"id"`
+	Name        string    `json:"name"`
+	Key         string    `json:"key,omitempty"`          // idempotency key: the same key is the same run
+	MaxFailures int       `json:"max_failures,omitempty"` // 0: no limit
+	State       State     `json:"state"`                  // RUNNING until it ends, then SUCCESS, FAILED or CANCELLED
+	CreatedAt   time.Time `json:"created_at"`
+	FinishedAt  time.Time `json:"finished_at,omitzero"`
+}
+
+// Worker is a process that claims tasks.
+type Worker struct {
+	ID        string    `json:"id"`
+	Host      string    `json:"host"`
+	PID       int       `json:"pid"`
+	Version   string    `json:"version,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	LastSeen  time.Time `json:"last_seen"`
+	Active    bool      `json:"active"`
+}
