@@ -63,4 +63,10 @@ func TestDoSuccessAllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(1000, func() { _, _ = retry.Do(ctx, op, opts...) }); n != 0 {
 		t.Errorf("Do's success path allocates %v times per call, want 0", n)
 	}
+	// Options built at the call site must not escape either.
+	if n := testing.AllocsPerRun(1000, func() {
+		_, _ = retry.Do(ctx, op, retry.WithPolicy(retry.CommonFourTimes), retry.WithBudget(budget))
+	}); n != 0 {
+		t.Errorf("Do with call-site options allocates %v times per call, want 0", n)
+	}
 }

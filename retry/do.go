@@ -157,10 +157,13 @@ func (c *config) decide(ctx context.Context, n int, err error, start time.Time, 
 	if ctx.Err() != nil {
 		return Decision{}, context.Cause(ctx)
 	}
-	now := c.clock.Now()
 	a := Attempt{Number: n, Err: err, PrevDelay: prev}
-	if !start.IsZero() {
-		a.Elapsed = now.Sub(start)
+	var now time.Time
+	if c.needsNow(ctx, start) {
+		now = c.clock.Now()
+		if !start.IsZero() {
+			a.Elapsed = now.Sub(start)
+		}
 	}
 	d := c.policy.Decide(a, now)
 	if d.Retry && !c.allowed(ctx, now, d) {
@@ -178,9 +181,20 @@ func (c *config) decide(ctx context.Context, n int, err error, start time.Time, 
 	return d, nil
 }
 
+// needsNow reports whether the decision needs the time: for the elapsed
+// budget, the deadline, or the notify hook's Decision.At. Reading the clock
+// costs more than the rest of a decision on some machines.
+func (c *config) needsNow(ctx context.Context, start time.Time) bool {
+	if !start.IsZero() || c.notify != nil {
+		return true
+	}
+	_, ok := ctx.Deadline()
+	return ok
+}
+
 // allowed checks the retry against the context's deadline and the budgets.
 func (c *config) allowed(ctx context.Context, now time.Time, d Decision) bool {
-	if dl, ok := ctx.Deadline(); ok && now.Add(d.Delay).After(dl) {
+	if dl, ok := ctx.Deadline(); ok && !now.IsZero() && now.Add(d.Delay).After(dl) {
 		return false
 	}
 	if a := AllowanceFrom(ctx); a != nil && !a.Take() {

@@ -28,7 +28,7 @@ func TestDecide(t *testing.T) {
 		{"never", retry.Never, retry.Attempt{Number: 1, Err: errBoom}, false, retry.ReasonExhausted, 0},
 		{"permanent", fixed, retry.Attempt{Number: 1, Err: retry.Permanent(errBoom)}, false, retry.ReasonPermanent, 0},
 		{"canceled", fixed, retry.Attempt{Number: 1, Err: context.Canceled}, false, retry.ReasonCanceled, 0},
-		{"after raises the delay", fixed, retry.Attempt{Number: 1, Err: retry.After(errBoom, 7 * time.Second)}, true, retry.ReasonRetry, 7 * time.Second},
+		{"after raises the delay", fixed, retry.Attempt{Number: 1, Err: retry.After(errBoom, 7*time.Second)}, true, retry.ReasonRetry, 7 * time.Second},
 		{"after below the backoff", fixed, retry.Attempt{Number: 1, Err: retry.After(errBoom, time.Millisecond)}, true, retry.ReasonRetry, time.Second},
 		{"resource backoff 1", fixed, retry.Attempt{Number: 1, Err: retry.Resource(errBoom)}, true, retry.ReasonRetry, time.Minute},
 		{"resource backoff 3", fixed, retry.Attempt{Number: 3, Err: retry.Resource(errBoom)}, true, retry.ReasonRetry, 4 * time.Minute},
@@ -159,7 +159,7 @@ func TestPresets(t *testing.T) {
 }
 
 func withPoison(p retry.Policy, n int) retry.Policy { p.PoisonAfter = n; return p }
-func explicit(p retry.Policy) retry.Policy            { p.ExplicitOnly = true; return p }
+func explicit(p retry.Policy) retry.Policy          { p.ExplicitOnly = true; return p }
 func elapsed(p retry.Policy, d time.Duration) retry.Policy {
 	p.MaxElapsed = d
 	return p
