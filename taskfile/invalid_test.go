@@ -1,0 +1,213 @@
+package taskfile_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/grit-run/grit/taskfile"
+)
+
+// head starts most invalid files; the problem is on line 3 or later.
+const head = "name: x\ntasks:\n"
+
+var invalidTests = []struct {
+	name string
+	yaml string
+	line int
+	msg  string // a fragment of the error on that line
+}{
+	// The file as a whole.
+	{"empty file", "", 1, "the file is empty"},
+	{"only a comment", "# nothing\n", 1, "the file is empty"},
+	{"null document", "---\n", 1, "the file is empty"},
+	{"not a mapping", "- a\n- b\n", 1, "the file is a list (a task file is a mapping"},
+	{"a scalar", "hello\n", 1, `the file is "hello"`},
+	{"two documents", "name: x\ntasks: {a: {run: x}}\n---\nname: y\n", 3, "more than one YAML document"},
+	{"bad YAML", "name: x\ntasks:\n  a:\n    run: [x, y\n", 4, "bad YAML: did not find expected ',' or ']' (fix the YAML syntax)"},
+	{"bad YAML, mapping in scalar", "name: x\n  bad: 1\n", 2, "bad YAML: mapping values are not allowed"},
+	{"tab indent", "name: x\ntasks:\n\ta: {run: x}\n", 3, "YAML indents with spaces, never tabs"},
+	{"unknown anchor", "name: x\ntasks:\n  a: {run: *cmd}\n", 3, "unknown anchor 'cmd'"},
+	{"missing name", "tasks:\n  a: {run: x}\n", 1, "the run has no name (add name:"},
+	{"blank name", "name: ' '\ntasks:\n  a: {run: x}\n", 1, `name " " is blank`},
+	{"name on two lines", "name: \"a\\nb\"\ntasks:\n  a: {run: x}\n", 1, "holds a control character"},
+	{"name a list", "name: [a]\ntasks:\n  a: {run: x}\n", 1, "name is a list (it takes the run's name"},
+	{"missing tasks", "name: x\n", 1, "the file has no tasks"},
+	{"empty tasks", "name: x\ntasks: {}\n", 2, "the file has no tasks"},
+	{"tasks a list", "name: x\ntasks:\n  - a\n", 3, "tasks is a list (it takes a mapping of task names"},
+	{"max_failures negative", "name: x\nmax_failures: -1\ntasks: {a: {run: x}}\n", 2, "max_failures -1 is out of range"},
+	{"max_failures not a number", "name: x\nmax_failures: many\ntasks: {a: {run: x}}\n", 2, `max_failures "many" is not a whole number`},
+
+	// Unknown keys.
+	{"unknown top-level key", "name: x\ntask:\n  a: {run: x}\n", 2, `unknown key "task" (did you mean "tasks"?)`},
+	{"unknown top-level key, far", "name: x\nowner: me\ntasks: {a: {run: x}}\n", 2, `unknown key "owner" (the top-level keys are name, max_failures, defaults, tasks)`},
+	{"task key at the top", "name: x\ntimeout: 1s\ntasks: {a: {run: x}}\n", 2, `unknown key "timeout" at the top level (it is a task's key: put it under defaults:`},
+	{"unknown key in defaults", "name: x\ndefaults:\n  timout: 1s\ntasks: {a: {run: x}}\n", 3, `unknown key "timout" (did you mean "timeout"?)`},
+	{"run in defaults", "name: x\ndefaults:\n  run: x\ntasks: {a: {run: x}}\n", 3, "run cannot have a default (set it in each task)"},
+	{"unknown key in a task", head + "  a:\n    run: x\n    timout: 1s\n", 5, `unknown key "timout" (did you mean "timeout"?)`},
+	{"unknown key in a task, far", head + "  a:\n    run: x\n    command: y\n", 5, `unknown key "command" (a task's keys are run, needs, retry`},
+	{"case of a key", head + "  a:\n    Run: x\n", 4, `unknown key "Run" (did you mean "run"?)`},
+	{"unknown key in retry", head + "  a:\n    run: x\n    retry: {attempts: 3, mni: 1s}\n", 5, `unknown key "mni" (did you mean "min"?)`},
+	{"retry synonym", head + "  a:\n    run: x\n    retry:\n      retries: 3\n", 6, `unknown key "retries" (did you mean "attempts"?)`},
+
+	// Keys and tasks written twice.
+	{"task twice", head + "  a: {run: x}\n  b: {run: y}\n  a: {run: z}\n", 5, `task "a" is defined twice, at lines 3 and 5 (rename or remove one)`},
+	{"key twice", head + "  a:\n    run: x\n    timeout: 1s\n    timeout: 2s\n", 6, `key "timeout" is defined twice, at lines 5 and 6 (keep one)`},
+	{"top-level key twice", "name: x\nname: y\ntasks: {a: {run: x}}\n", 2, `key "name" is defined twice, at lines 1 and 2`},
+	{"env variable twice", head + "  a: {run: x, env: {A: 1, A: 2}}\n", 3, `variable "A" is defined twice`},
+
+	// Task names and run.
+	{"bad task name", head + "  my task: {run: x}\n", 3, `task name "my task" is not valid (use letters, digits`},
+	{"task name starts with a dot", head + "  .hidden: {run: x}\n", 3, `task name ".hidden" is not valid`},
+	{"task not a mapping", head + "  a: ./run.sh\n", 3, `task "a" is "./run.sh" (a task is a mapping with at least run:`},
+	{"empty task", head + "  a:\n", 3, `task "a" is empty`},
+	{"no run", head + "  a:\n    timeout: 1s\n", 3, `task "a" has no run (add run:`},
+	{"empty run", head + "  a:\n    run:\n", 4, "run is empty (it takes a command string"},
+	{"blank run", head + "  a: {run: \"  \"}\n", 3, "run is blank"},
+	{"empty run list", head + "  a: {run: []}\n", 3, "run is an empty list"},
+	{"run a number", head + "  a: {run: 42}\n", 3, `run is 42, which is not a string (quote it: run: "42")`},
+	{"run a mapping", head + "  a:\n    run: {cmd: x}\n", 4, "run is a mapping (it takes a command string"},
+	{"run item a number", head + "  a:\n    run:\n      - ./settle\n      - 42\n", 6, `run item 42 is not a string (quote it: "42")`},
+	{"run item a mapping", head + "  a:\n    run:\n      - ./settle\n      - --level: 3\n", 6, "run item is a mapping"},
+	{"run item empty", head + "  a: {run: [./x, ~]}\n", 3, "run item is empty"},
+	{"run program empty", head + "  a: {run: [\"\", x]}\n", 3, "run's program, its first item, is empty"},
+	{"run with a NUL", head + "  a: {run: \"a\\0b\"}\n", 3, "run holds a NUL byte"},
+
+	// Durations.
+	{"not a duration", head + "  a: {run: x, timeout: soon}\n", 3, `timeout "soon" is not a duration (e.g. 300ms`},
+	{"duration without a unit", head + "  a: {run: x, timeout: 30}\n", 3, `timeout "30" is not a duration (a number needs a unit`},
+	{"negative timeout", head + "  a: {run: x, timeout: -5s}\n", 3, `timeout "-5s" is negative`},
+	{"zero grace", head + "  a: {run: x, grace: 0s}\n", 3, `grace "0s" must be longer than zero`},
+	{"duration a list", head + "  a: {run: x, grace: [1s]}\n", 3, "grace is a list (it takes a duration"},
+
+	// Retry.
+	{"bad policy string", head + "  a:\n    run: x\n    retry: \"10 5x\"\n", 5, `retry "10 5x": "5x" is not a duration (e.g. 300ms, 5s, 2m)`},
+	{"policy string, too many fields", head + "  a: {run: x, retry: 3 1s 2s 3s}\n", 3, `retry "3 1s 2s 3s": "3s" is one field too many (e.g. "10 5s 10m"`},
+	{"bad default policy", "name: x\ndefaults:\n  retry: 5x\ntasks: {a: {run: x}}\n", 3, `retry "5x": "5x" is not a duration`},
+	{"empty retry", head + "  a: {run: x, retry: }\n", 3, "retry is empty (it takes a policy string"},
+	{"empty retry map", head + "  a: {run: x, retry: {}}\n", 3, "retry is an empty mapping"},
+	{"retry a list", head + "  a: {run: x, retry: [3, 1s]}\n", 3, "retry is a list"},
+	{"negative attempts", head + "  a:\n    run: x\n    retry:\n      attempts: -1\n", 6, "attempts -1 is out of range"},
+	{"zero min", head + "  a:\n    run: x\n    retry:\n      min: 0s\n", 6, `min "0s" must be longer than zero`},
+	{"max below min", head + "  a:\n    run: x\n    retry:\n      min: 10s\n      max: 1s\n", 7, "max 1s is below min 10s"},
+	{"max below the default min", head + "  a: {run: x, retry: {max: 500ms}}\n", 3, "max 500ms is below min 1s"},
+	{"jitter without max", head + "  a:\n    run: x\n    retry:\n      min: 1s\n      jitter: equal\n", 7, "jitter needs max"},
+	{"multiplier without max", head + "  a:\n    run: x\n    retry:\n      multiplier: 3\n", 6, "multiplier needs max"},
+	{"bad jitter", head + "  a: {run: x, retry: {min: 1s, max: 2s, jitter: ful}}\n", 3, `jitter "ful" is not a jitter`},
+	{"bad multiplier", head + "  a: {run: x, retry: {min: 1s, max: 2s, multiplier: 0.5}}\n", 3, "multiplier 0.5 is out of range"},
+	{"multiplier with decorrelated", head + "  a:\n    run: x\n    retry: {max: 2s, jitter: decorrelated,\n      multiplier: 3}\n", 6, "multiplier does not apply to jitter decorrelated"},
+	{"zero max_elapsed", head + "  a: {run: x, retry: {max_elapsed: 0s}}\n", 3, `max_elapsed "0s" must be longer than zero`},
+
+	// Needs.
+	{"unknown need", head + "  fetch: {run: x}\n  settle:\n    run: y\n    needs: [fetc]\n  report: {run: z}\n", 6,
+		`task "settle" needs "fetc", which is not a task of this file (did you mean "fetch"? tasks: fetch, report)`},
+	{"unknown need, far", head + "  a: {run: x, needs: zzz}\n  b: {run: y}\n", 3, `task "a" needs "zzz", which is not a task of this file (tasks: b)`},
+	{"need, only task", head + "  a: {run: x, needs: b}\n", 3, "(it is the only task)"},
+	{"self need", head + "  a: {run: x}\n  b:\n    run: y\n    needs: [a, b]\n", 6, `task "b" needs itself (remove "b" from its needs)`},
+	{"cycle of two", head + "  a: {run: x, needs: b}\n  b: {run: y, needs: a}\n", 3, "cycle: a -> b -> a"},
+	{"cycle of three", head + "  a: {run: x, needs: c}\n  b: {run: x, needs: a}\n  c:\n    run: x\n    needs: [b]\n", 3, "cycle: a -> c -> b -> a"},
+	{"needs a mapping", head + "  a: {run: x, needs: {b: 1}}\n", 3, "needs is a mapping (it takes a task name or a list"},
+	{"needs an empty item", head + "  a: {run: x}\n  b: {run: x, needs: [a, ~]}\n", 4, "needs is empty"},
+
+	// Exit codes.
+	{"exit code out of range", head + "  a: {run: x, retry_on_exit: [3, 256]}\n", 3, "retry_on_exit lists exit code 256, which is out of range (exit codes go from 1 to 255)"},
+	{"exit code negative", head + "  a: {run: x, permanent_on_exit: -1}\n", 3, "permanent_on_exit lists exit code -1, which is out of range"},
+	{"exit code zero", head + "  a:\n    run: x\n    resource_on_exit:\n      - 0\n", 6, "resource_on_exit lists exit code 0, which is success"},
+	{"exit code not a number", head + "  a: {run: x, retry_on_exit: [three]}\n", 3, `retry_on_exit "three" is not a whole number`},
+	{"exit code huge", head + "  a: {run: x, retry_on_exit: [99999999999999999999]}\n", 3, "retry_on_exit"},
+	{"exit code in two lists", head + "  a:\n    run: x\n    retry_on_exit: [3, 4]\n    permanent_on_exit: [4]\n", 6, "exit code 4 is listed in both retry_on_exit and permanent_on_exit"},
+	{"exit code in a default and a task list", "name: x\ndefaults:\n  retry_on_exit: [3]\ntasks:\n  a:\n    run: x\n    resource_on_exit: [3]\n", 7, "exit code 3 is listed in both retry_on_exit and resource_on_exit"},
+	{"exit code in two default lists", "name: x\ndefaults:\n  retry_on_exit: [3]\n  permanent_on_exit: [3]\ntasks: {a: {run: x}}\n", 4, "exit code 3 is listed in both"},
+	{"75 as permanent", head + "  a: {run: x, permanent_on_exit: [75]}\n", 3, "exit code 75 (EX_TEMPFAIL), which is always transient"},
+
+	// Env, dir and the other keys.
+	{"bad env name", head + "  a:\n    run: x\n    env:\n      MY-VAR: 1\n", 6, `env variable "MY-VAR" is not a valid name`},
+	{"env name starts with a digit", head + "  a: {run: x, env: {1A: x}}\n", 3, `env variable "1A" is not a valid name`},
+	{"env value a list", head + "  a:\n    run: x\n    env:\n      A: [1, 2]\n", 6, "env variable A is a list (it takes a string)"},
+	{"env a list", head + "  a: {run: x, env: [A=1]}\n", 3, "env is a list (it takes a mapping"},
+	{"empty dir", head + "  a: {run: x, dir: \"\"}\n", 3, "dir is empty"},
+	{"bad group", head + "  a: {run: x, group: payments api}\n", 3, `group "payments api" is not a valid name`},
+	{"bad queue", head + "  a: {run: x, queue: [q]}\n", 3, "queue is a list"},
+	{"priority not whole", head + "  a: {run: x, priority: 1.5}\n", 3, `priority "1.5" is not a whole number`},
+	{"poison_after zero", head + "  a: {run: x, poison_after: 0}\n", 3, "poison_after 0 is out of range"},
+	{"defaults not a mapping", "name: x\ndefaults: [a]\ntasks: {a: {run: x}}\n", 2, "defaults is a list"},
+
+	// Merge keys.
+	{"merge of a scalar", head + "  a:\n    <<: x\n    run: x\n", 4, `<< merges "x" (merge a mapping`},
+	{"mapping merges itself", head + "  a: &a\n    run: x\n    <<: *a\n", 5, "this mapping merges itself"},
+}
+
+// errorsOf returns the problems a Parse error joins.
+func errorsOf(t *testing.T, err error) []*taskfile.Error {
+	t.Helper()
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	out := make([]*taskfile.Error, 0, len(errs))
+	for _, e := range errs {
+		var te *taskfile.Error
+		if !errors.As(e, &te) {
+			t.Fatalf("error %v (%T) is not a *taskfile.Error", e, e)
+		}
+		out = append(out, te)
+	}
+	return out
+}
+
+func TestParseInvalid(t *testing.T) {
+	for _, tt := range invalidTests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := taskfile.Parse("test.yaml", []byte(tt.yaml))
+			if err == nil {
+				t.Fatalf("Parse succeeded: %+v", f)
+			}
+			if f != nil {
+				t.Errorf("Parse returned a File with its error")
+			}
+			for _, e := range errorsOf(t, err) {
+				if e.Line == tt.line && strings.Contains(e.Msg, tt.msg) {
+					if !strings.HasPrefix(e.Error(), "taskfile test.yaml:") || !strings.HasSuffix(e.Msg, ")") {
+						t.Errorf("error %q does not read taskfile PATH:LINE: what (how to fix)", e)
+					}
+					return
+				}
+			}
+			t.Errorf("no error on line %d with %q; got:\n%v", tt.line, tt.msg, err)
+		})
+	}
+}
+
+func TestParseReportsEveryProblemByLine(t *testing.T) {
+	const file = `name: x
+tasks:
+  b:
+    run: y
+    needs: [a, nope]
+    timeout: forever
+  a:
+    run: [x, 1]
+    retry: "10 5x"
+    timout: 1s
+`
+	_, err := taskfile.Parse("many.yaml", []byte(file))
+	want := []string{
+		`taskfile many.yaml:5: task "b" needs "nope", which is not a task of this file (tasks: a)`,
+		`taskfile many.yaml:6: timeout "forever" is not a duration (e.g. 300ms, 30s, 2m, 1h30m)`,
+		`taskfile many.yaml:8: run item 1 is not a string (quote it: "1")`,
+		`taskfile many.yaml:9: retry "10 5x": "5x" is not a duration (e.g. 300ms, 5s, 2m)`,
+		`taskfile many.yaml:10: unknown key "timout" (did you mean "timeout"?)`,
+	}
+	if err == nil || err.Error() != strings.Join(want, "\n") {
+		t.Errorf("Parse error:\n%v\nwant:\n%s", err, strings.Join(want, "\n"))
+	}
+}
+
+func TestErrorWithoutPath(t *testing.T) {
+	_, err := taskfile.Parse("", []byte("name: x\n"))
+	if err == nil || err.Error() != "taskfile line 1: the file has no tasks (add tasks: with at least one task)" {
+		t.Errorf("Parse error = %v", err)
+	}
+}
