@@ -1,0 +1,31 @@
+// Package grit is a durable, fault-tolerant task engine.
+//
+// Register a handler for a kind of task, enqueue tasks, and start a worker.
+// Failed attempts are retried per the handler's retry.Policy with jittered
+// backoff; an attempt that runs past its timeout is cut off; a task that
+// fails the same way twice in a row is dead-lettered; a worker that dies
+// loses nothing, because its leases expire and a sibling takes its tasks
+// over.
+//
+//	c, err := grit.Open(ctx, "sqlite:grit.db", grit.Config{})
+//	if err != nil { ... }
+//	defer c.Close()
+//
+//	type Charge struct{ Order string; Cents int }
+//	grit.Handle(c, "charge", func(ctx context.Context, a Charge) error {
+//		err := payments.Charge(ctx, a.Order, a.Cents)
+//		if errors.Is(err, payments.ErrDeclined) {
+//			return retry.Permanent(err) // fails the task at once
+//		}
+//		return err // retried per the policy
+//	}, grit.HandlerConfig{Policy: "4 1s 1m", Timeout: 30 * time.Second, Group: "payments-api"})
+//
+//	c.Enqueue(ctx, "charge", Charge{"o-42", 1999}, grit.WithKey("charge-o-42"))
+//	c.Start(ctx)
+//	defer c.Stop(ctx)
+//
+// A handler's context carries its attempt (AttemptFrom): the attempt
+// number and the lease token, a fencing token to pass to downstream writes.
+// A handler that returns Snooze(d) is tried again after d without using an
+// attempt.
+package grit

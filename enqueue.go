@@ -1,0 +1,64 @@
+package grit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// EnqueueOption sets one field of an enqueued task.
+type EnqueueOption func(*store.NewTask)
+
+// RunAt makes the task due at t rather than now.
+func RunAt(t time.Time) EnqueueOption { return func(n *store.NewTask) { n.RunAt = t } }
+
+// InQueue puts the task in a queue other than "default".
+func InQueue(q string) EnqueueOption { return func(n *store.NewTask) { n.Queue = q } }
+
+// WithPriority sets the priority: higher runs first.
+func WithPriority(p int) EnqueueOption { return func(n *store.NewTask) { n.Priority = p } }
+
+// WithKey sets an idempotency key: enqueueing the same key again returns
+// the existing task instead of creating a second one.
+func WithKey(k string) EnqueueOption { return func(n *store.NewTask) { n.IdempotencyKey = k } }
+
+// WithPolicy overrides the handler's retry policy for this task.
+func WithPolicy(p string) EnqueueOption { return func(n *store.NewTask) { n.Policy = p } }
+
+// WithTimeout overrides the handler's timeout for this task.
+func WithTimeout(d time.Duration) EnqueueOption { return func(n *store.NewTask) { n.Timeout = d } }
+
+// InGroup names the downstream the task calls.
+func InGroup(g string) EnqueueOption { return func(n *store.NewTask) { n.Group = g } }
+
+// Enqueue inserts a task of kind with args encoded as JSON, and wakes this
+// client's worker. With WithKey, a key used before returns the existing
+// task.
+func (c *Client) Enqueue(ctx context.Context, kind string, args any, opts ...EnqueueOption) (task.Task, error) {
+	if kind == "" {
+		return task.Task{}, errNoKind
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return task.Task{}, fmt.Errorf("grit: enqueue %s: args do not encode as JSON: %w", kind, err)
+	}
+	n := store.NewTask{Kind: kind, Args: raw}
+	for _, o := range opts {
+		o(&n)
+	}
+	ts, err := c.store.Enqueue(ctx, []store.NewTask{n})
+	if err != nil {
+		return task.Task{}, fmt.Errorf("grit: enqueue %s: %w", kind, err)
+	}
+	c.engine.Wake()
+	return ts[0], nil
+}
+
+// Task returns a task by id.
+func (c *Client) Task(ctx context.Context, id int64) (task.Task, error) {
+	return c.store.GetTask(ctx, id)
+}

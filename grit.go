@@ -1,0 +1,149 @@
+package grit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store"
+	_ "github.com/grit-run/grit/store/sqlite" // the embedded default
+	"github.com/grit-run/grit/task"
+)
+
+// Config configures a Client. Zero fields mean the defaults.
+type Config struct {
+	// Queues the worker claims from; default every queue.
+	Queues []string
+	// Concurrency bounds the attempts running at once; default 10.
+	Concurrency int
+	// Lease is how long a worker holds a task without heartbeating; default
+	// 15s, renewed every Heartbeat (default a third of it).
+	Lease, Heartbeat time.Duration
+	// WorkerID names the worker in the store; default host-pid-random.
+	WorkerID string
+	Logger   *slog.Logger
+}
+
+// Client enqueues tasks and, once started, works them.
+type Client struct {
+	store  store.Store
+	engine *engine.Engine
+	owned  bool
+}
+
+// Open opens the store a DSN names ("sqlite:grit.db"; other drivers must
+// be imported) and returns a client on it. Close closes the store.
+func Open(ctx context.Context, dsn string, cfg Config) (*Client, error) {
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	c, err := New(st, cfg)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	c.owned = true
+	return c, nil
+}
+
+// New returns a client on an open store, which the caller closes.
+func New(st store.Store, cfg Config) (*Client, error) {
+	e, err := engine.New(engine.Config{
+		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
+		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Client{store: st, engine: e}, nil
+}
+
+// Version is grit's version.
+const Version = "0.1.0-dev"
+
+// Store returns the client's store.
+func (c *Client) Store() store.Store { return c.store }
+
+// HandlerConfig configures the tasks of one kind.
+type HandlerConfig struct {
+	// Policy is a retry policy string ("4 1s 1m", see retry.Parse); ""
+	// means retry.CommonFourTimes. RetryPolicy, when set, wins over it.
+	Policy      string
+	RetryPolicy *retry.Policy
+	// Timeout bounds each attempt; 0 is no bound.
+	Timeout time.Duration
+	// Group names the downstream the tasks call.
+	Group string
+}
+
+// Handle registers fn for tasks of kind. Each task's args are decoded from
+// JSON into an A; args that do not decode fail the task at once.
+func Handle[A any](c *Client, kind string, fn func(ctx context.Context, args A) error, cfg HandlerConfig) error {
+	p, err := cfg.policy()
+	if err != nil {
+		return fmt.Errorf("grit: handler %q: %w", kind, err)
+	}
+	return c.engine.Register(engine.Handler{
+		Kind: kind, Policy: p, Timeout: cfg.Timeout, Group: cfg.Group,
+		Fn: func(ctx context.Context, t *task.Task) error {
+			var args A
+			if len(t.Args) > 0 {
+				if err := json.Unmarshal(t.Args, &args); err != nil {
+					return retry.Permanent(fmt.Errorf("task %d (%s): args %s do not decode: %w", t.ID, kind, t.Args, err))
+				}
+			}
+			return fn(ctx, args)
+		},
+	})
+}
+
+func (cfg HandlerConfig) policy() (*retry.Policy, error) {
+	if cfg.RetryPolicy != nil {
+		return cfg.RetryPolicy, nil
+	}
+	if cfg.Policy == "" {
+		return nil, nil
+	}
+	p, err := retry.Parse(cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// Start starts working tasks.
+func (c *Client) Start(ctx context.Context) error { return c.engine.Start(ctx) }
+
+// Stop stops claiming, lets running attempts finish until ctx ends, and
+// gives back what is left without using an attempt.
+func (c *Client) Stop(ctx context.Context) error { return c.engine.Stop(ctx) }
+
+// Close closes the store if Open opened it.
+func (c *Client) Close() error {
+	if c.owned {
+		return c.store.Close()
+	}
+	return nil
+}
+
+// Snooze, returned by a handler, tries the task again after d without using
+// an attempt: a sensor whose condition does not hold yet.
+func Snooze(d time.Duration) error { return engine.Snooze(d) }
+
+// Attempt is what a handler's context carries about its attempt.
+type Attempt = engine.AttemptInfo
+
+// AttemptFrom returns the attempt a handler's context belongs to.
+func AttemptFrom(ctx context.Context) (Attempt, bool) { return engine.AttemptFrom(ctx) }
+
+// ErrDuplicate is returned with the existing task when an idempotency key
+// was used before.
+var ErrDuplicate = task.ErrDuplicate
+
+var errNoKind = errors.New("grit: enqueue without a kind")

@@ -1,0 +1,246 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// grit runs the command line in-process and returns its exit code and
+// output.
+func grit(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	code := Main(ctx, args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func tempStore(t *testing.T) string {
+	return "sqlite:" + filepath.Join(t.TempDir(), "grit.db")
+}
+
+func example(name string) string { return filepath.Join("..", "..", "examples", name) }
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "tasks.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func decodeSummary(t *testing.T, out string) runSummary {
+	t.Helper()
+	var s runSummary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("output is not one JSON summary: %v\n%s", err, out)
+	}
+	return s
+}
+
+func byName(s runSummary) map[string]taskSummary {
+	m := map[string]taskSummary{}
+	for _, t := range s.Tasks {
+		m[t.Name] = t
+	}
+	return m
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := grit(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "grit "+Version) {
+		t.Errorf("exit %d, %q", code, out)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	bad := writeFile(t, "name: x\ntasks:\n  a:\n    run: true\n    timout: 5s\n")
+	tests := []struct {
+		name string
+		args []string
+		says string
+	}{
+		{"no file", []string{"run"}, "give a task file or --resume"},
+		{"both", []string{"run", "f.yaml", "--resume", "1"}, "not both"},
+		{"missing file", []string{"run", "/nonexistent/tasks.yaml"}, "no such file"},
+		{"bad key", []string{"run", bad}, `tasks.yaml:5: unknown key "timout" (did you mean "timeout"?)`},
+		{"bad flag", []string{"run", "--concurrency", "x", bad}, "invalid argument"},
+		{"negative concurrency", []string{"run", "--concurrency", "-1", example("flaky.yaml")}, "want a positive number"},
+		{"bad store", []string{"run", "--store", "mysql://x", example("flaky.yaml")}, `no driver for "mysql"`},
+		{"bad task id", []string{"task", "abc"}, "is not a task id"},
+		{"bad state", []string{"tasks", "--state", "DONE"}, "unknown state"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, errOut := grit(t, append(tt.args, "--store", tempStore(t))...)
+			if tt.name == "bad store" {
+				code, _, errOut = grit(t, tt.args...)
+			}
+			if code != exitUsage {
+				t.Errorf("exit %d, want 2; stderr %q", code, errOut)
+			}
+			if !strings.Contains(errOut, tt.says) {
+				t.Errorf("stderr %q does not say %q", errOut, tt.says)
+			}
+		})
+	}
+}
+
+func TestRunExamples(t *testing.T) {
+	tests := []struct {
+		file     string
+		code     int
+		state    string
+		tasks    map[string]string
+		attempts map[string]int
+	}{
+		{"settlement.yaml", 0, "SUCCESS",
+			map[string]string{"fetch": "SUCCESS", "settle-m1": "SUCCESS", "settle-m2": "SUCCESS", "settle-m3": "SUCCESS", "report": "SUCCESS"},
+			map[string]int{"fetch": 3, "report": 1}},
+		{"flaky.yaml", 0, "SUCCESS", map[string]string{"call-api": "SUCCESS"}, map[string]int{"call-api": 3}},
+		{"poison.yaml", 1, "DEAD_LETTER",
+			map[string]string{"settle-m41": "SUCCESS", "settle-m42": "DEAD_LETTER", "settle-m43": "SUCCESS", "report": "PENDING"},
+			map[string]int{"settle-m42": 2, "report": 0}},
+		{"hung.yaml", 1, "FAILED", map[string]string{"hang": "FAILED", "sibling": "SUCCESS"}, map[string]int{"hang": 2}},
+		{"dag.yaml", 1, "FAILED",
+			map[string]string{"extract": "SUCCESS", "transform": "FAILED", "load": "UPSTREAM_FAILED", "publish": "UPSTREAM_FAILED", "audit": "SUCCESS"},
+			map[string]int{"transform": 1, "load": 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			t.Parallel()
+			code, out, errOut := grit(t, "run", "--json", "--store", tempStore(t), example(tt.file))
+			if code != tt.code {
+				t.Errorf("exit %d, want %d; stderr %s", code, tt.code, errOut)
+			}
+			s := decodeSummary(t, out)
+			if string(s.State) != tt.state {
+				t.Errorf("run %s, want %s", s.State, tt.state)
+			}
+			got := byName(s)
+			for name, state := range tt.tasks {
+				if string(got[name].State) != state {
+					t.Errorf("%s: %s, want %s (%s)", name, got[name].State, state, got[name].Error)
+				}
+			}
+			for name, n := range tt.attempts {
+				if got[name].Attempts != n {
+					t.Errorf("%s: %d attempts, want %d", name, got[name].Attempts, n)
+				}
+			}
+		})
+	}
+}
+
+func TestHungTaskIsCutOff(t *testing.T) {
+	code, out, _ := grit(t, "run", "--json", "--store", tempStore(t), example("hung.yaml"))
+	s := decodeSummary(t, out)
+	hang := byName(s)["hang"]
+	if code != 1 || !strings.Contains(hang.Error, "timed out after 1s: killed by SIGKILL") {
+		t.Errorf("exit %d, hang: %+v", code, hang)
+	}
+}
+
+// TestDeadLetterOperatorFlow dead-letters a task, lists it, skips it, and
+// resumes the run, whose dependent then goes on.
+func TestDeadLetterOperatorFlow(t *testing.T) {
+	st := tempStore(t)
+	_, out, _ := grit(t, "run", "--json", "--store", st, example("poison.yaml"))
+	s := decodeSummary(t, out)
+	dead := byName(s)["settle-m42"]
+	if got := byName(s)["report"].WaitingOn; len(got) != 1 || got[0] != "settle-m42" {
+		t.Errorf("report waits on %v, want [settle-m42]", got)
+	}
+
+	code, out, _ := grit(t, "dlq", "list", "--json", "--store", st)
+	var groups []dlqGroup
+	if err := json.Unmarshal([]byte(out), &groups); err != nil || code != 0 {
+		t.Fatalf("dlq list: exit %d, %v: %s", code, err, out)
+	}
+	if len(groups) != 1 || groups[0].Count != 1 || groups[0].Fingerprint != dead.Fingerprint || groups[0].Tasks[0].ID != dead.ID {
+		t.Fatalf("dlq groups %+v", groups)
+	}
+
+	id := itoa(dead.ID)
+	if code, _, errOut := grit(t, "dlq", "replay", "999999", "--store", st); code != 1 || !strings.Contains(errOut, "task 999999") {
+		t.Errorf("replay of an unknown task: exit %d, %q", code, errOut)
+	}
+	if code, out, _ := grit(t, "dlq", "skip", id, "--store", st); code != 0 || !strings.Contains(out, "SKIPPED") {
+		t.Fatalf("skip: exit %d, %q", code, out)
+	}
+	if code, _, errOut := grit(t, "dlq", "fail", id, "--store", st); code != 1 || !strings.Contains(errOut, "DEAD_LETTER") {
+		t.Errorf("fail of a skipped task: exit %d, %q", code, errOut)
+	}
+	code, out, _ = grit(t, "run", "--json", "--store", st, "--resume", itoa(s.Run))
+	s = decodeSummary(t, out)
+	if code != 0 || s.State != "SUCCESS" || byName(s)["report"].State != "SUCCESS" || byName(s)["settle-m42"].State != "SKIPPED" {
+		t.Errorf("after skip: exit %d, %+v", code, s)
+	}
+}
+
+func TestTasksAndTaskShowHistory(t *testing.T) {
+	st := tempStore(t)
+	_, out, _ := grit(t, "run", "--json", "--store", st, example("flaky.yaml"))
+	s := decodeSummary(t, out)
+	id := byName(s)["call-api"].ID
+
+	code, out, _ := grit(t, "tasks", "--run", itoa(s.Run), "--state", "success", "--store", st)
+	if code != 0 || !strings.Contains(out, "call-api") || !strings.Contains(out, "SUCCESS") {
+		t.Errorf("tasks: exit %d\n%s", code, out)
+	}
+	code, out, _ = grit(t, "task", itoa(id), "--json", "--store", st)
+	var detail struct {
+		Task     struct{ State string }
+		Attempts []struct {
+			Number   int
+			Outcome  string
+			ExitCode *int `json:"exit_code"`
+			Decision string
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &detail); err != nil || code != 0 {
+		t.Fatalf("task --json: exit %d, %v: %s", code, err, out)
+	}
+	if len(detail.Attempts) != 3 || detail.Attempts[0].Decision != "retry" || *detail.Attempts[0].ExitCode != 75 || detail.Attempts[2].Outcome != "SUCCESS" {
+		t.Errorf("history %+v", detail.Attempts)
+	}
+	code, out, _ = grit(t, "task", itoa(id), "--store", st)
+	if code != 0 || !strings.Contains(out, "upstream answered 503") || !strings.Contains(out, "ok on attempt 3") {
+		t.Errorf("task: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := grit(t, "task", "424242", "--store", st); code != 1 || !strings.Contains(errOut, "not found") {
+		t.Errorf("unknown task: exit %d, %q", code, errOut)
+	}
+}
+
+func TestRunningAFileAgainStartsANewRunOnceEnded(t *testing.T) {
+	st := tempStore(t)
+	_, out1, _ := grit(t, "run", "--json", "--store", st, example("flaky.yaml"))
+	_, out2, _ := grit(t, "run", "--json", "--store", st, example("flaky.yaml"))
+	if a, b := decodeSummary(t, out1).Run, decodeSummary(t, out2).Run; a == b {
+		t.Errorf("both runs have id %d", a)
+	}
+}
+
+func TestTransitionLines(t *testing.T) {
+	code, out, _ := grit(t, "run", "--store", tempStore(t), example("flaky.yaml"))
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"call-api RUNNING attempt=1", "call-api RETRYING attempt=1 next=", "exit=75", "call-api SUCCESS attempt=3", "run 1 (flaky): SUCCESS"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

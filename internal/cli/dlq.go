@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+func newDLQCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dlq",
+		Short: "list dead letters and act on them: replay, skip or fail",
+	}
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "list dead-lettered tasks, grouped by failure fingerprint",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return e.dlqList(cmd.Context(), asJSON) },
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.AddCommand(list,
+		dlqAction(e, store.ActReplay, "run the task again, with its poison streak reset"),
+		dlqAction(e, store.ActSkip, "let the task pass as a permitted failure: its dependents go on"),
+		dlqAction(e, store.ActFail, "fail the task: its dependents become UPSTREAM_FAILED"))
+	return cmd
+}
+
+// dlqGroup is the dead letters that share a fingerprint.
+type dlqGroup struct {
+	Fingerprint string      `json:"fingerprint"`
+	Count       int         `json:"count"`
+	Error       string      `json:"error"` // the newest task's
+	Tasks       []task.Task `json:"tasks"`
+}
+
+func (e *env) dlqList(ctx context.Context, asJSON bool) error {
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ts, err := st.ListTasks(ctx, store.Filter{States: []task.State{task.DeadLetter}})
+	if err != nil {
+		return err
+	}
+	groups := groupByFingerprint(ts)
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(groups)
+	}
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "FINGERPRINT\tCOUNT\tTASKS\tERROR")
+	for _, g := range groups {
+		ids := ""
+		for i, t := range g.Tasks {
+			if i == 5 {
+				ids += fmt.Sprintf(" +%d", len(g.Tasks)-5)
+				break
+			}
+			if i > 0 {
+				ids += ","
+			}
+			ids += fmt.Sprint(t.ID)
+		}
+		fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", short(g.Fingerprint), g.Count, ids, firstLine(g.Error))
+	}
+	return w.Flush()
+}
+
+func groupByFingerprint(ts []task.Task) []dlqGroup {
+	byFP := map[string]*dlqGroup{}
+	for _, t := range ts {
+		g, ok := byFP[t.Fingerprint]
+		if !ok {
+			g = &dlqGroup{Fingerprint: t.Fingerprint}
+			byFP[t.Fingerprint] = g
+		}
+		g.Count++
+		g.Tasks = append(g.Tasks, t)
+		g.Error = t.LastError
+	}
+	out := make([]dlqGroup, 0, len(byFP))
+	for _, g := range byFP {
+		out = append(out, *g)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Fingerprint < out[j].Fingerprint
+	})
+	return out
+}
+
+func dlqAction(e *env, a store.Action, short string) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   string(a) + " ID...",
+		Short: short,
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return e.act(cmd.Context(), a, args, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the tasks after the action as JSON")
+	return cmd
+}
+
+func (e *env) act(ctx context.Context, a store.Action, args []string, asJSON bool) error {
+	ids := make([]int64, len(args))
+	for i, s := range args {
+		id, err := parseID(s)
+		if err != nil {
+			return err
+		}
+		ids[i] = id
+	}
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var done []task.Task
+	var errs []error
+	for _, id := range ids {
+		t, err := st.Act(ctx, id, a)
+		switch {
+		case errors.Is(err, task.ErrWrongState):
+			errs = append(errs, fmt.Errorf("task %d: %s needs a DEAD_LETTER task; it is %s", id, a, t.State))
+		case err != nil:
+			errs = append(errs, fmt.Errorf("task %d: %w", id, err))
+		default:
+			done = append(done, t)
+			if !asJSON {
+				fmt.Fprintf(e.stdout, "task %d: %s\n", t.ID, t.State)
+			}
+		}
+	}
+	if asJSON {
+		if done == nil {
+			done = []task.Task{}
+		}
+		if err := json.NewEncoder(e.stdout).Encode(done); err != nil {
+			return err
+		}
+	}
+	if len(errs) > 0 {
+		return &exitError{code: exitFailed, err: errors.Join(errs...)}
+	}
+	return nil
+}

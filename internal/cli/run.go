@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+	"github.com/grit-run/grit/taskfile"
+)
+
+type runOptions struct {
+	json        bool
+	resume      int64
+	concurrency int
+	quiet       bool
+}
+
+func newRunCmd(e *env) *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run [FILE]",
+		Short: "submit a task file's run and work it to the end",
+		Long: `Submits the run a task file describes and works it on this machine until
+nothing more can run. Running the same file again while its run is unfinished
+resumes that run; --resume RUN resumes a run by id. Ctrl-C stops gracefully:
+running attempts are cut off and their tasks go back without using an attempt.
+
+Exit status: 0 when every task succeeded, 1 when any did not, 2 for a bad
+file or flag, 130 when stopped.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := ""
+			if len(args) == 1 {
+				path = args[0]
+			}
+			return e.run(cmd.Context(), o, path)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.json, "json", false, "print one JSON object at the end instead of the summary table")
+	f.Int64Var(&o.resume, "resume", 0, "resume the run with this id")
+	f.IntVar(&o.concurrency, "concurrency", 0, "attempts running at once (default 10, env GRIT_CONCURRENCY)")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no transitions, only the summary")
+	return cmd
+}
+
+func (e *env) run(ctx context.Context, o runOptions, path string) error {
+	if (path == "") == (o.resume == 0) {
+		return usageErr("run: give a task file or --resume RUN, not both or neither")
+	}
+	var f *taskfile.File
+	if path != "" {
+		var err error
+		if f, err = taskfile.Load(path); err != nil {
+			return &exitError{code: exitUsage, err: err}
+		}
+	}
+	conc, err := e.concurrency(o.concurrency)
+	if err != nil {
+		return err
+	}
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r, resumed, err := submitOrResume(ctx, st, f, o.resume)
+	if err != nil {
+		return err
+	}
+	return e.work(ctx, st, r, resumed, o, conc)
+}
+
+func (e *env) concurrency(flag int) (int, error) {
+	if flag < 0 {
+		return 0, usageErr("--concurrency %d: want a positive number", flag)
+	}
+	if flag > 0 {
+		return flag, nil
+	}
+	if v := e.getenv("GRIT_CONCURRENCY"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return 0, usageErr("GRIT_CONCURRENCY=%q: want a positive number", v)
+		}
+		return n, nil
+	}
+	return 0, nil
+}
+
+// submitOrResume finds the file's unfinished run, or submits a new one. A
+// file's runs are keyed by its name and content: running the same file
+// again resumes its unfinished run, and starts a new run once it ended.
+func submitOrResume(ctx context.Context, st store.Store, f *taskfile.File, id int64) (task.Run, bool, error) {
+	if f == nil {
+		r, err := st.GetRun(ctx, id)
+		if errors.Is(err, task.ErrNotFound) {
+			return r, false, usageErr("--resume %d: no run has that id", id)
+		}
+		return r, true, err
+	}
+	base := runKey(f)
+	for n := 1; ; n++ {
+		key := fmt.Sprintf("%s#%d", base, n)
+		r, err := st.FindRun(ctx, key)
+		if err == nil && !r.State.Terminal() {
+			return r, true, nil
+		}
+		if err == nil {
+			continue // ended: the next run of this file gets the next key
+		}
+		if !errors.Is(err, task.ErrNotFound) {
+			return r, false, err
+		}
+		nr, err := f.NewRun(key)
+		if err != nil {
+			return task.Run{}, false, &exitError{code: exitUsage, err: err}
+		}
+		r, err = st.SubmitRun(ctx, nr)
+		return r, false, err
+	}
+}
+
+// work runs an engine until the run ends or the user stops it.
+func (e *env) work(ctx context.Context, st store.Store, r task.Run, resumed bool, o runOptions, conc int) error {
+	p := newProgress(e, r.ID, o.quiet || o.json)
+	if resumed {
+		p.notef("resuming run %d (%s)", r.ID, r.Name)
+	} else {
+		p.notef("run %d (%s) submitted", r.ID, r.Name)
+	}
+	eng, err := engine.New(engine.Config{
+		Store: st, Concurrency: conc, OnEvent: p.event, Version: Version,
+		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		return err
+	}
+	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := eng.Start(ctx); err != nil {
+		return err
+	}
+	ts, waitErr := waitRun(sigCtx, st, r.ID, p)
+	if waitErr != nil {
+		// Stopped: release running attempts at once; they go back to READY
+		// without using an attempt.
+		released, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		cancel()
+		eng.Stop(released)
+		p.done()
+		fmt.Fprintf(e.stderr, "grit: stopped; resume with: grit run --resume %d\n", r.ID)
+		return &exitError{code: exitStopped, err: errSilent}
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := eng.Stop(sctx); err != nil {
+		fmt.Fprintln(e.stderr, "grit: stopping the worker:", err)
+	}
+	p.done()
+	return e.summarize(ctx, st, r.ID, ts, o.json)
+}
+
+// waitRun polls the run until nothing more can run in it: every task has
+// ended, is a dead letter, or waits behind one.
+func waitRun(ctx context.Context, st store.Store, runID int64, p *progress) ([]task.Task, error) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ts, err := st.ListTasks(ctx, store.Filter{RunID: runID})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			p.notef("reading the run failed: %v", err)
+		} else {
+			p.poll(ts)
+			if !anyActive(ts) {
+				return ts, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick.C:
+		case <-p.changed:
+		}
+	}
+}
+
+func anyActive(ts []task.Task) bool {
+	for _, t := range ts {
+		if t.State.Waiting() || t.State == task.Running {
+			return true
+		}
+	}
+	return false
+}
+
+// runKey identifies a task file's runs by its name and content (as parsed,
+// so reformatting the file keeps the key).
+func runKey(f *taskfile.File) string {
+	nr, err := f.NewRun("")
+	if err != nil {
+		return "file:" + f.Name
+	}
+	b, _ := json.Marshal(nr)
+	sum := sha256.Sum256(b)
+	return fmt.Sprintf("file:%s:%x", f.Name, sum[:8])
+}

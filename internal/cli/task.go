@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/grit-run/grit/task"
+)
+
+func newTaskCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "task ID",
+		Short: "show a task and its attempt history",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			return e.showTask(cmd.Context(), id, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: the task and its attempts")
+	return cmd
+}
+
+func parseID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usageErr("%q is not a task id (a positive number, as grit tasks shows)", s)
+	}
+	return id, nil
+}
+
+func (e *env) showTask(ctx context.Context, id int64, asJSON bool) error {
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	t, err := st.GetTask(ctx, id)
+	if errors.Is(err, task.ErrNotFound) {
+		return &exitError{code: exitFailed, err: fmt.Errorf("task %d: not found", id)}
+	}
+	if err != nil {
+		return err
+	}
+	as, err := st.Attempts(ctx, id)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if as == nil {
+			as = []task.Attempt{}
+		}
+		return json.NewEncoder(e.stdout).Encode(struct {
+			Task     task.Task      `json:"task"`
+			Attempts []task.Attempt `json:"attempts"`
+		}{t, as})
+	}
+	printTask(e, t, as)
+	return nil
+}
+
+func printTask(e *env, t task.Task, as []task.Attempt) {
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(w, "task\t%d %s\n", t.ID, orDash(t.Name))
+	fmt.Fprintf(w, "kind\t%s\n", t.Kind)
+	fmt.Fprintf(w, "state\t%s\n", t.State)
+	fmt.Fprintf(w, "attempts\t%d\n", t.Attempt)
+	if t.Policy != "" {
+		fmt.Fprintf(w, "policy\t%s\n", t.Policy)
+	}
+	if t.State.Waiting() && !t.NextAt.IsZero() {
+		fmt.Fprintf(w, "next\t%s\n", t.NextAt.Local().Format(time.RFC3339Nano))
+	}
+	if t.LastError != "" {
+		fmt.Fprintf(w, "error\t%s\n", firstLine(t.LastError))
+		fmt.Fprintf(w, "fingerprint\t%s (%d in a row)\n", t.Fingerprint, t.Streak)
+	}
+	w.Flush()
+	fmt.Fprintln(e.stdout)
+	w = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "#\tSTARTED\tTOOK\tOUTCOME\tEXIT\tCLASS\tFP\tDECISION\tDELAY\tERROR")
+	for _, a := range as {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Number, a.StartedAt.Local().Format("15:04:05.000"),
+			took(a), a.Outcome, exitText(a), orDash(a.Class), orDash(short(a.Fingerprint)), orDash(a.Decision), delayText(a.Delay), firstLine(a.Error))
+	}
+	w.Flush()
+	for _, a := range as {
+		if a.Output != "" {
+			fmt.Fprintf(e.stdout, "\nattempt %d output:\n%s\n", a.Number, strings.TrimRight(a.Output, "\n"))
+		}
+	}
+}
+
+func took(a task.Attempt) string {
+	if a.EndedAt.IsZero() {
+		return "-"
+	}
+	return a.EndedAt.Sub(a.StartedAt).Round(time.Millisecond).String()
+}
+
+func exitText(a task.Attempt) string {
+	switch {
+	case a.Signal != "":
+		return a.Signal
+	case a.ExitCode != nil:
+		return strconv.Itoa(*a.ExitCode)
+	}
+	return "-"
+}
+
+func delayText(d time.Duration) string {
+	if d == 0 {
+		return "-"
+	}
+	return d.Round(time.Millisecond).String()
+}

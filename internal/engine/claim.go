@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// claimBackoff spaces claims after store errors: conflicts are retried at
+// once, a database that is down is retried forever, at most every 5s, with
+// jitter so that a fleet does not reconnect in step.
+var claimBackoff = retry.Exponential{Min: 10 * time.Millisecond, Max: 5 * time.Second}
+
+// minWait keeps the claim loop from spinning when a task is due but was
+// taken by another worker between NextDue and Claim.
+const minWait = time.Millisecond
+
+func (e *Engine) claimLoop() {
+	fails := 0
+	for !e.isStopping() {
+		free := cap(e.slots) - len(e.slots)
+		if free > 0 {
+			n, err := e.claim(free)
+			if err != nil {
+				fails++
+				e.pollFailed(err, fails)
+				e.sleep(claimBackoff.Delay(fails, 0, retry.DefaultRand))
+				continue
+			}
+			if fails > 0 {
+				e.cfg.Logger.Info("claiming again", "after_failures", fails)
+				fails = 0
+				e.stats.PollErrors.Store(0)
+			}
+			if n == free {
+				continue // there may be more due now
+			}
+		}
+		e.waitForWork(free > 0)
+	}
+}
+
+func (e *Engine) claim(limit int) (int, error) {
+	ts, err := e.cfg.Store.Claim(e.runCtx, store.ClaimRequest{
+		Worker: e.cfg.WorkerID, Queues: e.cfg.Queues, Kinds: e.kinds, Limit: limit, Lease: e.cfg.Lease,
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range ts {
+		e.launch(t)
+	}
+	e.stats.Claimed.Add(int64(len(ts)))
+	return len(ts), nil
+}
+
+func (e *Engine) pollFailed(err error, fails int) {
+	e.stats.PollErrors.Store(int64(fails))
+	e.stats.lastErr.Store(err.Error())
+	level := e.cfg.Logger.Warn
+	if fails > 1 {
+		level = e.cfg.Logger.Debug
+	}
+	level("claim failed; retrying", "err", err, "failures", fails)
+}
+
+// waitForWork sleeps until the next task is due, something wakes the loop
+// (an enqueue in this process, a freed slot, a retry scheduled) or the poll
+// interval passes, whichever comes first.
+func (e *Engine) waitForWork(canClaim bool) {
+	d := e.cfg.Poll
+	if canClaim {
+		if next, ok, err := e.cfg.Store.NextDue(e.runCtx, e.cfg.Queues, e.kinds); err == nil && ok {
+			d = min(d, max(time.Until(next), minWait))
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-e.wake:
+	case <-t.C:
+	case <-e.stopping:
+	}
+}
+
+func (e *Engine) sleep(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-e.stopping:
+	}
+}
+
+// launch starts an executor for a claimed task; the caller has checked that
+// a slot is free.
+func (e *Engine) launch(t task.Task) {
+	e.slots <- struct{}{}
+	ctx, cancel := context.WithCancelCause(e.runCtx)
+	a := &attempt{t: t, cancel: cancel}
+	e.mu.Lock()
+	e.running[t.ID] = a
+	e.mu.Unlock()
+	e.emit(Event{Time: time.Now(), Task: t})
+	e.execs.Add(1)
+	go e.execute(ctx, a, e.handlers[t.Kind])
+}

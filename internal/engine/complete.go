@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"errors"
+	"time"
+
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// maxFinishBatch bounds the attempts recorded in one transaction.
+const maxFinishBatch = 256
+
+// completer records finished attempts, batching whatever is queued into
+// one store transaction.
+func (e *Engine) completer() {
+	batch := make([]pending, 0, maxFinishBatch)
+	for p := range e.finishes {
+		batch = append(batch[:0], p)
+	fill:
+		for len(batch) < maxFinishBatch {
+			select {
+			case p, ok := <-e.finishes:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, p)
+			default:
+				break fill
+			}
+		}
+		e.commit(batch)
+	}
+}
+
+// commit records a batch, retrying the store forever with a capped backoff
+// until Stop gives up on it.
+func (e *Engine) commit(batch []pending) {
+	fs := make([]store.Finish, len(batch))
+	for i, p := range batch {
+		fs[i] = p.f
+	}
+	var errs []error
+	for n := 1; ; n++ {
+		var err error
+		errs, err = e.cfg.Store.Finish(e.completeCtx, fs)
+		if err == nil {
+			break
+		}
+		if e.completeCtx.Err() != nil {
+			e.cfg.Logger.Error("results abandoned: the store did not take them before the stop deadline", "attempts", len(fs), "err", err)
+			e.forget(batch)
+			return
+		}
+		e.cfg.Logger.Warn("recording results failed; retrying", "err", err, "failures", n)
+		e.pause(claimBackoff.Delay(n, 0, retry.DefaultRand))
+	}
+	e.recorded(batch, errs)
+}
+
+// recorded counts and reports what the store took. Any recorded result can
+// have made work due (a retry, a dependent the store promoted), so the claim
+// loop is woken.
+func (e *Engine) recorded(batch []pending, errs []error) {
+	for i, p := range batch {
+		if err := errs[i]; err != nil {
+			if errors.Is(err, task.ErrLeaseLost) {
+				e.stats.LeaseLost.Add(1)
+				e.cfg.Logger.Warn("result rejected: the lease was lost", "task", p.a.t.ID, "token", p.f.Token)
+			} else {
+				e.cfg.Logger.Error("result rejected", "task", p.a.t.ID, "err", err)
+			}
+			continue
+		}
+		e.stats.Finished.Add(1)
+		e.emit(Event{Time: time.Now(), Task: applied(p.a.t, p.f), Attempt: p.f.Attempt})
+	}
+	e.forget(batch)
+	e.Wake()
+}
+
+func (e *Engine) forget(batch []pending) {
+	e.mu.Lock()
+	for _, p := range batch {
+		if cur, ok := e.running[p.a.t.ID]; ok && cur == p.a {
+			delete(e.running, p.a.t.ID)
+		}
+	}
+	e.mu.Unlock()
+}
+
+// applied is the task as a Finish leaves it.
+func applied(t task.Task, f store.Finish) task.Task {
+	t.State, t.NextAt = f.State, f.NextAt
+	t.LastError, t.Fingerprint, t.Streak, t.PrevDelay = f.Error, f.Fingerprint, f.Streak, f.PrevDelay
+	if f.Refund {
+		t.Attempt--
+	}
+	t.LeaseOwner, t.LeaseExpires = "", time.Time{}
+	return t
+}
+
+func (e *Engine) pause(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-e.completeCtx.Done():
+	}
+}
+
+func (e *Engine) emit(ev Event) {
+	if e.cfg.OnEvent != nil {
+		e.events <- ev
+	}
+}
+
+func (e *Engine) eventLoop() {
+	for ev := range e.events {
+		e.cfg.OnEvent(ev)
+	}
+}

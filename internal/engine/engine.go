@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// Config configures an Engine. Zero fields mean the documented defaults.
+type Config struct {
+	Store    store.Store
+	WorkerID string   // default: host-pid-random
+	Version  string   // recorded on the worker
+	Queues   []string // default: every queue
+	// Concurrency bounds the attempts running at once; default 10.
+	Concurrency int
+	// Lease is how long a claim holds a task without a heartbeat; default 15s.
+	Lease time.Duration
+	// Heartbeat is how often leases are renewed; default a third of Lease.
+	Heartbeat time.Duration
+	// Poll is the longest the claim loop sleeps when nothing is due and
+	// nothing woke it (another process may have enqueued); default 1s.
+	Poll time.Duration
+	// StuckGrace is how long a Go handler that ignores the end of its
+	// context may keep its slot; default 5s.
+	StuckGrace time.Duration
+	// RecordTimeout bounds how long Stop keeps trying to record the last
+	// results after the drain; default 10s.
+	RecordTimeout time.Duration
+	Logger        *slog.Logger
+	// OnEvent, if set, is called (from one goroutine) after each change the
+	// engine makes to a task: claims and finished attempts.
+	OnEvent func(Event)
+}
+
+func (c *Config) validate() error {
+	if c.Store == nil {
+		return errors.New("engine: no store")
+	}
+	if c.Concurrency < 0 || c.Lease < 0 || c.Heartbeat < 0 || c.Poll < 0 || c.StuckGrace < 0 {
+		return errors.New("engine: negative concurrency, lease, heartbeat, poll or grace")
+	}
+	if c.Heartbeat > 0 && c.Lease > 0 && c.Heartbeat >= c.Lease {
+		return fmt.Errorf("engine: heartbeat %v must be shorter than the lease %v", c.Heartbeat, c.Lease)
+	}
+	return nil
+}
+
+func (c *Config) setDefaults() {
+	if c.WorkerID == "" {
+		host, _ := os.Hostname()
+		c.WorkerID = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), time.Now().UnixNano()&0xffff)
+	}
+	c.Concurrency = orInt(c.Concurrency, 10)
+	c.Lease = orDur(c.Lease, 15*time.Second)
+	c.Heartbeat = orDur(c.Heartbeat, c.Lease/3)
+	c.Poll = orDur(c.Poll, time.Second)
+	c.StuckGrace = orDur(c.StuckGrace, 5*time.Second)
+	c.RecordTimeout = orDur(c.RecordTimeout, 10*time.Second)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Event is one change the engine made to a task.
+type Event struct {
+	Time    time.Time
+	Task    task.Task    // the task as it is after the change
+	Attempt task.Attempt // the attempt that ended (zero for a claim)
+}
+
+// Engine claims and works tasks.
+type Engine struct {
+	cfg      Config
+	handlers map[string]*Handler
+	kinds    []string
+
+	wake     chan struct{}
+	slots    chan struct{}
+	finishes chan pending
+	events   chan Event
+
+	mu      sync.Mutex
+	running map[int64]*attempt
+
+	started     atomic.Bool
+	stopped     atomic.Bool
+	stopping    chan struct{}
+	runCtx      context.Context // ends when the engine has stopped
+	cancel      context.CancelFunc
+	completeCtx context.Context // ends when Stop gives up recording results
+	abandon     context.CancelFunc
+	claimWG     sync.WaitGroup
+	completerWG sync.WaitGroup
+	leaseWG     sync.WaitGroup
+	eventWG     sync.WaitGroup
+	execs       sync.WaitGroup
+	done        chan struct{}
+
+	stats Stats
+}
+
+// Stats counts what the engine saw.
+type Stats struct {
+	Claimed, Finished, LeaseLost, Stuck, Rescued atomic.Int64
+	PollErrors                                   atomic.Int64 // consecutive failed claims
+	lastErr                                      atomic.Value // string
+}
+
+// LastPollError returns the last claim error and how many claims in a row
+// have failed.
+func (s *Stats) LastPollError() (string, int64) {
+	v, _ := s.lastErr.Load().(string)
+	return v, s.PollErrors.Load()
+}
+
+// New returns an engine with the process-task handler ("exec") registered.
+func New(cfg Config) (*Engine, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	e := &Engine{
+		cfg:      cfg,
+		handlers: map[string]*Handler{},
+		wake:     make(chan struct{}, 1),
+		slots:    make(chan struct{}, cfg.Concurrency),
+		finishes: make(chan pending, cfg.Concurrency),
+		events:   make(chan Event, 256),
+		running:  map[int64]*attempt{},
+		stopping: make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	if err := e.Register(Handler{Kind: task.KindExec, Fn: execHandler}); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Register adds a handler; it must be called before Start.
+func (e *Engine) Register(h Handler) error {
+	if e.started.Load() {
+		return fmt.Errorf("engine: register %q after start", h.Kind)
+	}
+	if err := h.validate(); err != nil {
+		return err
+	}
+	if _, dup := e.handlers[h.Kind]; !dup {
+		e.kinds = append(e.kinds, h.Kind)
+	}
+	e.handlers[h.Kind] = &h
+	return nil
+}
+
+// WorkerID returns the worker's identity in the store.
+func (e *Engine) WorkerID() string { return e.cfg.WorkerID }
+
+// Stats returns the engine's counters.
+func (e *Engine) Stats() *Stats { return &e.stats }
+
+// Wake tells the claim loop that work may be due (a task was enqueued in
+// this process).
+func (e *Engine) Wake() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+func orInt(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+func orDur(v, def time.Duration) time.Duration {
+	if v > 0 {
+		return v
+	}
+	return def
+}

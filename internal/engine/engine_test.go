@@ -1,0 +1,361 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+func policy(s string) *retry.Policy {
+	p := retry.MustParse(s)
+	return &p
+}
+
+func TestSuccess(t *testing.T) {
+	st := newStore(t)
+	var got AttemptInfo
+	start(t, testConfig(st), Handler{Kind: "ok", Fn: func(ctx context.Context, tk *task.Task) error {
+		got, _ = AttemptFrom(ctx)
+		return nil
+	}})
+	tk := enqueue(t, st, store.NewTask{Kind: "ok"})
+	done := waitState(t, st, tk.ID, task.Success)
+	if done.Attempt != 1 || got.Number != 1 || got.TaskID != tk.ID || got.LeaseToken == 0 {
+		t.Errorf("attempt %d, context said %+v", done.Attempt, got)
+	}
+	as := attempts(t, st, tk.ID)
+	if len(as) != 1 || as[0].Outcome != task.OutcomeSuccess || as[0].EndedAt.IsZero() {
+		t.Errorf("attempts %+v", as)
+	}
+}
+
+func TestRetryThenSuccess(t *testing.T) {
+	st := newStore(t)
+	var calls counter
+	start(t, testConfig(st), Handler{Kind: "flaky", Policy: policy("5 20ms 40ms jitter=none"), Fn: func(ctx context.Context, tk *task.Task) error {
+		if calls.inc() < 3 {
+			return retry.Transient(errors.New("connection reset by peer"))
+		}
+		return nil
+	}})
+	tk := enqueue(t, st, store.NewTask{Kind: "flaky"})
+	done := waitState(t, st, tk.ID, task.Success)
+	if done.Attempt != 3 {
+		t.Errorf("succeeded on attempt %d, want 3", done.Attempt)
+	}
+	as := attempts(t, st, tk.ID)
+	if len(as) != 3 || as[0].Decision != "retry" || as[0].Delay <= 0 || as[2].Outcome != task.OutcomeSuccess {
+		t.Fatalf("attempts %+v", as)
+	}
+	// A retry never starts before it is due.
+	for i := 1; i < len(as); i++ {
+		if due := as[i-1].EndedAt.Add(as[i-1].Delay); as[i].StartedAt.Before(due.Add(-time.Millisecond)) {
+			t.Errorf("attempt %d started at %v, before its due time %v", i+1, as[i].StartedAt, due)
+		}
+	}
+}
+
+func TestPermanentFailsAtOnce(t *testing.T) {
+	st := newStore(t)
+	start(t, testConfig(st), Handler{Kind: "bad", Fn: func(ctx context.Context, tk *task.Task) error {
+		return retry.Permanent(errors.New("card declined"))
+	}})
+	tk := enqueue(t, st, store.NewTask{Kind: "bad"})
+	done := waitState(t, st, tk.ID, task.Failed)
+	if done.Attempt != 1 || done.LastError != "card declined" {
+		t.Errorf("task %+v", done)
+	}
+}
+
+func TestPoisonIsDeadLettered(t *testing.T) {
+	st := newStore(t)
+	var calls counter
+	start(t, testConfig(st), Handler{Kind: "poison", Policy: policy("10 10ms"), Fn: func(ctx context.Context, tk *task.Task) error {
+		return fmt.Errorf("KeyError: %d", calls.inc()) // same structure, other number
+	}})
+	tk := enqueue(t, st, store.NewTask{Kind: "poison"})
+	done := waitState(t, st, tk.ID, task.DeadLetter)
+	if done.Attempt != 2 || done.Streak != 2 || done.Fingerprint == "" {
+		t.Errorf("dead-lettered after %d attempts, streak %d, fp %q; want 2, 2", done.Attempt, done.Streak, done.Fingerprint)
+	}
+	if as := attempts(t, st, tk.ID); as[1].Decision != "poison" {
+		t.Errorf("last decision %q, want poison", as[1].Decision)
+	}
+}
+
+func TestTransientIsNeverPoison(t *testing.T) {
+	st := newStore(t)
+	start(t, testConfig(st), Handler{Kind: "blip", Policy: policy("3 10ms"), Fn: func(ctx context.Context, tk *task.Task) error {
+		return retry.Transient(errors.New("503 service unavailable"))
+	}})
+	tk := enqueue(t, st, store.NewTask{Kind: "blip"})
+	done := waitState(t, st, tk.ID, task.Failed)
+	if done.Attempt != 4 {
+		t.Errorf("failed after %d attempts, want all 4", done.Attempt)
+	}
+}
+
+func TestPoisonAfterPerTask(t *testing.T) {
+	st := newStore(t)
+	start(t, testConfig(st), Handler{Kind: "p", Policy: policy("10 10ms"), Fn: func(ctx context.Context, tk *task.Task) error {
+		return errors.New("same every time")
+	}})
+	tk := enqueue(t, st, store.NewTask{Kind: "p", PoisonAfter: 3})
+	if done := waitState(t, st, tk.ID, task.DeadLetter); done.Attempt != 3 {
+		t.Errorf("dead-lettered after %d attempts, want 3", done.Attempt)
+	}
+}
+
+func TestPanicIsAFailedAttempt(t *testing.T) {
+	st := newStore(t)
+	start(t, testConfig(st), Handler{Kind: "panics", Policy: policy("5 10ms"), Fn: func(ctx context.Context, tk *task.Task) error {
+		var m map[string]int
+		m["x"]++ // the same panic every time: poison
+		return nil
+	}})
+	tk := enqueue(t, st, store.NewTask{Kind: "panics"})
+	done := waitState(t, st, tk.ID, task.DeadLetter)
+	if done.Attempt != 2 {
+		t.Errorf("attempts %d, want 2", done.Attempt)
+	}
+	as := attempts(t, st, tk.ID)
+	if as[0].Fingerprint == "" || as[0].Fingerprint != as[1].Fingerprint {
+		t.Errorf("panic fingerprints %q, %q", as[0].Fingerprint, as[1].Fingerprint)
+	}
+}
+
+func TestTimeoutIsRetriedNeverPoison(t *testing.T) {
+	st := newStore(t)
+	start(t, testConfig(st), Handler{Kind: "slow", Policy: policy("2 10ms"), Timeout: 50 * time.Millisecond, Fn: func(ctx context.Context, tk *task.Task) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}})
+	tk := enqueue(t, st, store.NewTask{Kind: "slow"})
+	done := waitState(t, st, tk.ID, task.Failed)
+	if done.Attempt != 3 {
+		t.Errorf("failed after %d attempts, want 3 (timeouts are never poison)", done.Attempt)
+	}
+	for _, a := range attempts(t, st, tk.ID) {
+		if a.Outcome != task.OutcomeTimeout || a.Class != "transient" {
+			t.Errorf("attempt %d: %s %s, want TIMEOUT transient", a.Number, a.Outcome, a.Class)
+		}
+	}
+}
+
+func TestStuckHandlerFreesItsSlot(t *testing.T) {
+	st := newStore(t)
+	cfg := testConfig(st)
+	cfg.Concurrency = 1
+	release := make(chan struct{})
+	defer close(release)
+	e := start(t, cfg,
+		Handler{Kind: "stuck", Policy: &retry.Never, Timeout: 50 * time.Millisecond, Fn: func(ctx context.Context, tk *task.Task) error {
+			<-release // ignores its context
+			return nil
+		}},
+		Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})
+	stuck := enqueue(t, st, store.NewTask{Kind: "stuck", Priority: 1})
+	waitState(t, st, stuck.ID, task.Running)
+	ok := enqueue(t, st, store.NewTask{Kind: "ok"})
+	waitState(t, st, ok.ID, task.Success)
+	done := waitState(t, st, stuck.ID, task.Failed)
+	if e.Stats().Stuck.Load() != 1 || done.Attempt != 1 {
+		t.Errorf("stuck count %d, attempts %d", e.Stats().Stuck.Load(), done.Attempt)
+	}
+}
+
+func TestSnoozeUsesNoAttempt(t *testing.T) {
+	st := newStore(t)
+	var calls counter
+	start(t, testConfig(st), Handler{Kind: "sensor", Policy: &retry.Never, Fn: func(ctx context.Context, tk *task.Task) error {
+		if calls.inc() < 4 {
+			return Snooze(10 * time.Millisecond)
+		}
+		return nil
+	}})
+	tk := enqueue(t, st, store.NewTask{Kind: "sensor"})
+	done := waitState(t, st, tk.ID, task.Success)
+	if done.Attempt != 1 || calls.get() != 4 {
+		t.Errorf("attempt %d after %d calls; want 1 and 4 (snoozes use no attempt)", done.Attempt, calls.get())
+	}
+}
+
+func TestResourceUsesResourceBackoff(t *testing.T) {
+	st := newStore(t)
+	p := retry.MustParse("5 10ms")
+	p.Resource = retry.Constant{Interval: 300 * time.Millisecond}
+	var calls counter
+	start(t, testConfig(st), Handler{Kind: "full", Policy: &p, Fn: func(ctx context.Context, tk *task.Task) error {
+		if calls.inc() == 1 {
+			return retry.Resource(errors.New("0/3 nodes are available: insufficient cpu"))
+		}
+		return nil
+	}})
+	tk := enqueue(t, st, store.NewTask{Kind: "full"})
+	waitState(t, st, tk.ID, task.Success)
+	as := attempts(t, st, tk.ID)
+	if as[0].Class != "resource" || as[0].Delay != 300*time.Millisecond {
+		t.Errorf("first attempt %s delay %v; want resource, 300ms", as[0].Class, as[0].Delay)
+	}
+}
+
+func TestUnknownPolicyStringFallsBack(t *testing.T) {
+	st := newStore(t)
+	start(t, testConfig(st), Handler{Kind: "x", Fn: func(context.Context, *task.Task) error { return retry.Permanent(errors.New("no")) }})
+	tk := enqueue(t, st, store.NewTask{Kind: "x", Policy: "3 1s"})
+	waitState(t, st, tk.ID, task.Failed)
+}
+
+func TestGracefulStopReleasesWithoutUsingAnAttempt(t *testing.T) {
+	st := newStore(t)
+	started := make(chan struct{})
+	e, err := New(testConfig(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Register(Handler{Kind: "long", Fn: func(ctx context.Context, tk *task.Task) error {
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}})
+	if err := e.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tk := enqueue(t, st, store.NewTask{Kind: "long"})
+	<-started
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // release at once
+	if err := e.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := st.GetTask(context.Background(), tk.ID)
+	if got.State != task.Ready || got.Attempt != 0 {
+		t.Errorf("after stop: %s attempt %d; want READY attempt 0", got.State, got.Attempt)
+	}
+	ws, _ := st.Workers(context.Background())
+	for _, w := range ws {
+		if w.ID == e.WorkerID() && w.Active {
+			t.Error("the stopped worker is still active")
+		}
+	}
+}
+
+func TestStopDrainsRunningAttempts(t *testing.T) {
+	st := newStore(t)
+	e, _ := New(testConfig(st))
+	started := make(chan struct{})
+	finish := make(chan struct{})
+	e.Register(Handler{Kind: "work", Fn: func(ctx context.Context, tk *task.Task) error {
+		close(started)
+		<-finish
+		return nil
+	}})
+	e.Start(context.Background())
+	tk := enqueue(t, st, store.NewTask{Kind: "work"})
+	<-started
+	stopped := make(chan error)
+	go func() { stopped <- e.Stop(context.Background()) }()
+	close(finish)
+	if err := <-stopped; err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := st.GetTask(context.Background(), tk.ID); got.State != task.Success {
+		t.Errorf("drained task is %s, want SUCCESS", got.State)
+	}
+}
+
+// TestLostLeaseCancelsTheAttempt takes a running task away from the engine
+// (as a sibling's rescue would) and checks the handler's context is
+// cancelled with task.ErrLeaseLost and its late result rejected.
+func TestLostLeaseCancelsTheAttempt(t *testing.T) {
+	st := newStore(t)
+	cause := make(chan error, 1)
+	e := start(t, testConfig(st), Handler{Kind: "held", Fn: func(ctx context.Context, tk *task.Task) error {
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return nil // a late success, which must be rejected
+	}})
+	tk := enqueue(t, st, store.NewTask{Kind: "held"})
+	waitState(t, st, tk.ID, task.Running)
+	taken, err := st.Rescue(context.Background(), store.RescueRequest{Worker: "sibling", Owner: e.WorkerID(), Lease: time.Minute})
+	if err != nil || len(taken) != 1 {
+		t.Fatalf("rescue: %v, %d tasks", err, len(taken))
+	}
+	select {
+	case c := <-cause:
+		if !errors.Is(c, task.ErrLeaseLost) {
+			t.Errorf("cancel cause %v, want ErrLeaseLost", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler was not cancelled after its lease was lost")
+	}
+	waitFor(t, 10*time.Second, func() bool { return e.Stats().LeaseLost.Load() == 1 },
+		func() string { return fmt.Sprint("lease-lost count ", e.Stats().LeaseLost.Load()) })
+	if got, _ := st.GetTask(context.Background(), tk.ID); got.State != task.Running || got.LeaseOwner != "sibling" {
+		t.Errorf("task %s owned by %q; the late result must not have been recorded", got.State, got.LeaseOwner)
+	}
+}
+
+// TestRescueOfExpiredLeases claims tasks for a worker that then dies (it
+// never heartbeats), and checks the engine takes them over once their
+// leases expire and works them.
+func TestRescueOfExpiredLeases(t *testing.T) {
+	st := newStore(t)
+	for range 3 {
+		enqueue(t, st, store.NewTask{Kind: "w", Policy: "3 10ms"})
+	}
+	claimed, err := st.Claim(context.Background(), store.ClaimRequest{Worker: "dead", Limit: 10, Lease: 300 * time.Millisecond})
+	if err != nil || len(claimed) != 3 {
+		t.Fatalf("claim: %v, %d", err, len(claimed))
+	}
+	e := start(t, testConfig(st), Handler{Kind: "w", Fn: func(context.Context, *task.Task) error { return nil }})
+	for _, c := range claimed {
+		done := waitState(t, st, c.ID, task.Success)
+		if done.Attempt != 2 {
+			t.Errorf("task %d: attempt %d, want 2 (one interrupted, one run)", c.ID, done.Attempt)
+		}
+		if as := attempts(t, st, c.ID); as[0].Outcome != task.OutcomeInterrupted {
+			t.Errorf("task %d: first attempt %s, want INTERRUPTED", c.ID, as[0].Outcome)
+		}
+	}
+	if e.Stats().Rescued.Load() != 3 {
+		t.Errorf("rescued %d, want 3", e.Stats().Rescued.Load())
+	}
+}
+
+func TestDAGPropagatesFailure(t *testing.T) {
+	st := newStore(t)
+	start(t, testConfig(st),
+		Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }},
+		Handler{Kind: "fail", Fn: func(context.Context, *task.Task) error { return retry.Permanent(errors.New("no")) }})
+	r, err := st.SubmitRun(context.Background(), store.NewRun{Name: "dag", Tasks: []store.NewTask{
+		{Name: "a", Kind: "ok"},
+		{Name: "b", Kind: "fail", Needs: []string{"a"}},
+		{Name: "c", Kind: "ok", Needs: []string{"b"}},
+		{Name: "d", Kind: "ok", Needs: []string{"c"}},
+		{Name: "e", Kind: "ok", Needs: []string{"a"}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, func() bool {
+		got, _ := st.GetRun(context.Background(), r.ID)
+		return got.State.Terminal()
+	}, func() string { return "run did not end" })
+	ts, _ := st.ListTasks(context.Background(), store.Filter{RunID: r.ID})
+	want := map[string]task.State{"a": task.Success, "b": task.Failed, "c": task.UpstreamFailed, "d": task.UpstreamFailed, "e": task.Success}
+	for _, tk := range ts {
+		if tk.State != want[tk.Name] {
+			t.Errorf("%s: %s, want %s", tk.Name, tk.State, want[tk.Name])
+		}
+	}
+	if got, _ := st.GetRun(context.Background(), r.ID); got.State != task.Failed {
+		t.Errorf("run %s, want FAILED", got.State)
+	}
+}

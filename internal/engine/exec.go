@@ -1,0 +1,129 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/grit-run/grit/internal/proc"
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/task"
+)
+
+// exitTempFail is EX_TEMPFAIL: a process that exits with it asks to be
+// retried, and is never poison.
+const exitTempFail = 75
+
+// ExitError is a process task's failure: a non-zero exit or a signal.
+type ExitError struct {
+	Code   int    // -1 when killed by a signal
+	Signal string // e.g. "SIGKILL"
+	Stderr []byte // the tail of standard error
+}
+
+func (e *ExitError) Error() string {
+	last := lastLine(e.Stderr)
+	s := fmt.Sprintf("exit status %d", e.Code)
+	if e.Signal != "" {
+		s = "killed by " + e.Signal
+	}
+	if last != "" {
+		s += ": " + last
+	}
+	return s
+}
+
+// execHandler runs process tasks (kind "exec").
+func execHandler(ctx context.Context, t *task.Task) error {
+	var x task.Exec
+	if err := json.Unmarshal(t.Args, &x); err != nil {
+		return retry.Permanent(fmt.Errorf("exec task %d: args are not an exec spec: %w", t.ID, err))
+	}
+	res, err := proc.Run(ctx, proc.Spec{Argv: x.Argv, Shell: x.Shell, Env: append(attemptEnv(ctx, t), x.Env...), Dir: x.Dir, Grace: t.Grace})
+	if err != nil {
+		return retry.Permanent(err)
+	}
+	if rec, ok := ctx.Value(recordKey{}).(*record); ok {
+		code := res.ExitCode
+		rec.output, rec.exitCode, rec.signal = output(res), &code, res.Signal
+	}
+	if res.TimedOut {
+		return &timeoutExit{ExitError: exitError(res)}
+	}
+	if res.ExitCode == 0 && res.Signal == "" {
+		return nil
+	}
+	return classifyExit(exitError(res), x)
+}
+
+// attemptEnv tells a process which attempt it is: GRIT_TASK_ID,
+// GRIT_RUN_ID, GRIT_TASK_NAME, GRIT_ATTEMPT and GRIT_LEASE_TOKEN (a fencing
+// token for its downstream writes).
+func attemptEnv(ctx context.Context, t *task.Task) []string {
+	env := []string{
+		"GRIT_TASK_ID=" + strconv.FormatInt(t.ID, 10),
+		"GRIT_RUN_ID=" + strconv.FormatInt(t.RunID, 10),
+		"GRIT_TASK_NAME=" + t.Name,
+		"GRIT_ATTEMPT=" + strconv.Itoa(t.Attempt),
+	}
+	if a, ok := AttemptFrom(ctx); ok {
+		env = append(env, "GRIT_LEASE_TOKEN="+strconv.FormatInt(a.LeaseToken, 10))
+	}
+	return env
+}
+
+func exitError(res proc.Result) *ExitError {
+	return &ExitError{Code: res.ExitCode, Signal: res.Signal, Stderr: res.Stderr}
+}
+
+// timeoutExit is a process cut off by the executor.
+type timeoutExit struct{ *ExitError }
+
+func (e *timeoutExit) Unwrap() error { return e.ExitError }
+
+func classifyExit(e *ExitError, x task.Exec) error {
+	switch {
+	case e.Code == exitTempFail || slices.Contains(x.RetryOnExit, e.Code):
+		return retry.Transient(e)
+	case slices.Contains(x.PermanentOnExit, e.Code):
+		return retry.Permanent(e)
+	case slices.Contains(x.ResourceOnExit, e.Code):
+		return retry.Resource(e)
+	}
+	return e
+}
+
+func output(res proc.Result) string {
+	var b strings.Builder
+	if len(res.Stdout) > 0 {
+		b.WriteString("--- stdout\n")
+		b.Write(res.Stdout)
+	}
+	if len(res.Stderr) > 0 {
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
+		}
+		b.WriteString("--- stderr\n")
+		b.Write(res.Stderr)
+	}
+	return b.String()
+}
+
+func lastLine(b []byte) string {
+	s := strings.TrimRight(string(b), " \t\r\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return strings.TrimSpace(s)
+}
+
+// exitDetails finds the process failure in err, if any.
+func exitDetails(err error) (*ExitError, bool) {
+	var e *ExitError
+	ok := errors.As(err, &e)
+	return e, ok
+}

@@ -1,0 +1,68 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/task"
+)
+
+// Handler works the tasks of one kind.
+type Handler struct {
+	Kind string
+	// Fn does the work. Its context carries the attempt's deadline and
+	// Attempt information (see AttemptFrom); it ends when the attempt is
+	// cut off, released or its lease is lost.
+	Fn func(ctx context.Context, t *task.Task) error
+	// Policy is the retry policy of tasks of this kind that do not carry
+	// their own; nil means retry.CommonFourTimes.
+	Policy *retry.Policy
+	// Timeout bounds each attempt when the task sets none; 0 is no bound.
+	Timeout time.Duration
+	// Group names the downstream the tasks call.
+	Group string
+}
+
+func (h *Handler) validate() error {
+	if h.Kind == "" {
+		return fmt.Errorf("engine: handler without a kind")
+	}
+	if h.Fn == nil {
+		return fmt.Errorf("engine: handler %q without a function", h.Kind)
+	}
+	if h.Timeout < 0 {
+		return fmt.Errorf("engine: handler %q: negative timeout %v", h.Kind, h.Timeout)
+	}
+	return nil
+}
+
+// AttemptInfo is what a handler's context carries about its attempt.
+type AttemptInfo struct {
+	TaskID     int64
+	Number     int   // from 1
+	LeaseToken int64 // a fencing token: larger for every new owner of the task
+	Worker     string
+}
+
+type attemptKey struct{}
+
+func withAttempt(ctx context.Context, a AttemptInfo) context.Context {
+	return context.WithValue(ctx, attemptKey{}, a)
+}
+
+// AttemptFrom returns the attempt a handler's context belongs to.
+func AttemptFrom(ctx context.Context) (AttemptInfo, bool) {
+	a, ok := ctx.Value(attemptKey{}).(AttemptInfo)
+	return a, ok
+}
+
+// SnoozeError asks for the task to be tried again after Delay without using
+// an attempt: a sensor whose condition does not hold yet.
+type SnoozeError struct{ Delay time.Duration }
+
+func (e *SnoozeError) Error() string { return fmt.Sprintf("snooze %s", retry.FormatDuration(e.Delay)) }
+
+// Snooze returns a SnoozeError.
+func Snooze(d time.Duration) error { return &SnoozeError{Delay: max(d, 0)} }

@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/task"
+)
+
+// newStore opens a SQLite store in a temporary directory.
+func newStore(t *testing.T) store.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// testConfig is a fast engine: short leases and heartbeats, logs to the
+// test when -v.
+func testConfig(st store.Store) Config {
+	level := slog.LevelError
+	if testing.Verbose() {
+		level = slog.LevelDebug
+	}
+	return Config{
+		Store: st, Concurrency: 4, Lease: 2 * time.Second, Heartbeat: 100 * time.Millisecond,
+		Poll: 200 * time.Millisecond, StuckGrace: 300 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})),
+	}
+}
+
+// start starts an engine with the handlers and stops it at the end of the
+// test.
+func start(t *testing.T, cfg Config, hs ...Handler) *Engine {
+	t.Helper()
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hs {
+		if err := e.Register(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		e.Stop(ctx)
+	})
+	return e
+}
+
+func enqueue(t *testing.T, st store.Store, n store.NewTask) task.Task {
+	t.Helper()
+	ts, err := st.Enqueue(context.Background(), []store.NewTask{n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts[0]
+}
+
+func execArgs(t *testing.T, x task.Exec) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// waitState waits, bounded, until the task is in one of the states, and
+// returns it.
+func waitState(t *testing.T, st store.Store, id int64, states ...task.State) task.Task {
+	t.Helper()
+	var last task.Task
+	waitFor(t, 20*time.Second, func() bool {
+		var err error
+		last, err = st.GetTask(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range states {
+			if last.State == s {
+				return true
+			}
+		}
+		return false
+	}, func() string { return "task in state " + string(last.State) + ", error " + last.LastError })
+	return last
+}
+
+// waitFor polls cond until it holds, failing the test after timeout.
+func waitFor(t *testing.T, timeout time.Duration, cond func() bool, what func() string) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after %v: %s", timeout, what())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func attempts(t *testing.T, st store.Store, id int64) []task.Attempt {
+	t.Helper()
+	as, err := st.Attempts(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as
+}
+
+// counter counts calls safely.
+type counter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (c *counter) inc() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	return c.n
+}
+
+func (c *counter) get() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}

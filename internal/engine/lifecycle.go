@@ -1,0 +1,148 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// Causes with which an attempt's context ends.
+var (
+	errReleased = errors.New("engine: worker stopping: attempt released")
+	errTimedOut = errors.New("engine: attempt timed out")
+)
+
+// Start registers the worker, takes over the tasks of dead siblings on this
+// host, and starts claiming. ctx bounds only the start; Stop ends the engine.
+func (e *Engine) Start(ctx context.Context) error {
+	if !e.started.CompareAndSwap(false, true) {
+		return errors.New("engine: already started")
+	}
+	host, _ := os.Hostname()
+	now := time.Now()
+	w := task.Worker{ID: e.cfg.WorkerID, Host: host, PID: os.Getpid(), Version: e.cfg.Version, StartedAt: now, LastSeen: now, Active: true}
+	if err := e.cfg.Store.RegisterWorker(ctx, w); err != nil {
+		return fmt.Errorf("engine: register worker: %w", err)
+	}
+	e.runCtx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	e.completeCtx, e.abandon = context.WithCancel(context.WithoutCancel(ctx))
+	if err := e.rescueDeadSiblings(ctx, host); err != nil {
+		e.cfg.Logger.Warn("rescue of dead workers on this host failed", "err", err)
+	}
+	e.claimWG.Go(e.claimLoop)
+	e.completerWG.Go(e.completer)
+	e.leaseWG.Go(e.heartbeatLoop)
+	e.leaseWG.Go(e.rescueLoop)
+	if e.cfg.OnEvent != nil {
+		e.eventWG.Go(e.eventLoop)
+	}
+	return nil
+}
+
+// Stop stops claiming, lets running attempts finish until ctx ends, then
+// releases what is left (back to READY, without using an attempt), records
+// every result and deactivates the worker. Results that cannot be recorded
+// within Config.RecordTimeout (the store is down) are abandoned: their
+// leases expire and a sibling takes them over.
+func (e *Engine) Stop(ctx context.Context) error {
+	if !e.started.Load() {
+		return errors.New("engine: not started")
+	}
+	if !e.stopped.CompareAndSwap(false, true) {
+		<-e.done
+		return nil
+	}
+	close(e.stopping)
+	e.claimWG.Wait()
+	e.drain(ctx)
+	close(e.finishes)
+	// Recording what the drain produced is bounded apart from ctx, so that a
+	// stop that releases at once (ctx already done) still records it.
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.RecordTimeout)
+	defer rcancel()
+	waitOr(rctx, &e.completerWG, e.abandon)
+	e.cancel()
+	e.leaseWG.Wait()
+	close(e.events)
+	e.eventWG.Wait()
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	err := e.cfg.Store.DeactivateWorker(dctx, e.cfg.WorkerID)
+	close(e.done)
+	return err
+}
+
+// drain waits for running attempts until ctx ends, then releases them and
+// waits for their executors, which return within their grace.
+func (e *Engine) drain(ctx context.Context) {
+	finished := make(chan struct{})
+	go func() { e.execs.Wait(); close(finished) }()
+	select {
+	case <-finished:
+		return
+	case <-ctx.Done():
+	}
+	e.mu.Lock()
+	for _, a := range e.running {
+		a.cancel(errReleased)
+	}
+	e.mu.Unlock()
+	<-finished
+}
+
+func waitOr(ctx context.Context, wg interface{ Wait() }, onTimeout func()) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		onTimeout()
+		<-done
+	}
+}
+
+func (e *Engine) isStopping() bool {
+	select {
+	case <-e.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// rescueDeadSiblings takes over at once the leases of workers on this host
+// whose process is gone (a predecessor killed with SIGKILL), instead of
+// waiting for their leases to expire.
+func (e *Engine) rescueDeadSiblings(ctx context.Context, host string) error {
+	ws, err := e.cfg.Store.Workers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, w := range ws {
+		if !w.Active || w.Host != host || w.ID == e.cfg.WorkerID || processAlive(w.PID) {
+			continue
+		}
+		e.cfg.Logger.Info("taking over the tasks of a dead worker", "worker", w.ID, "pid", w.PID)
+		if err := e.rescue(ctx, store.RescueRequest{Owner: w.ID}); err != nil {
+			return err
+		}
+		if err := e.cfg.Store.DeactivateWorker(ctx, w.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -1,0 +1,94 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// actSQL moves a task for an action, only from the states the action
+// allows. The parameters are now and the task's id.
+var actSQL = map[store.Action]string{
+	store.ActReplay: `UPDATE tasks SET state = 'READY', streak = 0, next_at = ?1, finished_at = NULL
+		WHERE id = ?2 AND state = 'DEAD_LETTER' RETURNING ` + taskCols,
+	store.ActSkip: `UPDATE tasks SET state = 'SKIPPED', finished_at = ?1
+		WHERE id = ?2 AND state = 'DEAD_LETTER' RETURNING ` + taskCols,
+	store.ActFail: `UPDATE tasks SET state = 'FAILED', finished_at = ?1
+		WHERE id = ?2 AND state = 'DEAD_LETTER' RETURNING ` + taskCols,
+	store.ActCancel: `UPDATE tasks SET state = 'CANCELLED', finished_at = ?1, next_at = NULL,
+			lease_owner = '', lease_expires = NULL
+		WHERE id = ?2 AND state IN ('PENDING', 'READY', 'RUNNING', 'RETRYING', 'SENSING', 'DEAD_LETTER')
+		RETURNING ` + taskCols,
+}
+
+// Act applies an operator's action: replay, skip or fail a DEAD_LETTER
+// task, or cancel a task that has not ended (its dependents are cancelled,
+// transitively, and a running attempt is closed as INTERRUPTED). A task in
+// another state gives task.ErrWrongState.
+func (s *Store) Act(ctx context.Context, id int64, a store.Action) (task.Task, error) {
+	if _, ok := actSQL[a]; !ok {
+		return task.Task{}, fmt.Errorf("act %q on task %d: unknown action (want replay, skip, fail or cancel): %w", a, id, task.ErrInvalid)
+	}
+	var out task.Task
+	err := s.w.do(ctx, func(x *wtx) error {
+		var err error
+		out, err = act(x, id, a)
+		return err
+	})
+	if err != nil {
+		return task.Task{}, fmt.Errorf("%s task %d: %w", a, id, err)
+	}
+	return out, nil
+}
+
+func act(x *wtx, id int64, a store.Action) (task.Task, error) {
+	t, err := scanTask(x.queryRow(actSQL[a], x.now.UnixMicro(), id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return task.Task{}, whyNot(x, id)
+	}
+	if err != nil {
+		return task.Task{}, err
+	}
+	switch a {
+	case store.ActReplay:
+		return t, nil
+	case store.ActSkip:
+		err = satisfy(x, []int64{id})
+	case store.ActFail:
+		err = blockDownstream(x, []int64{id}, task.UpstreamFailed)
+	case store.ActCancel:
+		err = cancelled(x, id)
+	}
+	if err != nil {
+		return task.Task{}, err
+	}
+	return t, settleRunsOf(x, []int64{id})
+}
+
+// cancelled closes the running attempt of a cancelled task, if any, and
+// cancels its dependents.
+func cancelled(x *wtx, id int64) error {
+	_, err := x.exec(`UPDATE attempts SET outcome = 'INTERRUPTED', ended_at = ?, decision = 'cancelled'
+		WHERE task_id = ? AND outcome = 'RUNNING'`, x.now.UnixMicro(), id)
+	if err != nil {
+		return err
+	}
+	return blockDownstream(x, []int64{id}, task.Cancelled)
+}
+
+// whyNot tells a missing task from one in the wrong state.
+func whyNot(x *wtx, id int64) error {
+	var state task.State
+	err := x.queryRow(`SELECT state FROM tasks WHERE id = ?`, id).Scan(&state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return task.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("task is %s: %w", state, task.ErrWrongState)
+}

@@ -1,0 +1,143 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// waitingStates must read exactly as in the partial indexes tasks_claim and
+// tasks_due, for the planner to use them. The queries name their index
+// (INDEXED BY): without statistics the planner would rather pick tasks by
+// state and sort them all, which costs the whole backlog on every claim.
+const waitingStates = `state IN ('READY', 'RETRYING', 'SENSING')`
+
+// dueWhere selects the waiting tasks due at a time (the first argument) in
+// the given queues and kinds (empty: all).
+func dueWhere(queues, kinds []string) (string, []any) {
+	where := waitingStates + ` AND next_at <= ?`
+	var args []any
+	if len(queues) > 0 {
+		where += ` AND queue IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonList(queues))
+	}
+	if len(kinds) > 0 {
+		where += ` AND kind IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonList(kinds))
+	}
+	return where, args
+}
+
+// Claim takes up to req.Limit (at least 1) due tasks, highest priority
+// first, then earliest due, then oldest, and returns them in that order.
+// A zero req.Lease means DefaultLease.
+func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task, error) {
+	if req.Worker == "" {
+		return nil, fmt.Errorf("claim: no worker: %w", task.ErrInvalid)
+	}
+	req.Limit = max(req.Limit, 1)
+	if req.Lease <= 0 {
+		req.Lease = DefaultLease
+	}
+	var out []task.Task
+	err := s.w.do(ctx, func(x *wtx) error {
+		var err error
+		out, err = claim(x, req)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	return out, nil
+}
+
+const claimSQL = `UPDATE tasks SET state = 'RUNNING', lease_owner = ?,
+	lease_token = lease_token + 1, lease_expires = ?, attempt = attempt + 1,
+	first_started_at = COALESCE(first_started_at, ?), next_at = NULL
+WHERE id IN (SELECT value FROM json_each(?))
+RETURNING ` + taskCols
+
+const openAttemptsSQL = `INSERT INTO attempts (task_id, lease_token, number, worker, started_at, outcome)
+SELECT id, lease_token, attempt, lease_owner, ?, 'RUNNING' FROM tasks
+WHERE id IN (SELECT value FROM json_each(?))`
+
+// claim selects and updates in the same IMMEDIATE transaction, so no other
+// writer, in this process or another, can take the same tasks.
+func claim(x *wtx, req store.ClaimRequest) ([]task.Task, error) {
+	ids, err := dueIDs(x, req)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	now, list := x.now.UnixMicro(), jsonList(ids)
+	rows, err := x.query(claimSQL, req.Worker, x.now.Add(req.Lease).UnixMicro(), now, list)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := scanTasks(rows)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := x.exec(openAttemptsSQL, now, list); err != nil {
+		return nil, fmt.Errorf("open attempts: %w", err)
+	}
+	return inOrder(ts, ids), nil
+}
+
+func dueIDs(x *wtx, req store.ClaimRequest) ([]int64, error) {
+	where, args := dueWhere(req.Queues, req.Kinds)
+	args = append([]any{x.now.UnixMicro()}, args...)
+	args = append(args, req.Limit)
+	rows, err := x.query(`SELECT id FROM tasks INDEXED BY tasks_claim WHERE `+where+`
+		ORDER BY priority DESC, next_at, id LIMIT ?`, args...)
+	if err != nil {
+		return nil, err
+	}
+	return scanIDs(rows)
+}
+
+func scanIDs(rows *sql.Rows) ([]int64, error) {
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// inOrder puts tasks in the order of ids (RETURNING keeps no order).
+func inOrder(ts []task.Task, ids []int64) []task.Task {
+	pos := make(map[int64]int, len(ids))
+	for i, id := range ids {
+		pos[id] = i
+	}
+	out := make([]task.Task, len(ts))
+	for _, t := range ts {
+		out[pos[t.ID]] = t
+	}
+	return out
+}
+
+// NextDue returns the earliest due time of the waiting tasks in queues and
+// kinds (empty: all), which may be in the past.
+func (s *Store) NextDue(ctx context.Context, queues, kinds []string) (time.Time, bool, error) {
+	where, args := dueWhere(queues, kinds)
+	args = append([]any{int64(1<<63 - 1)}, args...) // due at any time
+	var next sql.NullInt64
+	err := s.queryRow(ctx, `SELECT next_at FROM tasks INDEXED BY tasks_due WHERE `+where+`
+		ORDER BY next_at LIMIT 1`, args...).Scan(&next)
+	if err == sql.ErrNoRows {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("next due: %w", err)
+	}
+	return fromMicros(next), true, nil
+}

@@ -1,0 +1,22 @@
+// Package sqlite is grit's embedded store: a store.Store on one SQLite file,
+// with no set-up, through the pure Go driver modernc.org/sqlite.
+//
+//	s, err := sqlite.Open(ctx, "sqlite:path/to/grit.db")
+//
+// The database runs in WAL mode with synchronous=FULL, so a write that has
+// returned has been fsynced and survives a crash of the process or of the
+// machine. Every write (submit, enqueue, claim, finish, heartbeat, rescue,
+// act, workers) goes to one writer goroutine, which takes whatever requests
+// are queued, runs each in its own SAVEPOINT (one failing request does not
+// fail the others) and commits them all in one BEGIN IMMEDIATE transaction:
+// the cost of a commit is shared by everything in it, and the writer never
+// waits when it is idle. Reads use a separate pool of read-only connections,
+// which WAL lets run beside the writer.
+//
+// Several processes may open the same file: BEGIN IMMEDIATE serialises their
+// writers, and a claim selects and updates its tasks in one such
+// transaction, so no task is claimed twice.
+//
+// The schema is created and upgraded on open from the versioned SQL files
+// embedded in migrations/, recorded in the schema_migrations table.
+package sqlite

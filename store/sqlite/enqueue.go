@@ -1,0 +1,87 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// Enqueue inserts tasks outside any run, in one transaction. A task whose
+// IdempotencyKey is already taken is not inserted: the task holding the key
+// is returned in its place (also within one call).
+func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]task.Task, error) {
+	for i, t := range ts {
+		if len(t.Needs) > 0 {
+			return nil, fmt.Errorf("enqueue: task %d (%q): needs are only for tasks of a run (SubmitRun): %w", i, t.Name, task.ErrInvalid)
+		}
+		if err := validateTask(t); err != nil {
+			return nil, fmt.Errorf("enqueue: task %d: %w", i, err)
+		}
+	}
+	if len(ts) == 0 {
+		return nil, nil
+	}
+	out := make([]task.Task, len(ts))
+	err := s.w.do(ctx, func(x *wtx) error {
+		for i, t := range ts {
+			got, err := enqueueOne(x, t)
+			if err != nil {
+				return err
+			}
+			out[i] = got
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	return out, nil
+}
+
+func enqueueOne(x *wtx, t store.NewTask) (task.Task, error) {
+	if t.IdempotencyKey != "" {
+		got, err := scanTask(x.queryRow(`SELECT `+taskCols+` FROM tasks WHERE idempotency_key = ?`, t.IdempotencyKey))
+		if err == nil || !errors.Is(err, sql.ErrNoRows) {
+			return got, err
+		}
+	}
+	return insertTask(x, t, 0, task.Ready, 0)
+}
+
+const insertTaskSQL = `INSERT INTO tasks (run_id, name, kind, args, queue, group_name,
+	priority, state, policy, poison_after, timeout, grace, next_at,
+	idempotency_key, needs_left, created_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+RETURNING ` + taskCols
+
+// insertTask inserts one task. A READY task is due at RunAt, or now; a
+// PENDING one keeps RunAt (if any) for when its needs are met.
+func insertTask(x *wtx, t store.NewTask, runID int64, state task.State, needsLeft int) (task.Task, error) {
+	queue := t.Queue
+	if queue == "" {
+		queue = "default"
+	}
+	nextAt := micros(t.RunAt)
+	if state == task.Ready && nextAt == nil {
+		nextAt = x.now.UnixMicro()
+	}
+	var args any
+	if t.Args != nil {
+		args = []byte(t.Args)
+	}
+	var run any
+	if runID != 0 {
+		run = runID
+	}
+	got, err := scanTask(x.queryRow(insertTaskSQL, run, t.Name, t.Kind, args, queue, t.Group,
+		t.Priority, string(state), t.Policy, t.PoisonAfter, int64(t.Timeout), int64(t.Grace),
+		nextAt, nullString(t.IdempotencyKey), needsLeft, x.now.UnixMicro()))
+	if err != nil {
+		return task.Task{}, fmt.Errorf("insert task %q: %w", t.Name, err)
+	}
+	return got, nil
+}

@@ -1,0 +1,129 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// Finish ends attempts in one transaction: one statement updates the tasks
+// of a whole batch, one closes their attempts, then the dependents and runs
+// of the tasks that ended move. An item whose task is not RUNNING under its
+// Token gets task.ErrLeaseLost and writes nothing; an item with a state
+// Finish cannot set gets task.ErrInvalid.
+func (s *Store) Finish(ctx context.Context, fs []store.Finish) ([]error, error) {
+	errs := make([]error, len(fs))
+	var todo []int
+	for i, f := range fs {
+		if !finishable(f.State) {
+			errs[i] = fmt.Errorf("finish task %d: state %q: want SUCCESS, FAILED, DEAD_LETTER, RETRYING, SENSING or READY: %w", f.TaskID, f.State, task.ErrInvalid)
+			continue
+		}
+		todo = append(todo, i)
+	}
+	if len(todo) == 0 {
+		return errs, nil
+	}
+	var applied map[int]bool
+	err := s.w.do(ctx, func(x *wtx) error {
+		var err error
+		applied, err = finish(x, fs, todo)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("finish: %w", err)
+	}
+	for _, i := range todo {
+		if !applied[i] {
+			errs[i] = fmt.Errorf("finish task %d with lease token %d: %w", fs[i].TaskID, fs[i].Token, task.ErrLeaseLost)
+		}
+	}
+	return errs, nil
+}
+
+func finishable(s task.State) bool {
+	switch s {
+	case task.Success, task.Failed, task.DeadLetter, task.Retrying, task.Sensing, task.Ready:
+		return true
+	}
+	return false
+}
+
+// finish applies the items todo of fs and returns which applied. A task
+// named twice is finished in a later round, where its second item meets the
+// state the first left (and so, normally, loses).
+func finish(x *wtx, fs []store.Finish, todo []int) (map[int]bool, error) {
+	applied := make(map[int]bool, len(todo))
+	for _, round := range rounds(fs, todo) {
+		for _, c := range chunks(len(round), maxValuesRows) {
+			items := round[c[0]:c[1]]
+			ok, err := finishTasks(x, fs, items)
+			if err != nil {
+				return nil, err
+			}
+			if err := afterFinish(x, fs, items, ok); err != nil {
+				return nil, err
+			}
+			for _, i := range items {
+				applied[i] = applied[i] || ok[fs[i].TaskID]
+			}
+		}
+	}
+	return applied, nil
+}
+
+// rounds splits todo so that no round names a task twice.
+func rounds(fs []store.Finish, todo []int) [][]int {
+	var out [][]int
+	seen := make(map[int64]int, len(todo))
+	for _, i := range todo {
+		r := seen[fs[i].TaskID]
+		seen[fs[i].TaskID] = r + 1
+		if r == len(out) {
+			out = append(out, nil)
+		}
+		out[r] = append(out[r], i)
+	}
+	return out
+}
+
+// afterFinish closes the attempts of the applied items and moves what their
+// ends move.
+func afterFinish(x *wtx, fs []store.Finish, items []int, ok map[int64]bool) error {
+	var done []int
+	for _, i := range items {
+		if ok[fs[i].TaskID] {
+			done = append(done, i)
+		}
+	}
+	if len(done) == 0 {
+		return nil
+	}
+	if err := closeAttempts(x, fs, done); err != nil {
+		return err
+	}
+	return propagateFinish(x, fs, done)
+}
+
+// propagateFinish moves the dependents of the tasks that succeeded or
+// failed, then settles their runs.
+func propagateFinish(x *wtx, fs []store.Finish, done []int) error {
+	var succeeded, failed []int64
+	for _, i := range done {
+		switch fs[i].State {
+		case task.Success:
+			succeeded = append(succeeded, fs[i].TaskID)
+		case task.Failed:
+			failed = append(failed, fs[i].TaskID)
+		}
+	}
+	if err := satisfy(x, succeeded); err != nil {
+		return err
+	}
+	if err := blockDownstream(x, failed, task.UpstreamFailed); err != nil {
+		return err
+	}
+	return settleRunsOf(x, append(succeeded, failed...))
+}

@@ -1,0 +1,153 @@
+package sqlite
+
+import (
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// finishTaskCols are the columns of a VALUES row of finishTasksSQL.
+const finishTaskCols = 10
+
+func finishTasksSQL(rows int) string {
+	return `WITH f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay, finished_at)
+AS (` + valuesSQL(rows, finishTaskCols) + `)
+UPDATE tasks SET state = f.state, next_at = f.next_at,
+	attempt = max(tasks.attempt - f.refund, 0), last_error = f.error,
+	fingerprint = f.fingerprint, streak = f.streak, prev_delay = f.prev_delay,
+	finished_at = f.finished_at, lease_owner = '', lease_expires = NULL
+FROM f
+WHERE tasks.id = f.id AND tasks.state = 'RUNNING' AND tasks.lease_token = f.token
+RETURNING tasks.id`
+}
+
+// finishTasks moves the tasks of items in one statement, each only if it
+// is RUNNING under its item's token, and reports which moved.
+func finishTasks(x *wtx, fs []store.Finish, items []int) (map[int64]bool, error) {
+	n := padRows(len(items))
+	args := make([]any, 0, n*finishTaskCols)
+	for _, i := range items {
+		args = append(args, finishTaskArgs(x, fs[i])...)
+	}
+	args = append(args, make([]any, (n-len(items))*finishTaskCols)...) // NULL rows match no task
+	rows, err := x.query(finishTasksSQL(n), args...)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := scanIDs(rows)
+	if err != nil {
+		return nil, err
+	}
+	ok := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		ok[id] = true
+	}
+	return ok, nil
+}
+
+func finishTaskArgs(x *wtx, f store.Finish) []any {
+	var nextAt, finished any
+	if f.State.Waiting() {
+		nextAt = x.now.UnixMicro()
+		if !f.NextAt.IsZero() {
+			nextAt = f.NextAt.UnixMicro()
+		}
+	} else {
+		finished = x.now.UnixMicro() // SUCCESS, FAILED, DEAD_LETTER: it stopped
+	}
+	refund := 0
+	if f.Refund {
+		refund = 1
+	}
+	return []any{f.TaskID, f.Token, string(f.State), nextAt, refund, f.Error,
+		f.Fingerprint, f.Streak, int64(f.PrevDelay), finished}
+}
+
+const closeAttemptCols = 12
+
+func closeAttemptsSQL(rows int) string {
+	return `WITH f (task_id, token, ended_at, outcome, class, error, fingerprint,
+	exit_code, signal, output, delay, decision)
+AS (` + valuesSQL(rows, closeAttemptCols) + `)
+UPDATE attempts SET ended_at = f.ended_at, outcome = f.outcome, class = f.class,
+	error = f.error, fingerprint = f.fingerprint, exit_code = f.exit_code,
+	signal = f.signal, output = f.output, delay = f.delay, decision = f.decision
+FROM f
+WHERE attempts.task_id = f.task_id AND attempts.lease_token = f.token
+RETURNING attempts.task_id`
+}
+
+// closeAttempts ends the attempt records of the applied items. A task taken
+// over by Rescue has no attempt under the rescuer's token: its interrupted
+// attempt keeps its outcome and gets the rescuer's delay and decision.
+func closeAttempts(x *wtx, fs []store.Finish, done []int) error {
+	n := padRows(len(done))
+	args := make([]any, 0, n*closeAttemptCols)
+	for _, i := range done {
+		args = append(args, closeAttemptArgs(x, fs[i])...)
+	}
+	args = append(args, make([]any, (n-len(done))*closeAttemptCols)...)
+	rows, err := x.query(closeAttemptsSQL(n), args...)
+	if err != nil {
+		return err
+	}
+	closed, err := scanIDs(rows)
+	if err != nil {
+		return err
+	}
+	return annotateRescued(x, fs, done, closed)
+}
+
+func closeAttemptArgs(x *wtx, f store.Finish) []any {
+	a := f.Attempt
+	ended := x.now.UnixMicro()
+	if !a.EndedAt.IsZero() {
+		ended = a.EndedAt.UnixMicro()
+	}
+	var exit any
+	if a.ExitCode != nil {
+		exit = *a.ExitCode
+	}
+	return []any{f.TaskID, f.Token, ended, string(outcomeOf(f)), a.Class, a.Error,
+		a.Fingerprint, exit, a.Signal, a.Output, int64(a.Delay), a.Decision}
+}
+
+// outcomeOf is the attempt's outcome as reported, or as its next state
+// implies.
+func outcomeOf(f store.Finish) task.Outcome {
+	if o := f.Attempt.Outcome; o != "" && o != task.OutcomeRunning {
+		return o
+	}
+	switch f.State {
+	case task.Success:
+		return task.OutcomeSuccess
+	case task.Sensing:
+		return task.OutcomeSnoozed
+	case task.Ready:
+		return task.OutcomeReleased
+	}
+	return task.OutcomeError
+}
+
+func annotateRescued(x *wtx, fs []store.Finish, done []int, closed []int64) error {
+	if len(closed) == len(done) {
+		return nil
+	}
+	has := make(map[int64]bool, len(closed))
+	for _, id := range closed {
+		has[id] = true
+	}
+	for _, i := range done {
+		f := fs[i]
+		if has[f.TaskID] {
+			continue
+		}
+		_, err := x.exec(`UPDATE attempts SET delay = ?, decision = ?
+			WHERE task_id = ? AND lease_token = (SELECT max(lease_token) FROM attempts WHERE task_id = ?)`,
+			int64(f.Attempt.Delay), f.Attempt.Decision, f.TaskID, f.TaskID)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+

@@ -1,0 +1,135 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// migration is one embedded schema change, from a file named NNNN_name.sql.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations lists the embedded migrations in version order.
+func migrations() ([]migration, error) {
+	files, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, f := range files {
+		base := strings.TrimSuffix(f[len("migrations/"):], ".sql")
+		num, name, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: name is not NNNN_name.sql", f)
+		}
+		body, err := migrationFS.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: name, sql: string(body)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i := 1; i < len(ms); i++ {
+		if ms[i].version == ms[i-1].version {
+			return nil, fmt.Errorf("migration version %d appears twice", ms[i].version)
+		}
+	}
+	return ms, nil
+}
+
+// migrate applies the migrations the database lacks, all in one BEGIN
+// IMMEDIATE transaction (db is opened with _txlock=immediate): a second
+// process opening the same file waits, then finds them applied.
+func migrate(ctx context.Context, db *sql.DB) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: begin: %w", err)
+	}
+	defer tx.Rollback()
+	applied, err := appliedVersions(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	if err := checkNotNewer(applied, ms); err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if applied[m.version] {
+			continue
+		}
+		if err := apply(ctx, tx, m); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+func appliedVersions(ctx context.Context, tx *sql.Tx) (map[int]bool, error) {
+	_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		version    INTEGER PRIMARY KEY,
+		name       TEXT    NOT NULL,
+		applied_at INTEGER NOT NULL
+	)`)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	applied := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		applied[v] = true
+	}
+	return applied, rows.Err()
+}
+
+// checkNotNewer refuses a database migrated by a newer grit: this one would
+// not know its schema.
+func checkNotNewer(applied map[int]bool, ms []migration) error {
+	known := 0
+	if len(ms) > 0 {
+		known = ms[len(ms)-1].version
+	}
+	for v := range applied {
+		if v > known {
+			return fmt.Errorf("migrate: the database has schema version %d, newer than this grit knows (%d): upgrade grit", v, known)
+		}
+	}
+	return nil
+}
+
+func apply(ctx context.Context, tx *sql.Tx, m migration) error {
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return fmt.Errorf("migrate: %04d_%s: %w", m.version, m.name, err)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+		m.version, m.name, time.Now().UnixMicro())
+	if err != nil {
+		return fmt.Errorf("migrate: record %04d_%s: %w", m.version, m.name, err)
+	}
+	return nil
+}

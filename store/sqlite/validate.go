@@ -1,0 +1,101 @@
+package sqlite
+
+import (
+	"fmt"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), task.ErrInvalid)
+}
+
+func validateTask(t store.NewTask) error {
+	switch {
+	case t.Kind == "":
+		return invalid("task %q: no kind", t.Name)
+	case t.Timeout < 0 || t.Grace < 0:
+		return invalid("task %q: negative timeout or grace", t.Name)
+	case t.PoisonAfter < 0:
+		return invalid("task %q: negative poison_after", t.Name)
+	}
+	return nil
+}
+
+// validateRun checks a run's tasks and that its needs form a DAG.
+func validateRun(r store.NewRun) error {
+	if r.MaxFailures < 0 {
+		return invalid("run %q: negative max_failures", r.Name)
+	}
+	names := make(map[string]bool, len(r.Tasks))
+	for _, t := range r.Tasks {
+		if t.Name == "" {
+			return invalid("run %q: a task has no name (tasks of a run are named, so that needs can refer to them)", r.Name)
+		}
+		if names[t.Name] {
+			return invalid("run %q: two tasks are named %q", r.Name, t.Name)
+		}
+		names[t.Name] = true
+		if err := validateTask(t); err != nil {
+			return fmt.Errorf("run %q: %w", r.Name, err)
+		}
+	}
+	for _, t := range r.Tasks {
+		for _, n := range t.Needs {
+			if !names[n] {
+				return invalid("run %q: task %q needs %q, which is not a task of the run", r.Name, t.Name, n)
+			}
+		}
+	}
+	return checkCycles(r)
+}
+
+// checkCycles rejects needs that loop, naming one task on the loop.
+func checkCycles(r store.NewRun) error {
+	needs := make(map[string][]string, len(r.Tasks))
+	for _, t := range r.Tasks {
+		needs[t.Name] = t.Needs
+	}
+	const (
+		visiting = 1
+		done     = 2
+	)
+	mark := make(map[string]int, len(r.Tasks))
+	var visit func(n string) string
+	visit = func(n string) string {
+		switch mark[n] {
+		case visiting:
+			return n
+		case done:
+			return ""
+		}
+		mark[n] = visiting
+		for _, m := range needs[n] {
+			if c := visit(m); c != "" {
+				return c
+			}
+		}
+		mark[n] = done
+		return ""
+	}
+	for _, t := range r.Tasks {
+		if c := visit(t.Name); c != "" {
+			return invalid("run %q: needs form a cycle through task %q", r.Name, c)
+		}
+	}
+	return nil
+}
+
+// dedupe returns names without repeats, in their first order.
+func dedupe(names []string) []string {
+	seen := make(map[string]bool, len(names))
+	out := names[:0:0]
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,205 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// ErrClosed is returned by the methods of a closed Store.
+var ErrClosed = errors.New("sqlite: store closed")
+
+// writer owns the one write connection. Requests queue on reqs; the loop
+// takes what is queued, runs each request in its own savepoint and commits
+// the batch in one BEGIN IMMEDIATE transaction. It drives the transaction
+// with plain statements on its *sql.Conn, so that its prepared statements
+// outlive each transaction.
+type writer struct {
+	db     *sql.DB
+	conn   *sql.Conn
+	stmts  *stmtCache
+	now    func() time.Time
+	window time.Duration
+	max    int
+	busy   time.Duration // how long BEGIN retries a busy database
+
+	reqs     chan *request
+	quit     chan struct{} // closed by close: stop taking requests
+	done     chan struct{} // closed when the loop has ended
+	quitOnce sync.Once
+}
+
+type request struct {
+	ctx context.Context
+	fn  func(*wtx) error
+	err chan error // buffered: the loop never waits for the caller
+}
+
+func newWriter(ctx context.Context, db *sql.DB, cfg Config) (*writer, error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{
+		db:     db,
+		conn:   conn,
+		stmts:  newStmtCache(conn),
+		now:    cfg.Now,
+		window: cfg.BatchWindow,
+		busy:   cfg.BusyTimeout,
+		max:    cfg.MaxBatch,
+		reqs:   make(chan *request, 4*cfg.MaxBatch),
+		quit:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	go w.loop()
+	return w, nil
+}
+
+// do runs fn in the writer's next transaction and returns its error, or the
+// error of the commit. fn's writes are kept only if both are nil.
+func (w *writer) do(ctx context.Context, fn func(*wtx) error) error {
+	r := &request{ctx: ctx, fn: fn, err: make(chan error, 1)}
+	select {
+	case <-w.quit:
+		return ErrClosed
+	default:
+	}
+	select {
+	case w.reqs <- r:
+	case <-w.done:
+		return ErrClosed
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	select {
+	case err := <-r.err:
+		return err
+	case <-w.done:
+		select {
+		case err := <-r.err:
+			return err
+		default:
+			return ErrClosed // queued after the loop's last drain
+		}
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+func (w *writer) loop() {
+	defer close(w.done)
+	for {
+		select {
+		case r := <-w.reqs:
+			w.commit(w.collect(r))
+		case <-w.quit:
+			w.drain()
+			return
+		}
+	}
+}
+
+// collect adds to first whatever is queued, then waits up to the window for
+// more, never past MaxBatch.
+func (w *writer) collect(first *request) []*request {
+	batch := w.take([]*request{first})
+	if w.window <= 0 || len(batch) >= w.max {
+		return batch
+	}
+	timer := time.NewTimer(w.window)
+	defer timer.Stop()
+	for len(batch) < w.max {
+		select {
+		case r := <-w.reqs:
+			batch = append(batch, r)
+		case <-timer.C:
+			return batch
+		}
+	}
+	return batch
+}
+
+// take adds the queued requests to batch without waiting.
+func (w *writer) take(batch []*request) []*request {
+	for len(batch) < w.max {
+		select {
+		case r := <-w.reqs:
+			batch = append(batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// drain fails the requests still queued when the store closes.
+func (w *writer) drain() {
+	for {
+		select {
+		case r := <-w.reqs:
+			r.err <- ErrClosed
+		default:
+			return
+		}
+	}
+}
+
+func (w *writer) close() {
+	w.quitOnce.Do(func() { close(w.quit) })
+	<-w.done
+	w.stmts.close()
+	w.conn.Close()
+}
+
+// commit runs a batch in one transaction. A request's own error rolls back
+// its savepoint only; an error of the transaction fails every request.
+func (w *writer) commit(batch []*request) {
+	errs := make([]error, len(batch))
+	fatal := w.run(batch, errs)
+	for i, r := range batch {
+		if fatal != nil && errs[i] == nil {
+			errs[i] = fatal
+		}
+		r.err <- errs[i]
+	}
+}
+
+func (w *writer) run(batch []*request, errs []error) error {
+	ctx := context.Background() // a caller's cancellation must not end the batch
+	err := retryBusy(ctx, w.busy, func() error {
+		_, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: begin: %w", err)
+	}
+	x := &wtx{ctx: ctx, conn: w.conn, stmts: w.stmts}
+	for i, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			errs[i] = context.Cause(r.ctx)
+			continue
+		}
+		x.now = w.now().UTC().Truncate(time.Microsecond)
+		var fatal error
+		errs[i], fatal = x.savepoint(r.fn)
+		if fatal != nil {
+			w.rollback(ctx)
+			return fatal
+		}
+	}
+	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		w.rollback(ctx)
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	return nil
+}
+
+// rollback ends a failed transaction; SQLite may have rolled it back
+// already, which is not an error here.
+func (w *writer) rollback(ctx context.Context) {
+	w.conn.ExecContext(ctx, "ROLLBACK")
+}

@@ -1,0 +1,148 @@
+package storetest
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+var claimTests = map[string]func(*testing.T, *harness){
+	"OrderIsPriorityThenDueThenID": func(t *testing.T, h *harness) {
+		now := h.now()
+		at := func(d time.Duration, prio int) store.NewTask {
+			return store.NewTask{Kind: "k", RunAt: now.Add(d), Priority: prio}
+		}
+		ts := h.enqueue(at(-3*time.Second, 0), at(-time.Second, 5), at(-2*time.Second, 5),
+			at(-3*time.Second, 0), at(time.Hour, 9))
+		want := []int64{ts[2].ID, ts[1].ID, ts[0].ID, ts[3].ID}
+		var got []int64
+		for range want {
+			got = append(got, ids(h.claim(store.ClaimRequest{Limit: 1}))...)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("claim order %v, want %v", got, want)
+		}
+	},
+	"TakesTheFirstInOrder": func(t *testing.T, h *harness) {
+		ts := h.enqueue(job("k"), store.NewTask{Kind: "k", Priority: 1}, job("k"))
+		got := sortedIDs(h.claim(store.ClaimRequest{Limit: 2}))
+		if want := []int64{ts[0].ID, ts[1].ID}; !slices.Equal(got, want) {
+			t.Errorf("claimed %v, want %v", got, want)
+		}
+	},
+	"RespectsQueues": func(t *testing.T, h *harness) {
+		ts := h.enqueue(store.NewTask{Kind: "k", Queue: "a"}, store.NewTask{Kind: "k", Queue: "b"}, store.NewTask{Kind: "k", Queue: "c"})
+		got := sortedIDs(h.claim(store.ClaimRequest{Queues: []string{"a", "c"}, Limit: 10}))
+		if want := []int64{ts[0].ID, ts[2].ID}; !slices.Equal(got, want) {
+			t.Errorf("claimed %v, want %v", got, want)
+		}
+	},
+	"RespectsKinds": func(t *testing.T, h *harness) {
+		ts := h.enqueue(job("a"), job("b"), job("c"))
+		got := sortedIDs(h.claim(store.ClaimRequest{Kinds: []string{"b"}, Limit: 10}))
+		if want := []int64{ts[1].ID}; !slices.Equal(got, want) {
+			t.Errorf("claimed %v, want %v", got, want)
+		}
+	},
+	"RespectsLimit": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"), job("k"), job("k"))
+		if got := h.claim(store.ClaimRequest{Limit: 2}); len(got) != 2 {
+			t.Errorf("claimed %d, want 2", len(got))
+		}
+		if got := h.claim(store.ClaimRequest{Limit: 2}); len(got) != 1 {
+			t.Errorf("claimed %d, want the 1 left", len(got))
+		}
+	},
+	"NothingDueClaimsNothing": func(t *testing.T, h *harness) {
+		if got := h.claim(store.ClaimRequest{Limit: 5}); len(got) != 0 {
+			t.Errorf("claimed %d from an empty store", len(got))
+		}
+	},
+	"RetryingWaitsForNextAt": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		c := h.take("k")
+		next := h.now().Add(shortLease)
+		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Retrying, NextAt: next})
+		if got := h.claim(store.ClaimRequest{Limit: 1}); len(got) != 0 {
+			t.Fatalf("claimed a RETRYING task before its NextAt")
+		}
+		h.waitPast(next)
+		got := h.claim(store.ClaimRequest{Limit: 1})
+		if len(got) != 1 || got[0].ID != c.ID || got[0].Attempt != 2 {
+			t.Errorf("after NextAt claimed %+v, want task %d at attempt 2", got, c.ID)
+		}
+	},
+	"OpensAttemptAndBumpsToken": func(t *testing.T, h *harness) {
+		before := h.enqueue(job("k"))[0]
+		c := h.claim(store.ClaimRequest{Worker: "w7", Limit: 1, Lease: time.Hour})[0]
+		if c.State != task.Running || c.Attempt != 1 || c.LeaseOwner != "w7" || c.LeaseToken <= before.LeaseToken ||
+			c.FirstStartedAt.IsZero() || !c.LeaseExpires.After(h.now().Add(50*time.Minute)) {
+			t.Errorf("claimed %+v, want RUNNING, attempt 1, owner w7, a larger token, a lease of an hour", c)
+		}
+		as := h.attempts(c.ID)
+		if len(as) != 1 || as[0].Outcome != task.OutcomeRunning || as[0].Number != 1 ||
+			as[0].Worker != "w7" || as[0].LeaseToken != c.LeaseToken || as[0].StartedAt.IsZero() {
+			t.Errorf("attempts %+v, want one RUNNING attempt 1 of w7 under the claim's token", as)
+		}
+	},
+	"EveryClaimGivesALargerToken": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		c1 := h.take("k")
+		h.finish(store.Finish{TaskID: c1.ID, Token: c1.LeaseToken, State: task.Ready, Refund: true})
+		c2 := h.take("k")
+		if c2.LeaseToken <= c1.LeaseToken {
+			t.Errorf("second claim token %d, want more than %d", c2.LeaseToken, c1.LeaseToken)
+		}
+	},
+	"ConcurrentClaimersNeverShareATask": func(t *testing.T, h *harness) {
+		const tasks, claimers = 200, 8
+		ts := make([]store.NewTask, tasks)
+		for i := range ts {
+			ts[i] = job("k")
+		}
+		h.enqueue(ts...)
+		counts := claimConcurrently(t, h, claimers)
+		if len(counts) != tasks {
+			t.Errorf("%d distinct tasks claimed, want %d", len(counts), tasks)
+		}
+		for id, n := range counts {
+			if n != 1 {
+				t.Errorf("task %d claimed %d times", id, n)
+			}
+		}
+	},
+}
+
+// claimConcurrently claims with n workers until none gets anything and
+// counts the claims of each task.
+func claimConcurrently(t *testing.T, h *harness, n int) map[int64]int {
+	var mu sync.Mutex
+	counts := map[int64]int{}
+	var wg sync.WaitGroup
+	for w := range n {
+		wg.Go(func() {
+			for {
+				got, err := h.s.Claim(h.ctx, store.ClaimRequest{Worker: fmt.Sprint("w", w), Limit: 3, Lease: lease})
+				if err != nil {
+					t.Errorf("claim: %v", err)
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, c := range got {
+					counts[c.ID]++
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return counts
+}

@@ -1,0 +1,146 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+var finishTests = map[string]func(*testing.T, *harness){
+	"SuccessEndsTaskAndAttempt": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		c := h.endKind("k", task.Success)
+		got := h.get(c.ID)
+		if got.State != task.Success || got.FinishedAt.IsZero() || got.Attempt != 1 {
+			t.Errorf("task = %+v, want SUCCESS, finished, attempt 1", got)
+		}
+		as := h.attempts(c.ID)
+		if len(as) != 1 || as[0].Outcome != task.OutcomeSuccess || as[0].EndedAt.IsZero() {
+			t.Errorf("attempts = %+v, want one SUCCESS, ended", as)
+		}
+	},
+	"FailedRecordsTheFailure": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		c := h.take("k")
+		exit := 3
+		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Failed,
+			Error: "boom", Fingerprint: "fp", Streak: 1,
+			Attempt: task.Attempt{Outcome: task.OutcomeError, Class: "permanent", Error: "boom",
+				Fingerprint: "fp", ExitCode: &exit, Signal: "SIGTERM", Output: "tail", Decision: "fail"}})
+		got := h.get(c.ID)
+		if got.State != task.Failed || got.LastError != "boom" || got.Fingerprint != "fp" || got.Streak != 1 || got.FinishedAt.IsZero() {
+			t.Errorf("task = %+v, want FAILED with the failure", got)
+		}
+		a := h.attempts(c.ID)[0]
+		if a.Outcome != task.OutcomeError || a.Class != "permanent" || a.Error != "boom" || a.Fingerprint != "fp" ||
+			a.ExitCode == nil || *a.ExitCode != 3 || a.Signal != "SIGTERM" || a.Output != "tail" || a.Decision != "fail" {
+			t.Errorf("attempt = %+v, want the reported failure", a)
+		}
+	},
+	"RetryingWaitsWithNextAtAndDelay": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		c := h.take("k")
+		next := h.now().Add(time.Hour)
+		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Retrying, NextAt: next,
+			PrevDelay: time.Hour, Attempt: task.Attempt{Delay: time.Hour}})
+		got := h.get(c.ID)
+		if got.State != task.Retrying || !near(got.NextAt, next) || got.PrevDelay != time.Hour ||
+			got.Attempt != 1 || got.LeaseOwner != "" {
+			t.Errorf("task = %+v, want RETRYING at %v after a 1h delay, attempt 1, no owner", got, next)
+		}
+		if a := h.attempts(c.ID)[0]; a.Outcome != task.OutcomeError || a.Delay != time.Hour {
+			t.Errorf("attempt = %+v, want ERROR with a 1h delay", a)
+		}
+	},
+	"SensingWithRefundUsesNoAttempt": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		c := h.take("k")
+		next := h.now().Add(time.Hour)
+		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Sensing, NextAt: next, Refund: true})
+		got := h.get(c.ID)
+		if got.State != task.Sensing || got.Attempt != 0 || !near(got.NextAt, next) {
+			t.Errorf("task = %+v, want SENSING, attempt 0, due at %v", got, next)
+		}
+		if a := h.attempts(c.ID)[0]; a.Outcome != task.OutcomeSnoozed {
+			t.Errorf("attempt outcome %s, want SNOOZED", a.Outcome)
+		}
+	},
+	"ReadyWithRefundGivesTheTaskBack": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		c := h.take("k")
+		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Ready, Refund: true})
+		if got := h.get(c.ID); got.State != task.Ready || got.Attempt != 0 || got.LeaseOwner != "" {
+			t.Errorf("task = %+v, want READY, attempt 0, no owner", got)
+		}
+		if a := h.attempts(c.ID)[0]; a.Outcome != task.OutcomeReleased {
+			t.Errorf("attempt outcome %s, want RELEASED", a.Outcome)
+		}
+		if again := h.take("k"); again.ID != c.ID || again.Attempt != 1 {
+			t.Errorf("claimed again %+v, want task %d at attempt 1", again, c.ID)
+		}
+	},
+	"DeadLetterStops": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		c := h.endKind("k", task.DeadLetter)
+		if got := h.get(c.ID); got.State != task.DeadLetter {
+			t.Errorf("task is %s, want DEAD_LETTER", got.State)
+		}
+		if got := h.claim(store.ClaimRequest{Limit: 1}); len(got) != 0 {
+			t.Errorf("claimed a dead letter")
+		}
+	},
+	"StaleTokenIsLeaseLostAndWritesNothing": func(t *testing.T, h *harness) {
+		h.enqueue(job("a"), job("b"))
+		a, b := h.take("a"), h.take("b")
+		errs := h.finish(
+			store.Finish{TaskID: a.ID, Token: a.LeaseToken - 1, State: task.Success},
+			store.Finish{TaskID: b.ID, Token: b.LeaseToken, State: task.Success},
+		)
+		wantErr(t, errs[0], task.ErrLeaseLost)
+		if errs[1] != nil {
+			t.Errorf("the valid item failed: %v", errs[1])
+		}
+		if got := h.get(a.ID); got.State != task.Running || got.LeaseToken != a.LeaseToken || got.Attempt != 1 {
+			t.Errorf("stale item wrote: task = %+v", got)
+		}
+		if as := h.attempts(a.ID); as[0].Outcome != task.OutcomeRunning {
+			t.Errorf("stale item closed the attempt: %+v", as[0])
+		}
+		if got := h.get(b.ID); got.State != task.Success {
+			t.Errorf("valid item: task is %s, want SUCCESS", got.State)
+		}
+	},
+	"SecondFinishIsLeaseLost": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		c := h.endKind("k", task.Success)
+		errs := h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Failed})
+		wantErr(t, errs[0], task.ErrLeaseLost)
+		if got := h.get(c.ID); got.State != task.Success {
+			t.Errorf("task is %s, want SUCCESS kept", got.State)
+		}
+	},
+	"BatchAppliesEveryItem": func(t *testing.T, h *harness) {
+		const n = 150
+		ts := make([]store.NewTask, n)
+		for i := range ts {
+			ts[i] = job("k")
+		}
+		h.enqueue(ts...)
+		claimed := h.claim(store.ClaimRequest{Limit: n})
+		fs := make([]store.Finish, len(claimed))
+		for i, c := range claimed {
+			fs[i] = store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Success}
+		}
+		for i, err := range h.finish(fs...) {
+			if err != nil {
+				t.Errorf("item %d: %v", i, err)
+			}
+		}
+		done, _ := h.s.ListTasks(h.ctx, store.Filter{States: []task.State{task.Success}})
+		if len(done) != n {
+			t.Errorf("%d tasks SUCCESS, want %d", len(done), n)
+		}
+	},
+}
