@@ -1,0 +1,250 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/task"
+)
+
+// TestMain lets the test binary act as the grit command, so fault tests can
+// run it as a real process and kill it.
+func TestMain(m *testing.M) {
+	if os.Getenv("GRIT_TEST_AS_CLI") == "1" {
+		os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// gritProcess starts the grit command as a child process.
+func gritProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GRIT_TEST_AS_CLI=1")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, &out
+}
+
+func openStore(t *testing.T, dsn string) store.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func runTasks(t *testing.T, st store.Store) []task.Task {
+	t.Helper()
+	ts, err := st.ListTasks(context.Background(), store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+func countState(ts []task.Task, s task.State) int {
+	n := 0
+	for _, t := range ts {
+		if t.State == s {
+			n++
+		}
+	}
+	return n
+}
+
+func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func waitExit(t *testing.T, cmd *exec.Cmd, timeout time.Duration, out *bytes.Buffer) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		return cmd.ProcessState.ExitCode()
+	case <-time.After(timeout):
+		t.Fatalf("grit did not end within %v:\n%s", timeout, out)
+		return -1
+	}
+}
+
+// ledgerFile writes a task file of n tasks that log their starts and ends
+// to a ledger, keyed by task and attempt.
+func ledgerFile(t *testing.T, dir string, n int, body string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("name: ledger\ndefaults:\n  retry: \"5 50ms 200ms\"\ntasks:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  t%02d:\n    run: |\n", i)
+		fmt.Fprintf(&b, "      echo \"$GRIT_TASK_NAME $GRIT_ATTEMPT start\" >> %s\n", filepath.Join(dir, "ledger"))
+		for _, line := range strings.Split(body, "\n") {
+			fmt.Fprintf(&b, "      %s\n", line)
+		}
+	}
+	p := filepath.Join(dir, "tasks.yaml")
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func ledgerStarts(t *testing.T, dir string) map[string]int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "ledger"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]int{}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if f := strings.Fields(line); len(f) == 3 && f[2] == "start" {
+			starts[f[0]]++
+		}
+	}
+	return starts
+}
+
+// TestSIGKILLThenResume kills a grit run with SIGKILL mid-run, runs the
+// same file again, and checks that nothing was lost, no task succeeded
+// twice, only the attempts in flight at the kill ran again, and the dead
+// run's leases were taken over at once rather than when they expired.
+func TestSIGKILLThenResume(t *testing.T) {
+	dir := t.TempDir()
+	dsn := "sqlite:" + filepath.Join(dir, "grit.db")
+	file := ledgerFile(t, dir, 24, "sleep 0.3")
+	st := openStore(t, dsn)
+
+	first, out := gritProcess(t, dir, "run", "--store", dsn, "--concurrency", "4", file)
+	waitUntil(t, 60*time.Second, "6 tasks to succeed", func() bool {
+		return countState(runTasks(t, st), task.Success) >= 6
+	})
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, first, 10*time.Second, out)
+	killedAt := time.Now()
+
+	before := map[int64]task.State{}
+	inFlight := 0
+	for _, tk := range runTasks(t, st) {
+		before[tk.ID] = tk.State
+		if tk.State == task.Running {
+			inFlight++
+		}
+	}
+	if inFlight == 0 {
+		t.Fatal("no attempt was in flight at the kill: the test proves nothing")
+	}
+	second, out2 := gritProcess(t, dir, "run", "--store", dsn, "--concurrency", "4", file)
+	if code := waitExit(t, second, 60*time.Second, out2); code != 0 {
+		t.Fatalf("the resumed run exited %d:\n%s", code, out2)
+	}
+	if !strings.Contains(out2.String(), "resuming run 1") {
+		t.Errorf("the second grit run did not resume the first run:\n%s", out2)
+	}
+
+	starts := ledgerStarts(t, dir)
+	for _, tk := range runTasks(t, st) {
+		if tk.State != task.Success {
+			t.Errorf("%s ended %s", tk.Name, tk.State)
+		}
+		as, err := st.Attempts(context.Background(), tk.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		successes := 0
+		for _, a := range as {
+			if a.Outcome == task.OutcomeSuccess {
+				successes++
+			}
+			if a.Outcome == task.OutcomeInterrupted && a.EndedAt.Sub(killedAt) > 10*time.Second {
+				t.Errorf("%s: the dead run's attempt was taken over %v after the kill; its predecessor was dead, so at once",
+					tk.Name, a.EndedAt.Sub(killedAt))
+			}
+		}
+		if successes != 1 {
+			t.Errorf("%s: %d successful attempts, want exactly 1", tk.Name, successes)
+		}
+		switch before[tk.ID] {
+		case task.Success:
+			if starts[tk.Name] != 1 {
+				t.Errorf("%s succeeded before the kill but ran %d times", tk.Name, starts[tk.Name])
+			}
+		case task.Running:
+			if len(as) != 2 || as[0].Outcome != task.OutcomeInterrupted {
+				t.Errorf("%s was in flight at the kill: attempts %+v, want INTERRUPTED then SUCCESS", tk.Name, as)
+			}
+		}
+	}
+}
+
+// TestInterruptStopsGracefully sends SIGINT to a grit run whose tasks are
+// running: it exits 130, the running tasks go back to READY without using
+// an attempt, and --resume finishes the run.
+func TestInterruptStopsGracefully(t *testing.T) {
+	dir := t.TempDir()
+	dsn := "sqlite:" + filepath.Join(dir, "grit.db")
+	file := ledgerFile(t, dir, 3, fmt.Sprintf("[ -f %s ] || sleep 30", filepath.Join(dir, "go")))
+	st := openStore(t, dsn)
+
+	cmd, out := gritProcess(t, dir, "run", "--store", dsn, file)
+	waitUntil(t, 30*time.Second, "3 running tasks", func() bool {
+		return countState(runTasks(t, st), task.Running) == 3 && len(ledgerStarts(t, dir)) == 3
+	})
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, 20*time.Second, out); code != exitStopped {
+		t.Fatalf("exit %d, want 130:\n%s", code, out)
+	}
+	if !strings.Contains(out.String(), "grit run --resume 1") {
+		t.Errorf("no resume hint:\n%s", out)
+	}
+	for _, tk := range runTasks(t, st) {
+		if tk.State != task.Ready || tk.Attempt != 0 {
+			t.Errorf("%s: %s attempt %d after the stop; want READY attempt 0", tk.Name, tk.State, tk.Attempt)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resumed, out2 := gritProcess(t, dir, "run", "--store", dsn, "--resume", "1")
+	if code := waitExit(t, resumed, 30*time.Second, out2); code != 0 {
+		t.Fatalf("resume exited %d:\n%s", code, out2)
+	}
+	for _, tk := range runTasks(t, st) {
+		if tk.State != task.Success || tk.Attempt != 1 {
+			t.Errorf("%s: %s after %d attempts; want SUCCESS after 1", tk.Name, tk.State, tk.Attempt)
+		}
+	}
+}
