@@ -71,7 +71,7 @@ func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
 // the last commits on a power failure).
 func openWriteDB(ctx context.Context, cfg Config) (*sql.DB, error) {
 	db, err := sql.Open("sqlite", cfg.Path+"?"+pragmas(cfg,
-		"journal_mode(WAL)", "synchronous(FULL)")+"&_txlock=immediate")
+		"journal_mode(WAL)", "synchronous(FULL)", "temp_store(MEMORY)")+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}

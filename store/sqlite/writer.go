@@ -94,6 +94,12 @@ func (w *writer) loop() {
 	defer close(w.done)
 	for {
 		select {
+		case <-w.quit: // before any queued request
+			w.drain()
+			return
+		default:
+		}
+		select {
 		case r := <-w.reqs:
 			w.commit(w.collect(r))
 		case <-w.quit:
