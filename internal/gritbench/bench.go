@@ -1,0 +1,280 @@
+// Package gritbench measures grit on a store: enqueue throughput, the
+// throughput of no-op tasks worked end to end (claim, run, complete), the
+// lateness of retries against their due time, and a process task's
+// overhead over a bare fork/exec. grit bench prints what it measures.
+package gritbench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// Config sizes the measurements.
+type Config struct {
+	Tasks       int // tasks per throughput measurement; default 20,000
+	Batch       int // tasks per enqueue call; default 500
+	Concurrency int // executor slots; default 256
+	Retries     int // tasks whose retry lateness is measured; default 500
+	Procs       int // process tasks run for the overhead; default 200
+}
+
+func (c *Config) defaults() {
+	c.Tasks = or(c.Tasks, 20_000)
+	c.Batch = or(c.Batch, 500)
+	c.Concurrency = or(c.Concurrency, 256)
+	c.Retries = or(c.Retries, 500)
+	c.Procs = or(c.Procs, 200)
+}
+
+func or(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// Result is what one run of the benchmark measured.
+type Result struct {
+	EnqueuePerSec float64 `json:"enqueue_per_sec"`
+	WorkPerSec    float64 `json:"work_per_sec"`
+	RetryLateP50  float64 `json:"retry_lateness_p50_ms"`
+	RetryLateP99  float64 `json:"retry_lateness_p99_ms"`
+	RetryLateMax  float64 `json:"retry_lateness_max_ms"`
+	ExecTaskMS    float64 `json:"exec_task_ms"`     // per process task, enqueue to SUCCESS, one at a time
+	BareExecMS    float64 `json:"bare_exec_ms"`     // per bare fork/exec of the same command
+	ExecOverhead  float64 `json:"exec_overhead_ms"` // the difference
+}
+
+// Run measures on a fresh store; open opens one per measurement.
+func Run(ctx context.Context, open func() (store.Store, error), cfg Config, progress func(string)) (Result, error) {
+	cfg.defaults()
+	var r Result
+	steps := []func(context.Context, func() (store.Store, error), Config, *Result) error{enqueue, work, lateness, execOverhead}
+	names := []string{"enqueue", "work", "retry lateness", "process overhead"}
+	for i, step := range steps {
+		progress(names[i])
+		if err := step(ctx, open, cfg, &r); err != nil {
+			return r, fmt.Errorf("bench %s: %w", names[i], err)
+		}
+	}
+	return r, nil
+}
+
+func withStore(open func() (store.Store, error), fn func(store.Store) error) error {
+	st, err := open()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(st)
+}
+
+func noops(n int, kind string) []store.NewTask {
+	ts := make([]store.NewTask, n)
+	for i := range ts {
+		ts[i] = store.NewTask{Kind: kind}
+	}
+	return ts
+}
+
+func enqueue(ctx context.Context, open func() (store.Store, error), cfg Config, r *Result) error {
+	return withStore(open, func(st store.Store) error {
+		begin := time.Now()
+		for done := 0; done < cfg.Tasks; done += cfg.Batch {
+			if _, err := st.Enqueue(ctx, noops(min(cfg.Batch, cfg.Tasks-done), "noop")); err != nil {
+				return err
+			}
+		}
+		r.EnqueuePerSec = float64(cfg.Tasks) / time.Since(begin).Seconds()
+		return nil
+	})
+}
+
+// work enqueues no-op tasks first, then times an engine working them all.
+func work(ctx context.Context, open func() (store.Store, error), cfg Config, r *Result) error {
+	return withStore(open, func(st store.Store) error {
+		for done := 0; done < cfg.Tasks; done += cfg.Batch {
+			if _, err := st.Enqueue(ctx, noops(min(cfg.Batch, cfg.Tasks-done), "noop")); err != nil {
+				return err
+			}
+		}
+		var finished atomic.Int64
+		all := make(chan struct{})
+		e, err := newEngine(st, cfg.Concurrency, func(ev engine.Event) {
+			if ev.Task.State == task.Success && finished.Add(1) == int64(cfg.Tasks) {
+				close(all)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		e.Register(engine.Handler{Kind: "noop", Fn: func(context.Context, *task.Task) error { return nil }})
+		begin := time.Now()
+		if err := e.Start(ctx); err != nil {
+			return err
+		}
+		defer e.Stop(ctx)
+		if err := wait(ctx, all, 5*time.Minute); err != nil {
+			return fmt.Errorf("%d of %d tasks done: %w", finished.Load(), cfg.Tasks, err)
+		}
+		r.WorkPerSec = float64(cfg.Tasks) / time.Since(begin).Seconds()
+		return nil
+	})
+}
+
+func newEngine(st store.Store, conc int, onEvent func(engine.Event)) (*engine.Engine, error) {
+	return engine.New(engine.Config{
+		Store: st, Concurrency: conc, OnEvent: onEvent,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+}
+
+func wait(ctx context.Context, done <-chan struct{}, limit time.Duration) error {
+	t := time.NewTimer(limit)
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return errors.New("timed out")
+	}
+}
+
+// lateness fails tasks once with a 50ms constant backoff, spread over
+// a second, and measures how late each retry starts after it was due.
+func lateness(ctx context.Context, open func() (store.Store, error), cfg Config, r *Result) error {
+	return withStore(open, func(st store.Store) error {
+		var finished atomic.Int64
+		all := make(chan struct{})
+		e, err := newEngine(st, 64, func(ev engine.Event) {
+			if ev.Task.State == task.Success && finished.Add(1) == int64(cfg.Retries) {
+				close(all)
+			}
+		})
+		if err != nil {
+			return err
+		}
+		e.Register(engine.Handler{Kind: "retry-once", Policy: &retry.Policy{MaxAttempts: 3, Backoff: retry.Constant{Interval: 50 * time.Millisecond}},
+			Fn: func(ctx context.Context, t *task.Task) error {
+				if t.Attempt == 1 {
+					return retry.Transient(errors.New("once"))
+				}
+				return nil
+			}})
+		if err := e.Start(ctx); err != nil {
+			return err
+		}
+		defer e.Stop(ctx)
+		ids, err := enqueueSpread(ctx, st, cfg.Retries, time.Second)
+		if err != nil {
+			return err
+		}
+		e.Wake()
+		if err := wait(ctx, all, 2*time.Minute); err != nil {
+			return err
+		}
+		late, err := latenesses(ctx, st, ids)
+		if err != nil {
+			return err
+		}
+		r.RetryLateP50, r.RetryLateP99, r.RetryLateMax = pct(late, 50), pct(late, 99), pct(late, 100)
+		return nil
+	})
+}
+
+// enqueueSpread enqueues n tasks due at even intervals over d, so retries
+// do not all fall due at once.
+func enqueueSpread(ctx context.Context, st store.Store, n int, d time.Duration) ([]int64, error) {
+	now := time.Now()
+	ts := make([]store.NewTask, n)
+	for i := range ts {
+		ts[i] = store.NewTask{Kind: "retry-once", RunAt: now.Add(d * time.Duration(i) / time.Duration(n))}
+	}
+	got, err := st.Enqueue(ctx, ts)
+	ids := make([]int64, len(got))
+	for i, t := range got {
+		ids[i] = t.ID
+	}
+	return ids, err
+}
+
+// latenesses is, per task, how long after its retry was due (the end of
+// attempt 1 plus the chosen delay) attempt 2 started, in milliseconds.
+func latenesses(ctx context.Context, st store.Store, ids []int64) ([]float64, error) {
+	out := make([]float64, 0, len(ids))
+	for _, id := range ids {
+		as, err := st.Attempts(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if len(as) < 2 {
+			return nil, fmt.Errorf("task %d has %d attempts", id, len(as))
+		}
+		due := as[0].EndedAt.Add(as[0].Delay)
+		out = append(out, float64(as[1].StartedAt.Sub(due))/float64(time.Millisecond))
+	}
+	return out, nil
+}
+
+func pct(xs []float64, p int) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	i := (len(s) - 1) * p / 100
+	return s[i]
+}
+
+// execOverhead runs /bin/true as process tasks one at a time, enqueue to
+// SUCCESS, against bare fork/execs of it.
+func execOverhead(ctx context.Context, open func() (store.Store, error), cfg Config, r *Result) error {
+	begin := time.Now()
+	for range cfg.Procs {
+		if err := exec.CommandContext(ctx, "/bin/true").Run(); err != nil {
+			return err
+		}
+	}
+	r.BareExecMS = ms(time.Since(begin)) / float64(cfg.Procs)
+	return withStore(open, func(st store.Store) error {
+		done := make(chan struct{}, 1)
+		e, err := newEngine(st, 1, func(ev engine.Event) {
+			if ev.Task.State == task.Success {
+				done <- struct{}{}
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if err := e.Start(ctx); err != nil {
+			return err
+		}
+		defer e.Stop(ctx)
+		args := []byte(`{"argv":["/bin/true"]}`)
+		begin := time.Now()
+		for range cfg.Procs {
+			if _, err := st.Enqueue(ctx, []store.NewTask{{Kind: task.KindExec, Args: args}}); err != nil {
+				return err
+			}
+			e.Wake()
+			if err := wait(ctx, done, time.Minute); err != nil {
+				return err
+			}
+		}
+		r.ExecTaskMS = ms(time.Since(begin)) / float64(cfg.Procs)
+		r.ExecOverhead = r.ExecTaskMS - r.BareExecMS
+		return nil
+	})
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
