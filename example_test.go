@@ -1,0 +1,44 @@
+package grit_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/grit-run/grit"
+	"github.com/grit-run/grit/task"
+)
+
+func Example() {
+	dir, _ := os.MkdirTemp("", "grit-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	c, err := grit.Open(ctx, "sqlite:"+filepath.Join(dir, "grit.db"), grit.Config{})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	type email struct{ To string }
+	done := make(chan struct{})
+	grit.Handle(c, "email", func(ctx context.Context, e email) error {
+		a, _ := grit.AttemptFrom(ctx)
+		fmt.Printf("sending to %s, attempt %d\n", e.To, a.Number)
+		close(done)
+		return nil
+	}, grit.HandlerConfig{Policy: "4 1s 1m", Timeout: 10 * time.Second, Group: "smtp"})
+
+	t, _ := c.Enqueue(ctx, "email", email{To: "ops@example.com"}, grit.WithKey("welcome-ops"))
+	c.Start(ctx)
+	<-done
+	c.Stop(ctx)
+
+	t, _ = c.Task(ctx, t.ID)
+	fmt.Println(t.State == task.Success)
+	// Output:
+	// sending to ops@example.com, attempt 1
+	// true
+}

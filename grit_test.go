@@ -1,0 +1,172 @@
+package grit_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grit-run/grit"
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/task"
+)
+
+type charge struct {
+	Order string `json:"order"`
+	Cents int    `json:"cents"`
+}
+
+func open(t *testing.T) *grit.Client {
+	t.Helper()
+	c, err := grit.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"), grit.Config{Concurrency: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func startClient(t *testing.T, c *grit.Client) {
+	t.Helper()
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c.Stop(ctx)
+	})
+}
+
+func waitTask(t *testing.T, c *grit.Client, id int64, want task.State) task.Task {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		tk, err := c.Task(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.State == want {
+			return tk
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %d is %s (%s), want %s", id, tk.State, tk.LastError, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestTypedHandlerGetsItsArgs(t *testing.T) {
+	c := open(t)
+	var mu sync.Mutex
+	var got []charge
+	var attempts []grit.Attempt
+	err := grit.Handle(c, "charge", func(ctx context.Context, a charge) error {
+		at, _ := grit.AttemptFrom(ctx)
+		mu.Lock()
+		defer mu.Unlock()
+		got, attempts = append(got, a), append(attempts, at)
+		if len(got) == 1 {
+			return retry.Transient(errors.New("payments-api: 503"))
+		}
+		return nil
+	}, grit.HandlerConfig{Policy: "3 10ms", Timeout: 5 * time.Second, Group: "payments-api"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startClient(t, c)
+	tk, err := c.Enqueue(context.Background(), "charge", charge{"o-42", 1999}, grit.WithKey("charge-o-42"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitTask(t, c, tk.ID, task.Success)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 || got[1] != (charge{"o-42", 1999}) {
+		t.Errorf("handler got %+v", got)
+	}
+	if attempts[0].Number != 1 || attempts[1].Number != 2 || attempts[1].LeaseToken <= attempts[0].LeaseToken {
+		t.Errorf("attempts %+v: want numbers 1, 2 and a growing lease token", attempts)
+	}
+}
+
+func TestEnqueueIsIdempotentByKey(t *testing.T) {
+	c := open(t)
+	a, err := c.Enqueue(context.Background(), "charge", charge{"o-1", 1}, grit.WithKey("k1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Enqueue(context.Background(), "charge", charge{"o-1", 1}, grit.WithKey("k1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ID != b.ID {
+		t.Errorf("the same key made tasks %d and %d", a.ID, b.ID)
+	}
+	d, _ := c.Enqueue(context.Background(), "charge", charge{"o-1", 1}, grit.WithKey("k2"))
+	if d.ID == a.ID {
+		t.Error("another key returned the same task")
+	}
+}
+
+func TestEnqueueOptions(t *testing.T) {
+	c := open(t)
+	at := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)
+	tk, err := c.Enqueue(context.Background(), "later", nil, grit.RunAt(at), grit.InQueue("slow"),
+		grit.WithPriority(5), grit.WithPolicy("2 1s"), grit.WithTimeout(time.Minute), grit.InGroup("smtp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := c.Task(context.Background(), tk.ID)
+	if !got.NextAt.Equal(at) || got.Queue != "slow" || got.Priority != 5 || got.Policy != "2 1s" || got.Timeout != time.Minute || got.Group != "smtp" {
+		t.Errorf("task %+v", got)
+	}
+	if _, err := c.Enqueue(context.Background(), "", nil); err == nil {
+		t.Error("an enqueue without a kind succeeded")
+	}
+	if _, err := c.Enqueue(context.Background(), "x", func() {}); err == nil {
+		t.Error("args that do not encode as JSON were accepted")
+	}
+}
+
+func TestArgsThatDoNotDecodeFailAtOnce(t *testing.T) {
+	c := open(t)
+	grit.Handle(c, "charge", func(context.Context, charge) error { return nil }, grit.HandlerConfig{})
+	startClient(t, c)
+	tk, _ := c.Enqueue(context.Background(), "charge", map[string]string{"cents": "lots"})
+	got := waitTask(t, c, tk.ID, task.Failed)
+	if got.Attempt != 1 {
+		t.Errorf("attempts %d, want 1", got.Attempt)
+	}
+}
+
+func TestSnooze(t *testing.T) {
+	c := open(t)
+	var mu sync.Mutex
+	calls := 0
+	grit.Handle(c, "sensor", func(context.Context, struct{}) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if calls++; calls < 3 {
+			return grit.Snooze(10 * time.Millisecond)
+		}
+		return nil
+	}, grit.HandlerConfig{Policy: "never"})
+	startClient(t, c)
+	tk, _ := c.Enqueue(context.Background(), "sensor", struct{}{})
+	if got := waitTask(t, c, tk.ID, task.Success); got.Attempt != 1 {
+		t.Errorf("attempt %d, want 1: snoozes use no attempt", got.Attempt)
+	}
+}
+
+func TestBadHandlerConfig(t *testing.T) {
+	c := open(t)
+	if err := grit.Handle(c, "x", func(context.Context, struct{}) error { return nil }, grit.HandlerConfig{Policy: "10 5x"}); err == nil {
+		t.Error("a bad policy string was accepted")
+	}
+	if _, err := grit.Open(context.Background(), "nosuch:x", grit.Config{}); err == nil {
+		t.Error("a DSN without a driver was accepted")
+	}
+}
