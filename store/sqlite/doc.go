@@ -13,6 +13,10 @@
 // waits when it is idle. Reads use a separate pool of read-only connections,
 // which WAL lets run beside the writer.
 //
+// A call whose context ends while its write waits in the queue writes
+// nothing; once the writer has started a request, it commits with its batch
+// even if the call has already returned the context's error.
+//
 // Several processes may open the same file: BEGIN IMMEDIATE serialises their
 // writers, and a claim selects and updates its tasks in one such
 // transaction, so no task is claimed twice.

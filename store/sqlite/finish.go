@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -59,15 +61,16 @@ func finish(x *wtx, fs []store.Finish, todo []int) (map[int]bool, error) {
 	for _, round := range rounds(fs, todo) {
 		for _, c := range chunks(len(round), maxValuesRows) {
 			items := round[c[0]:c[1]]
-			ok, err := finishTasks(x, fs, items)
+			moved, err := finishTasks(x, fs, items)
 			if err != nil {
 				return nil, err
 			}
-			if err := afterFinish(x, fs, items, ok); err != nil {
+			if err := afterFinish(x, fs, items, moved); err != nil {
 				return nil, err
 			}
 			for _, i := range items {
-				applied[i] = applied[i] || ok[fs[i].TaskID]
+				_, ok := moved[fs[i].TaskID]
+				applied[i] = applied[i] || ok
 			}
 		}
 	}
@@ -89,13 +92,17 @@ func rounds(fs []store.Finish, todo []int) [][]int {
 	return out
 }
 
-// afterFinish closes the attempts of the applied items and moves what their
-// ends move.
-func afterFinish(x *wtx, fs []store.Finish, items []int, ok map[int64]bool) error {
-	var done []int
+// afterFinish closes the attempts of the items that moved and, for the tasks
+// of runs, moves what their ends move.
+func afterFinish(x *wtx, fs []store.Finish, items []int, moved map[int64]int64) error {
+	var done, inRuns []int
 	for _, i := range items {
-		if ok[fs[i].TaskID] {
+		run, ok := moved[fs[i].TaskID]
+		if ok {
 			done = append(done, i)
+		}
+		if run != 0 {
+			inRuns = append(inRuns, i)
 		}
 	}
 	if len(done) == 0 {
@@ -104,19 +111,22 @@ func afterFinish(x *wtx, fs []store.Finish, items []int, ok map[int64]bool) erro
 	if err := closeAttempts(x, fs, done); err != nil {
 		return err
 	}
-	return propagateFinish(x, fs, done)
+	return propagateFinish(x, fs, inRuns, moved)
 }
 
-// propagateFinish moves the dependents of the tasks that succeeded or
+// propagateFinish moves the dependents of the run tasks that succeeded or
 // failed, then settles their runs.
-func propagateFinish(x *wtx, fs []store.Finish, done []int) error {
+func propagateFinish(x *wtx, fs []store.Finish, done []int, runOf map[int64]int64) error {
 	var succeeded, failed []int64
+	runs := map[int64]bool{}
 	for _, i := range done {
-		switch fs[i].State {
+		switch id := fs[i].TaskID; fs[i].State {
 		case task.Success:
-			succeeded = append(succeeded, fs[i].TaskID)
+			succeeded = append(succeeded, id)
+			runs[runOf[id]] = true
 		case task.Failed:
-			failed = append(failed, fs[i].TaskID)
+			failed = append(failed, id)
+			runs[runOf[id]] = true
 		}
 	}
 	if err := satisfy(x, succeeded); err != nil {
@@ -125,5 +135,5 @@ func propagateFinish(x *wtx, fs []store.Finish, done []int) error {
 	if err := blockDownstream(x, failed, task.UpstreamFailed); err != nil {
 		return err
 	}
-	return settleRunsOf(x, append(succeeded, failed...))
+	return settleRuns(x, slices.Sorted(maps.Keys(runs)))
 }

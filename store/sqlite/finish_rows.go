@@ -17,12 +17,13 @@ UPDATE tasks SET state = f.state, next_at = f.next_at,
 	finished_at = f.finished_at, lease_owner = '', lease_expires = NULL
 FROM f
 WHERE tasks.id = f.id AND tasks.state = 'RUNNING' AND tasks.lease_token = f.token
-RETURNING tasks.id`
+RETURNING tasks.id, coalesce(tasks.run_id, 0)`
 }
 
 // finishTasks moves the tasks of items in one statement, each only if it
-// is RUNNING under its item's token, and reports which moved.
-func finishTasks(x *wtx, fs []store.Finish, items []int) (map[int64]bool, error) {
+// is RUNNING under its item's token, and returns the run (0: none) of each
+// task that moved.
+func finishTasks(x *wtx, fs []store.Finish, items []int) (map[int64]int64, error) {
 	n := padRows(len(items))
 	args := make([]any, 0, n*finishTaskCols)
 	for _, i := range items {
@@ -33,15 +34,16 @@ func finishTasks(x *wtx, fs []store.Finish, items []int) (map[int64]bool, error)
 	if err != nil {
 		return nil, err
 	}
-	ids, err := scanIDs(rows)
-	if err != nil {
-		return nil, err
+	defer rows.Close()
+	moved := make(map[int64]int64, len(items))
+	for rows.Next() {
+		var id, run int64
+		if err := rows.Scan(&id, &run); err != nil {
+			return nil, err
+		}
+		moved[id] = run
 	}
-	ok := make(map[int64]bool, len(ids))
-	for _, id := range ids {
-		ok[id] = true
-	}
-	return ok, nil
+	return moved, rows.Err()
 }
 
 func finishTaskArgs(x *wtx, f store.Finish) []any {
@@ -150,4 +152,3 @@ func annotateRescued(x *wtx, fs []store.Finish, done []int, closed []int64) erro
 	}
 	return nil
 }
-

@@ -142,7 +142,7 @@ func rescuable(x *wtx, req store.RescueRequest) ([]int64, error) {
 		WHERE state = 'RUNNING' AND lease_expires <= ? ORDER BY lease_expires, id LIMIT ?`
 	arg := any(x.now.UnixMicro())
 	if req.Owner != "" {
-		q = `SELECT id FROM tasks INDEXED BY tasks_lease_owner
+		q = `SELECT id FROM tasks INDEXED BY tasks_lease_expires
 			WHERE state = 'RUNNING' AND lease_owner = ? ORDER BY lease_expires, id LIMIT ?`
 		arg = req.Owner
 	}

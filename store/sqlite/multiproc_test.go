@@ -147,4 +147,3 @@ func TestTwoProcessesNeverShareATask(t *testing.T) {
 	}
 	checkOnce(t, counts, n)
 }
-

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
@@ -22,6 +23,9 @@ type Store struct {
 	w      *writer
 	read   *sql.DB
 	rstmts *stmtCache
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 var _ store.Store = (*Store)(nil)
@@ -141,9 +145,12 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 }
 
 // Close stops the writer, failing the requests still queued with ErrClosed,
-// and closes the database.
+// and closes the database. Closing again does nothing.
 func (s *Store) Close() error {
-	s.w.close()
-	s.rstmts.close()
-	return errors.Join(s.w.db.Close(), s.read.Close())
+	s.closeOnce.Do(func() {
+		s.w.close()
+		s.rstmts.close()
+		s.closeErr = errors.Join(s.w.db.Close(), s.read.Close())
+	})
+	return s.closeErr
 }

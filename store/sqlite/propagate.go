@@ -73,6 +73,10 @@ func settleRunsOf(x *wtx, taskIDs []int64) error {
 	if err != nil {
 		return err
 	}
+	return settleRuns(x, runs)
+}
+
+func settleRuns(x *wtx, runs []int64) error {
 	for _, id := range runs {
 		if err := settleRun(x, id); err != nil {
 			return fmt.Errorf("settle run %d: %w", id, err)

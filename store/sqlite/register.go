@@ -8,6 +8,10 @@ import (
 
 func init() {
 	store.Register("sqlite", func(ctx context.Context, dsn string) (store.Store, error) {
-		return Open(ctx, dsn)
+		s, err := Open(ctx, dsn)
+		if err != nil {
+			return nil, err // not a nil *Store in a non-nil interface
+		}
+		return s, nil
 	})
 }

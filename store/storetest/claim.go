@@ -63,14 +63,19 @@ var claimTests = map[string]func(*testing.T, *harness){
 			t.Errorf("claimed %d from an empty store", len(got))
 		}
 	},
-	"RetryingWaitsForNextAt": func(t *testing.T, h *harness) {
+	"RetryingIsNotClaimedBeforeNextAt": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		c := h.take("k")
+		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Retrying, NextAt: h.now().Add(time.Hour)})
+		if got := h.claim(store.ClaimRequest{Limit: 1}); len(got) != 0 {
+			t.Errorf("claimed a RETRYING task before its NextAt")
+		}
+	},
+	"RetryingIsClaimedOnceNextAtPassed": func(t *testing.T, h *harness) {
 		h.enqueue(job("k"))
 		c := h.take("k")
 		next := h.now().Add(shortLease)
 		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Retrying, NextAt: next})
-		if got := h.claim(store.ClaimRequest{Limit: 1}); len(got) != 0 {
-			t.Fatalf("claimed a RETRYING task before its NextAt")
-		}
 		h.waitPast(next)
 		got := h.claim(store.ClaimRequest{Limit: 1})
 		if len(got) != 1 || got[0].ID != c.ID || got[0].Attempt != 2 {

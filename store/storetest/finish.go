@@ -121,6 +121,21 @@ var finishTests = map[string]func(*testing.T, *harness){
 			t.Errorf("task is %s, want SUCCESS kept", got.State)
 		}
 	},
+	"SameTaskTwiceInABatchAppliesOnce": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		c := h.take("k")
+		errs := h.finish(
+			store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Success},
+			store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Failed},
+		)
+		if errs[0] != nil {
+			t.Errorf("first item: %v", errs[0])
+		}
+		wantErr(t, errs[1], task.ErrLeaseLost)
+		if got := h.get(c.ID); got.State != task.Success {
+			t.Errorf("task is %s, want SUCCESS from the first item", got.State)
+		}
+	},
 	"BatchAppliesEveryItem": func(t *testing.T, h *harness) {
 		const n = 150
 		ts := make([]store.NewTask, n)

@@ -41,16 +41,22 @@ CREATE TABLE tasks (
     first_started_at INTEGER,
     finished_at      INTEGER
 );
+-- Every index is paid for by every claim and finish that moves a task in or
+-- out of it, so there are few, and mostly partial: a task on the hot path
+-- (READY, RUNNING, SUCCESS) touches tasks_claim, tasks_due and
+-- tasks_lease_expires only.
+--
 -- The claim query walks this index in claim order and stops at its limit.
 CREATE INDEX tasks_claim ON tasks (priority DESC, next_at, id, queue, kind)
     WHERE state IN ('READY', 'RETRYING', 'SENSING');
 -- NextDue: the earliest due time, in queues and kinds.
 CREATE INDEX tasks_due ON tasks (next_at, queue, kind)
     WHERE state IN ('READY', 'RETRYING', 'SENSING');
-CREATE INDEX tasks_state ON tasks (state, queue);
+-- Run bookkeeping: does the run have open tasks, failed ones.
 CREATE INDEX tasks_run ON tasks (run_id, state) WHERE run_id IS NOT NULL;
+-- Rescue: expired leases; the leases of a dead owner (RUNNING tasks are
+-- few, so scanning this index for an owner is cheap).
 CREATE INDEX tasks_lease_expires ON tasks (lease_expires) WHERE state = 'RUNNING';
-CREATE INDEX tasks_lease_owner ON tasks (lease_owner) WHERE state = 'RUNNING';
 CREATE UNIQUE INDEX tasks_idempotency_key ON tasks (idempotency_key)
     WHERE idempotency_key IS NOT NULL;
 
