@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -141,7 +142,9 @@ func ledgerStarts(t *testing.T, dir string) map[string]int {
 func TestSIGKILLThenResume(t *testing.T) {
 	dir := t.TempDir()
 	dsn := "sqlite:" + filepath.Join(dir, "grit.db")
-	file := ledgerFile(t, dir, 24, "sleep 0.3")
+	// Each attempt leaves a background grandchild, which Pdeathsig does not
+	// reach when grit is killed; the resumed run must end them.
+	file := ledgerFile(t, dir, 24, fmt.Sprintf("sleep 1000 & echo $! > %s/gc-$GRIT_TASK_NAME-$GRIT_ATTEMPT\nsleep 0.3", dir))
 	st := openStore(t, dsn)
 
 	first, out := gritProcess(t, dir, "run", "--store", dsn, "--concurrency", "4", file)
@@ -171,6 +174,24 @@ func TestSIGKILLThenResume(t *testing.T) {
 	}
 	if !strings.Contains(out2.String(), "resuming run 1") {
 		t.Errorf("the second grit run did not resume the first run:\n%s", out2)
+	}
+
+	grandchildren, _ := filepath.Glob(filepath.Join(dir, "gc-*"))
+	t.Cleanup(func() { // if the test fails, leave nothing running
+		for _, f := range grandchildren {
+			b, _ := os.ReadFile(f)
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	if len(grandchildren) < 24 {
+		t.Fatalf("%d grandchildren recorded, want at least 24", len(grandchildren))
+	}
+	for _, f := range grandchildren {
+		b, _ := os.ReadFile(f)
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		waitUntil(t, 10*time.Second, filepath.Base(f)+" to be gone", func() bool { return processGone(pid) })
 	}
 
 	starts := ledgerStarts(t, dir)
@@ -206,6 +227,20 @@ func TestSIGKILLThenResume(t *testing.T) {
 			}
 		}
 	}
+}
+
+// processGone reports whether pid no longer runs (absent, or a zombie).
+func processGone(pid int) bool {
+	if pid <= 0 || syscall.Kill(pid, 0) == syscall.ESRCH {
+		return true
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(fields) > 0 && fields[0] == "Z"
 }
 
 // TestInterruptStopsGracefully sends SIGINT to a grit run whose tasks are

@@ -60,9 +60,13 @@ func execHandler(ctx context.Context, t *task.Task) error {
 	return classifyExit(exitError(res), x)
 }
 
+// workerTag names, in a process task's environment, the worker that
+// started it, so that a successor can end what a dead worker left behind.
+const workerTag = "GRIT_WORKER_ID"
+
 // attemptEnv tells a process which attempt it is: GRIT_TASK_ID,
-// GRIT_RUN_ID, GRIT_TASK_NAME, GRIT_ATTEMPT and GRIT_LEASE_TOKEN (a fencing
-// token for its downstream writes).
+// GRIT_RUN_ID, GRIT_TASK_NAME, GRIT_ATTEMPT, GRIT_LEASE_TOKEN (a fencing
+// token for its downstream writes) and GRIT_WORKER_ID.
 func attemptEnv(ctx context.Context, t *task.Task) []string {
 	env := []string{
 		"GRIT_TASK_ID=" + strconv.FormatInt(t.ID, 10),
@@ -71,7 +75,7 @@ func attemptEnv(ctx context.Context, t *task.Task) []string {
 		"GRIT_ATTEMPT=" + strconv.Itoa(t.Attempt),
 	}
 	if a, ok := AttemptFrom(ctx); ok {
-		env = append(env, "GRIT_LEASE_TOKEN="+strconv.FormatInt(a.LeaseToken, 10))
+		env = append(env, "GRIT_LEASE_TOKEN="+strconv.FormatInt(a.LeaseToken, 10), workerTag+"="+a.Worker)
 	}
 	return env
 }

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/grit-run/grit/internal/proc"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -118,7 +119,7 @@ func (e *Engine) isStopping() bool {
 
 // rescueDeadSiblings takes over at once the leases of workers on this host
 // whose process is gone (a predecessor killed with SIGKILL), instead of
-// waiting for their leases to expire.
+// waiting for their leases to expire, and ends the processes they left.
 func (e *Engine) rescueDeadSiblings(ctx context.Context, host string) error {
 	ws, err := e.cfg.Store.Workers(ctx)
 	if err != nil {
@@ -132,11 +133,24 @@ func (e *Engine) rescueDeadSiblings(ctx context.Context, host string) error {
 		if err := e.rescue(ctx, store.RescueRequest{Owner: w.ID}); err != nil {
 			return err
 		}
+		// Pdeathsig ended the dead worker's direct children; their own
+		// children (a shell task's background jobs) are still running.
+		e.endOrphans(w.ID)
 		if err := e.cfg.Store.DeactivateWorker(ctx, w.ID); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// endOrphans kills the processes a dead worker on this host started.
+func (e *Engine) endOrphans(worker string) {
+	n, err := proc.KillTagged(workerTag, worker)
+	if err != nil {
+		e.cfg.Logger.Warn("ending a dead worker's processes failed", "worker", worker, "err", err)
+	} else if n > 0 {
+		e.cfg.Logger.Info("ended processes a dead worker left behind", "worker", worker, "processes", n)
+	}
 }
 
 func processAlive(pid int) bool {

@@ -15,3 +15,6 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	return Result{}, fmt.Errorf("proc: start %s: process tasks need Linux: %w", s.label(), errors.ErrUnsupported)
 }
+
+// KillTagged is only implemented on Linux.
+func KillTagged(key, value string) (int, error) { return 0, errors.ErrUnsupported }
