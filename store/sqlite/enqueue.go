@@ -18,7 +18,7 @@ func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]task.Task, e
 		if len(t.Needs) > 0 {
 			return nil, fmt.Errorf("enqueue: task %d (%q): needs are only for tasks of a run (SubmitRun): %w", i, t.Name, task.ErrInvalid)
 		}
-		if err := validateTask(t); err != nil {
+		if err := store.ValidateTask(t); err != nil {
 			return nil, fmt.Errorf("enqueue: task %d: %w", i, err)
 		}
 	}

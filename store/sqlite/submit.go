@@ -16,7 +16,7 @@ import (
 // run whose IdempotencyKey is taken fails the whole run with
 // task.ErrDuplicate.
 func (s *Store) SubmitRun(ctx context.Context, r store.NewRun) (task.Run, error) {
-	if err := validateRun(r); err != nil {
+	if err := store.ValidateRun(r); err != nil {
 		return task.Run{}, fmt.Errorf("submit run: %w", err)
 	}
 	var out task.Run
@@ -111,4 +111,17 @@ func insertEdges(x *wtx, runID int64, ts []store.NewTask, ids map[string]int64) 
 		}
 	}
 	return nil
+}
+
+// dedupe returns names without repeats, in their first order.
+func dedupe(names []string) []string {
+	seen := make(map[string]bool, len(names))
+	out := names[:0:0]
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }

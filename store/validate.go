@@ -1,9 +1,8 @@
-package sqlite
+package store
 
 import (
 	"fmt"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -11,7 +10,8 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), task.ErrInvalid)
 }
 
-func validateTask(t store.NewTask) error {
+// ValidateTask checks a task before it is inserted; drivers call it.
+func ValidateTask(t NewTask) error {
 	switch {
 	case t.Kind == "":
 		return invalid("task %q: no kind", t.Name)
@@ -23,8 +23,9 @@ func validateTask(t store.NewTask) error {
 	return nil
 }
 
-// validateRun checks a run's tasks and that its needs form a DAG.
-func validateRun(r store.NewRun) error {
+// ValidateRun checks a run's tasks and that their needs form a DAG (no
+// unknown names, no cycles); drivers call it before inserting a run.
+func ValidateRun(r NewRun) error {
 	if r.MaxFailures < 0 {
 		return invalid("run %q: negative max_failures", r.Name)
 	}
@@ -37,7 +38,7 @@ func validateRun(r store.NewRun) error {
 			return invalid("run %q: two tasks are named %q", r.Name, t.Name)
 		}
 		names[t.Name] = true
-		if err := validateTask(t); err != nil {
+		if err := ValidateTask(t); err != nil {
 			return fmt.Errorf("run %q: %w", r.Name, err)
 		}
 	}
@@ -52,7 +53,7 @@ func validateRun(r store.NewRun) error {
 }
 
 // checkCycles rejects needs that loop, naming one task on the loop.
-func checkCycles(r store.NewRun) error {
+func checkCycles(r NewRun) error {
 	needs := make(map[string][]string, len(r.Tasks))
 	for _, t := range r.Tasks {
 		needs[t.Name] = t.Needs
@@ -85,17 +86,4 @@ func checkCycles(r store.NewRun) error {
 		}
 	}
 	return nil
-}
-
-// dedupe returns names without repeats, in their first order.
-func dedupe(names []string) []string {
-	seen := make(map[string]bool, len(names))
-	out := names[:0:0]
-	for _, n := range names {
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out
 }

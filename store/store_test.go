@@ -1,0 +1,61 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+func TestValidateRun(t *testing.T) {
+	ok := store.NewRun{Name: "r", Tasks: []store.NewTask{
+		{Name: "a", Kind: "k"}, {Name: "b", Kind: "k", Needs: []string{"a"}}, {Name: "c", Kind: "k", Needs: []string{"a", "b"}},
+	}}
+	if err := store.ValidateRun(ok); err != nil {
+		t.Fatalf("a valid DAG: %v", err)
+	}
+	tests := []struct {
+		name string
+		r    store.NewRun
+		says string
+	}{
+		{"unnamed", store.NewRun{Name: "r", Tasks: []store.NewTask{{Kind: "k"}}}, "has no name"},
+		{"duplicate", store.NewRun{Name: "r", Tasks: []store.NewTask{{Name: "a", Kind: "k"}, {Name: "a", Kind: "k"}}}, "two tasks are named"},
+		{"no kind", store.NewRun{Name: "r", Tasks: []store.NewTask{{Name: "a"}}}, "no kind"},
+		{"unknown need", store.NewRun{Name: "r", Tasks: []store.NewTask{{Name: "a", Kind: "k", Needs: []string{"z"}}}}, `needs "z"`},
+		{"cycle", store.NewRun{Name: "r", Tasks: []store.NewTask{
+			{Name: "a", Kind: "k", Needs: []string{"c"}}, {Name: "b", Kind: "k", Needs: []string{"a"}}, {Name: "c", Kind: "k", Needs: []string{"b"}}}}, "cycle"},
+		{"negative max_failures", store.NewRun{Name: "r", MaxFailures: -1}, "max_failures"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := store.ValidateRun(tt.r)
+			if !errors.Is(err, task.ErrInvalid) || !strings.Contains(err.Error(), tt.says) {
+				t.Errorf("err %v, want ErrInvalid saying %q", err, tt.says)
+			}
+		})
+	}
+}
+
+func TestOpenUnknownScheme(t *testing.T) {
+	for _, dsn := range []string{"", "grit.db", "nosuch:x"} {
+		if _, err := store.Open(context.Background(), dsn); err == nil {
+			t.Errorf("Open(%q) succeeded", dsn)
+		}
+	}
+	store.Register("fake-for-test", func(ctx context.Context, dsn string) (store.Store, error) {
+		return nil, errors.New("fake: " + dsn)
+	})
+	if _, err := store.Open(context.Background(), "fake-for-test:x"); err == nil || err.Error() != "fake: fake-for-test:x" {
+		t.Errorf("Open did not reach the registered driver: %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("registering a scheme twice did not panic")
+		}
+	}()
+	store.Register("fake-for-test", nil)
+}
