@@ -93,7 +93,7 @@ func (e *env) bench(ctx context.Context, givenStore bool, cfg gritbench.Config, 
 	}
 	fmt.Fprintf(e.stdout, "machine             %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 	fmt.Fprintf(e.stdout, "enqueue             %8.0f tasks/s\n", r.EnqueuePerSec)
-	fmt.Fprintf(e.stdout, "work (no-op)        %8.0f tasks/s\n", r.WorkPerSec)
+	fmt.Fprintf(e.stdout, "work (no-op)        %8.0f tasks/s (%.0f tasks per claim)\n", r.WorkPerSec, r.ClaimBatch)
 	fmt.Fprintf(e.stdout, "retry lateness      p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", r.RetryLateP50, r.RetryLateP99, r.RetryLateMax)
 	fmt.Fprintf(e.stdout, "process task        %.2f ms (bare fork/exec %.2f ms, overhead %.2f ms)\n", r.ExecTaskMS, r.BareExecMS, r.ExecOverhead)
 	return nil

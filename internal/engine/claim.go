@@ -53,6 +53,7 @@ func (e *Engine) claim(limit int) (int, error) {
 	for _, t := range ts {
 		e.launch(t)
 	}
+	e.stats.Claims.Add(1)
 	e.stats.Claimed.Add(int64(len(ts)))
 	return len(ts), nil
 }

@@ -110,9 +110,9 @@ type Engine struct {
 
 // Stats counts what the engine saw.
 type Stats struct {
-	Claimed, Finished, LeaseLost, Stuck, Rescued atomic.Int64
-	PollErrors                                   atomic.Int64 // consecutive failed claims
-	lastErr                                      atomic.Value // string
+	Claims, Claimed, Finished, LeaseLost, Stuck, Rescued atomic.Int64
+	PollErrors                                           atomic.Int64 // consecutive failed claims
+	lastErr                                              atomic.Value // string
 }
 
 // LastPollError returns the last claim error and how many claims in a row

@@ -48,6 +48,7 @@ func or(v, def int) int {
 type Result struct {
 	EnqueuePerSec float64 `json:"enqueue_per_sec"`
 	WorkPerSec    float64 `json:"work_per_sec"`
+	ClaimBatch    float64 `json:"claim_batch"` // tasks per claim while working
 	RetryLateP50  float64 `json:"retry_lateness_p50_ms"`
 	RetryLateP99  float64 `json:"retry_lateness_p99_ms"`
 	RetryLateMax  float64 `json:"retry_lateness_max_ms"`
@@ -129,6 +130,7 @@ func work(ctx context.Context, open func() (store.Store, error), cfg Config, r *
 			return fmt.Errorf("%d of %d tasks done: %w", finished.Load(), cfg.Tasks, err)
 		}
 		r.WorkPerSec = float64(cfg.Tasks) / time.Since(begin).Seconds()
+		r.ClaimBatch = float64(e.Stats().Claimed.Load()) / float64(max(e.Stats().Claims.Load(), 1))
 		return nil
 	})
 }
