@@ -81,7 +81,8 @@ func newRoot(e *env) *cobra.Command {
 		def = "sqlite:grit.db"
 	}
 	root.PersistentFlags().StringVar(&e.storeDSN, "store", def, "the store: sqlite:PATH or postgres://… (env GRIT_STORE)")
-	root.AddCommand(newRunCmd(e), newTasksCmd(e), newTaskCmd(e), newDLQCmd(e), newBenchCmd(e), newVersionCmd(e))
+	root.AddCommand(newRunCmd(e), newSubmitCmd(e), newWaitCmd(e), newWorkerCmd(e), newTasksCmd(e), newTaskCmd(e),
+		newDLQCmd(e), newBenchCmd(e), newConfigCmd(e), newVersionCmd(e))
 	return root
 }
 

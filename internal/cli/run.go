@@ -6,26 +6,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 	"github.com/grit-run/grit/taskfile"
 )
 
 type runOptions struct {
-	json        bool
-	resume      int64
-	concurrency int
-	quiet       bool
+	json   bool
+	resume int64
+	quiet  bool
+	worker workerFlags
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -52,8 +49,8 @@ file or flag, 130 when stopped.`,
 	f := cmd.Flags()
 	f.BoolVar(&o.json, "json", false, "print one JSON object at the end instead of the summary table")
 	f.Int64Var(&o.resume, "resume", 0, "resume the run with this id")
-	f.IntVar(&o.concurrency, "concurrency", 0, "attempts running at once (default 10, env GRIT_CONCURRENCY)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no transitions, only the summary")
+	o.worker.register(f)
 	return cmd
 }
 
@@ -68,7 +65,7 @@ func (e *env) run(ctx context.Context, o runOptions, path string) error {
 			return &exitError{code: exitUsage, err: err}
 		}
 	}
-	conc, err := e.concurrency(o.concurrency)
+	ws, err := e.workerSettings(o.worker)
 	if err != nil {
 		return err
 	}
@@ -81,24 +78,7 @@ func (e *env) run(ctx context.Context, o runOptions, path string) error {
 	if err != nil {
 		return err
 	}
-	return e.work(ctx, st, r, resumed, o, conc)
-}
-
-func (e *env) concurrency(flag int) (int, error) {
-	if flag < 0 {
-		return 0, usageErr("--concurrency %d: want a positive number", flag)
-	}
-	if flag > 0 {
-		return flag, nil
-	}
-	if v := e.getenv("GRIT_CONCURRENCY"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return 0, usageErr("GRIT_CONCURRENCY=%q: want a positive number", v)
-		}
-		return n, nil
-	}
-	return 0, nil
+	return e.work(ctx, st, r, resumed, o, ws)
 }
 
 // submitOrResume finds the file's unfinished run, or submits a new one. A
@@ -135,17 +115,14 @@ func submitOrResume(ctx context.Context, st store.Store, f *taskfile.File, id in
 }
 
 // work runs an engine until the run ends or the user stops it.
-func (e *env) work(ctx context.Context, st store.Store, r task.Run, resumed bool, o runOptions, conc int) error {
+func (e *env) work(ctx context.Context, st store.Store, r task.Run, resumed bool, o runOptions, ws workerSettings) error {
 	p := newProgress(e, r.ID, o.quiet || o.json)
 	if resumed {
 		p.notef("resuming run %d (%s)", r.ID, r.Name)
 	} else {
 		p.notef("run %d (%s) submitted", r.ID, r.Name)
 	}
-	eng, err := engine.New(engine.Config{
-		Store: st, Concurrency: conc, OnEvent: p.event, Version: Version,
-		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+	eng, err := e.newEngine(st, ws, p.event)
 	if err != nil {
 		return err
 	}

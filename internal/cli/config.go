@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/store"
+)
+
+// knob is one setting a deployment tunes: a flag value if given, else its
+// GRIT_* environment variable, else the default.
+type knob struct {
+	name, env, def, help string
+}
+
+// The worker's knobs, shared by grit run and grit worker.
+var (
+	knobConcurrency = knob{"concurrency", "GRIT_CONCURRENCY", "10", "attempts running at once"}
+	knobLease       = knob{"lease", "GRIT_LEASE", "15s", "how long a claim holds a task without a heartbeat"}
+	knobHeartbeat   = knob{"heartbeat", "GRIT_HEARTBEAT", "5s", "how often leases are renewed; default a third of the lease"}
+	knobDrain       = knob{"drain", "GRIT_DRAIN", "30s", "how long a stopping worker lets running attempts finish"}
+)
+
+// lookup returns the knob's value and where it came from.
+func (e *env) lookup(k knob, flag string) (string, string) {
+	if flag != "" {
+		return flag, "flag --" + k.name
+	}
+	if v := e.getenv(k.env); v != "" {
+		return v, "env " + k.env
+	}
+	return k.def, "default"
+}
+
+func (e *env) durationKnob(k knob, flag string) (time.Duration, error) {
+	v, src := e.lookup(k, flag)
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, usageErr("%s %q (%s): want a positive duration such as %s", k.name, v, src, k.def)
+	}
+	return d, nil
+}
+
+// heartbeat defaults to a third of the lease, so that a lease set alone
+// stays consistent.
+func (e *env) heartbeat(flag string, lease time.Duration) (time.Duration, error) {
+	if _, src := e.lookup(knobHeartbeat, flag); src == "default" {
+		return lease / 3, nil
+	}
+	return e.durationKnob(knobHeartbeat, flag)
+}
+
+func (e *env) intKnob(k knob, flag string) (int, error) {
+	v, src := e.lookup(k, flag)
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, usageErr("%s %q (%s): want a positive number such as %s", k.name, v, src, k.def)
+	}
+	return n, nil
+}
+
+// workerSettings are the knobs an engine runs with.
+type workerSettings struct {
+	concurrency      int
+	lease, heartbeat time.Duration
+	drain            time.Duration
+}
+
+// workerFlags holds the flag values as given (empty: not given).
+type workerFlags struct {
+	concurrency, lease, heartbeat, drain string
+}
+
+func (e *env) workerSettings(f workerFlags) (workerSettings, error) {
+	var s workerSettings
+	var err error
+	if s.concurrency, err = e.intKnob(knobConcurrency, f.concurrency); err != nil {
+		return s, err
+	}
+	if s.lease, err = e.durationKnob(knobLease, f.lease); err != nil {
+		return s, err
+	}
+	if s.heartbeat, err = e.heartbeat(f.heartbeat, s.lease); err != nil {
+		return s, err
+	}
+	if s.drain, err = e.durationKnob(knobDrain, f.drain); err != nil {
+		return s, err
+	}
+	if s.heartbeat >= s.lease {
+		return s, usageErr("heartbeat %v must be shorter than the lease %v (a third of it is usual)", s.heartbeat, s.lease)
+	}
+	return s, nil
+}
+
+func (f *workerFlags) register(fs interface {
+	StringVar(p *string, name, value, usage string)
+}) {
+	for _, k := range []struct {
+		p *string
+		k knob
+	}{{&f.concurrency, knobConcurrency}, {&f.lease, knobLease}, {&f.heartbeat, knobHeartbeat}, {&f.drain, knobDrain}} {
+		fs.StringVar(k.p, k.k.name, "", fmt.Sprintf("%s (env %s, default %s)", k.k.help, k.k.env, k.k.def))
+	}
+}
+
+// newEngine returns an engine with the settings, logging warnings to
+// stderr.
+func (e *env) newEngine(st store.Store, ws workerSettings, onEvent func(engine.Event)) (*engine.Engine, error) {
+	return engine.New(engine.Config{
+		Store: st, Concurrency: ws.concurrency, Lease: ws.lease, Heartbeat: ws.heartbeat,
+		OnEvent: onEvent, Version: Version,
+		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+}

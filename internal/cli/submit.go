@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/grit-run/grit/task"
+	"github.com/grit-run/grit/taskfile"
+)
+
+func newSubmitCmd(e *env) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "submit FILE",
+		Short: "submit a task file's run for workers to work, and print its id",
+		Long: `Submits the run a task file describes and prints its id, without working
+it: grit worker processes (here or on other machines sharing the store) work
+it, and grit wait RUN waits for its end. Submitting the same file again while
+its run is unfinished prints that run's id instead of submitting a second.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return e.submit(cmd.Context(), args[0], asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"run": ID}`)
+	return cmd
+}
+
+func (e *env) submit(ctx context.Context, path string, asJSON bool) error {
+	f, err := taskfile.Load(path)
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	r, _, err := submitOrResume(ctx, st, f, 0)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(map[string]int64{"run": r.ID})
+	}
+	fmt.Fprintln(e.stdout, r.ID)
+	return nil
+}
+
+func newWaitCmd(e *env) *cobra.Command {
+	var asJSON, quiet bool
+	cmd := &cobra.Command{
+		Use:   "wait RUN",
+		Short: "wait until a run ends, then print its summary (exit status as grit run)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			return e.wait(cmd.Context(), id, asJSON, quiet)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object at the end, as grit run --json")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print no transitions, only the summary")
+	return cmd
+}
+
+func (e *env) wait(ctx context.Context, id int64, asJSON, quiet bool) error {
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := st.GetRun(ctx, id); errors.Is(err, task.ErrNotFound) {
+		return &exitError{code: exitUsage, err: fmt.Errorf("wait: no run has id %d", id)}
+	} else if err != nil {
+		return err
+	}
+	p := newProgress(e, id, quiet || asJSON)
+	ts, err := waitRun(ctx, st, id, p)
+	p.done()
+	if err != nil {
+		return err
+	}
+	return e.summarize(ctx, st, id, ts, asJSON)
+}
