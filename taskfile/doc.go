@@ -9,7 +9,7 @@
 // # An example
 //
 //	name: settlement            # the run's name
-//	max_failures: 3             # fail the run after 3 failed tasks
+//	max_failures: 3             # the run fails when more than 3 tasks fail
 //	defaults:                   # for every task that does not set the key
 //	  retry: "3 1s 30s"
 //	  timeout: 30s
@@ -32,8 +32,9 @@
 // # The top level
 //
 //   - name (required): the run's name, on one line, up to 128 bytes.
-//   - max_failures: how many tasks may fail before the run fails and its
-//     tasks that have not started are cancelled; 0 (the default) is no limit.
+//   - max_failures: how many tasks may fail; when more have failed, the run
+//     fails and its tasks that have not started are cancelled. 0 (the
+//     default) is no limit.
 //   - defaults: any task key but run and needs, applied to every task that
 //     does not set it. A task's key replaces the default's whole (a task's
 //     retry mapping is not merged with the default's, nor its exit-code

@@ -17,7 +17,7 @@ import (
 type File struct {
 	Path        string // as given to Parse or Load; used in errors
 	Name        string // the run's name
-	MaxFailures int    // failed tasks that fail the run; 0: no limit
+	MaxFailures int    // the run fails when more tasks than this fail; 0: no limit
 	Tasks       []Task // in the file's order
 }
 
