@@ -247,3 +247,24 @@ func TestTransitionLines(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestMaxFailuresEndsTheRun(t *testing.T) {
+	// f1 and f2 fail while gate runs: the run fails on the second failure,
+	// so later, which waits for gate, is cancelled; gate itself finishes.
+	file := writeFile(t, `name: limited
+max_failures: 1
+defaults: {permanent_on_exit: [2]}
+tasks:
+  f1: {run: exit 2}
+  f2: {run: exit 2}
+  gate: {run: sleep 1}
+  later: {run: "true", needs: gate}
+`)
+	code, out, _ := grit(t, "run", "--json", "--concurrency", "3", "--store", tempStore(t), file)
+	s := decodeSummary(t, out)
+	got := byName(s)
+	if code != 1 || s.State != "FAILED" || got["f1"].State != "FAILED" || got["f2"].State != "FAILED" ||
+		got["gate"].State != "SUCCESS" || got["later"].State != "CANCELLED" {
+		t.Errorf("exit %d, %+v", code, s)
+	}
+}
