@@ -179,3 +179,11 @@ const (
 	ActFail   Action = "fail"   // DEAD_LETTER -> FAILED, dependents UPSTREAM_FAILED
 	ActCancel Action = "cancel" // a task not ended -> CANCELLED, dependents CANCELLED
 )
+
+// Durations is an optional capability: the durations of recent successful
+// attempts of tasks of a kind and name ("" for unnamed tasks), newest first.
+// The engine uses it to tell, when a task keeps timing out, how long the
+// task takes when it succeeds: the timeout may be the bug.
+type Durations interface {
+	SuccessDurations(ctx context.Context, kind, name string, limit int) ([]time.Duration, error)
+}

@@ -72,10 +72,16 @@ func (e *Engine) failed(f *store.Finish, t task.Task, o outcome, now time.Time) 
 		Number: t.Attempt, Kind: retry.TaskError, Err: err,
 		Elapsed: elapsed(t, now), PrevDelay: t.PrevDelay, Streak: streak,
 	}, now)
+	msg := err.Error()
+	if f.Attempt.Outcome == task.OutcomeTimeout {
+		if hint := e.timeoutHint(t, o.timeout); hint != "" {
+			msg += " (" + hint + ")"
+		}
+	}
 	f.State, f.NextAt = stateFor(d), d.At
-	f.Error, f.Fingerprint, f.Streak, f.PrevDelay = err.Error(), fp, streak, d.Delay
+	f.Error, f.Fingerprint, f.Streak, f.PrevDelay = msg, fp, streak, d.Delay
 	a := &f.Attempt
-	a.Class, a.Error, a.Fingerprint, a.Delay, a.Decision = class.String(), err.Error(), fp, d.Delay, d.Reason.String()
+	a.Class, a.Error, a.Fingerprint, a.Delay, a.Decision = class.String(), msg, fp, d.Delay, d.Reason.String()
 }
 
 // interrupted decides what happens to a task whose worker died mid-attempt.

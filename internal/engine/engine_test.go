@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -357,5 +358,34 @@ func TestDAGPropagatesFailure(t *testing.T) {
 	}
 	if got, _ := st.GetRun(context.Background(), r.ID); got.State != task.Failed {
 		t.Errorf("run %s, want FAILED", got.State)
+	}
+}
+
+// TestRepeatedTimeoutsSayTheTimeoutMayBeTheBug runs a kind that succeeds in
+// about 100ms, then a task of the kind with a 30ms timeout: from its second
+// timeout on, its error says the timeout may be the bug, beside the p99 of
+// the successful runs.
+func TestRepeatedTimeoutsSayTheTimeoutMayBeTheBug(t *testing.T) {
+	st := newStore(t)
+	start(t, testConfig(st), Handler{Kind: "report", Policy: policy("2 10ms"), Fn: func(ctx context.Context, tk *task.Task) error {
+		select {
+		case <-time.After(100 * time.Millisecond):
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}})
+	for range 3 {
+		waitState(t, st, enqueue(t, st, store.NewTask{Kind: "report"}).ID, task.Success)
+	}
+	tk := enqueue(t, st, store.NewTask{Kind: "report", Timeout: 30 * time.Millisecond})
+	done := waitState(t, st, tk.ID, task.Failed)
+	as := attempts(t, st, tk.ID)
+	if strings.Contains(as[0].Error, "may be the bug") {
+		t.Errorf("the first timeout already blames the timeout: %q", as[0].Error)
+	}
+	want := "timed out 3 times in a row: the timeout (30ms) may be the bug; its successful runs took p99 "
+	if !strings.Contains(done.LastError, want) || !strings.Contains(done.LastError, "(3 runs)") || !strings.Contains(as[1].Error, "2 times in a row") {
+		t.Errorf("errors %q / %q; want %q … (3 runs)", as[1].Error, done.LastError, want)
 	}
 }
