@@ -3,7 +3,9 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/grit-run/grit/store"
@@ -40,16 +42,20 @@ func TestValidateRun(t *testing.T) {
 	}
 }
 
+var fakeSchemes atomic.Int64
+
 func TestOpenUnknownScheme(t *testing.T) {
 	for _, dsn := range []string{"", "grit.db", "nosuch:x"} {
 		if _, err := store.Open(context.Background(), dsn); err == nil {
 			t.Errorf("Open(%q) succeeded", dsn)
 		}
 	}
-	store.Register("fake-for-test", func(ctx context.Context, dsn string) (store.Store, error) {
+	// A scheme of its own per run, so that -count=N does not register twice.
+	scheme := fmt.Sprintf("fake-%d", fakeSchemes.Add(1))
+	store.Register(scheme, func(ctx context.Context, dsn string) (store.Store, error) {
 		return nil, errors.New("fake: " + dsn)
 	})
-	if _, err := store.Open(context.Background(), "fake-for-test:x"); err == nil || err.Error() != "fake: fake-for-test:x" {
+	if _, err := store.Open(context.Background(), scheme+":x"); err == nil || err.Error() != "fake: "+scheme+":x" {
 		t.Errorf("Open did not reach the registered driver: %v", err)
 	}
 	defer func() {
@@ -57,5 +63,5 @@ func TestOpenUnknownScheme(t *testing.T) {
 			t.Error("registering a scheme twice did not panic")
 		}
 	}()
-	store.Register("fake-for-test", nil)
+	store.Register(scheme, nil)
 }

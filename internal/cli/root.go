@@ -12,7 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/grit-run/grit/store"
-	_ "github.com/grit-run/grit/store/sqlite" // the embedded default
+	_ "github.com/grit-run/grit/store/postgres" // postgres:// for a fleet
+	_ "github.com/grit-run/grit/store/sqlite"   // the embedded default
 )
 
 // Exit codes.

@@ -1,0 +1,100 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// actSQL moves a task for an action, only from the states the action
+// allows. The parameter is the task's id.
+var actSQL = map[store.Action]string{
+	store.ActReplay: `UPDATE $S.tasks t SET state = 'READY', streak = 0, next_at = now(), finished_at = NULL
+		WHERE id = $1 AND state = 'DEAD_LETTER' RETURNING ` + taskColsOf,
+	store.ActSkip: `UPDATE $S.tasks t SET state = 'SKIPPED', finished_at = now()
+		WHERE id = $1 AND state = 'DEAD_LETTER' RETURNING ` + taskColsOf,
+	store.ActFail: `UPDATE $S.tasks t SET state = 'FAILED', finished_at = now()
+		WHERE id = $1 AND state = 'DEAD_LETTER' RETURNING ` + taskColsOf,
+	store.ActCancel: `UPDATE $S.tasks t SET state = 'CANCELLED', finished_at = now(), next_at = NULL,
+			lease_owner = '', lease_expires = NULL
+		WHERE id = $1 AND state IN ('PENDING', 'READY', 'RUNNING', 'RETRYING', 'SENSING', 'DEAD_LETTER')
+		RETURNING ` + taskColsOf,
+}
+
+// Act applies an operator's action: replay, skip or fail a DEAD_LETTER
+// task, or cancel a task that has not ended (its dependents are cancelled,
+// transitively, and a running attempt is closed as INTERRUPTED: its worker
+// is fenced off, as its task is no longer RUNNING). A task in another state
+// gives task.ErrWrongState.
+func (s *Store) Act(ctx context.Context, id int64, a store.Action) (task.Task, error) {
+	if _, ok := actSQL[a]; !ok {
+		return task.Task{}, fmt.Errorf("act %q on task %d: unknown action (want replay, skip, fail or cancel): %w", a, id, task.ErrInvalid)
+	}
+	var out task.Task
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = s.act(ctx, tx, id, a)
+		return err
+	})
+	if err != nil {
+		return task.Task{}, fmt.Errorf("%s task %d: %w", a, id, err)
+	}
+	return out, nil
+}
+
+func (s *Store) act(ctx context.Context, tx pgx.Tx, id int64, a store.Action) (task.Task, error) {
+	t, err := scanTask(tx.QueryRow(ctx, s.sql(actSQL[a]), id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return task.Task{}, s.whyNot(ctx, tx, id)
+	}
+	if err != nil {
+		return task.Task{}, err
+	}
+	wake := false
+	switch a {
+	case store.ActReplay:
+		return t, s.notify(ctx, tx)
+	case store.ActSkip:
+		wake, err = s.satisfy(ctx, tx, []int64{id})
+	case store.ActFail:
+		err = s.blockDownstream(ctx, tx, []int64{id}, task.UpstreamFailed)
+	case store.ActCancel:
+		err = s.cancelled(ctx, tx, id)
+	}
+	if err == nil && wake {
+		err = s.notify(ctx, tx)
+	}
+	if err != nil {
+		return task.Task{}, err
+	}
+	return t, s.settleRunsOf(ctx, tx, []int64{id})
+}
+
+// cancelled closes the running attempt of a cancelled task, if any, and
+// cancels its dependents.
+func (s *Store) cancelled(ctx context.Context, tx pgx.Tx, id int64) error {
+	_, err := tx.Exec(ctx, s.sql(`UPDATE $S.attempts SET outcome = 'INTERRUPTED', ended_at = now(), decision = 'cancelled'
+		WHERE task_id = $1 AND outcome = 'RUNNING'`), id)
+	if err != nil {
+		return err
+	}
+	return s.blockDownstream(ctx, tx, []int64{id}, task.Cancelled)
+}
+
+// whyNot tells a missing task from one in the wrong state.
+func (s *Store) whyNot(ctx context.Context, tx pgx.Tx, id int64) error {
+	var state task.State
+	err := tx.QueryRow(ctx, s.sql(`SELECT state FROM $S.tasks WHERE id = $1`), id).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return task.ErrNotFound
+	}
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("task is %s: %w", state, task.ErrWrongState)
+}

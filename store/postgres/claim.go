@@ -1,0 +1,106 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// waitingStates must read exactly as in the partial index tasks_due, for
+// the planner to prove that NextDue may use it.
+const waitingStates = `state IN ('READY', 'RETRYING', 'SENSING')`
+
+// filter narrows NextDue to queues and kinds (empty: all), with
+// parameters numbered from next. Each combination is its own statement
+// text, so that a prepared plan never carries a test for a filter that is
+// not there.
+func filter(next int, queues, kinds []string) (string, []any) {
+	var sql string
+	var args []any
+	if len(queues) > 0 {
+		sql += fmt.Sprintf(` AND queue = ANY($%d::text[])`, next)
+		args = append(args, queues)
+		next++
+	}
+	if len(kinds) > 0 {
+		sql += fmt.Sprintf(` AND kind = ANY($%d::text[])`, next)
+		args = append(args, kinds)
+	}
+	return sql, args
+}
+
+// claimSQL claims in one statement: due_tasks locks the first due tasks
+// in claim order, skipping those another claimer has locked; they move to
+// RUNNING under a new lease token and their attempts open.
+//
+// The tasks to change are named by id = ANY (array) rather than by a join
+// with due, which a planner misled by statistics (a new table, a burst)
+// may turn into a hash of the whole table: = ANY is a lookup in the
+// primary key. $1 is the worker, $2 the lease in microseconds, $3 the
+// limit, $4 and $5 the queues and kinds (NULL: all).
+const claimSQL = `WITH due AS (
+	SELECT * FROM $S.due_tasks($3, $4, $5)
+), t AS (
+	UPDATE $S.tasks t SET state = 'RUNNING', lease_owner = $1, lease_token = t.lease_token + 1,
+		lease_expires = now() + $2::bigint * interval '1 microsecond', attempt = t.attempt + 1,
+		first_started_at = coalesce(t.first_started_at, now()), next_at = NULL
+	WHERE t.id = ANY (ARRAY(SELECT id FROM due))
+	RETURNING t.*
+), opened AS (
+	INSERT INTO $S.attempts (task_id, lease_token, number, worker, started_at, outcome)
+	SELECT id, lease_token, attempt, lease_owner, now(), 'RUNNING' FROM t
+)
+SELECT ` + taskColsOf + ` FROM t JOIN due ON due.id = t.id
+ORDER BY due.priority DESC, due.next_at, due.id`
+
+// Claim takes up to req.Limit (at least 1) due tasks, highest priority
+// first, then earliest due, then oldest, and returns them in that order.
+// A zero req.Lease means DefaultLease. Claimers on other connections and
+// in other processes skip the rows this one has locked, so no task is
+// claimed twice and no claimer waits for another.
+func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task, error) {
+	if req.Worker == "" {
+		return nil, fmt.Errorf("claim: no worker: %w", task.ErrInvalid)
+	}
+	req.Limit = max(req.Limit, 1)
+	if req.Lease <= 0 {
+		req.Lease = DefaultLease
+	}
+	var out []task.Task
+	err := retrying(ctx, func(ctx context.Context) error {
+		var err error
+		out, err = scanTasks(s.pool.Query(ctx, s.sql(claimSQL), req.Worker, micros(req.Lease), req.Limit,
+			orNull(req.Queues), orNull(req.Kinds)))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	return out, nil
+}
+
+// NextDue returns the earliest due time of the waiting tasks in queues and
+// kinds (empty: all), which may be in the past.
+func (s *Store) NextDue(ctx context.Context, queues, kinds []string) (time.Time, bool, error) {
+	where, args := filter(1, queues, kinds)
+	var next pgtype.Timestamptz
+	q := `SELECT min(next_at) FROM $S.tasks WHERE ` + waitingStates + where
+	if err := s.pool.QueryRow(ctx, s.sql(q), args...).Scan(&next); err != nil {
+		return time.Time{}, false, fmt.Errorf("next due: %w", err)
+	}
+	return fromTS(next), next.Valid, nil
+}
+
+// orNull is a list as a parameter: NULL when empty, which due_tasks reads
+// as no filter (an empty array would match nothing).
+func orNull(vs []string) []string {
+	if len(vs) == 0 {
+		return nil
+	}
+	return vs
+}

@@ -1,0 +1,146 @@
+package postgres
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/grit-run/grit/task"
+)
+
+// Times are timestamptz, NULL for the zero time, and read back in UTC;
+// durations are bigint nanoseconds.
+
+func tstz(t time.Time) pgtype.Timestamptz {
+	return pgtype.Timestamptz{Time: t, Valid: !t.IsZero()}
+}
+
+func fromTS(v pgtype.Timestamptz) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return v.Time.UTC()
+}
+
+func nullText(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
+
+// taskCols are the columns scanTask reads, in its order.
+const taskCols = `id, run_id, name, kind, args, queue, group_name, priority, state,
+	policy, poison_after, timeout_ns, grace_ns, attempt, next_at, prev_delay_ns,
+	lease_owner, lease_token, lease_expires, last_error, fingerprint, streak,
+	idempotency_key, created_at, first_started_at, finished_at`
+
+// taskColsOf is taskCols qualified by a table alias, "t".
+const taskColsOf = `t.id, t.run_id, t.name, t.kind, t.args, t.queue, t.group_name, t.priority, t.state,
+	t.policy, t.poison_after, t.timeout_ns, t.grace_ns, t.attempt, t.next_at, t.prev_delay_ns,
+	t.lease_owner, t.lease_token, t.lease_expires, t.last_error, t.fingerprint, t.streak,
+	t.idempotency_key, t.created_at, t.first_started_at, t.finished_at`
+
+func scanTask(r pgx.Row) (task.Task, error) { return scanTaskAfter(r) }
+
+// scanTaskAfter scans a row of the columns before, then taskCols.
+func scanTaskAfter(r pgx.Row, before ...any) (task.Task, error) {
+	var t task.Task
+	var runID pgtype.Int8
+	var nextAt, leaseExp, created, started, finished pgtype.Timestamptz
+	var key pgtype.Text
+	var args []byte
+	var timeout, grace, prevDelay int64
+	err := r.Scan(append(before, &t.ID, &runID, &t.Name, &t.Kind, &args, &t.Queue, &t.Group,
+		&t.Priority, &t.State, &t.Policy, &t.PoisonAfter, &timeout, &grace,
+		&t.Attempt, &nextAt, &prevDelay, &t.LeaseOwner, &t.LeaseToken, &leaseExp,
+		&t.LastError, &t.Fingerprint, &t.Streak, &key, &created, &started, &finished)...)
+	if err != nil {
+		return task.Task{}, err
+	}
+	t.RunID = runID.Int64
+	if args != nil {
+		t.Args = json.RawMessage(args)
+	}
+	t.Timeout, t.Grace, t.PrevDelay = time.Duration(timeout), time.Duration(grace), time.Duration(prevDelay)
+	t.NextAt, t.LeaseExpires = fromTS(nextAt), fromTS(leaseExp)
+	t.IdempotencyKey = key.String
+	t.CreatedAt, t.FirstStartedAt, t.FinishedAt = fromTS(created), fromTS(started), fromTS(finished)
+	return t, nil
+}
+
+// scanTasks reads every row of rows and closes them.
+func scanTasks(rows pgx.Rows, err error) ([]task.Task, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []task.Task
+	for rows.Next() {
+		t, err := scanTask(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+const attemptCols = `task_id, number, worker, lease_token, started_at, ended_at,
+	outcome, class, error, fingerprint, exit_code, signal, output, delay_ns, decision`
+
+func scanAttempt(r pgx.Row) (task.Attempt, error) {
+	var a task.Attempt
+	var started, ended pgtype.Timestamptz
+	var exit pgtype.Int4
+	var delay int64
+	err := r.Scan(&a.TaskID, &a.Number, &a.Worker, &a.LeaseToken, &started, &ended,
+		&a.Outcome, &a.Class, &a.Error, &a.Fingerprint, &exit, &a.Signal, &a.Output,
+		&delay, &a.Decision)
+	if err != nil {
+		return task.Attempt{}, err
+	}
+	a.StartedAt, a.EndedAt = fromTS(started), fromTS(ended)
+	if exit.Valid {
+		code := int(exit.Int32)
+		a.ExitCode = &code
+	}
+	a.Delay = time.Duration(delay)
+	return a, nil
+}
+
+const runCols = `id, name, key, max_failures, state, created_at, finished_at`
+
+func scanRun(r pgx.Row) (task.Run, error) {
+	var run task.Run
+	var key pgtype.Text
+	var created, finished pgtype.Timestamptz
+	err := r.Scan(&run.ID, &run.Name, &key, &run.MaxFailures, &run.State, &created, &finished)
+	if err != nil {
+		return task.Run{}, err
+	}
+	run.Key = key.String
+	run.CreatedAt, run.FinishedAt = fromTS(created), fromTS(finished)
+	return run, nil
+}
+
+const workerCols = `id, host, pid, version, started_at, last_seen, active`
+
+func scanWorker(r pgx.Row) (task.Worker, error) {
+	var w task.Worker
+	var started, seen pgtype.Timestamptz
+	err := r.Scan(&w.ID, &w.Host, &w.PID, &w.Version, &started, &seen, &w.Active)
+	if err != nil {
+		return task.Worker{}, err
+	}
+	w.StartedAt, w.LastSeen = fromTS(started), fromTS(seen)
+	return w, nil
+}
+
+// scanIDs reads a column of ids and closes rows.
+func scanIDs(rows pgx.Rows, err error) ([]int64, error) {
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
+}
+
+// micros is a duration as whole microseconds, the database's precision.
+func micros(d time.Duration) int64 { return d.Microseconds() }

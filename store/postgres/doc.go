@@ -1,0 +1,40 @@
+// Package postgres is grit's store for a fleet of workers: a store.Store on
+// a PostgreSQL schema (15 or later) that any number of processes share,
+// through pgx.
+//
+//	s, err := postgres.Open(ctx, "postgres://user@host:5432/db?schema=grit")
+//
+// Every time the store sets (lease expiries, due times, starts and ends)
+// is read from the database's clock, never the worker's, so workers whose
+// clocks disagree still agree on leases. Now returns that clock.
+//
+// A claim is one statement: it locks the first due tasks in claim order
+// with FOR UPDATE SKIP LOCKED (claimers skip each other's rows instead of
+// waiting), moves them to RUNNING under new lease tokens and opens their
+// attempts. Finish ends a whole batch in one transaction: one statement
+// applies every item whose task is still RUNNING under its token and
+// closes the attempts, then dependents and runs move. A heartbeat renews
+// all of a worker's leases in one statement; a rescue takes expired leases
+// in one statement, with SKIP LOCKED too. A transaction that loses a
+// conflict (a serialization failure, a deadlock) is retried a few times,
+// with a short jittered backoff, before its error is returned.
+//
+// Enqueue inserts a batch in one statement (COPY for large batches
+// without idempotency keys); EnqueueTx does it in the caller's pgx
+// transaction, so that tasks commit, or not, with the caller's own
+// writes. Enqueue, SubmitRun, Finish and Act notify a channel when tasks
+// become due, and Wake listens to it, reconnecting when the connection
+// drops, so idle workers wake at once instead of polling.
+//
+// The schema (Config.Schema, the DSN's schema parameter, or "grit") is
+// created and migrated on open, and by Migrate, from the versioned SQL
+// files embedded in migrations/, under an advisory lock so that processes
+// starting together migrate once. A schema migrated by a newer grit is
+// refused.
+//
+// The store's connections plan every statement with its own arguments
+// (plan_cache_mode=force_custom_plan), and the statements are written so
+// that their plans stay index lookups when the table statistics are wrong,
+// as they are in a new schema or after a burst: see due_tasks in the
+// migrations and finishTasksSQL.
+package postgres

@@ -1,0 +1,284 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// Enqueue inserts tasks outside any run, in one transaction and one
+// statement. A task whose IdempotencyKey is already taken is not inserted:
+// the task holding the key is returned in its place (also within one call,
+// and when another process inserted it a moment before).
+func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]task.Task, error) {
+	if err := checkEnqueue(ts); err != nil {
+		return nil, err
+	}
+	if len(ts) == 0 {
+		return nil, nil
+	}
+	var out []task.Task
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = s.enqueue(ctx, tx, ts)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	return out, nil
+}
+
+// EnqueueTx is Enqueue inside the caller's transaction, which may hold the
+// caller's own writes (the transactional outbox): the tasks exist if and
+// only if tx commits, and no worker sees them before. Workers listening
+// with Wake are told on commit. tx must be on the store's database; it may
+// come from another pool, or from Pool.
+//
+// Unlike Enqueue, a conflict with a concurrent transaction is returned, not
+// retried: retrying would mean running the caller's transaction again.
+func (s *Store) EnqueueTx(ctx context.Context, tx pgx.Tx, ts []store.NewTask) ([]task.Task, error) {
+	if err := checkEnqueue(ts); err != nil {
+		return nil, err
+	}
+	if len(ts) == 0 {
+		return nil, nil
+	}
+	out, err := s.enqueue(ctx, tx, ts)
+	if err != nil {
+		return nil, fmt.Errorf("enqueue: %w", err)
+	}
+	return out, nil
+}
+
+func checkEnqueue(ts []store.NewTask) error {
+	for i, t := range ts {
+		if len(t.Needs) > 0 {
+			return fmt.Errorf("enqueue: task %d (%q): needs are only for tasks of a run (SubmitRun): %w", i, t.Name, task.ErrInvalid)
+		}
+		if err := store.ValidateTask(t); err != nil {
+			return fmt.Errorf("enqueue: task %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// copyMin is the smallest batch that Enqueue sends with COPY, when none of
+// its tasks has an idempotency key (COPY cannot skip a taken key).
+const copyMin = 1000
+
+// enqueue inserts the first task of each idempotency key (and every task
+// without one), then looks up the keys that were taken already.
+func (s *Store) enqueue(ctx context.Context, q pgx.Tx, ts []store.NewTask) ([]task.Task, error) {
+	if len(ts) >= copyMin && !anyKey(ts) {
+		out, err := s.copyTasks(ctx, q, ts)
+		if err != nil {
+			return nil, err
+		}
+		return out, s.notify(ctx, q)
+	}
+	first := make([]int, len(ts)) // index of the task that answers for ts[i]
+	byKey := map[string]int{}
+	var rows []newRow
+	for i, t := range ts {
+		first[i] = i
+		if t.IdempotencyKey != "" {
+			if j, dup := byKey[t.IdempotencyKey]; dup {
+				first[i] = j
+				continue
+			}
+			byKey[t.IdempotencyKey] = i
+		}
+		rows = append(rows, newRow{t: t, state: task.Ready, at: i})
+	}
+	got, err := s.insertTasks(ctx, q, 0, rows)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.takenKeys(ctx, q, ts, got); err != nil {
+		return nil, err
+	}
+	if len(got) > 0 {
+		if err := s.notify(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]task.Task, len(ts))
+	for i := range ts {
+		out[i] = got[first[i]]
+	}
+	return out, nil
+}
+
+func anyKey(ts []store.NewTask) bool {
+	for _, t := range ts {
+		if t.IdempotencyKey != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// copyColumns are the columns copyTasks writes; the others keep their
+// defaults.
+var copyColumns = []string{"id", "name", "kind", "args", "queue", "group_name", "priority",
+	"state", "policy", "poison_after", "timeout_ns", "grace_ns", "next_at", "created_at"}
+
+// copyTasks inserts READY tasks with COPY, the fastest way into a table. It
+// draws their ids and reads the transaction's time first, so it can return
+// the tasks as stored without reading them back.
+func (s *Store) copyTasks(ctx context.Context, q pgx.Tx, ts []store.NewTask) ([]task.Task, error) {
+	var now time.Time
+	var ids []int64
+	err := q.QueryRow(ctx, s.sql(`SELECT now(), array(SELECT nextval('$S.tasks_id_seq') FROM generate_series(1, $1))`), len(ts)).
+		Scan(&now, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("draw task ids: %w", err)
+	}
+	now = now.UTC()
+	out := make([]task.Task, len(ts))
+	for i, nt := range ts {
+		out[i] = newTask(ids[i], nt, now)
+	}
+	rows := pgx.CopyFromSlice(len(out), func(i int) ([]any, error) {
+		t := out[i]
+		var args []byte
+		if t.Args != nil {
+			args = t.Args
+		}
+		return []any{t.ID, t.Name, t.Kind, args, t.Queue, t.Group, int32(t.Priority), string(t.State),
+			t.Policy, int32(t.PoisonAfter), int64(t.Timeout), int64(t.Grace), t.NextAt, t.CreatedAt}, nil
+	})
+	if _, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "tasks"}, copyColumns, rows); err != nil {
+		return nil, fmt.Errorf("copy tasks: %w", err)
+	}
+	return out, nil
+}
+
+// newTask is a READY task as the database stores it, times at its
+// microsecond precision.
+func newTask(id int64, nt store.NewTask, now time.Time) task.Task {
+	t := task.Task{ID: id, Name: nt.Name, Kind: nt.Kind, Args: nt.Args, Queue: nt.Queue, Group: nt.Group,
+		Priority: nt.Priority, State: task.Ready, Policy: nt.Policy, PoisonAfter: nt.PoisonAfter,
+		Timeout: nt.Timeout, Grace: nt.Grace, NextAt: now, CreatedAt: now}
+	if t.Queue == "" {
+		t.Queue = "default"
+	}
+	if !nt.RunAt.IsZero() {
+		t.NextAt = nt.RunAt.UTC().Truncate(time.Microsecond)
+	}
+	return t
+}
+
+// takenKeys fills in got the tasks whose key another task held.
+func (s *Store) takenKeys(ctx context.Context, q querier, ts []store.NewTask, got map[int]task.Task) error {
+	var keys []string
+	at := map[string]int{}
+	for i, t := range ts {
+		if _, ok := got[i]; !ok && t.IdempotencyKey != "" && at[t.IdempotencyKey] == 0 {
+			keys = append(keys, t.IdempotencyKey)
+			at[t.IdempotencyKey] = i + 1
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	held, err := scanTasks(q.Query(ctx, s.sql(`SELECT `+taskCols+` FROM $S.tasks WHERE idempotency_key = ANY($1)`), keys))
+	if err != nil {
+		return fmt.Errorf("look up idempotency keys: %w", err)
+	}
+	for _, t := range held {
+		got[at[t.IdempotencyKey]-1] = t
+	}
+	if len(held) != len(keys) {
+		return fmt.Errorf("an idempotency key was taken, then its task vanished: %w", task.ErrNotFound)
+	}
+	return nil
+}
+
+// newRow is a task to insert, its state and its index in the caller's list.
+type newRow struct {
+	t         store.NewTask
+	state     task.State
+	needsLeft int
+	at        int
+}
+
+// insertTasksSQL inserts the rows given as arrays. Each row's id is drawn
+// first, so the returned rows can be matched to the input by ordinality. A
+// row whose idempotency key is taken is skipped. A READY task is due at
+// RunAt, or now; a PENDING one keeps RunAt (if any) for when its needs are
+// met.
+const insertTasksSQL = `WITH i AS (
+	SELECT nextval('$S.tasks_id_seq') AS id, i.*
+	FROM unnest($2::text[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::int[],
+		$8::text[], $9::text[], $10::int[], $11::bigint[], $12::bigint[], $13::timestamptz[],
+		$14::text[], $15::int[])
+	WITH ORDINALITY AS i (name, kind, args, queue, group_name, priority, state, policy,
+		poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, ord)
+), t AS (
+	INSERT INTO $S.tasks (id, run_id, name, kind, args, queue, group_name, priority, state,
+		policy, poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left)
+	SELECT id, $1, name, kind, args, queue, group_name, priority, state, policy,
+		poison_after, timeout_ns, grace_ns,
+		CASE WHEN state = 'READY' THEN coalesce(next_at, now()) ELSE next_at END,
+		idempotency_key, needs_left
+	FROM i ORDER BY ord
+	ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+	RETURNING *
+)
+SELECT i.ord, ` + taskColsOf + ` FROM t JOIN i ON i.id = t.id`
+
+// insertTasks inserts rows in one statement and returns the inserted tasks
+// by their rows' at. runID 0 is none.
+func (s *Store) insertTasks(ctx context.Context, q querier, runID int64, rows []newRow) (map[int]task.Task, error) {
+	n := len(rows)
+	var (
+		names, kinds, queues, groups, states, policies = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		args                                           = make([][]byte, n)
+		prios, poison, needs                           = make([]int32, n), make([]int32, n), make([]int32, n)
+		timeouts, graces                               = make([]int64, n), make([]int64, n)
+		nextAt                                         = make([]pgtype.Timestamptz, n)
+		keys                                           = make([]pgtype.Text, n)
+	)
+	for i, r := range rows {
+		t := r.t
+		names[i], kinds[i], groups[i], states[i], policies[i] = t.Name, t.Kind, t.Group, string(r.state), t.Policy
+		queues[i] = t.Queue
+		if queues[i] == "" {
+			queues[i] = "default"
+		}
+		if t.Args != nil {
+			args[i] = []byte(t.Args)
+		}
+		prios[i], poison[i], needs[i] = int32(t.Priority), int32(t.PoisonAfter), int32(r.needsLeft)
+		timeouts[i], graces[i] = int64(t.Timeout), int64(t.Grace)
+		nextAt[i], keys[i] = tstz(t.RunAt), nullText(t.IdempotencyKey)
+	}
+	run := pgtype.Int8{Int64: runID, Valid: runID != 0}
+	res, err := q.Query(ctx, s.sql(insertTasksSQL), run, names, kinds, args, queues, groups, prios,
+		states, policies, poison, timeouts, graces, nextAt, keys, needs)
+	if err != nil {
+		return nil, fmt.Errorf("insert tasks: %w", err)
+	}
+	defer res.Close()
+	got := make(map[int]task.Task, n)
+	for res.Next() {
+		var ord int64
+		t, err := scanTaskAfter(res, &ord)
+		if err != nil {
+			return nil, fmt.Errorf("insert tasks: %w", err)
+		}
+		got[rows[ord-1].at] = t
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("insert tasks: %w", err)
+	}
+	return got, nil
+}

@@ -1,0 +1,254 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// Finish ends attempts in one transaction: one statement moves the tasks of
+// a whole batch and closes their attempts, then the dependents and runs of
+// the tasks that ended move. An item whose task is not RUNNING under its
+// Token gets task.ErrLeaseLost and writes nothing; an item with a state
+// Finish cannot set gets task.ErrInvalid.
+func (s *Store) Finish(ctx context.Context, fs []store.Finish) ([]error, error) {
+	errs := make([]error, len(fs))
+	var todo []int
+	for i, f := range fs {
+		if !finishable(f.State) {
+			errs[i] = fmt.Errorf("finish task %d: state %q: want SUCCESS, FAILED, DEAD_LETTER, RETRYING, SENSING or READY: %w", f.TaskID, f.State, task.ErrInvalid)
+			continue
+		}
+		todo = append(todo, i)
+	}
+	if len(todo) == 0 {
+		return errs, nil
+	}
+	var applied map[int]bool
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		applied, err = s.finish(ctx, tx, fs, todo)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("finish: %w", err)
+	}
+	for _, i := range todo {
+		if !applied[i] {
+			errs[i] = fmt.Errorf("finish task %d with lease token %d: %w", fs[i].TaskID, fs[i].Token, task.ErrLeaseLost)
+		}
+	}
+	return errs, nil
+}
+
+func finishable(s task.State) bool {
+	switch s {
+	case task.Success, task.Failed, task.DeadLetter, task.Retrying, task.Sensing, task.Ready:
+		return true
+	}
+	return false
+}
+
+// finish applies the items todo of fs and returns which applied. A task
+// named twice is finished in a later round, where its second item meets the
+// state the first left (and so, normally, loses): one UPDATE cannot change
+// a row twice.
+func (s *Store) finish(ctx context.Context, tx pgx.Tx, fs []store.Finish, todo []int) (map[int]bool, error) {
+	applied := make(map[int]bool, len(todo))
+	wake := false
+	for _, round := range rounds(fs, todo) {
+		moved, err := s.finishTasks(ctx, tx, fs, round)
+		if err != nil {
+			return nil, err
+		}
+		var ended []int
+		for _, i := range round {
+			run, ok := moved[fs[i].TaskID]
+			applied[i] = applied[i] || ok
+			wake = wake || ok && fs[i].State.Waiting()
+			if ok && run != 0 {
+				ended = append(ended, i)
+			}
+		}
+		promoted, err := s.propagateFinish(ctx, tx, fs, ended, moved)
+		if err != nil {
+			return nil, err
+		}
+		wake = wake || promoted
+	}
+	if wake {
+		return applied, s.notify(ctx, tx)
+	}
+	return applied, nil
+}
+
+// rounds splits todo so that no round names a task twice. Each round is in
+// task id order, so that two transactions lock shared rows in one order.
+func rounds(fs []store.Finish, todo []int) [][]int {
+	var out [][]int
+	seen := make(map[int64]int, len(todo))
+	for _, i := range todo {
+		r := seen[fs[i].TaskID]
+		seen[fs[i].TaskID] = r + 1
+		if r == len(out) {
+			out = append(out, nil)
+		}
+		out[r] = append(out[r], i)
+	}
+	for _, r := range out {
+		slices.SortStableFunc(r, func(a, b int) int { return cmpInt(fs[a].TaskID, fs[b].TaskID) })
+	}
+	return out
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// finishTasksSQL moves the tasks of a round and closes their attempts, in
+// one statement. A task taken over by Rescue has no attempt under the
+// rescuer's token: its interrupted attempt keeps its outcome and gets the
+// rescuer's delay and decision. It returns the run (0: none) of each task
+// that moved.
+//
+// The compare-and-set on state and token is one CASE that names both
+// tables, so the planner takes it as a join condition, never as a filter
+// on tasks alone: a filter state = 'RUNNING', estimated from statistics
+// taken while few tasks ran, makes tasks look small enough to be the outer
+// side of the join, and the batch is then rescanned once for every RUNNING
+// task. With no filter of its own, tasks can only be reached from the
+// batch, by primary key.
+const finishTasksSQL = `WITH f AS (
+	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::int[],
+		$6::text[], $7::text[], $8::int[], $9::bigint[], $10::timestamptz[], $11::text[],
+		$12::text[], $13::text[], $14::text[], $15::int[], $16::text[], $17::text[],
+		$18::bigint[], $19::text[])
+	AS f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay_ns,
+		ended_at, outcome, class, a_error, a_fingerprint, exit_code, signal, output,
+		delay_ns, decision)
+), moved AS (
+	UPDATE $S.tasks t SET state = f.state,
+		next_at = CASE WHEN f.state IN ('READY', 'RETRYING', 'SENSING') THEN coalesce(f.next_at, now()) END,
+		finished_at = CASE WHEN f.state IN ('READY', 'RETRYING', 'SENSING') THEN NULL ELSE now() END,
+		attempt = greatest(t.attempt - f.refund, 0), last_error = f.error,
+		fingerprint = f.fingerprint, streak = f.streak, prev_delay_ns = f.prev_delay_ns,
+		lease_owner = '', lease_expires = NULL
+	FROM f
+	WHERE t.id = f.id AND CASE t.state WHEN 'RUNNING' THEN t.lease_token = f.token END
+	RETURNING t.id, t.run_id
+), closed AS (
+	UPDATE $S.attempts a SET ended_at = coalesce(f.ended_at, now()), outcome = f.outcome,
+		class = f.class, error = f.a_error, fingerprint = f.a_fingerprint,
+		exit_code = f.exit_code, signal = f.signal, output = f.output,
+		delay_ns = f.delay_ns, decision = f.decision
+	FROM f JOIN moved ON moved.id = f.id
+	WHERE a.task_id = f.id AND a.lease_token = f.token
+	RETURNING a.task_id
+), rescued AS (
+	UPDATE $S.attempts a SET delay_ns = f.delay_ns, decision = f.decision
+	FROM f
+	WHERE f.id IN (SELECT id FROM moved EXCEPT ALL SELECT task_id FROM closed)
+		AND a.task_id = f.id
+		AND a.lease_token = (SELECT max(y.lease_token) FROM $S.attempts y WHERE y.task_id = f.id)
+)
+SELECT id, coalesce(run_id, 0) FROM moved`
+
+// finishTasks applies the items of a round, each only if its task is
+// RUNNING under its token, and returns the run (0: none) of each task that
+// moved.
+func (s *Store) finishTasks(ctx context.Context, tx pgx.Tx, fs []store.Finish, items []int) (map[int64]int64, error) {
+	a := newFinishArgs(len(items))
+	for _, i := range items {
+		a.add(fs[i])
+	}
+	rows, err := tx.Query(ctx, s.sql(finishTasksSQL), a.list()...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	moved := make(map[int64]int64, len(items))
+	for rows.Next() {
+		var id, run int64
+		if err := rows.Scan(&id, &run); err != nil {
+			return nil, err
+		}
+		moved[id] = run
+	}
+	return moved, rows.Err()
+}
+
+// finishArgs are the columns of finishTasksSQL's f, as arrays.
+type finishArgs struct {
+	ids, tokens, prevDelays, delays          []int64
+	states, errs, fps, outcomes, classes     []string
+	aErrs, aFPs, signals, outputs, decisions []string
+	nextAts, endeds                          []pgtype.Timestamptz
+	refunds, streaks                         []int32
+	exits                                    []pgtype.Int4
+}
+
+func newFinishArgs(n int) *finishArgs {
+	return &finishArgs{
+		ids: make([]int64, 0, n), tokens: make([]int64, 0, n), prevDelays: make([]int64, 0, n), delays: make([]int64, 0, n),
+		states: make([]string, 0, n), errs: make([]string, 0, n), fps: make([]string, 0, n), outcomes: make([]string, 0, n),
+		classes: make([]string, 0, n), aErrs: make([]string, 0, n), aFPs: make([]string, 0, n), signals: make([]string, 0, n),
+		outputs: make([]string, 0, n), decisions: make([]string, 0, n), nextAts: make([]pgtype.Timestamptz, 0, n),
+		endeds: make([]pgtype.Timestamptz, 0, n), refunds: make([]int32, 0, n), streaks: make([]int32, 0, n),
+		exits: make([]pgtype.Int4, 0, n),
+	}
+}
+
+func (a *finishArgs) add(f store.Finish) {
+	refund := int32(0)
+	if f.Refund {
+		refund = 1
+	}
+	at := f.Attempt
+	exit := pgtype.Int4{}
+	if at.ExitCode != nil {
+		exit = pgtype.Int4{Int32: int32(*at.ExitCode), Valid: true}
+	}
+	a.ids, a.tokens, a.states = append(a.ids, f.TaskID), append(a.tokens, f.Token), append(a.states, string(f.State))
+	a.nextAts, a.refunds = append(a.nextAts, tstz(f.NextAt)), append(a.refunds, refund)
+	a.errs, a.fps, a.streaks = append(a.errs, f.Error), append(a.fps, f.Fingerprint), append(a.streaks, int32(f.Streak))
+	a.prevDelays, a.endeds = append(a.prevDelays, int64(f.PrevDelay)), append(a.endeds, tstz(at.EndedAt))
+	a.outcomes, a.classes = append(a.outcomes, string(outcomeOf(f))), append(a.classes, at.Class)
+	a.aErrs, a.aFPs, a.exits = append(a.aErrs, at.Error), append(a.aFPs, at.Fingerprint), append(a.exits, exit)
+	a.signals, a.outputs = append(a.signals, at.Signal), append(a.outputs, at.Output)
+	a.delays, a.decisions = append(a.delays, int64(at.Delay)), append(a.decisions, at.Decision)
+}
+
+func (a *finishArgs) list() []any {
+	return []any{a.ids, a.tokens, a.states, a.nextAts, a.refunds, a.errs, a.fps, a.streaks,
+		a.prevDelays, a.endeds, a.outcomes, a.classes, a.aErrs, a.aFPs, a.exits, a.signals,
+		a.outputs, a.delays, a.decisions}
+}
+
+// outcomeOf is the attempt's outcome as reported, or as its next state
+// implies.
+func outcomeOf(f store.Finish) task.Outcome {
+	if o := f.Attempt.Outcome; o != "" && o != task.OutcomeRunning {
+		return o
+	}
+	switch f.State {
+	case task.Success:
+		return task.OutcomeSuccess
+	case task.Sensing:
+		return task.OutcomeSnoozed
+	case task.Ready:
+		return task.OutcomeReleased
+	}
+	return task.OutcomeError
+}

@@ -1,0 +1,169 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// migration is one embedded schema change, from a file named NNNN_name.sql.
+type migration struct {
+	version int
+	name    string
+	sql     string
+}
+
+// migrations lists the embedded migrations in version order.
+func migrations() ([]migration, error) {
+	files, err := fs.Glob(migrationFS, "migrations/*.sql")
+	if err != nil {
+		return nil, err
+	}
+	var ms []migration
+	for _, f := range files {
+		base := strings.TrimSuffix(f[len("migrations/"):], ".sql")
+		num, name, ok := strings.Cut(base, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: name is not NNNN_name.sql", f)
+		}
+		body, err := migrationFS.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, migration{version: v, name: name, sql: string(body)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
+	for i := 1; i < len(ms); i++ {
+		if ms[i].version == ms[i-1].version {
+			return nil, fmt.Errorf("migration version %d appears twice", ms[i].version)
+		}
+	}
+	return ms, nil
+}
+
+// Migrate creates the schema a DSN names (its schema parameter, else
+// DefaultSchema) and applies the migrations it lacks, without opening a
+// Store: for `grit migrate` and deployments that migrate before starting
+// workers. It is idempotent, safe to run from several processes at once,
+// and refuses a schema migrated by a newer grit.
+func Migrate(ctx context.Context, dsn string) error {
+	pc, schema, err := Config{DSN: dsn}.parse()
+	if err != nil {
+		return err
+	}
+	conn, err := pgx.ConnectConfig(ctx, pc.ConnConfig)
+	if err != nil {
+		return fmt.Errorf("postgres: migrate %s: %w", describe(pc.ConnConfig), err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if err := migrateSchema(ctx, conn, schema); err != nil {
+		return fmt.Errorf("postgres: migrate %s: %w", describe(pc.ConnConfig), err)
+	}
+	return nil
+}
+
+type beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// migrateSchema applies the migrations the schema lacks, all in one
+// transaction that first takes an advisory lock on the schema's name: a
+// second process migrating at once waits, then finds them applied. The
+// migrations run with search_path set to the schema.
+func migrateSchema(ctx context.Context, db beginner, schema string) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
+		ident := pgx.Identifier{schema}.Sanitize()
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey(schema)); err != nil {
+			return fmt.Errorf("migrate: lock: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+ident+`;
+			SET LOCAL search_path TO `+ident+`;
+			CREATE TABLE IF NOT EXISTS schema_migrations (
+				version    integer     PRIMARY KEY,
+				name       text        NOT NULL,
+				applied_at timestamptz NOT NULL DEFAULT now()
+			)`); err != nil {
+			return fmt.Errorf("migrate: create schema %s: %w", schema, err)
+		}
+		applied, err := appliedVersions(ctx, tx, ident)
+		if err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+		if err := checkNotNewer(schema, applied, ms); err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if !applied[m.version] {
+				if err := apply(ctx, tx, ident, m); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// lockKey is the advisory lock of a schema's migrations: the same in every
+// process.
+func lockKey(schema string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("grit migrate " + schema))
+	return int64(h.Sum64())
+}
+
+func appliedVersions(ctx context.Context, tx pgx.Tx, ident string) (map[int]bool, error) {
+	rows, err := tx.Query(ctx, `SELECT version FROM `+ident+`.schema_migrations`)
+	if err != nil {
+		return nil, err
+	}
+	vs, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return nil, err
+	}
+	applied := make(map[int]bool, len(vs))
+	for _, v := range vs {
+		applied[int(v)] = true
+	}
+	return applied, nil
+}
+
+// checkNotNewer refuses a schema migrated by a newer grit: this one would
+// not know its tables.
+func checkNotNewer(schema string, applied map[int]bool, ms []migration) error {
+	known := 0
+	if len(ms) > 0 {
+		known = ms[len(ms)-1].version
+	}
+	for v := range applied {
+		if v > known {
+			return fmt.Errorf("migrate: schema %s has version %d, newer than this grit knows (%d): upgrade grit", schema, v, known)
+		}
+	}
+	return nil
+}
+
+func apply(ctx context.Context, tx pgx.Tx, ident string, m migration) error {
+	if _, err := tx.Exec(ctx, m.sql); err != nil {
+		return fmt.Errorf("migrate: %04d_%s: %w", m.version, m.name, err)
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO `+ident+`.schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name)
+	if err != nil {
+		return fmt.Errorf("migrate: record %04d_%s: %w", m.version, m.name, err)
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/grit-run/grit/store"
+)
+
+// Store is a store.Store on a PostgreSQL schema. It is safe for concurrent
+// use, and any number of Stores, in any number of processes, may share one
+// schema.
+type Store struct {
+	pool    *pgxpool.Pool
+	schema  string
+	channel string   // NOTIFY channel of due work
+	sqls    sync.Map // statement template -> text with the schema filled in
+
+	// life ends when the Store closes: it stops the Wake listeners. mu
+	// orders the start of a listener before, or after, the end of life.
+	mu        sync.Mutex
+	life      context.Context
+	end       context.CancelFunc
+	listeners sync.WaitGroup
+	closeOnce sync.Once
+}
+
+var _ store.Store = (*Store)(nil)
+
+// ErrClosed is returned by Wake on a closed Store.
+var ErrClosed = errors.New("postgres: store closed")
+
+// Open opens the database a DSN names (postgres://user@host:5432/db, with
+// an optional schema=NAME parameter) with the default Config, creating and
+// migrating grit's schema as needed.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	return OpenConfig(ctx, Config{DSN: dsn})
+}
+
+// OpenConfig connects to cfg.DSN and creates and migrates cfg.Schema as
+// needed. It fails if the schema was migrated by a newer grit.
+func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
+	pc, schema, err := cfg.parse()
+	if err != nil {
+		return nil, err
+	}
+	where := describe(pc.ConnConfig)
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open %s: %w", where, err)
+	}
+	if err := migrateSchema(ctx, pool, schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: open %s: %w", where, err)
+	}
+	life, end := context.WithCancel(context.Background())
+	return &Store{pool: pool, schema: schema, channel: channelOf(schema), life: life, end: end}, nil
+}
+
+// describe names a database for errors, without the password.
+func describe(c *pgx.ConnConfig) string {
+	return fmt.Sprintf("%s@%s:%d/%s", c.User, c.Host, c.Port, c.Database)
+}
+
+// channelOf is the NOTIFY channel of a schema's due work.
+func channelOf(schema string) string { return "grit_" + schema + "_due" }
+
+// Schema is the schema that holds the store's tables.
+func (s *Store) Schema() string { return s.schema }
+
+// Pool is the store's connection pool, for an application that wants to
+// share it (to begin the transactions it passes to EnqueueTx, say).
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// sql fills the schema into a statement template: "$S." stands for the
+// quoted schema and a dot. Statements keep one text per template, so pgx
+// prepares each once per connection.
+func (s *Store) sql(tmpl string) string {
+	if q, ok := s.sqls.Load(tmpl); ok {
+		return q.(string)
+	}
+	q := strings.ReplaceAll(tmpl, "$S.", pgx.Identifier{s.schema}.Sanitize()+".")
+	s.sqls.Store(tmpl, q)
+	return q
+}
+
+// Now is the database's clock, to the microsecond: leases and due times
+// are measured on it, never on the worker's.
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	var now time.Time
+	if err := s.pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&now); err != nil {
+		return time.Time{}, fmt.Errorf("now: %w", err)
+	}
+	return now.UTC(), nil
+}
+
+// Close stops the Wake listeners and closes the pool, waiting for the
+// connections in use to be given back. Closing again does nothing.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.end()
+		s.mu.Unlock()
+		s.listeners.Wait()
+		s.pool.Close()
+	})
+	return nil
+}

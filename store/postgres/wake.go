@@ -1,0 +1,117 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/grit-run/grit/retry"
+)
+
+// reconnectBackoff spaces the listener's attempts to reconnect: quick at
+// first, then every few seconds at most, jittered so that a fleet that
+// lost its database at once does not come back at once.
+var reconnectBackoff = retry.Exponential{Min: 50 * time.Millisecond, Max: 5 * time.Second}
+
+// Wake listens, on a connection of its own, for the notifications that
+// Enqueue, EnqueueTx, SubmitRun, Finish and Act send when a task becomes
+// READY, RETRYING or SENSING in the store's schema (from any process), and
+// returns a channel that receives a value after each. Values do not queue
+// up: one waiting value stands for any number of notifications, so a
+// worker woken should claim until nothing is due, and arm a timer for
+// NextDue.
+//
+// When the connection drops, Wake reconnects with a capped, jittered
+// backoff, for as long as it takes, and sends a value once it listens
+// again: notifications sent meanwhile are lost, so the worker should look.
+// The channel is closed when ctx ends or the Store closes. Only the first
+// connection's failure is returned as an error.
+//
+// Wake is an optional capability of this driver: the engine finds it by
+// type assertion.
+func (s *Store) Wake(ctx context.Context) (<-chan struct{}, error) {
+	conn, err := s.listen(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: wake: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.life.Err() != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("postgres: wake: %w", ErrClosed)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.life, cancel) // Close ends the listener too
+	woken := make(chan struct{}, 1)
+	s.listeners.Add(1)
+	go func() {
+		defer s.listeners.Done()
+		defer stop()
+		defer cancel()
+		defer close(woken)
+		s.listenLoop(ctx, conn, woken)
+	}()
+	return woken, nil
+}
+
+// listen opens a connection of its own and listens on the store's channel.
+func (s *Store) listen(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return conn, nil
+}
+
+// listenLoop signals woken for each notification on conn, and replaces
+// conn when it fails, until ctx ends.
+func (s *Store) listenLoop(ctx context.Context, conn *pgx.Conn, woken chan<- struct{}) {
+	for {
+		_, err := conn.WaitForNotification(ctx)
+		if err == nil {
+			signal(woken)
+			continue
+		}
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		conn.Close(closeCtx)
+		cancel()
+		if conn = s.relisten(ctx); conn == nil {
+			return // ctx ended
+		}
+		signal(woken) // what was sent while we were away is lost
+	}
+}
+
+// relisten reconnects and listens again, retrying with reconnectBackoff
+// until it succeeds or ctx ends (then it returns nil).
+func (s *Store) relisten(ctx context.Context) *pgx.Conn {
+	for n := 1; ; n++ {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if conn, err := s.listen(ctx); err == nil {
+			return conn
+		}
+		t := time.NewTimer(reconnectBackoff.Delay(n, 0, retry.DefaultRand))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// signal leaves a value in woken unless one is already waiting.
+func signal(woken chan<- struct{}) {
+	select {
+	case woken <- struct{}{}:
+	default:
+	}
+}
