@@ -187,3 +187,12 @@ const (
 type Durations interface {
 	SuccessDurations(ctx context.Context, kind, name string, limit int) ([]time.Duration, error)
 }
+
+// Waker is an optional capability: a channel that receives a value when
+// work may have become due in the store (another process enqueued, a retry
+// was scheduled, a dependent was promoted), so that an idle worker claims
+// at once instead of at its next poll. One value may stand for many
+// notifications; the channel is closed when ctx ends or the store closes.
+type Waker interface {
+	Wake(ctx context.Context) (<-chan struct{}, error)
+}

@@ -36,6 +36,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	if err := e.rescueDeadSiblings(ctx, host); err != nil {
 		e.cfg.Logger.Warn("rescue of dead workers on this host failed", "err", err)
 	}
+	e.listen()
 	e.claimWG.Go(e.claimLoop)
 	e.completerWG.Go(e.completer)
 	e.leaseWG.Go(e.heartbeatLoop)
@@ -115,6 +116,26 @@ func (e *Engine) isStopping() bool {
 	default:
 		return false
 	}
+}
+
+// listen relays the store's notifications, when it has them, to the claim
+// loop, so that work enqueued by another process starts at once rather
+// than at the next poll.
+func (e *Engine) listen() {
+	w, ok := e.cfg.Store.(store.Waker)
+	if !ok {
+		return
+	}
+	ch, err := w.Wake(e.runCtx)
+	if err != nil {
+		e.cfg.Logger.Warn("the store's notifications are unavailable; polling only", "err", err, "poll", e.cfg.Poll)
+		return
+	}
+	e.leaseWG.Go(func() {
+		for range ch {
+			e.Wake()
+		}
+	})
 }
 
 // rescueDeadSiblings takes over at once the leases of workers on this host
