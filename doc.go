@@ -24,6 +24,11 @@
 //	c.Start(ctx)
 //	defer c.Stop(ctx)
 //
+// Open knows the embedded SQLite store ("sqlite:PATH"). For a fleet of
+// workers on PostgreSQL, import the driver and open "postgres://…":
+//
+//	import _ "github.com/grit-run/grit/store/postgres"
+//
 // A handler's context carries its attempt (AttemptFrom): the attempt
 // number and the lease token, a fencing token to pass to downstream writes.
 // A handler that returns Snooze(d) is tried again after d without using an
