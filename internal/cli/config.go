@@ -22,6 +22,7 @@ var (
 	knobLease       = knob{"lease", "GRIT_LEASE", "15s", "how long a claim holds a task without a heartbeat"}
 	knobHeartbeat   = knob{"heartbeat", "GRIT_HEARTBEAT", "5s", "how often leases are renewed; default a third of the lease"}
 	knobDrain       = knob{"drain", "GRIT_DRAIN", "30s", "how long a stopping worker lets running attempts finish"}
+	knobWorkerID    = knob{"worker-id", "GRIT_WORKER_ID", "", "the worker's identity; a worker restarted under the same one releases its predecessor's tasks at once (default host-pid-random)"}
 )
 
 // lookup returns the knob's value and where it came from.
@@ -64,6 +65,7 @@ func (e *env) intKnob(k knob, flag string) (int, error) {
 
 // workerSettings are the knobs an engine runs with.
 type workerSettings struct {
+	id               string
 	concurrency      int
 	lease, heartbeat time.Duration
 	drain            time.Duration
@@ -71,12 +73,13 @@ type workerSettings struct {
 
 // workerFlags holds the flag values as given (empty: not given).
 type workerFlags struct {
-	concurrency, lease, heartbeat, drain string
+	id, concurrency, lease, heartbeat, drain string
 }
 
 func (e *env) workerSettings(f workerFlags) (workerSettings, error) {
 	var s workerSettings
 	var err error
+	s.id, _ = e.lookup(knobWorkerID, f.id)
 	if s.concurrency, err = e.intKnob(knobConcurrency, f.concurrency); err != nil {
 		return s, err
 	}
@@ -101,8 +104,12 @@ func (f *workerFlags) register(fs interface {
 	for _, k := range []struct {
 		p *string
 		k knob
-	}{{&f.concurrency, knobConcurrency}, {&f.lease, knobLease}, {&f.heartbeat, knobHeartbeat}, {&f.drain, knobDrain}} {
-		fs.StringVar(k.p, k.k.name, "", fmt.Sprintf("%s (env %s, default %s)", k.k.help, k.k.env, k.k.def))
+	}{{&f.concurrency, knobConcurrency}, {&f.lease, knobLease}, {&f.heartbeat, knobHeartbeat}, {&f.drain, knobDrain}, {&f.id, knobWorkerID}} {
+		usage := fmt.Sprintf("%s (env %s, default %s)", k.k.help, k.k.env, k.k.def)
+		if k.k.def == "" {
+			usage = fmt.Sprintf("%s (env %s)", k.k.help, k.k.env)
+		}
+		fs.StringVar(k.p, k.k.name, "", usage)
 	}
 }
 
@@ -110,7 +117,7 @@ func (f *workerFlags) register(fs interface {
 // stderr.
 func (e *env) newEngine(st store.Store, ws workerSettings, onEvent func(engine.Event)) (*engine.Engine, error) {
 	return engine.New(engine.Config{
-		Store: st, Concurrency: ws.concurrency, Lease: ws.lease, Heartbeat: ws.heartbeat,
+		Store: st, WorkerID: ws.id, Concurrency: ws.concurrency, Lease: ws.lease, Heartbeat: ws.heartbeat,
 		OnEvent: onEvent, Version: Version,
 		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})

@@ -30,12 +30,15 @@ func newConfigCmd(e *env) *cobra.Command {
 				storeSrc = "env GRIT_STORE"
 			}
 			out := []setting{{"store", "GRIT_STORE", e.storeDSN, storeSrc}}
-			for _, k := range []knob{knobConcurrency, knobLease, knobHeartbeat, knobDrain} {
+			for _, k := range []knob{knobWorkerID, knobConcurrency, knobLease, knobHeartbeat, knobDrain} {
 				v, src := e.lookup(k, "")
 				if k == knobHeartbeat && src == "default" {
 					if lease, err := e.durationKnob(knobLease, ""); err == nil {
 						v, src = retry.FormatDuration(lease/3), "default (a third of the lease)"
 					}
+				}
+				if v == "" && k == knobWorkerID {
+					v = "host-pid-random"
 				}
 				out = append(out, setting{k.name, k.env, v, src})
 			}

@@ -48,7 +48,7 @@ func (e *env) worker(ctx context.Context, wf workerFlags, queues []string) error
 	defer st.Close()
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	eng, err := engine.New(engine.Config{
-		Store: st, Queues: queues, Concurrency: ws.concurrency, Lease: ws.lease, Heartbeat: ws.heartbeat,
+		Store: st, WorkerID: ws.id, Queues: queues, Concurrency: ws.concurrency, Lease: ws.lease, Heartbeat: ws.heartbeat,
 		Version: Version, Logger: log,
 	})
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -387,5 +389,51 @@ func TestRepeatedTimeoutsSayTheTimeoutMayBeTheBug(t *testing.T) {
 	want := "timed out 3 times in a row: the timeout (30ms) may be the bug; its successful runs took p99 "
 	if !strings.Contains(done.LastError, want) || !strings.Contains(done.LastError, "(3 runs)") || !strings.Contains(as[1].Error, "2 times in a row") {
 		t.Errorf("errors %q / %q; want %q … (3 runs)", as[1].Error, done.LastError, want)
+	}
+}
+
+// TestRestartUnderTheSameIdentityReleasesAtOnce claims tasks for a worker
+// id whose process is gone, with a long lease, then starts an engine under
+// that id: it takes the tasks over at once instead of after the lease.
+func TestRestartUnderTheSameIdentityReleasesAtOnce(t *testing.T) {
+	st := newStore(t)
+	host, _ := os.Hostname()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st.RegisterWorker(ctx, task.Worker{ID: "worker-7", Host: host, PID: dead.Process.Pid, StartedAt: time.Now(), LastSeen: time.Now(), Active: true})
+	for range 2 {
+		enqueue(t, st, store.NewTask{Kind: "w", Policy: "3 10ms"})
+	}
+	held, err := st.Claim(ctx, store.ClaimRequest{Worker: "worker-7", Limit: 10, Lease: time.Hour})
+	if err != nil || len(held) != 2 {
+		t.Fatalf("claim: %v, %d", err, len(held))
+	}
+	cfg := testConfig(st)
+	cfg.WorkerID = "worker-7"
+	start(t, cfg, Handler{Kind: "w", Fn: func(context.Context, *task.Task) error { return nil }})
+	for _, h := range held {
+		if done := waitState(t, st, h.ID, task.Success); done.Attempt != 2 {
+			t.Errorf("task %d: attempt %d, want 2", h.ID, done.Attempt)
+		}
+	}
+}
+
+func TestTwoLiveWorkersCannotShareAnIdentity(t *testing.T) {
+	st := newStore(t)
+	cfg := testConfig(st)
+	cfg.WorkerID = "same"
+	start(t, cfg)
+	host, _ := os.Hostname()
+	// Another live process (this test's parent will do) claims the identity.
+	st.RegisterWorker(context.Background(), task.Worker{ID: "same", Host: host, PID: os.Getppid(), StartedAt: time.Now(), LastSeen: time.Now(), Active: true})
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "is in use by process") {
+		t.Errorf("Start = %v, want the identity refused", err)
 	}
 }

@@ -25,16 +25,13 @@ func (e *Engine) Start(ctx context.Context) error {
 	if !e.started.CompareAndSwap(false, true) {
 		return errors.New("engine: already started")
 	}
-	host, _ := os.Hostname()
-	now := time.Now()
-	w := task.Worker{ID: e.cfg.WorkerID, Host: host, PID: os.Getpid(), Version: e.cfg.Version, StartedAt: now, LastSeen: now, Active: true}
-	if err := e.cfg.Store.RegisterWorker(ctx, w); err != nil {
-		return fmt.Errorf("engine: register worker: %w", err)
-	}
 	e.runCtx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	e.completeCtx, e.abandon = context.WithCancel(context.WithoutCancel(ctx))
-	if err := e.rescueDeadSiblings(ctx, host); err != nil {
-		e.cfg.Logger.Warn("rescue of dead workers on this host failed", "err", err)
+	if err := e.register(ctx); err != nil {
+		e.cancel()
+		e.abandon()
+		e.started.Store(false)
+		return err
 	}
 	e.listen()
 	e.claimWG.Go(e.claimLoop)
@@ -43,6 +40,25 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.leaseWG.Go(e.rescueLoop)
 	if e.cfg.OnEvent != nil {
 		e.eventWG.Go(e.eventLoop)
+	}
+	return nil
+}
+
+// register takes over what a predecessor under this identity held,
+// records the worker, and takes over the tasks of dead siblings on this
+// host.
+func (e *Engine) register(ctx context.Context) error {
+	host, _ := os.Hostname()
+	if err := e.takeOverPredecessor(ctx, host); err != nil {
+		return err
+	}
+	now := time.Now()
+	w := task.Worker{ID: e.cfg.WorkerID, Host: host, PID: os.Getpid(), Version: e.cfg.Version, StartedAt: now, LastSeen: now, Active: true}
+	if err := e.cfg.Store.RegisterWorker(ctx, w); err != nil {
+		return fmt.Errorf("engine: register worker: %w", err)
+	}
+	if err := e.rescueDeadSiblings(ctx, host); err != nil {
+		e.cfg.Logger.Warn("rescue of dead workers on this host failed", "err", err)
 	}
 	return nil
 }
@@ -136,6 +152,32 @@ func (e *Engine) listen() {
 			e.Wake()
 		}
 	})
+}
+
+// takeOverPredecessor releases at once what a previous process with this
+// worker's identity held (a worker restarted under a stable name), instead
+// of waiting for its leases to expire. A live process on this host with
+// the same identity is an error: two workers must not share one.
+func (e *Engine) takeOverPredecessor(ctx context.Context, host string) error {
+	ws, err := e.cfg.Store.Workers(ctx)
+	if err != nil {
+		return fmt.Errorf("engine: list workers: %w", err)
+	}
+	for _, w := range ws {
+		if w.ID != e.cfg.WorkerID {
+			continue
+		}
+		if w.Active && w.Host == host && w.PID != os.Getpid() && processAlive(w.PID) {
+			return fmt.Errorf("engine: worker id %q is in use by process %d on this host; give each worker its own id", w.ID, w.PID)
+		}
+		if err := e.rescue(ctx, store.RescueRequest{Owner: w.ID}); err != nil {
+			return fmt.Errorf("engine: release the leases of this worker's predecessor: %w", err)
+		}
+		if w.Host == host {
+			e.endOrphans(w.ID)
+		}
+	}
+	return nil
 }
 
 // rescueDeadSiblings takes over at once the leases of workers on this host
