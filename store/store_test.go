@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/fstest"
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -64,4 +65,31 @@ func TestOpenUnknownScheme(t *testing.T) {
 		}
 	}()
 	store.Register(scheme, nil)
+}
+
+func TestMigrations(t *testing.T) {
+	ms, err := store.Migrations(fstest.MapFS{
+		"m/0002_more.sql": {Data: []byte("B")},
+		"m/0001_init.sql": {Data: []byte("A")},
+		"m/README":        {Data: []byte("not a migration")},
+	}, "m")
+	if err != nil || len(ms) != 2 || ms[0].Version != 1 || ms[0].Name != "init" || ms[1].SQL != "B" {
+		t.Fatalf("Migrations = %+v, %v", ms, err)
+	}
+	for name, fsys := range map[string]fstest.MapFS{
+		"misnamed":  {"m/init.sql": {}},
+		"zero":      {"m/0000_x.sql": {}},
+		"duplicate": {"m/0001_a.sql": {}, "m/1_b.sql": {}},
+	} {
+		if _, err := store.Migrations(fsys, "m"); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+func TestCheckFinishes(t *testing.T) {
+	errs, todo := store.CheckFinishes([]store.Finish{{TaskID: 1, State: task.Success}, {TaskID: 2, State: task.Running}, {TaskID: 3, State: task.Ready}})
+	if len(todo) != 2 || todo[0] != 0 || todo[1] != 2 || !errors.Is(errs[1], task.ErrInvalid) || errs[0] != nil {
+		t.Errorf("todo %v, errs %v", todo, errs)
+	}
 }

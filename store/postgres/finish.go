@@ -18,15 +18,7 @@ import (
 // Token gets task.ErrLeaseLost and writes nothing; an item with a state
 // Finish cannot set gets task.ErrInvalid.
 func (s *Store) Finish(ctx context.Context, fs []store.Finish) ([]error, error) {
-	errs := make([]error, len(fs))
-	var todo []int
-	for i, f := range fs {
-		if !finishable(f.State) {
-			errs[i] = fmt.Errorf("finish task %d: state %q: want SUCCESS, FAILED, DEAD_LETTER, RETRYING, SENSING or READY: %w", f.TaskID, f.State, task.ErrInvalid)
-			continue
-		}
-		todo = append(todo, i)
-	}
+	errs, todo := store.CheckFinishes(fs)
 	if len(todo) == 0 {
 		return errs, nil
 	}
@@ -45,14 +37,6 @@ func (s *Store) Finish(ctx context.Context, fs []store.Finish) ([]error, error) 
 		}
 	}
 	return errs, nil
-}
-
-func finishable(s task.State) bool {
-	switch s {
-	case task.Success, task.Failed, task.DeadLetter, task.Retrying, task.Sensing, task.Ready:
-		return true
-	}
-	return false
 }
 
 // finish applies the items todo of fs and returns which applied. A task

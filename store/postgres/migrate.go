@@ -5,52 +5,20 @@ import (
 	"embed"
 	"fmt"
 	"hash/fnv"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/grit-run/grit/store"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// migration is one embedded schema change, from a file named NNNN_name.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
+// migration is one embedded schema change.
+type migration = store.Migration
 
 // migrations lists the embedded migrations in version order.
-func migrations() ([]migration, error) {
-	files, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, f := range files {
-		base := strings.TrimSuffix(f[len("migrations/"):], ".sql")
-		num, name, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration %s: name is not NNNN_name.sql", f)
-		}
-		body, err := migrationFS.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: name, sql: string(body)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	for i := 1; i < len(ms); i++ {
-		if ms[i].version == ms[i-1].version {
-			return nil, fmt.Errorf("migration version %d appears twice", ms[i].version)
-		}
-	}
-	return ms, nil
-}
+func migrations() ([]migration, error) { return store.Migrations(migrationFS, "migrations") }
 
 // Migrate creates the schema a DSN names (its schema parameter, else
 // DefaultSchema) and applies the migrations it lacks, without opening a
@@ -108,7 +76,7 @@ func migrateSchema(ctx context.Context, db beginner, schema string) error {
 			return err
 		}
 		for _, m := range ms {
-			if !applied[m.version] {
+			if !applied[m.Version] {
 				if err := apply(ctx, tx, ident, m); err != nil {
 					return err
 				}
@@ -147,7 +115,7 @@ func appliedVersions(ctx context.Context, tx pgx.Tx, ident string) (map[int]bool
 func checkNotNewer(schema string, applied map[int]bool, ms []migration) error {
 	known := 0
 	if len(ms) > 0 {
-		known = ms[len(ms)-1].version
+		known = ms[len(ms)-1].Version
 	}
 	for v := range applied {
 		if v > known {
@@ -158,12 +126,12 @@ func checkNotNewer(schema string, applied map[int]bool, ms []migration) error {
 }
 
 func apply(ctx context.Context, tx pgx.Tx, ident string, m migration) error {
-	if _, err := tx.Exec(ctx, m.sql); err != nil {
-		return fmt.Errorf("migrate: %04d_%s: %w", m.version, m.name, err)
+	if _, err := tx.Exec(ctx, m.SQL); err != nil {
+		return fmt.Errorf("migrate: %04d_%s: %w", m.Version, m.Name, err)
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO `+ident+`.schema_migrations (version, name) VALUES ($1, $2)`, m.version, m.name)
+	_, err := tx.Exec(ctx, `INSERT INTO `+ident+`.schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name)
 	if err != nil {
-		return fmt.Errorf("migrate: record %04d_%s: %w", m.version, m.name, err)
+		return fmt.Errorf("migrate: record %04d_%s: %w", m.Version, m.Name, err)
 	}
 	return nil
 }

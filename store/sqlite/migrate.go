@@ -5,51 +5,19 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/grit-run/grit/store"
 )
 
 //go:embed migrations/*.sql
 var migrationFS embed.FS
 
-// migration is one embedded schema change, from a file named NNNN_name.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
+// migration is one embedded schema change.
+type migration = store.Migration
 
 // migrations lists the embedded migrations in version order.
-func migrations() ([]migration, error) {
-	files, err := fs.Glob(migrationFS, "migrations/*.sql")
-	if err != nil {
-		return nil, err
-	}
-	var ms []migration
-	for _, f := range files {
-		base := strings.TrimSuffix(f[len("migrations/"):], ".sql")
-		num, name, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v <= 0 {
-			return nil, fmt.Errorf("migration %s: name is not NNNN_name.sql", f)
-		}
-		body, err := migrationFS.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, migration{version: v, name: name, sql: string(body)})
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].version < ms[j].version })
-	for i := 1; i < len(ms); i++ {
-		if ms[i].version == ms[i-1].version {
-			return nil, fmt.Errorf("migration version %d appears twice", ms[i].version)
-		}
-	}
-	return ms, nil
-}
+func migrations() ([]migration, error) { return store.Migrations(migrationFS, "migrations") }
 
 // migrate applies the migrations the database lacks, all in one BEGIN
 // IMMEDIATE transaction (db is opened with _txlock=immediate): a second
@@ -72,7 +40,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	for _, m := range ms {
-		if applied[m.version] {
+		if applied[m.Version] {
 			continue
 		}
 		if err := apply(ctx, tx, m); err != nil {
@@ -112,7 +80,7 @@ func appliedVersions(ctx context.Context, tx *sql.Tx) (map[int]bool, error) {
 func checkNotNewer(applied map[int]bool, ms []migration) error {
 	known := 0
 	if len(ms) > 0 {
-		known = ms[len(ms)-1].version
+		known = ms[len(ms)-1].Version
 	}
 	for v := range applied {
 		if v > known {
@@ -123,13 +91,13 @@ func checkNotNewer(applied map[int]bool, ms []migration) error {
 }
 
 func apply(ctx context.Context, tx *sql.Tx, m migration) error {
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-		return fmt.Errorf("migrate: %04d_%s: %w", m.version, m.name, err)
+	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+		return fmt.Errorf("migrate: %04d_%s: %w", m.Version, m.Name, err)
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-		m.version, m.name, time.Now().UnixMicro())
+		m.Version, m.Name, time.Now().UnixMicro())
 	if err != nil {
-		return fmt.Errorf("migrate: record %04d_%s: %w", m.version, m.name, err)
+		return fmt.Errorf("migrate: record %04d_%s: %w", m.Version, m.Name, err)
 	}
 	return nil
 }

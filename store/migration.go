@@ -1,0 +1,47 @@
+package store
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Migration is one versioned schema change of a driver, read from a file
+// named NNNN_name.sql.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Migrations reads a driver's embedded migrations from dir in fsys, in
+// version order, refusing misnamed files and repeated versions.
+func Migrations(fsys fs.FS, dir string) ([]Migration, error) {
+	files, err := fs.Glob(fsys, path.Join(dir, "*.sql"))
+	if err != nil {
+		return nil, err
+	}
+	var ms []Migration
+	for _, f := range files {
+		num, name, ok := strings.Cut(strings.TrimSuffix(path.Base(f), ".sql"), "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil || v <= 0 {
+			return nil, fmt.Errorf("migration %s: name is not NNNN_name.sql", f)
+		}
+		body, err := fs.ReadFile(fsys, f)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, Migration{Version: v, Name: name, SQL: string(body)})
+	}
+	sort.Slice(ms, func(i, j int) bool { return ms[i].Version < ms[j].Version })
+	for i := 1; i < len(ms); i++ {
+		if ms[i].Version == ms[i-1].Version {
+			return nil, fmt.Errorf("migration version %d appears twice", ms[i].Version)
+		}
+	}
+	return ms, nil
+}
