@@ -196,3 +196,18 @@ type Durations interface {
 type Waker interface {
 	Wake(ctx context.Context) (<-chan struct{}, error)
 }
+
+// QueueCount is how many tasks of a queue are in a state.
+type QueueCount struct {
+	Queue string     `json:"queue"`
+	State task.State `json:"state"`
+	N     int        `json:"n"`
+}
+
+// Overview is an optional capability: counts of tasks by queue and state,
+// and the tasks each worker holds, for grit status.
+type Overview interface {
+	QueueCounts(ctx context.Context) ([]QueueCount, error)
+	// Held counts the RUNNING tasks of each lease owner.
+	Held(ctx context.Context) (map[string]int, error)
+}

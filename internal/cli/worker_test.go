@@ -67,6 +67,19 @@ func TestWorkerDrainsOnSIGTERM(t *testing.T) {
 	st := openStore(t, dsn)
 	worker, wout := gritProcess(t, dir, "worker", "--store", dsn, "--drain", "20s")
 	waitUntil(t, 20*time.Second, "the task to run", func() bool { return countState(runTasks(t, st), task.Running) == 1 })
+
+	code, out, errOut := grit(t, "status", "--json", "--store", dsn)
+	var r statusReport
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil {
+		t.Fatalf("status: exit %d, %v: %s %s", code, err, out, errOut)
+	}
+	if len(r.Workers) != 1 || !r.Workers[0].Alive || r.Workers[0].Held != 1 {
+		t.Errorf("status workers %+v; want one alive worker holding one task", r.Workers)
+	}
+	if len(r.Queues) != 1 || r.Queues[0].Counts[task.Running] != 1 {
+		t.Errorf("status queues %+v; want default with one RUNNING task", r.Queues)
+	}
+
 	worker.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, worker, 30*time.Second, wout); code != 0 {
 		t.Fatalf("worker exited %d:\n%s", code, wout)

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Query", queryTests},
 		{"Act", actTests},
 		{"Workers", workerTests},
+		{"Overview", overviewTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

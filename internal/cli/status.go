@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+func newStatusCmd(e *env) *cobra.Command {
+	var (
+		asJSON bool
+		lease  string
+	)
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "show workers (alive, last heartbeat, tasks held) and queues (tasks by state)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := e.durationKnob(knobLease, lease)
+			if err != nil {
+				return err
+			}
+			return e.status(cmd.Context(), l, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&lease, "lease", "", "a worker silent for longer than this is not alive (env GRIT_LEASE, default 15s)")
+	return cmd
+}
+
+type workerStatus struct {
+	task.Worker
+	Alive bool `json:"alive"`
+	Held  int  `json:"held"`
+}
+
+type queueStatus struct {
+	Queue  string             `json:"queue"`
+	Counts map[task.State]int `json:"counts"`
+}
+
+type statusReport struct {
+	Workers []workerStatus `json:"workers"`
+	Queues  []queueStatus  `json:"queues"`
+}
+
+func (e *env) status(ctx context.Context, lease time.Duration, asJSON bool) error {
+	st, err := e.openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	o, ok := st.(store.Overview)
+	if !ok {
+		return errors.New("status: this store cannot count its tasks (no store.Overview)")
+	}
+	r, err := buildStatus(ctx, st, o, lease)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(r)
+	}
+	printStatus(e, r)
+	return nil
+}
+
+func buildStatus(ctx context.Context, st store.Store, o store.Overview, lease time.Duration) (statusReport, error) {
+	var r statusReport
+	now, err := st.Now(ctx)
+	if err != nil {
+		return r, err
+	}
+	ws, err := st.Workers(ctx)
+	if err != nil {
+		return r, err
+	}
+	held, err := o.Held(ctx)
+	if err != nil {
+		return r, err
+	}
+	for _, w := range ws {
+		r.Workers = append(r.Workers, workerStatus{Worker: w, Alive: w.Active && now.Sub(w.LastSeen) <= lease, Held: held[w.ID]})
+	}
+	cs, err := o.QueueCounts(ctx)
+	if err != nil {
+		return r, err
+	}
+	byQueue := map[string]map[task.State]int{}
+	for _, c := range cs {
+		if byQueue[c.Queue] == nil {
+			byQueue[c.Queue] = map[task.State]int{}
+		}
+		byQueue[c.Queue][c.State] += c.N
+	}
+	for q, counts := range byQueue {
+		r.Queues = append(r.Queues, queueStatus{Queue: q, Counts: counts})
+	}
+	sort.Slice(r.Queues, func(i, j int) bool { return r.Queues[i].Queue < r.Queues[j].Queue })
+	return r, nil
+}
+
+func printStatus(e *env, r statusReport) {
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "WORKER\tHOST\tPID\tALIVE\tLAST HEARTBEAT\tHELD")
+	for _, s := range r.Workers {
+		fmt.Fprintf(w, "%s\t%s\t%d\t%v\t%s\t%d\n", s.ID, s.Host, s.PID, s.Alive, s.LastSeen.Local().Format("2006-01-02 15:04:05"), s.Held)
+	}
+	w.Flush()
+	fmt.Fprintln(e.stdout)
+	w = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "QUEUE\tTASKS BY STATE")
+	for _, q := range r.Queues {
+		var parts []string
+		for _, s := range task.States {
+			if n := q.Counts[s]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", s, n))
+			}
+		}
+		fmt.Fprintf(w, "%s\t%s\n", q.Queue, strings.Join(parts, ", "))
+	}
+	w.Flush()
+}

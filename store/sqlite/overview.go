@@ -1,0 +1,46 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/grit-run/grit/store"
+)
+
+// QueueCounts counts the tasks of each queue by state.
+func (s *Store) QueueCounts(ctx context.Context) ([]store.QueueCount, error) {
+	rows, err := s.query(ctx, `SELECT queue, state, count(*) FROM tasks GROUP BY queue, state ORDER BY queue, state`)
+	if err != nil {
+		return nil, fmt.Errorf("queue counts: %w", err)
+	}
+	defer rows.Close()
+	var out []store.QueueCount
+	for rows.Next() {
+		var c store.QueueCount
+		if err := rows.Scan(&c.Queue, &c.State, &c.N); err != nil {
+			return nil, fmt.Errorf("queue counts: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// Held counts the RUNNING tasks of each lease owner.
+func (s *Store) Held(ctx context.Context) (map[string]int, error) {
+	rows, err := s.query(ctx, `SELECT lease_owner, count(*) FROM tasks INDEXED BY tasks_lease_expires
+		WHERE state = 'RUNNING' GROUP BY lease_owner`)
+	if err != nil {
+		return nil, fmt.Errorf("held tasks: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var owner string
+		var n int
+		if err := rows.Scan(&owner, &n); err != nil {
+			return nil, fmt.Errorf("held tasks: %w", err)
+		}
+		out[owner] = n
+	}
+	return out, rows.Err()
+}
