@@ -211,3 +211,10 @@ type Overview interface {
 	// Held counts the RUNNING tasks of each lease owner.
 	Held(ctx context.Context) (map[string]int, error)
 }
+
+// PollReporter is an optional capability: a worker records its last failed
+// claim (the error and how many claims in a row have failed; 0 once it
+// claims again), so that grit status can show it.
+type PollReporter interface {
+	ReportPoll(ctx context.Context, worker, lastError string, failures int) error
+}

@@ -94,4 +94,9 @@ type Worker struct {
 	StartedAt time.Time `json:"started_at"`
 	LastSeen  time.Time `json:"last_seen"`
 	Active    bool      `json:"active"`
+	// The worker's last failed claim, as it last reported: the error, when,
+	// and how many claims in a row had failed then (0 once it claims again).
+	LastError   string    `json:"last_error,omitempty"`
+	LastErrorAt time.Time `json:"last_error_at,omitzero"`
+	Failures    int       `json:"failures,omitempty"`
 }

@@ -23,7 +23,7 @@ func newStatusCmd(e *env) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "show workers (alive, last heartbeat, tasks held) and queues (tasks by state)",
+		Short: "show workers (alive, last heartbeat, tasks held, last claim error) and queues (tasks by state)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			l, err := e.durationKnob(knobLease, lease)
@@ -112,9 +112,14 @@ func buildStatus(ctx context.Context, st store.Store, o store.Overview, lease ti
 
 func printStatus(e *env, r statusReport) {
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "WORKER\tHOST\tPID\tALIVE\tLAST HEARTBEAT\tHELD")
+	fmt.Fprintln(w, "WORKER\tHOST\tPID\tALIVE\tLAST HEARTBEAT\tHELD\tFAILED CLAIMS\tLAST CLAIM ERROR")
 	for _, s := range r.Workers {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%v\t%s\t%d\n", s.ID, s.Host, s.PID, s.Alive, s.LastSeen.Local().Format("2006-01-02 15:04:05"), s.Held)
+		lastErr := "-"
+		if s.LastError != "" {
+			lastErr = s.LastErrorAt.Local().Format("15:04:05") + " " + firstLine(s.LastError)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%v\t%s\t%d\t%d\t%s\n", s.ID, s.Host, s.PID, s.Alive,
+			s.LastSeen.Local().Format("2006-01-02 15:04:05"), s.Held, s.Failures, lastErr)
 	}
 	w.Flush()
 	fmt.Fprintln(e.stdout)

@@ -34,6 +34,7 @@ func (e *Engine) claimLoop() {
 				e.cfg.Logger.Info("claiming again", "after_failures", fails)
 				fails = 0
 				e.stats.PollErrors.Store(0)
+				e.reportPoll(0)
 			}
 			if n == free {
 				continue // there may be more due now
@@ -61,11 +62,28 @@ func (e *Engine) claim(limit int) (int, error) {
 func (e *Engine) pollFailed(err error, fails int) {
 	e.stats.PollErrors.Store(int64(fails))
 	e.stats.lastErr.Store(err.Error())
+	e.reportPoll(fails)
 	level := e.cfg.Logger.Warn
 	if fails > 1 {
 		level = e.cfg.Logger.Debug
 	}
 	level("claim failed; retrying", "err", err, "failures", fails)
+}
+
+// reportPoll records the last claim error and the failures in a row on the
+// worker, when the store can (a store that is down cannot: the report is
+// made again when claims succeed).
+func (e *Engine) reportPoll(fails int) {
+	r, ok := e.cfg.Store.(store.PollReporter)
+	if !ok {
+		return
+	}
+	msg, _ := e.stats.LastPollError()
+	ctx, cancel := context.WithTimeout(e.runCtx, 500*time.Millisecond)
+	defer cancel()
+	if err := r.ReportPoll(ctx, e.cfg.WorkerID, msg, fails); err != nil {
+		e.cfg.Logger.Debug("could not record the claim error on the worker", "err", err)
+	}
 }
 
 // waitForWork sleeps until the next task is due, something wakes the loop

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -435,5 +436,63 @@ func TestTwoLiveWorkersCannotShareAnIdentity(t *testing.T) {
 	}
 	if err := e.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "is in use by process") {
 		t.Errorf("Start = %v, want the identity refused", err)
+	}
+}
+
+// failingClaims is a real store whose first claims fail, as a store that
+// is restarting would.
+type failingClaims struct {
+	store.Store
+	mu   sync.Mutex
+	left int
+}
+
+func (f *failingClaims) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task, error) {
+	f.mu.Lock()
+	fail := f.left > 0
+	if fail {
+		f.left--
+	}
+	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("database is restarting")
+	}
+	return f.Store.Claim(ctx, req)
+}
+
+func (f *failingClaims) ReportPoll(ctx context.Context, worker, lastError string, failures int) error {
+	return f.Store.(store.PollReporter).ReportPoll(ctx, worker, lastError, failures)
+}
+
+// TestClaimLoopSurvivesStoreErrors fails the first claims: the loop keeps
+// trying with backoff, works the task once claims succeed, and the worker's
+// record shows the last claim error with its failures back at 0.
+func TestClaimLoopSurvivesStoreErrors(t *testing.T) {
+	st := newStore(t)
+	f := &failingClaims{Store: st, left: 3}
+	cfg := testConfig(f)
+	e := start(t, cfg, Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})
+	tk := enqueue(t, st, store.NewTask{Kind: "ok"})
+	waitState(t, st, tk.ID, task.Success)
+	// The recovery is recorded right after the claim that succeeded, which
+	// can be after the task it claimed has ended.
+	var me task.Worker
+	waitFor(t, 10*time.Second, func() bool {
+		ws, err := st.Workers(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range ws {
+			if w.ID == e.WorkerID() {
+				me = w
+			}
+		}
+		return me.Failures == 0 && me.LastError != ""
+	}, func() string { return fmt.Sprintf("worker record %+v", me) })
+	if me.LastError != "database is restarting" || me.LastErrorAt.IsZero() {
+		t.Errorf("worker record %+v; want the last claim error kept", me)
+	}
+	if msg, n := e.Stats().LastPollError(); msg != "database is restarting" || n != 0 {
+		t.Errorf("stats: last error %q, %d failures", msg, n)
 	}
 }

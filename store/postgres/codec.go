@@ -121,16 +121,16 @@ func scanRun(r pgx.Row) (task.Run, error) {
 	return run, nil
 }
 
-const workerCols = `id, host, pid, version, started_at, last_seen, active`
+const workerCols = `id, host, pid, version, started_at, last_seen, active, last_error, last_error_at, failures`
 
 func scanWorker(r pgx.Row) (task.Worker, error) {
 	var w task.Worker
-	var started, seen pgtype.Timestamptz
-	err := r.Scan(&w.ID, &w.Host, &w.PID, &w.Version, &started, &seen, &w.Active)
+	var started, seen, errAt pgtype.Timestamptz
+	err := r.Scan(&w.ID, &w.Host, &w.PID, &w.Version, &started, &seen, &w.Active, &w.LastError, &errAt, &w.Failures)
 	if err != nil {
 		return task.Worker{}, err
 	}
-	w.StartedAt, w.LastSeen = fromTS(started), fromTS(seen)
+	w.StartedAt, w.LastSeen, w.LastErrorAt = fromTS(started), fromTS(seen), fromTS(errAt)
 	return w, nil
 }
 

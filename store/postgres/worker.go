@@ -54,3 +54,13 @@ func (s *Store) Workers(ctx context.Context) ([]task.Worker, error) {
 	}
 	return ws, nil
 }
+
+// ReportPoll records the worker's last failed claim, at the database's time.
+func (s *Store) ReportPoll(ctx context.Context, worker, lastError string, failures int) error {
+	_, err := s.pool.Exec(ctx, s.sql(`UPDATE $S.workers SET last_error = $1, last_error_at = now(), failures = $2 WHERE id = $3`),
+		lastError, failures, worker)
+	if err != nil {
+		return fmt.Errorf("report poll of worker %s: %w", worker, err)
+	}
+	return nil
+}

@@ -124,15 +124,15 @@ func scanRun(r scanner) (task.Run, error) {
 	return run, nil
 }
 
-const workerCols = `id, host, pid, version, started_at, last_seen, active`
+const workerCols = `id, host, pid, version, started_at, last_seen, active, last_error, last_error_at, failures`
 
 func scanWorker(r scanner) (task.Worker, error) {
 	var w task.Worker
-	var started, seen sql.NullInt64
-	err := r.Scan(&w.ID, &w.Host, &w.PID, &w.Version, &started, &seen, &w.Active)
+	var started, seen, errAt sql.NullInt64
+	err := r.Scan(&w.ID, &w.Host, &w.PID, &w.Version, &started, &seen, &w.Active, &w.LastError, &errAt, &w.Failures)
 	if err != nil {
 		return task.Worker{}, err
 	}
-	w.StartedAt, w.LastSeen = fromMicros(started), fromMicros(seen)
+	w.StartedAt, w.LastSeen, w.LastErrorAt = fromMicros(started), fromMicros(seen), fromMicros(errAt)
 	return w, nil
 }

@@ -78,3 +78,16 @@ func (s *Store) Workers(ctx context.Context) ([]task.Worker, error) {
 	}
 	return ws, nil
 }
+
+// ReportPoll records the worker's last failed claim.
+func (s *Store) ReportPoll(ctx context.Context, worker, lastError string, failures int) error {
+	err := s.w.do(ctx, func(x *wtx) error {
+		_, err := x.exec(`UPDATE workers SET last_error = ?, last_error_at = ?, failures = ? WHERE id = ?`,
+			lastError, x.now.UnixMicro(), failures, worker)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("report poll of worker %s: %w", worker, err)
+	}
+	return nil
+}

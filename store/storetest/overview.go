@@ -42,3 +42,29 @@ var overviewTests = map[string]func(*testing.T, *harness){
 		}
 	},
 }
+
+// pollTests check the optional store.PollReporter capability.
+var pollTests = map[string]func(*testing.T, *harness){
+	"ReportedClaimErrorsShowOnTheWorker": func(t *testing.T, h *harness) {
+		r, ok := h.s.(store.PollReporter)
+		if !ok {
+			t.Skip("this driver has no store.PollReporter (optional)")
+		}
+		if err := h.s.RegisterWorker(h.ctx, task.Worker{ID: "w", PID: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.ReportPoll(h.ctx, "w", "connection refused", 3); err != nil {
+			t.Fatal(err)
+		}
+		ws := h.workers()
+		if ws[0].LastError != "connection refused" || ws[0].Failures != 3 || ws[0].LastErrorAt.IsZero() {
+			t.Errorf("worker %+v; want the reported error, 3 failures and a time", ws[0])
+		}
+		if err := r.ReportPoll(h.ctx, "w", "connection refused", 0); err != nil {
+			t.Fatal(err)
+		}
+		if ws := h.workers(); ws[0].Failures != 0 || ws[0].LastError != "connection refused" {
+			t.Errorf("after recovery %+v; want 0 failures and the last error kept", ws[0])
+		}
+	},
+}
