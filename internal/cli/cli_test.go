@@ -269,3 +269,12 @@ tasks:
 		t.Errorf("exit %d, %+v", code, s)
 	}
 }
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	st := tempStore(t)
+	for range 2 {
+		if code, out, errOut := grit(t, "migrate", "--store", st); code != 0 || !strings.Contains(out, "schema up to date") {
+			t.Fatalf("migrate: exit %d, %q %q", code, out, errOut)
+		}
+	}
+}
