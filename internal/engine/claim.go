@@ -93,7 +93,7 @@ func (e *Engine) waitForWork(canClaim bool) {
 	d := e.cfg.Poll
 	if canClaim {
 		if next, ok, err := e.cfg.Store.NextDue(e.runCtx, e.cfg.Queues, e.kinds); err == nil && ok {
-			d = min(d, max(time.Until(next), minWait))
+			d = min(d, max(e.untilStore(next), minWait))
 		}
 	}
 	t := time.NewTimer(d)

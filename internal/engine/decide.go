@@ -13,7 +13,7 @@ import (
 
 // finishFor turns an attempt's outcome into the store change that ends it.
 func (e *Engine) finishFor(t task.Task, o outcome) store.Finish {
-	now := time.Now()
+	now := e.storeNow()
 	f := store.Finish{
 		TaskID: t.ID, Token: t.LeaseToken,
 		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, PrevDelay: t.PrevDelay,

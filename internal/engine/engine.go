@@ -106,6 +106,7 @@ type Engine struct {
 	done        chan struct{}
 
 	stats Stats
+	skew  atomic.Int64 // the store's clock minus this machine's, in ns
 }
 
 // Stats counts what the engine saw.

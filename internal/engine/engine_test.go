@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/sqlite"
 	"github.com/grit-run/grit/task"
 )
 
@@ -494,5 +496,42 @@ func TestClaimLoopSurvivesStoreErrors(t *testing.T) {
 	}
 	if msg, n := e.Stats().LastPollError(); msg != "database is restarting" || n != 0 {
 		t.Errorf("stats: last error %q, %d failures", msg, n)
+	}
+}
+
+// TestRetriesKeepTimeWithASkewedStoreClock runs on a store whose clock is an
+// hour ahead of this machine's, as a database server's may be: a retry
+// 200ms away still waits about 200ms, neither firing at once (due times
+// read on the wrong clock would be an hour in the past) nor an hour late.
+func TestRetriesKeepTimeWithASkewedStoreClock(t *testing.T) {
+	for _, skew := range []time.Duration{time.Hour, -time.Hour} {
+		t.Run(skew.String(), func(t *testing.T) {
+			st, err := sqlite.OpenConfig(context.Background(), sqlite.Config{
+				Path: filepath.Join(t.TempDir(), "grit.db"),
+				Now:  func() time.Time { return time.Now().Add(skew) },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			var mu sync.Mutex
+			var calls []time.Time
+			start(t, testConfig(st), Handler{Kind: "k", Policy: policy("2 200ms"), Fn: func(context.Context, *task.Task) error {
+				mu.Lock()
+				defer mu.Unlock()
+				calls = append(calls, time.Now())
+				if len(calls) == 1 {
+					return retry.Transient(errors.New("once"))
+				}
+				return nil
+			}})
+			tk := enqueue(t, st, store.NewTask{Kind: "k"})
+			waitState(t, st, tk.ID, task.Success)
+			mu.Lock()
+			defer mu.Unlock()
+			if gap := calls[1].Sub(calls[0]); gap < 150*time.Millisecond {
+				t.Errorf("the retry came %v after the failure, before its 200ms delay", gap)
+			}
+		})
 	}
 }

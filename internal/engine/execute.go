@@ -69,7 +69,7 @@ func (e *Engine) run(ctx context.Context, a *attempt, h *Handler) outcome {
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errTimedOut)
 		defer cancel()
 	}
-	o := outcome{started: time.Now(), timeout: timeout}
+	o := outcome{started: e.storeNow(), timeout: timeout}
 	rec := &record{}
 	ctx = context.WithValue(ctx, recordKey{}, rec)
 	done := make(chan error, 1)
@@ -85,7 +85,7 @@ func (e *Engine) run(ctx context.Context, a *attempt, h *Handler) outcome {
 			e.cfg.Logger.Error("handler ignored the end of its context; its slot is freed", "task", t.ID, "kind", t.Kind)
 		}
 	}
-	o.ended = time.Now()
+	o.ended = e.storeNow()
 	if !o.stuck {
 		o.rec = *rec
 	}

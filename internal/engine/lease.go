@@ -32,6 +32,7 @@ func (e *Engine) heartbeatLoop() {
 			continue
 		}
 		lastOK = time.Now()
+		e.measureSkew(e.runCtx)
 		for _, l := range lost {
 			e.lose(l)
 		}
@@ -92,7 +93,7 @@ func (e *Engine) rescue(ctx context.Context, req store.RescueRequest) error {
 		if err != nil || len(ts) == 0 {
 			return err
 		}
-		now := time.Now()
+		now := e.storeNow()
 		fs := make([]store.Finish, len(ts))
 		for i, t := range ts {
 			fs[i] = e.interrupted(t, now)

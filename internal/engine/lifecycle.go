@@ -48,6 +48,7 @@ func (e *Engine) Start(ctx context.Context) error {
 // records the worker, and takes over the tasks of dead siblings on this
 // host.
 func (e *Engine) register(ctx context.Context) error {
+	e.measureSkew(ctx)
 	host, _ := os.Hostname()
 	if err := e.takeOverPredecessor(ctx, host); err != nil {
 		return err
