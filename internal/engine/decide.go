@@ -85,9 +85,20 @@ func (e *Engine) failed(f *store.Finish, t task.Task, o outcome, now time.Time) 
 }
 
 // interrupted decides what happens to a task whose worker died mid-attempt.
+// The attempt counts (a task that kills its worker every time must end),
+// but unless the policy's OnInterrupted hook says otherwise, the retry is
+// due at once and in the task's place in its queue: due as of when it was
+// created, so that it runs before the backlog enqueued after it rather
+// than behind it. The worker's death was not the task's failure.
 func (e *Engine) interrupted(t task.Task, now time.Time) store.Finish {
 	p := e.policyFor(t)
 	d := p.Decide(retry.Attempt{Number: t.Attempt, Kind: retry.Interrupted, Elapsed: elapsed(t, now), PrevDelay: t.PrevDelay}, now)
+	if d.Retry && p.OnInterrupted == nil {
+		d.At, d.Delay = now, 0
+		if !t.CreatedAt.IsZero() && t.CreatedAt.Before(now) {
+			d.At = t.CreatedAt
+		}
+	}
 	msg := fmt.Sprintf("interrupted: its worker stopped before attempt %d ended", t.Attempt)
 	return store.Finish{
 		TaskID: t.ID, Token: t.LeaseToken, State: stateFor(d), NextAt: d.At,

@@ -1,0 +1,187 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/postgres/pgtest"
+	"github.com/grit-run/grit/task"
+)
+
+// fleetTasks is how many tasks the fleet test works: 10,000 by default,
+// fewer with GRIT_FLEET_TASKS for a quick local run.
+func fleetTasks(t *testing.T) int {
+	if v := os.Getenv("GRIT_FLEET_TASKS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			t.Fatalf("GRIT_FLEET_TASKS=%q: want a positive number", v)
+		}
+		return n
+	}
+	return 10_000
+}
+
+// fleetWorker is one grit worker process of the fleet, restartable under
+// the same identity.
+type fleetWorker struct {
+	id    string
+	cmd   *exec.Cmd
+	out   *bytes.Buffer
+	kills []time.Time
+}
+
+func startFleetWorker(t *testing.T, dir, dsn string, w *fleetWorker) {
+	cmd, out := gritProcess(t, dir, "worker", "--store", dsn, "--worker-id", w.id,
+		"--lease", "3s", "--heartbeat", "1s", "--concurrency", "8", "--drain", "5s")
+	w.cmd, w.out = cmd, out
+}
+
+// TestFleetSurvivesSIGKILL works 10,000 process tasks with 3 worker
+// processes on one PostgreSQL, killing one of them with SIGKILL every two
+// seconds and starting it again. Every task ends SUCCESS with exactly one
+// successful attempt, every task's side effect is in the ledger, and each
+// killed attempt runs again within lease + heartbeat + 2s of the kill.
+func TestFleetSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the fleet test takes a minute or more; it runs without -short")
+	}
+	dir := t.TempDir()
+	schema := pgtest.NewSchema(t)
+	dsn := pgtest.WithSchema(schema)
+	st := pgtest.OpenIn(t, schema)
+	n := fleetTasks(t)
+	ledger := filepath.Join(dir, "ledger")
+	args, _ := json.Marshal(task.Exec{Shell: `echo "$GRIT_TASK_ID $GRIT_ATTEMPT" >> ` + ledger})
+	for start := 0; start < n; start += 1000 {
+		ts := make([]store.NewTask, min(1000, n-start))
+		for i := range ts {
+			ts[i] = store.NewTask{Kind: task.KindExec, Args: args, Policy: "20 100ms 1s"}
+		}
+		if _, err := st.Enqueue(t.Context(), ts); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	workers := []*fleetWorker{{id: "fleet-1"}, {id: "fleet-2"}, {id: "fleet-3"}}
+	for _, w := range workers {
+		startFleetWorker(t, dir, dsn, w)
+	}
+	done := func() bool {
+		cs, err := st.QueueCounts(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if c.State != task.Success && c.N > 0 {
+				return false
+			}
+		}
+		return len(cs) > 0
+	}
+	deadline := time.Now().Add(10 * time.Minute)
+	for i := 0; !done(); i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("the fleet did not finish %d tasks in 10 minutes", n)
+		}
+		time.Sleep(2 * time.Second) // the kill interval, not a wait for a condition
+		if done() {
+			break
+		}
+		w := workers[i%len(workers)]
+		w.cmd.Process.Signal(syscall.SIGKILL)
+		w.cmd.Wait()
+		w.kills = append(w.kills, time.Now())
+		startFleetWorker(t, dir, dsn, w)
+	}
+	for _, w := range workers {
+		w.cmd.Process.Signal(syscall.SIGTERM)
+		waitExit(t, w.cmd, 30*time.Second, w.out)
+	}
+	checkFleet(t, st, ledger, n, workers)
+}
+
+func checkFleet(t *testing.T, st store.Store, ledger string, n int, workers []*fleetWorker) {
+	t.Helper()
+	seen := readLedger(t, ledger)
+	ts, err := st.ListTasks(t.Context(), store.Filter{})
+	if err != nil || len(ts) != n {
+		t.Fatalf("%d tasks (%v), want %d", len(ts), err, n)
+	}
+	kills := map[string][]time.Time{}
+	totalKills := 0
+	for _, w := range workers {
+		kills[w.id] = w.kills
+		totalKills += len(w.kills)
+	}
+	interrupted := 0
+	for _, tk := range ts {
+		if seen[tk.ID] == 0 {
+			t.Errorf("task %d: no side effect in the ledger", tk.ID)
+		}
+		as, err := st.Attempts(t.Context(), tk.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		successes := 0
+		for i, a := range as {
+			if a.Outcome == task.OutcomeSuccess {
+				successes++
+			}
+			if a.Outcome == task.OutcomeInterrupted && i+1 < len(as) {
+				interrupted++
+				checkTakeover(t, tk.ID, a, as[i+1], kills[a.Worker])
+			}
+		}
+		if successes != 1 || tk.State != task.Success {
+			t.Errorf("task %d: %s with %d successful attempts; want SUCCESS with exactly 1", tk.ID, tk.State, successes)
+		}
+	}
+	t.Logf("%d tasks, %d kills, %d interrupted attempts re-run", n, totalKills, interrupted)
+	if totalKills == 0 {
+		t.Error("no worker was killed: the test proves nothing")
+	}
+}
+
+// checkTakeover: the attempt after an interrupted one starts within
+// lease + heartbeat + 2s of the kill that interrupted it.
+func checkTakeover(t *testing.T, id int64, lost, next task.Attempt, kills []time.Time) {
+	for _, k := range kills {
+		if k.After(lost.StartedAt) {
+			if gap := next.StartedAt.Sub(k); gap > 3*time.Second+time.Second+2*time.Second {
+				t.Errorf("task %d: re-run %v after the kill of %s at %s, want within lease + heartbeat + 2s; interrupted attempt %+v, next %+v",
+					id, gap, lost.Worker, k.Format("15:04:05.000"), lost, next)
+			}
+			return
+		}
+	}
+}
+
+func readLedger(t *testing.T, path string) map[int64]int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	seen := map[int64]int{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) != 2 {
+			t.Fatalf("ledger line %q", sc.Text())
+		}
+		id, _ := strconv.ParseInt(fields[0], 10, 64)
+		seen[id]++
+	}
+	return seen
+}
