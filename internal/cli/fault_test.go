@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -30,18 +31,36 @@ func TestMain(m *testing.M) {
 }
 
 // gritProcess starts the grit command as a child process.
-func gritProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+func gritProcess(t *testing.T, dir string, args ...string) (*exec.Cmd, *lockedBuffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GRIT_TEST_AS_CLI=1")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	return cmd, &out
+	return cmd, out
+}
+
+// lockedBuffer collects a child's output while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func openStore(t *testing.T, dsn string) store.Store {
@@ -84,7 +103,7 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 	}
 }
 
-func waitExit(t *testing.T, cmd *exec.Cmd, timeout time.Duration, out *bytes.Buffer) int {
+func waitExit(t *testing.T, cmd *exec.Cmd, timeout time.Duration, out *lockedBuffer) int {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

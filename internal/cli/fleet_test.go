@@ -2,8 +2,8 @@ package cli
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,7 +36,7 @@ func fleetTasks(t *testing.T) int {
 type fleetWorker struct {
 	id    string
 	cmd   *exec.Cmd
-	out   *bytes.Buffer
+	out   *lockedBuffer
 	kills []time.Time
 }
 
@@ -184,4 +184,101 @@ func readLedger(t *testing.T, path string) map[int64]int {
 		seen[id]++
 	}
 	return seen
+}
+
+// TestFrozenWorkerLosesItsTasks freezes a worker with SIGSTOP past its
+// lease while it runs six process tasks: a sibling takes them over and
+// finishes them; when the frozen worker is resumed, its late results are
+// rejected and its processes are killed.
+func TestFrozenWorkerLosesItsTasks(t *testing.T) {
+	dir := t.TempDir()
+	schema := pgtest.NewSchema(t)
+	dsn := pgtest.WithSchema(schema)
+	st := pgtest.OpenIn(t, schema)
+	ledger := filepath.Join(dir, "ledger")
+	// The first attempt of each task outlives the freeze; the sibling's
+	// attempts end at once.
+	script := fmt.Sprintf(`echo "$GRIT_TASK_ID $GRIT_ATTEMPT $$" >> %s; if [ "$GRIT_ATTEMPT" = 1 ]; then sleep 60; fi`, ledger)
+	args, _ := json.Marshal(task.Exec{Shell: script})
+	ts := make([]store.NewTask, 6)
+	for i := range ts {
+		ts[i] = store.NewTask{Kind: task.KindExec, Args: args, Policy: "5 100ms 1s"}
+	}
+	if _, err := st.Enqueue(t.Context(), ts); err != nil {
+		t.Fatal(err)
+	}
+	workerArgs := []string{"worker", "--store", dsn, "--lease", "2s", "--heartbeat", "500ms", "--concurrency", "10"}
+	frozen, frozenOut := gritProcess(t, dir, append(workerArgs, "--worker-id", "frozen")...)
+	waitUntil(t, 30*time.Second, "the first worker to run all six tasks", func() bool {
+		held, err := st.Held(t.Context())
+		return err == nil && held["frozen"] == 6 && len(firstAttemptPIDs(t, ledger)) == 6
+	})
+	pids := firstAttemptPIDs(t, ledger)
+	if err := frozen.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stoppedAt := time.Now()
+
+	sibling, siblingOut := gritProcess(t, dir, append(workerArgs, "--worker-id", "sibling")...)
+	waitUntil(t, 30*time.Second, "the sibling to finish the frozen worker's tasks", func() bool {
+		cs, err := st.QueueCounts(t.Context())
+		return err == nil && len(cs) == 1 && cs[0].State == task.Success && cs[0].N == 6
+	})
+	if took := time.Since(stoppedAt); took > 2*time.Second+500*time.Millisecond+5*time.Second {
+		t.Errorf("the sibling took %v to finish the tasks of a frozen worker", took)
+	}
+
+	if err := frozen.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	for _, pid := range pids {
+		waitUntil(t, 20*time.Second, fmt.Sprintf("the frozen worker's process %d to be killed", pid), func() bool { return processGone(pid) })
+	}
+	waitUntil(t, 20*time.Second, "the frozen worker to report its lost leases", func() bool {
+		return strings.Contains(frozenOut.String(), "lease lost")
+	})
+	for _, w := range []*exec.Cmd{frozen, sibling} {
+		w.Process.Signal(syscall.SIGTERM)
+	}
+	waitExit(t, frozen, 30*time.Second, frozenOut)
+	waitExit(t, sibling, 30*time.Second, siblingOut)
+
+	all, err := st.ListTasks(t.Context(), store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range all {
+		as, _ := st.Attempts(t.Context(), tk.ID)
+		successes := 0
+		for _, a := range as {
+			if a.Outcome == task.OutcomeSuccess {
+				successes++
+				if a.Worker != "sibling" {
+					t.Errorf("task %d: success recorded for %s; the frozen worker's late result must be rejected", tk.ID, a.Worker)
+				}
+			}
+		}
+		if tk.State != task.Success || successes != 1 {
+			t.Errorf("task %d: %s, %d successes; want SUCCESS once", tk.ID, tk.State, successes)
+		}
+	}
+}
+
+// firstAttemptPIDs reads the shell pids of the first attempts from the
+// ledger.
+func firstAttemptPIDs(t *testing.T, ledger string) []int {
+	t.Helper()
+	b, err := os.ReadFile(ledger)
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 3 && f[1] == "1" {
+			pid, _ := strconv.Atoi(f[2])
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
