@@ -29,6 +29,9 @@
 //
 //	import _ "github.com/grit-run/grit/store/postgres"
 //
+// On PostgreSQL, Client.EnqueueTx enqueues inside the caller's pgx
+// transaction: the task exists if and only if it commits.
+//
 // A handler's context carries its attempt (AttemptFrom): the attempt
 // number and the lease token, a fencing token to pass to downstream writes.
 // A handler that returns Snooze(d) is tried again after d without using an

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -39,16 +41,9 @@ func InGroup(g string) EnqueueOption { return func(n *store.NewTask) { n.Group =
 // client's worker. With WithKey, a key used before returns the existing
 // task.
 func (c *Client) Enqueue(ctx context.Context, kind string, args any, opts ...EnqueueOption) (task.Task, error) {
-	if kind == "" {
-		return task.Task{}, errNoKind
-	}
-	raw, err := json.Marshal(args)
+	n, err := newTask(kind, args, opts)
 	if err != nil {
-		return task.Task{}, fmt.Errorf("grit: enqueue %s: args do not encode as JSON: %w", kind, err)
-	}
-	n := store.NewTask{Kind: kind, Args: raw}
-	for _, o := range opts {
-		o(&n)
+		return task.Task{}, err
 	}
 	ts, err := c.store.Enqueue(ctx, []store.NewTask{n})
 	if err != nil {
@@ -56,6 +51,47 @@ func (c *Client) Enqueue(ctx context.Context, kind string, args any, opts ...Enq
 	}
 	c.engine.Wake()
 	return ts[0], nil
+}
+
+// txEnqueuer is the optional capability EnqueueTx needs (the PostgreSQL
+// store has it).
+type txEnqueuer interface {
+	EnqueueTx(ctx context.Context, tx pgx.Tx, ts []store.NewTask) ([]task.Task, error)
+}
+
+// EnqueueTx inserts a task in the caller's PostgreSQL transaction: the task
+// exists if and only if tx commits, and no worker sees it before (a
+// transactional outbox). The store must be the PostgreSQL one, and tx on
+// its database.
+func (c *Client) EnqueueTx(ctx context.Context, tx pgx.Tx, kind string, args any, opts ...EnqueueOption) (task.Task, error) {
+	te, ok := c.store.(txEnqueuer)
+	if !ok {
+		return task.Task{}, fmt.Errorf("grit: enqueue %s in a transaction: the store cannot (use the PostgreSQL store): %w", kind, task.ErrInvalid)
+	}
+	n, err := newTask(kind, args, opts)
+	if err != nil {
+		return task.Task{}, err
+	}
+	ts, err := te.EnqueueTx(ctx, tx, []store.NewTask{n})
+	if err != nil {
+		return task.Task{}, fmt.Errorf("grit: enqueue %s in a transaction: %w", kind, err)
+	}
+	return ts[0], nil
+}
+
+func newTask(kind string, args any, opts []EnqueueOption) (store.NewTask, error) {
+	if kind == "" {
+		return store.NewTask{}, errNoKind
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return store.NewTask{}, fmt.Errorf("grit: enqueue %s: args do not encode as JSON: %w", kind, err)
+	}
+	n := store.NewTask{Kind: kind, Args: raw}
+	for _, o := range opts {
+		o(&n)
+	}
+	return n, nil
 }
 
 // Task returns a task by id.
