@@ -282,3 +282,53 @@ func firstAttemptPIDs(t *testing.T, ledger string) []int {
 	}
 	return pids
 }
+
+// TestStopPastTheDrainGivesTasksBack stops a worker whose tasks run longer
+// than its drain: they go back at once with their attempt count unchanged,
+// and a sibling finishes them.
+func TestStopPastTheDrainGivesTasksBack(t *testing.T) {
+	dir := t.TempDir()
+	schema := pgtest.NewSchema(t)
+	dsn := pgtest.WithSchema(schema)
+	st := pgtest.OpenIn(t, schema)
+	args, _ := json.Marshal(task.Exec{Shell: `if [ "$GRIT_WORKER_ID" = first ]; then sleep 60; fi`})
+	ts := make([]store.NewTask, 4)
+	for i := range ts {
+		ts[i] = store.NewTask{Kind: task.KindExec, Args: args, Policy: "3 100ms 1s"}
+	}
+	if _, err := st.Enqueue(t.Context(), ts); err != nil {
+		t.Fatal(err)
+	}
+	workerArgs := []string{"worker", "--store", dsn, "--drain", "1s", "--concurrency", "8"}
+	first, firstOut := gritProcess(t, dir, append(workerArgs, "--worker-id", "first")...)
+	waitUntil(t, 30*time.Second, "the first worker to hold all four tasks", func() bool {
+		held, err := st.Held(t.Context())
+		return err == nil && held["first"] == 4
+	})
+	first.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, first, 15*time.Second, firstOut); code != 0 {
+		t.Fatalf("the stopped worker exited %d:\n%s", code, firstOut)
+	}
+	back, err := st.ListTasks(t.Context(), store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range back {
+		if tk.State != task.Ready || tk.Attempt != 0 {
+			t.Errorf("task %d after the stop: %s attempt %d; want READY attempt 0", tk.ID, tk.State, tk.Attempt)
+		}
+	}
+	second, secondOut := gritProcess(t, dir, append(workerArgs, "--worker-id", "second")...)
+	waitUntil(t, 30*time.Second, "the sibling to finish the tasks", func() bool {
+		cs, err := st.QueueCounts(t.Context())
+		return err == nil && len(cs) == 1 && cs[0].State == task.Success && cs[0].N == 4
+	})
+	done, _ := st.ListTasks(t.Context(), store.Filter{})
+	for _, tk := range done {
+		if tk.Attempt != 1 {
+			t.Errorf("task %d finished after %d attempts, want 1: the released attempt must not count", tk.ID, tk.Attempt)
+		}
+	}
+	second.Process.Signal(syscall.SIGTERM)
+	waitExit(t, second, 15*time.Second, secondOut)
+}
