@@ -3,16 +3,20 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/grit-run/grit/internal/gritbench"
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/postgres"
 )
 
 func newBenchCmd(e *env) *cobra.Command {
@@ -24,10 +28,11 @@ func newBenchCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "measure enqueue and work throughput, retry lateness and process-task overhead",
-		Long: `Measures grit on a fresh embedded store in a temporary directory (or on
---store, which must be empty): enqueue throughput, no-op tasks worked end to
-end (claim, run, complete; durable commits), how late retries start after
-they are due (p50/p99), and a process task's overhead over a bare fork/exec.`,
+		Long: `Measures grit on fresh embedded stores in a temporary directory, or with
+--store postgres://… on fresh schemas of that database (dropped afterwards):
+enqueue throughput, no-op tasks worked end to end (claim, run, complete;
+durable commits), how late retries start after they are due (p50/p99), and
+a process task's overhead over a bare fork/exec.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if profile != "" {
@@ -65,6 +70,10 @@ func startProfile(path string) (func(), error) {
 func (e *env) bench(ctx context.Context, givenStore bool, cfg gritbench.Config, asJSON bool) error {
 	n := 0
 	open := func() (store.Store, error) {
+		if givenStore && isPostgres(e.storeDSN) {
+			n++
+			return openBenchSchema(ctx, e.storeDSN, n)
+		}
 		if givenStore {
 			return e.openStore(ctx)
 		}
@@ -99,6 +108,27 @@ func (e *env) bench(ctx context.Context, givenStore bool, cfg gritbench.Config, 
 	return nil
 }
 
+// openBenchSchema opens a fresh schema of its own on a PostgreSQL store for
+// one measurement, dropped when the store is closed.
+func openBenchSchema(ctx context.Context, dsn string, n int) (store.Store, error) {
+	schema := fmt.Sprintf("grit_bench_%d_%d", os.Getpid(), n)
+	st, err := postgres.OpenConfig(ctx, postgres.Config{DSN: dsn, Schema: schema})
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	return dropOnClose{st}, nil
+}
+
+// dropOnClose drops a benchmark's schema when its store is closed.
+type dropOnClose struct{ *postgres.Store }
+
+func (d dropOnClose) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := d.Pool().Exec(ctx, "DROP SCHEMA "+d.Schema()+" CASCADE")
+	return errors.Join(err, d.Store.Close())
+}
+
 // cleanup removes a temporary store's directory when it is closed.
 type cleanup struct {
 	store.Store
@@ -109,4 +139,8 @@ func (c cleanup) Close() error {
 	err := c.Store.Close()
 	os.RemoveAll(c.dir)
 	return err
+}
+
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grit-run/grit/internal/gritbench"
+	"github.com/grit-run/grit/store/postgres/pgtest"
 )
 
 // grit runs the command line in-process and returns its exit code and
@@ -276,5 +280,24 @@ func TestMigrateIsIdempotent(t *testing.T) {
 		if code, out, errOut := grit(t, "migrate", "--store", st); code != 0 || !strings.Contains(out, "schema up to date") {
 			t.Fatalf("migrate: exit %d, %q %q", code, out, errOut)
 		}
+	}
+}
+
+// TestBenchOnPostgresUsesThrowawaySchemas runs a small grit bench on
+// PostgreSQL: it reports every figure and leaves no schema behind.
+func TestBenchOnPostgresUsesThrowawaySchemas(t *testing.T) {
+	db := pgtest.Admin(t)
+	code, out, errOut := grit(t, "bench", "--json", "--store", pgtest.DSN(), "--tasks", "300", "--retries", "20", "--procs", "3")
+	var r gritbench.Result
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil {
+		t.Fatalf("bench: exit %d, %v: %s %s", code, err, out, errOut)
+	}
+	if r.WorkPerSec <= 0 || r.EnqueuePerSec <= 0 || r.ExecTaskMS <= 0 {
+		t.Errorf("result %+v", r)
+	}
+	var left int
+	prefix := fmt.Sprintf("grit_bench_%d_%%", os.Getpid())
+	if err := db.QueryRow(t.Context(), `SELECT count(*) FROM pg_namespace WHERE nspname LIKE $1`, prefix).Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d benchmark schemas left behind (%v)", left, err)
 	}
 }
