@@ -1,7 +1,9 @@
 package store
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/grit-run/grit/task"
 )
@@ -28,4 +30,80 @@ func CheckFinishes(fs []Finish) (errs []error, todo []int) {
 		todo = append(todo, i)
 	}
 	return errs, todo
+}
+
+// Rounds splits the items todo of fs so that no round names a task twice
+// (a later item of the same task meets the state the first left). Each
+// round is in task id order, so that concurrent transactions lock shared
+// rows in one order.
+func Rounds(fs []Finish, todo []int) [][]int {
+	var out [][]int
+	seen := make(map[int64]int, len(todo))
+	for _, i := range todo {
+		r := seen[fs[i].TaskID]
+		seen[fs[i].TaskID] = r + 1
+		if r == len(out) {
+			out = append(out, nil)
+		}
+		out[r] = append(out[r], i)
+	}
+	for _, r := range out {
+		slices.SortStableFunc(r, func(a, b int) int { return cmp.Compare(fs[a].TaskID, fs[b].TaskID) })
+	}
+	return out
+}
+
+// Outcome is the attempt's outcome as reported, or as its next state
+// implies when it was not.
+func (f Finish) Outcome() task.Outcome {
+	if o := f.Attempt.Outcome; o != "" && o != task.OutcomeRunning {
+		return o
+	}
+	switch f.State {
+	case task.Success:
+		return task.OutcomeSuccess
+	case task.Sensing:
+		return task.OutcomeSnoozed
+	case task.Ready:
+		return task.OutcomeReleased
+	}
+	return task.OutcomeError
+}
+
+// Ended sorts the items of fs whose tasks ended into what they move in
+// their runs: the tasks that succeeded (their dependents may become
+// READY), those that failed (their dependents become UPSTREAM_FAILED), and
+// the runs to settle, in id order. runOf maps a task to its run (0: none).
+func Ended(fs []Finish, ended []int, runOf map[int64]int64) (succeeded, failed, runs []int64) {
+	seen := map[int64]bool{}
+	for _, i := range ended {
+		id := fs[i].TaskID
+		switch fs[i].State {
+		case task.Success:
+			succeeded = append(succeeded, id)
+		case task.Failed:
+			failed = append(failed, id)
+		default:
+			continue
+		}
+		if !seen[runOf[id]] {
+			seen[runOf[id]] = true
+			runs = append(runs, runOf[id])
+		}
+	}
+	slices.Sort(runs)
+	return succeeded, failed, runs
+}
+
+// Unique returns names without repeats, in their first order.
+func Unique(names []string) []string {
+	seen := make(map[string]bool, len(names))
+	out := names[:0:0]
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -93,3 +93,30 @@ func TestCheckFinishes(t *testing.T) {
 		t.Errorf("todo %v, errs %v", todo, errs)
 	}
 }
+
+func TestFinishHelpers(t *testing.T) {
+	fs := []store.Finish{
+		{TaskID: 9, State: task.Success}, {TaskID: 3, State: task.Failed}, {TaskID: 9, State: task.Failed},
+		{TaskID: 5, State: task.Retrying}, {TaskID: 3, State: task.Ready, Attempt: task.Attempt{Outcome: task.OutcomeInterrupted}},
+	}
+	rounds := store.Rounds(fs, []int{0, 1, 2, 3, 4})
+	if len(rounds) != 2 || fmt.Sprint(rounds[0]) != "[1 3 0]" || fmt.Sprint(rounds[1]) != "[4 2]" {
+		t.Errorf("rounds %v; want [[1 3 0] [4 2]] (no task twice in a round, each in id order)", rounds)
+	}
+	wantOutcomes := []task.Outcome{task.OutcomeSuccess, task.OutcomeError, task.OutcomeError, task.OutcomeError, task.OutcomeInterrupted}
+	for i, f := range fs {
+		if f.Outcome() != wantOutcomes[i] {
+			t.Errorf("item %d: outcome %s, want %s", i, f.Outcome(), wantOutcomes[i])
+		}
+	}
+	if got := (store.Finish{State: task.Sensing}).Outcome(); got != task.OutcomeSnoozed {
+		t.Errorf("snooze outcome %s", got)
+	}
+	succeeded, failed, runs := store.Ended(fs, []int{0, 1, 3}, map[int64]int64{9: 2, 3: 1, 5: 1})
+	if fmt.Sprint(succeeded, failed, runs) != "[9] [3] [1 2]" {
+		t.Errorf("Ended = %v %v %v", succeeded, failed, runs)
+	}
+	if got := store.Unique([]string{"b", "a", "b", "c", "a"}); fmt.Sprint(got) != "[b a c]" {
+		t.Errorf("Unique = %v", got)
+	}
+}

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -46,7 +45,7 @@ func (s *Store) Finish(ctx context.Context, fs []store.Finish) ([]error, error) 
 func (s *Store) finish(ctx context.Context, tx pgx.Tx, fs []store.Finish, todo []int) (map[int]bool, error) {
 	applied := make(map[int]bool, len(todo))
 	wake := false
-	for _, round := range rounds(fs, todo) {
+	for _, round := range store.Rounds(fs, todo) {
 		moved, err := s.finishTasks(ctx, tx, fs, round)
 		if err != nil {
 			return nil, err
@@ -70,35 +69,6 @@ func (s *Store) finish(ctx context.Context, tx pgx.Tx, fs []store.Finish, todo [
 		return applied, s.notify(ctx, tx)
 	}
 	return applied, nil
-}
-
-// rounds splits todo so that no round names a task twice. Each round is in
-// task id order, so that two transactions lock shared rows in one order.
-func rounds(fs []store.Finish, todo []int) [][]int {
-	var out [][]int
-	seen := make(map[int64]int, len(todo))
-	for _, i := range todo {
-		r := seen[fs[i].TaskID]
-		seen[fs[i].TaskID] = r + 1
-		if r == len(out) {
-			out = append(out, nil)
-		}
-		out[r] = append(out[r], i)
-	}
-	for _, r := range out {
-		slices.SortStableFunc(r, func(a, b int) int { return cmpInt(fs[a].TaskID, fs[b].TaskID) })
-	}
-	return out
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // finishTasksSQL moves the tasks of a round and closes their attempts, in
@@ -208,7 +178,7 @@ func (a *finishArgs) add(f store.Finish) {
 	a.nextAts, a.refunds = append(a.nextAts, tstz(f.NextAt)), append(a.refunds, refund)
 	a.errs, a.fps, a.streaks = append(a.errs, f.Error), append(a.fps, f.Fingerprint), append(a.streaks, int32(f.Streak))
 	a.prevDelays, a.endeds = append(a.prevDelays, int64(f.PrevDelay)), append(a.endeds, tstz(at.EndedAt))
-	a.outcomes, a.classes = append(a.outcomes, string(outcomeOf(f))), append(a.classes, at.Class)
+	a.outcomes, a.classes = append(a.outcomes, string(f.Outcome())), append(a.classes, at.Class)
 	a.aErrs, a.aFPs, a.exits = append(a.aErrs, at.Error), append(a.aFPs, at.Fingerprint), append(a.exits, exit)
 	a.signals, a.outputs = append(a.signals, at.Signal), append(a.outputs, at.Output)
 	a.delays, a.decisions = append(a.delays, int64(at.Delay)), append(a.decisions, at.Decision)
@@ -218,21 +188,4 @@ func (a *finishArgs) list() []any {
 	return []any{a.ids, a.tokens, a.states, a.nextAts, a.refunds, a.errs, a.fps, a.streaks,
 		a.prevDelays, a.endeds, a.outcomes, a.classes, a.aErrs, a.aFPs, a.exits, a.signals,
 		a.outputs, a.delays, a.decisions}
-}
-
-// outcomeOf is the attempt's outcome as reported, or as its next state
-// implies.
-func outcomeOf(f store.Finish) task.Outcome {
-	if o := f.Attempt.Outcome; o != "" && o != task.OutcomeRunning {
-		return o
-	}
-	switch f.State {
-	case task.Success:
-		return task.OutcomeSuccess
-	case task.Sensing:
-		return task.OutcomeSnoozed
-	case task.Ready:
-		return task.OutcomeReleased
-	}
-	return task.OutcomeError
 }

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -41,7 +42,7 @@ func (s *Store) Heartbeat(ctx context.Context, worker string, lease time.Duratio
 		lease = DefaultLease
 	}
 	sorted := slices.Clone(held) // one lock order for every statement
-	slices.SortFunc(sorted, func(a, b store.Lease) int { return cmpInt(a.TaskID, b.TaskID) })
+	slices.SortFunc(sorted, func(a, b store.Lease) int { return cmp.Compare(a.TaskID, b.TaskID) })
 	ids, tokens := make([]int64, len(sorted)), make([]int64, len(sorted))
 	for i, l := range sorted {
 		ids[i], tokens[i] = l.TaskID, l.Token

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
@@ -16,18 +15,7 @@ import (
 // failed, then settles their runs. It reports whether a dependent became
 // READY.
 func (s *Store) propagateFinish(ctx context.Context, tx pgx.Tx, fs []store.Finish, ended []int, runOf map[int64]int64) (bool, error) {
-	var succeeded, failed []int64
-	runs := map[int64]bool{}
-	for _, i := range ended {
-		switch id := fs[i].TaskID; fs[i].State {
-		case task.Success:
-			succeeded = append(succeeded, id)
-			runs[runOf[id]] = true
-		case task.Failed:
-			failed = append(failed, id)
-			runs[runOf[id]] = true
-		}
-	}
+	succeeded, failed, runs := store.Ended(fs, ended, runOf)
 	promoted, err := s.satisfy(ctx, tx, succeeded)
 	if err != nil {
 		return false, err
@@ -35,7 +23,7 @@ func (s *Store) propagateFinish(ctx context.Context, tx pgx.Tx, fs []store.Finis
 	if err := s.blockDownstream(ctx, tx, failed, task.UpstreamFailed); err != nil {
 		return false, err
 	}
-	return promoted, s.settleRuns(ctx, tx, slices.Sorted(maps.Keys(runs)))
+	return promoted, s.settleRuns(ctx, tx, runs)
 }
 
 // Every task keeps needs_left, the count of its needs not yet SUCCESS or

@@ -78,7 +78,7 @@ func (s *Store) insertRunTasks(ctx context.Context, tx pgx.Tx, runID int64, ts [
 	rows := make([]newRow, len(ts))
 	ready := false
 	for i, t := range ts {
-		needs := len(dedupe(t.Needs))
+		needs := len(store.Unique(t.Needs))
 		rows[i] = newRow{t: t, state: task.Ready, needsLeft: needs, at: i}
 		if needs > 0 {
 			rows[i].state = task.Pending
@@ -115,7 +115,7 @@ func (s *Store) keyTaken(ctx context.Context, tx pgx.Tx, t store.NewTask) error 
 func (s *Store) insertEdges(ctx context.Context, tx pgx.Tx, runID int64, ts []store.NewTask, ids map[string]int64) error {
 	var from, to []int64
 	for _, t := range ts {
-		for _, n := range dedupe(t.Needs) {
+		for _, n := range store.Unique(t.Needs) {
 			from, to = append(from, ids[n]), append(to, ids[t.Name])
 		}
 	}
@@ -128,17 +128,4 @@ func (s *Store) insertEdges(ctx context.Context, tx pgx.Tx, runID int64, ts []st
 		return fmt.Errorf("insert edges: %w", err)
 	}
 	return nil
-}
-
-// dedupe returns names without repeats, in their first order.
-func dedupe(names []string) []string {
-	seen := make(map[string]bool, len(names))
-	out := names[:0:0]
-	for _, n := range names {
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out
 }

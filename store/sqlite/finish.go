@@ -3,8 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -42,7 +40,7 @@ func (s *Store) Finish(ctx context.Context, fs []store.Finish) ([]error, error) 
 // state the first left (and so, normally, loses).
 func finish(x *wtx, fs []store.Finish, todo []int) (map[int]bool, error) {
 	applied := make(map[int]bool, len(todo))
-	for _, round := range rounds(fs, todo) {
+	for _, round := range store.Rounds(fs, todo) {
 		for _, c := range chunks(len(round), maxValuesRows) {
 			items := round[c[0]:c[1]]
 			moved, err := finishTasks(x, fs, items)
@@ -59,21 +57,6 @@ func finish(x *wtx, fs []store.Finish, todo []int) (map[int]bool, error) {
 		}
 	}
 	return applied, nil
-}
-
-// rounds splits todo so that no round names a task twice.
-func rounds(fs []store.Finish, todo []int) [][]int {
-	var out [][]int
-	seen := make(map[int64]int, len(todo))
-	for _, i := range todo {
-		r := seen[fs[i].TaskID]
-		seen[fs[i].TaskID] = r + 1
-		if r == len(out) {
-			out = append(out, nil)
-		}
-		out[r] = append(out[r], i)
-	}
-	return out
 }
 
 // afterFinish closes the attempts of the items that moved and, for the tasks
@@ -101,23 +84,12 @@ func afterFinish(x *wtx, fs []store.Finish, items []int, moved map[int64]int64) 
 // propagateFinish moves the dependents of the run tasks that succeeded or
 // failed, then settles their runs.
 func propagateFinish(x *wtx, fs []store.Finish, done []int, runOf map[int64]int64) error {
-	var succeeded, failed []int64
-	runs := map[int64]bool{}
-	for _, i := range done {
-		switch id := fs[i].TaskID; fs[i].State {
-		case task.Success:
-			succeeded = append(succeeded, id)
-			runs[runOf[id]] = true
-		case task.Failed:
-			failed = append(failed, id)
-			runs[runOf[id]] = true
-		}
-	}
+	succeeded, failed, runs := store.Ended(fs, done, runOf)
 	if err := satisfy(x, succeeded); err != nil {
 		return err
 	}
 	if err := blockDownstream(x, failed, task.UpstreamFailed); err != nil {
 		return err
 	}
-	return settleRuns(x, slices.Sorted(maps.Keys(runs)))
+	return settleRuns(x, runs)
 }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"github.com/grit-run/grit/store"
-	"github.com/grit-run/grit/task"
 )
 
 // finishTaskCols are the columns of a VALUES row of finishTasksSQL.
@@ -109,25 +108,8 @@ func closeAttemptArgs(x *wtx, f store.Finish) []any {
 	if a.ExitCode != nil {
 		exit = *a.ExitCode
 	}
-	return []any{f.TaskID, f.Token, ended, string(outcomeOf(f)), a.Class, a.Error,
+	return []any{f.TaskID, f.Token, ended, string(f.Outcome()), a.Class, a.Error,
 		a.Fingerprint, exit, a.Signal, a.Output, int64(a.Delay), a.Decision}
-}
-
-// outcomeOf is the attempt's outcome as reported, or as its next state
-// implies.
-func outcomeOf(f store.Finish) task.Outcome {
-	if o := f.Attempt.Outcome; o != "" && o != task.OutcomeRunning {
-		return o
-	}
-	switch f.State {
-	case task.Success:
-		return task.OutcomeSuccess
-	case task.Sensing:
-		return task.OutcomeSnoozed
-	case task.Ready:
-		return task.OutcomeReleased
-	}
-	return task.OutcomeError
 }
 
 func annotateRescued(x *wtx, fs []store.Finish, done []int, closed []int64) error {

@@ -70,7 +70,7 @@ func insertRunTasks(x *wtx, runID int64, ts []store.NewTask) (map[string]int64, 
 		if err := keyFree(x, t); err != nil {
 			return nil, err
 		}
-		needs := len(dedupe(t.Needs))
+		needs := len(store.Unique(t.Needs))
 		state := task.Ready
 		if needs > 0 {
 			state = task.Pending
@@ -103,7 +103,7 @@ func keyFree(x *wtx, t store.NewTask) error {
 
 func insertEdges(x *wtx, runID int64, ts []store.NewTask, ids map[string]int64) error {
 	for _, t := range ts {
-		for _, n := range dedupe(t.Needs) {
+		for _, n := range store.Unique(t.Needs) {
 			_, err := x.exec(`INSERT INTO edges (run_id, from_task, to_task) VALUES (?, ?, ?)`, runID, ids[n], ids[t.Name])
 			if err != nil {
 				return fmt.Errorf("insert edge %q -> %q: %w", n, t.Name, err)
@@ -111,17 +111,4 @@ func insertEdges(x *wtx, runID int64, ts []store.NewTask, ids map[string]int64) 
 		}
 	}
 	return nil
-}
-
-// dedupe returns names without repeats, in their first order.
-func dedupe(names []string) []string {
-	seen := make(map[string]bool, len(names))
-	out := names[:0:0]
-	for _, n := range names {
-		if !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out
 }
