@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,12 +31,16 @@ func newBenchCmd(e *env) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "measure enqueue and work throughput, retry lateness and process-task overhead",
+		Short: "measure throughput, start latency, retry lateness, takeover, memory and process-task overhead",
 		Long: `Measures grit on fresh embedded stores in a temporary directory, or with
 --store postgres://… on fresh schemas of that database (dropped afterwards):
-enqueue throughput, no-op tasks worked end to end (claim, run, complete;
-durable commits), how late retries start after they are due (p50/p99), and
-a process task's overhead over a bare fork/exec.`,
+enqueue throughput; no-op tasks worked end to end (claim, run, complete;
+durable commits) by an engine in this process and by 1 and 4 worker
+processes; how long after its enqueue a task starts on an idle worker
+(p50/p99); how late retries start after they are due (p50/p99); how long a
+sibling takes to run again the tasks of a worker killed with SIGKILL; with
+--memory-tasks, a worker's resident memory as it works that many tasks; and
+a process task's overhead over a bare fork/exec. See docs/bench.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if profile != "" {
@@ -42,16 +50,59 @@ a process task's overhead over a bare fork/exec.`,
 				}
 				defer stop()
 			}
+			self, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("bench: find this program to start worker processes: %w", err)
+			}
+			cfg.Spawn = benchWorkerSpawner(self)
 			return e.bench(cmd.Context(), cmd.Flags().Changed("store"), cfg, asJSON)
 		},
 	}
 	f := cmd.Flags()
 	f.IntVar(&cfg.Tasks, "tasks", 20000, "tasks per throughput measurement")
-	f.IntVar(&cfg.Concurrency, "concurrency", 256, "executor slots for the no-op work")
+	f.IntVar(&cfg.Concurrency, "concurrency", 256, "executor slots per engine for the no-op work")
+	f.IntSliceVar(&cfg.Workers, "workers", []int{1, 4}, "worker process counts whose throughput is measured")
+	f.IntVar(&cfg.Latency, "latency", 1000, "tasks whose enqueue-to-start latency is measured, enqueued 5ms apart")
 	f.IntVar(&cfg.Retries, "retries", 500, "tasks whose retry lateness is measured")
+	f.BoolVar(&cfg.Takeover, "takeover", true, "measure the takeover after SIGKILL (takes about a lease)")
+	f.DurationVar(&cfg.Lease, "lease", 15*time.Second, "the worker processes' lease")
+	f.DurationVar(&cfg.Heartbeat, "heartbeat", 0, "the worker processes' heartbeat (default a third of the lease)")
+	f.IntVar(&cfg.MemoryTasks, "memory-tasks", 0, "tasks one worker process works while its memory is sampled (0: skip)")
 	f.IntVar(&cfg.Procs, "procs", 200, "process tasks for the overhead")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
+	return cmd
+}
+
+// benchWorkerSpawner starts this program as a benchmark worker.
+func benchWorkerSpawner(self string) gritbench.Spawner {
+	return func(dsn string, wc gritbench.WorkerConfig) *exec.Cmd {
+		return exec.Command(self, "bench-worker", "--store", dsn, "--concurrency", strconv.Itoa(wc.Concurrency),
+			"--lease", wc.Lease.String(), "--heartbeat", wc.Heartbeat.String())
+	}
+}
+
+// newBenchWorkerCmd is the worker process grit bench starts; it speaks
+// gritbench.Worker's protocol on its standard input and output.
+func newBenchWorkerCmd(e *env) *cobra.Command {
+	var wc gritbench.WorkerConfig
+	cmd := &cobra.Command{
+		Use:    "bench-worker",
+		Short:  "a worker process of grit bench",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := e.openStore(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			return gritbench.Worker(cmd.Context(), st, wc, cmd.InOrStdin(), e.stdout)
+		},
+	}
+	cmd.Flags().IntVar(&wc.Concurrency, "concurrency", 256, "executor slots")
+	cmd.Flags().DurationVar(&wc.Lease, "lease", 15*time.Second, "lease")
+	cmd.Flags().DurationVar(&wc.Heartbeat, "heartbeat", 5*time.Second, "heartbeat")
 	return cmd
 }
 
@@ -68,25 +119,34 @@ func startProfile(path string) (func(), error) {
 }
 
 func (e *env) bench(ctx context.Context, givenStore bool, cfg gritbench.Config, asJSON bool) error {
+	if err := checkBenchConfig(cfg); err != nil {
+		return err
+	}
 	n := 0
-	open := func() (store.Store, error) {
+	dir := ""
+	defer func() {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+	}()
+	open := func() (gritbench.Target, error) {
+		n++
 		if givenStore && isPostgres(e.storeDSN) {
-			n++
 			return openBenchSchema(ctx, e.storeDSN, n)
 		}
 		if givenStore {
-			return e.openStore(ctx)
+			st, err := e.openStore(ctx)
+			return gritbench.Target{Store: st, DSN: e.storeDSN}, err
 		}
-		n++
-		dir, err := os.MkdirTemp("", "grit-bench-")
-		if err != nil {
-			return nil, err
+		if dir == "" {
+			var err error
+			if dir, err = os.MkdirTemp("", "grit-bench-"); err != nil {
+				return gritbench.Target{}, err
+			}
 		}
-		st, err := store.Open(ctx, "sqlite:"+filepath.Join(dir, fmt.Sprintf("bench%d.db", n)))
-		if err != nil {
-			return nil, err
-		}
-		return cleanup{st, dir}, nil
+		dsn := "sqlite:" + filepath.Join(dir, fmt.Sprintf("bench%d.db", n))
+		st, err := store.Open(ctx, dsn)
+		return gritbench.Target{Store: st, DSN: dsn}, err
 	}
 	progress := func(step string) {
 		if !asJSON {
@@ -100,23 +160,70 @@ func (e *env) bench(ctx context.Context, givenStore bool, cfg gritbench.Config, 
 	if asJSON {
 		return json.NewEncoder(e.stdout).Encode(r)
 	}
-	fmt.Fprintf(e.stdout, "machine             %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
-	fmt.Fprintf(e.stdout, "enqueue             %8.0f tasks/s\n", r.EnqueuePerSec)
-	fmt.Fprintf(e.stdout, "work (no-op)        %8.0f tasks/s (%.0f tasks per claim)\n", r.WorkPerSec, r.ClaimBatch)
-	fmt.Fprintf(e.stdout, "retry lateness      p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", r.RetryLateP50, r.RetryLateP99, r.RetryLateMax)
-	fmt.Fprintf(e.stdout, "process task        %.2f ms (bare fork/exec %.2f ms, overhead %.2f ms)\n", r.ExecTaskMS, r.BareExecMS, r.ExecOverhead)
+	printBench(e.stdout, r)
 	return nil
+}
+
+// checkBenchConfig rejects sizes that cannot be measured.
+func checkBenchConfig(cfg gritbench.Config) error {
+	bad := func(flag string, v any, want string) error {
+		return &exitError{code: exitUsage, err: fmt.Errorf("bench: --%s %v: want %s", flag, v, want)}
+	}
+	for flag, v := range map[string]int{"tasks": cfg.Tasks, "concurrency": cfg.Concurrency, "latency": cfg.Latency, "retries": cfg.Retries, "procs": cfg.Procs} {
+		if v <= 0 {
+			return bad(flag, v, "a positive number")
+		}
+	}
+	for _, w := range cfg.Workers {
+		if w <= 0 || w > 64 {
+			return bad("workers", cfg.Workers, "counts from 1 to 64, e.g. --workers 1,4")
+		}
+	}
+	if cfg.MemoryTasks < 0 {
+		return bad("memory-tasks", cfg.MemoryTasks, "0 (skip) or a positive number")
+	}
+	if cfg.Lease <= 0 || cfg.Heartbeat < 0 || cfg.Heartbeat >= cfg.Lease {
+		return bad("heartbeat", cfg.Heartbeat, fmt.Sprintf("a positive lease and a heartbeat shorter than it (lease %v)", cfg.Lease))
+	}
+	return nil
+}
+
+func printBench(w io.Writer, r gritbench.Result) {
+	fmt.Fprintf(w, "machine             %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	fmt.Fprintf(w, "enqueue             %8.0f tasks/s\n", r.EnqueuePerSec)
+	fmt.Fprintf(w, "work (no-op)        %8.0f tasks/s in this process (%.0f tasks per claim)\n", r.WorkPerSec, r.ClaimBatch)
+	for _, p := range r.WorkProcs {
+		fmt.Fprintf(w, "                    %8.0f tasks/s with %d worker processes (peak RSS %.0f MiB each)\n", p.PerSec, p.Workers, p.PeakMiB)
+	}
+	fmt.Fprintf(w, "enqueue to start    p50 %.2f ms, p99 %.2f ms, max %.2f ms (%s)\n", r.StartP50, r.StartP99, r.StartMax, r.StartVia)
+	fmt.Fprintf(w, "retry lateness      p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", r.RetryLateP50, r.RetryLateP99, r.RetryLateMax)
+	if r.TakeoverS > 0 {
+		fmt.Fprintf(w, "takeover (SIGKILL)  %.2f s (bound: lease + heartbeat + 2s = %.0f s)\n", r.TakeoverS, r.TakeoverBoundS)
+	}
+	if r.MemoryTasks > 0 {
+		fmt.Fprintf(w, "worker memory       %d tasks at %.0f tasks/s: RSS %.1f MiB after 10%%, %.1f MiB at the end, peak %.1f MiB\n",
+			r.MemoryTasks, r.MemoryPerSec, r.MemoryMiB[0], r.MemoryMiB[len(r.MemoryMiB)-1], r.MemoryPeakMiB)
+	}
+	fmt.Fprintf(w, "process task        %.2f ms (bare fork/exec %.2f ms, overhead %.2f ms)\n", r.ExecTaskMS, r.BareExecMS, r.ExecOverhead)
 }
 
 // openBenchSchema opens a fresh schema of its own on a PostgreSQL store for
 // one measurement, dropped when the store is closed.
-func openBenchSchema(ctx context.Context, dsn string, n int) (store.Store, error) {
+func openBenchSchema(ctx context.Context, dsn string, n int) (gritbench.Target, error) {
 	schema := fmt.Sprintf("grit_bench_%d_%d", os.Getpid(), n)
 	st, err := postgres.OpenConfig(ctx, postgres.Config{DSN: dsn, Schema: schema})
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return gritbench.Target{}, &exitError{code: exitUsage, err: err}
 	}
-	return dropOnClose{st}, nil
+	u, err := url.Parse(dsn)
+	if err != nil {
+		st.Close()
+		return gritbench.Target{}, &exitError{code: exitUsage, err: err}
+	}
+	q := u.Query()
+	q.Set("schema", schema)
+	u.RawQuery = q.Encode()
+	return gritbench.Target{Store: dropOnClose{st}, DSN: u.String()}, nil
 }
 
 // dropOnClose drops a benchmark's schema when its store is closed.
@@ -127,18 +234,6 @@ func (d dropOnClose) Close() error {
 	defer cancel()
 	_, err := d.Pool().Exec(ctx, "DROP SCHEMA "+d.Schema()+" CASCADE")
 	return errors.Join(err, d.Store.Close())
-}
-
-// cleanup removes a temporary store's directory when it is closed.
-type cleanup struct {
-	store.Store
-	dir string
-}
-
-func (c cleanup) Close() error {
-	err := c.Store.Close()
-	os.RemoveAll(c.dir)
-	return err
 }
 
 func isPostgres(dsn string) bool {

@@ -85,6 +85,9 @@ func TestUsageErrors(t *testing.T) {
 		{"bad store", []string{"run", "--store", "mysql://x", example("flaky.yaml")}, `no driver for "mysql"`},
 		{"bad task id", []string{"task", "abc"}, "is not a task id"},
 		{"bad state", []string{"tasks", "--state", "DONE"}, "unknown state"},
+		{"bench workers", []string{"bench", "--workers", "0"}, "bench: --workers [0]: want counts from 1 to 64"},
+		{"bench tasks", []string{"bench", "--tasks", "-5"}, "bench: --tasks -5: want a positive number"},
+		{"bench heartbeat", []string{"bench", "--lease", "1s", "--heartbeat", "1s"}, "heartbeat shorter than it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -287,12 +290,14 @@ func TestMigrateIsIdempotent(t *testing.T) {
 // PostgreSQL: it reports every figure and leaves no schema behind.
 func TestBenchOnPostgresUsesThrowawaySchemas(t *testing.T) {
 	db := pgtest.Admin(t)
-	code, out, errOut := grit(t, "bench", "--json", "--store", pgtest.DSN(), "--tasks", "300", "--retries", "20", "--procs", "3")
+	code, out, errOut := grit(t, "bench", "--json", "--store", pgtest.DSN(), "--tasks", "300", "--retries", "20", "--procs", "3",
+		"--workers", "1,2", "--latency", "20", "--lease", "1s", "--memory-tasks", "500")
 	var r gritbench.Result
 	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil {
 		t.Fatalf("bench: exit %d, %v: %s %s", code, err, out, errOut)
 	}
-	if r.WorkPerSec <= 0 || r.EnqueuePerSec <= 0 || r.ExecTaskMS <= 0 {
+	if r.WorkPerSec <= 0 || r.EnqueuePerSec <= 0 || r.ExecTaskMS <= 0 || len(r.WorkProcs) != 2 || r.StartP99 <= 0 ||
+		r.TakeoverS <= 0 || len(r.MemoryMiB) != 10 {
 		t.Errorf("result %+v", r)
 	}
 	var left int

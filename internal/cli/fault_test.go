@@ -22,11 +22,14 @@ import (
 )
 
 // TestMain lets the test binary act as the grit command, so fault tests can
-// run it as a real process and kill it.
+// run it as a real process and kill it. The variable is set for the tests
+// too, so that grit bench, run in-process, starts its worker processes as
+// grit (os.Executable is this binary).
 func TestMain(m *testing.M) {
 	if os.Getenv("GRIT_TEST_AS_CLI") == "1" {
 		os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
+	os.Setenv("GRIT_TEST_AS_CLI", "1")
 	os.Exit(m.Run())
 }
 

@@ -1,7 +1,10 @@
 // Package gritbench measures grit on a store: enqueue throughput, the
-// throughput of no-op tasks worked end to end (claim, run, complete), the
-// lateness of retries against their due time, and a process task's
-// overhead over a bare fork/exec. grit bench prints what it measures.
+// throughput of no-op tasks worked end to end (claim, run, complete) by an
+// engine in this process and by worker processes, how long after its
+// enqueue a task starts, the lateness of retries against their due time,
+// how long a sibling takes over from a worker killed with SIGKILL, a
+// worker's memory over a long run, and a process task's overhead over a
+// bare fork/exec. grit bench prints what it measures.
 package gritbench
 
 import (
@@ -24,9 +27,25 @@ import (
 type Config struct {
 	Tasks       int // tasks per throughput measurement; default 20,000
 	Batch       int // tasks per enqueue call; default 500
-	Concurrency int // executor slots; default 256
+	Concurrency int // executor slots per engine; default 256
 	Retries     int // tasks whose retry lateness is measured; default 500
 	Procs       int // process tasks run for the overhead; default 200
+	// Workers lists the counts of worker processes whose throughput is
+	// measured; default 1 and 4. The steps with worker processes run only
+	// with Spawn.
+	Workers []int
+	// Latency is the number of tasks whose start is timed, enqueued
+	// LatencyGap apart; default 1,000, 5ms.
+	Latency    int
+	LatencyGap time.Duration
+	// Lease and Heartbeat are the worker processes'; default 15s and 5s.
+	Lease, Heartbeat time.Duration
+	// MemoryTasks, if set, is how many tasks one worker process works while
+	// its memory is sampled.
+	MemoryTasks int
+	// Takeover measures the takeover after SIGKILL (it takes about a lease).
+	Takeover bool
+	Spawn    Spawner
 }
 
 func (c *Config) defaults() {
@@ -35,7 +54,34 @@ func (c *Config) defaults() {
 	c.Concurrency = or(c.Concurrency, 256)
 	c.Retries = or(c.Retries, 500)
 	c.Procs = or(c.Procs, 200)
+	if c.Workers == nil {
+		c.Workers = []int{1, 4}
+	}
+	c.Latency = or(c.Latency, 1000)
+	if c.LatencyGap <= 0 {
+		c.LatencyGap = 5 * time.Millisecond
+	}
+	if c.Lease <= 0 {
+		c.Lease = 15 * time.Second
+	}
+	if c.Heartbeat <= 0 {
+		c.Heartbeat = c.Lease / 3
+	}
 }
+
+func (c *Config) worker() WorkerConfig {
+	return WorkerConfig{Concurrency: c.Concurrency, Lease: c.Lease, Heartbeat: c.Heartbeat}
+}
+
+// Target is a fresh store for one measurement, and the DSN by which worker
+// processes open the same store.
+type Target struct {
+	store.Store
+	DSN string
+}
+
+// Opener opens a fresh Target; closing its store discards it.
+type Opener func() (Target, error)
 
 func or(v, def int) int {
 	if v > 0 {
@@ -55,30 +101,68 @@ type Result struct {
 	ExecTaskMS    float64 `json:"exec_task_ms"`     // per process task, enqueue to SUCCESS, one at a time
 	BareExecMS    float64 `json:"bare_exec_ms"`     // per bare fork/exec of the same command
 	ExecOverhead  float64 `json:"exec_overhead_ms"` // the difference
+
+	WorkProcs []Procs `json:"work_procs,omitempty"`
+	// How long after its enqueue a task started, in ms, and how the worker
+	// learnt of it.
+	StartP50 float64 `json:"start_p50_ms"`
+	StartP90 float64 `json:"start_p90_ms"`
+	StartP99 float64 `json:"start_p99_ms"`
+	StartMax float64 `json:"start_max_ms"`
+	StartVia string  `json:"start_via"`
+	// Seconds from SIGKILL until a sibling ran every task again, and the
+	// bound the lease sets (lease + heartbeat + 2s).
+	TakeoverS      float64 `json:"takeover_s,omitempty"`
+	TakeoverBoundS float64 `json:"takeover_bound_s,omitempty"`
+	// A worker's resident set after each tenth of MemoryTasks, and at its
+	// peak, in MiB.
+	MemoryTasks   int       `json:"memory_tasks,omitempty"`
+	MemoryPerSec  float64   `json:"memory_per_sec,omitempty"`
+	MemoryMiB     []float64 `json:"memory_rss_mib,omitempty"`
+	MemoryPeakMiB float64   `json:"memory_peak_mib,omitempty"`
+}
+
+type step struct {
+	name string
+	fn   func(context.Context, Opener, Config, *Result) error
 }
 
 // Run measures on a fresh store; open opens one per measurement.
-func Run(ctx context.Context, open func() (store.Store, error), cfg Config, progress func(string)) (Result, error) {
+func Run(ctx context.Context, open Opener, cfg Config, progress func(string)) (Result, error) {
 	cfg.defaults()
 	var r Result
-	steps := []func(context.Context, func() (store.Store, error), Config, *Result) error{enqueue, work, lateness, execOverhead}
-	names := []string{"enqueue", "work", "retry lateness", "process overhead"}
-	for i, step := range steps {
-		progress(names[i])
-		if err := step(ctx, open, cfg, &r); err != nil {
-			return r, fmt.Errorf("bench %s: %w", names[i], err)
+	steps := []step{{"enqueue", enqueue}, {"work", work}}
+	if cfg.Spawn != nil && len(cfg.Workers) > 0 {
+		steps = append(steps, step{"work with worker processes", workProcs})
+	}
+	steps = append(steps, step{"enqueue-to-start latency", startLatency}, step{"retry lateness", lateness})
+	if cfg.Spawn != nil && cfg.Takeover {
+		steps = append(steps, step{"takeover after SIGKILL", takeover})
+	}
+	if cfg.Spawn != nil && cfg.MemoryTasks > 0 {
+		steps = append(steps, step{"worker memory", workerMemory})
+	}
+	steps = append(steps, step{"process overhead", execOverhead})
+	for _, s := range steps {
+		progress(s.name)
+		if err := s.fn(ctx, open, cfg, &r); err != nil {
+			return r, fmt.Errorf("bench %s: %w", s.name, err)
 		}
 	}
 	return r, nil
 }
 
-func withStore(open func() (store.Store, error), fn func(store.Store) error) error {
-	st, err := open()
+func withTarget(open Opener, fn func(Target) error) error {
+	tg, err := open()
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	return fn(st)
+	defer tg.Close()
+	return fn(tg)
+}
+
+func withStore(open Opener, fn func(store.Store) error) error {
+	return withTarget(open, func(tg Target) error { return fn(tg.Store) })
 }
 
 func noops(n int, kind string) []store.NewTask {
@@ -89,7 +173,7 @@ func noops(n int, kind string) []store.NewTask {
 	return ts
 }
 
-func enqueue(ctx context.Context, open func() (store.Store, error), cfg Config, r *Result) error {
+func enqueue(ctx context.Context, open Opener, cfg Config, r *Result) error {
 	return withStore(open, func(st store.Store) error {
 		begin := time.Now()
 		for done := 0; done < cfg.Tasks; done += cfg.Batch {
@@ -103,7 +187,7 @@ func enqueue(ctx context.Context, open func() (store.Store, error), cfg Config, 
 }
 
 // work enqueues no-op tasks first, then times an engine working them all.
-func work(ctx context.Context, open func() (store.Store, error), cfg Config, r *Result) error {
+func work(ctx context.Context, open Opener, cfg Config, r *Result) error {
 	return withStore(open, func(st store.Store) error {
 		for done := 0; done < cfg.Tasks; done += cfg.Batch {
 			if _, err := st.Enqueue(ctx, noops(min(cfg.Batch, cfg.Tasks-done), "noop")); err != nil {
@@ -157,7 +241,7 @@ func wait(ctx context.Context, done <-chan struct{}, limit time.Duration) error 
 
 // lateness fails tasks once with a 50ms constant backoff, spread over
 // a second, and measures how late each retry starts after it was due.
-func lateness(ctx context.Context, open func() (store.Store, error), cfg Config, r *Result) error {
+func lateness(ctx context.Context, open Opener, cfg Config, r *Result) error {
 	return withStore(open, func(st store.Store) error {
 		var finished atomic.Int64
 		all := make(chan struct{})
@@ -240,7 +324,7 @@ func pct(xs []float64, p int) float64 {
 
 // execOverhead runs /bin/true as process tasks one at a time, enqueue to
 // SUCCESS, against bare fork/execs of it.
-func execOverhead(ctx context.Context, open func() (store.Store, error), cfg Config, r *Result) error {
+func execOverhead(ctx context.Context, open Opener, cfg Config, r *Result) error {
 	begin := time.Now()
 	for range cfg.Procs {
 		if err := exec.CommandContext(ctx, "/bin/true").Run(); err != nil {
