@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string // in stderr
+	}{
+		{[]string{"--systems", "grit,sidekiq"}, `unknown system "sidekiq"`},
+		{[]string{"--systems", "grit,grit"}, `"grit" is listed twice`},
+		{[]string{"--systems", ""}, "empty system name"},
+		{[]string{"--systems", "grit,"}, "empty system name"},
+		{[]string{"--jobs", "0"}, "--jobs 0: want a positive number"},
+		{[]string{"--latency-jobs", "-5"}, "--latency-jobs -5: want a positive number"},
+		{[]string{"--retry-jobs", "0"}, "--retry-jobs 0: want a positive number"},
+		{[]string{"--jobs", "many"}, `invalid value "many"`},
+		{[]string{"--frobnicate"}, "flag provided but not defined"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--db", "host=localhost dbname=test"}, "--db: want a PostgreSQL URL"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), c.args, &stdout, &stderr)
+			if code != 2 {
+				t.Errorf("exit code %d, want 2", code)
+			}
+			if !strings.Contains(stderr.String(), c.want) {
+				t.Errorf("stderr %q does not say %q", stderr.String(), c.want)
+			}
+			if stdout.Len() > 0 {
+				t.Errorf("stdout %q, want nothing", stdout.String())
+			}
+		})
+	}
+}
+
+func TestFlagDefaults(t *testing.T) {
+	t.Setenv("GRIT_TEST_POSTGRES", "")
+	o, err := parseFlags(nil, new(bytes.Buffer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range o.systems {
+		names = append(names, s.name)
+	}
+	want := []string{"river-defaults", "river-tuned", "grit", "grit-defaults"}
+	if !slices.Equal(names, want) || o.jobs != 20000 || o.latencyJobs != 2000 || o.retryJobs != 500 || o.db != defaultDSN || o.json {
+		t.Errorf("defaults %+v (systems %v)", o, names)
+	}
+}
+
+func TestSystemsKeepOrder(t *testing.T) {
+	o, err := parseFlags([]string{"--systems", " grit-defaults, river-tuned "}, new(bytes.Buffer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.systems) != 2 || o.systems[0].name != "grit-defaults" || o.systems[1].name != "river-tuned" {
+		t.Errorf("systems %+v", o.systems)
+	}
+}

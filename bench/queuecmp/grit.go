@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"github.com/grit-run/grit"
+	"github.com/grit-run/grit/store"
+	_ "github.com/grit-run/grit/store/postgres"
+	"github.com/grit-run/grit/task"
+)
+
+// gritPolicy retries once, a constant retryDelay after the failure.
+const gritPolicy = "1 100ms"
+
+func gritSystem(name string, concurrency int) system {
+	cfg := fmt.Sprintf("grit Concurrency %d, every other setting default", concurrency)
+	if concurrency == 0 {
+		cfg = "grit.Config{} (Concurrency 10)"
+	}
+	return system{
+		name:   name,
+		grit:   true,
+		config: cfg,
+		open: func(ctx context.Context, e *env, schema string, h handlerFunc) (queue, error) {
+			return openGrit(ctx, e, schema, grit.Config{Concurrency: concurrency, Logger: e.logger}, h)
+		},
+	}
+}
+
+// gritQueue is a grit worker client and an insert-only client, each with
+// its own store on the same schema.
+type gritQueue struct {
+	worker, ins *grit.Client
+	started     bool
+}
+
+func openGrit(ctx context.Context, e *env, schema string, cfg grit.Config, h handlerFunc) (_ *gritQueue, err error) {
+	dsn, err := withSchema(e.dsn, schema)
+	if err != nil {
+		return nil, err
+	}
+	q := &gritQueue{}
+	defer func() {
+		if err != nil {
+			q.close(ctx)
+		}
+	}()
+	if q.worker, err = grit.Open(ctx, dsn, cfg); err != nil {
+		return nil, fmt.Errorf("grit: open worker: %w", err)
+	}
+	err = grit.Handle(q.worker, jobKind, func(ctx context.Context, j job) error {
+		a, _ := grit.AttemptFrom(ctx)
+		return h(j, a.Number)
+	}, grit.HandlerConfig{Policy: gritPolicy})
+	if err != nil {
+		return nil, err
+	}
+	if q.ins, err = grit.Open(ctx, dsn, grit.Config{Logger: e.logger}); err != nil {
+		return nil, fmt.Errorf("grit: open insert client: %w", err)
+	}
+	return q, nil
+}
+
+// withSchema adds grit's schema parameter to a PostgreSQL URL.
+func withSchema(dsn, schema string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", fmt.Errorf("grit: --db is not a URL: %w", err)
+	}
+	v := u.Query()
+	v.Set("schema", schema)
+	u.RawQuery = v.Encode()
+	return u.String(), nil
+}
+
+func (q *gritQueue) insertBatch(ctx context.Context, jobs []job) error {
+	ts := make([]store.NewTask, len(jobs))
+	for i, j := range jobs {
+		args, err := json.Marshal(j)
+		if err != nil {
+			return err
+		}
+		ts[i] = store.NewTask{Kind: jobKind, Args: args}
+	}
+	if _, err := q.ins.Store().Enqueue(ctx, ts); err != nil {
+		return fmt.Errorf("grit: insert %d jobs: %w", len(jobs), err)
+	}
+	return nil
+}
+
+func (q *gritQueue) insert(ctx context.Context, j job) error {
+	if _, err := q.ins.Enqueue(ctx, jobKind, j); err != nil {
+		return fmt.Errorf("grit: insert: %w", err)
+	}
+	return nil
+}
+
+func (q *gritQueue) start(ctx context.Context) error {
+	if err := q.worker.Start(ctx); err != nil {
+		return fmt.Errorf("grit: start: %w", err)
+	}
+	q.started = true
+	return nil
+}
+
+func (q *gritQueue) completed(ctx context.Context) (int, error) {
+	ov, ok := q.worker.Store().(store.Overview)
+	if !ok {
+		return 0, errors.New("grit: the store cannot count tasks by state")
+	}
+	counts, err := ov.QueueCounts(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("grit: count completed tasks: %w", err)
+	}
+	n := 0
+	for _, c := range counts {
+		if c.State == task.Success {
+			n += c.N
+		}
+	}
+	return n, nil
+}
+
+func (q *gritQueue) close(ctx context.Context) error {
+	var errs []error
+	if q.started {
+		if err := q.worker.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("grit: stop: %w", err))
+		}
+	}
+	for _, c := range []*grit.Client{q.worker, q.ins} {
+		if c != nil {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,80 @@
+// Command queuecmp measures grit against River (riverqueue/river) on the
+// same PostgreSQL in one run, one system and one workload at a time, never
+// two at once.
+//
+//	go run ./queuecmp                      # all four systems, default sizes
+//	go run ./queuecmp --systems grit,river-tuned --jobs 5000 --json
+//
+// Every workload runs on a fresh schema of its own
+// (queuecmp_<pid>_<run>_<system>_<workload>), created before and dropped
+// after it; River's tables are made there with rivermigrate. Each system
+// has a worker client, which runs the jobs, and a separate insert-only
+// client on its own connection pool that is never started, so the worker
+// learns of new jobs the way a worker in another process would: through the
+// system's own LISTEN/NOTIFY and polling, not an in-process wake-up. Every
+// handler is a no-op apart from what the workload records.
+//
+// The workloads:
+//
+//   - throughput: --jobs no-op jobs are inserted in batches of 1000 (River
+//     InsertManyFast, grit's store Enqueue; both use COPY) before the
+//     worker starts. The clock runs from just before the worker's Start
+//     until the handler has run --jobs times and a count in the database
+//     shows every job completed (River: state completed; grit: SUCCESS),
+//     polled every 5ms. Reported as jobs per second, so it includes the
+//     worker's start-up and the durable write of every completion.
+//   - latency (enqueue→start): with the worker started and idle (one
+//     warm-up job has been run), the insert-only client inserts
+//     --latency-jobs jobs one at a time, about 5ms apart. Each job carries
+//     the wall-clock time read just before its insert; the handler records
+//     now minus that time. Reported as p50, p90, p99 and max.
+//   - retry lateness: the same paced, one-at-a-time inserts of --retry-jobs
+//     jobs whose handler fails attempt 1 and succeeds on attempt 2, with the
+//     retry due 100ms after the failure. Lateness is the start of attempt 2
+//     minus (the end of attempt 1 + 100ms): how late past its due time a
+//     retry runs. Reported as p50, p99 and max.
+//
+// The systems:
+//
+//   - river-defaults: River's defaults (FetchCooldown 100ms,
+//     FetchPollInterval 1s) with MaxWorkers 100 on the default queue.
+//   - river-tuned: FetchCooldown 2ms, FetchPollInterval 20ms, MaxWorkers
+//     1000. The insert-only client gets the same FetchCooldown, because River
+//     sends at most one insert notification per queue per FetchCooldown of
+//     the inserting client.
+//   - grit: grit's public API, Concurrency 1000, every other setting at its
+//     default; its fault tolerance (leases, heartbeats, attempt records)
+//     cannot be turned off and stays on.
+//   - grit-defaults: grit.Config{}, that is Concurrency 10.
+//
+// Retries: River's worker overrides NextRetry to return now + 100ms. River
+// moves a retry due within its scheduler interval (5s, not configurable in
+// River v0.51) straight to available with a future scheduled_at, so the
+// retry is picked up by the worker's next fetch: a FetchPollInterval tick,
+// or a fetch another notification causes. River's completer writes the
+// failure in a batch, though, and with fewer than 100 results waiting it
+// writes at most every 250ms, so a retry cannot start before that write
+// whatever the fetch settings. grit's handler policy is
+// "1 100ms": one retry after a constant 100ms, with no jitter (a constant
+// backoff has none), due on the store's clock; the worker sleeps until the
+// earliest due task.
+//
+// Both systems use their default connection pool sizes. The run ends with
+// a table (or, with --json, one JSON object), the ratios of each grit
+// system to each River system, and the machine and PostgreSQL settings
+// (fsync, synchronous_commit) the numbers were taken on.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

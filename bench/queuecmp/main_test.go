@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// postgresDSN returns the test database, skipping the test loudly when it
+// does not answer, or failing it under CI.
+func postgresDSN(t *testing.T) string {
+	t.Helper()
+	dsn := envDSN()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err == nil {
+		conn.Close(ctx)
+		return dsn
+	}
+	where := dsn
+	if u, perr := url.Parse(dsn); perr == nil {
+		where = u.Redacted()
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("PostgreSQL at %s does not answer, and CI=true requires it: %v (set GRIT_TEST_POSTGRES to the test database)", where, err)
+	}
+	t.Skipf("SKIPPED, NOT PASSED: PostgreSQL at %s does not answer (%v); start it or set GRIT_TEST_POSTGRES", where, err)
+	return ""
+}
+
+// TestRunAllSystems runs the whole program, small, on every system and
+// checks that each reports a complete result. It says nothing about speed.
+func TestRunAllSystems(t *testing.T) {
+	dsn := postgresDSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
+	defer cancel()
+	const jobs, latencyJobs, retryJobs = 200, 50, 20
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"--db", dsn, "--json",
+		"--jobs", fmt.Sprint(jobs), "--latency-jobs", fmt.Sprint(latencyJobs), "--retry-jobs", fmt.Sprint(retryJobs),
+	}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
+	}
+	var rep report
+	dec := json.NewDecoder(&stdout)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rep); err != nil {
+		t.Fatalf("output is not one JSON report: %v\n%s", err, stdout.String())
+	}
+	var names []string
+	for _, s := range rep.Systems {
+		names = append(names, s.System)
+		checkResult(t, s, jobs, latencyJobs, retryJobs)
+	}
+	if !slices.Equal(names, systemNames()) {
+		t.Errorf("systems %v, want %v", names, systemNames())
+	}
+	checkRatios(t, rep.Ratios)
+	if rep.Machine.NumCPU <= 0 || rep.Machine.PostgresVersion == "" || rep.Machine.Fsync == "" || rep.Machine.SynchronousCommit == "" {
+		t.Errorf("machine incomplete: %+v", rep.Machine)
+	}
+	checkSchemasDropped(t, dsn)
+}
+
+func checkResult(t *testing.T, s result, jobs, latencyJobs, retryJobs int) {
+	t.Helper()
+	tp := s.Throughput
+	if tp.Jobs != jobs || tp.Ran < jobs || tp.Completed != jobs || tp.Seconds <= 0 || tp.JobsPerSec <= 0 {
+		t.Errorf("%s throughput incomplete: %+v (want %d jobs run and completed)", s.System, tp, jobs)
+	}
+	for _, d := range []struct {
+		name string
+		got  dist
+		want int
+	}{{"enqueue→start", s.Latency, latencyJobs}, {"retry lateness", s.Retry, retryJobs}} {
+		if d.got.Samples != d.want {
+			t.Errorf("%s %s: %d samples, want %d", s.System, d.name, d.got.Samples, d.want)
+		}
+		if !(d.got.P50 <= d.got.P90 && d.got.P90 <= d.got.P99 && d.got.P99 <= d.got.Max) {
+			t.Errorf("%s %s: quantiles out of order: %+v", s.System, d.name, d.got)
+		}
+	}
+	if s.Config == "" {
+		t.Errorf("%s has no config description", s.System)
+	}
+}
+
+func checkRatios(t *testing.T, rs []ratio) {
+	t.Helper()
+	if len(rs) != 4 {
+		t.Fatalf("%d ratios, want one per grit and River pair (4): %+v", len(rs), rs)
+	}
+	for _, r := range rs {
+		if r.Throughput == nil || *r.Throughput <= 0 || r.LatencyP99 == nil || *r.LatencyP99 <= 0 {
+			t.Errorf("ratio %s ÷ %s incomplete: %+v", r.Grit, r.River, r)
+		}
+	}
+}
+
+// checkSchemasDropped checks that the run left none of its schemas.
+func checkSchemasDropped(t *testing.T, dsn string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var left []string
+	rows, err := conn.Query(ctx, `SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE $1`,
+		fmt.Sprintf("queuecmp\\_%d\\_%%", os.Getpid()))
+	if err == nil {
+		left, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("schemas left behind: %v", left)
+	}
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// report is a whole run's outcome, printed as a table or as JSON.
+type report struct {
+	Machine machine  `json:"machine"`
+	Params  params   `json:"params"`
+	Systems []result `json:"systems"`
+	Ratios  []ratio  `json:"ratios"`
+}
+
+type params struct {
+	Jobs         int     `json:"jobs"`
+	LatencyJobs  int     `json:"latency_jobs"`
+	RetryJobs    int     `json:"retry_jobs"`
+	PaceMs       float64 `json:"pace_ms"`
+	RetryDelayMs float64 `json:"retry_delay_ms"`
+}
+
+// result is one system's outcome on every workload.
+type result struct {
+	System     string           `json:"system"`
+	Config     string           `json:"config"`
+	Throughput throughputResult `json:"throughput"`
+	Latency    dist             `json:"enqueue_to_start"`
+	Retry      dist             `json:"retry_lateness"`
+}
+
+// ratio compares a grit system with a River system: grit's number over
+// River's. A throughput ratio above 1 and a latency ratio below 1 favour
+// grit. A ratio is null when River's number is not positive.
+type ratio struct {
+	Grit       string   `json:"grit"`
+	River      string   `json:"river"`
+	Throughput *float64 `json:"throughput"`
+	LatencyP99 *float64 `json:"enqueue_to_start_p99"`
+	RetryP99   *float64 `json:"retry_lateness_p99"`
+}
+
+func ratios(systems []system, results []result) []ratio {
+	var out []ratio
+	for i, g := range results {
+		if !systems[i].grit {
+			continue
+		}
+		for j, r := range results {
+			if systems[j].grit {
+				continue
+			}
+			out = append(out, ratio{
+				Grit: g.System, River: r.System,
+				Throughput: over(g.Throughput.JobsPerSec, r.Throughput.JobsPerSec),
+				LatencyP99: over(g.Latency.P99, r.Latency.P99),
+				RetryP99:   over(g.Retry.P99, r.Retry.P99),
+			})
+		}
+	}
+	return out
+}
+
+func over(a, b float64) *float64 {
+	if b <= 0 {
+		return nil
+	}
+	r := a / b
+	return &r
+}
+
+func (r report) writeJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+func (r report) writeTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "system\tjobs/s\t\tstart p50\tp90\tp99\tmax\t\tretry late p50\tp99\tmax\t")
+	for _, s := range r.Systems {
+		l, rt := s.Latency, s.Retry
+		fmt.Fprintf(tw, "%s\t%.0f\t\t%.2f\t%.2f\t%.2f\t%.2f\t\t%.2f\t%.2f\t%.2f\t\n",
+			s.System, s.Throughput.JobsPerSec, l.P50, l.P90, l.P99, l.Max, rt.P50, rt.P99, rt.Max)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	p := r.Params
+	fmt.Fprintf(w, "\nthroughput: %d no-op jobs inserted first; start: enqueue→start of %d jobs inserted %gms apart (ms);\n", p.Jobs, p.LatencyJobs, p.PaceMs)
+	fmt.Fprintf(w, "retry late: start of attempt 2 − (end of attempt 1 + %gms), %d jobs (ms)\n", p.RetryDelayMs, p.RetryJobs)
+	if len(r.Ratios) > 0 {
+		fmt.Fprintln(w, "\nratios, grit ÷ River (throughput above 1 and latency below 1 favour grit):")
+	}
+	for _, x := range r.Ratios {
+		fmt.Fprintf(w, "  %s ÷ %s: throughput %s, start p99 %s, retry late p99 %s\n",
+			x.Grit, x.River, fmtRatio(x.Throughput), fmtRatio(x.LatencyP99), fmtRatio(x.RetryP99))
+	}
+	fmt.Fprintln(w, "\nsystems:")
+	for _, s := range r.Systems {
+		fmt.Fprintf(w, "  %s: %s\n", s.System, s.Config)
+	}
+	_, err := fmt.Fprintf(w, "\n%s\n", r.Machine)
+	return err
+}
+
+func fmtRatio(r *float64) string {
+	if r == nil {
+		return "n/a"
+	}
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", *r), "0"), ".") + "x"
+}

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestTableNamesEverything(t *testing.T) {
+	sys := []system{systems[0], systems[2]}
+	results := []result{
+		{System: "river-defaults", Config: "river cfg", Throughput: throughputResult{JobsPerSec: 100}, Latency: dist{P99: 4}, Retry: dist{P99: 0}},
+		{System: "grit", Config: "grit cfg", Throughput: throughputResult{JobsPerSec: 300}, Latency: dist{P99: 2}, Retry: dist{P99: 1}},
+	}
+	rep := report{Systems: results, Ratios: ratios(sys, results), Machine: machine{GOOS: "linux", PostgresVersion: "17"}}
+	var b bytes.Buffer
+	if err := rep.writeTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"river-defaults", "grit ÷ river-defaults: throughput 3x, start p99 0.5x, retry late p99 n/a", "grit cfg", "PostgreSQL 17"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table does not say %q:\n%s", want, b.String())
+		}
+	}
+}

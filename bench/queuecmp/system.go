@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+)
+
+// retryDelay is when a failed attempt's retry is due, on every system.
+const retryDelay = 100 * time.Millisecond
+
+// jobKind names the jobs of every workload, on every system.
+const jobKind = "queuecmp"
+
+// job is what every job carries.
+type job struct {
+	// Seq is the job's index in its workload; warmUp for the job that
+	// checks the worker is running before the measured ones.
+	Seq int `json:"seq"`
+	// Sent is the wall clock, in Unix nanoseconds, read just before the
+	// insert.
+	Sent int64 `json:"sent,omitempty"`
+}
+
+const warmUp = -1
+
+// handlerFunc runs each attempt of a job; attempt counts from 1.
+type handlerFunc func(j job, attempt int) error
+
+// queue is one system on one schema: a worker, not started until start,
+// that runs every attempt with the workload's handler, and a separate
+// insert-only client that is never started.
+type queue interface {
+	// insertBatch inserts jobs in one batch through the insert client.
+	insertBatch(ctx context.Context, jobs []job) error
+	// insert inserts one job through the insert client.
+	insert(ctx context.Context, j job) error
+	start(ctx context.Context) error
+	// completed counts the jobs the database holds as completed.
+	completed(ctx context.Context) (int, error)
+	// close stops the worker, letting ctx bound the drain, and closes
+	// both clients.
+	close(ctx context.Context) error
+}
+
+// system is one of the compared setups.
+type system struct {
+	name string
+	// grit tells the grit systems from the River ones, for the ratios.
+	grit   bool
+	config string // how it is set up, for the report
+	open   func(ctx context.Context, e *env, schema string, h handlerFunc) (queue, error)
+}
+
+// env is what every system opens on.
+type env struct {
+	dsn     string
+	logger  *slog.Logger
+	schemas *schemas
+}
+
+var systems = []system{
+	riverSystem("river-defaults", riverTuning{maxWorkers: 100}),
+	riverSystem("river-tuned", riverTuning{maxWorkers: 1000, fetchCooldown: 2 * time.Millisecond, fetchPollInterval: 20 * time.Millisecond}),
+	gritSystem("grit", 1000),
+	gritSystem("grit-defaults", 0),
+}
+
+func systemNames() []string {
+	names := make([]string, len(systems))
+	for i, s := range systems {
+		names[i] = s.name
+	}
+	return names
+}
+
+func systemNamed(name string) (system, bool) {
+	for _, s := range systems {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return system{}, false
+}
