@@ -18,10 +18,19 @@ var claimBackoff = retry.Exponential{Min: 10 * time.Millisecond, Max: 5 * time.S
 // taken by another worker between NextDue and Claim.
 const minWait = time.Millisecond
 
+// batchWindow is how long, while a backlog waits, the claim loop lets freed
+// slots gather into one claim: claims of a few tasks each would cost a
+// database round trip and a commit apiece.
+const batchWindow = 2 * time.Millisecond
+
 func (e *Engine) claimLoop() {
 	fails := 0
+	backlog := false // the last claim took all it asked for: more is due
 	for !e.isStopping() {
 		free := cap(e.slots) - len(e.slots)
+		if backlog && free < e.claimFloor() {
+			free = e.gatherSlots()
+		}
 		if free > 0 {
 			n, err := e.claim(free)
 			if err != nil {
@@ -36,11 +45,34 @@ func (e *Engine) claimLoop() {
 				e.stats.PollErrors.Store(0)
 				e.reportPoll(0)
 			}
-			if n == free {
+			if backlog = n == free; backlog {
 				continue // there may be more due now
 			}
 		}
 		e.waitForWork(free > 0)
+	}
+}
+
+// claimFloor is the claim size worth waiting batchWindow for.
+func (e *Engine) claimFloor() int { return min(cap(e.slots)/4, 100) }
+
+// gatherSlots waits until claimFloor slots are free or batchWindow has
+// passed, and returns how many are free.
+func (e *Engine) gatherSlots() int {
+	t := time.NewTimer(batchWindow)
+	defer t.Stop()
+	for {
+		free := cap(e.slots) - len(e.slots)
+		if free >= e.claimFloor() {
+			return free
+		}
+		select {
+		case <-e.wake:
+		case <-t.C:
+			return cap(e.slots) - len(e.slots)
+		case <-e.stopping:
+			return 0
+		}
 	}
 }
 

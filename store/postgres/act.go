@@ -21,7 +21,7 @@ var actSQL = map[store.Action]string{
 	store.ActFail: `UPDATE $S.tasks t SET state = 'FAILED', finished_at = now()
 		WHERE id = $1 AND state = 'DEAD_LETTER' RETURNING ` + taskColsOf,
 	store.ActCancel: `UPDATE $S.tasks t SET state = 'CANCELLED', finished_at = now(), next_at = NULL,
-			lease_owner = '', lease_expires = NULL
+			lease_owner = '', lease_expires = NULL, started_at = NULL
 		WHERE id = $1 AND state IN ('PENDING', 'READY', 'RUNNING', 'RETRYING', 'SENSING', 'DEAD_LETTER')
 		RETURNING ` + taskColsOf,
 }
@@ -48,6 +48,11 @@ func (s *Store) Act(ctx context.Context, id int64, a store.Action) (task.Task, e
 }
 
 func (s *Store) act(ctx context.Context, tx pgx.Tx, id int64, a store.Action) (task.Task, error) {
+	if a == store.ActCancel {
+		if err := s.closeRunning(ctx, tx, id); err != nil {
+			return task.Task{}, err
+		}
+	}
 	t, err := scanTask(tx.QueryRow(ctx, s.sql(actSQL[a]), id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return task.Task{}, s.whyNot(ctx, tx, id)
@@ -75,14 +80,18 @@ func (s *Store) act(ctx context.Context, tx pgx.Tx, id int64, a store.Action) (t
 	return t, s.settleRunsOf(ctx, tx, []int64{id})
 }
 
-// cancelled closes the running attempt of a cancelled task, if any, and
-// cancels its dependents.
+// closeRunning writes the open attempt of a task being cancelled, if it
+// has one, as INTERRUPTED, from the task row before the cancel clears it.
+func (s *Store) closeRunning(ctx context.Context, tx pgx.Tx, id int64) error {
+	_, err := tx.Exec(ctx, s.sql(`INSERT INTO $S.attempts (task_id, lease_token, number, worker, started_at, ended_at, outcome, decision)
+		SELECT id, lease_token, attempt, lease_owner, started_at, now(), 'INTERRUPTED', 'cancelled' FROM $S.tasks
+		WHERE id = $1 AND state = 'RUNNING' AND started_at IS NOT NULL
+		FOR UPDATE`), id)
+	return err
+}
+
+// cancelled cancels the dependents of a cancelled task.
 func (s *Store) cancelled(ctx context.Context, tx pgx.Tx, id int64) error {
-	_, err := tx.Exec(ctx, s.sql(`UPDATE $S.attempts SET outcome = 'INTERRUPTED', ended_at = now(), decision = 'cancelled'
-		WHERE task_id = $1 AND outcome = 'RUNNING'`), id)
-	if err != nil {
-		return err
-	}
 	return s.blockDownstream(ctx, tx, []int64{id}, task.Cancelled)
 }
 

@@ -36,7 +36,8 @@ func filter(next int, queues, kinds []string) (string, []any) {
 
 // claimSQL claims in one statement: due_tasks locks the first due tasks
 // in claim order, skipping those another claimer has locked; they move to
-// RUNNING under a new lease token and their attempts open.
+// RUNNING under a new lease token, and their attempts open on the task row
+// (started_at): the attempt's own row is written when it ends.
 //
 // The tasks to change are named by id = ANY (array) rather than by a join
 // with due, which a planner misled by statistics (a new table, a burst)
@@ -48,12 +49,9 @@ const claimSQL = `WITH due AS (
 ), t AS (
 	UPDATE $S.tasks t SET state = 'RUNNING', lease_owner = $1, lease_token = t.lease_token + 1,
 		lease_expires = now() + $2::bigint * interval '1 microsecond', attempt = t.attempt + 1,
-		first_started_at = coalesce(t.first_started_at, now()), next_at = NULL
+		first_started_at = coalesce(t.first_started_at, now()), started_at = now(), next_at = NULL
 	WHERE t.id = ANY (ARRAY(SELECT id FROM due))
 	RETURNING t.*
-), opened AS (
-	INSERT INTO $S.attempts (task_id, lease_token, number, worker, started_at, outcome)
-	SELECT id, lease_token, attempt, lease_owner, now(), 'RUNNING' FROM t
 )
 SELECT ` + taskColsOf + ` FROM t JOIN due ON due.id = t.id
 ORDER BY due.priority DESC, due.next_at, due.id`

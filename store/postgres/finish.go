@@ -71,11 +71,13 @@ func (s *Store) finish(ctx context.Context, tx pgx.Tx, fs []store.Finish, todo [
 	return applied, nil
 }
 
-// finishTasksSQL moves the tasks of a round and closes their attempts, in
-// one statement. A task taken over by Rescue has no attempt under the
-// rescuer's token: its interrupted attempt keeps its outcome and gets the
-// rescuer's delay and decision. It returns the run (0: none) of each task
-// that moved.
+// finishTasksSQL moves the tasks of a round and writes their attempts, in
+// one statement. The attempt's row is written here, once, from the task
+// row as it was (o: its number, worker and start) and the item. A task
+// taken over by Rescue has no open attempt (started_at is NULL: the rescue
+// wrote its interrupted attempt): that attempt keeps its outcome and gets
+// the rescuer's delay and decision. It returns the run (0: none) of each
+// task that moved.
 //
 // The compare-and-set on state and token is one CASE that names both
 // tables, so the planner takes it as a join condition, never as a filter
@@ -98,23 +100,21 @@ const finishTasksSQL = `WITH f AS (
 		finished_at = CASE WHEN f.state IN ('READY', 'RETRYING', 'SENSING') THEN NULL ELSE now() END,
 		attempt = greatest(t.attempt - f.refund, 0), last_error = f.error,
 		fingerprint = f.fingerprint, streak = f.streak, prev_delay_ns = f.prev_delay_ns,
-		lease_owner = '', lease_expires = NULL
-	FROM f
+		lease_owner = '', lease_expires = NULL, started_at = NULL
+	FROM f JOIN $S.tasks o ON o.id = f.id
 	WHERE t.id = f.id AND CASE t.state WHEN 'RUNNING' THEN t.lease_token = f.token END
-	RETURNING t.id, t.run_id
+	RETURNING t.id, t.run_id, o.attempt, o.lease_owner, o.started_at
 ), closed AS (
-	UPDATE $S.attempts a SET ended_at = coalesce(f.ended_at, now()), outcome = f.outcome,
-		class = f.class, error = f.a_error, fingerprint = f.a_fingerprint,
-		exit_code = f.exit_code, signal = f.signal, output = f.output,
-		delay_ns = f.delay_ns, decision = f.decision
+	INSERT INTO $S.attempts (task_id, lease_token, number, worker, started_at, ended_at, outcome,
+		class, error, fingerprint, exit_code, signal, output, delay_ns, decision)
+	SELECT f.id, f.token, moved.attempt, moved.lease_owner, moved.started_at, coalesce(f.ended_at, now()),
+		f.outcome, f.class, f.a_error, f.a_fingerprint, f.exit_code, f.signal, f.output, f.delay_ns, f.decision
 	FROM f JOIN moved ON moved.id = f.id
-	WHERE a.task_id = f.id AND a.lease_token = f.token
-	RETURNING a.task_id
+	WHERE moved.started_at IS NOT NULL
 ), rescued AS (
 	UPDATE $S.attempts a SET delay_ns = f.delay_ns, decision = f.decision
-	FROM f
-	WHERE f.id IN (SELECT id FROM moved EXCEPT ALL SELECT task_id FROM closed)
-		AND a.task_id = f.id
+	FROM f JOIN moved ON moved.id = f.id
+	WHERE moved.started_at IS NULL AND a.task_id = f.id
 		AND a.lease_token = (SELECT max(y.lease_token) FROM $S.attempts y WHERE y.task_id = f.id)
 )
 SELECT id, coalesce(run_id, 0) FROM moved`

@@ -75,7 +75,8 @@ func (s *Store) Heartbeat(ctx context.Context, worker string, lease time.Duratio
 // rescueSQL takes over, in one statement, the RUNNING tasks whose lease
 // expired (or, with an owner, every RUNNING task of that owner), oldest
 // expiry first, skipping those another rescuer, heartbeat or finish has
-// locked; closes their open attempts as INTERRUPTED; and marks inactive the
+// locked; writes their open attempts as INTERRUPTED (and marks them
+// closed: started_at NULL); and marks inactive the
 // workers not seen for a lease, and the owner. $1 is the rescuer, $2 the
 // lease in microseconds, $3 the limit (NULL: all), $4 the owner ("": none).
 func rescueSQL(byOwner bool) string {
@@ -84,20 +85,21 @@ func rescueSQL(byOwner bool) string {
 		which = `lease_owner = $4`
 	}
 	return `WITH r AS (
-	SELECT id, lease_expires FROM $S.tasks
+	SELECT id, lease_expires, lease_token, attempt, lease_owner, started_at FROM $S.tasks
 	WHERE state = 'RUNNING' AND ` + which + `
 	ORDER BY lease_expires, id
 	LIMIT $3
 	FOR UPDATE SKIP LOCKED
 ), closed AS (
-	UPDATE $S.attempts a SET outcome = 'INTERRUPTED', ended_at = now()
-	WHERE a.task_id = ANY (ARRAY(SELECT id FROM r)) AND a.outcome = 'RUNNING'
+	INSERT INTO $S.attempts (task_id, lease_token, number, worker, started_at, ended_at, outcome)
+	SELECT id, lease_token, attempt, lease_owner, started_at, now(), 'INTERRUPTED' FROM r
+	WHERE started_at IS NOT NULL
 ), silent AS (
 	UPDATE $S.workers SET active = false
 	WHERE active AND (last_seen <= now() - $2::bigint * interval '1 microsecond' OR id = $4)
 ), t AS (
 	UPDATE $S.tasks t SET lease_owner = $1, lease_token = t.lease_token + 1,
-		lease_expires = now() + $2::bigint * interval '1 microsecond'
+		lease_expires = now() + $2::bigint * interval '1 microsecond', started_at = NULL
 	WHERE t.id = ANY (ARRAY(SELECT id FROM r))
 	RETURNING t.*
 )

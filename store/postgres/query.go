@@ -67,9 +67,17 @@ func (s *Store) ListTasks(ctx context.Context, f store.Filter) ([]task.Task, err
 	return ts, nil
 }
 
+// attemptsSQL lists a task's attempts: the rows of those that ended, and
+// the open one, which lives on the task row until it ends.
+const attemptsSQL = `SELECT ` + attemptCols + ` FROM $S.attempts WHERE task_id = $1
+UNION ALL
+SELECT id, attempt, lease_owner, lease_token, started_at, NULL, 'RUNNING', '', '', '', NULL, '', '', 0, ''
+FROM $S.tasks WHERE id = $1 AND state = 'RUNNING' AND started_at IS NOT NULL
+ORDER BY lease_token`
+
 // Attempts returns a task's attempts, oldest first.
 func (s *Store) Attempts(ctx context.Context, taskID int64) ([]task.Attempt, error) {
-	rows, err := s.pool.Query(ctx, s.sql(`SELECT `+attemptCols+` FROM $S.attempts WHERE task_id = $1 ORDER BY lease_token`), taskID)
+	rows, err := s.pool.Query(ctx, s.sql(attemptsSQL), taskID)
 	if err != nil {
 		return nil, fmt.Errorf("attempts of task %d: %w", taskID, err)
 	}
