@@ -29,6 +29,7 @@ func (e *Engine) claimLoop() {
 	for !e.isStopping() {
 		free := cap(e.slots) - len(e.slots)
 		if backlog && free < e.claimFloor() {
+			e.slotBound.Store(true)
 			free = e.gatherSlots()
 		}
 		if free > 0 {
@@ -48,6 +49,10 @@ func (e *Engine) claimLoop() {
 			if backlog = n == free; backlog {
 				continue // there may be more due now
 			}
+		}
+		e.slotBound.Store(free == 0)
+		if free == 0 && cap(e.slots) > len(e.slots) {
+			continue // freed before slotBound was set: its executor did not wake us
 		}
 		e.waitForWork(free > 0)
 	}

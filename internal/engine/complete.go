@@ -60,11 +60,14 @@ func (e *Engine) commit(batch []pending) {
 	e.recorded(batch, errs)
 }
 
-// recorded counts and reports what the store took. Any recorded result can
-// have made work due (a retry, a dependent the store promoted), so the claim
-// loop is woken.
+// recorded counts and reports what the store took. A result can have made
+// work due (a retry, a dependent the store promoted): then the claim loop
+// is woken. A plain success or failure makes nothing due, and waking the
+// loop for it would only cost an empty claim.
 func (e *Engine) recorded(batch []pending, errs []error) {
+	due := false
 	for i, p := range batch {
+		due = due || p.f.State.Waiting() || p.a.t.RunID != 0
 		if err := errs[i]; err != nil {
 			if errors.Is(err, task.ErrLeaseLost) {
 				e.stats.LeaseLost.Add(1)
@@ -78,7 +81,9 @@ func (e *Engine) recorded(batch []pending, errs []error) {
 		e.emit(Event{Time: time.Now(), Task: applied(p.a.t, p.f), Attempt: p.f.Attempt})
 	}
 	e.forget(batch)
-	e.Wake()
+	if due {
+		e.Wake()
+	}
 }
 
 func (e *Engine) forget(batch []pending) {

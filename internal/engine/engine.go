@@ -105,6 +105,10 @@ type Engine struct {
 	execs       sync.WaitGroup
 	done        chan struct{}
 
+	// slotBound is set while the claim loop is held back by the slots
+	// (none free, or its last claim filled them all): a freed slot wakes it.
+	slotBound atomic.Bool
+
 	stats Stats
 	skew  atomic.Int64 // the store's clock minus this machine's, in ns
 }

@@ -51,7 +51,9 @@ func (e *Engine) execute(ctx context.Context, a *attempt, h *Handler) {
 	f := e.finishFor(a.t, o)
 	e.finishes <- pending{a: a, f: f}
 	<-e.slots
-	e.Wake()
+	if e.slotBound.Load() {
+		e.Wake() // the claim loop is waiting for a slot
+	}
 }
 
 // run calls the handler under the attempt's deadline. A handler that does

@@ -119,28 +119,85 @@ const finishTasksSQL = `WITH f AS (
 )
 SELECT id, coalesce(run_id, 0) FROM moved`
 
+// succeedSQL is finishTasksSQL for plain successes (see plainSuccess):
+// three columns to send and unpack instead of nineteen.
+const succeedSQL = `WITH f AS (
+	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[]) AS f (id, token, ended_at)
+), moved AS (
+	UPDATE $S.tasks t SET state = 'SUCCESS', next_at = NULL, finished_at = now(),
+		last_error = '', fingerprint = '', streak = 0, prev_delay_ns = 0,
+		lease_owner = '', lease_expires = NULL, started_at = NULL
+	FROM f JOIN $S.tasks o ON o.id = f.id
+	WHERE t.id = f.id AND CASE t.state WHEN 'RUNNING' THEN t.lease_token = f.token END
+	RETURNING t.id, t.run_id, o.attempt, o.lease_owner, o.started_at
+), closed AS (
+	INSERT INTO $S.attempts (task_id, lease_token, number, worker, started_at, ended_at, outcome)
+	SELECT f.id, f.token, moved.attempt, moved.lease_owner, moved.started_at, coalesce(f.ended_at, now()), 'SUCCESS'
+	FROM f JOIN moved ON moved.id = f.id
+	WHERE moved.started_at IS NOT NULL
+), rescued AS (
+	UPDATE $S.attempts a SET delay_ns = 0, decision = ''
+	FROM f JOIN moved ON moved.id = f.id
+	WHERE moved.started_at IS NULL AND a.task_id = f.id
+		AND a.lease_token = (SELECT max(y.lease_token) FROM $S.attempts y WHERE y.task_id = f.id)
+)
+SELECT id, coalesce(run_id, 0) FROM moved`
+
+// plainSuccess tells whether f is a success that leaves nothing on the
+// task or its attempt but the time it ended: the common case, which
+// succeedSQL writes.
+func plainSuccess(f store.Finish) bool {
+	a := f.Attempt
+	return f.State == task.Success && f.Outcome() == task.OutcomeSuccess && !f.Refund &&
+		f.Error == "" && f.Fingerprint == "" && f.Streak == 0 && f.PrevDelay == 0 &&
+		a.Class == "" && a.Error == "" && a.Fingerprint == "" && a.ExitCode == nil &&
+		a.Signal == "" && a.Output == "" && a.Delay == 0 && a.Decision == ""
+}
+
 // finishTasks applies the items of a round, each only if its task is
 // RUNNING under its token, and returns the run (0: none) of each task that
 // moved.
 func (s *Store) finishTasks(ctx context.Context, tx pgx.Tx, fs []store.Finish, items []int) (map[int64]int64, error) {
-	a := newFinishArgs(len(items))
-	for _, i := range items {
-		a.add(fs[i])
-	}
-	rows, err := tx.Query(ctx, s.sql(finishTasksSQL), a.list()...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	moved := make(map[int64]int64, len(items))
-	for rows.Next() {
-		var id, run int64
-		if err := rows.Scan(&id, &run); err != nil {
+	a := newFinishArgs(0)
+	var ids, tokens []int64
+	var ended []pgtype.Timestamptz
+	for _, i := range items {
+		if plainSuccess(fs[i]) {
+			ids, tokens, ended = append(ids, fs[i].TaskID), append(tokens, fs[i].Token), append(ended, tstz(fs[i].Attempt.EndedAt))
+		} else {
+			a.add(fs[i])
+		}
+	}
+	if len(ids) > 0 {
+		if err := collectMoved(tx.Query(ctx, s.sql(succeedSQL), ids, tokens, ended))(moved); err != nil {
 			return nil, err
 		}
-		moved[id] = run
 	}
-	return moved, rows.Err()
+	if len(a.ids) > 0 {
+		if err := collectMoved(tx.Query(ctx, s.sql(finishTasksSQL), a.list()...))(moved); err != nil {
+			return nil, err
+		}
+	}
+	return moved, nil
+}
+
+// collectMoved reads the (id, run) rows of a finish statement into moved.
+func collectMoved(rows pgx.Rows, err error) func(moved map[int64]int64) error {
+	return func(moved map[int64]int64) error {
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, run int64
+			if err := rows.Scan(&id, &run); err != nil {
+				return err
+			}
+			moved[id] = run
+		}
+		return rows.Err()
+	}
 }
 
 // finishArgs are the columns of finishTasksSQL's f, as arrays.

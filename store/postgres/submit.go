@@ -86,7 +86,7 @@ func (s *Store) insertRunTasks(ctx context.Context, tx pgx.Tx, runID int64, ts [
 			ready = true
 		}
 	}
-	got, err := s.insertTasks(ctx, tx, runID, rows)
+	got, err := s.insertTasks(ctx, tx, insertTasksSQL, runID, rows)
 	if err != nil {
 		return nil, false, err
 	}
