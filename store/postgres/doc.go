@@ -10,10 +10,13 @@
 //
 // A claim is one statement: it locks the first due tasks in claim order
 // with FOR UPDATE SKIP LOCKED (claimers skip each other's rows instead of
-// waiting), moves them to RUNNING under new lease tokens and opens their
-// attempts. Finish ends a whole batch in one transaction: one statement
-// applies every item whose task is still RUNNING under its token and
-// closes the attempts, then dependents and runs move. A heartbeat renews
+// waiting) and moves them to RUNNING under new lease tokens; the open
+// attempt lives on the task row. Finish ends a whole batch in one
+// transaction: one statement applies every item whose task is still
+// RUNNING under its token and writes the attempts' rows (each attempt is
+// written once, when it ends), then dependents and runs move. A batch of
+// plain successes of tasks outside runs, the common case, is one statement
+// and its own transaction. A heartbeat renews
 // all of a worker's leases in one statement; a rescue takes expired leases
 // in one statement, with SKIP LOCKED too. A transaction that loses a
 // conflict (a serialization failure, a deadlock) is retried a few times,
@@ -22,7 +25,8 @@
 // Enqueue inserts a batch in one statement (COPY for large batches
 // without idempotency keys); EnqueueTx does it in the caller's pgx
 // transaction, so that tasks commit, or not, with the caller's own
-// writes. Enqueue, SubmitRun, Finish and Act notify a channel when tasks
+// writes; a small batch without idempotency keys is inserted and notified
+// in one statement. Enqueue, SubmitRun, Finish and Act notify a channel when tasks
 // become due, and Wake listens to it, reconnecting when the connection
 // drops, so idle workers wake at once instead of polling.
 //
