@@ -39,6 +39,17 @@ func filter(next int, queues, kinds []string) (string, []any) {
 // RUNNING under a new lease token, and their attempts open on the task row
 // (started_at): the attempt's own row is written when it ends.
 //
+// A claim commits without waiting for its WAL to reach the disk
+// (synchronous_commit off for its transaction alone): the wait was most of
+// the time from a task's enqueue to its start. What a database crash can
+// lose is then a claim made in the last moments before it: the task is
+// READY again and runs again, as after a worker's crash, and the first
+// run's heartbeats and results are rejected, because the new claim's lease
+// token is larger than the lost one. For that, a claim's token is the
+// claim's time in microseconds when that is larger than the old token plus
+// one: a token lost in a crash was drawn before the crash, the next one
+// after the restart. Results, rescues and enqueues still wait for the disk.
+//
 // The tasks to change are named by id = ANY (array) rather than by a join
 // with due, which a planner misled by statistics (a new table, a burst)
 // may turn into a hash of the whole table: = ANY is a lookup in the
@@ -47,10 +58,12 @@ func filter(next int, queues, kinds []string) (string, []any) {
 const claimSQL = `WITH due AS (
 	SELECT * FROM $S.due_tasks($3, $4, $5)
 ), t AS (
-	UPDATE $S.tasks t SET state = 'RUNNING', lease_owner = $1, lease_token = t.lease_token + 1,
+	UPDATE $S.tasks t SET state = 'RUNNING', lease_owner = $1,
+		lease_token = greatest(t.lease_token + 1, (extract(epoch FROM now()) * 1000000)::bigint),
 		lease_expires = now() + $2::bigint * interval '1 microsecond', attempt = t.attempt + 1,
 		first_started_at = coalesce(t.first_started_at, now()), started_at = now(), next_at = NULL
 	WHERE t.id = ANY (ARRAY(SELECT id FROM due))
+		AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
 	RETURNING t.*
 )
 SELECT ` + taskColsOf + ` FROM t JOIN due ON due.id = t.id
