@@ -9,11 +9,13 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -55,7 +57,11 @@ a process task's overhead over a bare fork/exec. See docs/bench.md.`,
 				return fmt.Errorf("bench: find this program to start worker processes: %w", err)
 			}
 			cfg.Spawn = benchWorkerSpawner(self)
-			return e.bench(cmd.Context(), cmd.Flags().Changed("store"), cfg, asJSON)
+			// Ctrl-C or SIGTERM ends the measurement, not the process: the
+			// schemas and files it made are removed on the way out.
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return e.bench(ctx, cmd.Flags().Changed("store"), cfg, asJSON)
 		},
 	}
 	f := cmd.Flags()

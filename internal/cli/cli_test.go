@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/grit-run/grit/internal/gritbench"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 )
@@ -304,5 +306,41 @@ func TestBenchOnPostgresUsesThrowawaySchemas(t *testing.T) {
 	prefix := fmt.Sprintf("grit_bench_%d_%%", os.Getpid())
 	if err := db.QueryRow(t.Context(), `SELECT count(*) FROM pg_namespace WHERE nspname LIKE $1`, prefix).Scan(&left); err != nil || left != 0 {
 		t.Errorf("%d benchmark schemas left behind (%v)", left, err)
+	}
+}
+
+// TestBenchInterruptedDropsItsSchemas: SIGINT in the middle of grit bench on
+// PostgreSQL ends it with its worker processes, and leaves no schema
+// behind.
+func TestBenchInterruptedDropsItsSchemas(t *testing.T) {
+	db := pgtest.Admin(t)
+	cmd, out := gritProcess(t, t.TempDir(), "bench", "--store", pgtest.DSN(), "--tasks", "2000000", "--workers", "2")
+	prefix := fmt.Sprintf("grit_bench_%d_%%", cmd.Process.Pid)
+	schemas := func() int {
+		var n int
+		if err := db.QueryRow(t.Context(), `SELECT count(*) FROM pg_namespace WHERE nspname LIKE $1`, prefix).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	t.Cleanup(func() { // should the test fail, leave nothing either
+		rows, err := db.Query(context.Background(), `SELECT nspname FROM pg_namespace WHERE nspname LIKE $1`, prefix)
+		if err != nil {
+			return
+		}
+		names, _ := pgx.CollectRows(rows, pgx.RowTo[string])
+		for _, n := range names {
+			db.Exec(context.Background(), `DROP SCHEMA `+n+` CASCADE`)
+		}
+	})
+	waitUntil(t, 60*time.Second, "a benchmark schema", func() bool { return schemas() > 0 })
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, 60*time.Second, out); code == 0 {
+		t.Errorf("an interrupted bench exited 0:\n%s", out)
+	}
+	if n := schemas(); n != 0 {
+		t.Errorf("%d benchmark schemas left behind:\n%s", n, out)
 	}
 }
