@@ -186,7 +186,13 @@ func TestOperatorActions(t *testing.T) {
 	if c.State != Open || !c.NextProbe().Equal(t0.Add(5*time.Minute)) || c.Opens != 1 {
 		t.Fatalf("tripped: %+v, next probe %v", c, c.NextProbe())
 	}
+	if sh := s.Share(c, t0); sh != 0 {
+		t.Errorf("share of an open circuit %v, want 0", sh)
+	}
 	s.Close(&c, t0.Add(time.Minute))
+	if sh := s.Share(c, t0.Add(time.Minute+15*time.Second)); !near(sh, 0.55) {
+		t.Errorf("share halfway up the ramp %v, want 0.55", sh)
+	}
 	if v := s.Allow(&c, t0.Add(time.Minute)); c.State != Closed || !v.Allow || !near(v.Share, 0.1) || !c.NextProbe().IsZero() {
 		t.Fatalf("closed: %+v, verdict %+v", c, v)
 	}

@@ -42,6 +42,17 @@ func (s Settings) Allow(c *Circuit, now time.Time) Verdict {
 	return Verdict{Allow: true, Share: s.share(*c, now)}
 }
 
+// Share is the part of the group's usual dispatch that may go at now,
+// without changing the circuit: 0 unless it is closed, less than 1 while
+// it ramps up after closing. A dispatcher scales its limit for the group
+// by it.
+func (s Settings) Share(c Circuit, now time.Time) float64 {
+	if c.state() != Closed {
+		return 0
+	}
+	return s.withDefaults().share(c, now)
+}
+
 // share is the ramp of a closed circuit.
 func (s Settings) share(c Circuit, now time.Time) float64 {
 	if s.RampUp < 0 || c.Opens == 0 {

@@ -90,6 +90,10 @@ func TestUsageErrors(t *testing.T) {
 		{"bench workers", []string{"bench", "--workers", "0"}, "bench: --workers [0]: want counts from 1 to 64"},
 		{"bench tasks", []string{"bench", "--tasks", "-5"}, "bench: --tasks -5: want a positive number"},
 		{"bench heartbeat", []string{"bench", "--lease", "1s", "--heartbeat", "1s"}, "heartbeat shorter than it"},
+		{"sim strategy", []string{"sim", "herd", "--strategies", "full,fuzzy"}, `unknown strategy "fuzzy"`},
+		{"sim plot", []string{"sim", "herd", "--plot", "herd.gif"}, "--plot herd.gif: want a .png or .svg file"},
+		{"sim clients", []string{"sim", "herd", "--clients", "-3"}, "-3 clients: want 1 to 10,000,000"},
+		{"sim backoff", []string{"sim", "herd", "--min", "1m", "--max", "1s"}, "backoff cap 1s below its first delay 1m0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -342,5 +346,38 @@ func TestBenchInterruptedDropsItsSchemas(t *testing.T) {
 	}
 	if n := schemas(); n != 0 {
 		t.Errorf("%d benchmark schemas left behind:\n%s", n, out)
+	}
+}
+
+// TestSimHerd runs grit sim herd small: one JSON object per strategy with
+// the documented fields, and a plot that is a PNG.
+func TestSimHerd(t *testing.T) {
+	plot := filepath.Join(t.TempDir(), "herd.png")
+	code, out, errOut := grit(t, "sim", "herd", "--json", "--clients", "500", "--capacity", "50", "--down", "10s", "--plot", plot)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 8 {
+		t.Fatalf("%d lines, want one per strategy (8):\n%s", len(lines), out)
+	}
+	for _, l := range lines {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("%q: %v", l, err)
+		}
+		for _, k := range []string{"strategy", "peak_multiple", "drain_s", "attempts"} {
+			if _, ok := r[k]; !ok {
+				t.Errorf("%q has no %s", l, k)
+			}
+		}
+	}
+	b, err := os.ReadFile(plot)
+	if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("plot: %v, starts %q", err, b[:min(len(b), 8)])
+	}
+	// The same seed gives the same table.
+	if _, again, _ := grit(t, "sim", "herd", "--json", "--clients", "500", "--capacity", "50", "--down", "10s"); again != out {
+		t.Errorf("two runs with the default seed differ")
 	}
 }

@@ -1,0 +1,142 @@
+package herd
+
+import (
+	"bytes"
+	"image/png"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var small = Config{Clients: 1000, Capacity: 100, Down: 20 * time.Second, Seed: 7}
+
+func TestDeterministicForASeed(t *testing.T) {
+	for _, s := range Strategies() {
+		a, err := Run(small, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := Run(small, s)
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: two runs with seed 7 differ: %+v and %+v", s, a.Attempts, b.Attempts)
+		}
+	}
+	other := small
+	other.Seed = 8
+	a, _ := Run(small, Strategy{Jitter: "full"})
+	b, _ := Run(other, Strategy{Jitter: "full"})
+	if reflect.DeepEqual(a.Load, b.Load) {
+		t.Error("seeds 7 and 8 gave the same run of full jitter")
+	}
+}
+
+// TestTheHerd checks the model's outcomes, not any speed: without jitter
+// the clients come back together, far above capacity; full jitter spreads
+// them; the budget and breaker keep the load at capacity and spend far
+// fewer calls.
+func TestTheHerd(t *testing.T) {
+	got := map[string]Result{}
+	for _, s := range Strategies() {
+		r, err := Run(small, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Drained || r.Left != 0 || r.Attempts < small.Clients || r.DrainS <= 0 {
+			t.Errorf("%s: drained %v (%d left) in %.1fs with %d calls", s, r.Drained, r.Left, r.DrainS, r.Attempts)
+		}
+		got[s.String()] = r
+	}
+	none, full := got["none"], got["full"]
+	if none.PeakMultiple < 3 || none.PeakMultiple < 2*full.PeakMultiple {
+		t.Errorf("peak without jitter %.2fx, with full jitter %.2fx: want the herd", none.PeakMultiple, full.PeakMultiple)
+	}
+	for _, j := range []string{"none", "equal", "full", "decorrelated"} {
+		p := got[j+"+budget+breaker"]
+		if p.PeakMultiple > 1.1 || p.Attempts >= got[j].Attempts/2 {
+			t.Errorf("%s+budget+breaker: peak %.2fx, %d calls against %d unprotected", j, p.PeakMultiple, p.Attempts, got[j].Attempts)
+		}
+	}
+}
+
+func TestUndrainedRunSaysSo(t *testing.T) {
+	c := small
+	c.Horizon = 25 * time.Second
+	r, err := Run(c, Strategy{Jitter: "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Drained || r.Left == 0 || r.DrainS != 5 {
+		t.Errorf("a run cut at 25s, 5s after the outage: drained %v, %d left, drain %.1fs", r.Drained, r.Left, r.DrainS)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		says string
+	}{
+		{Config{Clients: -1}, "clients"},
+		{Config{Capacity: -5}, "capacity"},
+		{Config{Min: time.Minute, Max: time.Second}, "backoff cap 1s below its first delay 1m0s"},
+		{Config{Down: time.Hour}, "the horizon"},
+	} {
+		if _, err := Run(c.cfg, Strategy{Jitter: "full"}); err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%+v: error %v, want one saying %q", c.cfg, err, c.says)
+		}
+	}
+	if _, err := ParseStrategy("fuzzy+budget"); err == nil || !strings.Contains(err.Error(), "want none, equal, full or decorrelated") {
+		t.Errorf("bad strategy: %v", err)
+	}
+	for _, s := range Strategies() {
+		if got, err := ParseStrategy(s.String()); err != nil || got != s {
+			t.Errorf("%s reads back as %v (%v)", s, got, err)
+		}
+	}
+}
+
+func TestPlot(t *testing.T) {
+	var rs []Result
+	for _, s := range Strategies() {
+		r, _ := Run(small, s)
+		rs = append(rs, r)
+	}
+	var b bytes.Buffer
+	if err := Plot(&b, "herd.png", rs, small); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&b)
+	if err != nil || img.Bounds().Dx() != plotW || img.Bounds().Dy() != plotH {
+		t.Fatalf("png: %v, %v", err, img)
+	}
+	b.Reset()
+	if err := Plot(&b, "herd.SVG", rs, small); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "<polyline"); n != len(rs) || !strings.Contains(b.String(), "decorrelated+budget+breaker") {
+		t.Errorf("svg has %d lines for %d strategies", n, len(rs))
+	}
+	if err := Plot(&b, "herd.gif", rs, small); err == nil || !strings.Contains(err.Error(), "want a .png or .svg") {
+		t.Errorf("gif: %v", err)
+	}
+}
+
+func FuzzParseStrategy(f *testing.F) {
+	for _, s := range Strategies() {
+		f.Add(s.String())
+	}
+	f.Add("full+budget")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, name string) {
+		s, err := ParseStrategy(name)
+		if err != nil {
+			if !strings.Contains(err.Error(), "unknown strategy") {
+				t.Errorf("%q: error %v does not say what is wrong", name, err)
+			}
+			return
+		}
+		if s.String() != name {
+			t.Errorf("%q reads as %v, which writes as %q", name, s, s.String())
+		}
+	})
+}

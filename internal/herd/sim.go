@@ -1,0 +1,163 @@
+package herd
+
+import (
+	"container/heap"
+	"hash/fnv"
+	"math/rand/v2"
+	"time"
+
+	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/retry"
+)
+
+// epoch is the simulation's time zero, for the budget and the breaker.
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// The protection a protected strategy shares between its clients. The
+// budget's floor is half the downstream's capacity: retries with no new
+// traffic behind them (the whole load here) may use at most that. The
+// breaker's gate admits calls at its share of the downstream's capacity,
+// as a group's concurrency limit sized to the downstream, scaled by the
+// breaker's ramp, would.
+func protection(c Config, now *time.Duration) (*retry.Budget, breaker.Settings) {
+	b := &retry.Budget{Ratio: 0.2, Floor: c.Capacity / 2, Burst: c.Capacity,
+		Now: func() time.Time { return epoch.Add(*now) }}
+	return b, breaker.Settings{MinAttempts: 20, FailureRatio: 0.5, CoolDown: 5 * time.Second,
+		MaxCoolDown: time.Minute, Probes: 3, RampUp: 10 * time.Second, RampStart: 0.1}
+}
+
+// sim is one strategy's run in progress.
+type sim struct {
+	cfg     Config
+	s       Strategy
+	bo      retry.Backoff
+	rng     *rand.Rand
+	now     time.Duration
+	q       queue
+	budget  *retry.Budget
+	bs      breaker.Settings
+	circuit breaker.Circuit
+	served  float64 // what the downstream can still serve this tick
+	gate    float64 // what the breaker's ramp still lets through this tick
+	res     Result
+	done    int
+	last    time.Duration // when the last client succeeded
+}
+
+// Run simulates one strategy; for a Config (Seed included) and a strategy
+// it always returns the same result.
+func Run(cfg Config, s Strategy) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	cfg = cfg.withDefaults()
+	bo, err := s.backoff(cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	h := fnv.New64a()
+	h.Write([]byte(s.String()))
+	m := &sim{cfg: cfg, s: s, bo: bo, rng: rand.New(rand.NewPCG(cfg.Seed, h.Sum64()))}
+	m.budget, m.bs = protection(cfg, &m.now)
+	m.res = Result{Strategy: s.String(), Load: make([]float64, int(cfg.Horizon/cfg.Bucket)+1)}
+	m.q = make(queue, cfg.Clients)
+	for i := range m.q {
+		m.q[i] = &client{id: i, next: time.Duration(m.rng.Float64() * float64(cfg.Spread))}
+	}
+	heap.Init(&m.q)
+	m.loop()
+	return m.result(), nil
+}
+
+func (m *sim) loop() {
+	perTick := m.cfg.Capacity * m.cfg.Tick.Seconds()
+	burst := m.cfg.Capacity * m.cfg.Bucket.Seconds()
+	var due []*client
+	for m.now = 0; m.now < m.cfg.Horizon && m.done < m.cfg.Clients; m.now += m.cfg.Tick {
+		// The downstream absorbs a burst of one bucket's worth of calls;
+		// capacity unused beyond that is lost.
+		m.served = min(m.served+perTick, max(perTick, burst))
+		m.gate = min(m.gate, 1) + perTick*m.bs.Share(m.circuit, epoch.Add(m.now))
+		due = due[:0]
+		for m.q.Len() > 0 && m.q[0].next <= m.now {
+			due = append(due, heap.Pop(&m.q).(*client))
+		}
+		m.rng.Shuffle(len(due), func(i, j int) { due[i], due[j] = due[j], due[i] })
+		for _, c := range due {
+			m.call(c)
+		}
+	}
+}
+
+// call lets a due client call the downstream, or makes it wait.
+func (m *sim) call(c *client) {
+	at := epoch.Add(m.now)
+	probe := false
+	if m.s.Protected {
+		v := m.bs.Allow(&m.circuit, at)
+		switch {
+		case !v.Allow:
+			m.wait(c, v.Retry.Sub(epoch)-m.now+m.jitter(time.Second))
+			return
+		case !v.Probe && m.gate < 1:
+			m.wait(c, m.jitter(time.Second))
+			return
+		case c.calls > 0 && !m.budget.Withdraw():
+			c.prev = m.bo.Delay(c.calls, c.prev, m.rng)
+			m.wait(c, c.prev)
+			return
+		case c.calls == 0:
+			m.budget.Deposit()
+		}
+		probe = v.Probe
+		if !probe {
+			m.gate--
+		}
+	}
+	c.calls++
+	m.res.Attempts++
+	m.res.Load[m.now/m.cfg.Bucket]++
+	ok := m.now >= m.cfg.Down && m.served >= 1
+	if m.s.Protected {
+		m.bs.Record(&m.circuit, ok, probe, at)
+	}
+	if ok {
+		m.served--
+		m.done++
+		m.last = m.now
+		return
+	}
+	c.prev = m.bo.Delay(c.calls, c.prev, m.rng)
+	m.wait(c, c.prev)
+}
+
+// wait puts a client back to call again after d (at least a tick).
+func (m *sim) wait(c *client, d time.Duration) {
+	c.next = m.now + max(d, m.cfg.Tick)
+	heap.Push(&m.q, c)
+}
+
+func (m *sim) jitter(d time.Duration) time.Duration {
+	return time.Duration(m.rng.Float64() * float64(d))
+}
+
+func (m *sim) result() Result {
+	r := m.res
+	perSec := float64(time.Second) / float64(m.cfg.Bucket)
+	for i := range r.Load {
+		r.Load[i] *= perSec
+	}
+	from := int(m.cfg.Down / m.cfg.Bucket)
+	for _, l := range r.Load[from:] {
+		r.PeakMultiple = max(r.PeakMultiple, l/m.cfg.Capacity)
+	}
+	r.Left = m.cfg.Clients - m.done
+	r.Drained = r.Left == 0
+	end := m.last
+	if !r.Drained {
+		end = m.cfg.Horizon
+	}
+	r.DrainS = max(end-m.cfg.Down, 0).Seconds()
+	r.Load = r.Load[:min(len(r.Load), int(m.now/m.cfg.Bucket)+1)]
+	return r
+}
