@@ -27,6 +27,10 @@ func CheckFinishes(fs []Finish) (errs []error, todo []int) {
 			errs[i] = fmt.Errorf("finish task %d: state %q: want SUCCESS, FAILED, DEAD_LETTER, RETRYING, SENSING or READY: %w", f.TaskID, f.State, task.ErrInvalid)
 			continue
 		}
+		if err := checkPublish(f); err != nil {
+			errs[i] = err
+			continue
+		}
 		todo = append(todo, i)
 	}
 	return errs, todo
@@ -106,4 +110,22 @@ func Unique(names []string) []string {
 		}
 	}
 	return out
+}
+
+// checkPublish rejects the events of a finish that cannot be published:
+// a bad event, or events on anything but a success (an attempt that failed
+// publishes nothing).
+func checkPublish(f Finish) error {
+	if len(f.Publish) == 0 {
+		return nil
+	}
+	if f.State != task.Success {
+		return fmt.Errorf("finish task %d: events published by an attempt that ends %s, not SUCCESS: %w", f.TaskID, f.State, task.ErrInvalid)
+	}
+	for _, e := range f.Publish {
+		if err := ValidateEvent(e); err != nil {
+			return fmt.Errorf("finish task %d: %w", f.TaskID, err)
+		}
+	}
+	return nil
 }

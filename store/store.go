@@ -145,6 +145,10 @@ type Finish struct {
 	// Attempt closes the attempt record (Number, TaskID and Worker are
 	// taken from the task).
 	Attempt task.Attempt
+	// Publish are events the attempt published: the store that is a
+	// Publisher inserts their deliveries in the same transaction, only if
+	// the item applies.
+	Publish []Event
 }
 
 // RescueRequest asks for expired leases.

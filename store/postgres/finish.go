@@ -103,12 +103,22 @@ func (s *Store) finish(ctx context.Context, tx pgx.Tx, fs []store.Finish, todo [
 			return nil, err
 		}
 		var ended []int
+		var events []store.Event
 		for _, i := range round {
 			run, ok := moved[fs[i].TaskID]
 			applied[i] = applied[i] || ok
 			wake = wake || ok && fs[i].State.Waiting()
 			if ok && run != 0 {
 				ended = append(ended, i)
+			}
+			if ok {
+				events = append(events, fs[i].Publish...)
+			}
+		}
+		if len(events) > 0 {
+			// publish notifies, as its deliveries are due at once.
+			if _, err := s.publish(ctx, tx, events); err != nil {
+				return nil, err
 			}
 		}
 		promoted, err := s.propagateFinish(ctx, tx, fs, ended, moved)
@@ -200,7 +210,7 @@ SELECT id, coalesce(run_id, 0) FROM moved`
 // succeedSQL writes.
 func plainSuccess(f store.Finish) bool {
 	a := f.Attempt
-	return f.State == task.Success && f.Outcome() == task.OutcomeSuccess && !f.Refund &&
+	return len(f.Publish) == 0 && f.State == task.Success && f.Outcome() == task.OutcomeSuccess && !f.Refund &&
 		f.Error == "" && f.Fingerprint == "" && f.Streak == 0 && f.PrevDelay == 0 &&
 		a.Class == "" && a.Error == "" && a.Fingerprint == "" && a.ExitCode == nil &&
 		a.Signal == "" && a.Output == "" && a.Delay == 0 && a.Decision == ""

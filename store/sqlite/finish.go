@@ -53,6 +53,11 @@ func finish(x *wtx, fs []store.Finish, todo []int) (map[int]bool, error) {
 			for _, i := range items {
 				_, ok := moved[fs[i].TaskID]
 				applied[i] = applied[i] || ok
+				if ok && len(fs[i].Publish) > 0 {
+					if _, err := publish(x, fs[i].Publish); err != nil {
+						return nil, err
+					}
+				}
 			}
 		}
 	}

@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+
+	"github.com/grit-run/grit/task"
+)
+
+// Event is a message published to a topic: every subscriber of the topic
+// gets a delivery, a task of the subscriber's kind in its queue whose args
+// are the payload. A delivery is an ordinary task: it is retried,
+// dead-lettered and leased like any other.
+type Event struct {
+	Topic   string
+	Payload json.RawMessage
+	// Key makes publishing idempotent: an event published again with the
+	// same key delivers nothing new to a subscriber that has it already.
+	Key string
+}
+
+// Subscription turns a topic's events into tasks of Kind in Queue
+// ("" is "default").
+type Subscription struct {
+	Topic string `json:"topic"`
+	Kind  string `json:"kind"`
+	Queue string `json:"queue"`
+}
+
+// Publisher is an optional capability: topics and their subscribers, kept
+// in the store so that every process of a fleet publishes to the same
+// subscribers. Finish applies the events of an item (Finish.Publish) in its
+// transaction, only if the item applies.
+type Publisher interface {
+	// Subscribe adds a subscription; adding one that exists changes nothing.
+	Subscribe(ctx context.Context, s Subscription) error
+	// Unsubscribe removes a subscription, if it exists.
+	Unsubscribe(ctx context.Context, s Subscription) error
+	// Subscriptions lists a topic's subscriptions ("": every topic's), by
+	// topic, kind and queue.
+	Subscriptions(ctx context.Context, topic string) ([]Subscription, error)
+	// Publish inserts, in one transaction, a delivery for each subscriber
+	// of each event, and returns them (for a key published before, the
+	// deliveries made then). An event without subscribers delivers nothing.
+	Publish(ctx context.Context, evs []Event) ([]task.Task, error)
+}
+
+var topicRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$`)
+
+// ValidateEvent checks an event before it is published; drivers call it.
+func ValidateEvent(e Event) error {
+	if !topicRE.MatchString(e.Topic) {
+		return invalid("event topic %q: want 1 to 200 letters, digits and _ . : / -, starting with a letter or digit (e.g. ingest.batch-ready)", e.Topic)
+	}
+	if len(e.Payload) > 0 && !json.Valid(e.Payload) {
+		return invalid("event on %q: the payload is not JSON", e.Topic)
+	}
+	return nil
+}
+
+// ValidateSubscription checks a subscription; drivers call it.
+func ValidateSubscription(s Subscription) error {
+	if err := ValidateEvent(Event{Topic: s.Topic}); err != nil {
+		return err
+	}
+	if s.Kind == "" {
+		return invalid("subscription to %q: no kind", s.Topic)
+	}
+	return nil
+}
+
+// Deliveries are the tasks an event makes for its subscribers.
+func Deliveries(e Event, subs []Subscription) []NewTask {
+	out := make([]NewTask, len(subs))
+	for i, s := range subs {
+		out[i] = NewTask{Kind: s.Kind, Queue: s.Queue, Args: e.Payload}
+		if e.Key != "" {
+			out[i].IdempotencyKey = "event:" + e.Topic + ":" + e.Key + ":" + s.Kind + ":" + s.Queue
+		}
+	}
+	return out
+}

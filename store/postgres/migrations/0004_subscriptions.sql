@@ -1,0 +1,8 @@
+-- Topics' subscribers: an event published to a topic becomes a task of
+-- each subscription's kind, in its queue.
+CREATE TABLE subscriptions (
+    topic text NOT NULL,
+    kind  text NOT NULL,
+    queue text NOT NULL,
+    PRIMARY KEY (topic, kind, queue)
+);

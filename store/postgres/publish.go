@@ -1,0 +1,124 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// Subscribe adds a subscription; adding one that exists changes nothing.
+func (s *Store) Subscribe(ctx context.Context, sub store.Subscription) error {
+	sub, err := checkSubscription(sub)
+	if err != nil {
+		return err
+	}
+	_, err = s.pool.Exec(ctx, s.sql(`INSERT INTO $S.subscriptions (topic, kind, queue) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`),
+		sub.Topic, sub.Kind, sub.Queue)
+	if err != nil {
+		return fmt.Errorf("subscribe: %w", err)
+	}
+	return nil
+}
+
+// Unsubscribe removes a subscription, if it exists.
+func (s *Store) Unsubscribe(ctx context.Context, sub store.Subscription) error {
+	sub, err := checkSubscription(sub)
+	if err != nil {
+		return err
+	}
+	_, err = s.pool.Exec(ctx, s.sql(`DELETE FROM $S.subscriptions WHERE topic = $1 AND kind = $2 AND queue = $3`),
+		sub.Topic, sub.Kind, sub.Queue)
+	if err != nil {
+		return fmt.Errorf("unsubscribe: %w", err)
+	}
+	return nil
+}
+
+func checkSubscription(sub store.Subscription) (store.Subscription, error) {
+	if sub.Queue == "" {
+		sub.Queue = "default"
+	}
+	if err := store.ValidateSubscription(sub); err != nil {
+		return sub, fmt.Errorf("subscribe: %w", err)
+	}
+	return sub, nil
+}
+
+// Subscriptions lists a topic's subscriptions ("": every topic's).
+func (s *Store) Subscriptions(ctx context.Context, topic string) ([]store.Subscription, error) {
+	subs, err := subscribers(ctx, s, s.pool, topic)
+	if err != nil {
+		return nil, fmt.Errorf("subscriptions: %w", err)
+	}
+	return subs, nil
+}
+
+func subscribers(ctx context.Context, s *Store, q querier, topic string) ([]store.Subscription, error) {
+	rows, err := q.Query(ctx, s.sql(`SELECT topic, kind, queue FROM $S.subscriptions
+		WHERE $1 = '' OR topic = $1 ORDER BY topic, kind, queue`), topic)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[store.Subscription])
+}
+
+// Publish inserts, in one transaction, a delivery for each subscriber of
+// each event, and notifies the listeners.
+func (s *Store) Publish(ctx context.Context, evs []store.Event) ([]task.Task, error) {
+	if err := checkEvents(evs); err != nil {
+		return nil, err
+	}
+	var out []task.Task
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		out, err = s.publish(ctx, tx, evs)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	return out, nil
+}
+
+// PublishTx is Publish inside the caller's transaction (the transactional
+// outbox): the deliveries exist if and only if tx commits, and go to the
+// subscribers tx sees. Unlike Publish, a conflict is returned, not retried.
+func (s *Store) PublishTx(ctx context.Context, tx pgx.Tx, evs []store.Event) ([]task.Task, error) {
+	if err := checkEvents(evs); err != nil {
+		return nil, err
+	}
+	out, err := s.publish(ctx, tx, evs)
+	if err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	return out, nil
+}
+
+func checkEvents(evs []store.Event) error {
+	for _, e := range evs {
+		if err := store.ValidateEvent(e); err != nil {
+			return fmt.Errorf("publish: %w", err)
+		}
+	}
+	return nil
+}
+
+// publish inserts the deliveries of evs in tx.
+func (s *Store) publish(ctx context.Context, tx pgx.Tx, evs []store.Event) ([]task.Task, error) {
+	var ts []store.NewTask
+	for _, e := range evs {
+		subs, err := subscribers(ctx, s, tx, e.Topic)
+		if err != nil {
+			return nil, err
+		}
+		ts = append(ts, store.Deliveries(e, subs)...)
+	}
+	if len(ts) == 0 {
+		return nil, nil
+	}
+	return s.enqueue(ctx, tx, ts)
+}

@@ -1,0 +1,117 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// Subscribe adds a subscription; adding one that exists changes nothing.
+func (s *Store) Subscribe(ctx context.Context, sub store.Subscription) error {
+	sub, err := checkSubscription(sub)
+	if err != nil {
+		return err
+	}
+	return s.w.do(ctx, func(x *wtx) error {
+		_, err := x.exec(`INSERT INTO subscriptions (topic, kind, queue) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, sub.Topic, sub.Kind, sub.Queue)
+		return err
+	})
+}
+
+// Unsubscribe removes a subscription, if it exists.
+func (s *Store) Unsubscribe(ctx context.Context, sub store.Subscription) error {
+	sub, err := checkSubscription(sub)
+	if err != nil {
+		return err
+	}
+	return s.w.do(ctx, func(x *wtx) error {
+		_, err := x.exec(`DELETE FROM subscriptions WHERE topic = ? AND kind = ? AND queue = ?`, sub.Topic, sub.Kind, sub.Queue)
+		return err
+	})
+}
+
+func checkSubscription(sub store.Subscription) (store.Subscription, error) {
+	if sub.Queue == "" {
+		sub.Queue = "default"
+	}
+	if err := store.ValidateSubscription(sub); err != nil {
+		return sub, fmt.Errorf("subscribe: %w", err)
+	}
+	return sub, nil
+}
+
+// Subscriptions lists a topic's subscriptions ("": every topic's).
+func (s *Store) Subscriptions(ctx context.Context, topic string) ([]store.Subscription, error) {
+	rows, err := s.query(ctx, `SELECT topic, kind, queue FROM subscriptions WHERE ? = '' OR topic = ? ORDER BY topic, kind, queue`, topic, topic)
+	if err != nil {
+		return nil, fmt.Errorf("subscriptions: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Subscription
+	for rows.Next() {
+		var sub store.Subscription
+		if err := rows.Scan(&sub.Topic, &sub.Kind, &sub.Queue); err != nil {
+			return nil, fmt.Errorf("subscriptions: %w", err)
+		}
+		out = append(out, sub)
+	}
+	return out, rows.Err()
+}
+
+// Publish inserts, in one transaction, a delivery for each subscriber of
+// each event.
+func (s *Store) Publish(ctx context.Context, evs []store.Event) ([]task.Task, error) {
+	for _, e := range evs {
+		if err := store.ValidateEvent(e); err != nil {
+			return nil, fmt.Errorf("publish: %w", err)
+		}
+	}
+	var out []task.Task
+	err := s.w.do(ctx, func(x *wtx) error {
+		var err error
+		out, err = publish(x, evs)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	return out, nil
+}
+
+// publish inserts the deliveries of evs in x.
+func publish(x *wtx, evs []store.Event) ([]task.Task, error) {
+	var out []task.Task
+	for _, e := range evs {
+		subs, err := subscribers(x, e.Topic)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range store.Deliveries(e, subs) {
+			got, err := enqueueOne(x, t)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, got)
+		}
+	}
+	return out, nil
+}
+
+func subscribers(x *wtx, topic string) ([]store.Subscription, error) {
+	rows, err := x.query(`SELECT topic, kind, queue FROM subscriptions WHERE topic = ? ORDER BY kind, queue`, topic)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Subscription
+	for rows.Next() {
+		var sub store.Subscription
+		if err := rows.Scan(&sub.Topic, &sub.Kind, &sub.Queue); err != nil {
+			return nil, err
+		}
+		out = append(out, sub)
+	}
+	return out, rows.Err()
+}

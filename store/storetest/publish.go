@@ -1,0 +1,150 @@
+package storetest
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// publisher is the harness's store as a store.Publisher.
+func (h *harness) publisher() store.Publisher {
+	h.t.Helper()
+	p, ok := h.s.(store.Publisher)
+	if !ok {
+		h.t.Skip("the store is not a store.Publisher (an optional capability)")
+	}
+	return p
+}
+
+func (h *harness) subscribe(subs ...store.Subscription) store.Publisher {
+	h.t.Helper()
+	p := h.publisher()
+	for _, s := range subs {
+		if err := p.Subscribe(h.ctx, s); err != nil {
+			h.t.Fatalf("subscribe %+v: %v", s, err)
+		}
+	}
+	return p
+}
+
+// deliveries are the tasks of kind in the store, oldest first.
+func (h *harness) deliveries(kind string) []task.Task {
+	h.t.Helper()
+	ts, err := h.s.ListTasks(h.ctx, store.Filter{Kind: kind})
+	if err != nil {
+		h.t.Fatalf("list %s: %v", kind, err)
+	}
+	slices.SortFunc(ts, func(a, b task.Task) int { return int(a.ID - b.ID) })
+	return ts
+}
+
+var publishTests = map[string]func(*testing.T, *harness){
+	"SubscribeIsIdempotentAndListed": func(t *testing.T, h *harness) {
+		a := store.Subscription{Topic: "orders.paid", Kind: "ship"}
+		p := h.subscribe(a, a, store.Subscription{Topic: "orders.paid", Kind: "mail", Queue: "low"},
+			store.Subscription{Topic: "ingest.ready", Kind: "hook"})
+		got, err := p.Subscriptions(h.ctx, "orders.paid")
+		want := []store.Subscription{{Topic: "orders.paid", Kind: "mail", Queue: "low"}, {Topic: "orders.paid", Kind: "ship", Queue: "default"}}
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("subscriptions of orders.paid = %v (%v), want %v", got, err, want)
+		}
+		if all, _ := p.Subscriptions(h.ctx, ""); len(all) != 3 || all[0].Topic != "ingest.ready" {
+			t.Errorf("every subscription = %v, want 3, by topic", all)
+		}
+		if err := p.Unsubscribe(h.ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := p.Subscriptions(h.ctx, "orders.paid"); len(got) != 1 || got[0].Kind != "mail" {
+			t.Errorf("after unsubscribing ship: %v", got)
+		}
+	},
+	"PublishDeliversToEachSubscriber": func(t *testing.T, h *harness) {
+		p := h.subscribe(store.Subscription{Topic: "t", Kind: "a"}, store.Subscription{Topic: "t", Kind: "b", Queue: "q2"},
+			store.Subscription{Topic: "other", Kind: "c"})
+		got, err := p.Publish(h.ctx, []store.Event{{Topic: "t", Payload: []byte(`{"n":1}`)}})
+		if err != nil || len(got) != 2 {
+			t.Fatalf("publish: %d deliveries (%v), want 2", len(got), err)
+		}
+		for _, d := range append(h.deliveries("a"), h.deliveries("b")...) {
+			if d.State != task.Ready || string(d.Args) != `{"n":1}` || d.Queue != map[string]string{"a": "default", "b": "q2"}[d.Kind] {
+				t.Errorf("delivery %+v, want READY with the payload, in the subscriber's queue", d)
+			}
+		}
+		if len(h.deliveries("c")) != 0 {
+			t.Error("a subscriber of another topic got a delivery")
+		}
+		if got, err := p.Publish(h.ctx, []store.Event{{Topic: "nobody"}}); err != nil || len(got) != 0 {
+			t.Errorf("an event without subscribers: %v (%v), want no delivery", got, err)
+		}
+	},
+	"PublishWithAKeyDeliversOnce": func(t *testing.T, h *harness) {
+		p := h.subscribe(store.Subscription{Topic: "t", Kind: "a"})
+		ev := store.Event{Topic: "t", Key: "order-42", Payload: []byte(`1`)}
+		first, _ := p.Publish(h.ctx, []store.Event{ev})
+		again, err := p.Publish(h.ctx, []store.Event{ev})
+		if err != nil || len(first) != 1 || len(again) != 1 || first[0].ID != again[0].ID {
+			t.Fatalf("published twice with one key: %v then %v (%v), want the same delivery", first, again, err)
+		}
+		h.subscribe(store.Subscription{Topic: "t", Kind: "b"})
+		if _, err := p.Publish(h.ctx, []store.Event{ev}); err != nil {
+			t.Fatal(err)
+		}
+		if len(h.deliveries("a")) != 1 || len(h.deliveries("b")) != 1 {
+			t.Errorf("a has %d deliveries and the new subscriber b %d, want 1 each", len(h.deliveries("a")), len(h.deliveries("b")))
+		}
+	},
+	"BadEventsAreRejectedAndWriteNothing": func(t *testing.T, h *harness) {
+		p := h.subscribe(store.Subscription{Topic: "t", Kind: "a"})
+		for _, evs := range [][]store.Event{
+			{{Topic: "t"}, {Topic: "has space"}},
+			{{Topic: "t", Payload: []byte(`{not json`)}},
+			{{Topic: ""}},
+		} {
+			if _, err := p.Publish(h.ctx, evs); !errors.Is(err, task.ErrInvalid) {
+				t.Errorf("publish %v: error %v, want ErrInvalid", evs, err)
+			}
+		}
+		if err := p.Subscribe(h.ctx, store.Subscription{Topic: "t"}); !errors.Is(err, task.ErrInvalid) {
+			t.Errorf("a subscription without a kind: %v, want ErrInvalid", err)
+		}
+		if n := len(h.deliveries("a")); n != 0 {
+			t.Errorf("%d deliveries after rejected publishes", n)
+		}
+	},
+	"FinishPublishesWithTheSuccess": func(t *testing.T, h *harness) {
+		h.subscribe(store.Subscription{Topic: "done", Kind: "next"})
+		h.enqueue(job("k"))
+		c := h.take("k")
+		errs := h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Success,
+			Publish: []store.Event{{Topic: "done", Payload: []byte(`{"from":1}`)}, {Topic: "done", Payload: []byte(`{"from":2}`)}}})
+		if errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+		if ds := h.deliveries("next"); len(ds) != 2 || ds[0].State != task.Ready || string(ds[1].Args) != `{"from":2}` {
+			t.Errorf("deliveries %v, want two READY", ds)
+		}
+	},
+	"FinishThatLostItsLeasePublishesNothing": func(t *testing.T, h *harness) {
+		h.subscribe(store.Subscription{Topic: "done", Kind: "next"})
+		h.enqueue(job("k"))
+		c := h.take("k")
+		errs := h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken - 1, State: task.Success,
+			Publish: []store.Event{{Topic: "done"}}})
+		if !errors.Is(errs[0], task.ErrLeaseLost) || len(h.deliveries("next")) != 0 {
+			t.Errorf("error %v and %d deliveries, want ErrLeaseLost and none", errs[0], len(h.deliveries("next")))
+		}
+	},
+	"OnlyASuccessPublishes": func(t *testing.T, h *harness) {
+		h.subscribe(store.Subscription{Topic: "done", Kind: "next"})
+		h.enqueue(job("k"))
+		c := h.take("k")
+		errs := h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Failed,
+			Publish: []store.Event{{Topic: "done"}}})
+		if !errors.Is(errs[0], task.ErrInvalid) || h.get(c.ID).State != task.Running || len(h.deliveries("next")) != 0 {
+			t.Errorf("error %v, task %s, %d deliveries: want ErrInvalid, still RUNNING, none", errs[0], h.get(c.ID).State, len(h.deliveries("next")))
+		}
+	},
+}
