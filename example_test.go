@@ -42,3 +42,30 @@ func Example() {
 	// sending to ops@example.com, attempt 1
 	// true
 }
+
+// Subscribers of a topic each get a task of their kind for every event
+// published to it; a key makes publishing idempotent.
+func ExampleClient_Publish() {
+	dir, _ := os.MkdirTemp("", "grit-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	c, err := grit.Open(ctx, "sqlite:"+filepath.Join(dir, "grit.db"), grit.Config{})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	c.Subscribe(ctx, grit.Subscription{Topic: "order.paid", Kind: "ship"})
+	c.Subscribe(ctx, grit.Subscription{Topic: "order.paid", Kind: "receipt", Queue: "mail"})
+	type paid struct{ Order string }
+	ds, _ := c.Publish(ctx, "order.paid", paid{"o-42"}, grit.EventKey("o-42"))
+	for _, d := range ds {
+		fmt.Println(d.Kind, d.Queue, string(d.Args))
+	}
+	again, _ := c.Publish(ctx, "order.paid", paid{"o-42"}, grit.EventKey("o-42"))
+	fmt.Println("again, same deliveries:", again[0].ID == ds[0].ID && again[1].ID == ds[1].ID)
+	// Output:
+	// receipt mail {"Order":"o-42"}
+	// ship default {"Order":"o-42"}
+	// again, same deliveries: true
+}

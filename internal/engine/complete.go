@@ -67,7 +67,7 @@ func (e *Engine) commit(batch []pending) {
 func (e *Engine) recorded(batch []pending, errs []error) {
 	due := false
 	for i, p := range batch {
-		due = due || p.f.State.Waiting() || p.a.t.RunID != 0
+		due = due || p.f.State.Waiting() || p.a.t.RunID != 0 || len(p.f.Publish) > 0
 		if err := errs[i]; err != nil {
 			if errors.Is(err, task.ErrLeaseLost) {
 				e.stats.LeaseLost.Add(1)

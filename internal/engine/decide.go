@@ -20,13 +20,16 @@ func (e *Engine) finishFor(t task.Task, o outcome) store.Finish {
 		Attempt: task.Attempt{
 			TaskID: t.ID, Number: t.Attempt, Worker: e.cfg.WorkerID, LeaseToken: t.LeaseToken,
 			StartedAt: o.started, EndedAt: o.ended,
-			Output: o.rec.output, ExitCode: o.rec.exitCode, Signal: o.rec.signal,
 		},
+	}
+	if o.rec != nil {
+		f.Attempt.Output, f.Attempt.ExitCode, f.Attempt.Signal = o.rec.output, o.rec.exitCode, o.rec.signal
 	}
 	var snooze *SnoozeError
 	switch {
 	case o.err == nil && !o.stuck:
 		f.State, f.Attempt.Outcome = task.Success, task.OutcomeSuccess
+		f.Publish = o.rec.published()
 	case errors.Is(o.cause, errReleased) || errors.Is(o.cause, task.ErrLeaseLost):
 		// Released on a graceful stop, or taken from us: the attempt does
 		// not count. A lost lease's write is rejected by the store anyway.

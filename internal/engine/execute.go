@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/grit-run/grit/internal/proc"
@@ -25,7 +26,7 @@ type outcome struct {
 	timeout time.Duration
 	started time.Time
 	ended   time.Time
-	rec     record
+	rec     *record // nil when the handler is stuck: what it left is not read
 }
 
 // record is what a handler leaves on its attempt's record besides its
@@ -34,6 +35,8 @@ type record struct {
 	output   string
 	exitCode *int
 	signal   string
+	mu       sync.Mutex    // guards events: a handler may publish from many goroutines
+	events   []store.Event // published when the attempt succeeds
 }
 
 type recordKey struct{}
@@ -89,7 +92,7 @@ func (e *Engine) run(ctx context.Context, a *attempt, h *Handler) outcome {
 	}
 	o.ended = e.storeNow()
 	if !o.stuck {
-		o.rec = *rec
+		o.rec = rec
 	}
 	if ctx.Err() != nil {
 		o.cause = context.Cause(ctx)

@@ -1,0 +1,126 @@
+package grit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// Subscription turns a topic's events into tasks of Kind in Queue ("" is
+// "default"): each event published to Topic becomes one such task, whose
+// args are the event's payload.
+type Subscription = store.Subscription
+
+// PublishOption sets one field of a published event.
+type PublishOption func(*store.Event)
+
+// EventKey makes publishing idempotent: publishing again with the same key
+// delivers nothing new to a subscriber that has the event already.
+func EventKey(k string) PublishOption { return func(e *store.Event) { e.Key = k } }
+
+// Subscribe subscribes Kind (in Queue) to a topic; subscribing again
+// changes nothing. Subscriptions are kept in the store, so every process
+// that publishes to the topic delivers to them.
+func (c *Client) Subscribe(ctx context.Context, s Subscription) error {
+	p, err := c.publisher()
+	if err != nil {
+		return err
+	}
+	return p.Subscribe(ctx, s)
+}
+
+// Unsubscribe removes a subscription.
+func (c *Client) Unsubscribe(ctx context.Context, s Subscription) error {
+	p, err := c.publisher()
+	if err != nil {
+		return err
+	}
+	return p.Unsubscribe(ctx, s)
+}
+
+// Publish publishes an event to a topic: one task per subscriber, with the
+// payload, encoded as JSON, as its args. It returns the deliveries.
+func (c *Client) Publish(ctx context.Context, topic string, payload any, opts ...PublishOption) ([]task.Task, error) {
+	p, err := c.publisher()
+	if err != nil {
+		return nil, err
+	}
+	e, err := newEvent(topic, payload, opts)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := p.Publish(ctx, []store.Event{e})
+	if err != nil {
+		return nil, fmt.Errorf("grit: %w", err)
+	}
+	c.engine.Wake()
+	return ts, nil
+}
+
+// txPublisher is the optional capability PublishTx needs (the PostgreSQL
+// store has it).
+type txPublisher interface {
+	PublishTx(ctx context.Context, tx pgx.Tx, evs []store.Event) ([]task.Task, error)
+}
+
+// PublishTx publishes an event in the caller's PostgreSQL transaction: the
+// deliveries exist if and only if tx commits (a transactional outbox).
+func (c *Client) PublishTx(ctx context.Context, tx pgx.Tx, topic string, payload any, opts ...PublishOption) ([]task.Task, error) {
+	p, ok := c.store.(txPublisher)
+	if !ok {
+		return nil, fmt.Errorf("grit: publish to %s in a transaction: the store cannot (use the PostgreSQL store): %w", topic, task.ErrInvalid)
+	}
+	e, err := newEvent(topic, payload, opts)
+	if err != nil {
+		return nil, err
+	}
+	ts, err := p.PublishTx(ctx, tx, []store.Event{e})
+	if err != nil {
+		return nil, fmt.Errorf("grit: %w", err)
+	}
+	return ts, nil
+}
+
+// Publish, called by a handler with its context, publishes an event when
+// the attempt succeeds, in the same transaction as its success: if the
+// attempt fails, or its result is rejected (its lease was lost), the event
+// is never published.
+func Publish(ctx context.Context, topic string, payload any, opts ...PublishOption) error {
+	e, err := newEvent(topic, payload, opts)
+	if err != nil {
+		return err
+	}
+	if err := engine.Publish(ctx, e); err != nil {
+		return fmt.Errorf("grit: %w", err)
+	}
+	return nil
+}
+
+func (c *Client) publisher() (store.Publisher, error) {
+	p, ok := c.store.(store.Publisher)
+	if !ok {
+		return nil, fmt.Errorf("grit: the store has no topics (both the SQLite and PostgreSQL stores have): %w", task.ErrInvalid)
+	}
+	return p, nil
+}
+
+func newEvent(topic string, payload any, opts []PublishOption) (store.Event, error) {
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return store.Event{}, fmt.Errorf("grit: publish to %s: the payload does not encode as JSON: %w", topic, err)
+	}
+	e := store.Event{Topic: topic, Payload: b}
+	for _, o := range opts {
+		o(&e)
+	}
+	if err := store.ValidateEvent(e); err != nil {
+		return store.Event{}, fmt.Errorf("grit: %w", err)
+	}
+	return e, nil
+}
