@@ -60,9 +60,10 @@ type Store interface {
 	// happens to each with Finish. Workers silent past their lease are
 	// marked inactive.
 	Rescue(ctx context.Context, req RescueRequest) ([]task.Task, error)
-	// NextDue returns the earliest NextAt among waiting tasks in the given
-	// queues and kinds, so a worker can sleep exactly until then.
-	NextDue(ctx context.Context, queues, kinds []string) (time.Time, bool, error)
+	// NextDue returns the earliest NextAt among the waiting tasks a Claim
+	// with req would consider (its Queues, Kinds and SkipGroups), so a
+	// worker can sleep exactly until then.
+	NextDue(ctx context.Context, req ClaimRequest) (time.Time, bool, error)
 
 	GetTask(ctx context.Context, id int64) (task.Task, error)
 	ListTasks(ctx context.Context, f Filter) ([]task.Task, error)
@@ -117,8 +118,11 @@ type ClaimRequest struct {
 	Worker string
 	Queues []string // empty: every queue
 	Kinds  []string // empty: every kind
-	Limit  int
-	Lease  time.Duration
+	// SkipGroups are groups whose tasks are not to be taken (their breaker
+	// is open).
+	SkipGroups []string
+	Limit      int
+	Lease      time.Duration
 }
 
 // Lease names one held task.

@@ -82,9 +82,7 @@ func (e *Engine) gatherSlots() int {
 }
 
 func (e *Engine) claim(limit int) (int, error) {
-	ts, err := e.cfg.Store.Claim(e.runCtx, store.ClaimRequest{
-		Worker: e.cfg.WorkerID, Queues: e.cfg.Queues, Kinds: e.kinds, Limit: limit, Lease: e.cfg.Lease,
-	})
+	ts, err := e.cfg.Store.Claim(e.runCtx, e.request(limit))
 	if err != nil {
 		return 0, err
 	}
@@ -129,7 +127,7 @@ func (e *Engine) reportPoll(fails int) {
 func (e *Engine) waitForWork(canClaim bool) {
 	d := e.cfg.Poll
 	if canClaim {
-		if next, ok, err := e.cfg.Store.NextDue(e.runCtx, e.cfg.Queues, e.kinds); err == nil && ok {
+		if next, ok, err := e.cfg.Store.NextDue(e.runCtx, e.request(0)); err == nil && ok {
 			d = min(d, max(e.untilStore(next), minWait))
 		}
 	}
@@ -163,4 +161,13 @@ func (e *Engine) launch(t task.Task) {
 	e.emit(Event{Time: time.Now(), Task: t})
 	e.execs.Add(1)
 	go e.execute(ctx, a, e.handlers[t.Kind])
+}
+
+// request is what the claim loop asks the store for: the worker's queues
+// and kinds, outside the groups whose breaker is open.
+func (e *Engine) request(limit int) store.ClaimRequest {
+	return store.ClaimRequest{
+		Worker: e.cfg.WorkerID, Queues: e.cfg.Queues, Kinds: e.kinds, Limit: limit, Lease: e.cfg.Lease,
+		SkipGroups: e.openGroups(),
+	}
 }

@@ -108,6 +108,7 @@ type Engine struct {
 	// slotBound is set while the claim loop is held back by the slots
 	// (none free, or its last claim filled them all): a freed slot wakes it.
 	slotBound atomic.Bool
+	circuits  atomic.Pointer[circuits] // the groups' breakers, as last read
 
 	stats Stats
 	skew  atomic.Int64 // the store's clock minus this machine's, in ns

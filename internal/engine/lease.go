@@ -33,6 +33,7 @@ func (e *Engine) heartbeatLoop() {
 		}
 		lastOK = time.Now()
 		e.measureSkew(e.runCtx)
+		e.refreshCircuits(e.runCtx)
 		for _, l := range lost {
 			e.lose(l)
 		}

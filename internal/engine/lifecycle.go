@@ -61,6 +61,7 @@ func (e *Engine) register(ctx context.Context) error {
 	if err := e.rescueDeadSiblings(ctx, host); err != nil {
 		e.cfg.Logger.Warn("rescue of dead workers on this host failed", "err", err)
 	}
+	e.refreshCircuits(ctx)
 	return nil
 }
 

@@ -15,11 +15,12 @@ import (
 // the planner to prove that NextDue may use it.
 const waitingStates = `state IN ('READY', 'RETRYING', 'SENSING')`
 
-// filter narrows NextDue to queues and kinds (empty: all), with
-// parameters numbered from next. Each combination is its own statement
-// text, so that a prepared plan never carries a test for a filter that is
-// not there.
-func filter(next int, queues, kinds []string) (string, []any) {
+// filter narrows NextDue to a request's queues and kinds (empty: all) and
+// outside its skipped groups, with parameters numbered from next. Each
+// combination is its own statement text, so that a prepared plan never
+// carries a test for a filter that is not there.
+func filter(next int, req store.ClaimRequest) (string, []any) {
+	queues, kinds := req.Queues, req.Kinds
 	var sql string
 	var args []any
 	if len(queues) > 0 {
@@ -30,6 +31,11 @@ func filter(next int, queues, kinds []string) (string, []any) {
 	if len(kinds) > 0 {
 		sql += fmt.Sprintf(` AND kind = ANY($%d::text[])`, next)
 		args = append(args, kinds)
+		next++
+	}
+	if len(req.SkipGroups) > 0 {
+		sql += fmt.Sprintf(` AND group_name <> ALL ($%d::text[])`, next)
+		args = append(args, req.SkipGroups)
 	}
 	return sql, args
 }
@@ -54,9 +60,10 @@ func filter(next int, queues, kinds []string) (string, []any) {
 // with due, which a planner misled by statistics (a new table, a burst)
 // may turn into a hash of the whole table: = ANY is a lookup in the
 // primary key. $1 is the worker, $2 the lease in microseconds, $3 the
-// limit, $4 and $5 the queues and kinds (NULL: all).
+// limit, $4 and $5 the queues and kinds (NULL: all), $6 the groups to skip
+// (NULL: none).
 const claimSQL = `WITH due AS (
-	SELECT * FROM $S.due_tasks($3, $4, $5)
+	SELECT * FROM $S.due_tasks($3, $4, $5, $6)
 ), t AS (
 	UPDATE $S.tasks t SET state = 'RUNNING', lease_owner = $1,
 		lease_token = greatest(t.lease_token + 1, (extract(epoch FROM now()) * 1000000)::bigint),
@@ -86,7 +93,7 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task,
 	err := retrying(ctx, func(ctx context.Context) error {
 		var err error
 		out, err = scanTasks(s.pool.Query(ctx, s.sql(claimSQL), req.Worker, micros(req.Lease), req.Limit,
-			orNull(req.Queues), orNull(req.Kinds)))
+			orNull(req.Queues), orNull(req.Kinds), orNull(req.SkipGroups)))
 		return err
 	})
 	if err != nil {
@@ -95,10 +102,10 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task,
 	return out, nil
 }
 
-// NextDue returns the earliest due time of the waiting tasks in queues and
-// kinds (empty: all), which may be in the past.
-func (s *Store) NextDue(ctx context.Context, queues, kinds []string) (time.Time, bool, error) {
-	where, args := filter(1, queues, kinds)
+// NextDue returns the earliest due time of the waiting tasks a Claim with
+// req would consider, which may be in the past.
+func (s *Store) NextDue(ctx context.Context, req store.ClaimRequest) (time.Time, bool, error) {
+	where, args := filter(1, req)
 	var next pgtype.Timestamptz
 	q := `SELECT min(next_at) FROM $S.tasks WHERE ` + waitingStates + where
 	if err := s.pool.QueryRow(ctx, s.sql(q), args...).Scan(&next); err != nil {

@@ -17,8 +17,10 @@ import (
 const waitingStates = `state IN ('READY', 'RETRYING', 'SENSING')`
 
 // dueWhere selects the waiting tasks due at a time (the first argument) in
-// the given queues and kinds (empty: all).
-func dueWhere(queues, kinds []string) (string, []any) {
+// the request's queues and kinds (empty: all) and outside its skipped
+// groups.
+func dueWhere(req store.ClaimRequest) (string, []any) {
+	queues, kinds := req.Queues, req.Kinds
 	where := waitingStates + ` AND next_at <= ?`
 	var args []any
 	if len(queues) > 0 {
@@ -28,6 +30,10 @@ func dueWhere(queues, kinds []string) (string, []any) {
 	if len(kinds) > 0 {
 		where += ` AND kind IN (SELECT value FROM json_each(?))`
 		args = append(args, jsonList(kinds))
+	}
+	if len(req.SkipGroups) > 0 {
+		where += ` AND group_name NOT IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonList(req.SkipGroups))
 	}
 	return where, args
 }
@@ -88,7 +94,7 @@ func claim(x *wtx, req store.ClaimRequest) ([]task.Task, error) {
 }
 
 func dueIDs(x *wtx, req store.ClaimRequest) ([]int64, error) {
-	where, args := dueWhere(req.Queues, req.Kinds)
+	where, args := dueWhere(req)
 	args = append([]any{x.now.UnixMicro()}, args...)
 	args = append(args, req.Limit)
 	rows, err := x.query(`SELECT id FROM tasks INDEXED BY tasks_claim WHERE `+where+`
@@ -125,10 +131,10 @@ func inOrder(ts []task.Task, ids []int64) []task.Task {
 	return out
 }
 
-// NextDue returns the earliest due time of the waiting tasks in queues and
-// kinds (empty: all), which may be in the past.
-func (s *Store) NextDue(ctx context.Context, queues, kinds []string) (time.Time, bool, error) {
-	where, args := dueWhere(queues, kinds)
+// NextDue returns the earliest due time of the waiting tasks a Claim with
+// req would consider, which may be in the past.
+func (s *Store) NextDue(ctx context.Context, req store.ClaimRequest) (time.Time, bool, error) {
+	where, args := dueWhere(req)
 	args = append([]any{int64(1<<63 - 1)}, args...) // due at any time
 	var next sql.NullInt64
 	err := s.queryRow(ctx, `SELECT next_at FROM tasks INDEXED BY tasks_due WHERE `+where+`

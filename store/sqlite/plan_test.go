@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/grit-run/grit/store"
 )
 
 // TestPlansUseIndexes guards the hot statements against plans that scan or
@@ -22,7 +24,7 @@ func TestPlansUseIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claimWhere, _ := dueWhere([]string{"q"}, []string{"k"})
+	claimWhere, _ := dueWhere(store.ClaimRequest{Queues: []string{"q"}, Kinds: []string{"k"}, SkipGroups: []string{"g"}})
 	plans := []struct {
 		name, sql string
 		bad       []string

@@ -10,7 +10,7 @@ import (
 
 func (h *harness) nextDue(queues, kinds []string) (time.Time, bool) {
 	h.t.Helper()
-	at, ok, err := h.s.NextDue(h.ctx, queues, kinds)
+	at, ok, err := h.s.NextDue(h.ctx, store.ClaimRequest{Queues: queues, Kinds: kinds})
 	if err != nil {
 		h.t.Fatalf("next due: %v", err)
 	}

@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Overview", overviewTests},
 		{"PollReport", pollTests},
 		{"Publish", publishTests},
+		{"Groups", groupTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

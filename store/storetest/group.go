@@ -1,0 +1,68 @@
+package storetest
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+var groupTests = map[string]func(*testing.T, *harness){
+	"ClaimSkipsGroups": func(t *testing.T, h *harness) {
+		h.enqueue(store.NewTask{Kind: "k", Group: "down"}, store.NewTask{Kind: "k", Group: "up"}, store.NewTask{Kind: "k"})
+		got := h.claim(store.ClaimRequest{Limit: 10, SkipGroups: []string{"down"}})
+		if len(got) != 2 {
+			t.Fatalf("claimed %d tasks, want the 2 outside the skipped group", len(got))
+		}
+		for _, c := range got {
+			if c.Group == "down" {
+				t.Errorf("claimed task %d of the skipped group", c.ID)
+			}
+		}
+		if at, ok, err := h.s.NextDue(h.ctx, store.ClaimRequest{SkipGroups: []string{"down"}}); err != nil || ok {
+			t.Errorf("next due outside the skipped group: %v %v (%v), want none", at, ok, err)
+		}
+		if _, ok, _ := h.s.NextDue(h.ctx, store.ClaimRequest{}); !ok {
+			t.Error("next due without skipping: none, want the skipped group's task")
+		}
+		if got := h.claim(store.ClaimRequest{Limit: 10}); len(got) != 1 || got[0].Group != "down" || got[0].State != task.Running {
+			t.Errorf("claim without skipping: %v, want the one task of the group", got)
+		}
+	},
+	"CircuitsAreKeptAndChangedOneAtATime": func(t *testing.T, h *harness) {
+		gb, ok := h.s.(store.GroupBreakers)
+		if !ok {
+			t.Skip("the store is not a store.GroupBreakers (an optional capability)")
+		}
+		if cs, err := gb.Circuits(h.ctx); err != nil || len(cs) != 0 {
+			t.Fatalf("circuits of a new store: %v (%v)", cs, err)
+		}
+		now := h.now()
+		var s breaker.Settings
+		c, err := gb.UpdateCircuit(h.ctx, "payments-api", func(c *breaker.Circuit) { s.Trip(c, now, time.Hour) })
+		if err != nil || c.State != breaker.Open {
+			t.Fatalf("trip: %+v (%v)", c, err)
+		}
+		const n = 8
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() {
+				if _, err := gb.UpdateCircuit(h.ctx, "payments-api", func(c *breaker.Circuit) { c.Opens++ }); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		cs, err := gb.Circuits(h.ctx)
+		got := cs["payments-api"]
+		if err != nil || got.State != breaker.Open || got.Opens != n+1 || !got.NextProbe().Equal(now.Add(time.Hour)) {
+			t.Errorf("circuit after %d concurrent changes: %+v (%v), want open, %d opens, next probe %v", n, got, err, n+1, now.Add(time.Hour))
+		}
+		if _, err := gb.UpdateCircuit(h.ctx, "", func(*breaker.Circuit) {}); err == nil {
+			t.Error("a circuit for the empty group was accepted")
+		}
+	},
+}
