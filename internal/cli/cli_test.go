@@ -90,6 +90,8 @@ func TestUsageErrors(t *testing.T) {
 		{"bench workers", []string{"bench", "--workers", "0"}, "bench: --workers [0]: want counts from 1 to 64"},
 		{"bench tasks", []string{"bench", "--tasks", "-5"}, "bench: --tasks -5: want a positive number"},
 		{"bench heartbeat", []string{"bench", "--lease", "1s", "--heartbeat", "1s"}, "heartbeat shorter than it"},
+		{"breakers open without a group", []string{"breakers", "open"}, "accepts 1 arg(s), received 0"},
+		{"breakers open negative", []string{"breakers", "open", "api", "--for", "-1s"}, "--for -1s: want a positive duration"},
 		{"sim strategy", []string{"sim", "herd", "--strategies", "full,fuzzy"}, `unknown strategy "fuzzy"`},
 		{"sim plot", []string{"sim", "herd", "--plot", "herd.gif"}, "--plot herd.gif: want a .png or .svg file"},
 		{"sim clients", []string{"sim", "herd", "--clients", "-3"}, "-3 clients: want 1 to 10,000,000"},

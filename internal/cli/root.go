@@ -83,8 +83,25 @@ func newRoot(e *env) *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&e.storeDSN, "store", def, "the store: sqlite:PATH or postgres://… (env GRIT_STORE)")
 	root.AddCommand(newRunCmd(e), newSubmitCmd(e), newWaitCmd(e), newWorkerCmd(e), newTasksCmd(e), newTaskCmd(e),
-		newDLQCmd(e), newStatusCmd(e), newMigrateCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newSimCmd(e), newConfigCmd(e), newVersionCmd(e))
+		newDLQCmd(e), newStatusCmd(e), newMigrateCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newSimCmd(e), newBreakersCmd(e), newConfigCmd(e), newVersionCmd(e))
+	usageArgs(root)
 	return root
+}
+
+// usageArgs makes a wrong number of arguments a usage error (exit 2) that
+// shows how the command is called, in every command.
+func usageArgs(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("%s: %w (usage: %s)", cmd.CommandPath(), err, cmd.UseLine())}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 // openStore opens the --store; a bad DSN is a usage error.

@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/postgres/pgtest"
+	"github.com/grit-run/grit/task"
+)
+
+// TestFleetBreakerStopsDispatchWithinAHeartbeat: two worker processes on
+// PostgreSQL work process tasks of the group "api" and of no group. Once
+// grit breakers open api returns, neither starts a task of the group after
+// a heartbeat (1s) has passed, and the other tasks go on; the group's
+// tasks wait with no attempt used, and finish once the breaker is closed.
+func TestFleetBreakerStopsDispatchWithinAHeartbeat(t *testing.T) {
+	dir := t.TempDir()
+	schema := pgtest.NewSchema(t)
+	dsn := pgtest.WithSchema(schema)
+	st := pgtest.OpenIn(t, schema)
+	ctx := t.Context()
+	args, _ := json.Marshal(task.Exec{Shell: "sleep 0.2"})
+	var ts []store.NewTask
+	for i := range 360 {
+		g := "api"
+		if i >= 300 {
+			g = ""
+		}
+		ts = append(ts, store.NewTask{Kind: task.KindExec, Args: args, Group: g})
+	}
+	if _, err := st.Enqueue(ctx, ts); err != nil {
+		t.Fatal(err)
+	}
+	const heartbeat = time.Second
+	var workers []*fleetWorker
+	for _, id := range []string{"brk-1", "brk-2"} {
+		w := &fleetWorker{id: id}
+		w.cmd, w.out = gritProcess(t, dir, "worker", "--store", dsn, "--worker-id", id,
+			"--lease", "3s", "--heartbeat", heartbeat.String(), "--concurrency", "8")
+		workers = append(workers, w)
+	}
+	count := func(group string, state task.State) int {
+		all, err := st.ListTasks(ctx, store.Filter{States: []task.State{state}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, tk := range all {
+			if tk.Group == group {
+				n++
+			}
+		}
+		return n
+	}
+	waitUntil(t, 60*time.Second, "10 api tasks done", func() bool { return count("api", task.Success) >= 10 })
+	opened, err := st.Now(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := grit(t, "breakers", "open", "api", "--store", dsn); code != 0 || !strings.Contains(out, "breaker open") {
+		t.Fatalf("breakers open: exit %d: %s %s", code, out, errOut)
+	}
+	waitUntil(t, 60*time.Second, "the 60 tasks of no group done", func() bool { return count("", task.Success) == 60 })
+	waiting := count("api", task.Ready)
+	if waiting == 0 {
+		t.Fatal("every api task ran: the breaker opened too late to test anything")
+	}
+	late := opened.Add(heartbeat + 500*time.Millisecond)
+	api, err := st.ListTasks(ctx, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range api {
+		if tk.Group != "api" {
+			continue
+		}
+		if tk.State == task.Ready && tk.Attempt != 0 {
+			t.Errorf("task %d waits behind the breaker with %d attempts used, want 0", tk.ID, tk.Attempt)
+		}
+		if !tk.FirstStartedAt.IsZero() && tk.FirstStartedAt.After(late) {
+			t.Errorf("task %d of the open group started at %v, %v after the breaker opened (heartbeat %v)",
+				tk.ID, tk.FirstStartedAt.Format(time.TimeOnly), tk.FirstStartedAt.Sub(opened), heartbeat)
+		}
+	}
+	if code, out, errOut := grit(t, "breakers", "--store", dsn); code != 0 || !strings.Contains(out, "api") || !strings.Contains(out, "when closed") {
+		t.Errorf("breakers: exit %d: %s %s", code, out, errOut)
+	}
+	if code, _, errOut := grit(t, "breakers", "close", "api", "--store", dsn); code != 0 {
+		t.Fatalf("breakers close: exit %d: %s", code, errOut)
+	}
+	waitUntil(t, 60*time.Second, "every api task done after the close", func() bool { return count("api", task.Success) == 300 })
+	t.Logf("%d api tasks waited behind the open breaker", waiting)
+	for _, w := range workers {
+		w.cmd.Process.Signal(syscall.SIGTERM)
+		waitExit(t, w.cmd, 30*time.Second, w.out)
+	}
+}
