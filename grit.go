@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
@@ -27,6 +28,10 @@ type Config struct {
 	// WorkerID names the worker in the store; default host-pid-random.
 	WorkerID string
 	Logger   *slog.Logger
+	// Breaker configures the circuit breakers of the groups the handlers
+	// name (HandlerConfig.Group), kept in the store and shared by every
+	// worker on it; zero fields mean breaker's defaults.
+	Breaker breaker.Settings
 }
 
 // Client enqueues tasks and, once started, works them.
@@ -56,7 +61,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Client, error) {
 func New(st store.Store, cfg Config) (*Client, error) {
 	e, err := engine.New(engine.Config{
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
-		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version,
+		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version, Breaker: cfg.Breaker,
 	})
 	if err != nil {
 		return nil, err

@@ -119,8 +119,9 @@ type ClaimRequest struct {
 	Queues []string // empty: every queue
 	Kinds  []string // empty: every kind
 	// SkipGroups are groups whose tasks are not to be taken (their breaker
-	// is open).
+	// is open); Group, if set, is the one group whose tasks are (a probe).
 	SkipGroups []string
+	Group      string
 	Limit      int
 	Lease      time.Duration
 }

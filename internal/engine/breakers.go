@@ -2,21 +2,43 @@ package engine
 
 import (
 	"context"
+	"math"
 	"slices"
+	"sync"
+	"time"
 
 	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
-// circuits is the engine's copy of the groups' breakers, read from the
-// store at start and at every heartbeat, so that every worker of a fleet
-// stops dispatching a group within a heartbeat of its breaker opening.
-type circuits map[string]breaker.Circuit
+// breakers is the engine's side of the groups' circuit breakers, which the
+// store keeps so that the fleet shares them. The engine reads them at start
+// and at every heartbeat, so every worker stops dispatching a group within
+// a heartbeat of its breaker opening; it records the results of its
+// attempts of each group, and its probes, in the store.
+type breakers struct {
+	mu       sync.Mutex
+	circuits map[string]breaker.Circuit // as last read or written
+	running  map[string]int             // this worker's attempts per group
+	tried    map[string]time.Time       // when a probe was last sought
+}
 
-// refreshCircuits reads the groups' breakers, when the store keeps them,
-// and wakes the claim loop when a group opened or closed.
-func (e *Engine) refreshCircuits(ctx context.Context) {
+// groupResult is how an attempt of a group ended, for its breaker.
+type groupResult struct {
+	ok, probe bool
+}
+
+func (e *Engine) groupBreakers() (store.GroupBreakers, bool) {
 	gb, ok := e.cfg.Store.(store.GroupBreakers)
+	return gb, ok
+}
+
+// refreshCircuits reads the groups' breakers and wakes the claim loop when
+// the groups it skips changed.
+func (e *Engine) refreshCircuits(ctx context.Context) {
+	gb, ok := e.groupBreakers()
 	if !ok {
 		return
 	}
@@ -26,29 +48,206 @@ func (e *Engine) refreshCircuits(ctx context.Context) {
 		return
 	}
 	before := e.openGroups()
-	next := circuits(cs)
-	e.circuits.Store(&next)
+	e.br.mu.Lock()
+	e.br.circuits = cs
+	e.br.mu.Unlock()
 	if after := e.openGroups(); !slices.Equal(before, after) {
-		e.cfg.Logger.Info("groups with an open breaker", "groups", after)
+		e.cfg.Logger.Info("groups whose tasks are held back by their breaker", "groups", after)
 		e.Wake()
 	}
 }
 
-// openGroups are the groups whose breaker is open now: their tasks are
-// not claimed. A breaker whose cool-down has passed lets its group's
-// tasks through.
-func (e *Engine) openGroups() []string {
-	cs := e.circuits.Load()
-	if cs == nil {
-		return nil
+func (e *Engine) setCircuit(g string, c breaker.Circuit) {
+	e.br.mu.Lock()
+	defer e.br.mu.Unlock()
+	if e.br.circuits == nil {
+		e.br.circuits = map[string]breaker.Circuit{}
 	}
+	e.br.circuits[g] = c
+}
+
+// openGroups are the groups whose tasks the claim loop does not take: an
+// open or half-open breaker (only probes go), or a closed one ramping up
+// whose share of this worker's slots is taken.
+func (e *Engine) openGroups() []string {
 	now := e.storeNow()
+	e.br.mu.Lock()
+	defer e.br.mu.Unlock()
 	var out []string
-	for g, c := range *cs {
-		if c.State == breaker.Open && now.Before(c.NextProbe()) {
+	for g, c := range e.br.circuits {
+		switch c.State {
+		case breaker.Open, breaker.HalfOpen:
 			out = append(out, g)
+		case breaker.Closed:
+			share := e.cfg.Breaker.Share(c, now)
+			if share < 1 && e.br.running[g] >= max(1, int(math.Ceil(share*float64(e.cfg.Concurrency)))) {
+				out = append(out, g)
+			}
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// untilProbe is how long until an open breaker this worker knows of may let
+// a probe through (0: one may now; false: none is open).
+func (e *Engine) untilProbe() (time.Duration, bool) {
+	now := e.storeNow()
+	e.br.mu.Lock()
+	defer e.br.mu.Unlock()
+	var next time.Duration
+	found := false
+	for _, c := range e.br.circuits {
+		var d time.Duration
+		switch c.State {
+		case breaker.Open:
+			d = max(c.NextProbe().Sub(now), 0)
+		case breaker.HalfOpen:
+			d = probeRetry
+		default:
+			continue
+		}
+		if !found || d < next {
+			next, found = d, true
+		}
+	}
+	return next, found
+}
+
+// probeRetry spaces one worker's attempts to take a probe of a group.
+const probeRetry = 100 * time.Millisecond
+
+// probe launches, for each group whose breaker may let a probe through, one
+// of its tasks as a probe: the store's breaker decides, so that the fleet
+// sends no more probes than it allows. It returns how many it launched.
+func (e *Engine) probe(free int) int {
+	gb, ok := e.groupBreakers()
+	if !ok || free == 0 {
+		return 0
+	}
+	now := e.storeNow()
+	var groups []string
+	e.br.mu.Lock()
+	for g, c := range e.br.circuits {
+		due := c.State == breaker.HalfOpen || c.State == breaker.Open && !now.Before(c.NextProbe())
+		if due && now.Sub(e.br.tried[g]) >= probeRetry {
+			groups = append(groups, g)
+			e.br.tried[g] = now
+		}
+	}
+	e.br.mu.Unlock()
+	launched := 0
+	for _, g := range groups {
+		if launched == free {
+			break
+		}
+		if e.probeGroup(gb, g) {
+			launched++
+		}
+	}
+	return launched
+}
+
+// probeGroup asks the store's breaker for a probe of g and, if it grants
+// one, claims a task of g to be it (giving the probe back if none is due).
+func (e *Engine) probeGroup(gb store.GroupBreakers, g string) bool {
+	var v breaker.Verdict
+	c, err := gb.UpdateCircuit(e.runCtx, g, func(c *breaker.Circuit) { v = e.cfg.Breaker.Allow(c, e.storeNow()) })
+	if err != nil {
+		e.cfg.Logger.Warn("could not ask the group's breaker for a probe", "group", g, "err", err)
+		return false
+	}
+	e.setCircuit(g, c)
+	if !v.Allow || !v.Probe {
+		return false
+	}
+	req := e.request(1)
+	req.SkipGroups, req.Group = nil, g
+	ts, err := e.cfg.Store.Claim(e.runCtx, req)
+	if err == nil && len(ts) == 1 {
+		e.cfg.Logger.Info("probing a group's downstream", "group", g, "task", ts[0].ID)
+		e.launchAs(ts[0], true)
+		return true
+	}
+	c, uerr := gb.UpdateCircuit(e.runCtx, g, func(c *breaker.Circuit) { c.ProbesOut = max(c.ProbesOut-1, 0) })
+	if uerr == nil {
+		e.setCircuit(g, c)
+	}
+	return false
+}
+
+// counts tells whether an attempt's end says anything of its downstream's
+// health, and which: a success, or a failure that could be the
+// downstream's. Permanent errors (bad input), cancellations, releases and
+// snoozes say nothing.
+func counts(f store.Finish) (ok, counted bool) {
+	switch {
+	case f.State == task.Success:
+		return true, true
+	case f.Attempt.Outcome == task.OutcomeTimeout:
+		return false, true
+	case f.Attempt.Outcome != task.OutcomeError:
+		return false, false
+	}
+	switch f.Attempt.Class {
+	case retry.ClassPermanent.String(), retry.ClassCanceled.String():
+		return false, false
+	}
+	return false, true
+}
+
+// recordGroups records the results of a batch's attempts in their groups'
+// breakers, one locked update per group.
+func (e *Engine) recordGroups(results map[string][]groupResult) {
+	gb, ok := e.groupBreakers()
+	if !ok {
+		return
+	}
+	for _, g := range slices.Sorted(mapKeys(results)) {
+		rs := results[g]
+		c, err := gb.UpdateCircuit(e.completeCtx, g, func(c *breaker.Circuit) {
+			now := e.storeNow()
+			for _, r := range rs {
+				e.cfg.Breaker.Record(c, r.ok, r.probe, now)
+			}
+		})
+		if err != nil {
+			e.cfg.Logger.Warn("could not record results in the group's breaker", "group", g, "err", err)
+			continue
+		}
+		before := e.circuitState(g)
+		e.setCircuit(g, c)
+		if c.State != before {
+			e.cfg.Logger.Info("group breaker", "group", g, "state", c.State, "next_probe", c.NextProbe())
+			e.Wake()
+		}
+	}
+}
+
+func (e *Engine) circuitState(g string) breaker.State {
+	e.br.mu.Lock()
+	defer e.br.mu.Unlock()
+	if s := e.br.circuits[g].State; s != "" {
+		return s
+	}
+	return breaker.Closed
+}
+
+func (e *Engine) groupStarted(g string, delta int) {
+	if g == "" {
+		return
+	}
+	e.br.mu.Lock()
+	e.br.running[g] += delta
+	e.br.mu.Unlock()
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
 }

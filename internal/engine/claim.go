@@ -33,6 +33,9 @@ func (e *Engine) claimLoop() {
 			free = e.gatherSlots()
 		}
 		if free > 0 {
+			free -= e.probe(free)
+		}
+		if free > 0 {
 			n, err := e.claim(free)
 			if err != nil {
 				fails++
@@ -126,6 +129,9 @@ func (e *Engine) reportPoll(fails int) {
 // interval passes, whichever comes first.
 func (e *Engine) waitForWork(canClaim bool) {
 	d := e.cfg.Poll
+	if p, ok := e.untilProbe(); ok && canClaim {
+		d = min(d, max(p, minWait))
+	}
 	if canClaim {
 		if next, ok, err := e.cfg.Store.NextDue(e.runCtx, e.request(0)); err == nil && ok {
 			d = min(d, max(e.untilStore(next), minWait))
@@ -151,10 +157,14 @@ func (e *Engine) sleep(d time.Duration) {
 
 // launch starts an executor for a claimed task; the caller has checked that
 // a slot is free.
-func (e *Engine) launch(t task.Task) {
+func (e *Engine) launch(t task.Task) { e.launchAs(t, false) }
+
+// launchAs launches a claimed task, as its group's probe or not.
+func (e *Engine) launchAs(t task.Task, probe bool) {
 	e.slots <- struct{}{}
 	ctx, cancel := context.WithCancelCause(e.runCtx)
-	a := &attempt{t: t, cancel: cancel}
+	a := &attempt{t: t, cancel: cancel, probe: probe}
+	e.groupStarted(t.Group, 1)
 	e.mu.Lock()
 	e.running[t.ID] = a
 	e.mu.Unlock()

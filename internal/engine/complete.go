@@ -66,7 +66,14 @@ func (e *Engine) commit(batch []pending) {
 // loop for it would only cost an empty claim.
 func (e *Engine) recorded(batch []pending, errs []error) {
 	due := false
+	var groups map[string][]groupResult
 	for i, p := range batch {
+		if ok, counted := counts(p.f); counted && p.a.t.Group != "" && errs[i] == nil {
+			if groups == nil {
+				groups = map[string][]groupResult{}
+			}
+			groups[p.a.t.Group] = append(groups[p.a.t.Group], groupResult{ok: ok, probe: p.a.probe})
+		}
 		due = due || p.f.State.Waiting() || p.a.t.RunID != 0 || len(p.f.Publish) > 0
 		if err := errs[i]; err != nil {
 			if errors.Is(err, task.ErrLeaseLost) {
@@ -81,12 +88,18 @@ func (e *Engine) recorded(batch []pending, errs []error) {
 		e.emit(Event{Time: time.Now(), Task: applied(p.a.t, p.f), Attempt: p.f.Attempt})
 	}
 	e.forget(batch)
+	if groups != nil {
+		e.recordGroups(groups)
+	}
 	if due {
 		e.Wake()
 	}
 }
 
 func (e *Engine) forget(batch []pending) {
+	for _, p := range batch {
+		e.groupStarted(p.a.t.Group, -1)
+	}
 	e.mu.Lock()
 	for _, p := range batch {
 		if cur, ok := e.running[p.a.t.ID]; ok && cur == p.a {

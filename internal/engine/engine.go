@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -39,6 +40,10 @@ type Config struct {
 	// OnEvent, if set, is called (from one goroutine) after each change the
 	// engine makes to a task: claims and finished attempts.
 	OnEvent func(Event)
+	// Breaker configures the groups' circuit breakers (kept in the store
+	// when it can: store.GroupBreakers); zero fields mean breaker's
+	// defaults.
+	Breaker breaker.Settings
 }
 
 func (c *Config) validate() error {
@@ -47,6 +52,9 @@ func (c *Config) validate() error {
 	}
 	if c.Concurrency < 0 || c.Lease < 0 || c.Heartbeat < 0 || c.Poll < 0 || c.StuckGrace < 0 {
 		return errors.New("engine: negative concurrency, lease, heartbeat, poll or grace")
+	}
+	if err := c.Breaker.Validate(); err != nil {
+		return fmt.Errorf("engine: %w", err)
 	}
 	if c.Heartbeat > 0 && c.Lease > 0 && c.Heartbeat >= c.Lease {
 		return fmt.Errorf("engine: heartbeat %v must be shorter than the lease %v", c.Heartbeat, c.Lease)
@@ -108,7 +116,7 @@ type Engine struct {
 	// slotBound is set while the claim loop is held back by the slots
 	// (none free, or its last claim filled them all): a freed slot wakes it.
 	slotBound atomic.Bool
-	circuits  atomic.Pointer[circuits] // the groups' breakers, as last read
+	br        breakers
 
 	stats Stats
 	skew  atomic.Int64 // the store's clock minus this machine's, in ns
@@ -142,6 +150,7 @@ func New(cfg Config) (*Engine, error) {
 		finishes: make(chan pending, cfg.Concurrency),
 		events:   make(chan Event, 256),
 		running:  map[int64]*attempt{},
+		br:       breakers{running: map[string]int{}, tried: map[string]time.Time{}},
 		stopping: make(chan struct{}),
 		done:     make(chan struct{}),
 	}

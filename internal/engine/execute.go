@@ -16,6 +16,7 @@ import (
 type attempt struct {
 	t      task.Task
 	cancel context.CancelCauseFunc
+	probe  bool // a probe of its group's half-open breaker
 }
 
 // outcome is how an attempt's handler ended.

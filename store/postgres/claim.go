@@ -36,6 +36,11 @@ func filter(next int, req store.ClaimRequest) (string, []any) {
 	if len(req.SkipGroups) > 0 {
 		sql += fmt.Sprintf(` AND group_name <> ALL ($%d::text[])`, next)
 		args = append(args, req.SkipGroups)
+		next++
+	}
+	if req.Group != "" {
+		sql += fmt.Sprintf(` AND group_name = $%d`, next)
+		args = append(args, req.Group)
 	}
 	return sql, args
 }
@@ -61,9 +66,9 @@ func filter(next int, req store.ClaimRequest) (string, []any) {
 // may turn into a hash of the whole table: = ANY is a lookup in the
 // primary key. $1 is the worker, $2 the lease in microseconds, $3 the
 // limit, $4 and $5 the queues and kinds (NULL: all), $6 the groups to skip
-// (NULL: none).
+// (NULL: none), $7 the only group to take (NULL: any).
 const claimSQL = `WITH due AS (
-	SELECT * FROM $S.due_tasks($3, $4, $5, $6)
+	SELECT * FROM $S.due_tasks($3, $4, $5, $6, $7)
 ), t AS (
 	UPDATE $S.tasks t SET state = 'RUNNING', lease_owner = $1,
 		lease_token = greatest(t.lease_token + 1, (extract(epoch FROM now()) * 1000000)::bigint),
@@ -93,7 +98,7 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task,
 	err := retrying(ctx, func(ctx context.Context) error {
 		var err error
 		out, err = scanTasks(s.pool.Query(ctx, s.sql(claimSQL), req.Worker, micros(req.Lease), req.Limit,
-			orNull(req.Queues), orNull(req.Kinds), orNull(req.SkipGroups)))
+			orNull(req.Queues), orNull(req.Kinds), orNull(req.SkipGroups), pgtype.Text{String: req.Group, Valid: req.Group != ""}))
 		return err
 	})
 	if err != nil {

@@ -35,6 +35,10 @@ func dueWhere(req store.ClaimRequest) (string, []any) {
 		where += ` AND group_name NOT IN (SELECT value FROM json_each(?))`
 		args = append(args, jsonList(req.SkipGroups))
 	}
+	if req.Group != "" {
+		where += ` AND group_name = ?`
+		args = append(args, req.Group)
+	}
 	return where, args
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 var groupTests = map[string]func(*testing.T, *harness){
-	"ClaimSkipsGroups": func(t *testing.T, h *harness) {
+	"ClaimSkipsGroupsOrTakesOne": func(t *testing.T, h *harness) {
 		h.enqueue(store.NewTask{Kind: "k", Group: "down"}, store.NewTask{Kind: "k", Group: "up"}, store.NewTask{Kind: "k"})
 		got := h.claim(store.ClaimRequest{Limit: 10, SkipGroups: []string{"down"}})
 		if len(got) != 2 {
@@ -28,8 +28,11 @@ var groupTests = map[string]func(*testing.T, *harness){
 		if _, ok, _ := h.s.NextDue(h.ctx, store.ClaimRequest{}); !ok {
 			t.Error("next due without skipping: none, want the skipped group's task")
 		}
-		if got := h.claim(store.ClaimRequest{Limit: 10}); len(got) != 1 || got[0].Group != "down" || got[0].State != task.Running {
-			t.Errorf("claim without skipping: %v, want the one task of the group", got)
+		if _, ok, _ := h.s.NextDue(h.ctx, store.ClaimRequest{Group: "down"}); !ok {
+			t.Error("next due of the group: none, want its task")
+		}
+		if got := h.claim(store.ClaimRequest{Limit: 10, Group: "down"}); len(got) != 1 || got[0].Group != "down" || got[0].State != task.Running {
+			t.Errorf("claim of the group alone: %v, want its one task", got)
 		}
 	},
 	"CircuitsAreKeptAndChangedOneAtATime": func(t *testing.T, h *harness) {

@@ -1,0 +1,80 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+func circuitOf(t *testing.T, st store.Store, g string) breaker.Circuit {
+	t.Helper()
+	cs, err := st.(store.GroupBreakers).Circuits(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs[g]
+}
+
+// TestBreakerOpensProbesAndCloses: a group's downstream fails everything;
+// its breaker opens after a few attempts and its tasks stop running (no
+// attempt used), a probe goes after the cool-down and, failing, opens it
+// for longer; once the downstream is back, a probe succeeds, the breaker
+// closes and every task succeeds. Tasks of another group run throughout.
+func TestBreakerOpensProbesAndCloses(t *testing.T) {
+	st := newStore(t)
+	cfg := testConfig(st)
+	cfg.Concurrency = 2
+	cfg.Breaker = breaker.Settings{MinAttempts: 4, FailureRatio: 0.5, CoolDown: 300 * time.Millisecond, Probes: 1, RampUp: -1}
+	var down atomic.Bool
+	down.Store(true)
+	var calls, callsWhileDown counter
+	api := Handler{Kind: "call", Group: "api", Policy: &retry.Policy{MaxAttempts: 50, Backoff: retry.Constant{Interval: 5 * time.Millisecond}},
+		Fn: func(context.Context, *task.Task) error {
+			calls.inc()
+			if down.Load() {
+				callsWhileDown.inc()
+				return retry.Transient(errors.New("api: 503"))
+			}
+			return nil
+		}}
+	other := Handler{Kind: "other", Group: "search", Fn: func(context.Context, *task.Task) error { return nil }}
+	var ids []int64
+	for range 12 {
+		ids = append(ids, enqueue(t, st, store.NewTask{Kind: "call", Group: "api"}).ID)
+	}
+	start(t, cfg, api, other)
+
+	waitFor(t, 10*time.Second, func() bool { return circuitOf(t, st, "api").State == breaker.Open },
+		func() string { return fmt.Sprintf("breaker %+v after %d calls", circuitOf(t, st, "api"), calls.get()) })
+	// While it is open, other groups go on.
+	o := enqueue(t, st, store.NewTask{Kind: "other", Group: "search"})
+	waitState(t, st, o.ID, task.Success)
+	// The first probe fails and opens it again, for twice as long.
+	waitFor(t, 10*time.Second, func() bool { return circuitOf(t, st, "api").Opens >= 2 },
+		func() string { return fmt.Sprintf("breaker %+v", circuitOf(t, st, "api")) })
+	if c := circuitOf(t, st, "api"); c.CoolDown != 600*time.Millisecond {
+		t.Errorf("cool-down after a failed probe %v, want 600ms", c.CoolDown)
+	}
+	down.Store(false)
+	for _, id := range ids {
+		waitState(t, st, id, task.Success)
+	}
+	if c := circuitOf(t, st, "api"); c.State != breaker.Closed {
+		t.Errorf("breaker %+v after every task succeeded, want closed", c)
+	}
+	// Without the breaker the 12 tasks would each have failed every 5ms
+	// while the downstream was down: hundreds of calls. With it: the calls
+	// that opened it, those already running then, and the probes.
+	if n := callsWhileDown.get(); n > 4+2*cfg.Concurrency+3 {
+		t.Errorf("%d calls while the downstream was down, want at most %d", n, 4+2*cfg.Concurrency+3)
+	}
+	t.Logf("%d calls while down, %d in all", callsWhileDown.get(), calls.get())
+}
