@@ -36,26 +36,27 @@ const (
 type Settings struct {
 	// Window is how far back attempts count, in Buckets slices of time;
 	// default 60s in 10.
-	Window  time.Duration
-	Buckets int
+	Window  time.Duration `json:"window,omitempty"`
+	Buckets int           `json:"buckets,omitempty"`
 	// FailureRatio opens the circuit once failures ÷ attempts in the window
 	// reach it, with at least MinAttempts attempts; default 0.5 and 20.
-	FailureRatio float64
-	MinAttempts  int
+	FailureRatio float64 `json:"failure_ratio,omitempty"`
+	MinAttempts  int     `json:"min_attempts,omitempty"`
 	// Consecutive opens the circuit after this many failures in a row,
 	// whatever the ratio; default 0, off.
-	Consecutive int
+	Consecutive int `json:"consecutive,omitempty"`
 	// CoolDown is how long the circuit stays open the first time; each
 	// failed probe doubles it, up to MaxCoolDown; default 30s and 10m.
-	CoolDown, MaxCoolDown time.Duration
+	CoolDown    time.Duration `json:"cool_down,omitempty"`
+	MaxCoolDown time.Duration `json:"max_cool_down,omitempty"`
 	// Probes is how many attempts a half-open circuit lets through, and how
 	// many must succeed to close it; default 3.
-	Probes int
+	Probes int `json:"probes,omitempty"`
 	// RampUp is how long after closing dispatch takes to return to all of
 	// it, starting from the share RampStart; default 30s from 0.1. A
 	// negative RampUp turns the ramp off.
-	RampUp    time.Duration
-	RampStart float64
+	RampUp    time.Duration `json:"ramp_up,omitempty"`
+	RampStart float64       `json:"ramp_start,omitempty"`
 }
 
 func (s Settings) withDefaults() Settings {

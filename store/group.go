@@ -6,16 +6,28 @@ import (
 	"github.com/grit-run/grit/breaker"
 )
 
+// Group is what the store keeps of a group (the downstream its tasks
+// call): its circuit breaker, and how the breaker is set.
+type Group struct {
+	Circuit breaker.Circuit `json:"circuit"`
+	// Settings, when set, replace the workers' breaker settings for this
+	// group (their zero fields mean breaker's defaults).
+	Settings *breaker.Settings `json:"settings,omitempty"`
+	// FailFast fails the group's tasks at once while its breaker is open,
+	// instead of holding them back.
+	FailFast bool `json:"fail_fast,omitempty"`
+}
+
 // GroupBreakers is an optional capability: each group's circuit breaker,
 // kept in the store so that every worker of a fleet sees one state, and
 // changed under a lock so that they change it one at a time.
 type GroupBreakers interface {
-	// Circuits returns the circuit of every group that has one.
-	Circuits(ctx context.Context) (map[string]breaker.Circuit, error)
-	// UpdateCircuit changes a group's circuit with fn, in a transaction of
-	// its own, and returns it as fn left it. A group without one starts
-	// from the zero Circuit (closed).
-	UpdateCircuit(ctx context.Context, group string, fn func(*breaker.Circuit)) (breaker.Circuit, error)
+	// Groups returns every group the store keeps.
+	Groups(ctx context.Context) (map[string]Group, error)
+	// UpdateGroup changes a group with fn, in a transaction of its own,
+	// and returns it as fn left it. A group the store does not keep yet
+	// starts from the zero Group (breaker closed, workers' settings).
+	UpdateGroup(ctx context.Context, name string, fn func(*Group)) (Group, error)
 }
 
 // ValidateGroup checks a group's name.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -66,7 +67,7 @@ breakers at every heartbeat.`,
 			return e.breakerAct(cmd.Context(), args[0], func(s breaker.Settings, c *breaker.Circuit, _ time.Time) { s.Reset(c) })
 		},
 	}
-	cmd.AddCommand(open, closeCmd, reset)
+	cmd.AddCommand(open, closeCmd, reset, newBreakersSetCmd(e))
 	return cmd
 }
 
@@ -78,6 +79,9 @@ type breakerRow struct {
 	Attempts  int           `json:"attempts"`
 	NextProbe *time.Time    `json:"next_probe,omitempty"`
 	Opens     int           `json:"opens"`
+	FailFast  bool          `json:"fail_fast"`
+	// Settings are the group's own, if it has them; else the workers'.
+	Settings *breaker.Settings `json:"settings,omitempty"`
 }
 
 func (e *env) groupBreakers(ctx context.Context) (store.GroupBreakers, func(), error) {
@@ -99,7 +103,7 @@ func (e *env) breakersList(ctx context.Context, asJSON bool) error {
 		return err
 	}
 	defer done()
-	cs, err := gb.Circuits(ctx)
+	gs, err := gb.Groups(ctx)
 	if err != nil {
 		return err
 	}
@@ -107,13 +111,17 @@ func (e *env) breakersList(ctx context.Context, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	var s breaker.Settings
 	rows := []breakerRow{}
-	for _, g := range slices.Sorted(maps.Keys(cs)) {
-		c := cs[g]
-		r := breakerRow{Group: g, State: c.State, Opens: c.Opens}
+	for _, g := range slices.Sorted(maps.Keys(gs)) {
+		gr := gs[g]
+		c := gr.Circuit
+		r := breakerRow{Group: g, State: c.State, Opens: c.Opens, FailFast: gr.FailFast, Settings: gr.Settings}
 		if r.State == "" {
 			r.State = breaker.Closed
+		}
+		var s breaker.Settings
+		if gr.Settings != nil {
+			s = *gr.Settings
 		}
 		r.Failures, r.Attempts = s.Counts(c, now)
 		if p := c.NextProbe(); !p.IsZero() {
@@ -125,7 +133,7 @@ func (e *env) breakersList(ctx context.Context, asJSON bool) error {
 		return json.NewEncoder(e.stdout).Encode(rows)
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "GROUP\tSTATE\tFAILED\tNEXT PROBE\tOPENS")
+	fmt.Fprintln(w, "GROUP\tSTATE\tFAILED\tNEXT PROBE\tOPENS\tSETTINGS")
 	for _, r := range rows {
 		next := "-"
 		if r.NextProbe != nil {
@@ -134,7 +142,7 @@ func (e *env) breakersList(ctx context.Context, asJSON bool) error {
 				next = "when closed"
 			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d/%d\t%s\t%d\n", r.Group, r.State, r.Failures, r.Attempts, next, r.Opens)
+		fmt.Fprintf(w, "%s\t%s\t%d/%d\t%s\t%d\t%s\n", r.Group, r.State, r.Failures, r.Attempts, next, r.Opens, describeSettings(r))
 	}
 	return w.Flush()
 }
@@ -152,15 +160,112 @@ func (e *env) breakerAct(ctx context.Context, group string, act func(breaker.Set
 	if err != nil {
 		return err
 	}
-	var s breaker.Settings
-	c, err := gb.UpdateCircuit(ctx, group, func(c *breaker.Circuit) { act(s, c, now) })
+	gr, err := gb.UpdateGroup(ctx, group, func(g *store.Group) {
+		var s breaker.Settings
+		if g.Settings != nil {
+			s = *g.Settings
+		}
+		act(s, &g.Circuit, now)
+	})
 	if err != nil {
 		return err
 	}
-	state := c.State
+	state := gr.Circuit.State
 	if state == "" {
 		state = breaker.Closed
 	}
 	fmt.Fprintf(e.stdout, "group %s: breaker %s\n", group, state)
+	return nil
+}
+
+// describeSettings says how a group's breaker is set, for the list.
+func describeSettings(r breakerRow) string {
+	var parts []string
+	if s := r.Settings; s == nil {
+		parts = append(parts, "workers'")
+	} else {
+		add := func(name string, v any, set bool) {
+			if set {
+				parts = append(parts, fmt.Sprintf("%s %v", name, v))
+			}
+		}
+		add("min-attempts", s.MinAttempts, s.MinAttempts != 0)
+		add("failure-ratio", s.FailureRatio, s.FailureRatio != 0)
+		add("consecutive", s.Consecutive, s.Consecutive != 0)
+		add("window", s.Window, s.Window != 0)
+		add("cool-down", s.CoolDown, s.CoolDown != 0)
+		add("max-cool-down", s.MaxCoolDown, s.MaxCoolDown != 0)
+		add("probes", s.Probes, s.Probes != 0)
+		add("ramp-up", s.RampUp, s.RampUp != 0)
+	}
+	if r.FailFast {
+		parts = append(parts, "fails fast")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// breakerSetFlags are grit breakers set's flags.
+type breakerSetFlags struct {
+	s        breaker.Settings
+	failFast bool
+	defaults bool
+}
+
+func newBreakersSetCmd(e *env) *cobra.Command {
+	var f breakerSetFlags
+	cmd := &cobra.Command{
+		Use:   "set GROUP",
+		Short: "set a group's breaker: its thresholds, cool-downs, probes, ramp, and whether its tasks fail fast while it is open",
+		Long: `Gives a group breaker settings of its own, which replace the workers'
+(flags not given mean breaker's defaults), and says whether its tasks fail
+at once while its breaker is open (--fail-fast) instead of waiting.
+--workers-settings goes back to the workers' settings. Workers read it at
+their next heartbeat.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.s.Validate(); err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("breakers set %s: %w", args[0], err)}
+			}
+			return e.breakerSet(cmd.Context(), args[0], f, cmd.Flags().Changed("fail-fast"))
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.s.MinAttempts, "min-attempts", 0, "attempts in the window before the ratio counts (default 20)")
+	fl.Float64Var(&f.s.FailureRatio, "failure-ratio", 0, "failures ÷ attempts that open the breaker (default 0.5)")
+	fl.IntVar(&f.s.Consecutive, "consecutive", 0, "failures in a row that open the breaker (default off)")
+	fl.DurationVar(&f.s.Window, "window", 0, "how far back attempts count (default 1m)")
+	fl.DurationVar(&f.s.CoolDown, "cool-down", 0, "how long it stays open first (default 30s)")
+	fl.DurationVar(&f.s.MaxCoolDown, "max-cool-down", 0, "the longest cool-down after failed probes (default 10m)")
+	fl.IntVar(&f.s.Probes, "probes", 0, "probes let through when half-open (default 3)")
+	fl.DurationVar(&f.s.RampUp, "ramp-up", 0, "how long dispatch takes to return in full after closing (default 30s)")
+	fl.BoolVar(&f.failFast, "fail-fast", false, "fail the group's tasks at once while its breaker is open")
+	fl.BoolVar(&f.defaults, "workers-settings", false, "drop the group's own settings: use the workers'")
+	return cmd
+}
+
+func (e *env) breakerSet(ctx context.Context, group string, f breakerSetFlags, failFastGiven bool) error {
+	if err := store.ValidateGroup(group); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	gb, done, err := e.groupBreakers(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	gr, err := gb.UpdateGroup(ctx, group, func(g *store.Group) {
+		if f.defaults {
+			g.Settings = nil
+		} else if f.s != (breaker.Settings{}) {
+			s := f.s
+			g.Settings = &s
+		}
+		if failFastGiven {
+			g.FailFast = f.failFast
+		}
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "group %s: %s\n", group, describeSettings(breakerRow{Settings: gr.Settings, FailFast: gr.FailFast}))
 	return nil
 }

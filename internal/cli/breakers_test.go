@@ -99,3 +99,24 @@ func TestFleetBreakerStopsDispatchWithinAHeartbeat(t *testing.T) {
 		waitExit(t, w.cmd, 30*time.Second, w.out)
 	}
 }
+
+// TestBreakersSetAndList gives a group settings of its own and fail-fast,
+// and reads them back; --workers-settings drops them.
+func TestBreakersSetAndList(t *testing.T) {
+	st := tempStore(t)
+	if code, out, errOut := grit(t, "breakers", "set", "api", "--min-attempts", "5", "--cool-down", "1m", "--fail-fast", "--store", st); code != 0 ||
+		!strings.Contains(out, "min-attempts 5, cool-down 1m0s, fails fast") {
+		t.Fatalf("set: exit %d: %s %s", code, out, errOut)
+	}
+	code, out, _ := grit(t, "breakers", "--json", "--store", st)
+	var rows []breakerRow
+	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil || len(rows) != 1 {
+		t.Fatalf("list: exit %d, %v: %s", code, err, out)
+	}
+	if r := rows[0]; r.Group != "api" || r.State != "closed" || !r.FailFast || r.Settings == nil || r.Settings.MinAttempts != 5 || r.Settings.CoolDown != time.Minute {
+		t.Errorf("listed %+v", r)
+	}
+	if code, out, _ := grit(t, "breakers", "set", "api", "--workers-settings", "--fail-fast=false", "--store", st); code != 0 || !strings.Contains(out, "workers'") {
+		t.Errorf("back to the workers' settings: exit %d: %s", code, out)
+	}
+}

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"sync"
@@ -19,10 +21,10 @@ import (
 // a heartbeat of its breaker opening; it records the results of its
 // attempts of each group, and its probes, in the store.
 type breakers struct {
-	mu       sync.Mutex
-	circuits map[string]breaker.Circuit // as last read or written
-	running  map[string]int             // this worker's attempts per group
-	tried    map[string]time.Time       // when a probe was last sought
+	mu      sync.Mutex
+	groups  map[string]store.Group // as last read or written
+	running map[string]int         // this worker's attempts per group
+	tried   map[string]time.Time   // when a probe was last sought
 }
 
 // groupResult is how an attempt of a group ended, for its breaker.
@@ -42,14 +44,14 @@ func (e *Engine) refreshCircuits(ctx context.Context) {
 	if !ok {
 		return
 	}
-	cs, err := gb.Circuits(ctx)
+	gs, err := gb.Groups(ctx)
 	if err != nil {
 		e.cfg.Logger.Warn("could not read the groups' breakers; keeping the last known", "err", err)
 		return
 	}
 	before := e.openGroups()
 	e.br.mu.Lock()
-	e.br.circuits = cs
+	e.br.groups = gs
 	e.br.mu.Unlock()
 	if after := e.openGroups(); !slices.Equal(before, after) {
 		e.cfg.Logger.Info("groups whose tasks are held back by their breaker", "groups", after)
@@ -57,29 +59,52 @@ func (e *Engine) refreshCircuits(ctx context.Context) {
 	}
 }
 
-func (e *Engine) setCircuit(g string, c breaker.Circuit) {
+func (e *Engine) setGroup(name string, g store.Group) {
 	e.br.mu.Lock()
 	defer e.br.mu.Unlock()
-	if e.br.circuits == nil {
-		e.br.circuits = map[string]breaker.Circuit{}
+	if e.br.groups == nil {
+		e.br.groups = map[string]store.Group{}
 	}
-	e.br.circuits[g] = c
+	e.br.groups[name] = g
+}
+
+// settings are a group's breaker settings: its own, else the worker's.
+func (e *Engine) settings(g store.Group) breaker.Settings {
+	if g.Settings != nil {
+		return *g.Settings
+	}
+	return e.cfg.Breaker
+}
+
+// failFast tells whether a task of the group fails at once: the group
+// says so and its breaker is open, cooling down.
+func (e *Engine) failFast(name string) bool {
+	now := e.storeNow()
+	e.br.mu.Lock()
+	defer e.br.mu.Unlock()
+	g, ok := e.br.groups[name]
+	return ok && g.FailFast && g.Circuit.State == breaker.Open && now.Before(g.Circuit.NextProbe())
 }
 
 // openGroups are the groups whose tasks the claim loop does not take: an
-// open or half-open breaker (only probes go), or a closed one ramping up
-// whose share of this worker's slots is taken.
+// open or half-open breaker (only probes go; but while an open breaker
+// cools down, a group that fails fast has its tasks taken, to fail them at
+// once), or a closed one ramping up whose share of this worker's slots is
+// taken.
 func (e *Engine) openGroups() []string {
 	now := e.storeNow()
 	e.br.mu.Lock()
 	defer e.br.mu.Unlock()
 	var out []string
-	for g, c := range e.br.circuits {
+	for g, gr := range e.br.groups {
+		c := gr.Circuit
 		switch c.State {
 		case breaker.Open, breaker.HalfOpen:
-			out = append(out, g)
+			if !gr.FailFast || c.State == breaker.HalfOpen || !now.Before(c.NextProbe()) {
+				out = append(out, g)
+			}
 		case breaker.Closed:
-			share := e.cfg.Breaker.Share(c, now)
+			share := e.settings(gr).Share(c, now)
 			if share < 1 && e.br.running[g] >= max(1, int(math.Ceil(share*float64(e.cfg.Concurrency)))) {
 				out = append(out, g)
 			}
@@ -97,7 +122,8 @@ func (e *Engine) untilProbe() (time.Duration, bool) {
 	defer e.br.mu.Unlock()
 	var next time.Duration
 	found := false
-	for _, c := range e.br.circuits {
+	for _, g := range e.br.groups {
+		c := g.Circuit
 		var d time.Duration
 		switch c.State {
 		case breaker.Open:
@@ -128,7 +154,8 @@ func (e *Engine) probe(free int) int {
 	now := e.storeNow()
 	var groups []string
 	e.br.mu.Lock()
-	for g, c := range e.br.circuits {
+	for g, gr := range e.br.groups {
+		c := gr.Circuit
 		due := c.State == breaker.HalfOpen || c.State == breaker.Open && !now.Before(c.NextProbe())
 		if due && now.Sub(e.br.tried[g]) >= probeRetry {
 			groups = append(groups, g)
@@ -152,12 +179,12 @@ func (e *Engine) probe(free int) int {
 // one, claims a task of g to be it (giving the probe back if none is due).
 func (e *Engine) probeGroup(gb store.GroupBreakers, g string) bool {
 	var v breaker.Verdict
-	c, err := gb.UpdateCircuit(e.runCtx, g, func(c *breaker.Circuit) { v = e.cfg.Breaker.Allow(c, e.storeNow()) })
+	gr, err := gb.UpdateGroup(e.runCtx, g, func(gr *store.Group) { v = e.settings(*gr).Allow(&gr.Circuit, e.storeNow()) })
 	if err != nil {
 		e.cfg.Logger.Warn("could not ask the group's breaker for a probe", "group", g, "err", err)
 		return false
 	}
-	e.setCircuit(g, c)
+	e.setGroup(g, gr)
 	if !v.Allow || !v.Probe {
 		return false
 	}
@@ -169,9 +196,9 @@ func (e *Engine) probeGroup(gb store.GroupBreakers, g string) bool {
 		e.launchAs(ts[0], true)
 		return true
 	}
-	c, uerr := gb.UpdateCircuit(e.runCtx, g, func(c *breaker.Circuit) { c.ProbesOut = max(c.ProbesOut-1, 0) })
+	gr, uerr := gb.UpdateGroup(e.runCtx, g, func(gr *store.Group) { gr.Circuit.ProbesOut = max(gr.Circuit.ProbesOut-1, 0) })
 	if uerr == nil {
-		e.setCircuit(g, c)
+		e.setGroup(g, gr)
 	}
 	return false
 }
@@ -205,18 +232,19 @@ func (e *Engine) recordGroups(results map[string][]groupResult) {
 	}
 	for _, g := range slices.Sorted(mapKeys(results)) {
 		rs := results[g]
-		c, err := gb.UpdateCircuit(e.completeCtx, g, func(c *breaker.Circuit) {
-			now := e.storeNow()
+		gr, err := gb.UpdateGroup(e.completeCtx, g, func(gr *store.Group) {
+			now, s := e.storeNow(), e.settings(*gr)
 			for _, r := range rs {
-				e.cfg.Breaker.Record(c, r.ok, r.probe, now)
+				s.Record(&gr.Circuit, r.ok, r.probe, now)
 			}
 		})
 		if err != nil {
 			e.cfg.Logger.Warn("could not record results in the group's breaker", "group", g, "err", err)
 			continue
 		}
+		c := gr.Circuit
 		before := e.circuitState(g)
-		e.setCircuit(g, c)
+		e.setGroup(g, gr)
 		if c.State != before {
 			e.cfg.Logger.Info("group breaker", "group", g, "state", c.State, "next_probe", c.NextProbe())
 			e.Wake()
@@ -227,7 +255,7 @@ func (e *Engine) recordGroups(results map[string][]groupResult) {
 func (e *Engine) circuitState(g string) breaker.State {
 	e.br.mu.Lock()
 	defer e.br.mu.Unlock()
-	if s := e.br.circuits[g].State; s != "" {
+	if s := e.br.groups[g].Circuit.State; s != "" {
 		return s
 	}
 	return breaker.Closed
@@ -250,4 +278,17 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 			}
 		}
 	}
+}
+
+// ErrBreakerOpen fails, at once and for good, the tasks of a group that
+// fails fast while its breaker is open.
+var ErrBreakerOpen = errors.New("engine: the group's circuit breaker is open")
+
+// breakerRefuses is the permanent error a task of a fail-fast group gets
+// instead of running while its breaker is open, or nil.
+func (e *Engine) breakerRefuses(t task.Task) error {
+	if t.Group == "" || !e.failFast(t.Group) {
+		return nil
+	}
+	return retry.Permanent(fmt.Errorf("group %s: %w (the group fails fast)", t.Group, ErrBreakerOpen))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,11 +17,11 @@ import (
 
 func circuitOf(t *testing.T, st store.Store, g string) breaker.Circuit {
 	t.Helper()
-	cs, err := st.(store.GroupBreakers).Circuits(context.Background())
+	gs, err := st.(store.GroupBreakers).Groups(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cs[g]
+	return gs[g].Circuit
 }
 
 // TestBreakerOpensProbesAndCloses: a group's downstream fails everything;
@@ -77,4 +78,32 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 		t.Errorf("%d calls while the downstream was down, want at most %d", n, 4+2*cfg.Concurrency+3)
 	}
 	t.Logf("%d calls while down, %d in all", callsWhileDown.get(), calls.get())
+}
+
+// TestGroupSettingsAndFailFast: a group's own settings open its breaker
+// after 2 failures (the worker's would wait for 20), and while it is open
+// its tasks fail at once, without running, as the group fails fast.
+func TestGroupSettingsAndFailFast(t *testing.T) {
+	st := newStore(t)
+	gb := st.(store.GroupBreakers)
+	set := breaker.Settings{MinAttempts: 2, FailureRatio: 0.5, CoolDown: time.Hour}
+	if _, err := gb.UpdateGroup(context.Background(), "api", func(g *store.Group) { g.Settings, g.FailFast = &set, true }); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(st)
+	cfg.Concurrency = 1
+	var calls counter
+	start(t, cfg, Handler{Kind: "call", Group: "api", Policy: &retry.Never, Fn: func(context.Context, *task.Task) error {
+		calls.inc()
+		return retry.Transient(errors.New("api: 503"))
+	}})
+	for range 2 {
+		waitState(t, st, enqueue(t, st, store.NewTask{Kind: "call", Group: "api"}).ID, task.Failed)
+	}
+	waitFor(t, 5*time.Second, func() bool { return circuitOf(t, st, "api").State == breaker.Open },
+		func() string { return fmt.Sprintf("breaker %+v", circuitOf(t, st, "api")) })
+	late := waitState(t, st, enqueue(t, st, store.NewTask{Kind: "call", Group: "api"}).ID, task.Failed)
+	if !strings.Contains(late.LastError, "breaker is open") || calls.get() != 2 {
+		t.Errorf("a task of the open group: %q after %d calls, want it failed at once without a call", late.LastError, calls.get())
+	}
 }

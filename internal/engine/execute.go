@@ -79,7 +79,11 @@ func (e *Engine) run(ctx context.Context, a *attempt, h *Handler) outcome {
 	rec := &record{}
 	ctx = context.WithValue(ctx, recordKey{}, rec)
 	done := make(chan error, 1)
-	go func() { done <- call(ctx, h, &t) }()
+	if err := e.breakerRefuses(t); err != nil {
+		done <- err
+	} else {
+		go func() { done <- call(ctx, h, &t) }()
+	}
 	select {
 	case o.err = <-done:
 	case <-ctx.Done():

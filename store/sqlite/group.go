@@ -7,50 +7,49 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/store"
 )
 
-// Circuits returns the circuit of every group that has one.
-func (s *Store) Circuits(ctx context.Context) (map[string]breaker.Circuit, error) {
-	rows, err := s.query(ctx, `SELECT name, circuit FROM groups`)
+// Groups returns every group the store keeps.
+func (s *Store) Groups(ctx context.Context) (map[string]store.Group, error) {
+	rows, err := s.query(ctx, `SELECT name, state FROM groups`)
 	if err != nil {
-		return nil, fmt.Errorf("circuits: %w", err)
+		return nil, fmt.Errorf("groups: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]breaker.Circuit{}
+	out := map[string]store.Group{}
 	for rows.Next() {
 		var name, js string
 		if err := rows.Scan(&name, &js); err != nil {
-			return nil, fmt.Errorf("circuits: %w", err)
+			return nil, fmt.Errorf("groups: %w", err)
 		}
-		var c breaker.Circuit
+		var c store.Group
 		if err := json.Unmarshal([]byte(js), &c); err != nil {
-			return nil, fmt.Errorf("circuit of group %q: %w", name, err)
+			return nil, fmt.Errorf("group %q: %w", name, err)
 		}
 		out[name] = c
 	}
 	return out, rows.Err()
 }
 
-// UpdateCircuit changes a group's circuit with fn, in a transaction of its
+// UpdateGroup changes a group with fn, in a transaction of its
 // own (the store's one writer makes it atomic).
-func (s *Store) UpdateCircuit(ctx context.Context, group string, fn func(*breaker.Circuit)) (breaker.Circuit, error) {
+func (s *Store) UpdateGroup(ctx context.Context, group string, fn func(*store.Group)) (store.Group, error) {
 	if err := store.ValidateGroup(group); err != nil {
-		return breaker.Circuit{}, fmt.Errorf("update circuit: %w", err)
+		return store.Group{}, fmt.Errorf("update group: %w", err)
 	}
-	var c breaker.Circuit
+	var c store.Group
 	err := s.w.do(ctx, func(x *wtx) error {
-		c = breaker.Circuit{}
+		c = store.Group{}
 		var js string
-		err := x.queryRow(`SELECT circuit FROM groups WHERE name = ?`, group).Scan(&js)
+		err := x.queryRow(`SELECT state FROM groups WHERE name = ?`, group).Scan(&js)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
 			return err
 		default:
 			if err := json.Unmarshal([]byte(js), &c); err != nil {
-				return fmt.Errorf("circuit of group %q: %w", group, err)
+				return fmt.Errorf("group %q: %w", group, err)
 			}
 		}
 		fn(&c)
@@ -58,13 +57,13 @@ func (s *Store) UpdateCircuit(ctx context.Context, group string, fn func(*breake
 		if err != nil {
 			return err
 		}
-		_, err = x.exec(`INSERT INTO groups (name, circuit, updated_at) VALUES (?, ?, ?)
-			ON CONFLICT (name) DO UPDATE SET circuit = excluded.circuit, updated_at = excluded.updated_at`,
+		_, err = x.exec(`INSERT INTO groups (name, state, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (name) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`,
 			group, string(b), x.now.UnixMicro())
 		return err
 	})
 	if err != nil {
-		return breaker.Circuit{}, fmt.Errorf("update circuit of group %q: %w", group, err)
+		return store.Group{}, fmt.Errorf("update group %q: %w", group, err)
 	}
 	return c, nil
 }

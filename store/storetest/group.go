@@ -35,37 +35,42 @@ var groupTests = map[string]func(*testing.T, *harness){
 			t.Errorf("claim of the group alone: %v, want its one task", got)
 		}
 	},
-	"CircuitsAreKeptAndChangedOneAtATime": func(t *testing.T, h *harness) {
+	"GroupsAreKeptAndChangedOneAtATime": func(t *testing.T, h *harness) {
 		gb, ok := h.s.(store.GroupBreakers)
 		if !ok {
 			t.Skip("the store is not a store.GroupBreakers (an optional capability)")
 		}
-		if cs, err := gb.Circuits(h.ctx); err != nil || len(cs) != 0 {
-			t.Fatalf("circuits of a new store: %v (%v)", cs, err)
+		if gs, err := gb.Groups(h.ctx); err != nil || len(gs) != 0 {
+			t.Fatalf("groups of a new store: %v (%v)", gs, err)
 		}
 		now := h.now()
 		var s breaker.Settings
-		c, err := gb.UpdateCircuit(h.ctx, "payments-api", func(c *breaker.Circuit) { s.Trip(c, now, time.Hour) })
-		if err != nil || c.State != breaker.Open {
-			t.Fatalf("trip: %+v (%v)", c, err)
+		set := breaker.Settings{MinAttempts: 5, CoolDown: time.Minute}
+		g, err := gb.UpdateGroup(h.ctx, "payments-api", func(g *store.Group) {
+			s.Trip(&g.Circuit, now, time.Hour)
+			g.Settings, g.FailFast = &set, true
+		})
+		if err != nil || g.Circuit.State != breaker.Open {
+			t.Fatalf("trip: %+v (%v)", g, err)
 		}
 		const n = 8
 		var wg sync.WaitGroup
 		for range n {
 			wg.Go(func() {
-				if _, err := gb.UpdateCircuit(h.ctx, "payments-api", func(c *breaker.Circuit) { c.Opens++ }); err != nil {
+				if _, err := gb.UpdateGroup(h.ctx, "payments-api", func(g *store.Group) { g.Circuit.Opens++ }); err != nil {
 					t.Error(err)
 				}
 			})
 		}
 		wg.Wait()
-		cs, err := gb.Circuits(h.ctx)
-		got := cs["payments-api"]
-		if err != nil || got.State != breaker.Open || got.Opens != n+1 || !got.NextProbe().Equal(now.Add(time.Hour)) {
-			t.Errorf("circuit after %d concurrent changes: %+v (%v), want open, %d opens, next probe %v", n, got, err, n+1, now.Add(time.Hour))
+		gs, err := gb.Groups(h.ctx)
+		got := gs["payments-api"]
+		if err != nil || got.Circuit.State != breaker.Open || got.Circuit.Opens != n+1 || !got.Circuit.NextProbe().Equal(now.Add(time.Hour)) ||
+			got.Settings == nil || *got.Settings != set || !got.FailFast {
+			t.Errorf("group after %d concurrent changes: %+v (%v), want open, %d opens, next probe %v, its settings, fail-fast", n, got, err, n+1, now.Add(time.Hour))
 		}
-		if _, err := gb.UpdateCircuit(h.ctx, "", func(*breaker.Circuit) {}); err == nil {
-			t.Error("a circuit for the empty group was accepted")
+		if _, err := gb.UpdateGroup(h.ctx, "", func(*store.Group) {}); err == nil {
+			t.Error("the empty group was accepted")
 		}
 	},
 }
