@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"time"
 
 	"github.com/grit-run/grit/breaker"
 )
@@ -16,7 +17,35 @@ type Group struct {
 	// FailFast fails the group's tasks at once while its breaker is open,
 	// instead of holding them back.
 	FailFast bool `json:"fail_fast,omitempty"`
+	// Pressure is the group's resource pressure: workers hold its tasks
+	// back until Until.
+	Pressure Pressure `json:"pressure"`
 }
+
+// Pressure slows a whole group's dispatch when its downstream reports
+// resource pressure (a full cluster, a quota): each resource failure
+// raises the level and holds the group's tasks back for a delay that
+// doubles with it; each success lowers it.
+type Pressure struct {
+	Level int       `json:"level,omitempty"`
+	Until time.Time `json:"until,omitempty"`
+}
+
+// Raise records a resource failure at now: the first holds the group back
+// for base, each further one twice as long, up to limit.
+func (p *Pressure) Raise(now time.Time, base, limit time.Duration) {
+	p.Level++
+	d := limit
+	if p.Level < 31 {
+		d = min(base<<(p.Level-1), limit)
+	}
+	if until := now.Add(d); until.After(p.Until) {
+		p.Until = until
+	}
+}
+
+// Ease records a success.
+func (p *Pressure) Ease() { p.Level = max(p.Level-1, 0) }
 
 // GroupBreakers is an optional capability: each group's circuit breaker,
 // kept in the store so that every worker of a fleet sees one state, and

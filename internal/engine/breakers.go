@@ -30,6 +30,7 @@ type breakers struct {
 // groupResult is how an attempt of a group ended, for its breaker.
 type groupResult struct {
 	ok, probe bool
+	resource  bool // a resource failure: the group's pressure rises
 }
 
 func (e *Engine) groupBreakers() (store.GroupBreakers, bool) {
@@ -98,6 +99,10 @@ func (e *Engine) openGroups() []string {
 	var out []string
 	for g, gr := range e.br.groups {
 		c := gr.Circuit
+		if now.Before(gr.Pressure.Until) {
+			out = append(out, g) // held back by resource pressure
+			continue
+		}
 		switch c.State {
 		case breaker.Open, breaker.HalfOpen:
 			if !gr.FailFast || c.State == breaker.HalfOpen || !now.Before(c.NextProbe()) {
@@ -114,8 +119,9 @@ func (e *Engine) openGroups() []string {
 	return out
 }
 
-// untilProbe is how long until an open breaker this worker knows of may let
-// a probe through (0: one may now; false: none is open).
+// untilProbe is how long until a group this worker holds back may go again:
+// an open breaker may let a probe through, or a group's pressure eases (0:
+// now; false: none is held back).
 func (e *Engine) untilProbe() (time.Duration, bool) {
 	now := e.storeNow()
 	e.br.mu.Lock()
@@ -125,10 +131,12 @@ func (e *Engine) untilProbe() (time.Duration, bool) {
 	for _, g := range e.br.groups {
 		c := g.Circuit
 		var d time.Duration
-		switch c.State {
-		case breaker.Open:
+		switch {
+		case now.Before(g.Pressure.Until):
+			d = g.Pressure.Until.Sub(now)
+		case c.State == breaker.Open:
 			d = max(c.NextProbe().Sub(now), 0)
-		case breaker.HalfOpen:
+		case c.State == breaker.HalfOpen:
 			d = probeRetry
 		default:
 			continue
@@ -236,6 +244,12 @@ func (e *Engine) recordGroups(results map[string][]groupResult) {
 			now, s := e.storeNow(), e.settings(*gr)
 			for _, r := range rs {
 				s.Record(&gr.Circuit, r.ok, r.probe, now)
+				switch {
+				case r.resource:
+					gr.Pressure.Raise(now, e.cfg.PressureBase, e.cfg.PressureMax)
+				case r.ok:
+					gr.Pressure.Ease()
+				}
 			}
 		})
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -105,5 +106,71 @@ func TestGroupSettingsAndFailFast(t *testing.T) {
 	late := waitState(t, st, enqueue(t, st, store.NewTask{Kind: "call", Group: "api"}).ID, task.Failed)
 	if !strings.Contains(late.LastError, "breaker is open") || calls.get() != 2 {
 		t.Errorf("a task of the open group: %q after %d calls, want it failed at once without a call", late.LastError, calls.get())
+	}
+}
+
+func groupOf(t *testing.T, st store.Store, g string) store.Group {
+	t.Helper()
+	gs, err := st.(store.GroupBreakers).Groups(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gs[g]
+}
+
+// TestResourcePressureHoldsTheGroupBack: a downstream that is full answers
+// with resource failures; each raises its group's pressure, which holds
+// every task of the group back for a growing delay (fleet-wide, in the
+// store), not only the task that failed; once it has room, the tasks
+// succeed and the pressure eases.
+func TestResourcePressureHoldsTheGroupBack(t *testing.T) {
+	st := newStore(t)
+	cfg := testConfig(st)
+	cfg.Concurrency = 2
+	cfg.PressureBase, cfg.PressureMax = 300*time.Millisecond, time.Second
+	var full atomic.Bool
+	full.Store(true)
+	var mu sync.Mutex
+	var calls []time.Time
+	quick := &retry.Policy{MaxAttempts: 100, Backoff: retry.Constant{Interval: 5 * time.Millisecond},
+		Resource: retry.Constant{Interval: 5 * time.Millisecond}}
+	var ids []int64
+	for range 10 {
+		ids = append(ids, enqueue(t, st, store.NewTask{Kind: "submit", Group: "cluster"}).ID)
+	}
+	start(t, cfg, Handler{Kind: "submit", Group: "cluster", Policy: quick, Fn: func(context.Context, *task.Task) error {
+		mu.Lock()
+		calls = append(calls, time.Now())
+		mu.Unlock()
+		if full.Load() {
+			return retry.Resource(errors.New("cluster full: scheduling timeout"))
+		}
+		return nil
+	}})
+	waitFor(t, 10*time.Second, func() bool { return groupOf(t, st, "cluster").Pressure.Level >= 1 },
+		func() string { return fmt.Sprintf("pressure %+v", groupOf(t, st, "cluster").Pressure) })
+	hold := groupOf(t, st, "cluster").Pressure.Until
+	waitFor(t, 10*time.Second, func() bool { return time.Now().After(hold.Add(50 * time.Millisecond)) }, func() string { return "the hold to pass" })
+	full.Store(false)
+	mu.Lock()
+	first, during := calls[0], 0
+	for _, at := range calls {
+		if at.After(first.Add(50*time.Millisecond)) && at.Before(hold) {
+			during++
+		}
+	}
+	mu.Unlock()
+	// Each task's own resource backoff is 5ms here: without the group's
+	// pressure its 10 tasks would have failed every few milliseconds
+	// throughout the hold.
+	if during > cfg.Concurrency {
+		t.Errorf("%d calls during the %v hold after the first resource failure, want at most the %d already running",
+			during, hold.Sub(first).Round(time.Millisecond), cfg.Concurrency)
+	}
+	for _, id := range ids {
+		waitState(t, st, id, task.Success)
+	}
+	if p := groupOf(t, st, "cluster").Pressure; p.Level > 0 {
+		t.Errorf("pressure %+v after 10 successes, want eased to 0", p)
 	}
 }

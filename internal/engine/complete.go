@@ -72,7 +72,8 @@ func (e *Engine) recorded(batch []pending, errs []error) {
 			if groups == nil {
 				groups = map[string][]groupResult{}
 			}
-			groups[p.a.t.Group] = append(groups[p.a.t.Group], groupResult{ok: ok, probe: p.a.probe})
+			groups[p.a.t.Group] = append(groups[p.a.t.Group], groupResult{ok: ok, probe: p.a.probe,
+				resource: p.f.Attempt.Class == retry.ClassResource.String()})
 		}
 		due = due || p.f.State.Waiting() || p.a.t.RunID != 0 || len(p.f.Publish) > 0
 		if err := errs[i]; err != nil {

@@ -44,6 +44,10 @@ type Config struct {
 	// when it can: store.GroupBreakers); zero fields mean breaker's
 	// defaults.
 	Breaker breaker.Settings
+	// A resource failure holds its whole group back for PressureBase, each
+	// further one for twice as long, up to PressureMax; each success eases
+	// it a step. Default 1s and 1m.
+	PressureBase, PressureMax time.Duration
 }
 
 func (c *Config) validate() error {
@@ -73,6 +77,8 @@ func (c *Config) setDefaults() {
 	c.Poll = orDur(c.Poll, time.Second)
 	c.StuckGrace = orDur(c.StuckGrace, 5*time.Second)
 	c.RecordTimeout = orDur(c.RecordTimeout, 10*time.Second)
+	c.PressureBase = orDur(c.PressureBase, time.Second)
+	c.PressureMax = orDur(c.PressureMax, time.Minute)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
