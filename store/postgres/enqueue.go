@@ -106,7 +106,12 @@ const copyMin = 1000
 // enqueue inserts the first task of each idempotency key (and every task
 // without one), then looks up the keys that were taken already.
 func (s *Store) enqueue(ctx context.Context, q pgx.Tx, ts []store.NewTask) ([]task.Task, error) {
-	if len(ts) >= copyMin && !anyKey(ts) {
+	return s.enqueueIn(ctx, q, 0, ts)
+}
+
+// enqueueIn is enqueue into a run (0: none).
+func (s *Store) enqueueIn(ctx context.Context, q pgx.Tx, runID int64, ts []store.NewTask) ([]task.Task, error) {
+	if len(ts) >= copyMin && !anyKey(ts) && runID == 0 {
 		out, err := s.copyTasks(ctx, q, ts)
 		if err != nil {
 			return nil, err
@@ -127,7 +132,7 @@ func (s *Store) enqueue(ctx context.Context, q pgx.Tx, ts []store.NewTask) ([]ta
 		}
 		rows = append(rows, newRow{t: t, state: task.Ready, at: i})
 	}
-	got, err := s.insertTasks(ctx, q, insertTasksSQL, 0, rows)
+	got, err := s.insertTasks(ctx, q, insertTasksSQL, runID, rows)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -103,7 +105,7 @@ func (s *Store) finish(ctx context.Context, tx pgx.Tx, fs []store.Finish, todo [
 			return nil, err
 		}
 		var ended []int
-		var events []store.Event
+		events := map[int64][]store.Event{} // by run (0: none)
 		for _, i := range round {
 			run, ok := moved[fs[i].TaskID]
 			applied[i] = applied[i] || ok
@@ -111,13 +113,15 @@ func (s *Store) finish(ctx context.Context, tx pgx.Tx, fs []store.Finish, todo [
 			if ok && run != 0 {
 				ended = append(ended, i)
 			}
-			if ok {
-				events = append(events, fs[i].Publish...)
+			if ok && len(fs[i].Publish) > 0 {
+				events[run] = append(events[run], fs[i].Publish...)
 			}
 		}
-		if len(events) > 0 {
-			// publish notifies, as its deliveries are due at once.
-			if _, err := s.publish(ctx, tx, events); err != nil {
+		// Deliveries join the run of the task that published them, before
+		// the run is settled: a run ends when they have too. publish
+		// notifies, as they are due at once.
+		for _, run := range slices.Sorted(maps.Keys(events)) {
+			if _, err := s.publish(ctx, tx, run, events[run]); err != nil {
 				return nil, err
 			}
 		}

@@ -75,7 +75,7 @@ func (s *Store) Publish(ctx context.Context, evs []store.Event) ([]task.Task, er
 	var out []task.Task
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
-		out, err = s.publish(ctx, tx, evs)
+		out, err = s.publish(ctx, tx, 0, evs)
 		return err
 	})
 	if err != nil {
@@ -91,7 +91,7 @@ func (s *Store) PublishTx(ctx context.Context, tx pgx.Tx, evs []store.Event) ([]
 	if err := checkEvents(evs); err != nil {
 		return nil, err
 	}
-	out, err := s.publish(ctx, tx, evs)
+	out, err := s.publish(ctx, tx, 0, evs)
 	if err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
@@ -107,8 +107,8 @@ func checkEvents(evs []store.Event) error {
 	return nil
 }
 
-// publish inserts the deliveries of evs in tx.
-func (s *Store) publish(ctx context.Context, tx pgx.Tx, evs []store.Event) ([]task.Task, error) {
+// publish inserts the deliveries of evs in tx, in a run (0: none).
+func (s *Store) publish(ctx context.Context, tx pgx.Tx, runID int64, evs []store.Event) ([]task.Task, error) {
 	var ts []store.NewTask
 	for _, e := range evs {
 		subs, err := subscribers(ctx, s, tx, e.Topic)
@@ -120,5 +120,5 @@ func (s *Store) publish(ctx context.Context, tx pgx.Tx, evs []store.Event) ([]ta
 	if len(ts) == 0 {
 		return nil, nil
 	}
-	return s.enqueue(ctx, tx, ts)
+	return s.enqueueIn(ctx, tx, runID, ts)
 }

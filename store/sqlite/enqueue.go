@@ -42,14 +42,18 @@ func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]task.Task, e
 	return out, nil
 }
 
-func enqueueOne(x *wtx, t store.NewTask) (task.Task, error) {
+func enqueueOne(x *wtx, t store.NewTask) (task.Task, error) { return enqueueIn(x, 0, t) }
+
+// enqueueIn inserts a READY task in a run (0: none), or returns the task
+// that holds its idempotency key.
+func enqueueIn(x *wtx, runID int64, t store.NewTask) (task.Task, error) {
 	if t.IdempotencyKey != "" {
 		got, err := scanTask(x.queryRow(`SELECT `+taskCols+` FROM tasks WHERE idempotency_key = ?`, t.IdempotencyKey))
 		if err == nil || !errors.Is(err, sql.ErrNoRows) {
 			return got, err
 		}
 	}
-	return insertTask(x, t, 0, task.Ready, 0)
+	return insertTask(x, t, runID, task.Ready, 0)
 }
 
 const insertTaskSQL = `INSERT INTO tasks (run_id, name, kind, args, queue, group_name,

@@ -47,17 +47,21 @@ func finish(x *wtx, fs []store.Finish, todo []int) (map[int]bool, error) {
 			if err != nil {
 				return nil, err
 			}
+			// Deliveries join the run of the task that published them, before
+			// the run is settled: a run ends when they have too.
+			for _, i := range items {
+				if run, ok := moved[fs[i].TaskID]; ok && len(fs[i].Publish) > 0 {
+					if _, err := publish(x, run, fs[i].Publish); err != nil {
+						return nil, err
+					}
+				}
+			}
 			if err := afterFinish(x, fs, items, moved); err != nil {
 				return nil, err
 			}
 			for _, i := range items {
 				_, ok := moved[fs[i].TaskID]
 				applied[i] = applied[i] || ok
-				if ok && len(fs[i].Publish) > 0 {
-					if _, err := publish(x, fs[i].Publish); err != nil {
-						return nil, err
-					}
-				}
 			}
 		}
 	}

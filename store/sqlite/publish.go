@@ -71,7 +71,7 @@ func (s *Store) Publish(ctx context.Context, evs []store.Event) ([]task.Task, er
 	var out []task.Task
 	err := s.w.do(ctx, func(x *wtx) error {
 		var err error
-		out, err = publish(x, evs)
+		out, err = publish(x, 0, evs)
 		return err
 	})
 	if err != nil {
@@ -80,8 +80,8 @@ func (s *Store) Publish(ctx context.Context, evs []store.Event) ([]task.Task, er
 	return out, nil
 }
 
-// publish inserts the deliveries of evs in x.
-func publish(x *wtx, evs []store.Event) ([]task.Task, error) {
+// publish inserts the deliveries of evs in x, in a run (0: none).
+func publish(x *wtx, runID int64, evs []store.Event) ([]task.Task, error) {
 	var out []task.Task
 	for _, e := range evs {
 		subs, err := subscribers(x, e.Topic)
@@ -89,7 +89,7 @@ func publish(x *wtx, evs []store.Event) ([]task.Task, error) {
 			return nil, err
 		}
 		for _, t := range store.Deliveries(e, subs) {
-			got, err := enqueueOne(x, t)
+			got, err := enqueueIn(x, runID, t)
 			if err != nil {
 				return nil, err
 			}

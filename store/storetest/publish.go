@@ -41,6 +41,16 @@ func (h *harness) deliveries(kind string) []task.Task {
 	return ts
 }
 
+// endOne claims one due task of a kind and finishes it in a state.
+func (h *harness) endOne(kind string, state task.State) {
+	h.t.Helper()
+	got := h.claim(store.ClaimRequest{Kinds: []string{kind}, Limit: 1})
+	if len(got) != 1 {
+		h.t.Fatalf("claim one task of kind %q: got %d", kind, len(got))
+	}
+	h.end(got[0], state)
+}
+
 var publishTests = map[string]func(*testing.T, *harness){
 	"SubscribeIsIdempotentAndListed": func(t *testing.T, h *harness) {
 		a := store.Subscription{Topic: "orders.paid", Kind: "ship"}
@@ -135,6 +145,42 @@ var publishTests = map[string]func(*testing.T, *harness){
 			Publish: []store.Event{{Topic: "done"}}})
 		if !errors.Is(errs[0], task.ErrLeaseLost) || len(h.deliveries("next")) != 0 {
 			t.Errorf("error %v and %d deliveries, want ErrLeaseLost and none", errs[0], len(h.deliveries("next")))
+		}
+	},
+	"DeliveriesJoinThePublishersRun": func(t *testing.T, h *harness) {
+		h.subscribe(store.Subscription{Topic: "batch.ready", Kind: "hook"})
+		r := h.submit(store.NewRun{Name: "ingest", Tasks: []store.NewTask{node("start")}})
+		c := h.take("start")
+		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Success,
+			Publish: []store.Event{{Topic: "batch.ready", Payload: []byte(`1`)}, {Topic: "batch.ready", Payload: []byte(`2`)}}})
+		ds := h.deliveries("hook")
+		if len(ds) != 2 || ds[0].RunID != r.ID || ds[1].RunID != r.ID {
+			t.Fatalf("deliveries %v, want two in run %d", ds, r.ID)
+		}
+		if got := h.run(r.ID); got.State.Terminal() {
+			t.Fatalf("run %s while its deliveries wait, want it going on", got.State)
+		}
+		h.endOne("hook", task.Success)
+		h.endOne("hook", task.Success)
+		h.wantRunState(r.ID, task.Success)
+	},
+	"FailedDeliveriesCountTowardTheRunsMaxFailures": func(t *testing.T, h *harness) {
+		h.subscribe(store.Subscription{Topic: "batch.ready", Kind: "hook"})
+		r := h.submit(store.NewRun{Name: "ingest", MaxFailures: 1, Tasks: []store.NewTask{node("start")}})
+		c := h.take("start")
+		var evs []store.Event
+		for i := range 3 {
+			evs = append(evs, store.Event{Topic: "batch.ready", Payload: []byte{'0' + byte(i)}})
+		}
+		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Success, Publish: evs})
+		h.endOne("hook", task.Failed)
+		if got := h.run(r.ID); got.State.Terminal() {
+			t.Fatalf("run %s after one failed delivery of max_failures 1", got.State)
+		}
+		h.endOne("hook", task.Failed)
+		h.wantRunState(r.ID, task.Failed)
+		if left := h.deliveries("hook")[2]; left.State != task.Cancelled {
+			t.Errorf("the delivery not started is %s, want CANCELLED with its run", left.State)
 		}
 	},
 	"OnlyASuccessPublishes": func(t *testing.T, h *harness) {
