@@ -41,7 +41,7 @@ func InGroup(g string) EnqueueOption { return func(n *store.NewTask) { n.Group =
 // client's worker. With WithKey, a key used before returns the existing
 // task.
 func (c *Client) Enqueue(ctx context.Context, kind string, args any, opts ...EnqueueOption) (task.Task, error) {
-	n, err := newTask(kind, args, opts)
+	n, err := c.newTask(kind, args, opts)
 	if err != nil {
 		return task.Task{}, err
 	}
@@ -68,7 +68,7 @@ func (c *Client) EnqueueTx(ctx context.Context, tx pgx.Tx, kind string, args any
 	if !ok {
 		return task.Task{}, fmt.Errorf("grit: enqueue %s in a transaction: the store cannot (use the PostgreSQL store): %w", kind, task.ErrInvalid)
 	}
-	n, err := newTask(kind, args, opts)
+	n, err := c.newTask(kind, args, opts)
 	if err != nil {
 		return task.Task{}, err
 	}
@@ -97,4 +97,16 @@ func newTask(kind string, args any, opts []EnqueueOption) (store.NewTask, error)
 // Task returns a task by id.
 func (c *Client) Task(ctx context.Context, id int64) (task.Task, error) {
 	return c.store.GetTask(ctx, id)
+}
+
+// newTask is the task Enqueue inserts: in the group of the kind's handler
+// unless an option names one.
+func (c *Client) newTask(kind string, args any, opts []EnqueueOption) (store.NewTask, error) {
+	n, err := newTask(kind, args, opts)
+	if err == nil && n.Group == "" {
+		c.mu.RLock()
+		n.Group = c.groups[kind]
+		c.mu.RUnlock()
+	}
+	return n, err
 }

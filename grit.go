@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/grit-run/grit/breaker"
@@ -39,6 +40,8 @@ type Client struct {
 	store  store.Store
 	engine *engine.Engine
 	owned  bool
+	mu     sync.RWMutex
+	groups map[string]string // the group of each kind whose handler names one
 }
 
 // Open opens the store a DSN names ("sqlite:grit.db"; other drivers must
@@ -66,7 +69,7 @@ func New(st store.Store, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{store: st, engine: e}, nil
+	return &Client{store: st, engine: e, groups: map[string]string{}}, nil
 }
 
 // Version is grit's version.
@@ -83,7 +86,9 @@ type HandlerConfig struct {
 	RetryPolicy *retry.Policy
 	// Timeout bounds each attempt; 0 is no bound.
 	Timeout time.Duration
-	// Group names the downstream the tasks call.
+	// Group names the downstream the tasks call: the tasks of this kind
+	// that this client enqueues are in it, unless they name another
+	// (InGroup). A group's tasks share its circuit breaker and pressure.
 	Group string
 }
 
@@ -93,6 +98,11 @@ func Handle[A any](c *Client, kind string, fn func(ctx context.Context, args A) 
 	p, err := cfg.policy()
 	if err != nil {
 		return fmt.Errorf("grit: handler %q: %w", kind, err)
+	}
+	if cfg.Group != "" {
+		c.mu.Lock()
+		c.groups[kind] = cfg.Group
+		c.mu.Unlock()
 	}
 	return c.engine.Register(engine.Handler{
 		Kind: kind, Policy: p, Timeout: cfg.Timeout, Group: cfg.Group,

@@ -170,3 +170,21 @@ func TestBadHandlerConfig(t *testing.T) {
 		t.Error("a DSN without a driver was accepted")
 	}
 }
+
+// TestEnqueueTakesTheHandlersGroup: a task enqueued for a kind whose
+// handler names a group is in that group, unless it names its own.
+func TestEnqueueTakesTheHandlersGroup(t *testing.T) {
+	c := open(t)
+	if err := grit.Handle(c, "charge", func(context.Context, charge) error { return nil }, grit.HandlerConfig{Group: "payments-api"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	a, err := c.Enqueue(ctx, "charge", charge{"o-1", 1})
+	if err != nil || a.Group != "payments-api" {
+		t.Errorf("group %q (%v), want the handler's", a.Group, err)
+	}
+	b, err := c.Enqueue(ctx, "charge", charge{"o-2", 1}, grit.InGroup("payments-eu"))
+	if err != nil || b.Group != "payments-eu" {
+		t.Errorf("group %q (%v), want the one named", b.Group, err)
+	}
+}

@@ -21,11 +21,13 @@ type Event struct {
 }
 
 // Subscription turns a topic's events into tasks of Kind in Queue
-// ("" is "default").
+// ("" is "default") and Group (the downstream they call, for its breaker
+// and pressure). A topic has one subscription per kind and queue.
 type Subscription struct {
 	Topic string `json:"topic"`
 	Kind  string `json:"kind"`
 	Queue string `json:"queue"`
+	Group string `json:"group,omitempty"`
 }
 
 // Publisher is an optional capability: topics and their subscribers, kept
@@ -35,7 +37,8 @@ type Subscription struct {
 // the item's task (if any) before the run is settled, so the run ends when
 // they have, and their failures count toward its MaxFailures.
 type Publisher interface {
-	// Subscribe adds a subscription; adding one that exists changes nothing.
+	// Subscribe adds a subscription; adding one that exists (the same
+	// topic, kind and queue) sets its group.
 	Subscribe(ctx context.Context, s Subscription) error
 	// Unsubscribe removes a subscription, if it exists.
 	Unsubscribe(ctx context.Context, s Subscription) error
@@ -76,7 +79,7 @@ func ValidateSubscription(s Subscription) error {
 func Deliveries(e Event, subs []Subscription) []NewTask {
 	out := make([]NewTask, len(subs))
 	for i, s := range subs {
-		out[i] = NewTask{Kind: s.Kind, Queue: s.Queue, Args: e.Payload}
+		out[i] = NewTask{Kind: s.Kind, Queue: s.Queue, Group: s.Group, Args: e.Payload}
 		if e.Key != "" {
 			out[i].IdempotencyKey = "event:" + e.Topic + ":" + e.Key + ":" + s.Kind + ":" + s.Queue
 		}

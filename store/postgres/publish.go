@@ -10,14 +10,15 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// Subscribe adds a subscription; adding one that exists changes nothing.
+// Subscribe adds a subscription; adding one that exists sets its group.
 func (s *Store) Subscribe(ctx context.Context, sub store.Subscription) error {
 	sub, err := checkSubscription(sub)
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, s.sql(`INSERT INTO $S.subscriptions (topic, kind, queue) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`),
-		sub.Topic, sub.Kind, sub.Queue)
+	_, err = s.pool.Exec(ctx, s.sql(`INSERT INTO $S.subscriptions (topic, kind, queue, group_name) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (topic, kind, queue) DO UPDATE SET group_name = excluded.group_name`),
+		sub.Topic, sub.Kind, sub.Queue, sub.Group)
 	if err != nil {
 		return fmt.Errorf("subscribe: %w", err)
 	}
@@ -58,7 +59,7 @@ func (s *Store) Subscriptions(ctx context.Context, topic string) ([]store.Subscr
 }
 
 func subscribers(ctx context.Context, s *Store, q querier, topic string) ([]store.Subscription, error) {
-	rows, err := q.Query(ctx, s.sql(`SELECT topic, kind, queue FROM $S.subscriptions
+	rows, err := q.Query(ctx, s.sql(`SELECT topic, kind, queue, group_name FROM $S.subscriptions
 		WHERE $1 = '' OR topic = $1 ORDER BY topic, kind, queue`), topic)
 	if err != nil {
 		return nil, err

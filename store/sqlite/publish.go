@@ -8,14 +8,15 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// Subscribe adds a subscription; adding one that exists changes nothing.
+// Subscribe adds a subscription; adding one that exists sets its group.
 func (s *Store) Subscribe(ctx context.Context, sub store.Subscription) error {
 	sub, err := checkSubscription(sub)
 	if err != nil {
 		return err
 	}
 	return s.w.do(ctx, func(x *wtx) error {
-		_, err := x.exec(`INSERT INTO subscriptions (topic, kind, queue) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`, sub.Topic, sub.Kind, sub.Queue)
+		_, err := x.exec(`INSERT INTO subscriptions (topic, kind, queue, group_name) VALUES (?, ?, ?, ?)
+			ON CONFLICT (topic, kind, queue) DO UPDATE SET group_name = excluded.group_name`, sub.Topic, sub.Kind, sub.Queue, sub.Group)
 		return err
 	})
 }
@@ -44,7 +45,7 @@ func checkSubscription(sub store.Subscription) (store.Subscription, error) {
 
 // Subscriptions lists a topic's subscriptions ("": every topic's).
 func (s *Store) Subscriptions(ctx context.Context, topic string) ([]store.Subscription, error) {
-	rows, err := s.query(ctx, `SELECT topic, kind, queue FROM subscriptions WHERE ? = '' OR topic = ? ORDER BY topic, kind, queue`, topic, topic)
+	rows, err := s.query(ctx, `SELECT topic, kind, queue, group_name FROM subscriptions WHERE ? = '' OR topic = ? ORDER BY topic, kind, queue`, topic, topic)
 	if err != nil {
 		return nil, fmt.Errorf("subscriptions: %w", err)
 	}
@@ -52,7 +53,7 @@ func (s *Store) Subscriptions(ctx context.Context, topic string) ([]store.Subscr
 	var out []store.Subscription
 	for rows.Next() {
 		var sub store.Subscription
-		if err := rows.Scan(&sub.Topic, &sub.Kind, &sub.Queue); err != nil {
+		if err := rows.Scan(&sub.Topic, &sub.Kind, &sub.Queue, &sub.Group); err != nil {
 			return nil, fmt.Errorf("subscriptions: %w", err)
 		}
 		out = append(out, sub)
@@ -100,7 +101,7 @@ func publish(x *wtx, runID int64, evs []store.Event) ([]task.Task, error) {
 }
 
 func subscribers(x *wtx, topic string) ([]store.Subscription, error) {
-	rows, err := x.query(`SELECT topic, kind, queue FROM subscriptions WHERE topic = ? ORDER BY kind, queue`, topic)
+	rows, err := x.query(`SELECT topic, kind, queue, group_name FROM subscriptions WHERE topic = ? ORDER BY kind, queue`, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +109,7 @@ func subscribers(x *wtx, topic string) ([]store.Subscription, error) {
 	var out []store.Subscription
 	for rows.Next() {
 		var sub store.Subscription
-		if err := rows.Scan(&sub.Topic, &sub.Kind, &sub.Queue); err != nil {
+		if err := rows.Scan(&sub.Topic, &sub.Kind, &sub.Queue, &sub.Group); err != nil {
 			return nil, err
 		}
 		out = append(out, sub)

@@ -72,15 +72,16 @@ var publishTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"PublishDeliversToEachSubscriber": func(t *testing.T, h *harness) {
-		p := h.subscribe(store.Subscription{Topic: "t", Kind: "a"}, store.Subscription{Topic: "t", Kind: "b", Queue: "q2"},
+		p := h.subscribe(store.Subscription{Topic: "t", Kind: "a"}, store.Subscription{Topic: "t", Kind: "b", Queue: "q2", Group: "api"},
 			store.Subscription{Topic: "other", Kind: "c"})
 		got, err := p.Publish(h.ctx, []store.Event{{Topic: "t", Payload: []byte(`{"n":1}`)}})
 		if err != nil || len(got) != 2 {
 			t.Fatalf("publish: %d deliveries (%v), want 2", len(got), err)
 		}
 		for _, d := range append(h.deliveries("a"), h.deliveries("b")...) {
-			if d.State != task.Ready || string(d.Args) != `{"n":1}` || d.Queue != map[string]string{"a": "default", "b": "q2"}[d.Kind] {
-				t.Errorf("delivery %+v, want READY with the payload, in the subscriber's queue", d)
+			if d.State != task.Ready || string(d.Args) != `{"n":1}` || d.Queue != map[string]string{"a": "default", "b": "q2"}[d.Kind] ||
+				d.Group != map[string]string{"a": "", "b": "api"}[d.Kind] {
+				t.Errorf("delivery %+v, want READY with the payload, in the subscriber's queue and group", d)
 			}
 		}
 		if len(h.deliveries("c")) != 0 {
