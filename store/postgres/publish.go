@@ -108,8 +108,18 @@ func checkEvents(evs []store.Event) error {
 	return nil
 }
 
-// publish inserts the deliveries of evs in tx, in a run (0: none).
+// publish inserts the deliveries of evs in tx, in a run (0: none). A run
+// that has ended takes no more: its events deliver nothing.
 func (s *Store) publish(ctx context.Context, tx pgx.Tx, runID int64, evs []store.Event) ([]task.Task, error) {
+	if runID != 0 {
+		var state task.State
+		if err := tx.QueryRow(ctx, s.sql(`SELECT state FROM $S.runs WHERE id = $1`), runID).Scan(&state); err != nil {
+			return nil, err
+		}
+		if state.Terminal() {
+			return nil, nil
+		}
+	}
 	var ts []store.NewTask
 	for _, e := range evs {
 		subs, err := subscribers(ctx, s, tx, e.Topic)

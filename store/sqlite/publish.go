@@ -81,8 +81,18 @@ func (s *Store) Publish(ctx context.Context, evs []store.Event) ([]task.Task, er
 	return out, nil
 }
 
-// publish inserts the deliveries of evs in x, in a run (0: none).
+// publish inserts the deliveries of evs in x, in a run (0: none). A run
+// that has ended takes no more: its events deliver nothing.
 func publish(x *wtx, runID int64, evs []store.Event) ([]task.Task, error) {
+	if runID != 0 {
+		var state task.State
+		if err := x.queryRow(`SELECT state FROM runs WHERE id = ?`, runID).Scan(&state); err != nil {
+			return nil, err
+		}
+		if state.Terminal() {
+			return nil, nil
+		}
+	}
 	var out []task.Task
 	for _, e := range evs {
 		subs, err := subscribers(x, e.Topic)

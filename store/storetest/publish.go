@@ -184,6 +184,19 @@ var publishTests = map[string]func(*testing.T, *harness){
 			t.Errorf("the delivery not started is %s, want CANCELLED with its run", left.State)
 		}
 	},
+	"AnEndedRunTakesNoDeliveries": func(t *testing.T, h *harness) {
+		h.subscribe(store.Subscription{Topic: "batch.ready", Kind: "hook"})
+		r := h.submit(store.NewRun{Name: "ingest", MaxFailures: 1, Tasks: []store.NewTask{node("a"), node("b"), node("c")}})
+		a, b := h.take("a"), h.take("b")
+		h.end(a, task.Failed)
+		h.end(h.take("c"), task.Failed) // past max_failures: the run fails
+		h.wantRunState(r.ID, task.Failed)
+		errs := h.finish(store.Finish{TaskID: b.ID, Token: b.LeaseToken, State: task.Success,
+			Publish: []store.Event{{Topic: "batch.ready"}}})
+		if errs[0] != nil || len(h.deliveries("hook")) != 0 {
+			t.Errorf("a task of the failed run published: error %v, %d deliveries, want its success kept and none", errs[0], len(h.deliveries("hook")))
+		}
+	},
 	"OnlyASuccessPublishes": func(t *testing.T, h *harness) {
 		h.subscribe(store.Subscription{Topic: "done", Kind: "next"})
 		h.enqueue(job("k"))
