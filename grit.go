@@ -33,6 +33,11 @@ type Config struct {
 	// name (HandlerConfig.Group), kept in the store and shared by every
 	// worker on it; zero fields mean breaker's defaults.
 	Breaker breaker.Settings
+	// A resource failure (retry.Resource) holds its whole group back for
+	// PressureBase, each further one twice as long, up to PressureMax, so
+	// the group settles at what its downstream can take; each success
+	// eases it a step. Default 1s and 1m.
+	PressureBase, PressureMax time.Duration
 }
 
 // Client enqueues tasks and, once started, works them.
@@ -65,6 +70,7 @@ func New(st store.Store, cfg Config) (*Client, error) {
 	e, err := engine.New(engine.Config{
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
 		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version, Breaker: cfg.Breaker,
+		PressureBase: cfg.PressureBase, PressureMax: cfg.PressureMax,
 	})
 	if err != nil {
 		return nil, err

@@ -32,8 +32,13 @@ type Pressure struct {
 }
 
 // Raise records a resource failure at now: the first holds the group back
-// for base, each further one twice as long, up to limit.
+// for base, each further one twice as long, up to limit. Failures during a
+// hold are the same congestion (attempts that were running when it began)
+// and change nothing.
 func (p *Pressure) Raise(now time.Time, base, limit time.Duration) {
+	if now.Before(p.Until) {
+		return
+	}
 	p.Level++
 	d := limit
 	if p.Level < 31 {

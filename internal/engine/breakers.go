@@ -25,11 +25,23 @@ type breakers struct {
 	groups  map[string]store.Group // as last read or written
 	running map[string]int         // this worker's attempts per group
 	tried   map[string]time.Time   // when a probe was last sought
+	// window is, per group under resource pressure, how many attempts this
+	// worker runs at once: halved on resource failures, grown by one per
+	// window of successes (additive increase, multiplicative decrease), so
+	// that the fleet settles at what the downstream can take.
+	window map[string]*window
+}
+
+// window is a group's share of this worker's slots under pressure.
+type window struct {
+	size float64
+	cut  time.Time // when it was last halved
 }
 
 // groupResult is how an attempt of a group ended, for its breaker.
 type groupResult struct {
 	ok, probe bool
+	breaker   bool // counted by the breaker
 	resource  bool // a resource failure: the group's pressure rises
 }
 
@@ -101,6 +113,10 @@ func (e *Engine) openGroups() []string {
 		c := gr.Circuit
 		if now.Before(gr.Pressure.Until) {
 			out = append(out, g) // held back by resource pressure
+			continue
+		}
+		if w := e.br.window[g]; w != nil && e.br.running[g] >= max(1, int(w.size)) {
+			out = append(out, g) // its window under pressure is full
 			continue
 		}
 		switch c.State {
@@ -211,24 +227,28 @@ func (e *Engine) probeGroup(gb store.GroupBreakers, g string) bool {
 	return false
 }
 
-// counts tells whether an attempt's end says anything of its downstream's
-// health, and which: a success, or a failure that could be the
-// downstream's. Permanent errors (bad input), cancellations, releases and
-// snoozes say nothing.
-func counts(f store.Finish) (ok, counted bool) {
+// resultOf is what an attempt's end says of its group's downstream, if
+// anything: a success; a failure that could be an outage (counted by the
+// breaker); or resource pressure (the downstream is up but full: it raises
+// the group's pressure, and is no outage). Permanent errors (bad input),
+// cancellations, releases and snoozes say nothing.
+func resultOf(f store.Finish, probe bool) (groupResult, bool) {
+	r := groupResult{probe: probe}
 	switch {
 	case f.State == task.Success:
-		return true, true
+		r.ok, r.breaker = true, true
 	case f.Attempt.Outcome == task.OutcomeTimeout:
-		return false, true
+		r.breaker = true
 	case f.Attempt.Outcome != task.OutcomeError:
-		return false, false
+		return r, false
+	case f.Attempt.Class == retry.ClassResource.String():
+		r.resource = true
+	case f.Attempt.Class == retry.ClassPermanent.String(), f.Attempt.Class == retry.ClassCanceled.String():
+		return r, false
+	default:
+		r.breaker = true
 	}
-	switch f.Attempt.Class {
-	case retry.ClassPermanent.String(), retry.ClassCanceled.String():
-		return false, false
-	}
-	return false, true
+	return r, true
 }
 
 // recordGroups records the results of a batch's attempts in their groups'
@@ -243,7 +263,12 @@ func (e *Engine) recordGroups(results map[string][]groupResult) {
 		gr, err := gb.UpdateGroup(e.completeCtx, g, func(gr *store.Group) {
 			now, s := e.storeNow(), e.settings(*gr)
 			for _, r := range rs {
-				s.Record(&gr.Circuit, r.ok, r.probe, now)
+				switch {
+				case r.probe: // a full downstream answered: it is up
+					s.Record(&gr.Circuit, r.ok || r.resource, true, now)
+				case r.breaker:
+					s.Record(&gr.Circuit, r.ok, false, now)
+				}
 				switch {
 				case r.resource:
 					gr.Pressure.Raise(now, e.cfg.PressureBase, e.cfg.PressureMax)
@@ -256,6 +281,7 @@ func (e *Engine) recordGroups(results map[string][]groupResult) {
 			e.cfg.Logger.Warn("could not record results in the group's breaker", "group", g, "err", err)
 			continue
 		}
+		e.adjustWindow(g, rs)
 		c := gr.Circuit
 		before := e.circuitState(g)
 		e.setGroup(g, gr)
@@ -305,4 +331,32 @@ func (e *Engine) breakerRefuses(t task.Task) error {
 		return nil
 	}
 	return retry.Permanent(fmt.Errorf("group %s: %w (the group fails fast)", t.Group, ErrBreakerOpen))
+}
+
+// adjustWindow halves a group's window on resource failures (once per
+// PressureBase: failures of attempts that began before the cut are the
+// same congestion) and grows it on successes; a window back to the
+// worker's concurrency is dropped.
+func (e *Engine) adjustWindow(g string, rs []groupResult) {
+	e.br.mu.Lock()
+	defer e.br.mu.Unlock()
+	w := e.br.window[g]
+	for _, r := range rs {
+		switch {
+		case r.resource:
+			if w == nil {
+				w = &window{size: float64(max(e.br.running[g], 2))}
+				e.br.window[g] = w
+			}
+			if time.Since(w.cut) > e.cfg.PressureBase {
+				w.size, w.cut = max(w.size/2, 1), time.Now()
+			}
+		case r.ok && w != nil:
+			w.size += 1 / w.size
+			if w.size >= float64(e.cfg.Concurrency) {
+				delete(e.br.window, g)
+				w = nil
+			}
+		}
+	}
 }

@@ -68,12 +68,11 @@ func (e *Engine) recorded(batch []pending, errs []error) {
 	due := false
 	var groups map[string][]groupResult
 	for i, p := range batch {
-		if ok, counted := counts(p.f); counted && p.a.t.Group != "" && errs[i] == nil {
+		if r, ok := resultOf(p.f, p.a.probe); ok && p.a.t.Group != "" && errs[i] == nil {
 			if groups == nil {
 				groups = map[string][]groupResult{}
 			}
-			groups[p.a.t.Group] = append(groups[p.a.t.Group], groupResult{ok: ok, probe: p.a.probe,
-				resource: p.f.Attempt.Class == retry.ClassResource.String()})
+			groups[p.a.t.Group] = append(groups[p.a.t.Group], r)
 		}
 		due = due || p.f.State.Waiting() || p.a.t.RunID != 0 || len(p.f.Publish) > 0
 		if err := errs[i]; err != nil {

@@ -156,7 +156,7 @@ func New(cfg Config) (*Engine, error) {
 		finishes: make(chan pending, cfg.Concurrency),
 		events:   make(chan Event, 256),
 		running:  map[int64]*attempt{},
-		br:       breakers{running: map[string]int{}, tried: map[string]time.Time{}},
+		br:       breakers{running: map[string]int{}, tried: map[string]time.Time{}, window: map[string]*window{}},
 		stopping: make(chan struct{}),
 		done:     make(chan struct{}),
 	}
