@@ -38,6 +38,10 @@ type Config struct {
 	// the group settles at what its downstream can take; each success
 	// eases it a step. Default 1s and 1m.
 	PressureBase, PressureMax time.Duration
+	// RetryBudget bounds each group's retries, fleet-wide, to a share of
+	// its first attempts plus a floor (default store.DefaultBudget: 20%,
+	// one a second, ten at once); a retry past it waits, using no attempt.
+	RetryBudget store.BudgetRates
 }
 
 // Client enqueues tasks and, once started, works them.
@@ -70,7 +74,7 @@ func New(st store.Store, cfg Config) (*Client, error) {
 	e, err := engine.New(engine.Config{
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
 		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version, Breaker: cfg.Breaker,
-		PressureBase: cfg.PressureBase, PressureMax: cfg.PressureMax,
+		PressureBase: cfg.PressureBase, PressureMax: cfg.PressureMax, RetryBudget: cfg.RetryBudget,
 	})
 	if err != nil {
 		return nil, err

@@ -20,6 +20,54 @@ type Group struct {
 	// Pressure is the group's resource pressure: workers hold its tasks
 	// back until Until.
 	Pressure Pressure `json:"pressure"`
+	// Budget is the group's retry budget: retries may be at most a share
+	// of first attempts, plus a small floor.
+	Budget Budget `json:"budget"`
+}
+
+// Budget is a token bucket kept in the store, so that the fleet shares it:
+// each first attempt deposits ratio tokens, each retry takes one, floor
+// tokens a second come in whatever the traffic, and the bucket holds at
+// most burst. A retry without a token waits instead of running. (As
+// retry.Budget, for one process.)
+type Budget struct {
+	Tokens float64   `json:"tokens"`
+	Last   time.Time `json:"last"`
+}
+
+// BudgetRates are a budget's parameters.
+type BudgetRates struct {
+	Ratio, Floor, Burst float64
+}
+
+// DefaultBudget is 20% of first attempts, one retry a second, up to 10
+// at once.
+var DefaultBudget = BudgetRates{Ratio: 0.2, Floor: 1, Burst: 10}
+
+func (b *Budget) refill(now time.Time, r BudgetRates) {
+	if b.Last.IsZero() {
+		b.Tokens, b.Last = r.Burst, now
+		return
+	}
+	if dt := now.Sub(b.Last); dt > 0 {
+		b.Tokens = min(b.Tokens+r.Floor*dt.Seconds(), r.Burst)
+		b.Last = now
+	}
+}
+
+// Deposit records n first attempts at now.
+func (b *Budget) Deposit(now time.Time, n int, r BudgetRates) {
+	b.refill(now, r)
+	b.Tokens = min(b.Tokens+r.Ratio*float64(n), r.Burst)
+}
+
+// Withdraw takes up to n retries' tokens at now and returns how many it
+// took.
+func (b *Budget) Withdraw(now time.Time, n int, r BudgetRates) int {
+	b.refill(now, r)
+	k := min(n, int(b.Tokens))
+	b.Tokens -= float64(k)
+	return k
 }
 
 // Pressure slows a whole group's dispatch when its downstream reports

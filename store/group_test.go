@@ -27,3 +27,26 @@ func TestPressureDoublesAndEases(t *testing.T) {
 		t.Errorf("level %d after easing more than raising", p.Level)
 	}
 }
+
+func TestBudgetAllowsAShareOfFirstAttempts(t *testing.T) {
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	r := BudgetRates{Ratio: 0.2, Floor: 1, Burst: 10}
+	var b Budget
+	if got := b.Withdraw(now, 15, r); got != 10 {
+		t.Fatalf("a new budget gave %d retries, want its burst 10", got)
+	}
+	if got := b.Withdraw(now, 1, r); got != 0 {
+		t.Fatalf("an empty budget gave %d", got)
+	}
+	b.Deposit(now, 20, r) // 20 first attempts: 4 retries
+	if got := b.Withdraw(now, 10, r); got != 4 {
+		t.Errorf("after 20 first attempts: %d retries, want 4", got)
+	}
+	if got := b.Withdraw(now.Add(3*time.Second), 10, r); got != 3 {
+		t.Errorf("3s later: %d retries, want the floor's 3", got)
+	}
+	b.Deposit(now.Add(time.Hour), 1000, r)
+	if b.Tokens != 10 {
+		t.Errorf("tokens %v, want capped at the burst 10", b.Tokens)
+	}
+}

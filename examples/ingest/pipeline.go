@@ -71,9 +71,14 @@ var jobPolicy = retry.Policy{MaxAttempts: 20,
 
 // runIngest starts an ingest run, works it to its end and reports.
 func runIngest(ctx context.Context, cfg config, log io.Writer) (report, error) {
+	// Retries may go at the rate the cluster finishes jobs: the budget's
+	// floor (the default, one a second, is for a downstream of unknown
+	// capacity).
+	jobsPerSec := float64(cfg.Capacity) / cfg.JobTime.Seconds()
 	c, err := grit.Open(ctx, cfg.DSN, grit.Config{Concurrency: 3 * cfg.Capacity,
 		PressureBase: 100 * time.Millisecond, PressureMax: time.Second,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		RetryBudget: store.BudgetRates{Ratio: 0.2, Floor: jobsPerSec, Burst: float64(cfg.Capacity)},
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return report{}, err
 	}

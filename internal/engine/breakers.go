@@ -285,7 +285,7 @@ func (e *Engine) recordGroups(results map[string][]groupResult) {
 		c := gr.Circuit
 		before := e.circuitState(g)
 		e.setGroup(g, gr)
-		if c.State != before {
+		if e.circuitState(g) != before {
 			e.cfg.Logger.Info("group breaker", "group", g, "state", c.State, "next_probe", c.NextProbe())
 			e.Wake()
 		}
@@ -359,4 +359,82 @@ func (e *Engine) adjustWindow(g string, rs []groupResult) {
 			}
 		}
 	}
+}
+
+// budgeted returns the claimed tasks that may run: for each group, its
+// first attempts deposit in the group's retry budget (in the store, shared
+// by the fleet) and its retries take from it; a retry that finds no token
+// is given back to wait BudgetWait, using no attempt.
+func (e *Engine) budgeted(ts []task.Task) []task.Task {
+	gb, ok := e.groupBreakers()
+	if !ok {
+		return ts
+	}
+	byGroup := map[string][]int{}
+	for i, t := range ts {
+		if t.Group != "" {
+			byGroup[t.Group] = append(byGroup[t.Group], i)
+		}
+	}
+	if len(byGroup) == 0 {
+		return ts
+	}
+	refused := map[int]bool{}
+	for _, g := range slices.Sorted(mapKeys(byGroup)) {
+		var firsts int
+		var retries []int
+		for _, i := range byGroup[g] {
+			if ts[i].Attempt <= 1 {
+				firsts++
+			} else {
+				retries = append(retries, i)
+			}
+		}
+		took := len(retries)
+		_, err := gb.UpdateGroup(e.runCtx, g, func(gr *store.Group) {
+			now := e.storeNow()
+			gr.Budget.Deposit(now, firsts, e.cfg.RetryBudget)
+			took = gr.Budget.Withdraw(now, len(retries), e.cfg.RetryBudget)
+		})
+		if err != nil {
+			e.cfg.Logger.Warn("could not reach the group's retry budget; retrying anyway", "group", g, "err", err)
+			continue
+		}
+		for _, i := range retries[took:] {
+			refused[i] = true
+		}
+	}
+	out := ts[:0:0]
+	waiting := 0
+	for i, t := range ts {
+		if !refused[i] {
+			out = append(out, t)
+			continue
+		}
+		// The n-th retry refused waits about as long as the floor takes to
+		// bring n tokens, so that it is not refused again and again.
+		wait := e.cfg.BudgetWait
+		if f := e.cfg.RetryBudget.Floor; f > 0 {
+			wait += time.Duration(float64(waiting) / f * float64(time.Second))
+		}
+		waiting++
+		e.deferRetry(t, wait)
+	}
+	return out
+}
+
+// deferRetry gives a retry back, to wait for its group's retry budget,
+// without using an attempt.
+func (e *Engine) deferRetry(t task.Task, wait time.Duration) {
+	now := e.storeNow()
+	msg := fmt.Sprintf("the retry budget of group %s is spent: waiting %v", t.Group, wait.Round(time.Millisecond))
+	f := store.Finish{
+		TaskID: t.ID, Token: t.LeaseToken, State: task.Retrying, NextAt: now.Add(wait), Refund: true,
+		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, PrevDelay: t.PrevDelay,
+		Attempt: task.Attempt{TaskID: t.ID, Number: t.Attempt, Worker: e.cfg.WorkerID, LeaseToken: t.LeaseToken,
+			Outcome: task.OutcomeReleased, Error: msg, StartedAt: now, EndedAt: now, Decision: "budget"},
+	}
+	e.stats.BudgetDeferred.Add(1)
+	e.groupStarted(t.Group, 1) // forget, once it is recorded, counts it out
+	e.finishes <- pending{a: &attempt{t: t, cancel: func(error) {}}, f: f}
 }

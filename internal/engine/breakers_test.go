@@ -174,3 +174,47 @@ func TestResourcePressureHoldsTheGroupBack(t *testing.T) {
 		t.Errorf("pressure %+v after 10 successes, want eased to 0", p)
 	}
 }
+
+// TestRetryBudgetDefersRetries: 30 tasks of a group each fail once; the
+// group's retry budget (kept in the store) lets only a share of them retry
+// at once, the others wait, using no attempt, and every task succeeds on
+// its second attempt.
+func TestRetryBudgetDefersRetries(t *testing.T) {
+	st := newStore(t)
+	cfg := testConfig(st)
+	cfg.Concurrency = 8
+	cfg.RetryBudget = store.BudgetRates{Ratio: 0.1, Floor: 20, Burst: 2}
+	cfg.Breaker = breaker.Settings{MinAttempts: 1000} // the budget alone is tested
+	cfg.BudgetWait = 50 * time.Millisecond
+	var ids []int64
+	for range 30 {
+		ids = append(ids, enqueue(t, st, store.NewTask{Kind: "call", Group: "api"}).ID)
+	}
+	e := start(t, cfg, Handler{Kind: "call", Group: "api", Policy: &retry.Policy{MaxAttempts: 3, Backoff: retry.Constant{Interval: time.Millisecond}},
+		Fn: func(_ context.Context, tk *task.Task) error {
+			if tk.Attempt == 1 {
+				return retry.Transient(errors.New("api: 503"))
+			}
+			return nil
+		}})
+	for _, id := range ids {
+		if got := waitState(t, st, id, task.Success); got.Attempt != 2 {
+			t.Errorf("task %d succeeded on attempt %d, want 2: waiting for the budget uses no attempt", id, got.Attempt)
+		}
+	}
+	if n := e.Stats().BudgetDeferred.Load(); n == 0 {
+		t.Error("no retry waited for the budget: 30 retries against a burst of 2, 3 tokens from first attempts and 20 a second")
+	}
+	deferred := 0
+	for _, id := range ids {
+		for _, a := range attempts(t, st, id) {
+			if a.Outcome == task.OutcomeReleased && strings.Contains(a.Error, "retry budget of group api") {
+				deferred++
+			}
+		}
+	}
+	if deferred == 0 {
+		t.Error("no attempt history says a retry waited for the budget")
+	}
+	t.Logf("%d retries waited for the budget", e.Stats().BudgetDeferred.Load())
+}

@@ -89,7 +89,7 @@ func (e *Engine) claim(limit int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, t := range ts {
+	for _, t := range e.budgeted(ts) {
 		e.launch(t)
 	}
 	e.stats.Claims.Add(1)

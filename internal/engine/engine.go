@@ -48,6 +48,12 @@ type Config struct {
 	// further one for twice as long, up to PressureMax; each success eases
 	// it a step. Default 1s and 1m.
 	PressureBase, PressureMax time.Duration
+	// RetryBudget bounds each group's retries, fleet-wide, to a share of
+	// its first attempts (store.Group.Budget); a retry past it waits
+	// BudgetWait, using no attempt. Zero rates mean store.DefaultBudget;
+	// the wait defaults to 1s.
+	RetryBudget store.BudgetRates
+	BudgetWait  time.Duration
 }
 
 func (c *Config) validate() error {
@@ -79,6 +85,10 @@ func (c *Config) setDefaults() {
 	c.RecordTimeout = orDur(c.RecordTimeout, 10*time.Second)
 	c.PressureBase = orDur(c.PressureBase, time.Second)
 	c.PressureMax = orDur(c.PressureMax, time.Minute)
+	if c.RetryBudget == (store.BudgetRates{}) {
+		c.RetryBudget = store.DefaultBudget
+	}
+	c.BudgetWait = orDur(c.BudgetWait, time.Second)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -131,6 +141,7 @@ type Engine struct {
 // Stats counts what the engine saw.
 type Stats struct {
 	Claims, Claimed, Finished, LeaseLost, Stuck, Rescued atomic.Int64
+	BudgetDeferred                                       atomic.Int64 // retries that waited for their group's budget
 	PollErrors                                           atomic.Int64 // consecutive failed claims
 	lastErr                                              atomic.Value // string
 }
