@@ -23,6 +23,11 @@ type Group struct {
 	// Budget is the group's retry budget: retries may be at most a share
 	// of first attempts, plus a small floor.
 	Budget Budget `json:"budget"`
+	// Limit bounds the group's running attempts across the fleet (0: no
+	// bound). Running is how many run now: UpdateGroup counts them, under
+	// the group's lock, when the group has a limit; it is not kept.
+	Limit   int `json:"limit,omitempty"`
+	Running int `json:"-"`
 }
 
 // Budget is a token bucket kept in the store, so that the fleet shares it:

@@ -80,6 +80,7 @@ type breakerRow struct {
 	NextProbe *time.Time    `json:"next_probe,omitempty"`
 	Opens     int           `json:"opens"`
 	FailFast  bool          `json:"fail_fast"`
+	Limit     int           `json:"limit,omitempty"`
 	// Settings are the group's own, if it has them; else the workers'.
 	Settings *breaker.Settings `json:"settings,omitempty"`
 }
@@ -115,7 +116,7 @@ func (e *env) breakersList(ctx context.Context, asJSON bool) error {
 	for _, g := range slices.Sorted(maps.Keys(gs)) {
 		gr := gs[g]
 		c := gr.Circuit
-		r := breakerRow{Group: g, State: c.State, Opens: c.Opens, FailFast: gr.FailFast, Settings: gr.Settings}
+		r := breakerRow{Group: g, State: c.State, Opens: c.Opens, FailFast: gr.FailFast, Settings: gr.Settings, Limit: gr.Limit}
 		if r.State == "" {
 			r.State = breaker.Closed
 		}
@@ -201,6 +202,9 @@ func describeSettings(r breakerRow) string {
 	if r.FailFast {
 		parts = append(parts, "fails fast")
 	}
+	if r.Limit > 0 {
+		parts = append(parts, fmt.Sprintf("limit %d running", r.Limit))
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -209,6 +213,7 @@ type breakerSetFlags struct {
 	s        breaker.Settings
 	failFast bool
 	defaults bool
+	limit    int
 }
 
 func newBreakersSetCmd(e *env) *cobra.Command {
@@ -226,7 +231,10 @@ their next heartbeat.`,
 			if err := f.s.Validate(); err != nil {
 				return &exitError{code: exitUsage, err: fmt.Errorf("breakers set %s: %w", args[0], err)}
 			}
-			return e.breakerSet(cmd.Context(), args[0], f, cmd.Flags().Changed("fail-fast"))
+			if f.limit < 0 {
+				return &exitError{code: exitUsage, err: fmt.Errorf("breakers set %s: --limit %d: want 0 (no limit) or more", args[0], f.limit)}
+			}
+			return e.breakerSet(cmd.Context(), args[0], f, cmd.Flags().Changed("fail-fast"), cmd.Flags().Changed("limit"))
 		},
 	}
 	fl := cmd.Flags()
@@ -240,10 +248,11 @@ their next heartbeat.`,
 	fl.DurationVar(&f.s.RampUp, "ramp-up", 0, "how long dispatch takes to return in full after closing (default 30s)")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "fail the group's tasks at once while its breaker is open")
 	fl.BoolVar(&f.defaults, "workers-settings", false, "drop the group's own settings: use the workers'")
+	fl.IntVar(&f.limit, "limit", 0, "the most attempts of the group running at once across the fleet (0: no limit)")
 	return cmd
 }
 
-func (e *env) breakerSet(ctx context.Context, group string, f breakerSetFlags, failFastGiven bool) error {
+func (e *env) breakerSet(ctx context.Context, group string, f breakerSetFlags, failFastGiven, limitGiven bool) error {
 	if err := store.ValidateGroup(group); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -262,10 +271,13 @@ func (e *env) breakerSet(ctx context.Context, group string, f breakerSetFlags, f
 		if failFastGiven {
 			g.FailFast = f.failFast
 		}
+		if limitGiven {
+			g.Limit = f.limit
+		}
 	})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "group %s: %s\n", group, describeSettings(breakerRow{Settings: gr.Settings, FailFast: gr.FailFast}))
+	fmt.Fprintf(e.stdout, "group %s: %s\n", group, describeSettings(breakerRow{Settings: gr.Settings, FailFast: gr.FailFast, Limit: gr.Limit}))
 	return nil
 }

@@ -116,6 +116,9 @@ func TestBreakersSetAndList(t *testing.T) {
 	if r := rows[0]; r.Group != "api" || r.State != "closed" || !r.FailFast || r.Settings == nil || r.Settings.MinAttempts != 5 || r.Settings.CoolDown != time.Minute {
 		t.Errorf("listed %+v", r)
 	}
+	if code, out, _ := grit(t, "breakers", "set", "api", "--limit", "10", "--store", st); code != 0 || !strings.Contains(out, "limit 10 running") {
+		t.Errorf("limit: exit %d: %s", code, out)
+	}
 	if code, out, _ := grit(t, "breakers", "set", "api", "--workers-settings", "--fail-fast=false", "--store", st); code != 0 || !strings.Contains(out, "workers'") {
 		t.Errorf("back to the workers' settings: exit %d: %s", code, out)
 	}

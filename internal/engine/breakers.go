@@ -25,6 +25,7 @@ type breakers struct {
 	groups  map[string]store.Group // as last read or written
 	running map[string]int         // this worker's attempts per group
 	tried   map[string]time.Time   // when a probe was last sought
+	full    map[string]time.Time   // until when a group at its limit is left alone
 	// window is, per group under resource pressure, how many attempts this
 	// worker runs at once: halved on resource failures, grown by one per
 	// window of successes (additive increase, multiplicative decrease), so
@@ -113,6 +114,10 @@ func (e *Engine) openGroups() []string {
 		c := gr.Circuit
 		if now.Before(gr.Pressure.Until) {
 			out = append(out, g) // held back by resource pressure
+			continue
+		}
+		if time.Now().Before(e.br.full[g]) {
+			out = append(out, g) // at its limit across the fleet, just now
 			continue
 		}
 		if w := e.br.window[g]; w != nil && e.br.running[g] >= max(1, int(w.size)) {
@@ -379,7 +384,7 @@ func (e *Engine) budgeted(ts []task.Task) []task.Task {
 	if len(byGroup) == 0 {
 		return ts
 	}
-	refused := map[int]bool{}
+	refused, full := map[int]bool{}, map[int]bool{}
 	for _, g := range slices.Sorted(mapKeys(byGroup)) {
 		var firsts int
 		var retries []int
@@ -390,18 +395,38 @@ func (e *Engine) budgeted(ts []task.Task) []task.Task {
 				retries = append(retries, i)
 			}
 		}
-		took := len(retries)
-		_, err := gb.UpdateGroup(e.runCtx, g, func(gr *store.Group) {
+		took, over := len(retries), 0
+		gr, err := gb.UpdateGroup(e.runCtx, g, func(gr *store.Group) {
 			now := e.storeNow()
 			gr.Budget.Deposit(now, firsts, e.cfg.RetryBudget)
 			took = gr.Budget.Withdraw(now, len(retries), e.cfg.RetryBudget)
+			if gr.Limit > 0 {
+				// What this worker just claimed is counted: give back what
+				// passes the limit.
+				over = min(max(gr.Running-(len(retries)-took)-gr.Limit, 0), len(byGroup[g]))
+			}
 		})
 		if err != nil {
-			e.cfg.Logger.Warn("could not reach the group's retry budget; retrying anyway", "group", g, "err", err)
+			e.cfg.Logger.Warn("could not reach the group's retry budget and limit; going on", "group", g, "err", err)
 			continue
 		}
+		e.setGroup(g, gr)
 		for _, i := range retries[took:] {
 			refused[i] = true
+		}
+		for _, i := range slices.Backward(byGroup[g]) {
+			if over == 0 {
+				break
+			}
+			if !refused[i] {
+				refused[i], over = true, over-1
+				full[i] = true
+			}
+		}
+		if len(full) > 0 {
+			e.br.mu.Lock()
+			e.br.full[g] = time.Now().Add(limitWait)
+			e.br.mu.Unlock()
 		}
 	}
 	out := ts[:0:0]
@@ -411,6 +436,10 @@ func (e *Engine) budgeted(ts []task.Task) []task.Task {
 			out = append(out, t)
 			continue
 		}
+		if full[i] {
+			e.giveBack(t, limitWait, fmt.Sprintf("group %s is at its limit of running attempts: waiting %v", t.Group, limitWait))
+			continue
+		}
 		// The n-th retry refused waits about as long as the floor takes to
 		// bring n tokens, so that it is not refused again and again.
 		wait := e.cfg.BudgetWait
@@ -418,16 +447,19 @@ func (e *Engine) budgeted(ts []task.Task) []task.Task {
 			wait += time.Duration(float64(waiting) / f * float64(time.Second))
 		}
 		waiting++
-		e.deferRetry(t, wait)
+		e.giveBack(t, wait, fmt.Sprintf("the retry budget of group %s is spent: waiting %v", t.Group, wait.Round(time.Millisecond)))
 	}
 	return out
 }
 
-// deferRetry gives a retry back, to wait for its group's retry budget,
-// without using an attempt.
-func (e *Engine) deferRetry(t task.Task, wait time.Duration) {
+// limitWait is how long a task given back at its group's limit waits,
+// and how long this worker then leaves the group alone.
+const limitWait = 100 * time.Millisecond
+
+// giveBack gives a claimed task back to wait, without using an attempt:
+// its group's retry budget is spent, or the group is at its limit.
+func (e *Engine) giveBack(t task.Task, wait time.Duration, msg string) {
 	now := e.storeNow()
-	msg := fmt.Sprintf("the retry budget of group %s is spent: waiting %v", t.Group, wait.Round(time.Millisecond))
 	f := store.Finish{
 		TaskID: t.ID, Token: t.LeaseToken, State: task.Retrying, NextAt: now.Add(wait), Refund: true,
 		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, PrevDelay: t.PrevDelay,

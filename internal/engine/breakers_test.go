@@ -218,3 +218,43 @@ func TestRetryBudgetDefersRetries(t *testing.T) {
 	}
 	t.Logf("%d retries waited for the budget", e.Stats().BudgetDeferred.Load())
 }
+
+// TestGroupLimitHoldsAcrossWorkers: two workers of 4 slots each share a
+// store; the group's limit of 3 running attempts holds across both, and
+// every task still succeeds.
+func TestGroupLimitHoldsAcrossWorkers(t *testing.T) {
+	st := newStore(t)
+	if _, err := st.(store.GroupBreakers).UpdateGroup(context.Background(), "api", func(g *store.Group) { g.Limit = 3 }); err != nil {
+		t.Fatal(err)
+	}
+	var running, peak atomic.Int64
+	h := Handler{Kind: "call", Group: "api", Fn: func(context.Context, *task.Task) error {
+		n := running.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(30 * time.Millisecond) // the work, holding a slot of the group
+		running.Add(-1)
+		return nil
+	}}
+	var ids []int64
+	for range 24 {
+		ids = append(ids, enqueue(t, st, store.NewTask{Kind: "call", Group: "api"}).ID)
+	}
+	for range 2 {
+		cfg := testConfig(st)
+		cfg.Concurrency = 4
+		start(t, cfg, h)
+	}
+	for _, id := range ids {
+		if got := waitState(t, st, id, task.Success); got.Attempt != 1 {
+			t.Errorf("task %d succeeded on attempt %d: waiting at the limit must use no attempt", id, got.Attempt)
+		}
+	}
+	if p := peak.Load(); p > 3 || p < 2 {
+		t.Errorf("at most %d attempts of the group ran at once, want 3 (the limit)", p)
+	}
+}

@@ -141,7 +141,7 @@ type Engine struct {
 // Stats counts what the engine saw.
 type Stats struct {
 	Claims, Claimed, Finished, LeaseLost, Stuck, Rescued atomic.Int64
-	BudgetDeferred                                       atomic.Int64 // retries that waited for their group's budget
+	BudgetDeferred                                       atomic.Int64 // claims given back: their group's retry budget was spent, or it was at its limit
 	PollErrors                                           atomic.Int64 // consecutive failed claims
 	lastErr                                              atomic.Value // string
 }
@@ -167,7 +167,7 @@ func New(cfg Config) (*Engine, error) {
 		finishes: make(chan pending, cfg.Concurrency),
 		events:   make(chan Event, 256),
 		running:  map[int64]*attempt{},
-		br:       breakers{running: map[string]int{}, tried: map[string]time.Time{}, window: map[string]*window{}},
+		br:       breakers{running: map[string]int{}, tried: map[string]time.Time{}, window: map[string]*window{}, full: map[string]time.Time{}},
 		stopping: make(chan struct{}),
 		done:     make(chan struct{}),
 	}

@@ -54,6 +54,12 @@ func (s *Store) UpdateGroup(ctx context.Context, group string, fn func(*store.Gr
 		if err := json.Unmarshal(js, &c); err != nil {
 			return fmt.Errorf("group %q: %w", group, err)
 		}
+		if c.Limit > 0 {
+			err := tx.QueryRow(ctx, s.sql(`SELECT count(*) FROM $S.tasks WHERE state = 'RUNNING' AND group_name = $1`), group).Scan(&c.Running)
+			if err != nil {
+				return err
+			}
+		}
 		fn(&c)
 		b, err := json.Marshal(c)
 		if err != nil {

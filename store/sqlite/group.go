@@ -52,6 +52,11 @@ func (s *Store) UpdateGroup(ctx context.Context, group string, fn func(*store.Gr
 				return fmt.Errorf("group %q: %w", group, err)
 			}
 		}
+		if c.Limit > 0 {
+			if err := x.queryRow(`SELECT count(*) FROM tasks WHERE state = 'RUNNING' AND group_name = ?`, group).Scan(&c.Running); err != nil {
+				return err
+			}
+		}
 		fn(&c)
 		b, err := json.Marshal(c)
 		if err != nil {

@@ -11,6 +11,24 @@ import (
 )
 
 var groupTests = map[string]func(*testing.T, *harness){
+	"UpdateGroupCountsTheRunningOfALimitedGroup": func(t *testing.T, h *harness) {
+		gb, ok := h.s.(store.GroupBreakers)
+		if !ok {
+			t.Skip("the store is not a store.GroupBreakers (an optional capability)")
+		}
+		if _, err := gb.UpdateGroup(h.ctx, "api", func(g *store.Group) { g.Limit = 2 }); err != nil {
+			t.Fatal(err)
+		}
+		h.enqueue(store.NewTask{Kind: "k", Group: "api"}, store.NewTask{Kind: "k", Group: "api"}, store.NewTask{Kind: "k", Group: "api"},
+			store.NewTask{Kind: "k", Group: "other"})
+		h.claim(store.ClaimRequest{Limit: 2, Group: "api"})
+		h.claim(store.ClaimRequest{Limit: 1, Group: "other"})
+		var seen int
+		g, err := gb.UpdateGroup(h.ctx, "api", func(g *store.Group) { seen = g.Running })
+		if err != nil || seen != 2 || g.Limit != 2 {
+			t.Errorf("running seen %d, limit %d (%v): want the 2 running tasks of the group, limit 2", seen, g.Limit, err)
+		}
+	},
 	"ClaimSkipsGroupsOrTakesOne": func(t *testing.T, h *harness) {
 		h.enqueue(store.NewTask{Kind: "k", Group: "down"}, store.NewTask{Kind: "k", Group: "up"}, store.NewTask{Kind: "k"})
 		got := h.claim(store.ClaimRequest{Limit: 10, SkipGroups: []string{"down"}})
