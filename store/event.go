@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 
 	"github.com/grit-run/grit/task"
@@ -64,7 +65,19 @@ func ValidateEvent(e Event) error {
 	return nil
 }
 
-// ValidateSubscription checks a subscription; drivers call it.
+// CheckSubscription checks a subscription and fills in its default queue;
+// drivers call it.
+func CheckSubscription(s Subscription) (Subscription, error) {
+	if s.Queue == "" {
+		s.Queue = "default"
+	}
+	if err := ValidateSubscription(s); err != nil {
+		return s, fmt.Errorf("subscribe: %w", err)
+	}
+	return s, nil
+}
+
+// ValidateSubscription checks a subscription.
 func ValidateSubscription(s Subscription) error {
 	if err := ValidateEvent(Event{Topic: s.Topic}); err != nil {
 		return err

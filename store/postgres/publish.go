@@ -12,7 +12,7 @@ import (
 
 // Subscribe adds a subscription; adding one that exists sets its group.
 func (s *Store) Subscribe(ctx context.Context, sub store.Subscription) error {
-	sub, err := checkSubscription(sub)
+	sub, err := store.CheckSubscription(sub)
 	if err != nil {
 		return err
 	}
@@ -27,7 +27,7 @@ func (s *Store) Subscribe(ctx context.Context, sub store.Subscription) error {
 
 // Unsubscribe removes a subscription, if it exists.
 func (s *Store) Unsubscribe(ctx context.Context, sub store.Subscription) error {
-	sub, err := checkSubscription(sub)
+	sub, err := store.CheckSubscription(sub)
 	if err != nil {
 		return err
 	}
@@ -37,16 +37,6 @@ func (s *Store) Unsubscribe(ctx context.Context, sub store.Subscription) error {
 		return fmt.Errorf("unsubscribe: %w", err)
 	}
 	return nil
-}
-
-func checkSubscription(sub store.Subscription) (store.Subscription, error) {
-	if sub.Queue == "" {
-		sub.Queue = "default"
-	}
-	if err := store.ValidateSubscription(sub); err != nil {
-		return sub, fmt.Errorf("subscribe: %w", err)
-	}
-	return sub, nil
 }
 
 // Subscriptions lists a topic's subscriptions ("": every topic's).

@@ -10,7 +10,7 @@ import (
 
 // Subscribe adds a subscription; adding one that exists sets its group.
 func (s *Store) Subscribe(ctx context.Context, sub store.Subscription) error {
-	sub, err := checkSubscription(sub)
+	sub, err := store.CheckSubscription(sub)
 	if err != nil {
 		return err
 	}
@@ -23,7 +23,7 @@ func (s *Store) Subscribe(ctx context.Context, sub store.Subscription) error {
 
 // Unsubscribe removes a subscription, if it exists.
 func (s *Store) Unsubscribe(ctx context.Context, sub store.Subscription) error {
-	sub, err := checkSubscription(sub)
+	sub, err := store.CheckSubscription(sub)
 	if err != nil {
 		return err
 	}
@@ -31,16 +31,6 @@ func (s *Store) Unsubscribe(ctx context.Context, sub store.Subscription) error {
 		_, err := x.exec(`DELETE FROM subscriptions WHERE topic = ? AND kind = ? AND queue = ?`, sub.Topic, sub.Kind, sub.Queue)
 		return err
 	})
-}
-
-func checkSubscription(sub store.Subscription) (store.Subscription, error) {
-	if sub.Queue == "" {
-		sub.Queue = "default"
-	}
-	if err := store.ValidateSubscription(sub); err != nil {
-		return sub, fmt.Errorf("subscribe: %w", err)
-	}
-	return sub, nil
 }
 
 // Subscriptions lists a topic's subscriptions ("": every topic's).
