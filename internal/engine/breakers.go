@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -263,7 +264,7 @@ func (e *Engine) recordGroups(results map[string][]groupResult) {
 	if !ok {
 		return
 	}
-	for _, g := range slices.Sorted(mapKeys(results)) {
+	for _, g := range slices.Sorted(maps.Keys(results)) {
 		rs := results[g]
 		gr, err := gb.UpdateGroup(e.completeCtx, g, func(gr *store.Group) {
 			now, s := e.storeNow(), e.settings(*gr)
@@ -313,16 +314,6 @@ func (e *Engine) groupStarted(g string, delta int) {
 	e.br.mu.Lock()
 	e.br.running[g] += delta
 	e.br.mu.Unlock()
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // ErrBreakerOpen fails, at once and for good, the tasks of a group that
@@ -375,17 +366,20 @@ func (e *Engine) budgeted(ts []task.Task) []task.Task {
 	if !ok {
 		return ts
 	}
-	byGroup := map[string][]int{}
+	var byGroup map[string][]int // most claims have no grouped task: no map
 	for i, t := range ts {
 		if t.Group != "" {
+			if byGroup == nil {
+				byGroup = map[string][]int{}
+			}
 			byGroup[t.Group] = append(byGroup[t.Group], i)
 		}
 	}
-	if len(byGroup) == 0 {
+	if byGroup == nil {
 		return ts
 	}
 	refused, full := map[int]bool{}, map[int]bool{}
-	for _, g := range slices.Sorted(mapKeys(byGroup)) {
+	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
 		var firsts int
 		var retries []int
 		for _, i := range byGroup[g] {
