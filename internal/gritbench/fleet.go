@@ -209,7 +209,9 @@ func latencyWorker(ctx context.Context, cfg Config, tg Target, started chan<- ti
 			return nil, nil, err
 		}
 		for _, h := range handlers(func(_ int64, d time.Duration) { started <- d }) {
-			e.Register(h)
+			if err := e.Register(h); err != nil {
+				return nil, nil, err
+			}
 		}
 		if err := e.Start(ctx); err != nil {
 			return nil, nil, err
