@@ -19,6 +19,8 @@ type Event struct {
 	// Key makes publishing idempotent: an event published again with the
 	// same key delivers nothing new to a subscriber that has it already.
 	Key string
+	// Tenant is whose event it is: its deliveries belong to the tenant.
+	Tenant string
 }
 
 // Subscription turns a topic's events into tasks of Kind in Queue
@@ -92,7 +94,7 @@ func ValidateSubscription(s Subscription) error {
 func Deliveries(e Event, subs []Subscription) []NewTask {
 	out := make([]NewTask, len(subs))
 	for i, s := range subs {
-		out[i] = NewTask{Kind: s.Kind, Queue: s.Queue, Group: s.Group, Args: e.Payload}
+		out[i] = NewTask{Kind: s.Kind, Queue: s.Queue, Group: s.Group, Tenant: e.Tenant, Args: e.Payload}
 		if e.Key != "" {
 			out[i].IdempotencyKey = "event:" + e.Topic + ":" + e.Key + ":" + s.Kind + ":" + s.Queue
 		}

@@ -95,6 +95,7 @@ type NewTask struct {
 	Args           json.RawMessage
 	Queue          string // "" is "default"
 	Group          string
+	Tenant         string // whose work it is ("" for none), for per-tenant limits
 	Priority       int
 	Policy         string
 	PoisonAfter    int
@@ -122,8 +123,14 @@ type ClaimRequest struct {
 	// is open); Group, if set, is the one group whose tasks are (a probe).
 	SkipGroups []string
 	Group      string
-	Limit      int
-	Lease      time.Duration
+	// SkipQueues and SkipTenants are queues and tenants whose tasks are
+	// not to be taken (at their limit of running attempts); Tenant, if
+	// set, is the one tenant whose tasks are.
+	SkipQueues  []string
+	SkipTenants []string
+	Tenant      string
+	Limit       int
+	Lease       time.Duration
 }
 
 // Lease names one held task.

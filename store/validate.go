@@ -19,6 +19,8 @@ func ValidateTask(t NewTask) error {
 		return invalid("task %q: negative timeout or grace", t.Name)
 	case t.PoisonAfter < 0:
 		return invalid("task %q: negative poison_after", t.Name)
+	case len(t.Tenant) > 200:
+		return invalid("task %q: tenant of %d characters: want at most 200", t.Name, len(t.Tenant))
 	}
 	return nil
 }

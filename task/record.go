@@ -13,7 +13,8 @@ type Task struct {
 	Kind     string          `json:"kind"`           // which handler runs it; "exec" for process tasks
 	Args     json.RawMessage `json:"args,omitempty"`
 	Queue    string          `json:"queue"`
-	Group    string          `json:"group,omitempty"` // the downstream it calls
+	Group    string          `json:"group,omitempty"`  // the downstream it calls
+	Tenant   string          `json:"tenant,omitempty"` // whose work it is, for per-tenant limits
 	Priority int             `json:"priority,omitempty"`
 	State    State           `json:"state"`
 

@@ -360,11 +360,12 @@ func (e *Engine) adjustWindow(g string, rs []groupResult) {
 // budgeted returns the claimed tasks that may run: for each group, its
 // first attempts deposit in the group's retry budget (in the store, shared
 // by the fleet) and its retries take from it; a retry that finds no token
-// is given back to wait BudgetWait, using no attempt.
-func (e *Engine) budgeted(ts []task.Task) []task.Task {
+// is given back to wait BudgetWait, using no attempt. It returns the tasks
+// it kept and those it gave back.
+func (e *Engine) budgeted(ts []task.Task) (kept, refused []task.Task) {
 	gb, ok := e.groupBreakers()
 	if !ok {
-		return ts
+		return ts, nil
 	}
 	var byGroup map[string][]int // most claims have no grouped task: no map
 	for i, t := range ts {
@@ -376,9 +377,9 @@ func (e *Engine) budgeted(ts []task.Task) []task.Task {
 		}
 	}
 	if byGroup == nil {
-		return ts
+		return ts, nil
 	}
-	refused, full := map[int]bool{}, map[int]bool{}
+	gone, full := map[int]bool{}, map[int]bool{}
 	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
 		var firsts int
 		var retries []int
@@ -406,14 +407,14 @@ func (e *Engine) budgeted(ts []task.Task) []task.Task {
 		}
 		e.setGroup(g, gr)
 		for _, i := range retries[took:] {
-			refused[i] = true
+			gone[i] = true
 		}
 		for _, i := range slices.Backward(byGroup[g]) {
 			if over == 0 {
 				break
 			}
-			if !refused[i] {
-				refused[i], over = true, over-1
+			if !gone[i] {
+				gone[i], over = true, over-1
 				full[i] = true
 			}
 		}
@@ -423,13 +424,14 @@ func (e *Engine) budgeted(ts []task.Task) []task.Task {
 			e.br.mu.Unlock()
 		}
 	}
-	out := ts[:0:0]
+	kept = ts[:0:0]
 	waiting := 0
 	for i, t := range ts {
-		if !refused[i] {
-			out = append(out, t)
+		if !gone[i] {
+			kept = append(kept, t)
 			continue
 		}
+		refused = append(refused, t)
 		if full[i] {
 			e.giveBack(t, limitWait, fmt.Sprintf("group %s is at its limit of running attempts: waiting %v", t.Group, limitWait))
 			continue
@@ -443,7 +445,7 @@ func (e *Engine) budgeted(ts []task.Task) []task.Task {
 		waiting++
 		e.giveBack(t, wait, fmt.Sprintf("the retry budget of group %s is spent: waiting %v", t.Group, wait.Round(time.Millisecond)))
 	}
-	return out
+	return kept, refused
 }
 
 // limitWait is how long a task given back at its group's limit waits,
@@ -462,5 +464,5 @@ func (e *Engine) giveBack(t task.Task, wait time.Duration, msg string) {
 	}
 	e.stats.BudgetDeferred.Add(1)
 	e.groupStarted(t.Group, 1) // forget, once it is recorded, counts it out
-	e.finishes <- pending{a: &attempt{t: t, cancel: func(error) {}}, f: f}
+	e.finishes <- pending{a: &attempt{t: t, cancel: func(error) {}, back: true}, f: f}
 }

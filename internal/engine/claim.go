@@ -36,6 +36,9 @@ func (e *Engine) claimLoop() {
 			free -= e.probe(free)
 		}
 		if free > 0 {
+			free -= e.claimFreed(free)
+		}
+		if free > 0 {
 			n, err := e.claim(free)
 			if err != nil {
 				fails++
@@ -89,7 +92,7 @@ func (e *Engine) claim(limit int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	for _, t := range e.budgeted(ts) {
+	for _, t := range e.limited(e.budgeted(ts)) {
 		e.launch(t)
 	}
 	e.stats.Claims.Add(1)
@@ -178,6 +181,6 @@ func (e *Engine) launchAs(t task.Task, probe bool) {
 func (e *Engine) request(limit int) store.ClaimRequest {
 	return store.ClaimRequest{
 		Worker: e.cfg.WorkerID, Queues: e.cfg.Queues, Kinds: e.kinds, Limit: limit, Lease: e.cfg.Lease,
-		SkipGroups: e.openGroups(),
+		SkipGroups: e.openGroups(), SkipQueues: e.skipped(store.ScopeQueue), SkipTenants: e.skipped(store.ScopeTenant),
 	}
 }

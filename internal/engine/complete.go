@@ -99,6 +99,9 @@ func (e *Engine) recorded(batch []pending, errs []error) {
 func (e *Engine) forget(batch []pending) {
 	for _, p := range batch {
 		e.groupStarted(p.a.t.Group, -1)
+		if !p.a.back {
+			e.limitFreed(p.a.t)
+		}
 	}
 	e.mu.Lock()
 	for _, p := range batch {

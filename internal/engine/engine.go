@@ -133,6 +133,7 @@ type Engine struct {
 	// (none free, or its last claim filled them all): a freed slot wakes it.
 	slotBound atomic.Bool
 	br        breakers
+	lim       limits
 
 	stats Stats
 	skew  atomic.Int64 // the store's clock minus this machine's, in ns

@@ -17,6 +17,7 @@ type attempt struct {
 	t      task.Task
 	cancel context.CancelCauseFunc
 	probe  bool // a probe of its group's half-open breaker
+	back   bool // given back at a budget or limit, never run
 }
 
 // outcome is how an attempt's handler ended.
@@ -38,6 +39,7 @@ type record struct {
 	signal   string
 	mu       sync.Mutex    // guards events: a handler may publish from many goroutines
 	events   []store.Event // published when the attempt succeeds
+	tenant   string        // the task's: its events are the tenant's
 }
 
 type recordKey struct{}
@@ -76,7 +78,7 @@ func (e *Engine) run(ctx context.Context, a *attempt, h *Handler) outcome {
 		defer cancel()
 	}
 	o := outcome{started: e.storeNow(), timeout: timeout}
-	rec := &record{}
+	rec := &record{tenant: a.t.Tenant}
 	ctx = context.WithValue(ctx, recordKey{}, rec)
 	done := make(chan error, 1)
 	if err := e.breakerRefuses(t); err != nil {

@@ -34,6 +34,7 @@ func (e *Engine) heartbeatLoop() {
 		lastOK = time.Now()
 		e.measureSkew(e.runCtx)
 		e.refreshCircuits(e.runCtx)
+		e.refreshLimits(e.runCtx)
 		for _, l := range lost {
 			e.lose(l)
 		}

@@ -62,6 +62,7 @@ func (e *Engine) register(ctx context.Context) error {
 		e.cfg.Logger.Warn("rescue of dead workers on this host failed", "err", err)
 	}
 	e.refreshCircuits(ctx)
+	e.refreshLimits(ctx)
 	return nil
 }
 

@@ -34,5 +34,10 @@ func (r *record) published() []store.Event {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for i := range r.events {
+		if r.events[i].Tenant == "" {
+			r.events[i].Tenant = r.tenant // a tenant's task publishes the tenant's events
+		}
+	}
 	return r.events
 }

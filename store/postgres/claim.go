@@ -16,7 +16,7 @@ import (
 const waitingStates = `state IN ('READY', 'RETRYING', 'SENSING')`
 
 // filter narrows NextDue to a request's queues and kinds (empty: all) and
-// outside its skipped groups, with parameters numbered from next. Each
+// outside its skipped groups, queues and tenants, with parameters numbered from next. Each
 // combination is its own statement text, so that a prepared plan never
 // carries a test for a filter that is not there.
 func filter(next int, req store.ClaimRequest) (string, []any) {
@@ -41,6 +41,21 @@ func filter(next int, req store.ClaimRequest) (string, []any) {
 	if req.Group != "" {
 		sql += fmt.Sprintf(` AND group_name = $%d`, next)
 		args = append(args, req.Group)
+		next++
+	}
+	if len(req.SkipQueues) > 0 {
+		sql += fmt.Sprintf(` AND queue <> ALL ($%d::text[])`, next)
+		args = append(args, req.SkipQueues)
+		next++
+	}
+	if len(req.SkipTenants) > 0 {
+		sql += fmt.Sprintf(` AND tenant <> ALL ($%d::text[])`, next)
+		args = append(args, req.SkipTenants)
+		next++
+	}
+	if req.Tenant != "" {
+		sql += fmt.Sprintf(` AND tenant = $%d`, next)
+		args = append(args, req.Tenant)
 	}
 	return sql, args
 }
@@ -66,9 +81,11 @@ func filter(next int, req store.ClaimRequest) (string, []any) {
 // may turn into a hash of the whole table: = ANY is a lookup in the
 // primary key. $1 is the worker, $2 the lease in microseconds, $3 the
 // limit, $4 and $5 the queues and kinds (NULL: all), $6 the groups to skip
-// (NULL: none), $7 the only group to take (NULL: any).
+// (NULL: none), $7 the only group to take (NULL: any), $8 and $9 the
+// queues and tenants to skip (NULL: none), $10 the only tenant to take
+// (NULL: any).
 const claimSQL = `WITH due AS (
-	SELECT * FROM $S.due_tasks($3, $4, $5, $6, $7)
+	SELECT * FROM $S.due_tasks($3, $4, $5, $6, $7, $8, $9, $10)
 ), t AS (
 	UPDATE $S.tasks t SET state = 'RUNNING', lease_owner = $1,
 		lease_token = greatest(t.lease_token + 1, (extract(epoch FROM now()) * 1000000)::bigint),
@@ -98,7 +115,8 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task,
 	err := retrying(ctx, func(ctx context.Context) error {
 		var err error
 		out, err = scanTasks(s.pool.Query(ctx, s.sql(claimSQL), req.Worker, micros(req.Lease), req.Limit,
-			orNull(req.Queues), orNull(req.Kinds), orNull(req.SkipGroups), pgtype.Text{String: req.Group, Valid: req.Group != ""}))
+			orNull(req.Queues), orNull(req.Kinds), orNull(req.SkipGroups), pgtype.Text{String: req.Group, Valid: req.Group != ""},
+			orNull(req.SkipQueues), orNull(req.SkipTenants), pgtype.Text{String: req.Tenant, Valid: req.Tenant != ""}))
 		return err
 	})
 	if err != nil {

@@ -18,7 +18,7 @@ const waitingStates = `state IN ('READY', 'RETRYING', 'SENSING')`
 
 // dueWhere selects the waiting tasks due at a time (the first argument) in
 // the request's queues and kinds (empty: all) and outside its skipped
-// groups.
+// groups, queues and tenants.
 func dueWhere(req store.ClaimRequest) (string, []any) {
 	queues, kinds := req.Queues, req.Kinds
 	where := waitingStates + ` AND next_at <= ?`
@@ -38,6 +38,18 @@ func dueWhere(req store.ClaimRequest) (string, []any) {
 	if req.Group != "" {
 		where += ` AND group_name = ?`
 		args = append(args, req.Group)
+	}
+	if len(req.SkipQueues) > 0 {
+		where += ` AND queue NOT IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonList(req.SkipQueues))
+	}
+	if len(req.SkipTenants) > 0 {
+		where += ` AND tenant NOT IN (SELECT value FROM json_each(?))`
+		args = append(args, jsonList(req.SkipTenants))
+	}
+	if req.Tenant != "" {
+		where += ` AND tenant = ?`
+		args = append(args, req.Tenant)
 	}
 	return where, args
 }

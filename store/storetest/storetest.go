@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"PollReport", pollTests},
 		{"Publish", publishTests},
 		{"Groups", groupTests},
+		{"Limits", limitTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

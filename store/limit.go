@@ -1,0 +1,61 @@
+package store
+
+import "context"
+
+// Scope is what a concurrency limit counts: the running attempts of a
+// queue, or of a tenant. (A group's limit is kept with its breaker:
+// Group.Limit.)
+type Scope string
+
+const (
+	ScopeQueue  Scope = "queue"
+	ScopeTenant Scope = "tenant"
+)
+
+// Limit bounds the running attempts of one queue or tenant across the
+// fleet. Running is how many run now, as Limits counted them.
+type Limit struct {
+	Scope   Scope  `json:"scope"`
+	Name    string `json:"name"`
+	Max     int    `json:"max"`
+	Running int    `json:"running"`
+}
+
+// Limiter is an optional capability: concurrency limits per queue and per
+// tenant, kept in the store so that every worker of a fleet keeps to the
+// same ones. Workers enforce them: after a claim, a worker counts the
+// running attempts of each limited queue and tenant it claimed tasks of
+// (its own claims included, as they have committed) and gives back, using
+// no attempt, what passes the limit. Of two workers that claim at once,
+// the later count sees both claims, so the limit holds.
+type Limiter interface {
+	// SetLimit sets a limit; a Max of 0 removes it.
+	SetLimit(ctx context.Context, l Limit) error
+	// Limits returns every limit, by scope and name, with its running
+	// attempts counted.
+	Limits(ctx context.Context) ([]Limit, error)
+	// Running counts the running attempts of the named queues or tenants;
+	// a name with none is absent from the map.
+	Running(ctx context.Context, scope Scope, names []string) (map[string]int, error)
+}
+
+// ValidateLimit checks a limit before it is set.
+func ValidateLimit(l Limit) error {
+	switch {
+	case l.Scope != ScopeQueue && l.Scope != ScopeTenant:
+		return invalid("limit scope %q: want queue or tenant (a group's limit is set with its breaker)", l.Scope)
+	case l.Name == "" || len(l.Name) > 200:
+		return invalid("limit of %s %q: want a name of 1 to 200 characters", l.Scope, l.Name)
+	case l.Max < 0:
+		return invalid("limit of %s %q: %d running attempts: want 0 (no limit) or more", l.Scope, l.Name, l.Max)
+	}
+	return nil
+}
+
+// ValidateScope checks a scope a driver is asked to count.
+func ValidateScope(s Scope) error {
+	if s != ScopeQueue && s != ScopeTenant {
+		return invalid("count running attempts of %q: want queue or tenant", s)
+	}
+	return nil
+}

@@ -1,0 +1,77 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/grit-run/grit/store"
+)
+
+// SetLimit sets a queue's or tenant's limit of running attempts; a Max of
+// 0 removes it.
+func (s *Store) SetLimit(ctx context.Context, l store.Limit) error {
+	if err := store.ValidateLimit(l); err != nil {
+		return fmt.Errorf("set limit: %w", err)
+	}
+	var err error
+	if l.Max == 0 {
+		_, err = s.pool.Exec(ctx, s.sql(`DELETE FROM $S.limits WHERE scope = $1 AND name = $2`), string(l.Scope), l.Name)
+	} else {
+		_, err = s.pool.Exec(ctx, s.sql(`INSERT INTO $S.limits (scope, name, max) VALUES ($1, $2, $3)
+			ON CONFLICT (scope, name) DO UPDATE SET max = excluded.max`), string(l.Scope), l.Name, l.Max)
+	}
+	if err != nil {
+		return fmt.Errorf("set limit of %s %q: %w", l.Scope, l.Name, err)
+	}
+	return nil
+}
+
+// Limits returns every limit, by scope and name, with its running attempts.
+func (s *Store) Limits(ctx context.Context) ([]store.Limit, error) {
+	rows, err := s.pool.Query(ctx, s.sql(`SELECT l.scope, l.name, l.max,
+		(SELECT count(*) FROM $S.tasks t WHERE t.state = 'RUNNING'
+			AND CASE l.scope WHEN 'queue' THEN t.queue ELSE t.tenant END = l.name)
+		FROM $S.limits l ORDER BY l.scope, l.name`))
+	if err != nil {
+		return nil, fmt.Errorf("limits: %w", err)
+	}
+	var out []store.Limit
+	var l store.Limit
+	_, err = pgx.ForEachRow(rows, []any{&l.Scope, &l.Name, &l.Max, &l.Running}, func() error {
+		out = append(out, l)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("limits: %w", err)
+	}
+	return out, nil
+}
+
+// Running counts the running attempts of the named queues or tenants.
+func (s *Store) Running(ctx context.Context, scope store.Scope, names []string) (map[string]int, error) {
+	if err := store.ValidateScope(scope); err != nil {
+		return nil, err
+	}
+	col := "queue"
+	if scope == store.ScopeTenant {
+		col = "tenant"
+	}
+	rows, err := s.pool.Query(ctx, s.sql(`SELECT `+col+`, count(*) FROM $S.tasks
+		WHERE state = 'RUNNING' AND `+col+` = ANY ($1) GROUP BY 1`), names)
+	if err != nil {
+		return nil, fmt.Errorf("count running attempts by %s: %w", scope, err)
+	}
+	out := map[string]int{}
+	var name string
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&name, &n}, func() error {
+		out[name] = n
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("count running attempts by %s: %w", scope, err)
+	}
+	return out, nil
+}

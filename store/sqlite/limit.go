@@ -1,0 +1,77 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/grit-run/grit/store"
+)
+
+// SetLimit sets a queue's or tenant's limit of running attempts; a Max of
+// 0 removes it.
+func (s *Store) SetLimit(ctx context.Context, l store.Limit) error {
+	if err := store.ValidateLimit(l); err != nil {
+		return fmt.Errorf("set limit: %w", err)
+	}
+	err := s.w.do(ctx, func(x *wtx) error {
+		if l.Max == 0 {
+			_, err := x.exec(`DELETE FROM limits WHERE scope = ? AND name = ?`, string(l.Scope), l.Name)
+			return err
+		}
+		_, err := x.exec(`INSERT INTO limits (scope, name, max) VALUES (?, ?, ?)
+			ON CONFLICT (scope, name) DO UPDATE SET max = excluded.max`, string(l.Scope), l.Name, l.Max)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set limit of %s %q: %w", l.Scope, l.Name, err)
+	}
+	return nil
+}
+
+// Limits returns every limit, by scope and name, with its running attempts.
+func (s *Store) Limits(ctx context.Context) ([]store.Limit, error) {
+	rows, err := s.query(ctx, `SELECT l.scope, l.name, l.max,
+		(SELECT count(*) FROM tasks t WHERE t.state = 'RUNNING'
+			AND CASE l.scope WHEN 'queue' THEN t.queue ELSE t.tenant END = l.name)
+		FROM limits l ORDER BY l.scope, l.name`)
+	if err != nil {
+		return nil, fmt.Errorf("limits: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Limit
+	for rows.Next() {
+		var l store.Limit
+		if err := rows.Scan(&l.Scope, &l.Name, &l.Max, &l.Running); err != nil {
+			return nil, fmt.Errorf("limits: %w", err)
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// Running counts the running attempts of the named queues or tenants.
+func (s *Store) Running(ctx context.Context, scope store.Scope, names []string) (map[string]int, error) {
+	if err := store.ValidateScope(scope); err != nil {
+		return nil, err
+	}
+	col := "queue"
+	if scope == store.ScopeTenant {
+		col = "tenant"
+	}
+	rows, err := s.query(ctx, `SELECT `+col+`, count(*) FROM tasks
+		WHERE state = 'RUNNING' AND `+col+` IN (SELECT value FROM json_each(?)) GROUP BY 1`, jsonList(names))
+	if err != nil {
+		return nil, fmt.Errorf("count running attempts by %s: %w", scope, err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var name string
+		var n int
+		if err := rows.Scan(&name, &n); err != nil {
+			return nil, fmt.Errorf("count running attempts by %s: %w", scope, err)
+		}
+		out[name] = n
+	}
+	return out, rows.Err()
+}
