@@ -37,6 +37,11 @@ func WithTimeout(d time.Duration) EnqueueOption { return func(n *store.NewTask) 
 // InGroup names the downstream the task calls.
 func InGroup(g string) EnqueueOption { return func(n *store.NewTask) { n.Group = g } }
 
+// ForTenant makes the task the tenant's work: a limit of running attempts
+// per tenant (grit limits set tenant NAME N) holds it back with the
+// tenant's other tasks.
+func ForTenant(t string) EnqueueOption { return func(n *store.NewTask) { n.Tenant = t } }
+
 // Enqueue inserts a task of kind with args encoded as JSON, and wakes this
 // client's worker. With WithKey, a key used before returns the existing
 // task.

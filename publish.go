@@ -24,6 +24,10 @@ type PublishOption func(*store.Event)
 // delivers nothing new to a subscriber that has the event already.
 func EventKey(k string) PublishOption { return func(e *store.Event) { e.Key = k } }
 
+// EventTenant makes the event's deliveries the tenant's work. An event a
+// handler publishes is its task's tenant's unless it says otherwise.
+func EventTenant(t string) PublishOption { return func(e *store.Event) { e.Tenant = t } }
+
 // Subscribe subscribes Kind (in Queue) to a topic; subscribing again
 // changes nothing. Subscriptions are kept in the store, so every process
 // that publishes to the topic delivers to them.

@@ -51,7 +51,7 @@ func TestHandlerPublishesWithItsSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	startClient(t, c)
-	tk, err := c.Enqueue(ctx, "ingest", batchReady{7})
+	tk, err := c.Enqueue(ctx, "ingest", batchReady{7}, grit.ForTenant("acme"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +59,9 @@ func TestHandlerPublishesWithItsSuccess(t *testing.T) {
 	hooks, err := c.Store().ListTasks(ctx, store.Filter{Kind: "hook"})
 	if err != nil || len(hooks) != 1 {
 		t.Fatalf("%d hook deliveries (%v), want 1: the failed attempt's event must not go out", len(hooks), err)
+	}
+	if hooks[0].Tenant != "acme" {
+		t.Errorf("delivery of tenant %q, want acme: a tenant's task publishes the tenant's events", hooks[0].Tenant)
 	}
 	waitTask(t, c, hooks[0].ID, task.Success)
 	mu.Lock()
@@ -83,6 +86,9 @@ func TestClientPublish(t *testing.T) {
 	again, err := c.Publish(ctx, "order.paid", map[string]int{"order": 42}, grit.EventKey("o-42"))
 	if err != nil || len(again) != 2 || again[0].ID != ds[0].ID {
 		t.Errorf("published again with the key: %v (%v), want the same deliveries", again, err)
+	}
+	if ts, err := c.Publish(ctx, "order.paid", 1, grit.EventTenant("globex")); err != nil || len(ts) != 2 || ts[1].Tenant != "globex" {
+		t.Errorf("published for a tenant: %+v (%v), want deliveries of tenant globex", ts, err)
 	}
 	if _, err := c.Publish(ctx, "bad topic", 1); !errors.Is(err, task.ErrInvalid) || !strings.Contains(err.Error(), `topic "bad topic"`) {
 		t.Errorf("bad topic: %v", err)

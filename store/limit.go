@@ -3,13 +3,14 @@ package store
 import "context"
 
 // Scope is what a concurrency limit counts: the running attempts of a
-// queue, or of a tenant. (A group's limit is kept with its breaker:
-// Group.Limit.)
+// queue, of a tenant, or of a group. (A group's limit is kept with its
+// breaker, Group.Limit: SetLimit takes queues and tenants.)
 type Scope string
 
 const (
 	ScopeQueue  Scope = "queue"
 	ScopeTenant Scope = "tenant"
+	ScopeGroup  Scope = "group"
 )
 
 // Limit bounds the running attempts of one queue or tenant across the
@@ -34,8 +35,8 @@ type Limiter interface {
 	// Limits returns every limit, by scope and name, with its running
 	// attempts counted.
 	Limits(ctx context.Context) ([]Limit, error)
-	// Running counts the running attempts of the named queues or tenants;
-	// a name with none is absent from the map.
+	// Running counts the running attempts of the named queues, tenants or
+	// groups; a name with none is absent from the map.
 	Running(ctx context.Context, scope Scope, names []string) (map[string]int, error)
 }
 
@@ -54,8 +55,8 @@ func ValidateLimit(l Limit) error {
 
 // ValidateScope checks a scope a driver is asked to count.
 func ValidateScope(s Scope) error {
-	if s != ScopeQueue && s != ScopeTenant {
-		return invalid("count running attempts of %q: want queue or tenant", s)
+	if s != ScopeQueue && s != ScopeTenant && s != ScopeGroup {
+		return invalid("count running attempts of %q: want queue, tenant or group", s)
 	}
 	return nil
 }

@@ -61,6 +61,8 @@
 //     and retry budgets are kept per group. Same rule as task names.
 //   - queue: the queue the task waits in; "default" when not set. Same rule
 //     as task names.
+//   - tenant: whose work the task is (acme): limits of running attempts may
+//     be set per tenant (grit limits). Same rule as task names.
 //   - priority: a whole number; higher runs first; 0 when not set.
 //   - poison_after: how many identical unclassified failures in a row make
 //     the task poison (DEAD_LETTER); 1 or more, the policy's (2) when not

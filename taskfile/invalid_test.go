@@ -128,6 +128,7 @@ var invalidTests = []struct {
 	{"empty dir", head + "  a: {run: x, dir: \"\"}\n", 3, "dir is empty"},
 	{"bad group", head + "  a: {run: x, group: payments api}\n", 3, `group "payments api" is not a valid name`},
 	{"bad queue", head + "  a: {run: x, queue: [q]}\n", 3, "queue is a list"},
+	{"bad tenant", head + "  a: {run: x, tenant: acme corp}\n", 3, `tenant "acme corp" is not a valid name`},
 	{"priority not whole", head + "  a: {run: x, priority: 1.5}\n", 3, `priority "1.5" is not a whole number`},
 	{"poison_after zero", head + "  a: {run: x, poison_after: 0}\n", 3, "poison_after 0 is out of range"},
 	{"defaults not a mapping", "name: x\ndefaults: [a]\ntasks: {a: {run: x}}\n", 2, "defaults is a list"},

@@ -14,7 +14,7 @@ import (
 // settingKeys are the keys a task shares with defaults, in the order the
 // docs list them.
 var settingKeys = []string{
-	"retry", "timeout", "grace", "group", "queue", "priority", "poison_after",
+	"retry", "timeout", "grace", "group", "queue", "tenant", "priority", "poison_after",
 	"retry_on_exit", "permanent_on_exit", "resource_on_exit", "env", "dir",
 }
 
@@ -25,6 +25,7 @@ type settings struct {
 	grace       *time.Duration
 	group       *string
 	queue       *string
+	tenant      *string
 	dir         *string
 	priority    *int
 	poisonAfter *int
@@ -42,11 +43,8 @@ func (p *parser) setting(s *settings, kv pair) bool {
 		set(&s.timeout)(p.duration(key, v, ""))
 	case "grace":
 		set(&s.grace)(p.duration(key, v, "it is the time from SIGTERM to SIGKILL; leave it out for the default 5s"))
-	case "group", "queue":
-		dst := &s.group
-		if key == "queue" {
-			dst = &s.queue
-		}
+	case "group", "queue", "tenant":
+		dst := map[string]**string{"group": &s.group, "queue": &s.queue, "tenant": &s.tenant}[key]
 		set(dst)(p.name(key, v))
 	case "dir":
 		set(&s.dir)(p.dir(v))
@@ -126,6 +124,7 @@ func (s settings) over(d settings) settings {
 	or(&s.grace, d.grace)
 	or(&s.group, d.group)
 	or(&s.queue, d.queue)
+	or(&s.tenant, d.tenant)
 	or(&s.dir, d.dir)
 	or(&s.priority, d.priority)
 	or(&s.poisonAfter, d.poisonAfter)
@@ -155,6 +154,7 @@ func (s settings) apply(t *Task) {
 	t.Grace = val(s.grace)
 	t.Group = val(s.group)
 	t.Queue = val(s.queue)
+	t.Tenant = val(s.tenant)
 	t.Exec.Dir = val(s.dir)
 	t.Priority = val(s.priority)
 	t.PoisonAfter = val(s.poisonAfter)

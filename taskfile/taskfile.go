@@ -42,6 +42,7 @@ type Task struct {
 	Grace       time.Duration // SIGTERM to SIGKILL; 0: the engine's default (5s)
 	Group       string        // the downstream it calls; "" for none
 	Queue       string        // "": the default queue
+	Tenant      string        // whose work it is, for per-tenant limits; "" for none
 	Priority    int           // higher runs first
 	PoisonAfter int           // identical failures in a row that make it poison; 0: the policy's
 }
@@ -97,6 +98,7 @@ func (f *File) NewRun(key string) (store.NewRun, error) {
 			Args:        args,
 			Queue:       t.Queue,
 			Group:       t.Group,
+			Tenant:      t.Tenant,
 			Priority:    t.Priority,
 			PoisonAfter: t.PoisonAfter,
 			Timeout:     t.Timeout,

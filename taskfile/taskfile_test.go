@@ -96,6 +96,7 @@ defaults:
   grace: 3s
   group: db
   queue: slow
+  tenant: acme
   priority: 5
   poison_after: 4
   retry_on_exit: [3]
@@ -112,6 +113,7 @@ tasks:
     grace: 1s
     group: api
     queue: fast
+    tenant: globex
     priority: -1
     poison_after: 9
     retry_on_exit: []
@@ -121,22 +123,22 @@ tasks:
 `,
 		want: &taskfile.File{Name: "merge", Tasks: []taskfile.Task{
 			{
-				Name: "inherit", Line: 15,
+				Name: "inherit", Line: 16,
 				Exec: task.Exec{
 					Shell: "a", Env: []string{"LEVEL=1", "REGION=us"}, Dir: "/srv",
 					RetryOnExit: []int{3}, PermanentOnExit: []int{2},
 				},
 				Policy: retry.Policy{MaxAttempts: 3, Backoff: retry.Constant{Interval: 2 * time.Second}}, PolicySet: true,
-				Timeout: time.Minute, Grace: 3 * time.Second, Group: "db", Queue: "slow", Priority: 5, PoisonAfter: 4,
+				Timeout: time.Minute, Grace: 3 * time.Second, Group: "db", Queue: "slow", Tenant: "acme", Priority: 5, PoisonAfter: 4,
 			},
 			{
-				Name: "override", Line: 17,
+				Name: "override", Line: 18,
 				Exec: task.Exec{
 					Shell: "b", Env: []string{"EXTRA=x y", "LEVEL=1", "REGION=eu"}, Dir: "/tmp",
 					RetryOnExit: []int{}, PermanentOnExit: []int{2}, ResourceOnExit: []int{9},
 				},
 				Policy: retry.Never, PolicySet: true,
-				Timeout: 0, Grace: time.Second, Group: "api", Queue: "fast", Priority: -1, PoisonAfter: 9,
+				Timeout: 0, Grace: time.Second, Group: "api", Queue: "fast", Tenant: "globex", Priority: -1, PoisonAfter: 9,
 			},
 		}},
 	},

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -121,5 +122,35 @@ func TestBreakersSetAndList(t *testing.T) {
 	}
 	if code, out, _ := grit(t, "breakers", "set", "api", "--workers-settings", "--fail-fast=false", "--store", st); code != 0 || !strings.Contains(out, "workers'") {
 		t.Errorf("back to the workers' settings: exit %d: %s", code, out)
+	}
+}
+
+func TestLimitsSetAndList(t *testing.T) {
+	st := tempStore(t)
+	for _, args := range [][]string{{"queue", "mail", "5"}, {"tenant", "acme", "2"}, {"group", "api", "10"}, {"queue", "mail", "3"}} {
+		if code, out, errOut := grit(t, append([]string{"limits", "set"}, append(args, "--store", st)...)...); code != 0 || !strings.Contains(out, "at most "+args[2]+" running") {
+			t.Fatalf("set %v: exit %d: %s %s", args, code, out, errOut)
+		}
+	}
+	code, out, _ := grit(t, "limits", "--json", "--store", st)
+	var rows []store.Limit
+	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil {
+		t.Fatalf("list: exit %d, %v: %s", code, err, out)
+	}
+	want := []store.Limit{{Scope: "queue", Name: "mail", Max: 3}, {Scope: "tenant", Name: "acme", Max: 2}, {Scope: "group", Name: "api", Max: 10}}
+	if !slices.Equal(rows, want) {
+		t.Errorf("listed %+v, want %+v", rows, want)
+	}
+	if code, out, _ := grit(t, "limits", "set", "tenant", "acme", "0", "--store", st); code != 0 || !strings.Contains(out, "tenant acme: no limit") {
+		t.Errorf("remove: exit %d: %s", code, out)
+	}
+	if code, out, _ := grit(t, "limits", "--store", st); code != 0 || strings.Contains(out, "acme") || !strings.Contains(out, "mail") {
+		t.Errorf("list after removing acme's: exit %d: %s", code, out)
+	}
+	for _, bad := range [][]string{{"kind", "k", "1"}, {"queue", "mail", "many"}, {"tenant", "acme", "-1"}, {"queue", "", "1"}, {"queue", "mail"}} {
+		code, _, errOut := grit(t, append([]string{"limits", "set"}, append(bad, "--store", st)...)...)
+		if code != 2 || errOut == "" {
+			t.Errorf("set %v: exit %d (%s), want 2 with a message", bad, code, errOut)
+		}
 	}
 }

@@ -83,7 +83,7 @@ func newRoot(e *env) *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&e.storeDSN, "store", def, "the store: sqlite:PATH or postgres://… (env GRIT_STORE)")
 	root.AddCommand(newRunCmd(e), newSubmitCmd(e), newWaitCmd(e), newWorkerCmd(e), newTasksCmd(e), newTaskCmd(e),
-		newDLQCmd(e), newStatusCmd(e), newMigrateCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newSimCmd(e), newBreakersCmd(e), newConfigCmd(e), newVersionCmd(e))
+		newDLQCmd(e), newStatusCmd(e), newMigrateCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newSimCmd(e), newBreakersCmd(e), newLimitsCmd(e), newConfigCmd(e), newVersionCmd(e))
 	usageArgs(root)
 	return root
 }

@@ -153,9 +153,6 @@ func (e *Engine) markFull(s store.Scope, name string) {
 	e.lim.full[s][name] = time.Now().Add(limitWait)
 }
 
-// scopeGroup stands, in freed, for the groups' limits (Group.Limit).
-const scopeGroup store.Scope = "group"
-
 // limitFreed records the end of an attempt of t: if its queue, tenant or
 // group was left out as full, one of its places is free again.
 func (e *Engine) limitFreed(t task.Task) {
@@ -169,10 +166,10 @@ func (e *Engine) limitFreed(t task.Task) {
 	defer e.lim.mu.Unlock()
 	woke := false
 	now := time.Now()
-	for _, s := range [...]store.Scope{store.ScopeQueue, store.ScopeTenant, scopeGroup} {
+	for _, s := range [...]store.Scope{store.ScopeQueue, store.ScopeTenant, store.ScopeGroup} {
 		var n string
 		switch s {
-		case scopeGroup:
+		case store.ScopeGroup:
 			if n = t.Group; !groupFull {
 				continue
 			}
@@ -218,7 +215,7 @@ func (e *Engine) claimFreed(free int) int {
 	e.lim.freed = nil
 	e.lim.mu.Unlock()
 	launched := 0
-	for _, s := range [...]store.Scope{store.ScopeQueue, store.ScopeTenant, scopeGroup} {
+	for _, s := range [...]store.Scope{store.ScopeQueue, store.ScopeTenant, store.ScopeGroup} {
 		for _, n := range slices.Sorted(maps.Keys(freed[s])) {
 			if launched == free {
 				return launched
@@ -232,7 +229,7 @@ func (e *Engine) claimFreed(free int) int {
 				req.Queues, req.SkipQueues = []string{n}, slices.DeleteFunc(req.SkipQueues, func(q string) bool { return q == n })
 			case store.ScopeTenant:
 				req.Tenant, req.SkipTenants = n, slices.DeleteFunc(req.SkipTenants, func(q string) bool { return q == n })
-			case scopeGroup:
+			case store.ScopeGroup:
 				if slices.Contains(req.SkipGroups, n) && !e.onlyFull(n) {
 					continue // held back by its breaker or pressure, not its limit
 				}

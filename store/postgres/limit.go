@@ -49,15 +49,13 @@ func (s *Store) Limits(ctx context.Context) ([]store.Limit, error) {
 	return out, nil
 }
 
-// Running counts the running attempts of the named queues or tenants.
+// Running counts the running attempts of the named queues, tenants or
+// groups.
 func (s *Store) Running(ctx context.Context, scope store.Scope, names []string) (map[string]int, error) {
 	if err := store.ValidateScope(scope); err != nil {
 		return nil, err
 	}
-	col := "queue"
-	if scope == store.ScopeTenant {
-		col = "tenant"
-	}
+	col := map[store.Scope]string{store.ScopeQueue: "queue", store.ScopeTenant: "tenant", store.ScopeGroup: "group_name"}[scope]
 	rows, err := s.pool.Query(ctx, s.sql(`SELECT `+col+`, count(*) FROM $S.tasks
 		WHERE state = 'RUNNING' AND `+col+` = ANY ($1) GROUP BY 1`), names)
 	if err != nil {

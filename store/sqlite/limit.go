@@ -49,15 +49,13 @@ func (s *Store) Limits(ctx context.Context) ([]store.Limit, error) {
 	return out, rows.Err()
 }
 
-// Running counts the running attempts of the named queues or tenants.
+// Running counts the running attempts of the named queues, tenants or
+// groups.
 func (s *Store) Running(ctx context.Context, scope store.Scope, names []string) (map[string]int, error) {
 	if err := store.ValidateScope(scope); err != nil {
 		return nil, err
 	}
-	col := "queue"
-	if scope == store.ScopeTenant {
-		col = "tenant"
-	}
+	col := map[store.Scope]string{store.ScopeQueue: "queue", store.ScopeTenant: "tenant", store.ScopeGroup: "group_name"}[scope]
 	rows, err := s.query(ctx, `SELECT `+col+`, count(*) FROM tasks
 		WHERE state = 'RUNNING' AND `+col+` IN (SELECT value FROM json_each(?)) GROUP BY 1`, jsonList(names))
 	if err != nil {

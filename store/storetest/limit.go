@@ -98,6 +98,9 @@ var limitTests = map[string]func(*testing.T, *harness){
 		if run, err := l.Running(h.ctx, store.ScopeQueue, []string{"mail"}); err != nil || run["mail"] != 2 {
 			t.Errorf("running by queue: %v (%v), want mail: 2", run, err)
 		}
+		if run, err := l.Running(h.ctx, store.ScopeGroup, []string{"", "api"}); err != nil || run[""] != 3 || len(run) != 1 {
+			t.Errorf("running by group: %v (%v), want the 3 of no group", run, err)
+		}
 		if err := l.SetLimit(h.ctx, store.Limit{Scope: store.ScopeQueue, Name: "mail"}); err != nil {
 			t.Fatal(err)
 		}
