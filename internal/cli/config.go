@@ -3,7 +3,9 @@ package cli
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/grit-run/grit/internal/engine"
@@ -23,7 +25,29 @@ var (
 	knobHeartbeat   = knob{"heartbeat", "GRIT_HEARTBEAT", "5s", "how often leases are renewed; default a third of the lease"}
 	knobDrain       = knob{"drain", "GRIT_DRAIN", "30s", "how long a stopping worker lets running attempts finish"}
 	knobWorkerID    = knob{"worker-id", "GRIT_WORKER_ID", "", "the worker's identity; a worker restarted under the same one releases its predecessor's tasks at once (default host-pid-random)"}
+	knobPressBase   = knob{"pressure-base", "GRIT_PRESSURE_BASE", "1s", "how long a resource failure first holds its group back; each further one doubles it"}
+	knobPressMax    = knob{"pressure-max", "GRIT_PRESSURE_MAX", "1m", "the longest a group's resource pressure holds it back"}
+	knobBudget      = knob{"retry-budget", "GRIT_RETRY_BUDGET", "0.2,1,10", "each group's retries, fleet-wide: RATIO of first attempts, FLOOR a second beyond it, BURST at most at once"}
 )
+
+// workerKnobs are the worker's knobs, in the order grit config lists them.
+var workerKnobs = []knob{knobWorkerID, knobConcurrency, knobLease, knobHeartbeat, knobDrain, knobPressBase, knobPressMax, knobBudget}
+
+// parseBudget reads a retry budget: RATIO,FLOOR,BURST.
+func parseBudget(s string) (store.BudgetRates, error) {
+	parts := strings.Split(s, ",")
+	var v [3]float64
+	ok := len(parts) == 3
+	for i := 0; ok && i < 3; i++ {
+		f, err := strconv.ParseFloat(strings.TrimSpace(parts[i]), 64)
+		ok = err == nil && f >= 0 && !math.IsInf(f, 0)
+		v[i] = f
+	}
+	if !ok || v[2] < 1 {
+		return store.BudgetRates{}, fmt.Errorf("%q: want RATIO,FLOOR,BURST, such as 0.2,1,10: retries may be RATIO of first attempts plus FLOOR a second, BURST (1 or more) at once", s)
+	}
+	return store.BudgetRates{Ratio: v[0], Floor: v[1], Burst: v[2]}, nil
+}
 
 // lookup returns the knob's value and where it came from.
 func (e *env) lookup(k knob, flag string) (string, string) {
@@ -65,15 +89,18 @@ func (e *env) intKnob(k knob, flag string) (int, error) {
 
 // workerSettings are the knobs an engine runs with.
 type workerSettings struct {
-	id               string
-	concurrency      int
-	lease, heartbeat time.Duration
-	drain            time.Duration
+	id                        string
+	concurrency               int
+	lease, heartbeat          time.Duration
+	drain                     time.Duration
+	pressureBase, pressureMax time.Duration
+	budget                    store.BudgetRates
 }
 
 // workerFlags holds the flag values as given (empty: not given).
 type workerFlags struct {
 	id, concurrency, lease, heartbeat, drain string
+	pressureBase, pressureMax, budget        string
 }
 
 func (e *env) workerSettings(f workerFlags) (workerSettings, error) {
@@ -95,6 +122,19 @@ func (e *env) workerSettings(f workerFlags) (workerSettings, error) {
 	if s.heartbeat >= s.lease {
 		return s, usageErr("heartbeat %v must be shorter than the lease %v (a third of it is usual)", s.heartbeat, s.lease)
 	}
+	if s.pressureBase, err = e.durationKnob(knobPressBase, f.pressureBase); err != nil {
+		return s, err
+	}
+	if s.pressureMax, err = e.durationKnob(knobPressMax, f.pressureMax); err != nil {
+		return s, err
+	}
+	if s.pressureMax < s.pressureBase {
+		return s, usageErr("pressure-max %v must be at least pressure-base %v", s.pressureMax, s.pressureBase)
+	}
+	v, src := e.lookup(knobBudget, f.budget)
+	if s.budget, err = parseBudget(v); err != nil {
+		return s, usageErr("retry-budget (%s): %v", src, err)
+	}
 	return s, nil
 }
 
@@ -104,7 +144,8 @@ func (f *workerFlags) register(fs interface {
 	for _, k := range []struct {
 		p *string
 		k knob
-	}{{&f.concurrency, knobConcurrency}, {&f.lease, knobLease}, {&f.heartbeat, knobHeartbeat}, {&f.drain, knobDrain}, {&f.id, knobWorkerID}} {
+	}{{&f.concurrency, knobConcurrency}, {&f.lease, knobLease}, {&f.heartbeat, knobHeartbeat}, {&f.drain, knobDrain}, {&f.id, knobWorkerID},
+		{&f.pressureBase, knobPressBase}, {&f.pressureMax, knobPressMax}, {&f.budget, knobBudget}} {
 		usage := fmt.Sprintf("%s (env %s, default %s)", k.k.help, k.k.env, k.k.def)
 		if k.k.def == "" {
 			usage = fmt.Sprintf("%s (env %s)", k.k.help, k.k.env)
@@ -118,6 +159,7 @@ func (f *workerFlags) register(fs interface {
 func (e *env) newEngine(st store.Store, ws workerSettings, onEvent func(engine.Event)) (*engine.Engine, error) {
 	return engine.New(engine.Config{
 		Store: st, WorkerID: ws.id, Concurrency: ws.concurrency, Lease: ws.lease, Heartbeat: ws.heartbeat,
+		PressureBase: ws.pressureBase, PressureMax: ws.pressureMax, RetryBudget: ws.budget,
 		OnEvent: onEvent, Version: Version,
 		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})

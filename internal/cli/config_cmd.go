@@ -30,7 +30,7 @@ func newConfigCmd(e *env) *cobra.Command {
 				storeSrc = "env GRIT_STORE"
 			}
 			out := []setting{{"store", "GRIT_STORE", e.storeDSN, storeSrc}}
-			for _, k := range []knob{knobWorkerID, knobConcurrency, knobLease, knobHeartbeat, knobDrain} {
+			for _, k := range workerKnobs {
 				v, src := e.lookup(k, "")
 				if k == knobHeartbeat && src == "default" {
 					if lease, err := e.durationKnob(knobLease, ""); err == nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,7 +27,9 @@ import (
 // too, so that grit bench, run in-process, starts its worker processes as
 // grit (os.Executable is this binary).
 func TestMain(m *testing.M) {
-	if os.Getenv("GRIT_TEST_AS_CLI") == "1" {
+	// A child started as grit runs the CLI; the fuzzer's workers (-test.*
+	// flags) inherit the variable but are tests.
+	if os.Getenv("GRIT_TEST_AS_CLI") == "1" && !slices.ContainsFunc(os.Args[1:], func(a string) bool { return strings.HasPrefix(a, "-test.") }) {
 		os.Exit(Main(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	}
 	os.Setenv("GRIT_TEST_AS_CLI", "1")
