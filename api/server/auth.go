@@ -1,0 +1,129 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// ErrNoTokens is wrapped by Insecure's error: a server without tokens on
+// an address other machines can reach.
+var ErrNoTokens = errors.New("server: no tokens")
+
+// Insecure reports whether a server listening on addr with tokens lets
+// requests in without authentication: when it has no tokens. That is
+// allowed only on a loopback address (127.0.0.0/8, ::1, localhost), which
+// only this machine reaches; on any other address Insecure returns an
+// error wrapping ErrNoTokens that says how to set tokens.
+func Insecure(addr string, tokens []string) (bool, error) {
+	if len(tokens) > 0 {
+		return false, nil
+	}
+	if loopback(addr) {
+		return true, nil
+	}
+	return true, fmt.Errorf("%w: listening on %s without tokens would let anyone who reaches it enqueue and cancel tasks: give tokens (%s=TOKEN1,TOKEN2, or a tokens file with one per line, e.g. --tokens-file /etc/grit/tokens), or listen on a loopback address such as 127.0.0.1:7420",
+		ErrNoTokens, addr, TokensEnv)
+}
+
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	if i := strings.IndexByte(host, '%'); i >= 0 {
+		host = host[:i] // an IPv6 zone
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// healthPrefix names the health service's methods: probes (load
+// balancers, grpc-health-probe) call them without a token.
+const healthPrefix = "/grpc.health.v1.Health/"
+
+// authorize checks the request's bearer token. Both a missing token and a
+// wrong one are UNAUTHENTICATED: the caller has not proved who it is
+// (PERMISSION_DENIED would say it had, and may not do this); the messages
+// tell them apart.
+func (s *Server) authorize(ctx context.Context, method string) error {
+	if len(s.tokens) == 0 || strings.HasPrefix(method, healthPrefix) {
+		return nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get("authorization")
+	if len(vals) == 0 {
+		return status.Errorf(codes.Unauthenticated, "%s: no token: send the header \"authorization: Bearer TOKEN\" with a token the server accepts (from its %s or tokens file)", method, TokensEnv)
+	}
+	scheme, tok, ok := strings.Cut(strings.TrimSpace(vals[0]), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+		return status.Errorf(codes.Unauthenticated, "%s: the authorization header is not \"Bearer TOKEN\"", method)
+	}
+	if !s.accepts(strings.TrimSpace(tok)) {
+		return status.Errorf(codes.Unauthenticated, "%s: the bearer token is not one this server accepts: check it against the server's %s or tokens file", method, TokensEnv)
+	}
+	return nil
+}
+
+// accepts compares tok with every token in constant time: their hashes,
+// so that neither a token's content nor its length shows in the timing.
+func (s *Server) accepts(tok string) bool {
+	h := sha256.Sum256([]byte(tok))
+	ok := 0
+	for _, t := range s.tokens {
+		ok |= subtle.ConstantTimeCompare(h[:], t[:])
+	}
+	return ok == 1
+}
+
+func hashTokens(ts []string) [][sha256.Size]byte {
+	out := make([][sha256.Size]byte, len(ts))
+	for i, t := range ts {
+		out[i] = sha256.Sum256([]byte(t))
+	}
+	return out
+}
+
+// unary authorizes a call, turns a panic into INTERNAL (one bad request
+// must not take the server down) and logs what went wrong on the server's
+// side.
+func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	if err := s.authorize(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			s.cfg.Logger.Error("panic in a request", "method", info.FullMethod, "panic", v)
+			resp, err = nil, status.Errorf(codes.Internal, "%s: the server failed (a bug): %v", info.FullMethod, v)
+		}
+		s.logFailure(info.FullMethod, err)
+	}()
+	return handler(ctx, req)
+}
+
+func (s *Server) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if err := s.authorize(ss.Context(), info.FullMethod); err != nil {
+		return err
+	}
+	return handler(srv, ss)
+}
+
+func (s *Server) logFailure(method string, err error) {
+	switch status.Code(err) {
+	case codes.Internal, codes.Unavailable, codes.Unknown, codes.DataLoss:
+		s.cfg.Logger.Warn("request failed", "method", method, "err", err)
+	}
+}

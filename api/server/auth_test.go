@@ -1,0 +1,244 @@
+package server_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	reflectpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+
+	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/api/server"
+)
+
+func TestTokens(t *testing.T) {
+	h := start(t, server.Config{Tokens: []string{"another-token-0123456789", testToken}}, "")
+	call := func(auth string) error {
+		c := ctx(t)
+		if auth != "" {
+			c = metadata.AppendToOutgoingContext(c, "authorization", auth)
+		}
+		_, err := h.tasks.Enqueue(c, &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k"}})
+		return err
+	}
+	wantCode(t, call(""), codes.Unauthenticated, "no token", "authorization: Bearer TOKEN", "GRIT_TOKENS")
+	wantCode(t, call("Bearer not-the-token-0123456789"), codes.Unauthenticated, "not one this server accepts")
+	wantCode(t, call("Basic "+testToken), codes.Unauthenticated, `not "Bearer TOKEN"`)
+	wantCode(t, call("Bearer "), codes.Unauthenticated, `not "Bearer TOKEN"`)
+	if c := h.count(t); c != 0 {
+		t.Fatalf("refused requests wrote %d tasks", c)
+	}
+	if err := call("Bearer " + testToken); err != nil {
+		t.Fatal(err)
+	}
+	if err := call("bearer " + testToken); err != nil {
+		t.Fatalf("the scheme's case: %v", err)
+	}
+	if c := h.count(t); c != 2 {
+		t.Fatalf("%d tasks, want 2", c)
+	}
+	// Workers' calls need the token too.
+	_, err := h.workers.Claim(ctx(t), &pb.ClaimRequest{WorkerId: "w", Kinds: []string{"k"}})
+	wantCode(t, err, codes.Unauthenticated, "no token")
+}
+
+// TestHealthAndReflection: a probe needs no token; reflection does, and
+// lists grit's services.
+func TestHealthAndReflection(t *testing.T) {
+	h := start(t, server.Config{Tokens: []string{testToken}}, "")
+	for _, svc := range append([]string{""}, server.Services...) {
+		r, err := healthpb.NewHealthClient(h.conn).Check(ctx(t), &healthpb.HealthCheckRequest{Service: svc})
+		if err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			t.Fatalf("health of %q: %v, %v", svc, r, err)
+		}
+	}
+	_, err := listServices(ctx(t), h.conn)
+	wantCode(t, err, codes.Unauthenticated)
+	names, err := listServices(ctx(t), dial(t, h.addr, testToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"grit.v1.Tasks", "grit.v1.Workers", "grpc.health.v1.Health"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("reflection lists %v, without %s", names, want)
+		}
+	}
+}
+
+func listServices(ctx context.Context, conn *grpc.ClientConn) ([]string, error) {
+	st, err := reflectpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Send(&reflectpb.ServerReflectionRequest{MessageRequest: &reflectpb.ServerReflectionRequest_ListServices{}}); err != nil {
+		return nil, err
+	}
+	r, err := st.Recv()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, s := range r.GetListServicesResponse().GetService() {
+		names = append(names, s.GetName())
+	}
+	return names, st.CloseSend()
+}
+
+// TestStopNotServing: Stop turns the health service NOT_SERVING, for a
+// server registered on a grpc.Server of the caller's.
+func TestStopNotServing(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	s, err := server.New(server.Config{Store: h.store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs := grpc.NewServer(s.ServerOptions()...)
+	s.Register(gs)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go gs.Serve(lis)
+	t.Cleanup(gs.Stop)
+	hc := healthpb.NewHealthClient(dial(t, lis.Addr().String(), ""))
+	r, err := hc.Check(ctx(t), &healthpb.HealthCheckRequest{})
+	if err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("before Stop: %v, %v", r, err)
+	}
+	s.Stop()
+	r, err = hc.Check(ctx(t), &healthpb.HealthCheckRequest{Service: "grit.v1.Tasks"})
+	if err != nil || r.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
+		t.Fatalf("after Stop: %v, %v", r, err)
+	}
+}
+
+func TestInsecure(t *testing.T) {
+	tests := []struct {
+		addr     string
+		tokens   []string
+		insecure bool
+		refused  bool
+	}{
+		{"127.0.0.1:7420", nil, true, false},
+		{"127.1.2.3:7420", nil, true, false},
+		{"[::1]:7420", nil, true, false},
+		{"localhost:7420", nil, true, false},
+		{"0.0.0.0:7420", nil, true, true},
+		{":7420", nil, true, true},
+		{"192.168.1.5:7420", nil, true, true},
+		{"grit.example.com:7420", nil, true, true},
+		{"0.0.0.0:7420", []string{testToken}, false, false},
+	}
+	for _, tt := range tests {
+		insecure, err := server.Insecure(tt.addr, tt.tokens)
+		if insecure != tt.insecure || (err != nil) != tt.refused {
+			t.Errorf("Insecure(%q, %v) = %v, %v", tt.addr, tt.tokens, insecure, err)
+		}
+		if err != nil && (!errors.Is(err, server.ErrNoTokens) || !strings.Contains(err.Error(), "GRIT_TOKENS") || !strings.Contains(err.Error(), "127.0.0.1")) {
+			t.Errorf("Insecure(%q): the error does not say how to fix it: %v", tt.addr, err)
+		}
+	}
+}
+
+// publicListener pretends to listen on every interface.
+type publicListener struct{ net.Listener }
+
+func (publicListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4zero, Port: 7420} }
+
+func TestServeRefusesPublicWithoutTokens(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	s, err := server.New(server.Config{Store: h.store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lis.Close()
+	err = s.Serve(ctx(t), publicListener{lis})
+	if !errors.Is(err, server.ErrNoTokens) {
+		t.Fatalf("Serve on 0.0.0.0 without tokens: %v", err)
+	}
+}
+
+func TestTLS(t *testing.T) {
+	cert, key, pool := selfSigned(t)
+	h := start(t, server.Config{CertFile: cert, KeyFile: key, Tokens: []string{testToken}}, "")
+	creds := credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: "localhost"})
+	conn := dial(t, h.addr, testToken, grpc.WithTransportCredentials(creds))
+	if _, err := pb.NewTasksClient(conn).Enqueue(ctx(t), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k"}}); err != nil {
+		t.Fatal(err)
+	}
+	// The harness's client speaks plain text: it cannot talk to it.
+	if _, err := h.tasks.Get(ctx(t), &pb.GetRequest{Id: 1}); err == nil {
+		t.Fatal("a plain-text client was answered by a TLS server")
+	}
+	_, err := server.New(server.Config{Store: h.store, CertFile: cert})
+	if !errors.Is(err, server.ErrConfig) || !strings.Contains(err.Error(), "key file") {
+		t.Fatalf("a certificate without a key: %v", err)
+	}
+	_, err = server.New(server.Config{Store: h.store, CertFile: key, KeyFile: key})
+	if !errors.Is(err, server.ErrConfig) {
+		t.Fatalf("a key as the certificate: %v", err)
+	}
+}
+
+// selfSigned writes a certificate for localhost and its key.
+func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
+		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, IsCA: true, BasicConstraintsValid: true,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	write := func(path, typ string, b []byte) {
+		if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(certFile, "CERTIFICATE", der)
+	write(keyFile, "EC PRIVATE KEY", kder)
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool = x509.NewCertPool()
+	pool.AddCert(c)
+	return certFile, keyFile, pool
+}

@@ -1,0 +1,133 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/grit-run/grit/store"
+)
+
+// Config configures a Server. Zero fields mean the documented defaults.
+type Config struct {
+	// Store is where the tasks are; required.
+	Store store.Store
+	// Tokens are the bearer tokens the server accepts (see LoadTokens).
+	// None turns authentication off, which Serve allows only on a loopback
+	// address (see Insecure).
+	Tokens []string
+	// CertFile and KeyFile, both or neither, are a PEM certificate (with
+	// its chain) and key: the server then speaks TLS.
+	CertFile, KeyFile string
+
+	// MaxPayload bounds a task's args and an event's payload, in bytes;
+	// default 1 MiB (DefaultMaxPayload). (A worker's report of an
+	// attempt's output and error is bounded at 64 KiB: their tails.)
+	MaxPayload int
+	// MaxBatch bounds the tasks of an EnqueueBatch, the events of a
+	// Publish, and the tasks, kinds and leases of a worker's request;
+	// default 1000 (DefaultMaxBatch).
+	MaxBatch int
+	// MaxMessage bounds a request as gRPC reads it, in bytes; default
+	// 16 MiB, and at least MaxPayload + 1 MiB, so that a request with one
+	// payload over MaxPayload is read and answered INVALID_ARGUMENT naming
+	// the field. A request larger than MaxMessage is refused by gRPC
+	// itself, before it is read: RESOURCE_EXHAUSTED.
+	MaxMessage int
+	// MaxAnswer bounds the args the tasks of one answer carry (List,
+	// Claim), in bytes; default 3 MiB, so that an answer fits gRPC's
+	// default 4 MiB receive limit. A List stops its page early; a Claim
+	// gives back (without using an attempt) the tasks that do not fit. One
+	// task always comes: a client whose tasks' args are larger must raise
+	// its own limit.
+	MaxAnswer int
+
+	// Lease is the lease of a claim or heartbeat that asks for none;
+	// default 15s.
+	Lease time.Duration
+	// Poll is the longest a waiting Claim sleeps before it looks for due
+	// tasks again when nothing woke it (a task enqueued through another
+	// process, on a store that cannot notify); default 1s.
+	Poll time.Duration
+	// Rescue is how often Serve takes over the tasks of workers whose
+	// leases expired, and decides each by its policy's interrupted rule, as
+	// Go workers do; default 5s. Negative: never (the Go workers of the
+	// fleet do it).
+	Rescue time.Duration
+	// ID names the server in the store when it rescues tasks; default
+	// grit-server-HOST-PID.
+	ID string
+	// StopGrace bounds how long Serve, when its context ends, waits for the
+	// requests in flight before it closes their connections; default 10s.
+	StopGrace time.Duration
+
+	Logger *slog.Logger
+}
+
+// Defaults of Config.
+const (
+	DefaultMaxPayload = 1 << 20
+	DefaultMaxBatch   = 1000
+	DefaultMaxMessage = 16 << 20
+	DefaultMaxAnswer  = 3 << 20
+)
+
+// ErrConfig is wrapped by the errors of a Config that cannot serve.
+var ErrConfig = errors.New("server: bad config")
+
+func (c *Config) validate() error {
+	switch {
+	case c.Store == nil:
+		return fmt.Errorf("%w: no store", ErrConfig)
+	case c.MaxPayload < 0 || c.MaxBatch < 0 || c.MaxMessage < 0 || c.MaxAnswer < 0:
+		return fmt.Errorf("%w: negative max payload, batch, message or answer", ErrConfig)
+	case c.Lease < 0 || c.Poll < 0 || c.StopGrace < 0:
+		return fmt.Errorf("%w: negative lease, poll or stop grace", ErrConfig)
+	case c.Lease != 0 && (c.Lease < minLease || c.Lease > maxLease):
+		return fmt.Errorf("%w: lease %v: want %v to %v", ErrConfig, c.Lease, minLease, maxLease)
+	case (c.CertFile == "") != (c.KeyFile == ""):
+		return fmt.Errorf("%w: TLS needs both a certificate file and a key file (got %q and %q)", ErrConfig, c.CertFile, c.KeyFile)
+	case c.MaxMessage != 0 && c.MaxPayload != 0 && c.MaxMessage <= c.MaxPayload:
+		return fmt.Errorf("%w: max message %d must be larger than max payload %d", ErrConfig, c.MaxMessage, c.MaxPayload)
+	}
+	for i, t := range c.Tokens {
+		if err := checkToken(t); err != nil {
+			return fmt.Errorf("%w: token %d: %w", ErrConfig, i+1, err)
+		}
+	}
+	return nil
+}
+
+func (c *Config) setDefaults() {
+	c.MaxPayload = orInt(c.MaxPayload, DefaultMaxPayload)
+	c.MaxBatch = orInt(c.MaxBatch, DefaultMaxBatch)
+	c.MaxMessage = orInt(c.MaxMessage, max(DefaultMaxMessage, c.MaxPayload+1<<20))
+	c.MaxAnswer = orInt(c.MaxAnswer, DefaultMaxAnswer)
+	c.Lease = orDur(c.Lease, 15*time.Second)
+	c.Poll = orDur(c.Poll, time.Second)
+	c.Rescue = orDur(c.Rescue, 5*time.Second)
+	c.StopGrace = orDur(c.StopGrace, 10*time.Second)
+	if c.ID == "" {
+		host, _ := os.Hostname()
+		c.ID = fmt.Sprintf("grit-server-%s-%d", host, os.Getpid())
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+func orInt(v, def int) int {
+	if v != 0 {
+		return v
+	}
+	return def
+}
+
+func orDur(v, def time.Duration) time.Duration {
+	if v != 0 {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,279 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// A remote worker's result is recorded like a Go worker's: read the task
+// the worker holds, decide with the engine's code, and Finish under the
+// claim's lease token, which the store compares-and-sets. A result that
+// was recorded already (the worker repeats a call whose answer was lost)
+// is found on the attempt under that token and answered OK.
+
+func (x *workers) Complete(ctx context.Context, r *pb.CompleteRequest) (*pb.CompleteResponse, error) {
+	const op = "complete"
+	evs, err := x.s.lim.complete(r)
+	if err != nil {
+		return nil, statusOf(op, err)
+	}
+	if _, ok := x.s.cfg.Store.(store.Publisher); len(evs) > 0 && !ok {
+		return nil, status.Error(codes.Unimplemented, "complete: publish: the server's store has no topics")
+	}
+	t, rec, err := x.s.held(ctx, r.GetTaskId(), r.GetLeaseToken(), task.OutcomeSuccess)
+	if err != nil {
+		return nil, statusOf(op, err)
+	}
+	if rec != nil {
+		return &pb.CompleteResponse{Task: toTask(t, true)}, nil
+	}
+	f := baseFinish(t)
+	f.State, f.Attempt.Outcome, f.Attempt.Output, f.Publish = task.Success, task.OutcomeSuccess, r.GetOutput(), evs
+	t, _, err = x.s.finish(ctx, t, f)
+	if err != nil {
+		return nil, statusOf(op, err)
+	}
+	return &pb.CompleteResponse{Task: toTask(t, true)}, nil
+}
+
+func (x *workers) Fail(ctx context.Context, r *pb.FailRequest) (*pb.FailResponse, error) {
+	const op = "fail"
+	after, err := x.s.lim.failure(r)
+	if err != nil {
+		return nil, statusOf(op, err)
+	}
+	outcome, cause := failureOf(r, after)
+	t, rec, err := x.s.held(ctx, r.GetTaskId(), r.GetLeaseToken(), task.OutcomeError, task.OutcomeTimeout)
+	if err != nil {
+		return nil, statusOf(op, err)
+	}
+	if rec != nil {
+		return &pb.FailResponse{Task: toTask(t, true), Decision: rec.Decision}, nil
+	}
+	now, err := x.s.cfg.Store.Now(ctx)
+	if err != nil {
+		return nil, statusOf(op, err)
+	}
+	f := baseFinish(t)
+	f.Attempt.Outcome = outcome
+	engine.DecideFailure(&f, t, cause, x.s.policy(t), now)
+	f.Attempt.Output, f.Attempt.Signal = r.GetOutput(), r.GetSignal()
+	if r.ExitCode != nil {
+		code := int(r.GetExitCode())
+		f.Attempt.ExitCode = &code
+	}
+	t, a, err := x.s.finish(ctx, t, f)
+	if err != nil {
+		return nil, statusOf(op, err)
+	}
+	return &pb.FailResponse{Task: toTask(t, true), Decision: a.Decision}, nil
+}
+
+func (x *workers) Snooze(ctx context.Context, r *pb.SnoozeRequest) (*pb.SnoozeResponse, error) {
+	const op = "snooze"
+	delay, err := x.s.lim.snooze(r)
+	if err != nil {
+		return nil, statusOf(op, err)
+	}
+	t, rec, err := x.s.held(ctx, r.GetTaskId(), r.GetLeaseToken(), task.OutcomeSnoozed)
+	if err != nil {
+		return nil, statusOf(op, err)
+	}
+	if rec != nil {
+		return &pb.SnoozeResponse{Task: toTask(t, true)}, nil
+	}
+	now, err := x.s.cfg.Store.Now(ctx)
+	if err != nil {
+		return nil, statusOf(op, err)
+	}
+	f := baseFinish(t)
+	f.State, f.NextAt, f.Refund = task.Sensing, now.Add(delay), true
+	f.Attempt.Outcome, f.Attempt.Delay = task.OutcomeSnoozed, delay
+	t, _, err = x.s.finish(ctx, t, f)
+	if err != nil {
+		return nil, statusOf(op, err)
+	}
+	return &pb.SnoozeResponse{Task: toTask(t, true)}, nil
+}
+
+// failureOf is the outcome of the attempt a Fail reports, and its error,
+// marked with its class as a Go handler would mark it (after is the
+// delay of class AFTER). A process's exit (or signal) is an
+// *engine.ExitError, fingerprinted by its status and the last line of
+// message, as the engine fingerprints process tasks; an unclassified exit
+// 75 (EX_TEMPFAIL) is transient.
+func failureOf(r *pb.FailRequest, after time.Duration) (task.Outcome, error) {
+	msg := r.GetMessage()
+	if msg == "" {
+		msg = "the worker reported a failure without a message"
+	}
+	err := errors.New(msg)
+	if r.ExitCode != nil || r.GetSignal() != "" {
+		x := &engine.ExitError{Code: -1, Signal: r.GetSignal(), Stderr: []byte(r.GetMessage())}
+		if r.ExitCode != nil {
+			x.Code = int(r.GetExitCode())
+		}
+		err = x
+	}
+	switch r.GetClass() {
+	case pb.ErrorClass_ERROR_CLASS_TRANSIENT:
+		return task.OutcomeError, retry.Transient(err)
+	case pb.ErrorClass_ERROR_CLASS_PERMANENT:
+		return task.OutcomeError, retry.Permanent(err)
+	case pb.ErrorClass_ERROR_CLASS_RESOURCE:
+		return task.OutcomeError, retry.Resource(err)
+	case pb.ErrorClass_ERROR_CLASS_AFTER:
+		return task.OutcomeError, retry.After(err, after)
+	case pb.ErrorClass_ERROR_CLASS_TIMEOUT:
+		return task.OutcomeTimeout, retry.Transient(err) // never poison: the bug may be the timeout
+	}
+	if r.ExitCode != nil && r.GetExitCode() == exitTempFail {
+		return task.OutcomeError, retry.Transient(err)
+	}
+	return task.OutcomeError, err
+}
+
+// exitTempFail is EX_TEMPFAIL: a process that exits with it asks to be
+// retried.
+const exitTempFail = 75
+
+// policy is the task's retry policy: its own, else the default (a remote
+// worker's handlers are not known here).
+func (s *Server) policy(t task.Task) retry.Policy {
+	p, err := engine.TaskPolicy(t, retry.CommonFourTimes)
+	if err != nil {
+		s.cfg.Logger.Error("task has a bad retry policy; using the default", "task", t.ID, "err", err)
+	}
+	return p
+}
+
+// baseFinish is the Finish of t's current attempt that keeps the task's
+// failure record as it is.
+func baseFinish(t task.Task) store.Finish {
+	return store.Finish{
+		TaskID: t.ID, Token: t.LeaseToken,
+		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, PrevDelay: t.PrevDelay,
+		Attempt: task.Attempt{TaskID: t.ID, Number: t.Attempt, Worker: t.LeaseOwner, LeaseToken: t.LeaseToken},
+	}
+}
+
+// held returns the task a worker reports on. When the task is no longer
+// RUNNING under token, rec is the attempt under token if it ended with one
+// of want (the report was recorded before: answer OK); otherwise the error
+// is task.ErrLeaseLost, saying what happened.
+func (s *Server) held(ctx context.Context, id, token int64, want ...task.Outcome) (t task.Task, rec *task.Attempt, err error) {
+	t, err = s.cfg.Store.GetTask(ctx, id)
+	if err != nil {
+		return t, nil, err
+	}
+	if t.State == task.Running && t.LeaseToken == token {
+		return t, nil, nil
+	}
+	as, err := s.cfg.Store.Attempts(ctx, id)
+	if err != nil {
+		return t, nil, err
+	}
+	i := slices.IndexFunc(as, func(a task.Attempt) bool { return a.LeaseToken == token })
+	if i >= 0 && slices.Contains(want, as[i].Outcome) {
+		return t, &as[i], nil
+	}
+	return t, nil, leaseLost(t, token, as, i)
+}
+
+func leaseLost(t task.Task, token int64, as []task.Attempt, i int) error {
+	var why string
+	switch {
+	case i >= 0 && as[i].Outcome == task.OutcomeRunning:
+		why = fmt.Sprintf("the task is %s under lease token %d", t.State, t.LeaseToken)
+	case i >= 0:
+		why = fmt.Sprintf("its attempt under that token ended %s; the task is %s", as[i].Outcome, t.State)
+	case token > t.LeaseToken:
+		why = fmt.Sprintf("the task never had that token (its latest is %d)", t.LeaseToken)
+	default:
+		why = fmt.Sprintf("the task is %s under lease token %d", t.State, t.LeaseToken)
+	}
+	return fmt.Errorf("task %d, lease token %d: %s: stop working it, the result is not recorded: %w", t.ID, token, why, task.ErrLeaseLost)
+}
+
+// finish records f for t and returns the task as it is then, with the
+// attempt as recorded (f's, or the one found when f was recorded before).
+func (s *Server) finish(ctx context.Context, t task.Task, f store.Finish) (task.Task, task.Attempt, error) {
+	errs, err := s.cfg.Store.Finish(ctx, []store.Finish{f})
+	if err != nil {
+		return t, f.Attempt, err
+	}
+	if errs[0] != nil {
+		if !errors.Is(errs[0], task.ErrLeaseLost) {
+			return t, f.Attempt, errs[0]
+		}
+		// Lost between the read and the write: maybe to this very report,
+		// sent twice at once.
+		cur, rec, err := s.held(ctx, t.ID, f.Token, f.Outcome())
+		if err == nil && rec == nil {
+			err = leaseLost(cur, f.Token, nil, -1)
+		}
+		if err != nil {
+			return cur, f.Attempt, err
+		}
+		return cur, *rec, nil
+	}
+	if f.State.Waiting() || t.RunID != 0 || len(f.Publish) > 0 {
+		s.wake.notify() // a retry, a dependent or a delivery may be due
+	}
+	cur, err := s.cfg.Store.GetTask(ctx, t.ID)
+	if err != nil {
+		cur = t
+		cur.State, cur.NextAt, cur.LeaseOwner = f.State, f.NextAt, ""
+	}
+	return cur, f.Attempt, nil
+}
+
+// release gives back claimed tasks: READY at once, the attempt not
+// counted, their failure record kept. It returns the leases that were
+// lost.
+func (s *Server) release(ctx context.Context, worker string, ts []task.Task) ([]store.Lease, error) {
+	if len(ts) == 0 {
+		return nil, nil
+	}
+	now, err := s.cfg.Store.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fs := make([]store.Finish, len(ts))
+	for i, t := range ts {
+		f := baseFinish(t)
+		f.State, f.NextAt, f.Refund = task.Ready, now, true
+		f.Attempt.Outcome, f.Attempt.Error = task.OutcomeReleased, "released: worker "+worker+" gave the task back"
+		fs[i] = f
+	}
+	errs, err := s.cfg.Store.Finish(ctx, fs)
+	if err != nil {
+		return nil, err
+	}
+	var lost []store.Lease
+	for i, e := range errs {
+		switch {
+		case e == nil:
+		case errors.Is(e, task.ErrLeaseLost):
+			lost = append(lost, store.Lease{TaskID: fs[i].TaskID, Token: fs[i].Token})
+		default:
+			return nil, e
+		}
+	}
+	s.wake.notify()
+	return lost, nil
+}
+
+func isNotFound(err error) bool { return errors.Is(err, task.ErrNotFound) }

@@ -1,0 +1,164 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+
+	pb "github.com/grit-run/grit/api/gritv1"
+)
+
+// Server serves grit's gRPC API on a store.
+type Server struct {
+	cfg    Config
+	lim    limits
+	tokens [][sha256.Size]byte
+	creds  credentials.TransportCredentials // nil: no TLS
+	health *health.Server
+	wake   *notifier
+
+	// stopping is closed when Serve stops: waiting claims answer at once.
+	stopping chan struct{}
+	stopOnce sync.Once
+
+	seenMu sync.Mutex
+	seen   map[string]bool // workers registered by this server
+}
+
+// New returns a server for cfg; it reads the TLS certificate, if any.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	s := &Server{
+		cfg:      cfg,
+		lim:      limits{maxPayload: cfg.MaxPayload, maxBatch: cfg.MaxBatch},
+		tokens:   hashTokens(cfg.Tokens),
+		health:   health.NewServer(),
+		wake:     newNotifier(),
+		stopping: make(chan struct{}),
+		seen:     map[string]bool{},
+	}
+	if cfg.CertFile != "" {
+		creds, err := credentials.NewServerTLSFromFile(cfg.CertFile, cfg.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: TLS certificate %s and key %s: %w", ErrConfig, cfg.CertFile, cfg.KeyFile, err)
+		}
+		s.creds = creds
+	}
+	return s, nil
+}
+
+// Services are the names of grit's services, as the health service and
+// reflection list them.
+var Services = []string{pb.Tasks_ServiceDesc.ServiceName, pb.Workers_ServiceDesc.ServiceName}
+
+// ServerOptions are the options a grpc.Server needs to serve this API:
+// authentication, the request size limit, and TLS when configured.
+func (s *Server) ServerOptions() []grpc.ServerOption {
+	opts := []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(s.unary),
+		grpc.ChainStreamInterceptor(s.stream),
+		grpc.MaxRecvMsgSize(s.cfg.MaxMessage),
+	}
+	if s.creds != nil {
+		opts = append(opts, grpc.Creds(s.creds))
+	}
+	return opts
+}
+
+// Register registers the Tasks and Workers services, the health service
+// (SERVING for "" and each of Services) and reflection on gs, which must
+// have been made with ServerOptions.
+func (s *Server) Register(gs *grpc.Server) {
+	pb.RegisterTasksServer(gs, &tasks{s: s})
+	pb.RegisterWorkersServer(gs, &workers{s: s})
+	healthpb.RegisterHealthServer(gs, s.health)
+	reflection.Register(gs)
+	for _, name := range append([]string{""}, Services...) {
+		s.health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+}
+
+// Serve serves the API on lis until ctx ends, then stops gracefully: the
+// health service turns NOT_SERVING, waiting claims answer, and requests
+// in flight get Config.StopGrace to finish. It refuses a listener that
+// other machines reach when the server has no tokens (see Insecure).
+// Beside the requests, it rescues the tasks of workers whose leases
+// expired (Config.Rescue) and, on a store that notifies, wakes waiting
+// claims when work is due.
+func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
+	insecure, err := Insecure(lis.Addr().String(), s.cfg.Tokens)
+	if err != nil {
+		return err
+	}
+	if insecure {
+		s.cfg.Logger.Warn("serving without authentication: no tokens, on a loopback address", "addr", lis.Addr().String())
+	}
+	gs := grpc.NewServer(s.ServerOptions()...)
+	s.Register(gs)
+	bg, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { s.Maintain(bg) })
+	served := make(chan error, 1)
+	go func() { served <- gs.Serve(lis) }()
+	select {
+	case err = <-served:
+	case <-ctx.Done():
+		s.stop(gs)
+		err = <-served
+	}
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// stop turns the health service NOT_SERVING, ends waiting claims, and
+// stops gs gracefully within StopGrace.
+func (s *Server) stop(gs *grpc.Server) {
+	s.Stop()
+	done := make(chan struct{})
+	go func() { gs.GracefulStop(); close(done) }()
+	t := time.NewTimer(s.cfg.StopGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.cfg.Logger.Warn("requests still in flight after the stop grace: closing their connections", "grace", s.cfg.StopGrace)
+		gs.Stop()
+		<-done
+	}
+}
+
+// Stop turns the health service NOT_SERVING and makes waiting claims
+// answer at once; for a server registered on a grpc.Server of the
+// caller's, call it before stopping that.
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() {
+		s.health.Shutdown()
+		close(s.stopping)
+	})
+}
+
+// Maintain runs, until ctx ends, what the server does beside answering
+// requests: rescuing expired leases and listening for the store's
+// notifications. Serve runs it; a server registered on a grpc.Server of
+// the caller's should too.
+func (s *Server) Maintain(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { s.listen(ctx) })
+	if s.cfg.Rescue > 0 {
+		wg.Go(func() { s.rescueLoop(ctx) })
+	}
+	wg.Wait()
+}

@@ -1,0 +1,298 @@
+package server_test
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/api/server"
+	"github.com/grit-run/grit/store"
+)
+
+func TestEnqueueGetList(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	got := h.enqueue(t, &pb.NewTask{
+		Kind: "email.send", Args: []byte(`{"to":"a@example.com"}`), Queue: "mail", Group: "smtp",
+		Priority: 5, Policy: "10 5s 10m", Timeout: durationpb.New(30 * time.Second), Name: "welcome",
+	})
+	if got.GetId() == 0 || got.GetState() != "READY" || got.GetQueue() != "mail" || got.GetGroup() != "smtp" ||
+		got.GetPriority() != 5 || got.GetPolicy() != "10 5s 10m" || got.GetTimeout().AsDuration() != 30*time.Second {
+		t.Fatalf("enqueued %v", got)
+	}
+	if g := h.get(t, got.GetId()); !bytes.Equal(g.GetArgs(), []byte(`{"to":"a@example.com"}`)) || g.GetKind() != "email.send" {
+		t.Fatalf("got %v", g)
+	}
+	h.enqueue(t, &pb.NewTask{Kind: "email.send"})
+	h.enqueue(t, &pb.NewTask{Kind: "report.build"})
+
+	l, err := h.tasks.List(ctx(t), &pb.ListRequest{Kind: "email.send", Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.GetTasks()) != 1 || l.GetTasks()[0].GetId() != got.GetId() || l.GetNextAfterId() != got.GetId() {
+		t.Fatalf("first page %v", l)
+	}
+	l, err = h.tasks.List(ctx(t), &pb.ListRequest{Kind: "email.send", AfterId: l.GetNextAfterId(), Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.GetTasks()) != 1 || l.GetNextAfterId() != 0 {
+		t.Fatalf("last page %v", l)
+	}
+	l, err = h.tasks.List(ctx(t), &pb.ListRequest{States: []string{"ready"}})
+	if err != nil || len(l.GetTasks()) != 3 {
+		t.Fatalf("list ready: %v, %v", l, err)
+	}
+	_, err = h.tasks.List(ctx(t), &pb.ListRequest{States: []string{"DONE"}})
+	wantCode(t, err, codes.InvalidArgument, "states[0]", `"DONE" is not a state`)
+}
+
+func TestListPageFitsAnswer(t *testing.T) {
+	h := start(t, server.Config{MaxAnswer: 100}, "")
+	args := []byte(`"` + strings.Repeat("x", 60) + `"`)
+	for range 3 {
+		h.enqueue(t, &pb.NewTask{Kind: "k", Args: args})
+	}
+	l, err := h.tasks.List(ctx(t), &pb.ListRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.GetTasks()) != 1 || l.GetNextAfterId() != l.GetTasks()[0].GetId() {
+		t.Fatalf("a page of 3 tasks of 62 bytes within 100: %d tasks, next %d", len(l.GetTasks()), l.GetNextAfterId())
+	}
+}
+
+func TestGetErrors(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	_, err := h.tasks.Get(ctx(t), &pb.GetRequest{Id: 42})
+	wantCode(t, err, codes.NotFound, "42")
+	_, err = h.tasks.Get(ctx(t), &pb.GetRequest{})
+	wantCode(t, err, codes.InvalidArgument, "id", "task id")
+}
+
+func TestEnqueueIdempotent(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	n := &pb.NewTask{Kind: "email.send", Args: []byte(`{"n":1}`), IdempotencyKey: "order-17/welcome"}
+	first := h.enqueue(t, n)
+	again := h.enqueue(t, n) // as if the first answer had been lost
+	if first.GetId() != again.GetId() {
+		t.Fatalf("a repeated key made task %d after %d", again.GetId(), first.GetId())
+	}
+	if c := h.count(t); c != 1 {
+		t.Fatalf("%d tasks, want 1", c)
+	}
+}
+
+func TestEnqueueBatch(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	req := &pb.EnqueueBatchRequest{}
+	for i := range 3 {
+		req.Tasks = append(req.Tasks, &pb.NewTask{Kind: "resize", Args: fmt.Appendf(nil, `{"i":%d}`, i), IdempotencyKey: fmt.Sprint("img-", i)})
+	}
+	r, err := h.tasks.EnqueueBatch(ctx(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[int64]bool{}
+	for _, tk := range r.GetTasks() {
+		ids[tk.GetId()] = true
+		if tk.GetArgs() != nil {
+			t.Errorf("task %d: a batch's answer carries args", tk.GetId())
+		}
+	}
+	if len(ids) != 3 {
+		t.Fatalf("ids %v", ids)
+	}
+	again, err := h.tasks.EnqueueBatch(ctx(t), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tk := range again.GetTasks() {
+		if tk.GetId() != r.GetTasks()[i].GetId() {
+			t.Errorf("item %d: a repeated batch made task %d, not %d", i, tk.GetId(), r.GetTasks()[i].GetId())
+		}
+	}
+	if c := h.count(t); c != 3 {
+		t.Fatalf("%d tasks, want 3", c)
+	}
+}
+
+// TestEnqueueRejects checks that bad requests are INVALID_ARGUMENT, say
+// what was wrong where, and write nothing.
+func TestEnqueueRejects(t *testing.T) {
+	h := start(t, server.Config{MaxBatch: 5}, "")
+	big := append(append([]byte(`"`), bytes.Repeat([]byte("x"), 1<<20)...), '"')
+	ok := func() *pb.NewTask { return &pb.NewTask{Kind: "ok"} }
+	batch := func(n int, bad *pb.NewTask) *pb.EnqueueBatchRequest {
+		r := &pb.EnqueueBatchRequest{}
+		for range n {
+			r.Tasks = append(r.Tasks, ok())
+		}
+		if bad != nil {
+			r.Tasks = append(r.Tasks, bad)
+		}
+		return r
+	}
+	tests := []struct {
+		name  string
+		one   *pb.NewTask
+		batch *pb.EnqueueBatchRequest
+		field string
+		says  []string
+	}{
+		{"oversize payload", &pb.NewTask{Kind: "k", Args: big}, nil, "task.args", []string{"1048578 bytes", "1 MiB", "GRIT_MAX_PAYLOAD"}},
+		{"bad JSON", &pb.NewTask{Kind: "k", Args: []byte(`{"a":`)}, nil, "task.args", []string{"not JSON"}},
+		{"malformed kind", &pb.NewTask{Kind: "send email!"}, nil, "task.kind", []string{`"send email!" is not a name`, "e.g. email.send"}},
+		{"no kind", &pb.NewTask{}, nil, "task.kind", []string{"missing"}},
+		{"no task", nil, nil, "task", []string{"missing"}},
+		{"malformed queue", &pb.NewTask{Kind: "k", Queue: "-q"}, nil, "task.queue", []string{"not a name"}},
+		{"bad policy", &pb.NewTask{Kind: "k", Policy: "10 5x"}, nil, "task.policy", []string{"5x"}},
+		{"negative timeout", &pb.NewTask{Kind: "k", Timeout: durationpb.New(-time.Second)}, nil, "task.timeout", []string{"negative (-1s)", "want 0 or more"}},
+		{"control in key", &pb.NewTask{Kind: "k", IdempotencyKey: "a\x00b"}, nil, "task.idempotency_key", []string{"control character"}},
+		{"long key", &pb.NewTask{Kind: "k", IdempotencyKey: strings.Repeat("k", 201)}, nil, "task.idempotency_key", []string{"at most 200"}},
+		{"huge priority", &pb.NewTask{Kind: "k", Priority: 1 << 40}, nil, "task.priority", []string{"out of range"}},
+		{"too large a batch", nil, batch(6, nil), "tasks", []string{"6 items", "limit of 5", "GRIT_MAX_BATCH"}},
+		{"empty batch", nil, &pb.EnqueueBatchRequest{}, "tasks", []string{"empty"}},
+		{"one bad item", nil, batch(3, &pb.NewTask{Kind: "k", Args: []byte("nope")}), "tasks[3].args", []string{"not JSON"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			if tt.batch != nil {
+				_, err = h.tasks.EnqueueBatch(ctx(t), tt.batch)
+			} else {
+				_, err = h.tasks.Enqueue(ctx(t), &pb.EnqueueRequest{Task: tt.one})
+			}
+			wantCode(t, err, codes.InvalidArgument, append([]string{tt.field + ":"}, tt.says...)...)
+			if f, derr := violation(err); derr != nil || f != tt.field {
+				t.Errorf("BadRequest field %q (%v), want %q", f, derr, tt.field)
+			}
+			if c := h.count(t); c != 0 {
+				t.Fatalf("a rejected request wrote %d tasks", c)
+			}
+		})
+	}
+}
+
+// TestWayOversizeRequest: a request past MaxMessage is refused by gRPC
+// before it is read.
+func TestWayOversizeRequest(t *testing.T) {
+	h := start(t, server.Config{MaxPayload: 1 << 10, MaxMessage: 64 << 10}, "")
+	args := []byte(`"` + strings.Repeat("x", 100<<10) + `"`)
+	_, err := h.tasks.Enqueue(ctx(t), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k", Args: args}})
+	wantCode(t, err, codes.ResourceExhausted)
+	if c := h.count(t); c != 0 {
+		t.Fatalf("wrote %d tasks", c)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	tk := h.enqueue(t, &pb.NewTask{Kind: "k"})
+	for range 2 { // the second as if the first answer had been lost
+		r, err := h.tasks.Cancel(ctx(t), &pb.CancelRequest{Id: tk.GetId()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.GetTask().GetState() != "CANCELLED" {
+			t.Fatalf("cancelled: %v", r.GetTask())
+		}
+	}
+	done := h.enqueue(t, &pb.NewTask{Kind: "done"})
+	c := h.claimOne(t, "w1", "done")
+	if _, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken()}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.tasks.Cancel(ctx(t), &pb.CancelRequest{Id: done.GetId()})
+	wantCode(t, err, codes.FailedPrecondition, "is SUCCESS", "only a task that has not ended")
+	_, err = h.tasks.Cancel(ctx(t), &pb.CancelRequest{Id: 999})
+	wantCode(t, err, codes.NotFound)
+}
+
+func TestPublish(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	if err := h.store.Subscribe(ctx(t), store.Subscription{Topic: "ingest.ready", Kind: "ingest"}); err != nil {
+		t.Fatal(err)
+	}
+	ev := &pb.PublishRequest{Events: []*pb.Event{{Topic: "ingest.ready", Payload: []byte(`{"batch":7}`), Key: "batch-7"}}}
+	var ids []int64
+	for range 2 { // the second as if the first answer had been lost
+		r, err := h.tasks.Publish(ctx(t), ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.GetDeliveries()) != 1 || r.GetDeliveries()[0].GetKind() != "ingest" {
+			t.Fatalf("deliveries %v", r.GetDeliveries())
+		}
+		ids = append(ids, r.GetDeliveries()[0].GetId())
+	}
+	if ids[0] != ids[1] || h.count(t) != 1 {
+		t.Fatalf("a repeated key delivered again: %v, %d tasks", ids, h.count(t))
+	}
+	if g := h.get(t, ids[0]); string(g.GetArgs()) != `{"batch":7}` {
+		t.Fatalf("delivery args %s", g.GetArgs())
+	}
+	_, err := h.tasks.Publish(ctx(t), &pb.PublishRequest{Events: []*pb.Event{{Topic: "bad topic"}}})
+	wantCode(t, err, codes.InvalidArgument, "events[0].topic", "not a name")
+	_, err = h.tasks.Publish(ctx(t), &pb.PublishRequest{})
+	wantCode(t, err, codes.InvalidArgument, "events: empty")
+	if h.count(t) != 1 {
+		t.Fatal("a rejected publish wrote tasks")
+	}
+}
+
+func TestDeadLetter(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	poison := func() int64 {
+		tk := h.enqueue(t, &pb.NewTask{Kind: "parse", Policy: "10 1ms"})
+		h.failTwice(t, "parse")
+		if g := h.get(t, tk.GetId()); g.GetState() != "DEAD_LETTER" {
+			t.Fatalf("after two identical failures: %v", g)
+		}
+		return tk.GetId()
+	}
+	act := func(id int64, a pb.DeadLetterAction) (*pb.Task, error) {
+		r, err := h.tasks.DeadLetter(ctx(t), &pb.DeadLetterRequest{Id: id, Action: a})
+		return r.GetTask(), err
+	}
+	id := poison()
+	for range 2 {
+		got, err := act(id, pb.DeadLetterAction_DEAD_LETTER_ACTION_REPLAY)
+		if err != nil || got.GetState() != "READY" || got.GetStreak() != 0 {
+			t.Fatalf("replay: %v, %v", got, err)
+		}
+	}
+	h.failTwice(t, "parse")
+	for range 2 {
+		if got, err := act(id, pb.DeadLetterAction_DEAD_LETTER_ACTION_SKIP); err != nil || got.GetState() != "SKIPPED" {
+			t.Fatalf("skip: %v, %v", got, err)
+		}
+	}
+	_, err := act(id, pb.DeadLetterAction_DEAD_LETTER_ACTION_FAIL)
+	wantCode(t, err, codes.FailedPrecondition, "is SKIPPED", "only a DEAD_LETTER task")
+	id = poison()
+	if got, err := act(id, pb.DeadLetterAction_DEAD_LETTER_ACTION_FAIL); err != nil || got.GetState() != "FAILED" {
+		t.Fatalf("fail: %v, %v", got, err)
+	}
+	_, err = act(id, pb.DeadLetterAction_DEAD_LETTER_ACTION_UNSPECIFIED)
+	wantCode(t, err, codes.InvalidArgument, "action", "REPLAY, SKIP or FAIL")
+}
+
+// failTwice claims a task of kind twice and fails it the same way each
+// time (ids differ: they are masked).
+func (h *harness) failTwice(t *testing.T, kind string) {
+	t.Helper()
+	for i := range 2 {
+		c := h.claimOne(t, "w1", kind)
+		msg := fmt.Sprintf("parse row %d: unexpected token", 100+i)
+		if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), Message: msg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package server_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/grit-run/grit/api/server"
+)
+
+const (
+	tokA = "aaaaaaaaaaaaaaaa-1"
+	tokB = "bbbbbbbbbbbbbbbb-2"
+)
+
+func TestParseTokens(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+		err  string
+	}{
+		{"", nil, ""},
+		{"# grit tokens\n\n" + tokA + "\n  " + tokB + "  \r\n" + tokA + "\n", []string{tokA, tokB}, ""},
+		{"short\n", nil, "line 1: server: bad token: 5 characters, want at least 16"},
+		{"# c\n" + tokA + " # the CI's\n", nil, "line 2: server: bad token: a space at character 19"},
+		{tokA + ",x\n", nil, "a comma"},
+		{tokA + "\x01\n", nil, "not visible ASCII"},
+		{strings.Repeat("t", 1025), nil, "at most 1024"},
+	}
+	for _, tt := range tests {
+		got, err := server.ParseTokens(tt.text)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) || !errors.Is(err, server.ErrBadToken) {
+				t.Errorf("ParseTokens(%q) = %v, %v; want an error saying %q", tt.text, got, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(got, tt.want) {
+			t.Errorf("ParseTokens(%q) = %q, %v; want %q", tt.text, got, err, tt.want)
+		}
+	}
+}
+
+func TestParseTokenList(t *testing.T) {
+	got, err := server.ParseTokenList(" " + tokA + ",," + tokB + " ," + tokA)
+	if err != nil || !slices.Equal(got, []string{tokA, tokB}) {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if _, err := server.ParseTokenList(tokA + ",secret"); err == nil || !strings.Contains(err.Error(), "token 2") || strings.Contains(err.Error(), "secret") {
+		t.Fatalf("a short token: %v (want its position, never the token)", err)
+	}
+}
+
+func TestLoadTokens(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(path, []byte("# ops\n"+tokA+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := server.LoadTokens(path, tokB+","+tokA)
+	if err != nil || !slices.Equal(got, []string{tokA, tokB}) {
+		t.Fatalf("got %q, %v", got, err)
+	}
+	if _, err := server.LoadTokens(filepath.Join(t.TempDir(), "missing"), ""); err == nil || !strings.Contains(err.Error(), "tokens file") {
+		t.Fatalf("a missing file: %v", err)
+	}
+	if _, err := server.LoadTokens("", "short"); err == nil || !strings.Contains(err.Error(), "GRIT_TOKENS: token 1") {
+		t.Fatalf("a bad GRIT_TOKENS: %v", err)
+	}
+	if got, err := server.LoadTokens("", ""); err != nil || len(got) != 0 {
+		t.Fatalf("no tokens: %q, %v", got, err)
+	}
+}
+
+// FuzzParseTokens: any text parses to usable tokens or to an error that
+// never repeats a token's characters beyond a line number.
+func FuzzParseTokens(f *testing.F) {
+	f.Add("# c\n" + tokA + "\n\n" + tokB + "\r\n")
+	f.Add(tokA + " x")
+	f.Add("\xff\xfe")
+	f.Fuzz(func(t *testing.T, text string) {
+		ts, err := server.ParseTokens(text)
+		if err != nil {
+			if !errors.Is(err, server.ErrBadToken) {
+				t.Fatalf("error %v does not match ErrBadToken", err)
+			}
+			return
+		}
+		for _, tok := range ts {
+			if len(tok) < 16 || strings.ContainsAny(tok, " \t\r\n,") || strings.HasPrefix(tok, "#") {
+				t.Fatalf("unusable token %q from %q", tok, text)
+			}
+		}
+		again, err := server.ParseTokens(strings.Join(ts, "\n"))
+		if err != nil || !slices.Equal(again, ts) {
+			t.Fatalf("tokens %q do not parse back: %q, %v", ts, again, err)
+		}
+	})
+}

@@ -1,0 +1,478 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// Every request is checked here, before anything is written, so that a bad
+// request changes nothing and its answer names the field at fault.
+
+// FieldError is a request that failed validation: Field names what was
+// wrong as a path into the request ("tasks[3].kind"), Problem says why and
+// what to do. It matches task.ErrInvalid, and is answered
+// INVALID_ARGUMENT.
+type FieldError struct {
+	Field   string
+	Problem string
+}
+
+func (e *FieldError) Error() string        { return e.Field + ": " + e.Problem }
+func (e *FieldError) Is(target error) bool { return target == task.ErrInvalid }
+
+func bad(field, format string, args ...any) error {
+	return &FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// nameRE is the format of kinds, queues, groups and worker ids: the format
+// of topics (store.ValidateEvent), so one rule names everything.
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$`)
+
+const nameRule = "want 1 to 200 letters, digits and _ . : / -, starting with a letter or digit"
+
+// maxText bounds free-form strings: idempotency keys, task names, tenants.
+const maxText = 200
+
+// Leases a worker may ask for, and how long a Claim may wait.
+const (
+	minLease = time.Second
+	maxLease = time.Hour
+	maxWait  = time.Minute
+)
+
+// limits are the bounds a request is checked against.
+type limits struct {
+	maxPayload int
+	maxBatch   int
+}
+
+// checkName checks a name; example completes the message.
+func checkName(field, v, example string, required bool) error {
+	if v == "" {
+		if required {
+			return bad(field, "missing: give one (e.g. %s)", example)
+		}
+		return nil
+	}
+	if !nameRE.MatchString(v) {
+		return bad(field, "%s is not a name: %s (e.g. %s)", quote(v), nameRule, example)
+	}
+	return nil
+}
+
+// checkText checks a free-form string: at most maxText bytes of UTF-8
+// without control characters.
+func checkText(field, v string) error {
+	switch {
+	case len(v) > maxText:
+		return bad(field, "%d bytes: want at most %d", len(v), maxText)
+	case !utf8.ValidString(v):
+		return bad(field, "not UTF-8")
+	case strings.IndexFunc(v, unicode.IsControl) >= 0:
+		return bad(field, "%s has a control character: want printable text", quote(v))
+	}
+	return nil
+}
+
+// checkPayload checks JSON args or an event's payload; empty is none.
+func (l limits) checkPayload(field string, b []byte) error {
+	if len(b) > l.maxPayload {
+		return bad(field, "%d bytes, more than the limit of %s: keep large data elsewhere and pass a reference to it, or raise the server's limit (GRIT_MAX_PAYLOAD)",
+			len(b), formatBytes(l.maxPayload))
+	}
+	if len(b) > 0 && !json.Valid(b) {
+		var v any
+		err := json.Unmarshal(b, &v)
+		return bad(field, "not JSON (%v): send JSON, e.g. {\"to\":\"a@example.com\"}", err)
+	}
+	return nil
+}
+
+// checkInt32 checks a number the store keeps as a 32-bit integer.
+func checkInt32(field string, v int64, min int64) (int, error) {
+	if v < min || v > math.MaxInt32 {
+		return 0, bad(field, "%d is out of range: want %d to %d", v, min, int64(math.MaxInt32))
+	}
+	return int(v), nil
+}
+
+// checkDuration checks a duration: unset is 0; lo and hi bound a set one
+// (hi 0: no bound).
+func checkDuration(field string, d *durationpb.Duration, lo, hi time.Duration) (time.Duration, error) {
+	if d == nil {
+		return 0, nil
+	}
+	if err := d.CheckValid(); err != nil {
+		return 0, bad(field, "not a valid duration (%v)", err)
+	}
+	v := d.AsDuration()
+	if v < 0 && lo == 0 {
+		return 0, bad(field, "negative (%s): want 0 or more", retry.FormatDuration(v))
+	}
+	if v < lo || (hi > 0 && v > hi) {
+		if hi > 0 {
+			return 0, bad(field, "%s: want %s to %s", retry.FormatDuration(v), retry.FormatDuration(lo), retry.FormatDuration(hi))
+		}
+		return 0, bad(field, "%s: want at least %s", retry.FormatDuration(v), retry.FormatDuration(lo))
+	}
+	return v, nil
+}
+
+func checkTime(field string, ts *timestamppb.Timestamp) (time.Time, error) {
+	if ts == nil {
+		return time.Time{}, nil
+	}
+	if err := ts.CheckValid(); err != nil {
+		return time.Time{}, bad(field, "not a valid time (%v)", err)
+	}
+	return ts.AsTime(), nil
+}
+
+func checkID(field string, id int64) error {
+	if id <= 0 {
+		return bad(field, "%d: want a task id (a positive number)", id)
+	}
+	return nil
+}
+
+// newTask checks one task to enqueue; field prefixes its fields' names.
+func (l limits) newTask(field string, n *pb.NewTask) (store.NewTask, error) {
+	if n == nil {
+		return store.NewTask{}, bad(field, "missing: give the task (at least its kind)")
+	}
+	t := store.NewTask{
+		Kind: n.GetKind(), Args: n.GetArgs(), Queue: n.GetQueue(), Group: n.GetGroup(),
+		Policy: n.GetPolicy(), IdempotencyKey: n.GetIdempotencyKey(), Name: n.GetName(),
+	}
+	if len(t.Args) == 0 {
+		t.Args = nil
+	}
+	err := firstErr(
+		func() error { return checkName(field+".kind", t.Kind, "email.send", true) },
+		func() error { return l.checkPayload(field+".args", t.Args) },
+		func() error { return checkName(field+".queue", t.Queue, "mail", false) },
+		func() error { return checkName(field+".group", t.Group, "smtp", false) },
+		func() error { return checkPolicy(field+".policy", t.Policy) },
+		func() error { return checkText(field+".idempotency_key", t.IdempotencyKey) },
+		func() error { return checkText(field+".name", t.Name) },
+		func() error { return checkText(field+".tenant", n.GetTenant()) },
+	)
+	if err == nil {
+		err = numbers(field, n, &t)
+	}
+	if err != nil {
+		return store.NewTask{}, err
+	}
+	setTenant(&t, n.GetTenant())
+	if err := store.ValidateTask(t); err != nil {
+		return store.NewTask{}, bad(field, "%v", err)
+	}
+	return t, nil
+}
+
+// numbers checks and sets a new task's numbers, durations and time.
+func numbers(field string, n *pb.NewTask, t *store.NewTask) (err error) {
+	if t.Priority, err = checkInt32(field+".priority", n.GetPriority(), math.MinInt32); err != nil {
+		return err
+	}
+	if t.PoisonAfter, err = checkInt32(field+".poison_after", n.GetPoisonAfter(), 0); err != nil {
+		return err
+	}
+	if t.Timeout, err = checkDuration(field+".timeout", n.GetTimeout(), 0, 0); err != nil {
+		return err
+	}
+	if t.Grace, err = checkDuration(field+".grace", n.GetGrace(), 0, 0); err != nil {
+		return err
+	}
+	t.RunAt, err = checkTime(field+".run_at", n.GetRunAt())
+	return err
+}
+
+func checkPolicy(field, p string) error {
+	if p == "" {
+		return nil
+	}
+	if len(p) > maxText {
+		return bad(field, "%d bytes: want at most %d", len(p), maxText)
+	}
+	if _, err := retry.Parse(p); err != nil {
+		return bad(field, "%v", err)
+	}
+	return nil
+}
+
+func firstErr(checks ...func() error) error {
+	for _, c := range checks {
+		if err := c(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l limits) enqueue(r *pb.EnqueueRequest) (store.NewTask, error) {
+	return l.newTask("task", r.GetTask())
+}
+
+func (l limits) enqueueBatch(r *pb.EnqueueBatchRequest) ([]store.NewTask, error) {
+	if err := l.checkBatch("tasks", len(r.GetTasks())); err != nil {
+		return nil, err
+	}
+	out := make([]store.NewTask, len(r.GetTasks()))
+	for i, n := range r.GetTasks() {
+		t, err := l.newTask(fmt.Sprintf("tasks[%d]", i), n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+func (l limits) checkBatch(field string, n int) error {
+	switch {
+	case n == 0:
+		return bad(field, "empty: give at least one")
+	case n > l.maxBatch:
+		return bad(field, "%d items, more than the limit of %d: split the batch, or raise the server's limit (GRIT_MAX_BATCH)", n, l.maxBatch)
+	}
+	return nil
+}
+
+func (l limits) events(field string, evs []*pb.Event, required bool) ([]store.Event, error) {
+	if len(evs) == 0 && !required {
+		return nil, nil
+	}
+	if err := l.checkBatch(field, len(evs)); err != nil {
+		return nil, err
+	}
+	out := make([]store.Event, len(evs))
+	for i, e := range evs {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		if e == nil {
+			return nil, bad(f, "missing: give the event (at least its topic)")
+		}
+		ev := store.Event{Topic: e.GetTopic(), Payload: e.GetPayload(), Key: e.GetKey()}
+		setEventTenant(&ev, e.GetTenant())
+		if len(ev.Payload) == 0 {
+			ev.Payload = nil
+		}
+		err := firstErr(
+			func() error { return checkName(f+".topic", ev.Topic, "ingest.batch-ready", true) },
+			func() error { return l.checkPayload(f+".payload", ev.Payload) },
+			func() error { return checkText(f+".key", ev.Key) },
+			func() error { return checkText(f+".tenant", e.GetTenant()) },
+		)
+		if err != nil {
+			return nil, err
+		}
+		if err := store.ValidateEvent(ev); err != nil {
+			return nil, bad(f, "%v", err)
+		}
+		out[i] = ev
+	}
+	return out, nil
+}
+
+func (l limits) list(r *pb.ListRequest) (store.Filter, error) {
+	f := store.Filter{RunID: r.GetRunId(), Kind: r.GetKind(), Queue: r.GetQueue(), AfterID: r.GetAfterId()}
+	for i, s := range r.GetStates() {
+		st, err := task.ParseState(s)
+		if err != nil {
+			return f, bad(fmt.Sprintf("states[%d]", i), "%s is not a state: want one of %v", quote(s), task.States)
+		}
+		f.States = append(f.States, st)
+	}
+	limit := r.GetLimit()
+	switch {
+	case r.GetRunId() < 0:
+		return f, bad("run_id", "%d: want a run id, or 0 for any run", r.GetRunId())
+	case r.GetAfterId() < 0:
+		return f, bad("after_id", "%d: want 0 or the next_after_id of the previous page", r.GetAfterId())
+	case limit < 0 || limit > maxList:
+		return f, bad("limit", "%d: want 1 to %d, or 0 for %d", limit, maxList, defaultList)
+	case limit == 0:
+		limit = defaultList
+	}
+	f.Limit = int(limit)
+	return f, firstErr(
+		func() error { return checkName("kind", f.Kind, "email.send", false) },
+		func() error { return checkName("queue", f.Queue, "mail", false) },
+	)
+}
+
+// The page sizes of List.
+const (
+	defaultList = 100
+	maxList     = 1000
+)
+
+// claim checks a claim; lease is the server's default lease.
+func (l limits) claim(r *pb.ClaimRequest, lease time.Duration) (req store.ClaimRequest, wait time.Duration, err error) {
+	req = store.ClaimRequest{Worker: r.GetWorkerId(), Kinds: r.GetKinds(), Queues: r.GetQueues()}
+	if err := checkName("worker_id", req.Worker, "mailer-1", true); err != nil {
+		return req, 0, err
+	}
+	if len(req.Kinds) == 0 {
+		return req, 0, bad("kinds", "empty: name the kinds this worker can work (e.g. email.send)")
+	}
+	for i, k := range req.Kinds {
+		if err := checkName(fmt.Sprintf("kinds[%d]", i), k, "email.send", true); err != nil {
+			return req, 0, err
+		}
+	}
+	for i, q := range req.Queues {
+		if err := checkName(fmt.Sprintf("queues[%d]", i), q, "mail", true); err != nil {
+			return req, 0, err
+		}
+	}
+	if len(req.Kinds)+len(req.Queues) > l.maxBatch {
+		return req, 0, bad("kinds", "%d kinds and queues: want at most %d", len(req.Kinds)+len(req.Queues), l.maxBatch)
+	}
+	limit := r.GetLimit()
+	if limit < 0 || limit > int64(l.maxBatch) {
+		return req, 0, bad("limit", "%d: want 1 to %d, or 0 for 1", limit, l.maxBatch)
+	}
+	req.Limit = int(max(limit, 1))
+	if req.Lease, err = checkLease("lease", r.GetLease(), lease); err != nil {
+		return req, 0, err
+	}
+	if wait, err = checkDuration("wait", r.GetWait(), 0, maxWait); err != nil {
+		return req, 0, err
+	}
+	return req, wait, firstErr(
+		func() error { return checkText("host", r.GetHost()) },
+		func() error { return checkText("version", r.GetVersion()) },
+	)
+}
+
+// checkLease checks a lease a worker asks for; unset is def.
+func checkLease(field string, d *durationpb.Duration, def time.Duration) (time.Duration, error) {
+	if d == nil {
+		return def, nil
+	}
+	return checkDuration(field, d, minLease, maxLease)
+}
+
+// leases checks a worker's leases.
+func (l limits) leases(worker string, ls []*pb.Lease) ([]store.Lease, error) {
+	if err := checkName("worker_id", worker, "mailer-1", true); err != nil {
+		return nil, err
+	}
+	if len(ls) > l.maxBatch {
+		return nil, bad("leases", "%d leases, more than the limit of %d: heartbeat in parts", len(ls), l.maxBatch)
+	}
+	out := make([]store.Lease, len(ls))
+	for i, x := range ls {
+		if err := checkID(fmt.Sprintf("leases[%d].task_id", i), x.GetTaskId()); err != nil {
+			return nil, err
+		}
+		out[i] = store.Lease{TaskID: x.GetTaskId(), Token: x.GetLeaseToken()}
+	}
+	return out, nil
+}
+
+// checkLeaseOf checks the task and token a result is reported under.
+func checkLeaseOf(id, token int64) error {
+	if err := checkID("task_id", id); err != nil {
+		return err
+	}
+	if token <= 0 {
+		return bad("lease_token", "%d: want the lease_token the task was claimed with", token)
+	}
+	return nil
+}
+
+// maxOutput bounds what a worker reports of an attempt's output and
+// error: their tails are what helps (the engine keeps 4 KiB of each
+// stream).
+const maxOutput = 64 << 10
+
+// checkOutput bounds the output or error kept on an attempt.
+func checkOutput(field, s string) error {
+	if len(s) > maxOutput {
+		return bad(field, "%d bytes, more than the limit of %s: send its tail", len(s), formatBytes(maxOutput))
+	}
+	return nil
+}
+
+// complete checks a Complete and returns the events it publishes.
+func (l limits) complete(r *pb.CompleteRequest) ([]store.Event, error) {
+	if err := checkLeaseOf(r.GetTaskId(), r.GetLeaseToken()); err != nil {
+		return nil, err
+	}
+	if err := checkOutput("output", r.GetOutput()); err != nil {
+		return nil, err
+	}
+	return l.events("publish", r.GetPublish(), false)
+}
+
+// maxRetryAfter bounds the delay a worker may ask for before a retry.
+const maxRetryAfter = 24 * time.Hour
+
+// failure checks a Fail and returns the delay of class AFTER.
+func (l limits) failure(r *pb.FailRequest) (time.Duration, error) {
+	if err := checkLeaseOf(r.GetTaskId(), r.GetLeaseToken()); err != nil {
+		return 0, err
+	}
+	if _, ok := pb.ErrorClass_name[int32(r.GetClass())]; !ok {
+		return 0, bad("class", "%d is not an error class: want UNCLASSIFIED, TRANSIENT, PERMANENT, RESOURCE, AFTER or TIMEOUT", r.GetClass())
+	}
+	after, err := checkDuration("retry_after", r.GetRetryAfter(), 0, maxRetryAfter)
+	if err != nil {
+		return 0, err
+	}
+	if r.GetRetryAfter() != nil && r.GetClass() != pb.ErrorClass_ERROR_CLASS_AFTER {
+		return 0, bad("retry_after", "set with class %v: it is only for class ERROR_CLASS_AFTER", r.GetClass())
+	}
+	return after, firstErr(
+		func() error { return checkOutput("message", r.GetMessage()) },
+		func() error { return checkOutput("output", r.GetOutput()) },
+		func() error { return checkText("signal", r.GetSignal()) },
+	)
+}
+
+// snooze checks a Snooze and returns its delay.
+func (l limits) snooze(r *pb.SnoozeRequest) (time.Duration, error) {
+	if err := checkLeaseOf(r.GetTaskId(), r.GetLeaseToken()); err != nil {
+		return 0, err
+	}
+	return checkDuration("delay", r.GetDelay(), 0, 0)
+}
+
+// quote quotes a value for a message, cut short if it is long.
+func quote(s string) string {
+	const most = 64
+	if len(s) > most {
+		cut := most
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return fmt.Sprintf("%q… (%d bytes)", s[:cut], len(s))
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func formatBytes(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,184 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// workers serves the Workers service: the remote-worker protocol.
+type workers struct {
+	pb.UnimplementedWorkersServer
+	s *Server
+}
+
+func (x *workers) Claim(ctx context.Context, r *pb.ClaimRequest) (*pb.ClaimResponse, error) {
+	req, wait, err := x.s.lim.claim(r, x.s.cfg.Lease)
+	if err != nil {
+		return nil, statusOf("claim", err)
+	}
+	if err := x.s.register(ctx, r); err != nil {
+		return nil, statusOf("claim", err)
+	}
+	ts, err := x.s.claim(ctx, req, wait)
+	if err != nil {
+		return nil, statusOf("claim", err)
+	}
+	return &pb.ClaimResponse{Tasks: toTasks(ts, true), Lease: durationpb.New(req.Lease)}, nil
+}
+
+// maxSeen bounds the workers a server remembers having registered; past
+// it, it forgets them all (registering again is harmless).
+const maxSeen = 10_000
+
+// register records a worker the first time this server sees it, with what
+// it says of itself.
+func (s *Server) register(ctx context.Context, r *pb.ClaimRequest) error {
+	id := r.GetWorkerId()
+	s.seenMu.Lock()
+	seen := s.seen[id]
+	s.seenMu.Unlock()
+	if seen {
+		return nil
+	}
+	w := task.Worker{ID: id, Host: r.GetHost(), PID: int(r.GetPid()), Version: r.GetVersion(), Active: true}
+	if err := s.cfg.Store.RegisterWorker(ctx, w); err != nil {
+		return err
+	}
+	s.seenMu.Lock()
+	if len(s.seen) >= maxSeen {
+		clear(s.seen)
+	}
+	s.seen[id] = true
+	s.seenMu.Unlock()
+	return nil
+}
+
+func (s *Server) forget(worker string) {
+	s.seenMu.Lock()
+	delete(s.seen, worker)
+	s.seenMu.Unlock()
+}
+
+// claim claims for req, waiting up to wait for a task to be due: woken by
+// an enqueue or a retry through this server, the store's notifications,
+// the next due time, or at the latest every Config.Poll. A wait ends
+// early enough for the answer to beat the call's deadline, and when the
+// server stops. Tasks claimed for a call that has ended, or past what the
+// answer carries (Config.MaxAnswer), are given back at once.
+func (s *Server) claim(ctx context.Context, req store.ClaimRequest, wait time.Duration) ([]task.Task, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(dl)*9/10)
+	}
+	end := time.Now().Add(wait)
+	for {
+		woken := s.wake.wait() // before the claim, so that a wake during it counts
+		ts, err := s.cfg.Store.Claim(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if len(ts) > 0 {
+			return s.keep(ctx, req.Worker, ts), nil
+		}
+		left := time.Until(end)
+		if left <= 0 {
+			return nil, nil
+		}
+		if !s.sleep(ctx, req, min(left, s.cfg.Poll), woken) {
+			return nil, nil
+		}
+	}
+}
+
+// sleep waits up to d, less if a task is due sooner, or until woken; it
+// reports false when the call or the server ended.
+func (s *Server) sleep(ctx context.Context, req store.ClaimRequest, d time.Duration, woken <-chan struct{}) bool {
+	if next, ok, err := s.cfg.Store.NextDue(ctx, req); err == nil && ok {
+		if now, err := s.cfg.Store.Now(ctx); err == nil {
+			d = min(d, max(next.Sub(now), time.Millisecond))
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-woken:
+	case <-t.C:
+	case <-ctx.Done():
+		return false
+	case <-s.stopping:
+		return false
+	}
+	return true
+}
+
+// keep returns the claimed tasks the answer carries, and gives back the
+// others: all of them when the call has ended (nobody would work them).
+func (s *Server) keep(ctx context.Context, worker string, ts []task.Task) []task.Task {
+	n := s.fit(ts)
+	if ctx.Err() != nil {
+		n = 0
+	}
+	if n == len(ts) {
+		return ts
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := s.release(rctx, worker, ts[n:]); err != nil {
+		s.cfg.Logger.Warn("could not give back claimed tasks; their leases will expire", "tasks", len(ts)-n, "err", err)
+	}
+	return ts[:n]
+}
+
+func (x *workers) Heartbeat(ctx context.Context, r *pb.HeartbeatRequest) (*pb.HeartbeatResponse, error) {
+	held, err := x.s.lim.leases(r.GetWorkerId(), r.GetLeases())
+	if err != nil {
+		return nil, statusOf("heartbeat", err)
+	}
+	lease, err := checkLease("lease", r.GetLease(), x.s.cfg.Lease)
+	if err != nil {
+		return nil, statusOf("heartbeat", err)
+	}
+	lost, err := x.s.cfg.Store.Heartbeat(ctx, r.GetWorkerId(), lease, held)
+	if err != nil {
+		return nil, statusOf("heartbeat", err)
+	}
+	return &pb.HeartbeatResponse{Lost: toLeases(lost)}, nil
+}
+
+// Release gives back the tasks the worker names, each only if it still
+// holds it; the others are answered as lost.
+func (x *workers) Release(ctx context.Context, r *pb.ReleaseRequest) (*pb.ReleaseResponse, error) {
+	held, err := x.s.lim.leases(r.GetWorkerId(), r.GetLeases())
+	if err != nil {
+		return nil, statusOf("release", err)
+	}
+	var ts []task.Task
+	var lost []store.Lease
+	for _, l := range held {
+		t, err := x.s.cfg.Store.GetTask(ctx, l.TaskID)
+		switch {
+		case err != nil:
+			return nil, statusOf("release", err)
+		case t.State != task.Running || t.LeaseToken != l.Token:
+			lost = append(lost, l)
+		default:
+			ts = append(ts, t)
+		}
+	}
+	more, err := x.s.release(ctx, r.GetWorkerId(), ts)
+	if err != nil {
+		return nil, statusOf("release", err)
+	}
+	if r.GetDeactivate() {
+		x.s.forget(r.GetWorkerId())
+		if err := x.s.cfg.Store.DeactivateWorker(ctx, r.GetWorkerId()); err != nil && !isNotFound(err) {
+			return nil, statusOf("release", err)
+		}
+	}
+	return &pb.ReleaseResponse{Lost: toLeases(append(lost, more...))}, nil
+}
