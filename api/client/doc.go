@@ -1,0 +1,25 @@
+// Package client is grit's Go client for the gRPC API (api/gritv1): it
+// enqueues tasks one at a time or batched, reads and cancels them, and
+// survives burst load and a slow or failing server.
+//
+// Calls are retried in three layers that draw on one budget:
+//
+//  1. Channel: gRPC's own retry policy from the service config
+//     (grpcretry.Default: UNAVAILABLE, RESOURCE_EXHAUSTED and
+//     DEADLINE_EXCEEDED from the server; up to 5 attempts, 0.1s to 10s,
+//     with retry throttling).
+//  2. Call: an interceptor that gives each attempt its own deadline
+//     (Config.Timeout) and retries UNAVAILABLE, INTERNAL and
+//     DEADLINE_EXCEEDED twice, after 50ms then 100ms.
+//  3. Batch: Send buffers tasks into EnqueueBatch calls (batch package);
+//     a failed batch is retried as a whole (Config.SendRetries, from
+//     Config.SendBackoff doubling to four times it, with jitter).
+//
+// The budget is a retry.Allowance carried in the call's context: the
+// outermost layer puts it there (the batch, or the call for a direct one),
+// and every retry of every layer takes one from it; a channel retry that
+// finds none left ends the call with the error of the attempt before. So
+// the layers never multiply each other's attempts. Every write carries an
+// idempotency key (the client makes one when the caller gave none), so a
+// retry after an answer was lost never makes a second task.
+package client

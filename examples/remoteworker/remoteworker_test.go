@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/api/server"
+	"github.com/grit-run/grit/store/sqlite"
+)
+
+// serve runs a grit server on a fresh SQLite store and returns its
+// address and a Tasks client.
+func serve(t *testing.T, lease time.Duration) (string, pb.TasksClient) {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s, err := server.New(server.Config{Store: st, Lease: lease, Rescue: 100 * time.Millisecond, Poll: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Serve(ctx, lis); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return lis.Addr().String(), pb.NewTasksClient(conn)
+}
+
+var (
+	buildOnce sync.Once
+	binary    string
+	buildErr  error
+)
+
+// build compiles the worker once per test binary.
+func build(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "remoteworker")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binary = filepath.Join(dir, "remoteworker")
+		out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binary
+}
+
+// worker is a running remote worker process; lines receives its output.
+type worker struct {
+	cmd   *exec.Cmd
+	lines chan string
+}
+
+func startWorker(t *testing.T, addr, id string, lease time.Duration) *worker {
+	t.Helper()
+	cmd := exec.Command(build(t), "--server", addr, "--worker-id", id, "--lease", lease.String())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // so a kill takes its commands too
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := &worker{cmd: cmd, lines: make(chan string, 100)}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			w.lines <- sc.Text()
+		}
+		io.Copy(io.Discard, out)
+	}()
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
+	return w
+}
+
+// await returns the first line of w's output that starts with prefix.
+func (w *worker) await(t *testing.T, prefix string) string {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case l := <-w.lines:
+			if strings.HasPrefix(l, prefix) {
+				return l
+			}
+		case <-timeout:
+			t.Fatalf("the worker never printed %q", prefix)
+		}
+	}
+}
+
+func waitState(t *testing.T, tc pb.TasksClient, id int64, state string) *pb.Task {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := tc.Get(context.Background(), &pb.GetRequest{Id: id})
+		if err == nil && resp.GetTask().GetState() == state {
+			return resp.GetTask()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("task %d: %v (%v), want %s", id, resp.GetTask(), err, state)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func enqueue(t *testing.T, tc pb.TasksClient, cmd string) int64 {
+	t.Helper()
+	resp, err := tc.Enqueue(context.Background(), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "shell", Args: []byte(fmt.Sprintf(`{"cmd": %q}`, cmd)), Policy: "3 10ms"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.GetTask().GetId()
+}
+
+// TestRemoteWorkerEndToEnd: a worker built on the generated API alone
+// completes a task, and a transient exit is retried by the task's policy.
+func TestRemoteWorkerEndToEnd(t *testing.T) {
+	addr, tc := serve(t, 3*time.Second)
+	mark := filepath.Join(t.TempDir(), "tried")
+	ok := enqueue(t, tc, "echo hello")
+	flaky := enqueue(t, tc, fmt.Sprintf("[ -f %s ] || { touch %s; exit 75; }", mark, mark))
+	startWorker(t, addr, "remote-a", 3*time.Second)
+	if got := waitState(t, tc, ok, "SUCCESS"); got.GetAttempt() != 1 {
+		t.Errorf("echo: attempt %d, want 1", got.GetAttempt())
+	}
+	if got := waitState(t, tc, flaky, "SUCCESS"); got.GetAttempt() != 2 {
+		t.Errorf("exit 75 then 0: attempt %d, want 2", got.GetAttempt())
+	}
+	as, err := tc.Attempts(context.Background(), &pb.AttemptsRequest{TaskId: flaky})
+	if err != nil || len(as.GetAttempts()) != 2 || as.GetAttempts()[0].GetClass() != "transient" || as.GetAttempts()[0].GetExitCode() != 75 {
+		t.Errorf("attempts of the flaky task: %v (%v), want a transient exit 75, then a success", as.GetAttempts(), err)
+	}
+	resp, err := tc.Attempts(context.Background(), &pb.AttemptsRequest{TaskId: ok})
+	if err != nil || len(resp.GetAttempts()) != 1 || !strings.Contains(resp.GetAttempts()[0].GetOutput(), "hello") {
+		t.Errorf("attempts of echo: %v (%v), want its output kept", resp.GetAttempts(), err)
+	}
+}
+
+// TestRemoteWorkerKilledIsTakenOver: a remote worker killed with SIGKILL
+// mid-task loses it by the lease rules: once its lease expires the server
+// takes the task over, and a sibling works it again.
+func TestRemoteWorkerKilledIsTakenOver(t *testing.T) {
+	const lease = 1500 * time.Millisecond
+	addr, tc := serve(t, lease)
+	mark := filepath.Join(t.TempDir(), "started")
+	id := enqueue(t, tc, fmt.Sprintf("[ -f %s ] && exit 0; touch %s; sleep 60", mark, mark))
+	a := startWorker(t, addr, "remote-a", lease)
+	a.await(t, fmt.Sprintf("claimed %d attempt 1", id))
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(mark); err == nil {
+			break // the command runs
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the worker's command never started")
+		}
+	}
+	syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+	killed := time.Now()
+	b := startWorker(t, addr, "remote-b", lease)
+	b.await(t, fmt.Sprintf("claimed %d attempt 2", id))
+	if took := time.Since(killed); took > lease+3*time.Second {
+		t.Errorf("taken over %v after the kill, want within the lease (%v) and a rescue", took, lease)
+	}
+	got := waitState(t, tc, id, "SUCCESS")
+	as, err := tc.Attempts(context.Background(), &pb.AttemptsRequest{TaskId: id})
+	if err != nil || len(as.GetAttempts()) != 2 || as.GetAttempts()[0].GetOutcome() != "INTERRUPTED" ||
+		as.GetAttempts()[0].GetWorker() != "remote-a" || as.GetAttempts()[1].GetWorker() != "remote-b" || got.GetAttempt() != 2 {
+		t.Errorf("attempts %v (%v): want remote-a's INTERRUPTED, then remote-b's success", as.GetAttempts(), err)
+	}
+}
