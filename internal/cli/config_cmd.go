@@ -7,6 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/grit-run/grit/api/client"
+	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/retry"
 )
 
@@ -42,15 +44,40 @@ func newConfigCmd(e *env) *cobra.Command {
 				}
 				out = append(out, setting{k.name, k.env, v, src})
 			}
+			for _, k := range serverKnobs {
+				v, src := e.lookup(k, "")
+				out = append(out, setting{k.name, k.env, v, src})
+			}
+			tokens := setting{"tokens", server.TokensEnv, "(none)", "default"}
+			if e.getenv(server.TokensEnv) != "" {
+				tokens.Value, tokens.Source = "(set)", "env "+server.TokensEnv
+			}
+			out = append(out, tokens)
+			_, knobs, err := client.FromEnv(e.getenv)
+			for _, k := range knobs {
+				out = append(out, setting{k.Name, k.Env, k.Value, k.Source})
+			}
 			if asJSON {
-				return json.NewEncoder(e.stdout).Encode(out)
+				if jerr := json.NewEncoder(e.stdout).Encode(out); jerr != nil {
+					return jerr
+				}
+				if err != nil {
+					return &exitError{code: exitUsage, err: err}
+				}
+				return nil
 			}
 			w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "SETTING\tENV\tVALUE\tSOURCE")
 			for _, s := range out {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.Name, s.Env, s.Value, s.Source)
 			}
-			return w.Flush()
+			if ferr := w.Flush(); ferr != nil {
+				return ferr
+			}
+			if err != nil {
+				return &exitError{code: exitUsage, err: err}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -40,6 +40,7 @@ func usageErr(format string, args ...any) error {
 // env is what commands read and write, so tests can run them in-process.
 type env struct {
 	stdout, stderr io.Writer
+	stdin          io.Reader // nil: the process's
 	getenv         func(string) string
 	storeDSN       string
 }
@@ -83,7 +84,8 @@ func newRoot(e *env) *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&e.storeDSN, "store", def, "the store: sqlite:PATH or postgres://… (env GRIT_STORE)")
 	root.AddCommand(newRunCmd(e), newSubmitCmd(e), newWaitCmd(e), newWorkerCmd(e), newTasksCmd(e), newTaskCmd(e),
-		newDLQCmd(e), newStatusCmd(e), newMigrateCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newSimCmd(e), newBreakersCmd(e), newLimitsCmd(e), newConfigCmd(e), newVersionCmd(e))
+		newDLQCmd(e), newStatusCmd(e), newMigrateCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newSimCmd(e), newBreakersCmd(e), newLimitsCmd(e),
+		newServerCmd(e), newEnqueueCmd(e), newGetCmd(e), newCancelCmd(e), newConfigCmd(e), newVersionCmd(e))
 	usageArgs(root)
 	return root
 }

@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/grit-run/grit/api/client"
+	pb "github.com/grit-run/grit/api/gritv1"
+)
+
+// remote dials the server that --server (or GRIT_SERVER) names, with the
+// client's GRIT_* settings and GRIT_TOKEN.
+func (e *env) remote(server string) (*client.Client, error) {
+	cfg, _, err := client.FromEnv(e.getenv)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	if server != "" {
+		cfg.Addr = server
+	}
+	c, err := client.Dial(cfg)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	return c, nil
+}
+
+// remoteErr is the exit of a failed call: 2 for what the caller can fix
+// (a bad request, a refused token), 1 for the rest.
+func remoteErr(err error) error {
+	switch client.Code(err) {
+	case codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.NotFound, codes.FailedPrecondition:
+		return &exitError{code: exitUsage, err: err}
+	}
+	return &exitError{code: exitFailed, err: err}
+}
+
+func serverFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVar(p, "server", "", "the grit server's host:port (env GRIT_SERVER, default 127.0.0.1:7420); the token is GRIT_TOKEN")
+}
+
+func newEnqueueCmd(e *env) *cobra.Command {
+	var server, args, runAt string
+	var asJSON bool
+	t := &pb.NewTask{}
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "enqueue --kind KIND [--args JSON|@FILE|@-] [--key KEY]",
+		Short: "enqueue a task through a grit server; print its id (the same id again for a repeated --key)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if t.Kind == "" {
+				return usageErr("enqueue: --kind is required (the handler that works the task, e.g. email.send)")
+			}
+			raw, err := e.readArgs(args)
+			if err != nil {
+				return err
+			}
+			t.Args = raw
+			if timeout < 0 {
+				return usageErr("enqueue: --timeout %v: want a positive duration, or none", timeout)
+			}
+			if timeout > 0 {
+				t.Timeout = durationpb.New(timeout)
+			}
+			if runAt != "" {
+				at, err := time.Parse(time.RFC3339, runAt)
+				if err != nil {
+					return usageErr("enqueue: --run-at %q: want a time such as 2026-01-02T15:04:05Z", runAt)
+				}
+				t.RunAt = timestamppb.New(at)
+			}
+			return e.enqueueRemote(cmd.Context(), server, t, asJSON)
+		},
+	}
+	serverFlag(cmd, &server)
+	f := cmd.Flags()
+	f.StringVar(&t.Kind, "kind", "", "the task's kind (required)")
+	f.StringVar(&args, "args", "", "the task's arguments: JSON, @FILE to read it from a file, @- from standard input")
+	f.StringVar(&t.IdempotencyKey, "key", "", "an idempotency key: enqueueing it again returns the same task")
+	f.StringVar(&t.Queue, "queue", "", "the queue (default \"default\")")
+	f.StringVar(&t.Group, "group", "", "the downstream the task calls")
+	f.StringVar(&t.Tenant, "tenant", "", "whose work it is, for per-tenant limits")
+	f.Int64Var(&t.Priority, "priority", 0, "higher runs first")
+	f.StringVar(&t.Policy, "policy", "", `the retry policy, e.g. "4 1s 1m"`)
+	f.DurationVar(&timeout, "timeout", 0, "cut each attempt off after this long")
+	f.StringVar(&runAt, "run-at", "", "when the task is due (RFC 3339), instead of now")
+	f.BoolVar(&asJSON, "json", false, "print the task as JSON")
+	return cmd
+}
+
+// readArgs reads --args: JSON as given, @FILE, or @- for standard input.
+func (e *env) readArgs(v string) ([]byte, error) {
+	var raw []byte
+	switch {
+	case v == "@-":
+		b, err := io.ReadAll(e.in())
+		if err != nil {
+			return nil, usageErr("enqueue: --args @-: %v", err)
+		}
+		raw = b
+	case strings.HasPrefix(v, "@"):
+		b, err := os.ReadFile(v[1:])
+		if err != nil {
+			return nil, usageErr("enqueue: --args %s: %v", v, err)
+		}
+		raw = b
+	default:
+		raw = []byte(v)
+	}
+	if len(strings.TrimSpace(string(raw))) == 0 {
+		return nil, nil
+	}
+	if !json.Valid(raw) {
+		return nil, usageErr("enqueue: --args %s: not JSON (e.g. --args '{\"to\": \"a@example.com\"}')", shorten(v))
+	}
+	return raw, nil
+}
+
+func shorten(s string) string {
+	if len(s) > 60 {
+		return fmt.Sprintf("%q…", s[:60])
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func (e *env) in() io.Reader {
+	if e.stdin != nil {
+		return e.stdin
+	}
+	return os.Stdin
+}
+
+func (e *env) enqueueRemote(ctx context.Context, server string, t *pb.NewTask, asJSON bool) error {
+	c, err := e.remote(server)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	got, err := c.Enqueue(ctx, t)
+	if err != nil {
+		return remoteErr(err)
+	}
+	return e.printRemote(got, asJSON)
+}
+
+func (e *env) printRemote(t *pb.Task, asJSON bool) error {
+	if !asJSON {
+		fmt.Fprintln(e.stdout, t.GetId())
+		return nil
+	}
+	b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(t)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, string(b))
+	return nil
+}
+
+func newGetCmd(e *env) *cobra.Command {
+	var server string
+	cmd := &cobra.Command{
+		Use:   "get ID",
+		Short: "print a task, as JSON, through a grit server",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return e.remoteTask(cmd.Context(), server, args[0], (*client.Client).Get)
+		},
+	}
+	serverFlag(cmd, &server)
+	return cmd
+}
+
+func newCancelCmd(e *env) *cobra.Command {
+	var server string
+	cmd := &cobra.Command{
+		Use:   "cancel ID",
+		Short: "cancel a task that has not ended (and its dependents) through a grit server; print it as JSON",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return e.remoteTask(cmd.Context(), server, args[0], (*client.Client).Cancel)
+		},
+	}
+	serverFlag(cmd, &server)
+	return cmd
+}
+
+func (e *env) remoteTask(ctx context.Context, server, arg string, call func(*client.Client, context.Context, int64) (*pb.Task, error)) error {
+	id, err := parseID(arg)
+	if err != nil {
+		return err
+	}
+	c, err := e.remote(server)
+	if err != nil {
+		return err
+	}
+	defer c.Close(ctx)
+	t, err := call(c, ctx, id)
+	if err != nil {
+		return remoteErr(err)
+	}
+	return e.printRemote(t, true)
+}

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startServer starts grit server as a child process on a free loopback
+// port and returns its address.
+func startServer(t *testing.T, st string) (string, func() error) {
+	t.Helper()
+	cmd, out := gritProcess(t, t.TempDir(), "server", "--store", st, "--listen", "127.0.0.1:0")
+	re := regexp.MustCompile(`serving grit.v1 on (\S+)`)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			return m[1], func() error { cmd.Process.Signal(syscall.SIGTERM); return cmd.Wait() }
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("grit server did not start:\n%s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestServerEnqueueGetCancel: grit enqueue, get and cancel through a
+// real grit server process.
+func TestServerEnqueueGetCancel(t *testing.T) {
+	addr, stop := startServer(t, tempStore(t))
+	enq := func(args ...string) (int, string, string) {
+		return grit(t, append([]string{"enqueue", "--server", addr, "--kind", "email.send"}, args...)...)
+	}
+	code, first, errOut := enq("--args", `{"to": "a@example.com"}`, "--key", "welcome-1")
+	if code != 0 || strings.TrimSpace(first) == "" {
+		t.Fatalf("enqueue: exit %d: %s %s", code, first, errOut)
+	}
+	if code, again, _ := enq("--args", `{"to": "a@example.com"}`, "--key", "welcome-1"); code != 0 || again != first {
+		t.Errorf("the same key again: exit %d, id %q, want %q", code, again, first)
+	}
+	file := filepath.Join(t.TempDir(), "args.json")
+	os.WriteFile(file, []byte(`{"to": "b@example.com"}`), 0o644)
+	code, second, _ := enq("--args", "@"+file, "--json")
+	var got struct {
+		ID    string `json:"id"`
+		Args  []byte `json:"args"`
+		State string `json:"state"`
+	}
+	if err := json.Unmarshal([]byte(second), &got); code != 0 || err != nil || string(got.Args) != `{"to": "b@example.com"}` || got.State != "READY" {
+		t.Errorf("enqueue --args @FILE --json: exit %d, %v: %s", code, err, second)
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--args", `{"to":`}, "not JSON"},
+		{[]string{"--args", "@" + filepath.Join(t.TempDir(), "none.json")}, "no such file"},
+		{[]string{"--queue", "bad queue"}, "queue"},
+	} {
+		if code, _, errOut := enq(bad.args...); code != 2 || !strings.Contains(errOut, bad.want) {
+			t.Errorf("enqueue %v: exit %d: %s, want 2 saying %q", bad.args, code, errOut, bad.want)
+		}
+	}
+	id := strings.TrimSpace(first)
+	if code, out, _ := grit(t, "get", id, "--server", addr); code != 0 || !strings.Contains(out, `"kind":"email.send"`) {
+		t.Errorf("get: exit %d: %s", code, out)
+	}
+	for range 2 { // a repeated cancel is no error
+		if code, out, errOut := grit(t, "cancel", id, "--server", addr); code != 0 || !strings.Contains(out, `"state":"CANCELLED"`) {
+			t.Errorf("cancel: exit %d: %s %s", code, out, errOut)
+		}
+	}
+	if code, _, errOut := grit(t, "get", "999999", "--server", addr); code != 2 || !strings.Contains(errOut, "NotFound") {
+		t.Errorf("get a task that is not there: exit %d: %s", code, errOut)
+	}
+	if err := stop(); err != nil {
+		t.Errorf("grit server after SIGTERM: %v", err)
+	}
+}
+
+// TestServerTokens: a server with tokens refuses a call without one or
+// with a wrong one, and takes the right one; without tokens it refuses to
+// serve beyond loopback.
+func TestServerTokens(t *testing.T) {
+	const token = "0123456789abcdef0123"
+	t.Setenv("GRIT_TOKENS", token)
+	addr, stop := startServer(t, tempStore(t))
+	defer stop()
+	if code, _, errOut := grit(t, "enqueue", "--server", addr, "--kind", "k"); code != 2 || !strings.Contains(errOut, "Unauthenticated") {
+		t.Errorf("no token: exit %d: %s", code, errOut)
+	}
+	t.Setenv("GRIT_TOKEN", "wrong-token-wrong-token")
+	if code, _, errOut := grit(t, "enqueue", "--server", addr, "--kind", "k"); code != 2 || !strings.Contains(errOut, "Unauthenticated") {
+		t.Errorf("a wrong token: exit %d: %s", code, errOut)
+	}
+	t.Setenv("GRIT_TOKEN", token)
+	if code, out, errOut := grit(t, "enqueue", "--server", addr, "--kind", "k"); code != 0 || strings.TrimSpace(out) == "" {
+		t.Errorf("the right token: exit %d: %s %s", code, out, errOut)
+	}
+	t.Setenv("GRIT_TOKENS", "")
+	if code, _, errOut := grit(t, "server", "--store", tempStore(t), "--listen", "0.0.0.0:0"); code != 2 || !strings.Contains(errOut, "GRIT_TOKENS") {
+		t.Errorf("no tokens on 0.0.0.0: exit %d: %s", code, errOut)
+	}
+}
+
+func TestReadArgs(t *testing.T) {
+	e := &env{stdin: strings.NewReader(`{"from": "stdin"}`)}
+	if raw, err := e.readArgs("@-"); err != nil || string(raw) != `{"from": "stdin"}` {
+		t.Errorf("@-: %s, %v", raw, err)
+	}
+	if raw, err := e.readArgs(""); err != nil || raw != nil {
+		t.Errorf("none: %s, %v", raw, err)
+	}
+	if _, err := e.readArgs("{nope}"); err == nil || !strings.Contains(err.Error(), "not JSON") {
+		t.Errorf("bad JSON: %v", err)
+	}
+}
