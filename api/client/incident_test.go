@@ -21,11 +21,13 @@ import (
 	"github.com/grit-run/grit/store/sqlite"
 )
 
-// The incident at a hundredth of its time: the first batch is answered in
-// 170ms (17s), the second not before the callers' 300ms deadline (30s).
+// The incident at a twentieth of its time: the first batch is answered in
+// 850ms (17s), the second not before the callers' 1.5s deadline (30s).
+// (A hundredth would leave the server too little time under -race on a
+// loaded machine.)
 const (
-	slowAnswer = 170 * time.Millisecond
-	deadline   = 300 * time.Millisecond
+	slowAnswer = 850 * time.Millisecond
+	deadline   = 1500 * time.Millisecond
 )
 
 // faults is a server interceptor that delays EnqueueBatch answers as the
@@ -51,7 +53,7 @@ func (f *faults) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 		late := false
 		f.lateOnce.Do(func() { late = true })
 		if late {
-			time.Sleep(deadline + 200*time.Millisecond) // stored, but the answer is lost
+			time.Sleep(deadline + 500*time.Millisecond) // stored, but the answer is lost
 		}
 	}
 	return resp, err
