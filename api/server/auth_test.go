@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"io"
 	"math/big"
 	"net"
 	"os"
@@ -89,7 +90,9 @@ func listServices(ctx context.Context, conn *grpc.ClientConn) ([]string, error) 
 	if err != nil {
 		return nil, err
 	}
-	if err := st.Send(&reflectpb.ServerReflectionRequest{MessageRequest: &reflectpb.ServerReflectionRequest_ListServices{}}); err != nil {
+	// A stream the server refused may fail its Send with io.EOF; its
+	// status comes with the Recv.
+	if err := st.Send(&reflectpb.ServerReflectionRequest{MessageRequest: &reflectpb.ServerReflectionRequest_ListServices{}}); err != nil && err != io.EOF {
 		return nil, err
 	}
 	r, err := st.Recv()

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/store"
 )
 
@@ -63,6 +64,16 @@ type Config struct {
 	// requests in flight before it closes their connections; default 10s.
 	StopGrace time.Duration
 
+	// The downstream protection of remote workers' claims, as a Go
+	// worker's (engine.Config): the groups' breaker settings (a group's own
+	// replace them), resource pressure (default 1s, up to 1m), the groups'
+	// retry budget (default store.DefaultBudget) and how long a retry it
+	// refuses waits (default 1s).
+	Breaker                   breaker.Settings
+	PressureBase, PressureMax time.Duration
+	RetryBudget               store.BudgetRates
+	BudgetWait                time.Duration
+
 	Logger *slog.Logger
 }
 
@@ -109,6 +120,12 @@ func (c *Config) setDefaults() {
 	c.Poll = orDur(c.Poll, time.Second)
 	c.Rescue = orDur(c.Rescue, 5*time.Second)
 	c.StopGrace = orDur(c.StopGrace, 10*time.Second)
+	c.PressureBase = orDur(c.PressureBase, time.Second)
+	c.PressureMax = orDur(c.PressureMax, time.Minute)
+	c.BudgetWait = orDur(c.BudgetWait, time.Second)
+	if c.RetryBudget == (store.BudgetRates{}) {
+		c.RetryBudget = store.DefaultBudget
+	}
 	if c.ID == "" {
 		host, _ := os.Hostname()
 		c.ID = fmt.Sprintf("grit-server-%s-%d", host, os.Getpid())

@@ -232,6 +232,7 @@ func (s *Server) finish(ctx context.Context, t task.Task, f store.Finish) (task.
 	if f.State.Waiting() || t.RunID != 0 || len(f.Publish) > 0 {
 		s.wake.notify() // a retry, a dependent or a delivery may be due
 	}
+	s.record(ctx, t, f)
 	cur, err := s.cfg.Store.GetTask(ctx, t.ID)
 	if err != nil {
 		cur = t

@@ -32,6 +32,8 @@ type Server struct {
 
 	seenMu sync.Mutex
 	seen   map[string]bool // workers registered by this server
+
+	gate gate // the downstream protection of remote workers' claims
 }
 
 // New returns a server for cfg; it reads the TLS certificate, if any.
@@ -48,6 +50,7 @@ func New(cfg Config) (*Server, error) {
 		wake:     newNotifier(),
 		stopping: make(chan struct{}),
 		seen:     map[string]bool{},
+		gate:     newGate(),
 	}
 	if cfg.CertFile != "" {
 		creds, err := credentials.NewServerTLSFromFile(cfg.CertFile, cfg.KeyFile)

@@ -78,7 +78,7 @@ func (s *Server) claim(ctx context.Context, req store.ClaimRequest, wait time.Du
 	end := time.Now().Add(wait)
 	for {
 		woken := s.wake.wait() // before the claim, so that a wake during it counts
-		ts, err := s.cfg.Store.Claim(ctx, req)
+		ts, err := s.claimGated(ctx, req)
 		if err != nil {
 			return nil, err
 		}
@@ -89,10 +89,31 @@ func (s *Server) claim(ctx context.Context, req store.ClaimRequest, wait time.Du
 		if left <= 0 {
 			return nil, nil
 		}
-		if !s.sleep(ctx, req, min(left, s.cfg.Poll), woken) {
+		// NextDue outside what the gate holds back: a held-back group's due
+		// tasks must not wake the wait at once, again and again.
+		if !s.sleep(ctx, s.gated(req, time.Now()), min(left, s.cfg.Poll), woken) {
 			return nil, nil
 		}
 	}
+}
+
+// claimGated claims through the gate: probes of the groups that allow
+// one, then req outside what the gate holds back, then admission.
+func (s *Server) claimGated(ctx context.Context, req store.ClaimRequest) ([]task.Task, error) {
+	s.refreshGate(ctx)
+	now, err := s.cfg.Store.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ts := s.probe(ctx, req, now)
+	if req.Limit -= len(ts); req.Limit > 0 {
+		more, err := s.cfg.Store.Claim(ctx, s.gated(req, now))
+		if err != nil && len(ts) == 0 {
+			return nil, err
+		}
+		ts = append(ts, more...)
+	}
+	return s.admit(ctx, req.Worker, ts, now), nil
 }
 
 // sleep waits up to d, less if a task is due sooner, or until woken; it

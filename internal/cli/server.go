@@ -39,11 +39,14 @@ address is served. See api/README.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := func(k knob) string { s, _ := e.lookup(k, *flags[k.name]); return s }
-			return e.serve(cmd.Context(), server.Config{CertFile: v(knobTLSCert), KeyFile: v(knobTLSKey), MaxPayload: maxPayload, MaxBatch: maxBatch},
-				v(knobListen), v(knobTokensFile))
+			cfg := server.Config{CertFile: v(knobTLSCert), KeyFile: v(knobTLSKey), MaxPayload: maxPayload, MaxBatch: maxBatch}
+			if err := e.protection(&cfg, flags); err != nil {
+				return err
+			}
+			return e.serve(cmd.Context(), cfg, v(knobListen), v(knobTokensFile))
 		},
 	}
-	for _, k := range serverKnobs {
+	for _, k := range append(serverKnobs, knobPressBase, knobPressMax, knobBudget) {
 		flags[k.name] = new(string)
 		cmd.Flags().StringVar(flags[k.name], k.name, "", fmt.Sprintf("%s (env %s%s)", k.help, k.env, orDefault(k.def)))
 	}
@@ -89,4 +92,15 @@ func (e *env) serve(ctx context.Context, cfg server.Config, listen, tokensFile s
 	defer stop()
 	fmt.Fprintf(e.stdout, "serving grit.v1 on %s (store %s)\n", lis.Addr(), e.storeDSN)
 	return s.Serve(sigCtx, lis)
+}
+
+// protection reads the downstream protection's knobs, as grit worker's.
+func (e *env) protection(cfg *server.Config, flags map[string]*string) error {
+	ws, err := e.workerSettings(workerFlags{concurrency: "1", pressureBase: *flags[knobPressBase.name],
+		pressureMax: *flags[knobPressMax.name], budget: *flags[knobBudget.name]})
+	if err != nil {
+		return err
+	}
+	cfg.PressureBase, cfg.PressureMax, cfg.RetryBudget = ws.pressureBase, ws.pressureMax, ws.budget
+	return nil
 }

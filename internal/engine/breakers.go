@@ -269,18 +269,7 @@ func (e *Engine) recordGroups(results map[string][]groupResult) {
 		gr, err := gb.UpdateGroup(e.completeCtx, g, func(gr *store.Group) {
 			now, s := e.storeNow(), e.settings(*gr)
 			for _, r := range rs {
-				switch {
-				case r.probe: // a full downstream answered: it is up
-					s.Record(&gr.Circuit, r.ok || r.resource, true, now)
-				case r.breaker:
-					s.Record(&gr.Circuit, r.ok, false, now)
-				}
-				switch {
-				case r.resource:
-					gr.Pressure.Raise(now, e.cfg.PressureBase, e.cfg.PressureMax)
-				case r.ok:
-					gr.Pressure.Ease()
-				}
+				r.apply(gr, s, now, e.cfg.PressureBase, e.cfg.PressureMax)
 			}
 		})
 		if err != nil {
@@ -392,14 +381,7 @@ func (e *Engine) budgeted(ts []task.Task) (kept, refused []task.Task) {
 		}
 		took, over := len(retries), 0
 		gr, err := gb.UpdateGroup(e.runCtx, g, func(gr *store.Group) {
-			now := e.storeNow()
-			gr.Budget.Deposit(now, firsts, e.cfg.RetryBudget)
-			took = gr.Budget.Withdraw(now, len(retries), e.cfg.RetryBudget)
-			if gr.Limit > 0 {
-				// What this worker just claimed is counted: give back what
-				// passes the limit.
-				over = min(max(gr.Running-(len(retries)-took)-gr.Limit, 0), len(byGroup[g]))
-			}
+			took, over = AdmitGroup(gr, e.storeNow(), firsts, len(retries), e.cfg.RetryBudget)
 		})
 		if err != nil {
 			e.cfg.Logger.Warn("could not reach the group's retry budget and limit; going on", "group", g, "err", err)
@@ -450,18 +432,12 @@ func (e *Engine) budgeted(ts []task.Task) (kept, refused []task.Task) {
 
 // limitWait is how long a task given back at its group's limit waits,
 // and how long this worker then leaves the group alone.
-const limitWait = 100 * time.Millisecond
+const limitWait = LimitWait
 
 // giveBack gives a claimed task back to wait, without using an attempt:
 // its group's retry budget is spent, or the group is at its limit.
 func (e *Engine) giveBack(t task.Task, wait time.Duration, msg string) {
-	now := e.storeNow()
-	f := store.Finish{
-		TaskID: t.ID, Token: t.LeaseToken, State: task.Retrying, NextAt: now.Add(wait), Refund: true,
-		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, PrevDelay: t.PrevDelay,
-		Attempt: task.Attempt{TaskID: t.ID, Number: t.Attempt, Worker: e.cfg.WorkerID, LeaseToken: t.LeaseToken,
-			Outcome: task.OutcomeReleased, Error: msg, StartedAt: now, EndedAt: now, Decision: "budget"},
-	}
+	f := GiveBack(t, e.cfg.WorkerID, e.storeNow(), wait, msg)
 	e.stats.BudgetDeferred.Add(1)
 	e.groupStarted(t.Group, 1) // forget, once it is recorded, counts it out
 	e.finishes <- pending{a: &attempt{t: t, cancel: func(error) {}, back: true}, f: f}

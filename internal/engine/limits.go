@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -89,37 +88,15 @@ func (e *Engine) limited(kept, refused []task.Task) []task.Task {
 	if !ok || len(kept) == 0 {
 		return kept
 	}
-	over := map[int64]string{}
-	for _, s := range scopes {
-		e.lim.mu.Lock()
-		max := e.lim.max[s]
-		e.lim.mu.Unlock()
-		byName := map[string][]task.Task{}
-		for _, t := range kept {
-			if n := scopeOf(t, s); max[n] > 0 && over[t.ID] == "" {
-				byName[n] = append(byName[n], t)
-			}
-		}
-		if len(byName) == 0 {
-			continue
-		}
-		running, err := l.Running(e.runCtx, s, slices.Sorted(maps.Keys(byName)))
-		if err != nil {
-			e.cfg.Logger.Warn("could not count running attempts for the limits; going on", "scope", s, "err", err)
-			continue
-		}
-		for _, t := range refused {
-			running[scopeOf(t, s)]--
-		}
-		for n, ts := range byName {
-			excess := running[n] - max[n]
-			if excess >= 0 {
-				e.markFull(s, n)
-			}
-			for i := len(ts) - 1; i >= 0 && excess > 0; i, excess = i-1, excess-1 {
-				over[ts[i].ID] = fmt.Sprintf("%s %s is at its limit of %d running attempts: waiting %v", s, n, max[n], limitWait)
-			}
-		}
+	e.lim.mu.Lock()
+	max := e.lim.max
+	e.lim.mu.Unlock()
+	over, full, err := OverLimits(e.runCtx, l, kept, refused, max)
+	if err != nil {
+		e.cfg.Logger.Warn("could not count running attempts for the limits; going on", "err", err)
+	}
+	for _, f := range full {
+		e.markFull(f.Scope, f.Name)
 	}
 	if len(over) == 0 {
 		return kept

@@ -1,0 +1,107 @@
+package server_test
+
+import (
+	"testing"
+	"time"
+
+	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/api/server"
+	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/store"
+)
+
+func (h *harness) group(t *testing.T, name string, fn func(*store.Group)) store.Group {
+	t.Helper()
+	g, err := h.store.UpdateGroup(ctx(t), name, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// claimAll claims what a remote worker gets of kind now, waiting up to
+// wait for something.
+func (h *harness) claimAll(t *testing.T, worker string, wait time.Duration) []*pb.Task {
+	t.Helper()
+	r, err := h.workers.Claim(ctx(t), &pb.ClaimRequest{WorkerId: worker, Kinds: []string{"call"}, Limit: 10, Wait: dpb(wait)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.GetTasks()
+}
+
+// TestRemoteClaimsKeepToTheBreakers: a remote worker gets no task of a
+// group whose breaker is open; once it may probe, it gets one task as the
+// probe, and the probe's success closes the breaker for everyone; remote
+// failures count in the group's breaker and open it.
+func TestRemoteClaimsKeepToTheBreakers(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	one := breaker.Settings{Probes: 1, Consecutive: 2, CoolDown: 300 * time.Millisecond}
+	h.group(t, "api", func(g *store.Group) {
+		g.Settings = &one
+		one.Trip(&g.Circuit, time.Now(), 0)
+	})
+	for range 3 {
+		h.enqueue(t, &pb.NewTask{Kind: "call", Group: "api", Policy: "5 10ms"})
+	}
+	plain := h.enqueue(t, &pb.NewTask{Kind: "call"})
+	if got := h.claimAll(t, "w", 0); len(got) != 1 || got[0].GetId() != plain.GetId() {
+		t.Fatalf("claimed %v while the group's breaker is open, want the ungrouped task alone", got)
+	}
+	probe := h.claimAll(t, "w", 5*time.Second)
+	if len(probe) != 1 || probe[0].GetGroup() != "api" {
+		t.Fatalf("after the cool-down: %v, want one task of the group, its probe", probe)
+	}
+	if g := h.group(t, "api", func(*store.Group) {}); g.Circuit.State != breaker.HalfOpen {
+		t.Errorf("breaker %s while its probe runs, want half-open", g.Circuit.State)
+	}
+	if _, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: probe[0].GetId(), LeaseToken: probe[0].GetLeaseToken()}); err != nil {
+		t.Fatal(err)
+	}
+	if g := h.group(t, "api", func(*store.Group) {}); g.Circuit.State != breaker.Closed {
+		t.Fatalf("breaker %s after its probe succeeded, want closed", g.Circuit.State)
+	}
+	var rest []*pb.Task
+	for deadline := time.Now().Add(10 * time.Second); len(rest) < 2 && time.Now().Before(deadline); {
+		rest = append(rest, h.claimAll(t, "w", time.Second)...) // closed, it ramps up
+	}
+	if len(rest) != 2 {
+		t.Fatalf("claimed %d of the group's 2 other tasks once closed", len(rest))
+	}
+	for _, tk := range rest {
+		if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: tk.GetId(), LeaseToken: tk.GetLeaseToken(),
+			Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "503 from api"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g := h.group(t, "api", func(*store.Group) {}); g.Circuit.State != breaker.Open {
+		t.Errorf("breaker %s after two remote failures in a row, want open (consecutive 2)", g.Circuit.State)
+	}
+}
+
+// TestRemoteClaimsKeepToTheLimits: a tenant limited to one running
+// attempt gets one at a time through remote claims too, the rest waiting
+// with no attempt used.
+func TestRemoteClaimsKeepToTheLimits(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	if err := h.store.SetLimit(ctx(t), store.Limit{Scope: store.ScopeTenant, Name: "acme", Max: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		h.enqueue(t, &pb.NewTask{Kind: "call", Tenant: "acme"})
+	}
+	first := h.claimAll(t, "w", 0)
+	if len(first) != 1 {
+		t.Fatalf("claimed %d of tenant acme's tasks at once, want 1 (its limit)", len(first))
+	}
+	if got := h.claimAll(t, "w2", 0); len(got) != 0 {
+		t.Errorf("a second worker claimed %v while acme is at its limit", got)
+	}
+	if _, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: first[0].GetId(), LeaseToken: first[0].GetLeaseToken()}); err != nil {
+		t.Fatal(err)
+	}
+	next := h.claimAll(t, "w", 5*time.Second)
+	if len(next) != 1 || next[0].GetAttempt() != 1 {
+		t.Errorf("after the first ended: %v, want one more, on its first attempt", next)
+	}
+}

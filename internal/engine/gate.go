@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// The downstream protection as pure steps, so that a worker that is not an
+// Engine (the API server, claiming for remote workers) applies it the same
+// way.
+
+// HeldBack reports whether a group's tasks wait at now, whoever claims:
+// its breaker is open or half-open (only probes go), or its resource
+// pressure holds it back. (An engine also holds a group back for its own
+// window and ramp.)
+func HeldBack(g store.Group, now time.Time) bool {
+	s := g.Circuit.State
+	return now.Before(g.Pressure.Until) || s == breaker.Open || s == breaker.HalfOpen
+}
+
+// RecordResult records in its group how an attempt ended (f, as its
+// worker reports it; probe if it was the breaker's probe): the breaker
+// counts it, a resource failure raises the group's pressure and a success
+// eases it. It reports whether the end said anything of the downstream.
+func RecordResult(g *store.Group, s breaker.Settings, f store.Finish, probe bool, now time.Time, base, max time.Duration) bool {
+	r, ok := resultOf(f, probe)
+	if ok {
+		r.apply(g, s, now, base, max)
+	}
+	return ok
+}
+
+func (r groupResult) apply(gr *store.Group, s breaker.Settings, now time.Time, base, max time.Duration) {
+	switch {
+	case r.probe: // a full downstream answered: it is up
+		s.Record(&gr.Circuit, r.ok || r.resource, true, now)
+	case r.breaker:
+		s.Record(&gr.Circuit, r.ok, false, now)
+	}
+	switch {
+	case r.resource:
+		gr.Pressure.Raise(now, base, max)
+	case r.ok:
+		gr.Pressure.Ease()
+	}
+}
+
+// AdmitGroup admits, in one locked update of a group, what a worker
+// claimed of it: its first attempts deposit in the group's retry budget,
+// its retries take from it (took of them may run), and over tasks pass
+// the group's limit of running attempts (which counts what was claimed).
+func AdmitGroup(g *store.Group, now time.Time, firsts, retries int, rates store.BudgetRates) (took, over int) {
+	g.Budget.Deposit(now, firsts, rates)
+	took = g.Budget.Withdraw(now, retries, rates)
+	if g.Limit > 0 {
+		// The retries refused are running still, as far as the store knows.
+		over = min(max(g.Running-(retries-took)-g.Limit, 0), firsts+retries)
+	}
+	return took, over
+}
+
+// GiveBack is the Finish that gives a claimed task back to wait, without
+// using an attempt: its group's retry budget is spent, or a limit is
+// reached. Its history shows a RELEASED attempt that says why.
+func GiveBack(t task.Task, worker string, now time.Time, wait time.Duration, msg string) store.Finish {
+	return store.Finish{
+		TaskID: t.ID, Token: t.LeaseToken, State: task.Retrying, NextAt: now.Add(wait), Refund: true,
+		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, PrevDelay: t.PrevDelay,
+		Attempt: task.Attempt{TaskID: t.ID, Number: t.Attempt, Worker: worker, LeaseToken: t.LeaseToken,
+			Outcome: task.OutcomeReleased, Error: msg, StartedAt: now, EndedAt: now, Decision: "budget"},
+	}
+}
+
+// LimitWait is how long a task given back at a limit waits, and how long
+// a claimer then leaves the queue, tenant or group alone.
+const LimitWait = 100 * time.Millisecond
+
+// Full names a queue or tenant at its limit.
+type Full struct {
+	Scope store.Scope
+	Name  string
+}
+
+// OverLimits counts the running attempts of the limited queues and
+// tenants of kept (max: the limits by scope and name) and returns, by
+// task id, why each task past a limit is to be given back, and the queues
+// and tenants at their limit. refused are tasks of the same claim given
+// back already: running still, as far as the store knows, so not counted.
+func OverLimits(ctx context.Context, l store.Limiter, kept, refused []task.Task, max map[store.Scope]map[string]int) (map[int64]string, []Full, error) {
+	over := map[int64]string{}
+	var full []Full
+	for _, s := range scopes {
+		byName := map[string][]task.Task{}
+		for _, t := range kept {
+			if n := scopeOf(t, s); max[s][n] > 0 && over[t.ID] == "" {
+				byName[n] = append(byName[n], t)
+			}
+		}
+		if len(byName) == 0 {
+			continue
+		}
+		running, err := l.Running(ctx, s, slices.Sorted(maps.Keys(byName)))
+		if err != nil {
+			return over, full, fmt.Errorf("count running attempts by %s: %w", s, err)
+		}
+		for _, t := range refused {
+			running[scopeOf(t, s)]--
+		}
+		for _, n := range slices.Sorted(maps.Keys(byName)) {
+			ts := byName[n]
+			excess := running[n] - max[s][n]
+			if excess >= 0 {
+				full = append(full, Full{s, n})
+			}
+			for i := len(ts) - 1; i >= 0 && excess > 0; i, excess = i-1, excess-1 {
+				over[ts[i].ID] = fmt.Sprintf("%s %s is at its limit of %d running attempts: waiting %v", s, n, max[s][n], LimitWait)
+			}
+		}
+	}
+	return over, full, nil
+}
