@@ -20,6 +20,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/internal/gritbench"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
@@ -36,13 +37,16 @@ func newBenchCmd(e *env) *cobra.Command {
 		Short: "measure throughput, start latency, retry lateness, takeover, memory and process-task overhead",
 		Long: `Measures grit on fresh embedded stores in a temporary directory, or with
 --store postgres://… on fresh schemas of that database (dropped afterwards):
-enqueue throughput; no-op tasks worked end to end (claim, run, complete;
-durable commits) by an engine in this process and by 1 and 4 worker
-processes; how long after its enqueue a task starts on an idle worker
-(p50/p99); how late retries start after they are due (p50/p99); how long a
-sibling takes to run again the tasks of a worker killed with SIGKILL; with
---memory-tasks, a worker's resident memory as it works that many tasks; and
-a process task's overhead over a bare fork/exec. See docs/bench.md.`,
+enqueue throughput, directly and through the gRPC API of a server in this
+process (one Enqueue call per task, and Send in batches, from --api-callers
+concurrent callers over loopback); no-op tasks worked end to end (claim,
+run, complete; durable commits) by an engine in this process and by 1 and
+4 worker processes; how long after its enqueue a task starts on an idle
+worker (p50/p99); how late retries start after they are due (p50/p99); how
+long a sibling takes to run again the tasks of a worker killed with
+SIGKILL; with --memory-tasks, a worker's resident memory as it works that
+many tasks; and a process task's overhead over a bare fork/exec. See
+docs/bench.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if profile != "" {
@@ -75,6 +79,9 @@ a process task's overhead over a bare fork/exec. See docs/bench.md.`,
 	f.DurationVar(&cfg.Heartbeat, "heartbeat", 0, "the worker processes' heartbeat (default a third of the lease)")
 	f.IntVar(&cfg.MemoryTasks, "memory-tasks", 0, "tasks one worker process works while its memory is sampled (0: skip)")
 	f.IntVar(&cfg.Procs, "procs", 200, "process tasks for the overhead")
+	f.IntVar(&cfg.APITasks, "api-tasks", 5000, "tasks enqueued through the gRPC API, one call each and then batched (0: skip)")
+	f.IntVar(&cfg.APICallers, "api-callers", 32, "concurrent callers of the gRPC API")
+	f.IntVar(&cfg.APIBatch, "api-batch", 50, "tasks per EnqueueBatch call of the batched API enqueue (the client's max batch size)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
 	return cmd
@@ -175,7 +182,7 @@ func checkBenchConfig(cfg gritbench.Config) error {
 	bad := func(flag string, v any, want string) error {
 		return &exitError{code: exitUsage, err: fmt.Errorf("bench: --%s %v: want %s", flag, v, want)}
 	}
-	for flag, v := range map[string]int{"tasks": cfg.Tasks, "concurrency": cfg.Concurrency, "latency": cfg.Latency, "retries": cfg.Retries, "procs": cfg.Procs} {
+	for flag, v := range map[string]int{"tasks": cfg.Tasks, "concurrency": cfg.Concurrency, "latency": cfg.Latency, "retries": cfg.Retries, "procs": cfg.Procs, "api-callers": cfg.APICallers} {
 		if v <= 0 {
 			return bad(flag, v, "a positive number")
 		}
@@ -184,6 +191,12 @@ func checkBenchConfig(cfg gritbench.Config) error {
 		if w <= 0 || w > 64 {
 			return bad("workers", cfg.Workers, "counts from 1 to 64, e.g. --workers 1,4")
 		}
+	}
+	if cfg.APITasks < 0 {
+		return bad("api-tasks", cfg.APITasks, "0 (skip) or a positive number")
+	}
+	if cfg.APIBatch <= 0 || cfg.APIBatch > server.DefaultMaxBatch {
+		return bad("api-batch", cfg.APIBatch, fmt.Sprintf("1 to %d, the server's limit", server.DefaultMaxBatch))
 	}
 	if cfg.MemoryTasks < 0 {
 		return bad("memory-tasks", cfg.MemoryTasks, "0 (skip) or a positive number")
@@ -197,6 +210,11 @@ func checkBenchConfig(cfg gritbench.Config) error {
 func printBench(w io.Writer, r gritbench.Result) {
 	fmt.Fprintf(w, "machine             %s/%s, %d CPUs, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 	fmt.Fprintf(w, "enqueue             %8.0f tasks/s\n", r.EnqueuePerSec)
+	if a := r.APIEnqueue; a.APITasks > 0 {
+		fmt.Fprintf(w, "enqueue via API     %8.0f tasks/s, one call per task (%d tasks, %d callers, loopback gRPC)\n", a.APISinglePerSec, a.APITasks, a.APICallers)
+		fmt.Fprintf(w, "                    %8.0f tasks/s batched (max %d, %.1f per call): %.1f× single, %.2f× direct enqueue\n",
+			a.APIBatchedPerSec, a.APIBatch, a.APIBatchMean, a.APIBatchedVsSingle, a.APIBatchedVsDirect)
+	}
 	fmt.Fprintf(w, "work (no-op)        %8.0f tasks/s in this process (%.0f tasks per claim)\n", r.WorkPerSec, r.ClaimBatch)
 	for _, p := range r.WorkProcs {
 		fmt.Fprintf(w, "                    %8.0f tasks/s with %d worker processes (peak RSS %.0f MiB each)\n", p.PerSec, p.Workers, p.PeakMiB)

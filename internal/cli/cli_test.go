@@ -301,7 +301,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 func TestBenchOnPostgresUsesThrowawaySchemas(t *testing.T) {
 	db := pgtest.Admin(t)
 	code, out, errOut := grit(t, "bench", "--json", "--store", pgtest.DSN(), "--tasks", "300", "--retries", "20", "--procs", "3",
-		"--workers", "1,2", "--latency", "20", "--lease", "1s", "--memory-tasks", "500")
+		"--workers", "1,2", "--latency", "20", "--lease", "1s", "--memory-tasks", "500", "--api-tasks", "300")
 	var r gritbench.Result
 	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil {
 		t.Fatalf("bench: exit %d, %v: %s %s", code, err, out, errOut)
@@ -383,5 +383,14 @@ func TestSimHerd(t *testing.T) {
 	// The same seed gives the same table.
 	if _, again, _ := grit(t, "sim", "herd", "--json", "--clients", "500", "--capacity", "50", "--down", "10s"); again != out {
 		t.Errorf("two runs with the default seed differ")
+	}
+}
+
+func TestBenchAPIFlagsAreChecked(t *testing.T) {
+	for _, bad := range [][]string{{"--api-batch", "0"}, {"--api-batch", "1001"}, {"--api-tasks", "-1"}, {"--api-callers", "0"}} {
+		code, _, errOut := grit(t, append([]string{"bench", "--store", tempStore(t)}, bad...)...)
+		if code != 2 || !strings.Contains(errOut, strings.TrimPrefix(bad[0], "--")) {
+			t.Errorf("bench %v: exit %d: %s, want 2 naming the flag", bad, code, errOut)
+		}
 	}
 }

@@ -1,10 +1,11 @@
-// Package gritbench measures grit on a store: enqueue throughput, the
-// throughput of no-op tasks worked end to end (claim, run, complete) by an
-// engine in this process and by worker processes, how long after its
-// enqueue a task starts, the lateness of retries against their due time,
-// how long a sibling takes over from a worker killed with SIGKILL, a
-// worker's memory over a long run, and a process task's overhead over a
-// bare fork/exec. grit bench prints what it measures.
+// Package gritbench measures grit on a store: enqueue throughput, directly
+// and through the gRPC API, the throughput of no-op tasks worked end to
+// end (claim, run, complete) by an engine in this process and by worker
+// processes, how long after its enqueue a task starts, the lateness of
+// retries against their due time, how long a sibling takes over from a
+// worker killed with SIGKILL, a worker's memory over a long run, and a
+// process task's overhead over a bare fork/exec. grit bench prints what it
+// measures.
 package gritbench
 
 import (
@@ -46,6 +47,12 @@ type Config struct {
 	// Takeover measures the takeover after SIGKILL (it takes about a lease).
 	Takeover bool
 	Spawn    Spawner
+
+	// APITasks, if set, is how many tasks are enqueued through the gRPC API
+	// in each of its two modes, by APICallers concurrent callers (default
+	// 32), batched in EnqueueBatch calls of up to APIBatch (default 50, the
+	// client's).
+	APITasks, APICallers, APIBatch int
 }
 
 func (c *Config) defaults() {
@@ -58,6 +65,8 @@ func (c *Config) defaults() {
 		c.Workers = []int{1, 4}
 	}
 	c.Latency = or(c.Latency, 1000)
+	c.APICallers = or(c.APICallers, 32)
+	c.APIBatch = or(c.APIBatch, 50)
 	if c.LatencyGap <= 0 {
 		c.LatencyGap = 5 * time.Millisecond
 	}
@@ -102,6 +111,8 @@ type Result struct {
 	BareExecMS    float64 `json:"bare_exec_ms"`     // per bare fork/exec of the same command
 	ExecOverhead  float64 `json:"exec_overhead_ms"` // the difference
 
+	APIEnqueue
+
 	WorkProcs []Procs `json:"work_procs,omitempty"`
 	// How long after its enqueue a task started, in ms, and how the worker
 	// learnt of it.
@@ -131,7 +142,11 @@ type step struct {
 func Run(ctx context.Context, open Opener, cfg Config, progress func(string)) (Result, error) {
 	cfg.defaults()
 	var r Result
-	steps := []step{{"enqueue", enqueue}, {"work", work}}
+	steps := []step{{"enqueue", enqueue}}
+	if cfg.APITasks > 0 {
+		steps = append(steps, step{"enqueue through the API", apiEnqueue})
+	}
+	steps = append(steps, step{"work", work})
 	if cfg.Spawn != nil && len(cfg.Workers) > 0 {
 		steps = append(steps, step{"work with worker processes", workProcs})
 	}

@@ -69,13 +69,13 @@ func TestRunMeasuresEverything(t *testing.T) {
 	cfg := Config{
 		Tasks: 300, Batch: 100, Retries: 30, Procs: 5, Workers: []int{1, 2}, Latency: 20,
 		Lease: 2 * time.Second, Heartbeat: 500 * time.Millisecond, Takeover: true, MemoryTasks: 1000,
-		Spawn: spawnTestBinary,
+		APITasks: 300, APICallers: 8, APIBatch: 25, Spawn: spawnTestBinary,
 	}
 	r, err := Run(context.Background(), sqliteTargets(t), cfg, func(s string) { steps = append(steps, s) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(steps) != 8 {
+	if len(steps) != 9 {
 		t.Errorf("steps %v", steps)
 	}
 	if r.EnqueuePerSec <= 0 || r.WorkPerSec <= 0 || r.ExecTaskMS <= 0 || r.BareExecMS <= 0 || r.RetryLateMax < r.RetryLateP50 {
@@ -97,6 +97,7 @@ func TestRunMeasuresEverything(t *testing.T) {
 	if len(r.MemoryMiB) != 10 || r.MemoryPeakMiB < r.MemoryMiB[9] || r.MemoryTasks != 1000 {
 		t.Errorf("memory %v peak %v over %d tasks", r.MemoryMiB, r.MemoryPeakMiB, r.MemoryTasks)
 	}
+	checkAPI(t, cfg, r)
 	t.Logf("%+v", r)
 }
 
@@ -107,7 +108,7 @@ func TestRunWithoutProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(steps) != 5 || r.WorkProcs != nil || r.TakeoverS != 0 {
+	if len(steps) != 5 || r.WorkProcs != nil || r.TakeoverS != 0 || r.APISinglePerSec != 0 {
 		t.Errorf("steps %v, result %+v", steps, r)
 	}
 }

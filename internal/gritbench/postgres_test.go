@@ -21,7 +21,7 @@ func TestRunOnPostgres(t *testing.T) {
 	cfg := Config{
 		Tasks: 500, Batch: 100, Retries: 20, Procs: 3, Workers: []int{1, 3}, Latency: 30,
 		Lease: 2 * time.Second, Heartbeat: 500 * time.Millisecond, Takeover: true, MemoryTasks: 2000,
-		Spawn: spawnTestBinary,
+		APITasks: 200, APICallers: 8, APIBatch: 50, Spawn: spawnTestBinary,
 	}
 	r, err := Run(context.Background(), open, cfg, func(string) {})
 	if err != nil {
@@ -39,5 +39,6 @@ func TestRunOnPostgres(t *testing.T) {
 	if len(r.MemoryMiB) != 10 || r.MemoryPeakMiB <= 0 {
 		t.Errorf("memory %v peak %v", r.MemoryMiB, r.MemoryPeakMiB)
 	}
+	checkAPI(t, cfg, r)
 	t.Logf("%+v", r)
 }
