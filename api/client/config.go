@@ -17,8 +17,9 @@ type Config struct {
 	// Token is the bearer token sent with every call (GRIT_TOKEN); "" sends
 	// none.
 	Token string
-	// TLS dials with TLS, checking the server's certificate against the
-	// system's roots, or CAFile's when set.
+	// TLS dials with TLS (GRIT_SERVER_TLS), checking the server's
+	// certificate against the system's roots, or CAFile's when set
+	// (GRIT_SERVER_CA, which implies TLS).
 	TLS    bool
 	CAFile string
 
@@ -86,6 +87,19 @@ var knobDefs = []knobDef{
 		return nil
 	}},
 	{"flush-interval", "GRIT_FLUSH_INTERVAL", "0.1s", func(c *Config, v string) (err error) { c.FlushInterval, err = seconds(v); return err }},
+	{"server-tls", "GRIT_SERVER_TLS", "false", func(c *Config, v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("want true or false")
+		}
+		c.TLS = c.TLS || b
+		return nil
+	}},
+	{"server-ca", "GRIT_SERVER_CA", "", func(c *Config, v string) error {
+		c.CAFile = v
+		c.TLS = c.TLS || v != "" // a CA is only for TLS
+		return nil
+	}},
 }
 
 // seconds reads a positive duration: a Go duration (100ms, 30s) or a

@@ -1,7 +1,15 @@
 package cli
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -119,4 +127,59 @@ func TestReadArgs(t *testing.T) {
 	if _, err := e.readArgs("{nope}"); err == nil || !strings.Contains(err.Error(), "not JSON") {
 		t.Errorf("bad JSON: %v", err)
 	}
+}
+
+// TestServerTLS: grit server with a certificate speaks TLS; grit enqueue
+// reaches it with GRIT_SERVER_CA, and not in plain text.
+func TestServerTLS(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := selfSigned(t, dir)
+	cmd, srvOut := gritProcess(t, dir, "server", "--store", tempStore(t), "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key)
+	re := regexp.MustCompile(`serving grit.v1 on (\S+)`)
+	var addr string
+	for deadline := time.Now().Add(30 * time.Second); addr == ""; time.Sleep(20 * time.Millisecond) {
+		if m := re.FindStringSubmatch(srvOut.String()); m != nil {
+			addr = m[1]
+		} else if time.Now().After(deadline) {
+			t.Fatalf("grit server did not start:\n%s", srvOut)
+		}
+	}
+	defer cmd.Process.Signal(syscall.SIGTERM)
+	t.Setenv("GRIT_GRPC_TIMEOUT", "2s")
+	t.Setenv("GRIT_SEND_RETRIES", "0")
+	if code, _, errOut := grit(t, "enqueue", "--server", addr, "--kind", "k"); code == 0 {
+		t.Errorf("plain text to a TLS server: exit 0 (%s), want a failure", errOut)
+	}
+	t.Setenv("GRIT_SERVER_CA", cert)
+	if code, out, errOut := grit(t, "enqueue", "--server", addr, "--kind", "k"); code != 0 || strings.TrimSpace(out) == "" {
+		t.Errorf("with GRIT_SERVER_CA: exit %d: %s %s", code, out, errOut)
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key into dir.
+func selfSigned(t *testing.T, dir string) (cert, key string) {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, IsCA: true, BasicConstraintsValid: true,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &k.PublicKey, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	for path, b := range map[string]*pem.Block{cert: {Type: "CERTIFICATE", Bytes: der}, key: {Type: "EC PRIVATE KEY", Bytes: kder}} {
+		if err := os.WriteFile(path, pem.EncodeToMemory(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cert, key
 }
