@@ -63,11 +63,13 @@ type batchReady struct {
 }
 
 // jobPolicy retries resource pressure after 200ms doubling to 2s (the
-// default, 60s doubling to 5m, is for real clusters), and gives up after
-// 20 attempts.
+// default, 60s doubling to 5m, is for real clusters), with equal jitter:
+// each wait at least half its step, so that no rejected job comes back at
+// once (full jitter may draw a wait near zero). It gives up after 20
+// attempts.
 var jobPolicy = retry.Policy{MaxAttempts: 20,
 	Backoff:  retry.Exponential{Min: 100 * time.Millisecond, Max: time.Second},
-	Resource: retry.Exponential{Min: 200 * time.Millisecond, Max: 2 * time.Second, Jitter: retry.JitterFull}}
+	Resource: retry.Exponential{Min: 200 * time.Millisecond, Max: 2 * time.Second, Jitter: retry.JitterEqual}}
 
 // runIngest starts an ingest run, works it to its end and reports.
 func runIngest(ctx context.Context, cfg config, log io.Writer) (report, error) {
