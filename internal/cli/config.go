@@ -122,20 +122,28 @@ func (e *env) workerSettings(f workerFlags) (workerSettings, error) {
 	if s.heartbeat >= s.lease {
 		return s, usageErr("heartbeat %v must be shorter than the lease %v (a third of it is usual)", s.heartbeat, s.lease)
 	}
-	if s.pressureBase, err = e.durationKnob(knobPressBase, f.pressureBase); err != nil {
-		return s, err
+	s.pressureBase, s.pressureMax, s.budget, err = e.protection(f)
+	return s, err
+}
+
+// protection reads the downstream protection's knobs: resource pressure
+// and the groups' retry budget.
+func (e *env) protection(f workerFlags) (base, max time.Duration, budget store.BudgetRates, err error) {
+	if base, err = e.durationKnob(knobPressBase, f.pressureBase); err != nil {
+		return
 	}
-	if s.pressureMax, err = e.durationKnob(knobPressMax, f.pressureMax); err != nil {
-		return s, err
+	if max, err = e.durationKnob(knobPressMax, f.pressureMax); err != nil {
+		return
 	}
-	if s.pressureMax < s.pressureBase {
-		return s, usageErr("pressure-max %v must be at least pressure-base %v", s.pressureMax, s.pressureBase)
+	if max < base {
+		err = usageErr("pressure-max %v must be at least pressure-base %v", max, base)
+		return
 	}
 	v, src := e.lookup(knobBudget, f.budget)
-	if s.budget, err = parseBudget(v); err != nil {
-		return s, usageErr("retry-budget (%s): %v", src, err)
+	if budget, err = parseBudget(v); err != nil {
+		err = usageErr("retry-budget (%s): %v", src, err)
 	}
-	return s, nil
+	return
 }
 
 func (f *workerFlags) register(fs interface {

@@ -21,13 +21,14 @@ var (
 	knobTokensFile = knob{"tokens-file", "GRIT_TOKENS_FILE", "", "a file of bearer tokens, one per line (GRIT_TOKENS adds comma-separated ones); without any, only a loopback address is served"}
 	knobTLSCert    = knob{"tls-cert", "GRIT_TLS_CERT", "", "a PEM certificate (with its chain): serve TLS"}
 	knobTLSKey     = knob{"tls-key", "GRIT_TLS_KEY", "", "the certificate's PEM key"}
+	knobMaxPayload = knob{"max-payload", "GRIT_MAX_PAYLOAD", "1048576", "the largest args, payload or output, in bytes"}
+	knobMaxBatch   = knob{"max-batch", "GRIT_MAX_BATCH", "1000", "the most tasks, events or leases in one call"}
 )
 
-var serverKnobs = []knob{knobListen, knobTokensFile, knobTLSCert, knobTLSKey}
+var serverKnobs = []knob{knobListen, knobTokensFile, knobTLSCert, knobTLSKey, knobMaxPayload, knobMaxBatch}
 
 func newServerCmd(e *env) *cobra.Command {
 	flags := map[string]*string{}
-	var maxPayload, maxBatch int
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "serve the gRPC API: enqueue, get, list, cancel, publish, dead letters, and remote workers",
@@ -39,8 +40,16 @@ address is served. See api/README.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			v := func(k knob) string { s, _ := e.lookup(k, *flags[k.name]); return s }
-			cfg := server.Config{CertFile: v(knobTLSCert), KeyFile: v(knobTLSKey), MaxPayload: maxPayload, MaxBatch: maxBatch}
-			if err := e.protection(&cfg, flags); err != nil {
+			cfg := server.Config{CertFile: v(knobTLSCert), KeyFile: v(knobTLSKey)}
+			var err error
+			if cfg.MaxPayload, err = e.intKnob(knobMaxPayload, *flags[knobMaxPayload.name]); err != nil {
+				return err
+			}
+			if cfg.MaxBatch, err = e.intKnob(knobMaxBatch, *flags[knobMaxBatch.name]); err != nil {
+				return err
+			}
+			if cfg.PressureBase, cfg.PressureMax, cfg.RetryBudget, err = e.protection(workerFlags{pressureBase: *flags[knobPressBase.name],
+				pressureMax: *flags[knobPressMax.name], budget: *flags[knobBudget.name]}); err != nil {
 				return err
 			}
 			return e.serve(cmd.Context(), cfg, v(knobListen), v(knobTokensFile))
@@ -50,8 +59,6 @@ address is served. See api/README.md.`,
 		flags[k.name] = new(string)
 		cmd.Flags().StringVar(flags[k.name], k.name, "", fmt.Sprintf("%s (env %s%s)", k.help, k.env, orDefault(k.def)))
 	}
-	cmd.Flags().IntVar(&maxPayload, "max-payload", 0, "the largest args or payload, in bytes (default 1 MiB)")
-	cmd.Flags().IntVar(&maxBatch, "max-batch", 0, "the most tasks or events in one call (default 1000)")
 	return cmd
 }
 
@@ -92,15 +99,4 @@ func (e *env) serve(ctx context.Context, cfg server.Config, listen, tokensFile s
 	defer stop()
 	fmt.Fprintf(e.stdout, "serving grit.v1 on %s (store %s)\n", lis.Addr(), e.storeDSN)
 	return s.Serve(sigCtx, lis)
-}
-
-// protection reads the downstream protection's knobs, as grit worker's.
-func (e *env) protection(cfg *server.Config, flags map[string]*string) error {
-	ws, err := e.workerSettings(workerFlags{concurrency: "1", pressureBase: *flags[knobPressBase.name],
-		pressureMax: *flags[knobPressMax.name], budget: *flags[knobBudget.name]})
-	if err != nil {
-		return err
-	}
-	cfg.PressureBase, cfg.PressureMax, cfg.RetryBudget = ws.pressureBase, ws.pressureMax, ws.budget
-	return nil
 }
