@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -216,55 +215,23 @@ func (s *Server) markFull(fs ...engine.Full) {
 }
 
 // admitGroups passes each group's claimed tasks through its retry budget
-// and limit, in one locked update of the group, and adds what it refuses
-// to back.
+// and limit (engine.AdmitGroups) and adds what it refuses to back.
 func (s *Server) admitGroups(ctx context.Context, worker string, ts []task.Task, now time.Time, back map[int64]store.Finish) {
 	gb, ok := s.cfg.Store.(store.GroupBreakers)
 	if !ok {
 		return
 	}
-	byGroup := map[string][]task.Task{}
-	for _, t := range ts {
-		if t.Group != "" {
-			byGroup[t.Group] = append(byGroup[t.Group], t)
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(byGroup)) {
-		group := byGroup[name]
-		var firsts int
-		var retries []task.Task
-		for _, t := range group {
-			if t.Attempt <= 1 {
-				firsts++
-			} else {
-				retries = append(retries, t)
-			}
-		}
-		var took, over int
-		atLimit := false
-		if _, err := gb.UpdateGroup(ctx, name, func(gr *store.Group) {
-			took, over = engine.AdmitGroup(gr, now, firsts, len(retries), s.cfg.RetryBudget)
-			atLimit = gr.Limit > 0 && gr.Running-(len(retries)-took) >= gr.Limit
-		}); err != nil {
-			s.cfg.Logger.Warn("could not reach the group's retry budget and limit; going on", "group", name, "err", err)
-			continue
-		}
-		for i, t := range retries[took:] {
-			wait := s.cfg.BudgetWait
-			if f := s.cfg.RetryBudget.Floor; f > 0 {
-				wait += time.Duration(float64(i) / f * float64(time.Second))
-			}
-			back[t.ID] = engine.GiveBack(t, worker, now, wait, fmt.Sprintf("the retry budget of group %s is spent: waiting %v", name, wait.Round(time.Millisecond)))
-		}
-		for i := len(group) - 1; i >= 0 && over > 0; i-- {
-			if _, ok := back[group[i].ID]; !ok {
-				back[group[i].ID] = engine.GiveBack(group[i], worker, now, engine.LimitWait, fmt.Sprintf("group %s is at its limit of running attempts: waiting %v", name, engine.LimitWait))
-				over--
-			}
-		}
-		if atLimit {
+	refused, groups := engine.AdmitGroups(ctx, gb, ts, now, s.cfg.RetryBudget, s.cfg.BudgetWait)
+	for name, a := range groups {
+		switch {
+		case a.Err != nil:
+			s.cfg.Logger.Warn("could not reach the group's retry budget and limit; going on", "group", name, "err", a.Err)
+		case a.AtLimit:
 			s.markFull(engine.Full{Scope: store.ScopeGroup, Name: name}) // leave it alone a moment
 		}
+	}
+	for _, r := range refused {
+		back[r.Task.ID] = engine.GiveBack(r.Task, worker, now, r.Wait, r.Why)
 	}
 }
 

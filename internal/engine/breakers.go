@@ -356,77 +356,29 @@ func (e *Engine) budgeted(ts []task.Task) (kept, refused []task.Task) {
 	if !ok {
 		return ts, nil
 	}
-	var byGroup map[string][]int // most claims have no grouped task: no map
-	for i, t := range ts {
-		if t.Group != "" {
-			if byGroup == nil {
-				byGroup = map[string][]int{}
-			}
-			byGroup[t.Group] = append(byGroup[t.Group], i)
-		}
-	}
-	if byGroup == nil {
-		return ts, nil
-	}
-	gone, full := map[int]bool{}, map[int]bool{}
-	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
-		var firsts int
-		var retries []int
-		for _, i := range byGroup[g] {
-			if ts[i].Attempt <= 1 {
-				firsts++
-			} else {
-				retries = append(retries, i)
-			}
-		}
-		took, over := len(retries), 0
-		gr, err := gb.UpdateGroup(e.runCtx, g, func(gr *store.Group) {
-			took, over = AdmitGroup(gr, e.storeNow(), firsts, len(retries), e.cfg.RetryBudget)
-		})
-		if err != nil {
-			e.cfg.Logger.Warn("could not reach the group's retry budget and limit; going on", "group", g, "err", err)
+	back, groups := AdmitGroups(e.runCtx, gb, ts, e.storeNow(), e.cfg.RetryBudget, e.cfg.BudgetWait)
+	for g, a := range groups {
+		if a.Err != nil {
+			e.cfg.Logger.Warn("could not reach the group's retry budget and limit; going on", "group", g, "err", a.Err)
 			continue
 		}
-		e.setGroup(g, gr)
-		for _, i := range retries[took:] {
-			gone[i] = true
-		}
-		for _, i := range slices.Backward(byGroup[g]) {
-			if over == 0 {
-				break
-			}
-			if !gone[i] {
-				gone[i], over = true, over-1
-				full[i] = true
-			}
-		}
-		if len(full) > 0 {
+		e.setGroup(g, a.Group)
+		if a.AtLimit {
 			e.br.mu.Lock()
 			e.br.full[g] = time.Now().Add(limitWait)
 			e.br.mu.Unlock()
 		}
 	}
-	kept = ts[:0:0]
-	waiting := 0
-	for i, t := range ts {
-		if !gone[i] {
-			kept = append(kept, t)
-			continue
-		}
-		refused = append(refused, t)
-		if full[i] {
-			e.giveBack(t, limitWait, fmt.Sprintf("group %s is at its limit of running attempts: waiting %v", t.Group, limitWait))
-			continue
-		}
-		// The n-th retry refused waits about as long as the floor takes to
-		// bring n tokens, so that it is not refused again and again.
-		wait := e.cfg.BudgetWait
-		if f := e.cfg.RetryBudget.Floor; f > 0 {
-			wait += time.Duration(float64(waiting) / f * float64(time.Second))
-		}
-		waiting++
-		e.giveBack(t, wait, fmt.Sprintf("the retry budget of group %s is spent: waiting %v", t.Group, wait.Round(time.Millisecond)))
+	if len(back) == 0 {
+		return ts, nil
 	}
+	gone := make(map[int64]bool, len(back))
+	for _, r := range back {
+		gone[r.Task.ID] = true
+		refused = append(refused, r.Task)
+		e.giveBack(r.Task, r.Wait, r.Why)
+	}
+	kept = slices.DeleteFunc(slices.Clone(ts), func(t task.Task) bool { return gone[t.ID] })
 	return kept, refused
 }
 

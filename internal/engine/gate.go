@@ -52,6 +52,82 @@ func (r groupResult) apply(gr *store.Group, s breaker.Settings, now time.Time, b
 	}
 }
 
+// Refusal is a claimed task a group's retry budget or limit sends back to
+// wait, using no attempt (GiveBack with Wait and Why).
+type Refusal struct {
+	Task task.Task
+	Wait time.Duration
+	Why  string
+}
+
+// GroupAdmission is what AdmitGroups decided for one group.
+type GroupAdmission struct {
+	Group   store.Group // as the update left it
+	AtLimit bool        // its running attempts reach its limit: leave it alone a moment
+	Err     error       // the store could not be reached: its tasks go on
+}
+
+// AdmitGroups passes the claimed tasks of each group through the group's
+// retry budget and limit, in one locked update a group (AdmitGroup), and
+// returns the tasks to give back and what it decided of each group. The
+// n-th retry refused in a group waits budgetWait plus the time the
+// budget's floor takes to bring n tokens, so that it is not refused again
+// and again; a task past the limit waits LimitWait.
+func AdmitGroups(ctx context.Context, gb store.GroupBreakers, ts []task.Task, now time.Time, rates store.BudgetRates, budgetWait time.Duration) ([]Refusal, map[string]GroupAdmission) {
+	var byGroup map[string][]task.Task // most claims have no grouped task: no map
+	for _, t := range ts {
+		if t.Group != "" {
+			if byGroup == nil {
+				byGroup = map[string][]task.Task{}
+			}
+			byGroup[t.Group] = append(byGroup[t.Group], t)
+		}
+	}
+	if byGroup == nil {
+		return nil, nil
+	}
+	var back []Refusal
+	out := make(map[string]GroupAdmission, len(byGroup))
+	for _, name := range slices.Sorted(maps.Keys(byGroup)) {
+		group := byGroup[name]
+		var firsts int
+		var retries []task.Task
+		for _, t := range group {
+			if t.Attempt <= 1 {
+				firsts++
+			} else {
+				retries = append(retries, t)
+			}
+		}
+		var took, over int
+		var a GroupAdmission
+		a.Group, a.Err = gb.UpdateGroup(ctx, name, func(gr *store.Group) {
+			took, over = AdmitGroup(gr, now, firsts, len(retries), rates)
+			a.AtLimit = gr.Limit > 0 && gr.Running-(len(retries)-took) >= gr.Limit
+		})
+		out[name] = a
+		if a.Err != nil {
+			continue
+		}
+		refused := map[int64]bool{}
+		for i, t := range retries[took:] {
+			wait := budgetWait
+			if f := rates.Floor; f > 0 {
+				wait += time.Duration(float64(i) / f * float64(time.Second))
+			}
+			refused[t.ID] = true
+			back = append(back, Refusal{t, wait, fmt.Sprintf("the retry budget of group %s is spent: waiting %v", name, wait.Round(time.Millisecond))})
+		}
+		for i := len(group) - 1; i >= 0 && over > 0; i-- {
+			if t := group[i]; !refused[t.ID] {
+				over--
+				back = append(back, Refusal{t, LimitWait, fmt.Sprintf("group %s is at its limit of running attempts: waiting %v", name, LimitWait)})
+			}
+		}
+	}
+	return back, out
+}
+
 // AdmitGroup admits, in one locked update of a group, what a worker
 // claimed of it: its first attempts deposit in the group's retry budget,
 // its retries take from it (took of them may run), and over tasks pass
