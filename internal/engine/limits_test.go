@@ -89,8 +89,8 @@ func TestQueueAndTenantLimitsHoldAcrossWorkers(t *testing.T) {
 
 // TestATenantAtItsLimitDoesNotStarveOthers: a tenant with a long backlog
 // enqueued first, limited to one attempt at a time, does not hold back
-// another tenant's tasks enqueued after it: the claim leaves the full
-// tenant out.
+// another tenant's tasks enqueued after it, and is not claimed and given
+// back again and again: the claim leaves the full tenant out.
 func TestATenantAtItsLimitDoesNotStarveOthers(t *testing.T) {
 	st := newStore(t)
 	setLimits(t, st, store.Limit{Scope: store.ScopeTenant, Name: "big", Max: 1})
@@ -120,9 +120,20 @@ func TestATenantAtItsLimitDoesNotStarveOthers(t *testing.T) {
 	if ended > 20 {
 		t.Errorf("%d of the 40 tasks of the limited tenant ended before the other tenant's 6: it held them back", ended)
 	}
+	released := 0
 	for _, id := range big {
 		if got := waitState(t, st, id, task.Success); got.Attempt != 1 {
 			t.Errorf("task %d of the limited tenant succeeded on attempt %d, want 1", id, got.Attempt)
 		}
+		for _, a := range attempts(t, st, id) {
+			if a.Outcome == task.OutcomeReleased {
+				released++
+			}
+		}
+	}
+	// The first claim takes 4 of its tasks and gives 3 back; after that the
+	// tenant is left out of claims while full, and refilled one for one.
+	if released > 10 {
+		t.Errorf("%d of the limited tenant's tasks were claimed and given back: a full tenant must be left out of claims", released)
 	}
 }
