@@ -56,6 +56,9 @@ func scanTaskAfter(r pgx.Row, before ...any) (task.Task, error) {
 		return task.Task{}, err
 	}
 	t.RunID = runID.Int64
+	if t.State != task.Running {
+		t.LeaseOwner = "" // a plain success keeps its attempt's worker on the row (see succeedSQL)
+	}
 	if args != nil {
 		t.Args = json.RawMessage(args)
 	}

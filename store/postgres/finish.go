@@ -24,19 +24,21 @@ func (s *Store) Finish(ctx context.Context, fs []store.Finish) ([]error, error) 
 	if len(todo) == 0 {
 		return errs, nil
 	}
-	applied, ok, err := s.succeedAlone(ctx, fs, todo)
+	applied, rest, err := s.succeedAlone(ctx, fs, todo)
 	if err != nil {
 		return nil, fmt.Errorf("finish: %w", err)
 	}
-	if !ok {
+	if len(rest) > 0 {
+		var more map[int]bool
 		err = s.tx(ctx, func(tx pgx.Tx) error {
 			var err error
-			applied, err = s.finish(ctx, tx, fs, todo)
+			more, err = s.finish(ctx, tx, fs, rest)
 			return err
 		})
 		if err != nil {
 			return nil, fmt.Errorf("finish: %w", err)
 		}
+		maps.Copy(applied, more)
 	}
 	for _, i := range todo {
 		if !applied[i] {
@@ -46,21 +48,34 @@ func (s *Store) Finish(ctx context.Context, fs []store.Finish) ([]error, error) 
 	return errs, nil
 }
 
-// succeedAlone finishes, in one statement that is its own transaction,
-// a batch of plain successes of distinct tasks none of which is in a run:
-// nothing else moves then (no dependents, no run, nothing due), so the
-// transaction Finish needs otherwise (three round trips) is not. Items
-// that did not apply lost their lease. ok is false when the batch does not
-// qualify, and nothing was written.
-func (s *Store) succeedAlone(ctx context.Context, fs []store.Finish, todo []int) (applied map[int]bool, ok bool, err error) {
+// succeedAlone finishes, in one statement that is its own transaction, the
+// plain successes of the batch whose tasks are in no run: nothing else
+// moves then (no dependents, no run, nothing due), so the transaction
+// finish needs otherwise (three round trips) is not. It returns which items
+// it applied and the items left for finish: the other kinds of results,
+// the successes of tasks in a run, and every item when a task is named
+// twice. An item neither applied nor left lost its lease.
+func (s *Store) succeedAlone(ctx context.Context, fs []store.Finish, todo []int) (applied map[int]bool, rest []int, err error) {
+	applied = make(map[int]bool, len(todo))
 	seen := make(map[int64]bool, len(todo))
-	ids, tokens, ended := make([]int64, 0, len(todo)), make([]int64, 0, len(todo)), make([]pgtype.Timestamptz, 0, len(todo))
+	var plain []int
 	for _, i := range todo {
-		if !plainSuccess(fs[i]) || seen[fs[i].TaskID] {
-			return nil, false, nil
+		if seen[fs[i].TaskID] {
+			return applied, todo, nil
 		}
 		seen[fs[i].TaskID] = true
-		ids, tokens, ended = append(ids, fs[i].TaskID), append(tokens, fs[i].Token), append(ended, tstz(fs[i].Attempt.EndedAt))
+		if plainSuccess(fs[i]) {
+			plain = append(plain, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	if len(plain) == 0 {
+		return applied, rest, nil
+	}
+	ids, tokens, ended := make([]int64, len(plain)), make([]int64, len(plain)), make([]pgtype.Timestamptz, len(plain))
+	for k, i := range plain {
+		ids[k], tokens[k], ended[k] = fs[i].TaskID, fs[i].Token, tstz(fs[i].Attempt.EndedAt)
 	}
 	moved := map[int64]int64{}
 	err = retrying(ctx, func(ctx context.Context) error {
@@ -68,28 +83,32 @@ func (s *Store) succeedAlone(ctx context.Context, fs []store.Finish, todo []int)
 		return collectMoved(s.pool.Query(ctx, s.sql(succeedAloneSQL), ids, tokens, ended))(moved)
 	})
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
-	if _, inRun := moved[-1]; inRun {
-		return nil, false, nil
+	for _, i := range plain {
+		switch run, ok := moved[fs[i].TaskID]; {
+		case ok && run < 0:
+			rest = append(rest, i)
+		case ok:
+			applied[i] = true
+		}
 	}
-	applied = make(map[int]bool, len(todo))
-	for _, i := range todo {
-		_, applied[i] = moved[fs[i].TaskID]
-	}
-	return applied, true, nil
+	slices.Sort(rest)
+	return applied, rest, nil
 }
 
-// succeedAloneSQL is succeedSQL guarded for succeedAlone: when any task of
-// the batch is in a run, it writes nothing and returns the row (-1, 0).
+// succeedAloneSQL is succeedSQL for the tasks of the batch in no run. Of
+// the others, it returns those in a run, with the run -1, for finish to
+// take; it writes nothing for them. The task rows it reads for them are as
+// they were before the statement, as is every row a statement reads.
 var succeedAloneSQL = strings.NewReplacer(
-	"WITH f AS (", `WITH inrun AS (
-	SELECT EXISTS (SELECT 1 FROM $S.tasks x WHERE x.id = ANY ($1::bigint[]) AND x.run_id IS NOT NULL) AS yes
-), f AS (`,
 	"CASE t.state WHEN 'RUNNING' THEN t.lease_token = f.token END",
-	"CASE t.state WHEN 'RUNNING' THEN t.lease_token = f.token END AND NOT (SELECT yes FROM inrun)",
+	"CASE t.state WHEN 'RUNNING' THEN t.lease_token = f.token END AND t.run_id IS NULL",
 	"SELECT id, coalesce(run_id, 0) FROM moved",
-	"SELECT id, coalesce(run_id, 0) FROM moved UNION ALL SELECT -1, 0 FROM inrun WHERE yes",
+	`SELECT id, 0 FROM moved
+UNION ALL
+SELECT x.id, -1 FROM f JOIN $S.tasks x ON x.id = f.id
+WHERE NOT EXISTS (SELECT 1 FROM moved m WHERE m.id = f.id) AND x.run_id IS NOT NULL`,
 ).Replace(succeedSQL)
 
 // finish applies the items todo of fs and returns which applied. A task
@@ -186,21 +205,22 @@ const finishTasksSQL = `WITH f AS (
 SELECT id, coalesce(run_id, 0) FROM moved`
 
 // succeedSQL is finishTasksSQL for plain successes (see plainSuccess):
-// three columns to send and unpack instead of nineteen.
+// three columns to send and unpack instead of nineteen, and no attempt row.
+// A plain success's attempt stays on the task row, as it was while it ran
+// (attempt, lease_token, lease_owner, started_at), and ends at finished_at,
+// which is the time the attempt ended; Attempts reads it from there. So
+// the success writes the task row alone: no row and index entry in
+// attempts, and no second look at the task for its old values. A task
+// taken over by Rescue (started_at NULL) has its interrupted attempt's row
+// already, which keeps its outcome and gets an empty decision.
 const succeedSQL = `WITH f AS (
 	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::timestamptz[]) AS f (id, token, ended_at)
 ), moved AS (
-	UPDATE $S.tasks t SET state = 'SUCCESS', next_at = NULL, finished_at = now(),
-		last_error = '', fingerprint = '', streak = 0, prev_delay_ns = 0,
-		lease_owner = '', lease_expires = NULL, started_at = NULL
-	FROM f JOIN $S.tasks o ON o.id = f.id
+	UPDATE $S.tasks t SET state = 'SUCCESS', next_at = NULL, finished_at = coalesce(f.ended_at, now()),
+		last_error = '', fingerprint = '', streak = 0, prev_delay_ns = 0, lease_expires = NULL
+	FROM f
 	WHERE t.id = f.id AND CASE t.state WHEN 'RUNNING' THEN t.lease_token = f.token END
-	RETURNING t.id, t.run_id, o.attempt, o.lease_owner, o.started_at
-), closed AS (
-	INSERT INTO $S.attempts (task_id, lease_token, number, worker, started_at, ended_at, outcome)
-	SELECT f.id, f.token, moved.attempt, moved.lease_owner, moved.started_at, coalesce(f.ended_at, now()), 'SUCCESS'
-	FROM f JOIN moved ON moved.id = f.id
-	WHERE moved.started_at IS NOT NULL
+	RETURNING t.id, t.run_id, t.started_at
 ), rescued AS (
 	UPDATE $S.attempts a SET delay_ns = 0, decision = ''
 	FROM f JOIN moved ON moved.id = f.id

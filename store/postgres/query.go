@@ -67,12 +67,16 @@ func (s *Store) ListTasks(ctx context.Context, f store.Filter) ([]task.Task, err
 	return ts, nil
 }
 
-// attemptsSQL lists a task's attempts: the rows of those that ended, and
-// the open one, which lives on the task row until it ends.
+// attemptsSQL lists a task's attempts: the rows of those written to
+// attempts, the open one, which lives on the task row until it ends, and a
+// plain success's, which stays there (see succeedSQL): a task row with a
+// started_at holds an attempt that has no row.
 const attemptsSQL = `SELECT ` + attemptCols + ` FROM $S.attempts WHERE task_id = $1
 UNION ALL
-SELECT id, attempt, lease_owner, lease_token, started_at, NULL, 'RUNNING', '', '', '', NULL, '', '', 0, ''
-FROM $S.tasks WHERE id = $1 AND state = 'RUNNING' AND started_at IS NOT NULL
+SELECT id, attempt, lease_owner, lease_token, started_at,
+	CASE state WHEN 'SUCCESS' THEN finished_at END, CASE state WHEN 'SUCCESS' THEN 'SUCCESS' ELSE 'RUNNING' END,
+	'', '', '', NULL, '', '', 0, ''
+FROM $S.tasks WHERE id = $1 AND state IN ('RUNNING', 'SUCCESS') AND started_at IS NOT NULL
 ORDER BY lease_token`
 
 // Attempts returns a task's attempts, oldest first.

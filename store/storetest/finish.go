@@ -21,6 +21,58 @@ var finishTests = map[string]func(*testing.T, *harness){
 			t.Errorf("attempts = %+v, want one SUCCESS, ended", as)
 		}
 	},
+	"SuccessKeepsItsWholeAttempt": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		c := h.take("k")
+		ended := h.now().Add(time.Millisecond).Truncate(time.Microsecond)
+		if err := h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Success,
+			Attempt: task.Attempt{Outcome: task.OutcomeSuccess, EndedAt: ended}})[0]; err != nil {
+			t.Fatalf("finish: %v", err)
+		}
+		got := h.get(c.ID)
+		if got.LeaseOwner != "" || !got.LeaseExpires.IsZero() {
+			t.Errorf("finished task holds a lease: owner %q, expires %v", got.LeaseOwner, got.LeaseExpires)
+		}
+		as := h.attempts(c.ID)
+		if len(as) != 1 {
+			t.Fatalf("attempts = %+v, want one", as)
+		}
+		a := as[0]
+		if a.TaskID != c.ID || a.Number != 1 || a.Worker != "w1" || a.LeaseToken != c.LeaseToken ||
+			a.Outcome != task.OutcomeSuccess || !a.EndedAt.Equal(ended) || a.StartedAt.IsZero() || a.StartedAt.After(ended) {
+			t.Errorf("attempt = %+v, want task %d, number 1, worker w1, token %d, SUCCESS, started, ended %v",
+				a, c.ID, c.LeaseToken, ended)
+		}
+		if a.Error != "" || a.Class != "" || a.Fingerprint != "" || a.ExitCode != nil || a.Output != "" || a.Decision != "" || a.Delay != 0 {
+			t.Errorf("a plain success's attempt has a failure's fields: %+v", a)
+		}
+	},
+	"SuccessAfterFailuresKeepsEveryAttempt": func(t *testing.T, h *harness) {
+		// Successes of tasks in and out of runs, in one batch, after a
+		// failed attempt each: each keeps both attempts, in order.
+		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a")}})
+		h.enqueue(job("b"))
+		var ts []task.Task
+		for _, k := range []string{"a", "b"} {
+			c := h.take(k)
+			h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Retrying,
+				Error: "e", Attempt: task.Attempt{Outcome: task.OutcomeError, Error: "e"}})
+			ts = append(ts, h.take(k))
+		}
+		errs := h.finish(store.Finish{TaskID: ts[0].ID, Token: ts[0].LeaseToken, State: task.Success},
+			store.Finish{TaskID: ts[1].ID, Token: ts[1].LeaseToken, State: task.Success})
+		for i, c := range ts {
+			if errs[i] != nil {
+				t.Fatalf("finish %d: %v", c.ID, errs[i])
+			}
+			as := h.attempts(c.ID)
+			if len(as) != 2 || as[0].Outcome != task.OutcomeError || as[0].Error != "e" || as[0].Number != 1 ||
+				as[1].Outcome != task.OutcomeSuccess || as[1].Number != 2 || as[1].LeaseToken != c.LeaseToken || as[1].EndedAt.IsZero() {
+				t.Errorf("task %d attempts = %+v, want an error then a success", c.ID, as)
+			}
+		}
+		h.wantRunState(r.ID, task.Success)
+	},
 	"FailedRecordsTheFailure": func(t *testing.T, h *harness) {
 		h.enqueue(job("k"))
 		c := h.take("k")
