@@ -16,7 +16,7 @@ import (
 )
 
 // newStore opens a SQLite store in a temporary directory.
-func newStore(t *testing.T) store.Store {
+func newStore(t testing.TB) store.Store {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
 	if err != nil {
