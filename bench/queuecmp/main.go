@@ -22,7 +22,12 @@
 //     until the handler has run --jobs times and a count in the database
 //     shows every job completed (River: state completed; grit: SUCCESS),
 //     polled every 5ms. Reported as jobs per second, so it includes the
-//     worker's start-up and the durable write of every completion.
+//     worker's start-up and the durable write of every completion. Over the
+//     same time, the CPU time of this process (getrusage) and of the
+//     PostgreSQL server (its postmaster and the processes it started, from
+//     /proc, when it runs on this machine) is reported per job, and how
+//     busy the two kept the machine's CPUs: where both systems share the
+//     CPUs with the database, this says where the time of each job went.
 //   - latency (enqueue→start): with the worker started and idle (one
 //     warm-up job has been run), the insert-only client inserts
 //     --latency-jobs jobs one at a time, about 5ms apart. Each job carries

@@ -57,10 +57,12 @@ func TestRunAllSystems(t *testing.T) {
 	if err := dec.Decode(&rep); err != nil {
 		t.Fatalf("output is not one JSON report: %v\n%s", err, stdout.String())
 	}
+	local := localServer(t, dsn)
 	var names []string
 	for _, s := range rep.Systems {
 		names = append(names, s.System)
 		checkResult(t, s, jobs, latencyJobs, retryJobs)
+		checkCPU(t, s, local)
 	}
 	if !slices.Equal(names, systemNames()) {
 		t.Errorf("systems %v, want %v", names, systemNames())
@@ -92,6 +94,36 @@ func checkResult(t *testing.T, s result, jobs, latencyJobs, retryJobs int) {
 	}
 	if s.Config == "" {
 		t.Errorf("%s has no config description", s.System)
+	}
+}
+
+// localServer tells whether the server at dsn runs on this machine, where
+// its CPU is read.
+func localServer(t *testing.T, dsn string) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pool, err := connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	return findServer(ctx, pool) != 0
+}
+
+func checkCPU(t *testing.T, s result, local bool) {
+	t.Helper()
+	tp := s.Throughput
+	if tp.ProcessCPUPerJob <= 0 {
+		t.Errorf("%s: process CPU per job %v, want more than 0", s.System, tp.ProcessCPUPerJob)
+	}
+	// The server's CPU is counted in ticks of 10ms, which a short run may
+	// not reach: it is there, not necessarily above 0.
+	if local != (tp.ServerCPUPerJob != nil) || local != (tp.CPUBusy != nil) {
+		t.Errorf("%s: server on this machine %v, but server CPU %v and busy %v", s.System, local, tp.ServerCPUPerJob, tp.CPUBusy)
+	}
+	if tp.ServerCPUPerJob != nil && (*tp.ServerCPUPerJob < 0 || *tp.CPUBusy < 0) {
+		t.Errorf("%s: negative CPU: server %v, busy %v", s.System, *tp.ServerCPUPerJob, *tp.CPUBusy)
 	}
 }
 

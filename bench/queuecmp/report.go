@@ -81,17 +81,18 @@ func (r report) writeJSON(w io.Writer) error {
 
 func (r report) writeTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "system\tjobs/s\t\tstart p50\tp90\tp99\tmax\t\tretry late p50\tp99\tmax\t")
+	fmt.Fprintln(tw, "system\tjobs/s\tcpu/job proc\tdb\t\tstart p50\tp90\tp99\tmax\t\tretry late p50\tp99\tmax\t")
 	for _, s := range r.Systems {
-		l, rt := s.Latency, s.Retry
-		fmt.Fprintf(tw, "%s\t%.0f\t\t%.2f\t%.2f\t%.2f\t%.2f\t\t%.2f\t%.2f\t%.2f\t\n",
-			s.System, s.Throughput.JobsPerSec, l.P50, l.P90, l.P99, l.Max, rt.P50, rt.P99, rt.Max)
+		l, rt, tp := s.Latency, s.Retry, s.Throughput
+		fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%s\t\t%.2f\t%.2f\t%.2f\t%.2f\t\t%.2f\t%.2f\t%.2f\t\n",
+			s.System, tp.JobsPerSec, tp.ProcessCPUPerJob, fmtOpt(tp.ServerCPUPerJob), l.P50, l.P90, l.P99, l.Max, rt.P50, rt.P99, rt.Max)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	p := r.Params
 	fmt.Fprintf(w, "\nthroughput: %d no-op jobs inserted first; start: enqueue→start of %d jobs inserted %gms apart (ms);\n", p.Jobs, p.LatencyJobs, p.PaceMs)
+	fmt.Fprintf(w, "cpu/job: CPU time per job during the throughput workload (µs), of this process and of the PostgreSQL server (n/a: not on this machine);\n")
 	fmt.Fprintf(w, "retry late: start of attempt 2 − (end of attempt 1 + %gms), %d jobs (ms)\n", p.RetryDelayMs, p.RetryJobs)
 	if len(r.Ratios) > 0 {
 		fmt.Fprintln(w, "\nratios, grit ÷ River (throughput above 1 and latency below 1 favour grit):")
@@ -106,6 +107,13 @@ func (r report) writeTable(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, "\n%s\n", r.Machine)
 	return err
+}
+
+func fmtOpt(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f", *v)
 }
 
 func fmtRatio(r *float64) string {

@@ -57,6 +57,7 @@ func measure(ctx context.Context, o options, stderr io.Writer) (rep report, err 
 		dsn:     o.db,
 		logger:  slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		schemas: newSchemas(pool),
+		server:  findServer(ctx, pool),
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupLimit)

@@ -102,4 +102,12 @@ type throughputResult struct {
 	Completed  int     `json:"completed_in_db"`
 	Seconds    float64 `json:"seconds"`
 	JobsPerSec float64 `json:"jobs_per_sec"`
+	// CPU per job over the same time, in microseconds: this process's
+	// (the worker, the idle insert client, the run's own polling) and the
+	// PostgreSQL server's, null when the server is not on this machine.
+	ProcessCPUPerJob float64  `json:"process_cpu_us_per_job"`
+	ServerCPUPerJob  *float64 `json:"db_cpu_us_per_job"`
+	// CPUBusy is both over the time and the machine's CPUs: near 1, the
+	// machine's CPUs were the limit.
+	CPUBusy *float64 `json:"cpu_busy"`
 }

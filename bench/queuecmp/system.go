@@ -57,6 +57,7 @@ type env struct {
 	dsn     string
 	logger  *slog.Logger
 	schemas *schemas
+	server  int // the postmaster's pid when it runs on this machine, else 0
 }
 
 var systems = []system{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,7 +64,7 @@ func throughput(ctx context.Context, e *env, sys system, n int) (throughputResul
 		if err := insertAll(ctx, q, n); err != nil {
 			return err
 		}
-		began := time.Now()
+		began, cpu := time.Now(), e.cpuNow()
 		if err := q.start(ctx); err != nil {
 			return err
 		}
@@ -73,6 +74,11 @@ func throughput(ctx context.Context, e *env, sys system, n int) (throughputResul
 		got, err := waitCompleted(ctx, q, n)
 		took := time.Since(began)
 		res = throughputResult{Jobs: n, Ran: int(ran.Load()), Completed: got, Seconds: took.Seconds(), JobsPerSec: float64(n) / took.Seconds()}
+		res.ProcessCPUPerJob, res.ServerCPUPerJob = perJob(cpu, e.cpuNow(), n)
+		if res.ServerCPUPerJob != nil {
+			busy := (res.ProcessCPUPerJob + *res.ServerCPUPerJob) * float64(n) / 1e6 / took.Seconds() / float64(runtime.NumCPU())
+			res.CPUBusy = &busy
+		}
 		return err
 	})
 	return res, err
