@@ -245,3 +245,25 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 	pool.AddCert(c)
 	return certFile, keyFile, pool
 }
+
+// TestServeEndsCleanlyWhenStoppedAtOnce: a context that ends before the
+// server has begun serving stops it without an error, as one that ends
+// later does.
+func TestServeEndsCleanlyWhenStoppedAtOnce(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	for i := range 20 {
+		s, err := server.New(server.Config{Store: h.store})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lis, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := s.Serve(done, lis); err != nil {
+			t.Fatalf("Serve %d with its context ended: %v", i, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -119,7 +120,9 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	case err = <-served:
 	case <-ctx.Done():
 		s.stop(gs)
-		err = <-served
+		if err = <-served; errors.Is(err, grpc.ErrServerStopped) {
+			err = nil // ctx ended before gs began serving: stopped all the same
+		}
 	}
 	cancel()
 	wg.Wait()
