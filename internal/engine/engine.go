@@ -137,6 +137,8 @@ type Engine struct {
 
 	stats Stats
 	skew  atomic.Int64 // the store's clock minus this machine's, in ns
+
+	publishes bool // the store is a store.Publisher: handlers may publish
 }
 
 // Stats counts what the engine saw.
@@ -172,6 +174,7 @@ func New(cfg Config) (*Engine, error) {
 		stopping: make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	_, e.publishes = cfg.Store.(store.Publisher)
 	if err := e.Register(Handler{Kind: task.KindExec, Fn: execHandler}); err != nil {
 		return nil, err
 	}

@@ -40,6 +40,7 @@ type record struct {
 	mu       sync.Mutex    // guards events: a handler may publish from many goroutines
 	events   []store.Event // published when the attempt succeeds
 	tenant   string        // the task's: its events are the tenant's
+	noEvents bool          // the store is not a store.Publisher: Publish fails
 }
 
 type recordKey struct{}
@@ -78,7 +79,7 @@ func (e *Engine) run(ctx context.Context, a *attempt, h *Handler) outcome {
 		defer cancel()
 	}
 	o := outcome{started: e.storeNow(), timeout: timeout}
-	rec := &record{tenant: a.t.Tenant}
+	rec := &record{tenant: a.t.Tenant, noEvents: !e.publishes}
 	ctx = context.WithValue(ctx, recordKey{}, rec)
 	done := make(chan error, 1)
 	if err := e.breakerRefuses(t); err != nil {

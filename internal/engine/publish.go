@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // Publish records an event that the handler whose context ctx is publishes:
@@ -17,6 +18,9 @@ func Publish(ctx context.Context, e store.Event) error {
 	rec, ok := ctx.Value(recordKey{}).(*record)
 	if !ok {
 		return errors.New("engine: publish outside a handler: publish with the client instead")
+	}
+	if rec.noEvents {
+		return fmt.Errorf("publish: the worker's store does not keep events (it is not a store.Publisher): %w", task.ErrInvalid)
 	}
 	if err := store.ValidateEvent(e); err != nil {
 		return fmt.Errorf("publish: %w", err)
