@@ -311,7 +311,7 @@ var ErrBreakerOpen = errors.New("engine: the group's circuit breaker is open")
 
 // breakerRefuses is the permanent error a task of a fail-fast group gets
 // instead of running while its breaker is open, or nil.
-func (e *Engine) breakerRefuses(t task.Task) error {
+func (e *Engine) breakerRefuses(t *task.Task) error {
 	if t.Group == "" || !e.failFast(t.Group) {
 		return nil
 	}

@@ -31,7 +31,9 @@ type Config struct {
 	// nothing woke it (another process may have enqueued); default 1s.
 	Poll time.Duration
 	// StuckGrace is how long a Go handler that ignores the end of its
-	// context may keep its slot; default 5s.
+	// context may keep its slot; default 5s. A watchdog that looks every
+	// quarter of it (at most every second) ends such an attempt within
+	// StuckGrace and two of those looks.
 	StuckGrace time.Duration
 	// RecordTimeout bounds how long Stop keeps trying to record the last
 	// results after the drain; default 10s.

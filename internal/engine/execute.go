@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/grit-run/grit/internal/proc"
@@ -18,6 +19,10 @@ type attempt struct {
 	cancel context.CancelCauseFunc
 	probe  bool // a probe of its group's half-open breaker
 	back   bool // given back at a budget or limit, never run
+
+	watched  atomic.Pointer[watched] // set while its handler runs
+	ended    atomic.Bool             // by its handler's return or by the watchdog, whichever comes first
+	doneSeen time.Time               // when the watchdog first saw its context ended; guarded by Engine.mu
 }
 
 // outcome is how an attempt's handler ended.
@@ -51,9 +56,17 @@ type pending struct {
 	f store.Finish
 }
 
+// execute runs an attempt on its own goroutine and hands its result to the
+// completer, unless the watchdog has ended the attempt as stuck first.
 func (e *Engine) execute(ctx context.Context, a *attempt, h *Handler) {
+	if o, ok := e.run(ctx, a, h); ok {
+		e.end(a, o)
+	}
+}
+
+// end hands an attempt's result to the completer and frees its slot.
+func (e *Engine) end(a *attempt, o outcome) {
 	defer e.execs.Done()
-	o := e.run(ctx, a, h)
 	a.cancel(nil)
 	f := e.finishFor(a.t, o)
 	e.finishes <- pending{a: a, f: f}
@@ -63,11 +76,14 @@ func (e *Engine) execute(ctx context.Context, a *attempt, h *Handler) {
 	}
 }
 
-// run calls the handler under the attempt's deadline. A handler that does
-// not return within its grace after the context ends is abandoned as stuck:
-// its slot is freed, its goroutine is left to end when it will.
-func (e *Engine) run(ctx context.Context, a *attempt, h *Handler) outcome {
-	t := a.t
+// run calls the handler under the attempt's deadline, on the calling
+// goroutine: one goroutine per attempt, not two. A handler that does not
+// return within its grace after its context ends is abandoned as stuck by
+// the watchdog, which ends the attempt in its place; run then returns
+// false when the handler does return, for its result is no longer wanted.
+func (e *Engine) run(ctx context.Context, a *attempt, h *Handler) (outcome, bool) {
+	t := new(task.Task) // the handler's copy: what it changes is not the engine's
+	*t = a.t
 	timeout := t.Timeout
 	if timeout == 0 {
 		timeout = h.Timeout
@@ -81,36 +97,85 @@ func (e *Engine) run(ctx context.Context, a *attempt, h *Handler) outcome {
 	o := outcome{started: e.storeNow(), timeout: timeout}
 	rec := &record{tenant: a.t.Tenant, noEvents: !e.publishes}
 	ctx = context.WithValue(ctx, recordKey{}, rec)
-	done := make(chan error, 1)
-	if err := e.breakerRefuses(t); err != nil {
-		done <- err
+	if err := e.breakerRefuses(&a.t); err != nil {
+		o.err = err
 	} else {
-		go func() { done <- call(ctx, h, &t) }()
-	}
-	select {
-	case o.err = <-done:
-	case <-ctx.Done():
-		select {
-		case o.err = <-done:
-		case <-time.After(e.graceFor(t)):
-			o.stuck = true
-			e.stats.Stuck.Add(1)
-			e.cfg.Logger.Error("handler ignored the end of its context; its slot is freed", "task", t.ID, "kind", t.Kind)
+		a.watched.Store(&watched{ctx: ctx, began: o, grace: e.graceFor(t)})
+		err := call(ctx, h, t)
+		if !a.ended.CompareAndSwap(false, true) {
+			return outcome{}, false // the watchdog ended it as stuck
 		}
+		o.err = err
 	}
 	o.ended = e.storeNow()
-	if !o.stuck {
-		o.rec = rec
-	}
+	o.rec = rec
 	if ctx.Err() != nil {
 		o.cause = context.Cause(ctx)
 	}
-	return o
+	return o, true
+}
+
+// watched is what the watchdog needs of an attempt whose handler runs.
+type watched struct {
+	ctx   context.Context
+	began outcome
+	grace time.Duration
+}
+
+// watchdog ends, as stuck, the attempts whose handler has not returned
+// within its grace after its context ended: their slots are freed and
+// their goroutines left to end when they will. It looks every quarter of
+// the shortest grace (at most every second), so a stuck attempt ends
+// within its grace and two of those looks.
+func (e *Engine) watchdog() {
+	tick := time.NewTicker(min(max(e.cfg.StuckGrace/4, 10*time.Millisecond), time.Second))
+	defer tick.Stop()
+	var stuck []*attempt
+	for {
+		select {
+		case <-tick.C:
+		case <-e.runCtx.Done():
+			return
+		}
+		now := time.Now()
+		stuck = stuck[:0]
+		e.mu.Lock()
+		for _, a := range e.running {
+			w := a.watched.Load()
+			if w == nil || w.ctx.Err() == nil {
+				continue
+			}
+			if a.doneSeen.IsZero() {
+				a.doneSeen = now
+			} else if now.Sub(a.doneSeen) >= w.grace {
+				stuck = append(stuck, a)
+			}
+		}
+		e.mu.Unlock()
+		for _, a := range stuck {
+			if a.ended.CompareAndSwap(false, true) {
+				e.abandonStuck(a)
+			}
+		}
+	}
+}
+
+// abandonStuck ends an attempt whose handler ignored the end of its
+// context for its grace; what the handler left is not read.
+func (e *Engine) abandonStuck(a *attempt) {
+	w := a.watched.Load()
+	e.stats.Stuck.Add(1)
+	e.cfg.Logger.Error("handler ignored the end of its context; its slot is freed", "task", a.t.ID, "kind", a.t.Kind)
+	o := w.began
+	o.stuck = true
+	o.ended = e.storeNow()
+	o.cause = context.Cause(w.ctx)
+	e.end(a, o)
 }
 
 // graceFor is how long after its context ends a handler may still return.
 // A process task gets its own SIGTERM grace on top.
-func (e *Engine) graceFor(t task.Task) time.Duration {
+func (e *Engine) graceFor(t *task.Task) time.Duration {
 	if t.Kind != task.KindExec {
 		return e.cfg.StuckGrace
 	}

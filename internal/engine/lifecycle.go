@@ -38,6 +38,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.completerWG.Go(e.completer)
 	e.leaseWG.Go(e.heartbeatLoop)
 	e.leaseWG.Go(e.rescueLoop)
+	e.leaseWG.Go(e.watchdog)
 	if e.cfg.OnEvent != nil {
 		e.eventWG.Go(e.eventLoop)
 	}
