@@ -141,6 +141,11 @@ type Engine struct {
 	skew  atomic.Int64 // the store's clock minus this machine's, in ns
 
 	publishes bool // the store is a store.Publisher: handlers may publish
+
+	watch struct { // the attempts whose handler runs, for the watchdog
+		sync.Mutex
+		running map[*attempt]struct{}
+	}
 }
 
 // Stats counts what the engine saw.
@@ -177,6 +182,7 @@ func New(cfg Config) (*Engine, error) {
 		done:     make(chan struct{}),
 	}
 	_, e.publishes = cfg.Store.(store.Publisher)
+	e.watch.running = map[*attempt]struct{}{}
 	if err := e.Register(Handler{Kind: task.KindExec, Fn: execHandler}); err != nil {
 		return nil, err
 	}

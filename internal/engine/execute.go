@@ -20,9 +20,9 @@ type attempt struct {
 	probe  bool // a probe of its group's half-open breaker
 	back   bool // given back at a budget or limit, never run
 
-	watched  atomic.Pointer[watched] // set while its handler runs
-	ended    atomic.Bool             // by its handler's return or by the watchdog, whichever comes first
-	doneSeen time.Time               // when the watchdog first saw its context ended; guarded by Engine.mu
+	watched  *watched    // set before its handler runs, then only read
+	ended    atomic.Bool // by its handler's return or by the watchdog, whichever comes first
+	doneSeen time.Time   // when the watchdog first saw its context ended; guarded by Engine.watch
 }
 
 // outcome is how an attempt's handler ended.
@@ -100,11 +100,17 @@ func (e *Engine) run(ctx context.Context, a *attempt, h *Handler) (outcome, bool
 	if err := e.breakerRefuses(&a.t); err != nil {
 		o.err = err
 	} else {
-		a.watched.Store(&watched{ctx: ctx, began: o, grace: e.graceFor(t)})
+		a.watched = &watched{ctx: ctx, began: o, grace: e.graceFor(t)}
+		e.watch.Lock()
+		e.watch.running[a] = struct{}{}
+		e.watch.Unlock()
 		err := call(ctx, h, t)
 		if !a.ended.CompareAndSwap(false, true) {
 			return outcome{}, false // the watchdog ended it as stuck
 		}
+		e.watch.Lock()
+		delete(e.watch.running, a)
+		e.watch.Unlock()
 		o.err = err
 	}
 	o.ended = e.storeNow()
@@ -126,7 +132,10 @@ type watched struct {
 // within its grace after its context ended: their slots are freed and
 // their goroutines left to end when they will. It looks every quarter of
 // the shortest grace (at most every second), so a stuck attempt ends
-// within its grace and two of those looks.
+// within its grace and two of those looks. It keeps its own set of the
+// handlers that run, apart from Engine.running, which holds one attempt
+// per task: a task claimed again while an old attempt's handler still
+// runs must not hide that attempt from it.
 func (e *Engine) watchdog() {
 	tick := time.NewTicker(min(max(e.cfg.StuckGrace/4, 10*time.Millisecond), time.Second))
 	defer tick.Stop()
@@ -139,19 +148,19 @@ func (e *Engine) watchdog() {
 		}
 		now := time.Now()
 		stuck = stuck[:0]
-		e.mu.Lock()
-		for _, a := range e.running {
-			w := a.watched.Load()
-			if w == nil || w.ctx.Err() == nil {
+		e.watch.Lock()
+		for a := range e.watch.running {
+			if a.watched.ctx.Err() == nil {
 				continue
 			}
 			if a.doneSeen.IsZero() {
 				a.doneSeen = now
-			} else if now.Sub(a.doneSeen) >= w.grace {
+			} else if now.Sub(a.doneSeen) >= a.watched.grace {
 				stuck = append(stuck, a)
+				delete(e.watch.running, a)
 			}
 		}
-		e.mu.Unlock()
+		e.watch.Unlock()
 		for _, a := range stuck {
 			if a.ended.CompareAndSwap(false, true) {
 				e.abandonStuck(a)
@@ -163,7 +172,7 @@ func (e *Engine) watchdog() {
 // abandonStuck ends an attempt whose handler ignored the end of its
 // context for its grace; what the handler left is not read.
 func (e *Engine) abandonStuck(a *attempt) {
-	w := a.watched.Load()
+	w := a.watched
 	e.stats.Stuck.Add(1)
 	e.cfg.Logger.Error("handler ignored the end of its context; its slot is freed", "task", a.t.ID, "kind", a.t.Kind)
 	o := w.began
