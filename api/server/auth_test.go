@@ -159,8 +159,10 @@ type publicListener struct{ net.Listener }
 
 func (publicListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4zero, Port: 7420} }
 
-func TestServeRefusesPublicWithoutTokens(t *testing.T) {
-	h := start(t, server.Config{}, "")
+// unserved is a server without tokens on h's store, and a loopback
+// listener for it, not yet served.
+func unserved(t *testing.T, h *harness) (*server.Server, net.Listener) {
+	t.Helper()
 	s, err := server.New(server.Config{Store: h.store})
 	if err != nil {
 		t.Fatal(err)
@@ -169,8 +171,13 @@ func TestServeRefusesPublicWithoutTokens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lis.Close()
-	err = s.Serve(ctx(t), publicListener{lis})
+	t.Cleanup(func() { lis.Close() })
+	return s, lis
+}
+
+func TestServeRefusesPublicWithoutTokens(t *testing.T) {
+	s, lis := unserved(t, start(t, server.Config{}, ""))
+	err := s.Serve(ctx(t), publicListener{lis})
 	if !errors.Is(err, server.ErrNoTokens) {
 		t.Fatalf("Serve on 0.0.0.0 without tokens: %v", err)
 	}
@@ -209,14 +216,7 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 func TestServeEndsCleanlyWhenStoppedAtOnce(t *testing.T) {
 	h := start(t, server.Config{}, "")
 	for i := range 20 {
-		s, err := server.New(server.Config{Store: h.store})
-		if err != nil {
-			t.Fatal(err)
-		}
-		lis, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, lis := unserved(t, h)
 		done, cancel := context.WithCancel(context.Background())
 		cancel()
 		if err := s.Serve(done, lis); err != nil {
