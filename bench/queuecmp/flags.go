@@ -21,6 +21,7 @@ type options struct {
 	retryJobs   int
 	systems     []system
 	json        bool
+	cpuprofile  string
 }
 
 // parseFlags reads the command line. A bad flag is an error that says what
@@ -36,6 +37,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.retryJobs, "retry-jobs", 500, "jobs of the retry lateness workload")
 	fs.StringVar(&systems, "systems", strings.Join(systemNames(), ","), "comma-separated systems to run")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object instead of a table")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each system's throughput workload to FILE.<system>")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return options{}, err

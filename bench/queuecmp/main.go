@@ -64,6 +64,10 @@
 // backoff has none), due on the store's clock; the worker sleeps until the
 // earliest due task.
 //
+// With --cpuprofile FILE, each system's throughput workload writes a CPU
+// profile of this process, from its worker's start to its last completion,
+// to FILE.<system>.
+//
 // Both systems use their default connection pool sizes. The run ends with
 // a table (or, with --json, one JSON object), the ratios of each grit
 // system to each River system, and the machine and PostgreSQL settings

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -45,8 +46,10 @@ func TestRunAllSystems(t *testing.T) {
 	defer cancel()
 	const jobs, latencyJobs, retryJobs = 200, 50, 20
 	var stdout, stderr bytes.Buffer
+	prof := filepath.Join(t.TempDir(), "cpu")
 	code := run(ctx, []string{"--db", dsn, "--json",
 		"--jobs", fmt.Sprint(jobs), "--latency-jobs", fmt.Sprint(latencyJobs), "--retry-jobs", fmt.Sprint(retryJobs),
+		"--cpuprofile", prof,
 	}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
@@ -63,6 +66,7 @@ func TestRunAllSystems(t *testing.T) {
 		names = append(names, s.System)
 		checkResult(t, s, jobs, latencyJobs, retryJobs)
 		checkCPU(t, s, local)
+		checkProfile(t, prof+"."+s.System)
 	}
 	if !slices.Equal(names, systemNames()) {
 		t.Errorf("systems %v, want %v", names, systemNames())
@@ -160,5 +164,19 @@ func checkSchemasDropped(t *testing.T, dsn string) {
 	}
 	if len(left) > 0 {
 		t.Errorf("schemas left behind: %v", left)
+	}
+}
+
+// checkProfile checks that a CPU profile was written: gzip, as pprof
+// writes it.
+func checkProfile(t *testing.T, name string) {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Errorf("--cpuprofile: %v", err)
+		return
+	}
+	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("--cpuprofile: %s is not a gzipped profile (%d bytes)", name, len(b))
 	}
 }

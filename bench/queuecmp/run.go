@@ -58,6 +58,8 @@ func measure(ctx context.Context, o options, stderr io.Writer) (rep report, err 
 		logger:  slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		schemas: newSchemas(pool),
 		server:  findServer(ctx, pool),
+
+		cpuprofile: o.cpuprofile,
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupLimit)

@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
+	"runtime/pprof"
+	"sync"
 	"time"
 )
 
@@ -58,6 +62,9 @@ type env struct {
 	logger  *slog.Logger
 	schemas *schemas
 	server  int // the postmaster's pid when it runs on this machine, else 0
+	// cpuprofile, when set, is where the throughput workload writes a CPU
+	// profile of this process: cpuprofile.<system>.
+	cpuprofile string
 }
 
 var systems = []system{
@@ -82,4 +89,25 @@ func systemNamed(name string) (system, bool) {
 		}
 	}
 	return system{}, false
+}
+
+// profile starts the CPU profile of sys's throughput workload, when one
+// was asked for. The returned stop may be called more than once.
+func (e *env) profile(sys system) (stop func(), err error) {
+	if e.cpuprofile == "" {
+		return func() {}, nil
+	}
+	name := e.cpuprofile + "." + sys.name
+	f, err := os.Create(name)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile %s: %w", name, err)
+	}
+	return sync.OnceFunc(func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}), nil
 }

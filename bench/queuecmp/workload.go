@@ -64,6 +64,11 @@ func throughput(ctx context.Context, e *env, sys system, n int) (throughputResul
 		if err := insertAll(ctx, q, n); err != nil {
 			return err
 		}
+		stop, err := e.profile(sys)
+		if err != nil {
+			return err
+		}
+		defer stop()
 		began, cpu := time.Now(), e.cpuNow()
 		if err := q.start(ctx); err != nil {
 			return err
@@ -73,6 +78,7 @@ func throughput(ctx context.Context, e *env, sys system, n int) (throughputResul
 		}
 		got, err := waitCompleted(ctx, q, n)
 		took := time.Since(began)
+		stop()
 		res = throughputResult{Jobs: n, Ran: int(ran.Load()), Completed: got, Seconds: took.Seconds(), JobsPerSec: float64(n) / took.Seconds()}
 		res.ProcessCPUPerJob, res.ServerCPUPerJob = perJob(cpu, e.cpuNow(), n)
 		if res.ServerCPUPerJob != nil {
