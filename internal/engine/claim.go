@@ -173,7 +173,7 @@ func (e *Engine) launchAs(t task.Task, probe bool) {
 	e.mu.Unlock()
 	e.emit(Event{Time: time.Now(), Task: t})
 	e.execs.Add(1)
-	go e.execute(ctx, a, e.handlers[t.Kind])
+	e.dispatch(job{ctx: ctx, a: a, h: e.handlers[t.Kind]})
 }
 
 // request is what the claim loop asks the store for: the worker's queues

@@ -142,6 +142,8 @@ type Engine struct {
 
 	publishes bool // the store is a store.Publisher: handlers may publish
 
+	runners runners
+
 	watch struct { // the attempts whose handler runs, for the watchdog
 		sync.Mutex
 		running map[*attempt]struct{}

@@ -147,6 +147,7 @@ func (e *Engine) watchdog() {
 			return
 		}
 		now := time.Now()
+		e.retireIdle(now.Add(-runnerIdle))
 		stuck = stuck[:0]
 		e.watch.Lock()
 		for a := range e.watch.running {

@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// runners are the goroutines that run attempts, each one attempt after
+// another. A goroutine started per attempt begins with a small stack and
+// grows it, by copying, as its handler goes deeper (decoding JSON
+// arguments is enough): on a busy worker that copying cost more than the
+// rest of the engine's work for a task. A runner keeps its grown stack for
+// the next attempt.
+//
+// The garbage collector halves the stack of a goroutine that uses less
+// than a quarter of it, so an idle runner would lose its stack again: it
+// waits for work below a frame of parkDepth bytes, which keeps a stack of
+// up to four times that from being shrunk. Runners idle for runnerIdle go
+// away, so a burst of work does not hold its stacks for ever.
+type runners struct {
+	mu     sync.Mutex
+	idle   []*runner // the most recently parked last: it is taken first
+	closed bool
+	made   int          // runners started, for tests
+	live   atomic.Int64 // runners not yet ended, for tests
+}
+
+// runner is one runner's mailbox.
+type runner struct {
+	work   chan job
+	parked time.Time
+}
+
+// job is an attempt handed to a runner.
+type job struct {
+	ctx context.Context
+	a   *attempt
+	h   *Handler
+}
+
+const (
+	// parkDepth is the stack an idle runner holds under its wait.
+	parkDepth = 4 << 10
+	// runnerIdle is how long a runner waits for work before it ends.
+	runnerIdle = 30 * time.Second
+)
+
+// dispatch runs j on an idle runner, or on a new one.
+func (e *Engine) dispatch(j job) {
+	p := &e.runners
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		r := p.idle[n-1]
+		p.idle[n-1] = nil
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		r.work <- j // buffered: never waits
+		return
+	}
+	p.made++
+	p.mu.Unlock()
+	p.live.Add(1)
+	go e.runLoop(&runner{work: make(chan job, 1)}, j)
+}
+
+// runLoop runs j, then each attempt it is handed, until it is retired.
+func (e *Engine) runLoop(r *runner, j job) {
+	defer e.runners.live.Add(-1)
+	for ok := true; ok; j, ok = e.park(r) {
+		e.execute(j.ctx, j.a, j.h)
+	}
+}
+
+// park waits for r's next attempt below a frame of parkDepth bytes; false
+// when r is retired.
+//
+//go:noinline
+func (e *Engine) park(r *runner) (job, bool) {
+	var depth [parkDepth]byte
+	hold(&depth)
+	p := &e.runners
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return job{}, false
+	}
+	r.parked = time.Now()
+	p.idle = append(p.idle, r)
+	p.mu.Unlock()
+	j, ok := <-r.work
+	return j, ok
+}
+
+// hold keeps its argument on the caller's stack: it is not inlined, so the
+// compiler cannot drop the frame, and it keeps nothing, so the argument
+// does not escape to the heap.
+//
+//go:noinline
+func hold(*[parkDepth]byte) {}
+
+// retireIdle ends the runners idle since before cutoff: the oldest are
+// first in the list.
+func (e *Engine) retireIdle(cutoff time.Time) {
+	p := &e.runners
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for n < len(p.idle) && p.idle[n].parked.Before(cutoff) {
+		close(p.idle[n].work)
+		n++
+	}
+	if n > 0 {
+		p.idle = append(p.idle[:0], p.idle[n:]...)
+	}
+}
+
+// closeRunners ends every idle runner, and every busy one when its attempt
+// is over.
+func (e *Engine) closeRunners() {
+	p := &e.runners
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, r := range p.idle {
+		close(r.work)
+	}
+	p.idle = nil
+}

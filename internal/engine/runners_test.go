@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+func (p *runners) counts() (made, idle int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.made, len(p.idle)
+}
+
+// TestRunnersAreReused works many tasks one after another: each attempt
+// runs on a runner that an earlier attempt left idle, so no more runners
+// are started than the engine has slots.
+func TestRunnersAreReused(t *testing.T) {
+	st := newStore(t)
+	cfg := testConfig(st)
+	e := start(t, cfg, Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})
+	for range 30 {
+		tk := enqueue(t, st, store.NewTask{Kind: "ok"})
+		e.Wake()
+		waitState(t, st, tk.ID, task.Success)
+	}
+	if made, _ := e.runners.counts(); made < 1 || made > cfg.Concurrency {
+		t.Errorf("%d runners started for 30 tasks one at a time; want 1 to %d (one per slot at most)", made, cfg.Concurrency)
+	}
+}
+
+// TestIdleRunnersRetire retires the idle runners: their goroutines end,
+// and the next task starts a new one.
+func TestIdleRunnersRetire(t *testing.T) {
+	st := newStore(t)
+	e := start(t, testConfig(st), Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})
+	tk := enqueue(t, st, store.NewTask{Kind: "ok"})
+	waitState(t, st, tk.ID, task.Success)
+	waitFor(t, 5*time.Second, func() bool { _, idle := e.runners.counts(); return idle == 1 },
+		func() string {
+			made, idle := e.runners.counts()
+			return fmt.Sprintf("%d runners made, %d idle", made, idle)
+		})
+
+	e.retireIdle(time.Now().Add(-time.Hour)) // parked since: none retires
+	if _, idle := e.runners.counts(); idle != 1 {
+		t.Fatalf("%d idle runners after retiring those idle for an hour; want the one parked just now", idle)
+	}
+	e.retireIdle(time.Now().Add(time.Second))
+	waitFor(t, 5*time.Second, func() bool { return e.runners.live.Load() == 0 },
+		func() string { return fmt.Sprintf("%d runners still live", e.runners.live.Load()) })
+
+	tk = enqueue(t, st, store.NewTask{Kind: "ok"})
+	e.Wake()
+	waitState(t, st, tk.ID, task.Success)
+	if made, _ := e.runners.counts(); made != 2 {
+		t.Errorf("%d runners made; want 2: the retired one and a new one", made)
+	}
+}
+
+// TestStopEndsRunners stops an engine whose handler is stuck: the idle
+// runners end at the stop, and the stuck one when its handler returns.
+func TestStopEndsRunners(t *testing.T) {
+	st := newStore(t)
+	cfg := testConfig(st)
+	release := make(chan struct{})
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []Handler{
+		{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }},
+		{Kind: "stuck", Policy: &retry.Never, Fn: func(context.Context, *task.Task) error {
+			<-release // ignores its context
+			return nil
+		}},
+	} {
+		if err := e.Register(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	stuck := enqueue(t, st, store.NewTask{Kind: "stuck"})
+	e.Wake()
+	waitState(t, st, stuck.ID, task.Running)
+	for range 3 { // on another runner, idle at the stop
+		tk := enqueue(t, st, store.NewTask{Kind: "ok"})
+		e.Wake()
+		waitState(t, st, tk.ID, task.Success)
+	}
+	if live := e.runners.live.Load(); live < 2 {
+		t.Fatalf("%d runners live; want the stuck one and at least one idle", live)
+	}
+	// A short drain: the stuck attempt is released, then abandoned after
+	// its grace.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := e.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, func() bool { return e.runners.live.Load() == 1 },
+		func() string {
+			return fmt.Sprintf("%d runners live after the stop; want only the stuck one", e.runners.live.Load())
+		})
+	close(release)
+	waitFor(t, 5*time.Second, func() bool { return e.runners.live.Load() == 0 },
+		func() string {
+			return fmt.Sprintf("%d runners live after the stuck handler returned", e.runners.live.Load())
+		})
+}
