@@ -60,10 +60,13 @@ func filter(next int, req store.ClaimRequest) (string, []any) {
 	return sql, args
 }
 
-// claimSQL claims in one statement: due_tasks locks the first due tasks
-// in claim order, skipping those another claimer has locked; they move to
-// RUNNING under a new lease token, and their attempts open on the task row
-// (started_at): the attempt's own row is written when it ends.
+// claimSQL claims in one statement, claim_tasks (migration 0010): due_tasks
+// locks the first due tasks in claim order, skipping those another claimer
+// has locked; they move to RUNNING under a new lease token, and their
+// attempts open on the task row (started_at): the attempt's own row is
+// written when it ends. claim_tasks is planned once per connection, its
+// plan pinned to the claim index and primary key lookups, so that a claim
+// of a few tasks is not planned again at every call.
 //
 // A claim commits without waiting for its WAL to reach the disk
 // (synchronous_commit off for its transaction alone): the wait was most of
@@ -76,27 +79,13 @@ func filter(next int, req store.ClaimRequest) (string, []any) {
 // one: a token lost in a crash was drawn before the crash, the next one
 // after the restart. Results, rescues and enqueues still wait for the disk.
 //
-// The tasks to change are named by id = ANY (array) rather than by a join
-// with due, which a planner misled by statistics (a new table, a burst)
-// may turn into a hash of the whole table: = ANY is a lookup in the
-// primary key. $1 is the worker, $2 the lease in microseconds, $3 the
-// limit, $4 and $5 the queues and kinds (NULL: all), $6 the groups to skip
-// (NULL: none), $7 the only group to take (NULL: any), $8 and $9 the
-// queues and tenants to skip (NULL: none), $10 the only tenant to take
-// (NULL: any).
-const claimSQL = `WITH due AS (
-	SELECT * FROM $S.due_tasks($3, $4, $5, $6, $7, $8, $9, $10)
-), t AS (
-	UPDATE $S.tasks t SET state = 'RUNNING', lease_owner = $1,
-		lease_token = greatest(t.lease_token + 1, (extract(epoch FROM now()) * 1000000)::bigint),
-		lease_expires = now() + $2::bigint * interval '1 microsecond', attempt = t.attempt + 1,
-		first_started_at = coalesce(t.first_started_at, now()), started_at = now(), next_at = NULL
-	WHERE t.id = ANY (ARRAY(SELECT id FROM due))
-		AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL
-	RETURNING t.*
-)
-SELECT ` + taskColsOf + ` FROM t JOIN due ON due.id = t.id
-ORDER BY due.priority DESC, due.next_at, due.id`
+// $1 is the worker, $2 the lease in microseconds, $3 the limit, $4 and $5
+// the queues and kinds (NULL: all), $6 the groups to skip (NULL: none), $7
+// the only group to take (NULL: any), $8 and $9 the queues and tenants to
+// skip (NULL: none), $10 the only tenant to take (NULL: any).
+const claimSQL = `SELECT ` + taskColsOf + `
+FROM $S.claim_tasks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) WITH ORDINALITY t
+ORDER BY t.ordinality`
 
 // Claim takes up to req.Limit (at least 1) due tasks, highest priority
 // first, then earliest due, then oldest, and returns them in that order.

@@ -40,5 +40,8 @@
 // (plan_cache_mode=force_custom_plan), and the statements are written so
 // that their plans stay index lookups when the table statistics are wrong,
 // as they are in a new schema or after a burst: see due_tasks in the
-// migrations and finishTasksSQL.
+// migrations and finishTasksSQL. The claim and a batch of plain successes,
+// which every task goes through, are functions planned once per connection
+// (claim_tasks and succeed_alone, migration 0010), their plans pinned to
+// the claim index and primary key lookups.
 package postgres

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -97,19 +96,11 @@ func (s *Store) succeedAlone(ctx context.Context, fs []store.Finish, todo []int)
 	return applied, rest, nil
 }
 
-// succeedAloneSQL is succeedSQL for the tasks of the batch in no run. Of
-// the others, it returns those in a run, with the run -1, for finish to
-// take; it writes nothing for them. The task rows it reads for them are as
-// they were before the statement, as is every row a statement reads.
-var succeedAloneSQL = strings.NewReplacer(
-	"CASE t.state WHEN 'RUNNING' THEN t.lease_token = f.token END",
-	"CASE t.state WHEN 'RUNNING' THEN t.lease_token = f.token END AND t.run_id IS NULL",
-	"SELECT id, coalesce(run_id, 0) FROM moved",
-	`SELECT id, 0 FROM moved
-UNION ALL
-SELECT x.id, -1 FROM f JOIN $S.tasks x ON x.id = f.id
-WHERE NOT EXISTS (SELECT 1 FROM moved m WHERE m.id = f.id) AND x.run_id IS NOT NULL`,
-).Replace(succeedSQL)
+// succeedAloneSQL is succeedSQL for the tasks of the batch in no run, as
+// the function succeed_alone (migration 0010), planned once per connection.
+// Of the others, it returns those in a run, with the run -1, for finish to
+// take; it writes nothing for them.
+const succeedAloneSQL = `SELECT moved_id, moved_run FROM $S.succeed_alone($1, $2, $3)`
 
 // finish applies the items todo of fs and returns which applied. A task
 // named twice is finished in a later round, where its second item meets the
