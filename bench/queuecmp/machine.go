@@ -17,6 +17,9 @@ type machine struct {
 	PostgresVersion   string `json:"postgres_version"`
 	Fsync             string `json:"fsync"`
 	SynchronousCommit string `json:"synchronous_commit"`
+	// Autovacuum matters to every queue: without it, the index entries
+	// of claimed and finished jobs stay until a VACUUM.
+	Autovacuum string `json:"autovacuum"`
 }
 
 func readMachine(ctx context.Context, pool *pgxpool.Pool) (machine, error) {
@@ -24,7 +27,7 @@ func readMachine(ctx context.Context, pool *pgxpool.Pool) (machine, error) {
 	for _, s := range []struct {
 		name string
 		dst  *string
-	}{{"server_version", &m.PostgresVersion}, {"fsync", &m.Fsync}, {"synchronous_commit", &m.SynchronousCommit}} {
+	}{{"server_version", &m.PostgresVersion}, {"fsync", &m.Fsync}, {"synchronous_commit", &m.SynchronousCommit}, {"autovacuum", &m.Autovacuum}} {
 		if err := pool.QueryRow(ctx, "SHOW "+s.name).Scan(s.dst); err != nil {
 			return m, fmt.Errorf("show %s: %w", s.name, err)
 		}
@@ -33,6 +36,6 @@ func readMachine(ctx context.Context, pool *pgxpool.Pool) (machine, error) {
 }
 
 func (m machine) String() string {
-	return fmt.Sprintf("machine: %s/%s, %d CPUs, %s, PostgreSQL %s, fsync=%s, synchronous_commit=%s",
-		m.GOOS, m.GOARCH, m.NumCPU, m.GoVersion, m.PostgresVersion, m.Fsync, m.SynchronousCommit)
+	return fmt.Sprintf("machine: %s/%s, %d CPUs, %s, PostgreSQL %s, fsync=%s, synchronous_commit=%s, autovacuum=%s",
+		m.GOOS, m.GOARCH, m.NumCPU, m.GoVersion, m.PostgresVersion, m.Fsync, m.SynchronousCommit, m.Autovacuum)
 }

@@ -71,7 +71,7 @@
 // Both systems use their default connection pool sizes. The run ends with
 // a table (or, with --json, one JSON object), the ratios of each grit
 // system to each River system, and the machine and PostgreSQL settings
-// (fsync, synchronous_commit) the numbers were taken on.
+// (fsync, synchronous_commit, autovacuum) the numbers were taken on.
 package main
 
 import (

@@ -72,7 +72,7 @@ func TestRunAllSystems(t *testing.T) {
 		t.Errorf("systems %v, want %v", names, systemNames())
 	}
 	checkRatios(t, rep.Ratios)
-	if rep.Machine.NumCPU <= 0 || rep.Machine.PostgresVersion == "" || rep.Machine.Fsync == "" || rep.Machine.SynchronousCommit == "" {
+	if rep.Machine.NumCPU <= 0 || rep.Machine.PostgresVersion == "" || rep.Machine.Fsync == "" || rep.Machine.SynchronousCommit == "" || rep.Machine.Autovacuum == "" {
 		t.Errorf("machine incomplete: %+v", rep.Machine)
 	}
 	checkSchemasDropped(t, dsn)
