@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -111,9 +112,7 @@ func (e *Engine) retireIdle(cutoff time.Time) {
 		close(p.idle[n].work)
 		n++
 	}
-	if n > 0 {
-		p.idle = append(p.idle[:0], p.idle[n:]...)
-	}
+	p.idle = slices.Delete(p.idle, 0, n) // clears the tail: no retired runner stays referenced
 }
 
 // closeRunners ends every idle runner, and every busy one when its attempt
