@@ -91,6 +91,16 @@ func (c Config) parse() (*pgxpool.Config, string, error) {
 	// every task, are the exception: functions whose plans are made once,
 	// pinned to index lookups (migration 0010).
 	pc.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
+	// No JIT compilation, unless the DSN asks for it (jit=on): it pays off
+	// for long analytical queries, and grit's are short. The server decides
+	// by estimated cost, and over a large table of tasks that the
+	// statistics do not yet cover (a backlog just inserted) a statement
+	// that runs in a millisecond was estimated past jit_above_cost and
+	// spent 50–100 ms compiling: the limits read once a second, the first
+	// claim's wait for work, grit status's counts.
+	if _, set := pc.ConnConfig.RuntimeParams["jit"]; !set {
+		pc.ConnConfig.RuntimeParams["jit"] = "off"
+	}
 	switch {
 	case c.MaxConns > 0:
 		pc.MaxConns = int32(c.MaxConns)

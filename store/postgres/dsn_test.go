@@ -66,3 +66,36 @@ func TestStoreOpenFindsTheDriver(t *testing.T) {
 		t.Errorf("store.Open of a bad DSN = %#v, %v; want a nil Store and an error", s, err)
 	}
 }
+
+// TestNoJITUnlessAsked: the store's connections do not compile statements
+// with JIT, which took 50–100 ms for statements that run in one over a large
+// table the statistics did not yet cover; jit=on in the DSN turns it back on.
+func TestNoJITUnlessAsked(t *testing.T) {
+	schema := newSchema(t)
+	// jit_above_cost=0: every statement is costly enough to compile.
+	for _, c := range []struct{ params, want string }{
+		{"&jit_above_cost=0", "off"},
+		{"&jit_above_cost=0&jit=on", "on"},
+	} {
+		s, err := postgres.Open(t.Context(), withSchema(schema)+c.params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		var jit string
+		var available bool
+		if err := s.Pool().QueryRow(t.Context(), "SELECT current_setting('jit'), pg_jit_available()").Scan(&jit, &available); err != nil {
+			t.Fatal(err)
+		}
+		if jit != c.want {
+			t.Errorf("DSN with %s: jit is %s, want %s", c.params, jit, c.want)
+		}
+		var plan string
+		if err := s.Pool().QueryRow(t.Context(), "EXPLAIN (ANALYZE, FORMAT JSON) SELECT count(*) FROM "+schema+".tasks").Scan(&plan); err != nil {
+			t.Fatal(err)
+		}
+		if compiled := strings.Contains(plan, `"JIT"`); compiled != (c.want == "on" && available) {
+			t.Errorf("DSN with %s (JIT available: %v): compiled %v; plan %s", c.params, available, compiled, plan)
+		}
+	}
+}
