@@ -141,18 +141,23 @@ func (e *Engine) isStopping() bool {
 
 // listen relays the store's notifications, when it has them, to the claim
 // loop, so that work enqueued by another process starts at once rather
-// than at the next poll.
+// than at the next poll. The listener connects while the claim loop makes
+// its first claims, and wakes the loop once it listens: what was enqueued
+// before then notified no one.
 func (e *Engine) listen() {
 	w, ok := e.cfg.Store.(store.Waker)
 	if !ok {
 		return
 	}
-	ch, err := w.Wake(e.runCtx)
-	if err != nil {
-		e.cfg.Logger.Warn("the store's notifications are unavailable; polling only", "err", err, "poll", e.cfg.Poll)
-		return
-	}
 	e.leaseWG.Go(func() {
+		ch, err := w.Wake(e.runCtx)
+		if err != nil {
+			if e.runCtx.Err() == nil {
+				e.cfg.Logger.Warn("the store's notifications are unavailable; polling only", "err", err, "poll", e.cfg.Poll)
+			}
+			return
+		}
+		e.Wake()
 		for range ch {
 			e.Wake()
 		}
