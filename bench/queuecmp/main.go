@@ -22,7 +22,8 @@
 //     until the handler has run --jobs times and a count in the database
 //     shows every job completed (River: state completed; grit: SUCCESS),
 //     polled every 5ms. Reported as jobs per second, so it includes the
-//     worker's start-up and the durable write of every completion. Over the
+//     worker's start-up and the durable write of every completion; how
+//     long after Start the first job ran is reported beside. Over the
 //     same time, the CPU time of this process (getrusage) and of the
 //     PostgreSQL server (its postmaster and the processes it started, from
 //     /proc, when it runs on this machine) is reported per job, and how

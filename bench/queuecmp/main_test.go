@@ -84,6 +84,9 @@ func checkResult(t *testing.T, s result, jobs, latencyJobs, retryJobs int) {
 	if tp.Jobs != jobs || tp.Ran < jobs || tp.Completed != jobs || tp.Seconds <= 0 || tp.JobsPerSec <= 0 {
 		t.Errorf("%s throughput incomplete: %+v (want %d jobs run and completed)", s.System, tp, jobs)
 	}
+	if tp.FirstJobMs <= 0 || tp.FirstJobMs > tp.Seconds*1000 {
+		t.Errorf("%s: first job %.3f ms after the start, in a run of %.3f s; want within the run", s.System, tp.FirstJobMs, tp.Seconds)
+	}
 	for _, d := range []struct {
 		name string
 		got  dist

@@ -102,7 +102,7 @@ func measureSystem(ctx context.Context, e *env, sys system, o options, stderr io
 	if err != nil {
 		return res, fmt.Errorf("throughput: %w", err)
 	}
-	fmt.Fprintf(stderr, "queuecmp: %s throughput: %d jobs in %.2fs\n", sys.name, o.jobs, res.Throughput.Seconds)
+	fmt.Fprintf(stderr, "queuecmp: %s throughput: %d jobs in %.2fs, the first %.0f ms after the start\n", sys.name, o.jobs, res.Throughput.Seconds, res.Throughput.FirstJobMs)
 	bounded(ctx, o.latencyJobs, func(ctx context.Context) { res.Latency, err = latency(ctx, e, sys, o.latencyJobs) })
 	if err != nil {
 		return res, fmt.Errorf("latency: %w", err)

@@ -102,6 +102,10 @@ type throughputResult struct {
 	Completed  int     `json:"completed_in_db"`
 	Seconds    float64 `json:"seconds"`
 	JobsPerSec float64 `json:"jobs_per_sec"`
+	// FirstJobMs is how long after the worker's start its first job ran:
+	// the part of Seconds the worker spent starting and on its first
+	// claim.
+	FirstJobMs float64 `json:"first_job_ms"`
 	// CPU per job over the same time, in microseconds: this process's
 	// (the worker, the idle insert client, the run's own polling) and the
 	// PostgreSQL server's, null when the server is not on this machine.

@@ -52,9 +52,15 @@ func withQueue(ctx context.Context, e *env, sys system, tag string, h handlerFun
 // throughput times a worker through n jobs inserted before it starts.
 func throughput(ctx context.Context, e *env, sys system, n int) (throughputResult, error) {
 	var ran atomic.Int64
+	var first atomic.Pointer[time.Time]
 	done := make(chan struct{})
 	h := func(job, int) error {
-		if ran.Add(1) == int64(n) {
+		k := ran.Add(1)
+		if k == 1 {
+			now := time.Now()
+			first.Store(&now)
+		}
+		if k == int64(n) {
 			close(done)
 		}
 		return nil
@@ -80,6 +86,9 @@ func throughput(ctx context.Context, e *env, sys system, n int) (throughputResul
 		took := time.Since(began)
 		stop()
 		res = throughputResult{Jobs: n, Ran: int(ran.Load()), Completed: got, Seconds: took.Seconds(), JobsPerSec: float64(n) / took.Seconds()}
+		if f := first.Load(); f != nil {
+			res.FirstJobMs = ms(f.Sub(began))
+		}
 		res.ProcessCPUPerJob, res.ServerCPUPerJob = perJob(cpu, e.cpuNow(), n)
 		if res.ServerCPUPerJob != nil {
 			busy := (res.ProcessCPUPerJob + *res.ServerCPUPerJob) * float64(n) / 1e6 / took.Seconds() / float64(runtime.NumCPU())
