@@ -129,8 +129,11 @@ type ClaimRequest struct {
 	SkipQueues  []string
 	SkipTenants []string
 	Tenant      string
-	Limit       int
-	Lease       time.Duration
+	// Run, if set, is the one run whose tasks are taken: a process working
+	// its own run (grit run) leaves the store's other tasks to workers.
+	Run   int64
+	Limit int
+	Lease time.Duration
 }
 
 // Lease names one held task.

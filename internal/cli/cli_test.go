@@ -394,3 +394,31 @@ func TestBenchAPIFlagsAreChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestRunWorksOnlyItsOwnRun: grit run on a store it shares leaves the other
+// runs' tasks to workers; it does not run them on this machine.
+func TestRunWorksOnlyItsOwnRun(t *testing.T) {
+	st := tempStore(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	other := writeFile(t, "name: other\ntasks:\n  mark: {run: touch "+marker+"}\n")
+	code, out, errOut := grit(t, "submit", "--json", "--store", st, other)
+	if code != 0 {
+		t.Fatalf("submit: exit %d: %s", code, errOut)
+	}
+	var submitted struct{ Run int64 }
+	if err := json.Unmarshal([]byte(out), &submitted); err != nil || submitted.Run == 0 {
+		t.Fatalf("submit printed %q (%v)", out, err)
+	}
+	mine := writeFile(t, "name: mine\ntasks:\n  a: {run: \"true\"}\n  b: {run: \"true\", needs: a}\n")
+	code, out, errOut = grit(t, "run", "--json", "--store", st, mine)
+	if s := decodeSummary(t, out); code != 0 || s.State != "SUCCESS" || s.Run == submitted.Run {
+		t.Fatalf("grit run: exit %d, %+v: %s", code, s, errOut)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Errorf("grit run ran run %d's task (%v)", submitted.Run, err)
+	}
+	code, out, _ = grit(t, "tasks", "--json", "--run", itoa(submitted.Run), "--store", st)
+	if code != 0 || !strings.Contains(out, `"READY"`) {
+		t.Errorf("run %d's task after grit run of another: exit %d, %s; want it READY", submitted.Run, code, out)
+	}
+}

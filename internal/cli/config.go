@@ -162,11 +162,12 @@ func (f *workerFlags) register(fs interface {
 	}
 }
 
-// newEngine returns an engine with the settings, logging warnings to
-// stderr.
-func (e *env) newEngine(st store.Store, ws workerSettings, onEvent func(engine.Event)) (*engine.Engine, error) {
+// newEngine returns an engine with the settings that works the tasks of
+// one run only, logging warnings to stderr: grit run's, which must not take
+// the other tasks of a store it shares with workers and other runs.
+func (e *env) newEngine(st store.Store, run int64, ws workerSettings, onEvent func(engine.Event)) (*engine.Engine, error) {
 	return engine.New(engine.Config{
-		Store: st, WorkerID: ws.id, Concurrency: ws.concurrency, Lease: ws.lease, Heartbeat: ws.heartbeat,
+		Store: st, Run: run, WorkerID: ws.id, Concurrency: ws.concurrency, Lease: ws.lease, Heartbeat: ws.heartbeat,
 		PressureBase: ws.pressureBase, PressureMax: ws.pressureMax, RetryBudget: ws.budget,
 		OnEvent: onEvent, Version: Version,
 		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),

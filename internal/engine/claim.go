@@ -176,11 +176,11 @@ func (e *Engine) launchAs(t task.Task, probe bool) {
 	e.dispatch(job{ctx: ctx, a: a, h: e.handlers[t.Kind]})
 }
 
-// request is what the claim loop asks the store for: the worker's queues
-// and kinds, outside the groups whose breaker is open.
+// request is what the claim loop asks the store for: the worker's queues,
+// kinds and run, outside the groups whose breaker is open.
 func (e *Engine) request(limit int) store.ClaimRequest {
 	return store.ClaimRequest{
-		Worker: e.cfg.WorkerID, Queues: e.cfg.Queues, Kinds: e.kinds, Limit: limit, Lease: e.cfg.Lease,
+		Worker: e.cfg.WorkerID, Queues: e.cfg.Queues, Kinds: e.kinds, Run: e.cfg.Run, Limit: limit, Lease: e.cfg.Lease,
 		SkipGroups: e.openGroups(), SkipQueues: e.skipped(store.ScopeQueue), SkipTenants: e.skipped(store.ScopeTenant),
 	}
 }

@@ -21,6 +21,9 @@ type Config struct {
 	WorkerID string   // default: host-pid-random
 	Version  string   // recorded on the worker
 	Queues   []string // default: every queue
+	// Run, if set, is the one run whose tasks the engine claims (grit run
+	// works its own run, not the store's other tasks); default: any.
+	Run int64
 	// Concurrency bounds the attempts running at once; default 10.
 	Concurrency int
 	// Lease is how long a claim holds a task without a heartbeat; default 15s.

@@ -16,7 +16,8 @@ import (
 const waitingStates = `state IN ('READY', 'RETRYING', 'SENSING')`
 
 // filter narrows NextDue to a request's queues and kinds (empty: all) and
-// outside its skipped groups, queues and tenants, with parameters numbered from next. Each
+// run (0: any), and outside its skipped groups, queues and tenants, with
+// parameters numbered from next. Each
 // combination is its own statement text, so that a prepared plan never
 // carries a test for a filter that is not there.
 func filter(next int, req store.ClaimRequest) (string, []any) {
@@ -56,6 +57,11 @@ func filter(next int, req store.ClaimRequest) (string, []any) {
 	if req.Tenant != "" {
 		sql += fmt.Sprintf(` AND tenant = $%d`, next)
 		args = append(args, req.Tenant)
+		next++
+	}
+	if req.Run != 0 {
+		sql += fmt.Sprintf(` AND run_id = $%d`, next)
+		args = append(args, req.Run)
 	}
 	return sql, args
 }
@@ -87,6 +93,12 @@ const claimSQL = `SELECT ` + taskColsOf + `
 FROM $S.claim_tasks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) WITH ORDINALITY t
 ORDER BY t.ordinality`
 
+// claimRunSQL is claimSQL for the tasks of one run, $11, through
+// claim_run_tasks (migration 0012), which finds them by their run.
+const claimRunSQL = `SELECT ` + taskColsOf + `
+FROM $S.claim_run_tasks($1, $2, $3, $11, $4, $5, $6, $7, $8, $9, $10) WITH ORDINALITY t
+ORDER BY t.ordinality`
+
 // Claim takes up to req.Limit (at least 1) due tasks, highest priority
 // first, then earliest due, then oldest, and returns them in that order.
 // A zero req.Lease means DefaultLease. Claimers on other connections and
@@ -100,12 +112,16 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task,
 	if req.Lease <= 0 {
 		req.Lease = DefaultLease
 	}
+	q, args := claimSQL, []any{req.Worker, micros(req.Lease), req.Limit,
+		orNull(req.Queues), orNull(req.Kinds), orNull(req.SkipGroups), pgtype.Text{String: req.Group, Valid: req.Group != ""},
+		orNull(req.SkipQueues), orNull(req.SkipTenants), pgtype.Text{String: req.Tenant, Valid: req.Tenant != ""}}
+	if req.Run != 0 {
+		q, args = claimRunSQL, append(args, req.Run)
+	}
 	var out []task.Task
 	err := retrying(ctx, func(ctx context.Context) error {
 		var err error
-		out, err = scanTasks(s.pool.Query(ctx, s.sql(claimSQL), req.Worker, micros(req.Lease), req.Limit,
-			orNull(req.Queues), orNull(req.Kinds), orNull(req.SkipGroups), pgtype.Text{String: req.Group, Valid: req.Group != ""},
-			orNull(req.SkipQueues), orNull(req.SkipTenants), pgtype.Text{String: req.Tenant, Valid: req.Tenant != ""}))
+		out, err = scanTasks(s.pool.Query(ctx, s.sql(q), args...))
 		return err
 	})
 	if err != nil {

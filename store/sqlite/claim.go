@@ -17,8 +17,8 @@ import (
 const waitingStates = `state IN ('READY', 'RETRYING', 'SENSING')`
 
 // dueWhere selects the waiting tasks due at a time (the first argument) in
-// the request's queues and kinds (empty: all) and outside its skipped
-// groups, queues and tenants.
+// the request's queues and kinds (empty: all) and run (0: any), and outside
+// its skipped groups, queues and tenants.
 func dueWhere(req store.ClaimRequest) (string, []any) {
 	queues, kinds := req.Queues, req.Kinds
 	where := waitingStates + ` AND next_at <= ?`
@@ -50,6 +50,10 @@ func dueWhere(req store.ClaimRequest) (string, []any) {
 	if req.Tenant != "" {
 		where += ` AND tenant = ?`
 		args = append(args, req.Tenant)
+	}
+	if req.Run != 0 {
+		where += ` AND run_id = ?`
+		args = append(args, req.Run)
 	}
 	return where, args
 }

@@ -42,6 +42,36 @@ var claimTests = map[string]func(*testing.T, *harness){
 			t.Errorf("claimed %v, want %v", got, want)
 		}
 	},
+	"RespectsRun": func(t *testing.T, h *harness) {
+		r1 := h.submit(store.NewRun{Name: "one", Tasks: []store.NewTask{{Name: "a", Kind: "k"}, {Name: "b", Kind: "k", Needs: []string{"a"}}}})
+		r2 := h.submit(store.NewRun{Name: "two", Tasks: []store.NewTask{{Name: "a", Kind: "k"}}})
+		h.enqueue(job("k"))
+		got := h.claim(store.ClaimRequest{Run: r1.ID, Limit: 10})
+		if len(got) != 1 || got[0].RunID != r1.ID || got[0].Name != "a" {
+			t.Fatalf("claimed %+v for run %d; want its task a alone (b waits for a; run %d and a task in no run are not its)", got, r1.ID, r2.ID)
+		}
+		if more := h.claim(store.ClaimRequest{Run: r1.ID, Limit: 10}); len(more) != 0 {
+			t.Errorf("claimed %+v more for run %d; want none", more, r1.ID)
+		}
+		if rest := h.claim(store.ClaimRequest{Limit: 10}); len(rest) != 2 {
+			t.Errorf("a claim for any run took %d tasks; want run %d's and the one in no run", len(rest), r2.ID)
+		}
+	},
+	"RunClaimOrderIsPriorityThenID": func(t *testing.T, h *harness) {
+		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{
+			{Name: "a", Kind: "k"}, {Name: "b", Kind: "k", Priority: 5}, {Name: "c", Kind: "k"}, {Name: "d", Kind: "k", Priority: 5},
+		}})
+		h.submit(store.NewRun{Name: "other", Tasks: []store.NewTask{{Name: "x", Kind: "k", Priority: 9}}})
+		var names []string
+		for _, limit := range []int{3, 1} {
+			for _, c := range h.claim(store.ClaimRequest{Run: r.ID, Limit: limit}) {
+				names = append(names, c.Name)
+			}
+		}
+		if want := []string{"b", "d", "a", "c"}; !slices.Equal(names, want) {
+			t.Errorf("run claims took %v, want %v", names, want)
+		}
+	},
 	"RespectsKinds": func(t *testing.T, h *harness) {
 		ts := h.enqueue(job("a"), job("b"), job("c"))
 		got := sortedIDs(h.claim(store.ClaimRequest{Kinds: []string{"b"}, Limit: 10}))

@@ -41,6 +41,16 @@ var nextDueTests = map[string]func(*testing.T, *harness){
 			t.Errorf("next due %v %v, want %v", at, ok, next)
 		}
 	},
+	"RespectsRun": func(t *testing.T, h *harness) {
+		now := h.now()
+		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{{Name: "a", Kind: "k", RunAt: now.Add(2 * time.Hour)}}})
+		h.submit(store.NewRun{Name: "other", Tasks: []store.NewTask{{Name: "a", Kind: "k", RunAt: now.Add(time.Hour)}}})
+		h.enqueue(store.NewTask{Kind: "k", RunAt: now.Add(time.Minute)})
+		at, ok, err := h.s.NextDue(h.ctx, store.ClaimRequest{Run: r.ID})
+		if err != nil || !ok || !near(at, now.Add(2*time.Hour)) {
+			t.Errorf("next due of run %d: %v %v %v, want %v (its own task's, not the other run's or a task in no run)", r.ID, at, ok, err, now.Add(2*time.Hour))
+		}
+	},
 	"RespectsQueuesAndKinds": func(t *testing.T, h *harness) {
 		now := h.now()
 		h.enqueue(
