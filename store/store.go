@@ -216,6 +216,14 @@ type Waker interface {
 	Wake(ctx context.Context) (<-chan struct{}, error)
 }
 
+// Advisor is an optional capability: what is wrong with the database's
+// setup that costs the store speed or space, though not correctness (its
+// autovacuum is off, say), each as a sentence that says what to do. A
+// worker logs it as a warning when it starts.
+type Advisor interface {
+	Advice(ctx context.Context) ([]string, error)
+}
+
 // QueueCount is how many tasks of a queue are in a state.
 type QueueCount struct {
 	Queue string     `json:"queue"`

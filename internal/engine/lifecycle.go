@@ -64,7 +64,23 @@ func (e *Engine) register(ctx context.Context) error {
 	}
 	e.refreshCircuits(ctx)
 	e.refreshLimits(ctx)
+	e.advise(ctx)
 	return nil
+}
+
+// advise logs what the store finds wrong with its database's setup.
+func (e *Engine) advise(ctx context.Context) {
+	a, ok := e.cfg.Store.(store.Advisor)
+	if !ok {
+		return
+	}
+	advice, err := a.Advice(ctx)
+	if err != nil {
+		e.cfg.Logger.Debug("could not check the store's setup", "err", err)
+	}
+	for _, msg := range advice {
+		e.cfg.Logger.Warn(msg)
+	}
 }
 
 // Stop stops claiming, lets running attempts finish until ctx ends, then

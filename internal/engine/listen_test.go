@@ -2,6 +2,9 @@ package engine
 
 import (
 	"context"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,4 +57,43 @@ func TestWorkEnqueuedBeforeListeningStarts(t *testing.T) {
 	tk := enqueue(t, st, store.NewTask{Kind: "ok"}) // through the store: no one is told
 	close(st.listening)
 	waitState(t, st, tk.ID, task.Success)
+}
+
+// advising is a store with advice about its setup.
+type advising struct {
+	store.Store
+	advice []string
+}
+
+func (s advising) Advice(context.Context) ([]string, error) { return s.advice, nil }
+
+// TestStartLogsTheStoresAdvice: a worker starting on a store with advice
+// about its database logs each piece as a warning.
+func TestStartLogsTheStoresAdvice(t *testing.T) {
+	st := advising{Store: newStore(t), advice: []string{"autovacuum is off on this server: turn it on"}}
+	cfg := testConfig(st)
+	var logs lockedLog
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	start(t, cfg)
+	if got := logs.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, st.advice[0]) {
+		t.Errorf("logs after Start:\n%s\nwant the store's advice as a warning", got)
+	}
+}
+
+// lockedLog is a log a test reads while the engine writes to it.
+type lockedLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
 }
