@@ -121,8 +121,7 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task,
 	var out []task.Task
 	err := retrying(ctx, func(ctx context.Context) error {
 		var err error
-		rows, err := s.pool.Query(ctx, s.sql(q), args...)
-		out, err = scanUpTo(req.Limit, rows, err)
+		out, err = scanTasks(s.pool.Query(ctx, s.sql(q), args...))
 		return err
 	})
 	if err != nil {

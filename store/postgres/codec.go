@@ -71,14 +71,6 @@ func scanTaskAfter(r pgx.Row, before ...any) (task.Task, error) {
 
 // scanTasks reads every row of rows and closes them.
 func scanTasks(rows pgx.Rows, err error) ([]task.Task, error) {
-	return scanUpTo(0, rows, err)
-}
-
-// scanUpTo is scanTasks for rows that hold at most limit tasks (a claim's
-// limit): once the first row has come, the result gets room for them all,
-// up to 1024, where appending tasks one by one to a growing slice copied
-// a claim's tasks twice over.
-func scanUpTo(limit int, rows pgx.Rows, err error) ([]task.Task, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -88,9 +80,6 @@ func scanUpTo(limit int, rows pgx.Rows, err error) ([]task.Task, error) {
 		t, err := scanTask(rows)
 		if err != nil {
 			return nil, err
-		}
-		if out == nil {
-			out = make([]task.Task, 0, max(1, min(limit, 1024)))
 		}
 		out = append(out, t)
 	}
