@@ -162,10 +162,10 @@ func (f *workerFlags) register(fs interface {
 	}
 }
 
-// newEngine returns an engine with the settings that works the tasks of
-// one run only, logging warnings to stderr: grit run's, which must not take
-// the other tasks of a store it shares with workers and other runs.
-func (e *env) newEngine(st store.Store, run int64, ws workerSettings, onEvent func(engine.Event)) (*engine.Engine, error) {
+// runEngine returns grit run's engine: it works the tasks of one run only,
+// for it must not take the other tasks of a store it shares with workers
+// and other runs, and logs warnings to stderr.
+func (e *env) runEngine(st store.Store, run int64, ws workerSettings, onEvent func(engine.Event)) (*engine.Engine, error) {
 	return engine.New(engine.Config{
 		Store: st, Run: run, WorkerID: ws.id, Concurrency: ws.concurrency, Lease: ws.lease, Heartbeat: ws.heartbeat,
 		PressureBase: ws.pressureBase, PressureMax: ws.pressureMax, RetryBudget: ws.budget,

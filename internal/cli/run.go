@@ -122,7 +122,7 @@ func (e *env) work(ctx context.Context, st store.Store, r task.Run, resumed bool
 	} else {
 		p.notef("run %d (%s) submitted", r.ID, r.Name)
 	}
-	eng, err := e.newEngine(st, r.ID, ws, p.event)
+	eng, err := e.runEngine(st, r.ID, ws, p.event)
 	if err != nil {
 		return err
 	}

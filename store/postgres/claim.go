@@ -17,9 +17,9 @@ const waitingStates = `state IN ('READY', 'RETRYING', 'SENSING')`
 
 // filter narrows NextDue to a request's queues and kinds (empty: all) and
 // run (0: any), and outside its skipped groups, queues and tenants, with
-// parameters numbered from next. Each
-// combination is its own statement text, so that a prepared plan never
-// carries a test for a filter that is not there.
+// parameters numbered from next. Each combination is its own statement
+// text, so that a prepared plan never carries a test for a filter that is
+// not there.
 func filter(next int, req store.ClaimRequest) (string, []any) {
 	queues, kinds := req.Queues, req.Kinds
 	var sql string
