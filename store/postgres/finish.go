@@ -52,8 +52,9 @@ func (s *Store) Finish(ctx context.Context, fs []store.Finish) ([]error, error) 
 // moves then (no dependents, no run, nothing due), so the transaction
 // finish needs otherwise (three round trips) is not. It returns which items
 // it applied and the items left for finish: the other kinds of results,
-// the successes of tasks in a run, and every item when a task is named
-// twice. An item neither applied nor left lost its lease.
+// the successes it did not move (of tasks in a run, or whose lease was
+// lost: finish tells them apart), and every item when a task is named
+// twice.
 func (s *Store) succeedAlone(ctx context.Context, fs []store.Finish, todo []int) (applied map[int]bool, rest []int, err error) {
 	applied = make(map[int]bool, len(todo))
 	seen := make(map[int64]bool, len(todo))
@@ -85,11 +86,10 @@ func (s *Store) succeedAlone(ctx context.Context, fs []store.Finish, todo []int)
 		return nil, nil, err
 	}
 	for _, i := range plain {
-		switch run, ok := moved[fs[i].TaskID]; {
-		case ok && run < 0:
-			rest = append(rest, i)
-		case ok:
+		if _, ok := moved[fs[i].TaskID]; ok {
 			applied[i] = true
+		} else {
+			rest = append(rest, i)
 		}
 	}
 	slices.Sort(rest)
@@ -97,9 +97,10 @@ func (s *Store) succeedAlone(ctx context.Context, fs []store.Finish, todo []int)
 }
 
 // succeedAloneSQL is succeedSQL for the tasks of the batch in no run, as
-// the function succeed_alone (migration 0010), planned once per connection.
-// Of the others, it returns those in a run, with the run -1, for finish to
-// take; it writes nothing for them.
+// the function succeed_alone (migrations 0010 and 0013), planned once per
+// connection. It returns the tasks it moved, with run 0, and writes nothing
+// for the others: tasks in a run, and tasks whose lease was lost, which
+// finish tells apart.
 const succeedAloneSQL = `SELECT moved_id, moved_run FROM $S.succeed_alone($1, $2, $3)`
 
 // finish applies the items todo of fs and returns which applied. A task

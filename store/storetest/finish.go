@@ -164,6 +164,27 @@ var finishTests = map[string]func(*testing.T, *harness){
 			t.Errorf("valid item: task is %s, want SUCCESS", got.State)
 		}
 	},
+	"SuccessesInAndOutOfARunAndStaleInOneBatch": func(t *testing.T, h *harness) {
+		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a")}})
+		h.enqueue(job("plain"), job("stale"))
+		a, plain, stale := h.take("a"), h.take("plain"), h.take("stale")
+		errs := h.finish(
+			store.Finish{TaskID: stale.ID, Token: stale.LeaseToken + 1, State: task.Success},
+			store.Finish{TaskID: a.ID, Token: a.LeaseToken, State: task.Success},
+			store.Finish{TaskID: plain.ID, Token: plain.LeaseToken, State: task.Success},
+		)
+		wantErr(t, errs[0], task.ErrLeaseLost)
+		if errs[1] != nil || errs[2] != nil {
+			t.Errorf("valid items failed: %v, %v", errs[1], errs[2])
+		}
+		h.wantStates(r.ID, map[string]task.State{"a": task.Success, "b": task.Ready})
+		if got := h.get(plain.ID); got.State != task.Success {
+			t.Errorf("task outside a run is %s, want SUCCESS", got.State)
+		}
+		if got := h.get(stale.ID); got.State != task.Running || got.LeaseToken != stale.LeaseToken {
+			t.Errorf("stale item wrote: task = %+v", got)
+		}
+	},
 	"SecondFinishIsLeaseLost": func(t *testing.T, h *harness) {
 		h.enqueue(job("k"))
 		c := h.endKind("k", task.Success)
