@@ -76,8 +76,17 @@ func scanTasks(rows pgx.Rows, err error) ([]task.Task, error) {
 	}
 	defer rows.Close()
 	var out []task.Task
+	var raw *taskRow
+	if rawTaskRows(rows.FieldDescriptions()) {
+		raw = &taskRow{}
+	}
 	for rows.Next() {
-		t, err := scanTask(rows)
+		var t task.Task
+		if raw != nil {
+			t, err = raw.read(rows.RawValues())
+		} else {
+			t, err = scanTask(rows)
+		}
 		if err != nil {
 			return nil, err
 		}

@@ -42,6 +42,7 @@
 // as they are in a new schema or after a burst: see due_tasks in the
 // migrations and finishTasksSQL. The claim and a batch of plain successes,
 // which every task goes through, are functions planned once per connection
-// (claim_tasks and succeed_alone, migrations 0010 and 0011), their plans
-// pinned to the claim index and primary key lookups.
+// (claim_tasks and succeed_alone, migrations 0010, 0011 and 0013), their
+// plans pinned to the claim index and primary key lookups. Rows of tasks
+// are read from their binary wire values where they come so (rows.go).
 package postgres

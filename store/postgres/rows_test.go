@@ -1,0 +1,97 @@
+package postgres_test
+
+import (
+	"net/url"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/postgres"
+)
+
+// TestTaskRowsReadAlikeInBothFormats reads the same tasks through a store
+// whose statements get binary results, read from their wire values, and
+// through one on the simple protocol, whose text results go through Scan:
+// a task with every column set and one with every nullable column NULL
+// must come out the same.
+func TestTaskRowsReadAlikeInBothFormats(t *testing.T) {
+	ctx := bounded(t)
+	schema := newSchema(t)
+	fast := openIn(t, schema)
+	u, err := url.Parse(testDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("default_query_exec_mode", "simple_protocol")
+	u.RawQuery = q.Encode()
+	slow, err := postgres.OpenConfig(ctx, postgres.Config{DSN: u.String(), Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { slow.Close() })
+
+	ids, err := fast.Enqueue(ctx, []store.NewTask{
+		{Kind: "plain"},
+		{Name: "full", Kind: "full", Args: []byte(`{"a":[1,2]}`), Queue: "q", Group: "g", Tenant: "acme", Priority: -3,
+			Policy: "4 1s 1m", PoisonAfter: 3, Timeout: time.Minute, Grace: 7 * time.Second, IdempotencyKey: "key-1"},
+		{Kind: "empty-args", Args: []byte{}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := admin(t)
+	var run int64
+	if err := db.QueryRow(ctx, `INSERT INTO `+schema+`.runs (name, state) VALUES ('r', 'RUNNING') RETURNING id`).Scan(&run); err != nil {
+		t.Fatal(err)
+	}
+	// Times before 2000 and with microseconds, a far lease, a negative delay.
+	_, err = db.Exec(ctx, `UPDATE `+schema+`.tasks SET run_id = $2, state = 'RUNNING', attempt = 2,
+		next_at = '1999-12-31 23:59:59.123456+00', prev_delay_ns = -5, lease_owner = 'w-1', lease_token = 1234567890123,
+		lease_expires = '2262-04-11 23:47:16.854775+00', last_error = 'boom', fingerprint = 'fp', streak = 2,
+		created_at = '1970-01-01 00:00:00.000001+00', first_started_at = now(), finished_at = now() + interval '1 day'
+		WHERE id = $1`, ids[1].ID, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	rows, err := db.Query(ctx, `SELECT id, run_id, name, kind, args, queue, group_name, priority, state,
+		policy, poison_after, timeout_ns, grace_ns, attempt, next_at, prev_delay_ns,
+		lease_owner, lease_token, lease_expires, last_error, fingerprint, streak,
+		idempotency_key, created_at, first_started_at, finished_at, tenant FROM `+schema+`.tasks`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary := postgres.RawTaskRows(rows.FieldDescriptions())
+	rows.Close()
+	if !binary {
+		t.Fatal("rows of the task columns on an extended-protocol connection are not read from their wire values")
+	}
+
+	want, err := slow.ListTasks(ctx, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := fast.ListTasks(ctx, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 3 {
+		t.Fatalf("%d tasks through Scan, want 3", len(want))
+	}
+	full := reflect.ValueOf(want[1])
+	for i := range full.NumField() {
+		if full.Field(i).IsZero() {
+			t.Errorf("the full task's %s is zero: the test does not cover it", full.Type().Field(i).Name)
+		}
+	}
+	if want[2].Args == nil || len(want[2].Args) != 0 {
+		t.Errorf("empty arguments read as %#v through Scan, want empty and not nil", want[2].Args)
+	}
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("task %d from wire values:\n %+v\nthrough Scan:\n %+v", want[i].ID, got[i], want[i])
+		}
+	}
+}
