@@ -89,15 +89,17 @@ func filter(next int, req store.ClaimRequest) (string, []any) {
 // the queues and kinds (NULL: all), $6 the groups to skip (NULL: none), $7
 // the only group to take (NULL: any), $8 and $9 the queues and tenants to
 // skip (NULL: none), $10 the only tenant to take (NULL: any).
-const claimSQL = `SELECT ` + taskColsOf + `
-FROM $S.claim_tasks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) WITH ORDINALITY t
-ORDER BY t.ordinality`
+//
+// Each row comes with its place in claim order, from 1, unsorted (migration
+// 0014): scanClaimed puts it there.
+const claimSQL = `SELECT t.ord, ` + taskColsOf + `
+FROM $S.claim_tasks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) t`
 
 // claimRunSQL is claimSQL for the tasks of one run, $11, through
-// claim_run_tasks (migration 0012), which finds them by their run.
-const claimRunSQL = `SELECT ` + taskColsOf + `
-FROM $S.claim_run_tasks($1, $2, $3, $11, $4, $5, $6, $7, $8, $9, $10) WITH ORDINALITY t
-ORDER BY t.ordinality`
+// claim_run_tasks (migrations 0012 and 0014), which finds them by their
+// run.
+const claimRunSQL = `SELECT t.ord, ` + taskColsOf + `
+FROM $S.claim_run_tasks($1, $2, $3, $11, $4, $5, $6, $7, $8, $9, $10) t`
 
 // Claim takes up to req.Limit (at least 1) due tasks, highest priority
 // first, then earliest due, then oldest, and returns them in that order.
@@ -121,7 +123,7 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task,
 	var out []task.Task
 	err := retrying(ctx, func(ctx context.Context) error {
 		var err error
-		out, err = scanTasks(s.pool.Query(ctx, s.sql(q), args...))
+		out, err = scanClaimed(s.pool.Query(ctx, s.sql(q), args...))
 		return err
 	})
 	if err != nil {

@@ -1,7 +1,10 @@
 package postgres
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -93,6 +96,65 @@ func scanTasks(rows pgx.Rows, err error) ([]task.Task, error) {
 		out = append(out, t)
 	}
 	return out, rows.Err()
+}
+
+// scanClaimed reads the rows of a claim, each its place in claim order
+// (from 1) and then taskCols, into that order, and closes rows.
+func scanClaimed(rows pgx.Rows, err error) ([]task.Task, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var raw *taskRow
+	if fds := rows.FieldDescriptions(); len(fds) > 0 && fds[0].DataTypeOID == pgtype.Int8OID &&
+		fds[0].Format == pgx.BinaryFormatCode && rawTaskRows(fds[1:]) {
+		raw = &taskRow{}
+	}
+	var out []task.Task
+	var ords []int64
+	inOrder := true
+	for rows.Next() {
+		var t task.Task
+		var ord int64
+		if raw != nil {
+			vs := rows.RawValues()
+			if len(vs[0]) != 8 {
+				return nil, fmt.Errorf("claim order: %d bytes: %w", len(vs[0]), errRawValue)
+			}
+			ord = int64(binary.BigEndian.Uint64(vs[0]))
+			t, err = raw.read(vs[1:])
+		} else {
+			t, err = scanTaskAfter(rows, &ord)
+		}
+		if err != nil {
+			return nil, err
+		}
+		inOrder = inOrder && ord == int64(len(out)+1)
+		out, ords = append(out, t), append(ords, ord)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if inOrder {
+		return out, nil
+	}
+	return placed(out, ords)
+}
+
+// errClaimOrder is a claim whose rows do not number 1 to n.
+var errClaimOrder = errors.New("rows out of claim order")
+
+// placed puts each task at its place in ords, which must number them from
+// 1 without a gap or a repeat.
+func placed(ts []task.Task, ords []int64) ([]task.Task, error) {
+	out := make([]task.Task, len(ts))
+	for i, ord := range ords {
+		if ord < 1 || ord > int64(len(ts)) || out[ord-1].ID != 0 {
+			return nil, fmt.Errorf("claim: row placed %d of %d: %w", ord, len(ts), errClaimOrder)
+		}
+		out[ord-1] = ts[i]
+	}
+	return out, nil
 }
 
 const attemptCols = `task_id, number, worker, lease_token, started_at, ended_at,

@@ -18,19 +18,7 @@ import (
 func TestTaskRowsReadAlikeInBothFormats(t *testing.T) {
 	ctx := bounded(t)
 	schema := newSchema(t)
-	fast := openIn(t, schema)
-	u, err := url.Parse(testDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("default_query_exec_mode", "simple_protocol")
-	u.RawQuery = q.Encode()
-	slow, err := postgres.OpenConfig(ctx, postgres.Config{DSN: u.String(), Schema: schema})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { slow.Close() })
+	fast, slow := openIn(t, schema), openSimple(t, schema)
 
 	ids, err := fast.Enqueue(ctx, []store.NewTask{
 		{Kind: "plain"},
@@ -92,6 +80,55 @@ func TestTaskRowsReadAlikeInBothFormats(t *testing.T) {
 	for i := range want {
 		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Errorf("task %d from wire values:\n %+v\nthrough Scan:\n %+v", want[i].ID, got[i], want[i])
+		}
+	}
+}
+
+// openSimple opens a store on schema whose connections use the simple
+// protocol, and so get every result as text.
+func openSimple(t *testing.T, schema string) *postgres.Store {
+	t.Helper()
+	u, err := url.Parse(testDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("default_query_exec_mode", "simple_protocol")
+	u.RawQuery = q.Encode()
+	s, err := postgres.OpenConfig(t.Context(), postgres.Config{DSN: u.String(), Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestClaimOrderInBothFormats: a claim's rows come unsorted, each with its
+// place; read from wire values or through Scan, they land in claim order.
+func TestClaimOrderInBothFormats(t *testing.T) {
+	ctx := bounded(t)
+	schema := newSchema(t)
+	for name, s := range map[string]*postgres.Store{"wire values": openIn(t, schema), "Scan": openSimple(t, schema)} {
+		var ts []store.NewTask
+		for _, p := range []int{1, 5, 3, 5, 0, 9} {
+			ts = append(ts, store.NewTask{Kind: name, Priority: p})
+		}
+		if _, err := s.Enqueue(ctx, ts); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Claim(ctx, store.ClaimRequest{Worker: "w", Kinds: []string{name}, Limit: 10})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var prios []int
+		for i, c := range got {
+			prios = append(prios, c.Priority)
+			if i > 0 && c.Priority == got[i-1].Priority && c.ID < got[i-1].ID {
+				t.Errorf("%s: task %d after task %d of the same priority", name, c.ID, got[i-1].ID)
+			}
+		}
+		if want := []int{9, 5, 5, 3, 1, 0}; !reflect.DeepEqual(prios, want) {
+			t.Errorf("%s: claimed priorities %v, want %v", name, prios, want)
 		}
 	}
 }

@@ -1,0 +1,26 @@
+package postgres
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/grit-run/grit/task"
+)
+
+func TestPlacedPutsRowsInClaimOrder(t *testing.T) {
+	ts := []task.Task{{ID: 30}, {ID: 10}, {ID: 20}}
+	got, err := placed(ts, []int64{3, 1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int64{10, 20, 30} {
+		if got[i].ID != want {
+			t.Errorf("place %d holds task %d, want %d", i+1, got[i].ID, want)
+		}
+	}
+	for _, ords := range [][]int64{{1, 1, 2}, {0, 1, 2}, {1, 2, 4}} {
+		if _, err := placed(ts, ords); !errors.Is(err, errClaimOrder) {
+			t.Errorf("places %v: error %v, want errClaimOrder", ords, err)
+		}
+	}
+}
