@@ -20,8 +20,9 @@
 //     InsertManyFast, grit's store Enqueue; both use COPY) before the
 //     worker starts. The clock runs from just before the worker's Start
 //     until the handler has run --jobs times and a count in the database
-//     shows every job completed (River: state completed; grit: SUCCESS),
-//     polled every 5ms. Reported as jobs per second, so it includes the
+//     shows every job completed, polled every 5ms with the same statement
+//     for both (count(*) of the job table WHERE state is River's completed
+//     or grit's SUCCESS). Reported as jobs per second, so it includes the
 //     worker's start-up and the durable write of every completion; how
 //     long after Start the first job ran is reported beside. Over the
 //     same time, the CPU time of this process (getrusage) and of the
