@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/internal/proc"
+	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -166,19 +167,36 @@ func (e *Engine) listen() {
 		return
 	}
 	e.leaseWG.Go(func() {
-		ch, err := w.Wake(e.runCtx)
-		if err != nil {
-			if e.runCtx.Err() == nil {
-				e.cfg.Logger.Warn("the store's notifications are unavailable; polling only", "err", err, "poll", e.cfg.Poll)
+		for n := 1; ; n++ {
+			ch, err := w.Wake(e.runCtx)
+			if err == nil {
+				if n > 1 {
+					e.cfg.Logger.Info("the store's notifications are back", "after_failures", n-1)
+				}
+				e.Wake()
+				for range ch {
+					e.Wake()
+				}
+				return
 			}
-			return
-		}
-		e.Wake()
-		for range ch {
-			e.Wake()
+			if e.runCtx.Err() != nil {
+				return
+			}
+			level := e.cfg.Logger.Debug
+			if n == 1 {
+				level = e.cfg.Logger.Warn
+			}
+			level("the store's notifications are unavailable; polling until they are back", "err", err, "poll", e.cfg.Poll, "failures", n)
+			e.sleep(listenBackoff.Delay(n, 0, retry.DefaultRand))
 		}
 	})
 }
+
+// listenBackoff spaces the attempts to start the store's notifications
+// when the first fails (the database was down, or the connection was cut
+// while it opened): until one succeeds, the worker learns of new work only
+// by polling.
+var listenBackoff = retry.Exponential{Min: 50 * time.Millisecond, Max: 5 * time.Second}
 
 // takeOverPredecessor releases at once what a previous process with this
 // worker's identity held (a worker restarted under a stable name), instead

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -96,4 +97,51 @@ func (l *lockedLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
+}
+
+// failingListener is a store whose first calls of Wake fail, as when the
+// database is down at start or the listening connection is cut while it
+// opens; the call after them waits for open before it succeeds.
+type failingListener struct {
+	store.Store
+	fails    int
+	attempts chan struct{}
+	open     chan struct{}
+}
+
+func (s *failingListener) Wake(ctx context.Context) (<-chan struct{}, error) {
+	s.attempts <- struct{}{}
+	if s.fails > 0 {
+		s.fails--
+		return nil, errors.New("connection refused")
+	}
+	select {
+	case <-s.open:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	ch := make(chan struct{})
+	context.AfterFunc(ctx, func() { close(ch) })
+	return ch, nil
+}
+
+// TestNotificationsStartAfterFailures: when the store's notifications
+// cannot start, the engine keeps trying instead of polling for the rest
+// of its life, and once they start it claims, so a task enqueued in
+// between starts then, not at the next poll an hour later.
+func TestNotificationsStartAfterFailures(t *testing.T) {
+	st := &failingListener{Store: newStore(t), fails: 2, attempts: make(chan struct{}, 3), open: make(chan struct{})}
+	cfg := testConfig(st)
+	cfg.Poll = time.Hour
+	start(t, cfg, Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})
+	for i := range 3 { // two failures, then the attempt that waits for open
+		select {
+		case <-st.attempts:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("attempt %d to start notifications did not come within 10s", i+1)
+		}
+	}
+	tk := enqueue(t, st, store.NewTask{Kind: "ok"}) // through the store: no one is told
+	close(st.open)
+	waitState(t, st, tk.ID, task.Success)
 }
