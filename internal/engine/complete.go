@@ -17,6 +17,7 @@ const maxFinishBatch = 1000
 // one store transaction.
 func (e *Engine) completer() {
 	batch := make([]pending, 0, maxFinishBatch)
+	var fs []store.Finish // reused while the store takes every batch
 	for p := range e.finishes {
 		batch = append(batch[:0], p)
 	fill:
@@ -31,16 +32,20 @@ func (e *Engine) completer() {
 				break fill
 			}
 		}
-		e.commit(batch)
+		fs = e.commit(batch, fs[:0])
 	}
 }
 
 // commit records a batch, retrying the store forever with a capped backoff
-// until Stop gives up on it.
-func (e *Engine) commit(batch []pending) {
-	fs := make([]store.Finish, len(batch))
-	for i, p := range batch {
-		fs[i] = p.f
+// until Stop gives up on it, with fs as the store's items. It returns fs
+// for the next batch once the store has taken this one; a store whose call
+// ended with its context may still be reading them, so then it returns nil.
+func (e *Engine) commit(batch []pending, fs []store.Finish) []store.Finish {
+	if fs == nil {
+		fs = make([]store.Finish, 0, len(batch))
+	}
+	for _, p := range batch {
+		fs = append(fs, p.f)
 	}
 	var errs []error
 	for n := 1; ; n++ {
@@ -52,12 +57,14 @@ func (e *Engine) commit(batch []pending) {
 		if e.completeCtx.Err() != nil {
 			e.cfg.Logger.Error("results abandoned: the store did not take them before the stop deadline", "attempts", len(fs), "err", err)
 			e.forget(batch)
-			return
+			return nil
 		}
 		e.cfg.Logger.Warn("recording results failed; retrying", "err", err, "failures", n)
 		e.pause(claimBackoff.Delay(n, 0, retry.DefaultRand))
 	}
 	e.recorded(batch, errs)
+	clear(fs) // the next batch's strings and events are its own
+	return fs
 }
 
 // recorded counts and reports what the store took. A result can have made

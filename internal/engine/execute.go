@@ -23,6 +23,32 @@ type attempt struct {
 	watched  *watched    // set before its handler runs, then only read
 	ended    atomic.Bool // by its handler's return or by the watchdog, whichever comes first
 	doneSeen time.Time   // when the watchdog first saw its context ended; guarded by Engine.watch
+
+	// What a run needs besides lives in the attempt's own allocation: on a
+	// busy worker, allocations per attempt are most of the garbage
+	// collector's work.
+	view task.Task  // the handler's copy of t: what it changes is not the engine's
+	rec  record     // what the handler leaves on the attempt
+	w    watched    // what watched points to
+	actx attemptCtx // the handler's context, below its deadline
+}
+
+// attemptCtx carries an attempt's information (AttemptFrom) and its record
+// to the handler.
+type attemptCtx struct {
+	context.Context
+	info AttemptInfo
+	rec  *record
+}
+
+func (c *attemptCtx) Value(key any) any {
+	switch key.(type) {
+	case attemptKey:
+		return &c.info
+	case recordKey:
+		return c.rec
+	}
+	return c.Context.Value(key)
 }
 
 // outcome is how an attempt's handler ended.
@@ -82,25 +108,28 @@ func (e *Engine) end(a *attempt, o outcome) {
 // the watchdog, which ends the attempt in its place; run then returns
 // false when the handler does return, for its result is no longer wanted.
 func (e *Engine) run(ctx context.Context, a *attempt, h *Handler) (outcome, bool) {
-	t := new(task.Task) // the handler's copy: what it changes is not the engine's
+	t := &a.view
 	*t = a.t
 	timeout := t.Timeout
 	if timeout == 0 {
 		timeout = h.Timeout
 	}
-	ctx = withAttempt(ctx, AttemptInfo{TaskID: t.ID, Number: t.Attempt, LeaseToken: t.LeaseToken, Worker: e.cfg.WorkerID})
+	rec := &a.rec
+	rec.tenant, rec.noEvents = a.t.Tenant, !e.publishes
+	a.actx = attemptCtx{Context: ctx, rec: rec,
+		info: AttemptInfo{TaskID: t.ID, Number: t.Attempt, LeaseToken: t.LeaseToken, Worker: e.cfg.WorkerID}}
+	ctx = &a.actx
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errTimedOut)
 		defer cancel()
 	}
 	o := outcome{started: e.storeNow(), timeout: timeout}
-	rec := &record{tenant: a.t.Tenant, noEvents: !e.publishes}
-	ctx = context.WithValue(ctx, recordKey{}, rec)
 	if err := e.breakerRefuses(&a.t); err != nil {
 		o.err = err
 	} else {
-		a.watched = &watched{ctx: ctx, began: o, grace: e.graceFor(t)}
+		a.w = watched{ctx: ctx, began: o, grace: e.graceFor(t)}
+		a.watched = &a.w
 		e.watch.Lock()
 		e.watch.running[a] = struct{}{}
 		e.watch.Unlock()

@@ -48,14 +48,13 @@ type AttemptInfo struct {
 
 type attemptKey struct{}
 
-func withAttempt(ctx context.Context, a AttemptInfo) context.Context {
-	return context.WithValue(ctx, attemptKey{}, a)
-}
-
 // AttemptFrom returns the attempt a handler's context belongs to.
 func AttemptFrom(ctx context.Context) (AttemptInfo, bool) {
-	a, ok := ctx.Value(attemptKey{}).(AttemptInfo)
-	return a, ok
+	a, ok := ctx.Value(attemptKey{}).(*AttemptInfo)
+	if !ok {
+		return AttemptInfo{}, false
+	}
+	return *a, true
 }
 
 // SnoozeError asks for the task to be tried again after Delay without using
