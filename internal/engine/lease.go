@@ -25,6 +25,9 @@ func (e *Engine) heartbeatLoop() {
 		}
 		lost, err := e.cfg.Store.Heartbeat(e.runCtx, e.cfg.WorkerID, e.cfg.Lease, e.leases())
 		if err != nil {
+			if e.runCtx.Err() != nil {
+				return // the worker's stop cut the beat off: nothing failed
+			}
 			e.cfg.Logger.Warn("heartbeat failed", "err", err, "since_last", time.Since(lastOK))
 			if time.Since(lastOK) > e.cfg.Lease {
 				e.loseAll()

@@ -145,3 +145,49 @@ func TestNotificationsStartAfterFailures(t *testing.T) {
 	close(st.open)
 	waitState(t, st, tk.ID, task.Success)
 }
+
+// slowBeat is a store whose heartbeats last until their context ends, as a
+// heartbeat in flight when the worker stops does.
+type slowBeat struct {
+	store.Store
+	beating chan struct{}
+}
+
+func (s *slowBeat) Heartbeat(ctx context.Context, worker string, lease time.Duration, held []store.Lease) ([]store.Lease, error) {
+	select {
+	case s.beating <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestStopDuringAHeartbeatWarnsOfNothing: a heartbeat that a graceful stop
+// cuts off did not fail, and a stop must not log that it did.
+func TestStopDuringAHeartbeatWarnsOfNothing(t *testing.T) {
+	st := &slowBeat{Store: newStore(t), beating: make(chan struct{}, 1)}
+	cfg := testConfig(st)
+	cfg.Heartbeat = 10 * time.Millisecond
+	var logs lockedLog
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-st.beating:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no heartbeat within 10s of Start")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := logs.String(); strings.Contains(got, "heartbeat failed") {
+		t.Errorf("logs of a stop during a heartbeat:\n%s\nwant no heartbeat failure", got)
+	}
+}
