@@ -1,10 +1,12 @@
 package postgres
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -99,7 +101,10 @@ func scanTasks(rows pgx.Rows, err error) ([]task.Task, error) {
 }
 
 // scanClaimed reads the rows of a claim, each its place in claim order
-// (from 1) and then taskCols, into that order, and closes rows.
+// (from 1) and then taskCols, into that order, and closes rows. Places can
+// skip a number: due_tasks can lock a task committed after the claim's
+// UPDATE took its snapshot, which the UPDATE then does not see; that task
+// stays due, and the claim returns without it.
 func scanClaimed(rows pgx.Rows, err error) ([]task.Task, error) {
 	if err != nil {
 		return nil, err
@@ -129,7 +134,7 @@ func scanClaimed(rows pgx.Rows, err error) ([]task.Task, error) {
 		if err != nil {
 			return nil, err
 		}
-		inOrder = inOrder && ord == int64(len(out)+1)
+		inOrder = inOrder && ord > 0 && (len(ords) == 0 || ord > ords[len(ords)-1])
 		out, ords = append(out, t), append(ords, ord)
 	}
 	if err := rows.Err(); err != nil {
@@ -141,18 +146,23 @@ func scanClaimed(rows pgx.Rows, err error) ([]task.Task, error) {
 	return placed(out, ords)
 }
 
-// errClaimOrder is a claim whose rows do not number 1 to n.
+// errClaimOrder is a claim whose rows do not have places of their own.
 var errClaimOrder = errors.New("rows out of claim order")
 
-// placed puts each task at its place in ords, which must number them from
-// 1 without a gap or a repeat.
+// placed sorts tasks by their places in ords, which must be positive and
+// distinct.
 func placed(ts []task.Task, ords []int64) ([]task.Task, error) {
+	idx := make([]int, len(ts))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(ords[a], ords[b]) })
 	out := make([]task.Task, len(ts))
-	for i, ord := range ords {
-		if ord < 1 || ord > int64(len(ts)) || out[ord-1].ID != 0 {
-			return nil, fmt.Errorf("claim: row placed %d of %d: %w", ord, len(ts), errClaimOrder)
+	for k, i := range idx {
+		if ords[i] < 1 || k > 0 && ords[i] == ords[idx[k-1]] {
+			return nil, fmt.Errorf("claim: row placed %d: %w", ords[i], errClaimOrder)
 		}
-		out[ord-1] = ts[i]
+		out[k] = ts[i]
 	}
 	return out, nil
 }

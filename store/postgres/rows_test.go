@@ -132,3 +132,59 @@ func TestClaimOrderInBothFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestClaimsWhileTasksArrive claims while another connection enqueues
+// urgent tasks one at a time over a backlog of ordinary ones. A claim's
+// due_tasks can lock a task committed after the claim's UPDATE took its
+// snapshot, which the UPDATE then leaves alone; an urgent one comes first
+// in claim order, so the claim's rows then start at place 2. The claim
+// must return the rest in order and leave that task for the next one.
+// Every task is claimed exactly once.
+func TestClaimsWhileTasksArrive(t *testing.T) {
+	ctx := bounded(t)
+	schema := newSchema(t)
+	s, other := openIn(t, schema), openIn(t, schema)
+	const backlog, urgent = 4000, 2000
+	enqueueN(t, s, backlog)
+	done := make(chan error, 1)
+	go func() {
+		for range urgent {
+			if _, err := other.Enqueue(ctx, []store.NewTask{{Kind: "k", Priority: 1}}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	seen := map[int64]bool{}
+	enqueued := false
+	for len(seen) < backlog+urgent {
+		got, err := s.Claim(ctx, store.ClaimRequest{Worker: "w", Limit: 2})
+		if err != nil {
+			t.Fatalf("claim after %d tasks: %v", len(seen), err)
+		}
+		if len(got) == 0 && enqueued {
+			t.Fatalf("%d of %d tasks claimed, then a claim after the last enqueue found nothing", len(seen), backlog+urgent)
+		}
+		if !enqueued && len(got) == 0 {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			enqueued = true
+		}
+		for i, c := range got {
+			if seen[c.ID] {
+				t.Fatalf("task %d claimed twice", c.ID)
+			}
+			seen[c.ID] = true
+			if i > 0 && (c.Priority > got[i-1].Priority || c.Priority == got[i-1].Priority && c.ID < got[i-1].ID) {
+				t.Errorf("claim order: task %d (priority %d) after task %d (priority %d)", c.ID, c.Priority, got[i-1].ID, got[i-1].Priority)
+			}
+		}
+	}
+	if !enqueued {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

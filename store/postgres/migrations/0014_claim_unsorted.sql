@@ -7,8 +7,11 @@
 -- the rows in place as it reads them.
 --
 -- claim_tasks numbers due_tasks's rows, which come in claim order, WITH
--- ORDINALITY. Its columns are named here, not taken from tasks: a column
--- added to tasks later no longer breaks the claim (0011).
+-- ORDINALITY. A place can be missing from the rows: due_tasks can lock a
+-- task committed after the UPDATE took its snapshot, which the UPDATE does
+-- not see; the task stays due for the next claim. Its columns are named
+-- here, not taken from tasks: a column added to tasks later no longer
+-- breaks the claim (0011).
 DROP FUNCTION claim_tasks (text, bigint, bigint, text[], text[], text[], text, text[], text[], text);
 CREATE FUNCTION claim_tasks (worker text, lease_us bigint, lim bigint, queues text[], kinds text[],
         skip_groups text[], only_group text, skip_queues text[], skip_tenants text[], only_tenant text)
