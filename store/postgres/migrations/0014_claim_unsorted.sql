@@ -9,18 +9,20 @@
 -- claim_tasks numbers due_tasks's rows, which come in claim order, WITH
 -- ORDINALITY. A place can be missing from the rows: due_tasks can lock a
 -- task committed after the UPDATE took its snapshot, which the UPDATE does
--- not see; the task stays due for the next claim. Its columns are named
--- here, not taken from tasks: a column added to tasks later no longer
--- breaks the claim (0011).
+-- not see; the task stays due for the next claim. A claimed row is a type
+-- of its own, not taken from tasks: a column added to tasks later no
+-- longer breaks the claim (0011).
+CREATE TYPE claimed_task AS (ord bigint, id bigint, run_id bigint, name text, kind text, args bytea,
+    queue text, group_name text, priority integer, state text, policy text, poison_after integer,
+    timeout_ns bigint, grace_ns bigint, attempt integer, next_at timestamptz, prev_delay_ns bigint,
+    lease_owner text, lease_token bigint, lease_expires timestamptz, last_error text, fingerprint text,
+    streak integer, idempotency_key text, created_at timestamptz, first_started_at timestamptz,
+    finished_at timestamptz, tenant text);
+
 DROP FUNCTION claim_tasks (text, bigint, bigint, text[], text[], text[], text, text[], text[], text);
 CREATE FUNCTION claim_tasks (worker text, lease_us bigint, lim bigint, queues text[], kinds text[],
         skip_groups text[], only_group text, skip_queues text[], skip_tenants text[], only_tenant text)
-RETURNS TABLE (ord bigint, id bigint, run_id bigint, name text, kind text, args bytea, queue text,
-    group_name text, priority integer, state text, policy text, poison_after integer, timeout_ns bigint,
-    grace_ns bigint, attempt integer, next_at timestamptz, prev_delay_ns bigint, lease_owner text,
-    lease_token bigint, lease_expires timestamptz, last_error text, fingerprint text, streak integer,
-    idempotency_key text, created_at timestamptz, first_started_at timestamptz, finished_at timestamptz,
-    tenant text)
+RETURNS SETOF claimed_task
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
 SET enable_seqscan = off
@@ -28,7 +30,6 @@ SET enable_hashjoin = off
 SET enable_mergejoin = off
 SET search_path FROM CURRENT
 AS $$
-#variable_conflict use_column
 BEGIN
     PERFORM set_config('synchronous_commit', 'off', true);
     RETURN QUERY
@@ -46,22 +47,16 @@ BEGIN
 END
 $$;
 
--- claim_run_tasks returns the same columns; its run's tasks are few, and it
+-- claim_run_tasks returns the same rows; its run's tasks are few, and it
 -- numbers them in claim order with a window over the claimed rows.
 DROP FUNCTION claim_run_tasks (text, bigint, bigint, bigint, text[], text[], text[], text, text[], text[], text);
 CREATE FUNCTION claim_run_tasks (worker text, lease_us bigint, lim bigint, run bigint, queues text[], kinds text[],
         skip_groups text[], only_group text, skip_queues text[], skip_tenants text[], only_tenant text)
-RETURNS TABLE (ord bigint, id bigint, run_id bigint, name text, kind text, args bytea, queue text,
-    group_name text, priority integer, state text, policy text, poison_after integer, timeout_ns bigint,
-    grace_ns bigint, attempt integer, next_at timestamptz, prev_delay_ns bigint, lease_owner text,
-    lease_token bigint, lease_expires timestamptz, last_error text, fingerprint text, streak integer,
-    idempotency_key text, created_at timestamptz, first_started_at timestamptz, finished_at timestamptz,
-    tenant text)
+RETURNS SETOF claimed_task
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_custom_plan
 SET search_path FROM CURRENT
 AS $$
-#variable_conflict use_column
 BEGIN
     PERFORM set_config('synchronous_commit', 'off', true);
     RETURN QUERY
