@@ -122,8 +122,8 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task,
 	}
 	var out []task.Task
 	err := retrying(ctx, func(ctx context.Context) error {
-		var err error
-		out, err = scanClaimed(s.pool.Query(ctx, s.sql(q), args...))
+		rows, err := s.pool.Query(ctx, s.sql(q), args...)
+		out, err = scanClaimed(req.Limit, rows, err)
 		return err
 	})
 	if err != nil {

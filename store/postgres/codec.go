@@ -105,7 +105,13 @@ func scanTasks(rows pgx.Rows, err error) ([]task.Task, error) {
 // skip a number: due_tasks can lock a task committed after the claim's
 // UPDATE took its snapshot, which the UPDATE then does not see; that task
 // stays due, and the claim returns without it.
-func scanClaimed(rows pgx.Rows, err error) ([]task.Task, error) {
+//
+// limit is what the claim asked for. The rows are gathered in a slice that
+// grows fourfold, up to limit: a task is 400 bytes, and growing by
+// doubling from nothing copied a 1,000-task claim about twice over (a
+// tenth of a busy worker's CPU), while a slice of the limit's size would
+// waste most of it on the claims that find a few tasks.
+func scanClaimed(limit int, rows pgx.Rows, err error) ([]task.Task, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +141,9 @@ func scanClaimed(rows pgx.Rows, err error) ([]task.Task, error) {
 			return nil, err
 		}
 		inOrder = inOrder && ord > 0 && (len(ords) == 0 || ord > ords[len(ords)-1])
+		if len(out) == cap(out) {
+			out = slices.Grow(out, min(max(limit, len(out)+1), max(4*len(out), 16))-len(out))
+		}
 		out, ords = append(out, t), append(ords, ord)
 	}
 	if err := rows.Err(); err != nil {
