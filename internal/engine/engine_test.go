@@ -176,6 +176,46 @@ func TestStuckHandlerFreesItsSlot(t *testing.T) {
 	}
 }
 
+// TestStuckAttemptEndsAfterItsTaskIsClaimedAgain loses an attempt's lease
+// while its handler ignores its context, and lets the same engine claim the
+// task again (a sibling took it over, then went silent) well within the
+// stuck grace: the new attempt runs and succeeds beside the old one, and
+// the watchdog must still end the old one and free its slot, though the
+// task's place among the engine's running attempts is the new attempt's.
+func TestStuckAttemptEndsAfterItsTaskIsClaimedAgain(t *testing.T) {
+	st := newStore(t)
+	cfg := testConfig(st)
+	cfg.Concurrency = 2
+	cfg.StuckGrace = 2 * time.Second
+	release := make(chan struct{})
+	defer close(release)
+	var calls counter
+	e := start(t, cfg, Handler{Kind: "held", Fn: func(ctx context.Context, tk *task.Task) error {
+		if calls.inc() == 1 {
+			<-release // ignores the end of its context
+		}
+		return nil
+	}})
+	tk := enqueue(t, st, store.NewTask{Kind: "held", Policy: "3 10ms"})
+	waitState(t, st, tk.ID, task.Running)
+	taken, err := st.Rescue(context.Background(), store.RescueRequest{Worker: "sibling", Owner: e.WorkerID(), Lease: 100 * time.Millisecond})
+	if err != nil || len(taken) != 1 {
+		t.Fatalf("rescue: %v, %d tasks", err, len(taken))
+	}
+	done := waitState(t, st, tk.ID, task.Success)
+	if calls.get() != 2 || e.Stats().Stuck.Load() != 0 {
+		t.Fatalf("success after %d calls with %d attempts ended as stuck; want the second call to succeed while the first still runs",
+			calls.get(), e.Stats().Stuck.Load())
+	}
+	waitFor(t, 10*time.Second, func() bool { return e.Stats().Stuck.Load() == 1 && len(e.slots) == 0 },
+		func() string {
+			return fmt.Sprintf("%d attempts ended as stuck, %d slots held; want 1 and 0", e.Stats().Stuck.Load(), len(e.slots))
+		})
+	if got, _ := st.GetTask(context.Background(), tk.ID); got.State != task.Success || got.Attempt != done.Attempt {
+		t.Errorf("after the stuck attempt ended the task is %s at attempt %d, want SUCCESS at %d", got.State, got.Attempt, done.Attempt)
+	}
+}
+
 func TestSnoozeUsesNoAttempt(t *testing.T) {
 	st := newStore(t)
 	var calls counter
