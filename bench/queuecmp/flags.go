@@ -17,6 +17,7 @@ const defaultDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 type options struct {
 	db          string
 	jobs        int
+	rounds      int
 	latencyJobs int
 	retryJobs   int
 	systems     []system
@@ -33,6 +34,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var systems string
 	fs.StringVar(&o.db, "db", envDSN(), "PostgreSQL URL; $GRIT_TEST_POSTGRES, when set, is the default")
 	fs.IntVar(&o.jobs, "jobs", 20000, "jobs of the throughput workload")
+	fs.IntVar(&o.rounds, "rounds", 3, "runs of the throughput workload per system, taken in turn; each system's median run is reported")
 	fs.IntVar(&o.latencyJobs, "latency-jobs", 2000, "jobs of the enqueue-to-start latency workload")
 	fs.IntVar(&o.retryJobs, "retry-jobs", 500, "jobs of the retry lateness workload")
 	fs.StringVar(&systems, "systems", strings.Join(systemNames(), ","), "comma-separated systems to run")
@@ -76,6 +78,9 @@ func (o options) validate() error {
 		if c.n <= 0 {
 			return fmt.Errorf("%s %d: want a positive number of jobs (e.g. %s 1000)", c.flag, c.n, c.flag)
 		}
+	}
+	if o.rounds <= 0 {
+		return fmt.Errorf("--rounds %d: want at least one run of the throughput workload per system (e.g. --rounds 3)", o.rounds)
 	}
 	if !strings.HasPrefix(o.db, "postgres://") && !strings.HasPrefix(o.db, "postgresql://") {
 		return errors.New("--db: want a PostgreSQL URL (e.g. " + defaultDSN + ")")

@@ -20,6 +20,7 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--jobs", "0"}, "--jobs 0: want a positive number"},
 		{[]string{"--latency-jobs", "-5"}, "--latency-jobs -5: want a positive number"},
 		{[]string{"--retry-jobs", "0"}, "--retry-jobs 0: want a positive number"},
+		{[]string{"--rounds", "0"}, "--rounds 0: want at least one run"},
 		{[]string{"--jobs", "many"}, `invalid value "many"`},
 		{[]string{"--frobnicate"}, "flag provided but not defined"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
@@ -52,7 +53,7 @@ func TestFlagDefaults(t *testing.T) {
 		names = append(names, s.name)
 	}
 	want := []string{"river-defaults", "river-tuned", "grit", "grit-defaults"}
-	if !slices.Equal(names, want) || o.jobs != 20000 || o.latencyJobs != 2000 || o.retryJobs != 500 || o.db != defaultDSN || o.json {
+	if !slices.Equal(names, want) || o.jobs != 20000 || o.rounds != 3 || o.latencyJobs != 2000 || o.retryJobs != 500 || o.db != defaultDSN || o.json {
 		t.Errorf("defaults %+v (systems %v)", o, names)
 	}
 }

@@ -3,7 +3,7 @@
 // two at once.
 //
 //	go run ./queuecmp                      # all four systems, default sizes
-//	go run ./queuecmp --systems grit,river-tuned --jobs 5000 --json
+//	go run ./queuecmp --systems grit,river-tuned --jobs 5000 --rounds 5 --json
 //
 // Every workload runs on a fresh schema of its own
 // (queuecmp_<pid>_<run>_<system>_<workload>), created before and dropped
@@ -30,6 +30,13 @@
 //     /proc, when it runs on this machine) is reported per job, and how
 //     busy the two kept the machine's CPUs: where both systems share the
 //     CPUs with the database, this says where the time of each job went.
+//     The workload runs --rounds times (3) on every system, the systems
+//     taking turns within each round, and each system's median run is
+//     reported, with every run's jobs/s and each round's ratios: grit's
+//     run lasts a fraction of a second, long enough for one slow moment of
+//     a shared machine to move it by a fifth, and the turns spread every
+//     system's runs over the same minutes. The other workloads run once
+//     per system, after every round.
 //   - latency (enqueue→start): with the worker started and idle (one
 //     warm-up job has been run), the insert-only client inserts
 //     --latency-jobs jobs one at a time, about 5ms apart. Each job carries

@@ -44,11 +44,11 @@ func TestRunAllSystems(t *testing.T) {
 	dsn := postgresDSN(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
 	defer cancel()
-	const jobs, latencyJobs, retryJobs = 200, 50, 20
+	const jobs, rounds, latencyJobs, retryJobs = 200, 2, 50, 20
 	var stdout, stderr bytes.Buffer
 	prof := filepath.Join(t.TempDir(), "cpu")
 	code := run(ctx, []string{"--db", dsn, "--json",
-		"--jobs", fmt.Sprint(jobs), "--latency-jobs", fmt.Sprint(latencyJobs), "--retry-jobs", fmt.Sprint(retryJobs),
+		"--jobs", fmt.Sprint(jobs), "--rounds", fmt.Sprint(rounds), "--latency-jobs", fmt.Sprint(latencyJobs), "--retry-jobs", fmt.Sprint(retryJobs),
 		"--cpuprofile", prof,
 	}, &stdout, &stderr)
 	if code != 0 {
@@ -64,23 +64,26 @@ func TestRunAllSystems(t *testing.T) {
 	var names []string
 	for _, s := range rep.Systems {
 		names = append(names, s.System)
-		checkResult(t, s, jobs, latencyJobs, retryJobs)
+		checkResult(t, s, jobs, rounds, latencyJobs, retryJobs)
 		checkCPU(t, s, local)
 		checkProfile(t, prof+"."+s.System)
 	}
 	if !slices.Equal(names, systemNames()) {
 		t.Errorf("systems %v, want %v", names, systemNames())
 	}
-	checkRatios(t, rep.Ratios)
+	checkRatios(t, rep.Ratios, rounds)
 	if rep.Machine.NumCPU <= 0 || rep.Machine.PostgresVersion == "" || rep.Machine.Fsync == "" || rep.Machine.SynchronousCommit == "" || rep.Machine.Autovacuum == "" {
 		t.Errorf("machine incomplete: %+v", rep.Machine)
 	}
 	checkSchemasDropped(t, dsn)
 }
 
-func checkResult(t *testing.T, s result, jobs, latencyJobs, retryJobs int) {
+func checkResult(t *testing.T, s result, jobs, rounds, latencyJobs, retryJobs int) {
 	t.Helper()
 	tp := s.Throughput
+	if len(tp.Rounds) != rounds || !slices.Contains(tp.Rounds, tp.JobsPerSec) {
+		t.Errorf("%s: rounds %v with %v jobs/s reported; want %d rounds, the reported one among them", s.System, tp.Rounds, tp.JobsPerSec, rounds)
+	}
 	if tp.Jobs != jobs || tp.Ran < jobs || tp.Completed != jobs || tp.Seconds <= 0 || tp.JobsPerSec <= 0 {
 		t.Errorf("%s throughput incomplete: %+v (want %d jobs run and completed)", s.System, tp, jobs)
 	}
@@ -134,7 +137,7 @@ func checkCPU(t *testing.T, s result, local bool) {
 	}
 }
 
-func checkRatios(t *testing.T, rs []ratio) {
+func checkRatios(t *testing.T, rs []ratio, rounds int) {
 	t.Helper()
 	if len(rs) != 4 {
 		t.Fatalf("%d ratios, want one per grit and River pair (4): %+v", len(rs), rs)
@@ -142,6 +145,14 @@ func checkRatios(t *testing.T, rs []ratio) {
 	for _, r := range rs {
 		if r.Throughput == nil || *r.Throughput <= 0 || r.LatencyP99 == nil || *r.LatencyP99 <= 0 {
 			t.Errorf("ratio %s ÷ %s incomplete: %+v", r.Grit, r.River, r)
+		}
+		if len(r.ThroughputByRound) != rounds {
+			t.Errorf("ratio %s ÷ %s: %d throughput ratios by round, want %d", r.Grit, r.River, len(r.ThroughputByRound), rounds)
+		}
+		for k, v := range r.ThroughputByRound {
+			if v == nil || *v <= 0 {
+				t.Errorf("ratio %s ÷ %s: round %d's throughput ratio %v", r.Grit, r.River, k+1, v)
+			}
 		}
 	}
 }

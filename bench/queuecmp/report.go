@@ -18,6 +18,7 @@ type report struct {
 
 type params struct {
 	Jobs         int     `json:"jobs"`
+	Rounds       int     `json:"rounds"`
 	LatencyJobs  int     `json:"latency_jobs"`
 	RetryJobs    int     `json:"retry_jobs"`
 	PaceMs       float64 `json:"pace_ms"`
@@ -35,13 +36,16 @@ type result struct {
 
 // ratio compares a grit system with a River system: grit's number over
 // River's. A throughput ratio above 1 and a latency ratio below 1 favour
-// grit. A ratio is null when River's number is not positive.
+// grit. A ratio is null when River's number is not positive. Throughput
+// is the median runs' ratio; ThroughputByRound pairs the runs of each
+// round, which ran minutes or less apart.
 type ratio struct {
-	Grit       string   `json:"grit"`
-	River      string   `json:"river"`
-	Throughput *float64 `json:"throughput"`
-	LatencyP99 *float64 `json:"enqueue_to_start_p99"`
-	RetryP99   *float64 `json:"retry_lateness_p99"`
+	Grit              string     `json:"grit"`
+	River             string     `json:"river"`
+	Throughput        *float64   `json:"throughput"`
+	ThroughputByRound []*float64 `json:"throughput_by_round"`
+	LatencyP99        *float64   `json:"enqueue_to_start_p99"`
+	RetryP99          *float64   `json:"retry_lateness_p99"`
 }
 
 func ratios(systems []system, results []result) []ratio {
@@ -54,9 +58,13 @@ func ratios(systems []system, results []result) []ratio {
 			if systems[j].grit {
 				continue
 			}
+			var byRound []*float64
+			for k := range min(len(g.Throughput.Rounds), len(r.Throughput.Rounds)) {
+				byRound = append(byRound, over(g.Throughput.Rounds[k], r.Throughput.Rounds[k]))
+			}
 			out = append(out, ratio{
 				Grit: g.System, River: r.System,
-				Throughput: over(g.Throughput.JobsPerSec, r.Throughput.JobsPerSec),
+				Throughput: over(g.Throughput.JobsPerSec, r.Throughput.JobsPerSec), ThroughputByRound: byRound,
 				LatencyP99: over(g.Latency.P99, r.Latency.P99),
 				RetryP99:   over(g.Retry.P99, r.Retry.P99),
 			})
@@ -91,15 +99,23 @@ func (r report) writeTable(w io.Writer) error {
 		return err
 	}
 	p := r.Params
-	fmt.Fprintf(w, "\nthroughput: %d no-op jobs inserted first; start: enqueue→start of %d jobs inserted %gms apart (ms);\n", p.Jobs, p.LatencyJobs, p.PaceMs)
+	fmt.Fprintf(w, "\nthroughput: %d no-op jobs inserted first, the median of %d runs taken in turn; start: enqueue→start of %d jobs inserted %gms apart (ms);\n", p.Jobs, p.Rounds, p.LatencyJobs, p.PaceMs)
 	fmt.Fprintf(w, "cpu/job: CPU time per job during the throughput workload (µs), of this process and of the PostgreSQL server (n/a: not on this machine);\n")
 	fmt.Fprintf(w, "retry late: start of attempt 2 − (end of attempt 1 + %gms), %d jobs (ms)\n", p.RetryDelayMs, p.RetryJobs)
 	if len(r.Ratios) > 0 {
 		fmt.Fprintln(w, "\nratios, grit ÷ River (throughput above 1 and latency below 1 favour grit):")
 	}
 	for _, x := range r.Ratios {
-		fmt.Fprintf(w, "  %s ÷ %s: throughput %s, start p99 %s, retry late p99 %s\n",
-			x.Grit, x.River, fmtRatio(x.Throughput), fmtRatio(x.LatencyP99), fmtRatio(x.RetryP99))
+		byRound := ""
+		if len(x.ThroughputByRound) > 1 {
+			rs := make([]string, len(x.ThroughputByRound))
+			for i, v := range x.ThroughputByRound {
+				rs[i] = fmtRatio(v)
+			}
+			byRound = " (by round: " + strings.Join(rs, ", ") + ")"
+		}
+		fmt.Fprintf(w, "  %s ÷ %s: throughput %s%s, start p99 %s, retry late p99 %s\n",
+			x.Grit, x.River, fmtRatio(x.Throughput), byRound, fmtRatio(x.LatencyP99), fmtRatio(x.RetryP99))
 	}
 	fmt.Fprintln(w, "\nsystems:")
 	for _, s := range r.Systems {

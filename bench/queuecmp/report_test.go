@@ -23,3 +23,21 @@ func TestTableNamesEverything(t *testing.T) {
 		}
 	}
 }
+
+func TestTableShowsEachRoundsRatio(t *testing.T) {
+	sys := []system{systems[1], systems[2]}
+	results := []result{
+		{System: "river-tuned", Config: "river cfg", Throughput: throughputResult{JobsPerSec: 100, Rounds: []float64{100, 80, 120}}},
+		{System: "grit", Config: "grit cfg", Throughput: throughputResult{JobsPerSec: 250, Rounds: []float64{250, 200, 180}}},
+	}
+	rep := report{Systems: results, Ratios: ratios(sys, results), Params: params{Rounds: 3}}
+	var b bytes.Buffer
+	if err := rep.writeTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"grit ÷ river-tuned: throughput 2.5x (by round: 2.5x, 2.5x, 1.5x)", "the median of 3 runs taken in turn"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table does not say %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -49,7 +51,7 @@ func measure(ctx context.Context, o options, stderr io.Writer) (rep report, err 
 		return report{}, err
 	}
 	defer pool.Close()
-	rep.Params = params{Jobs: o.jobs, LatencyJobs: o.latencyJobs, RetryJobs: o.retryJobs, PaceMs: ms(pace), RetryDelayMs: ms(retryDelay)}
+	rep.Params = params{Jobs: o.jobs, Rounds: o.rounds, LatencyJobs: o.latencyJobs, RetryJobs: o.retryJobs, PaceMs: ms(pace), RetryDelayMs: ms(retryDelay)}
 	if rep.Machine, err = readMachine(ctx, pool); err != nil {
 		return report{}, err
 	}
@@ -66,11 +68,16 @@ func measure(ctx context.Context, o options, stderr io.Writer) (rep report, err 
 		defer cancel()
 		err = errors.Join(err, e.schemas.dropAll(cctx))
 	}()
-	for _, sys := range o.systems {
-		res, err := measureSystem(ctx, e, sys, o, stderr)
+	tps, err := throughputRounds(ctx, e, o, stderr)
+	if err != nil {
+		return report{}, err
+	}
+	for i, sys := range o.systems {
+		res, err := measureLatencies(ctx, e, sys, o, stderr)
 		if err != nil {
 			return report{}, fmt.Errorf("%s: %w", sys.name, err)
 		}
+		res.Throughput = tps[i]
 		rep.Systems = append(rep.Systems, res)
 	}
 	rep.Ratios = ratios(o.systems, rep.Systems)
@@ -93,16 +100,53 @@ func connect(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	return pool, nil
 }
 
-func measureSystem(ctx context.Context, e *env, sys system, o options, stderr io.Writer) (result, error) {
+// throughputRounds runs the throughput workload o.rounds times on every
+// system, the systems taking turns within each round, so that each
+// system's runs are spread over the same stretch of time: the machine's
+// speed, which drifts on a shared machine, falls alike on all of them. A
+// run of a fast system lasts a fraction of a second, where one slow moment
+// of the machine moves its figure by a fifth. Each system's result is its
+// median run. Only the first round writes --cpuprofile.
+func throughputRounds(ctx context.Context, e *env, o options, stderr io.Writer) ([]throughputResult, error) {
+	runs := make([][]throughputResult, len(o.systems))
+	for round := range o.rounds {
+		for i, sys := range o.systems {
+			var tp throughputResult
+			var err error
+			bounded(ctx, o.jobs, func(ctx context.Context) { tp, err = throughput(ctx, e, sys, o.jobs, round == 0) })
+			if err != nil {
+				return nil, fmt.Errorf("%s: throughput: %w", sys.name, err)
+			}
+			fmt.Fprintf(stderr, "queuecmp: %s throughput, round %d of %d: %d jobs in %.2fs (%.0f jobs/s), the first %.0f ms after the start\n",
+				sys.name, round+1, o.rounds, o.jobs, tp.Seconds, tp.JobsPerSec, tp.FirstJobMs)
+			runs[i] = append(runs[i], tp)
+		}
+	}
+	out := make([]throughputResult, len(runs))
+	for i, rs := range runs {
+		out[i] = medianRun(rs)
+	}
+	return out, nil
+}
+
+// medianRun is the run with the median jobs/s (of an even number of runs,
+// the slower of the middle two), with every run's jobs/s, in round order.
+func medianRun(rs []throughputResult) throughputResult {
+	sorted := slices.Clone(rs)
+	slices.SortStableFunc(sorted, func(a, b throughputResult) int { return cmp.Compare(a.JobsPerSec, b.JobsPerSec) })
+	m := sorted[(len(sorted)-1)/2]
+	m.Rounds = make([]float64, len(rs))
+	for i, r := range rs {
+		m.Rounds[i] = r.JobsPerSec
+	}
+	return m
+}
+
+// measureLatencies runs the enqueue-to-start and retry lateness workloads
+// on one system.
+func measureLatencies(ctx context.Context, e *env, sys system, o options, stderr io.Writer) (result, error) {
 	res := result{System: sys.name, Config: sys.config}
 	var err error
-	bounded(ctx, o.jobs, func(ctx context.Context) {
-		res.Throughput, err = throughput(ctx, e, sys, o.jobs)
-	})
-	if err != nil {
-		return res, fmt.Errorf("throughput: %w", err)
-	}
-	fmt.Fprintf(stderr, "queuecmp: %s throughput: %d jobs in %.2fs, the first %.0f ms after the start\n", sys.name, o.jobs, res.Throughput.Seconds, res.Throughput.FirstJobMs)
 	bounded(ctx, o.latencyJobs, func(ctx context.Context) { res.Latency, err = latency(ctx, e, sys, o.latencyJobs) })
 	if err != nil {
 		return res, fmt.Errorf("latency: %w", err)

@@ -106,6 +106,9 @@ type throughputResult struct {
 	// the part of Seconds the worker spent starting and on its first
 	// claim.
 	FirstJobMs float64 `json:"first_job_ms"`
+	// Rounds is the jobs/s of every run of the workload, in round order;
+	// the other fields are the median run's.
+	Rounds []float64 `json:"rounds_jobs_per_sec"`
 	// CPU per job over the same time, in microseconds: this process's
 	// (the worker, the idle insert client, the run's own polling) and the
 	// PostgreSQL server's, null when the server is not on this machine.

@@ -53,3 +53,32 @@ func TestRecorderIgnoresDuplicates(t *testing.T) {
 		t.Errorf("summary %+v", d)
 	}
 }
+
+func TestMedianRun(t *testing.T) {
+	run := func(jps, firstMs float64) throughputResult {
+		return throughputResult{JobsPerSec: jps, FirstJobMs: firstMs}
+	}
+	for _, c := range []struct {
+		runs      []throughputResult
+		wantJPS   float64
+		wantFirst float64
+	}{
+		{[]throughputResult{run(50, 1)}, 50, 1},
+		{[]throughputResult{run(90, 1), run(30, 2), run(60, 3)}, 60, 3},
+		{[]throughputResult{run(90, 1), run(30, 2), run(60, 3), run(70, 4)}, 60, 3}, // the slower of the middle two
+		{[]throughputResult{run(40, 1), run(40, 2)}, 40, 1},
+	} {
+		got := medianRun(c.runs)
+		if got.JobsPerSec != c.wantJPS || got.FirstJobMs != c.wantFirst {
+			t.Errorf("median of %v: %v jobs/s, first job %v ms; want %v and %v", c.runs, got.JobsPerSec, got.FirstJobMs, c.wantJPS, c.wantFirst)
+		}
+		if len(got.Rounds) != len(c.runs) {
+			t.Fatalf("median of %v keeps %d rounds, want %d", c.runs, len(got.Rounds), len(c.runs))
+		}
+		for i, r := range c.runs {
+			if got.Rounds[i] != r.JobsPerSec {
+				t.Errorf("round %d: %v jobs/s, want %v (rounds in order)", i, got.Rounds[i], r.JobsPerSec)
+			}
+		}
+	}
+}
