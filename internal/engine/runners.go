@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -67,10 +68,14 @@ func (e *Engine) dispatch(j job) {
 }
 
 // runLoop runs j, then each attempt it is handed, until it is retired.
+// Profiler labels a handler set on its goroutine (pprof.SetGoroutineLabels)
+// are cleared after its attempt: the next attempt on this runner starts
+// without them, as it would on a goroutine of its own.
 func (e *Engine) runLoop(r *runner, j job) {
 	defer e.runners.live.Add(-1)
 	for ok := true; ok; j, ok = e.park(r) {
 		e.execute(j.ctx, j.a, j.h)
+		pprof.SetGoroutineLabels(context.Background())
 	}
 }
 

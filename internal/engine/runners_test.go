@@ -1,8 +1,11 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +35,33 @@ func TestRunnersAreReused(t *testing.T) {
 	if made, _ := e.runners.counts(); made < 1 || made > cfg.Concurrency {
 		t.Errorf("%d runners started for 30 tasks one at a time; want 1 to %d (one per slot at most)", made, cfg.Concurrency)
 	}
+}
+
+// TestHandlerLabelsStayWithTheirAttempt has a handler label its goroutine
+// for the profiler, as pprof.Do and pprof.SetGoroutineLabels do, and
+// checks that the label goes when the attempt ends: the runner that ran it
+// runs the next attempt, whose samples would be counted under it.
+func TestHandlerLabelsStayWithTheirAttempt(t *testing.T) {
+	st := newStore(t)
+	label := fmt.Sprintf("attempt-%d", time.Now().UnixNano())
+	e := start(t, testConfig(st), Handler{Kind: "labels", Fn: func(ctx context.Context, _ *task.Task) error {
+		pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("grit_test", label)))
+		return nil
+	}})
+	tk := enqueue(t, st, store.NewTask{Kind: "labels"})
+	waitState(t, st, tk.ID, task.Success)
+	labelled := func() bool {
+		var b bytes.Buffer
+		if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(b.String(), label)
+	}
+	waitFor(t, 5*time.Second, func() bool { _, idle := e.runners.counts(); return idle == 1 && !labelled() },
+		func() string {
+			_, idle := e.runners.counts()
+			return fmt.Sprintf("%d idle runners, a goroutine labelled %s: %v; want the runner idle and unlabelled", idle, label, labelled())
+		})
 }
 
 // TestIdleRunnersRetire retires the idle runners: their goroutines end,
