@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/grit-run/grit/internal/or"
 	"github.com/grit-run/grit/retry"
 )
 
@@ -108,10 +109,10 @@ func (c *Config[T, R]) validate() error {
 }
 
 func (c Config[T, R]) withDefaults() Config[T, R] {
-	c.MaxSize = orInt(c.MaxSize, defaultMaxSize)
-	c.Interval = orDur(c.Interval, defaultInterval)
-	c.MaxPending = orInt(c.MaxPending, defaultPendingX*c.MaxSize)
-	c.MaxInFlight = orInt(c.MaxInFlight, defaultMaxInFlight)
+	c.MaxSize = or.Positive(c.MaxSize, defaultMaxSize)
+	c.Interval = or.Positive(c.Interval, defaultInterval)
+	c.MaxPending = or.Positive(c.MaxPending, defaultPendingX*c.MaxSize)
+	c.MaxInFlight = or.Positive(c.MaxInFlight, defaultMaxInFlight)
 	if c.Timeout == 0 {
 		c.Timeout = defaultTimeout
 	}
@@ -137,18 +138,4 @@ func (c Config[T, R]) withDefaults() Config[T, R] {
 func transient(err error) bool {
 	c, _ := retry.Classify(err)
 	return c == retry.ClassTransient || c == retry.ClassAfter
-}
-
-func orInt(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
-func orDur(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }

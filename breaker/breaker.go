@@ -21,6 +21,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/grit-run/grit/internal/or"
 )
 
 // State is where a circuit is.
@@ -60,7 +62,7 @@ type Settings struct {
 }
 
 func (s Settings) withDefaults() Settings {
-	s.Window = orDur(s.Window, time.Minute)
+	s.Window = or.Positive(s.Window, time.Minute)
 	if s.Buckets <= 0 {
 		s.Buckets = 10
 	}
@@ -70,8 +72,8 @@ func (s Settings) withDefaults() Settings {
 	if s.MinAttempts <= 0 {
 		s.MinAttempts = 20
 	}
-	s.CoolDown = orDur(s.CoolDown, 30*time.Second)
-	s.MaxCoolDown = orDur(s.MaxCoolDown, 10*time.Minute)
+	s.CoolDown = or.Positive(s.CoolDown, 30*time.Second)
+	s.MaxCoolDown = or.Positive(s.MaxCoolDown, 10*time.Minute)
 	if s.Probes <= 0 {
 		s.Probes = 3
 	}
@@ -105,13 +107,6 @@ func (s Settings) Validate() error {
 		bad("max cool-down %v is shorter than the cool-down %v", d.MaxCoolDown, d.CoolDown)
 	}
 	return errors.Join(errs...)
-}
-
-func orDur(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 // Bucket counts the attempts that ended in one slice of the window.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -112,17 +113,17 @@ func (c *Config) validate() error {
 }
 
 func (c *Config) setDefaults() {
-	c.MaxPayload = orInt(c.MaxPayload, DefaultMaxPayload)
-	c.MaxBatch = orInt(c.MaxBatch, DefaultMaxBatch)
-	c.MaxMessage = orInt(c.MaxMessage, max(DefaultMaxMessage, c.MaxPayload+1<<20))
-	c.MaxAnswer = orInt(c.MaxAnswer, DefaultMaxAnswer)
-	c.Lease = orDur(c.Lease, 15*time.Second)
-	c.Poll = orDur(c.Poll, time.Second)
-	c.Rescue = orDur(c.Rescue, 5*time.Second)
-	c.StopGrace = orDur(c.StopGrace, 10*time.Second)
-	c.PressureBase = orDur(c.PressureBase, time.Second)
-	c.PressureMax = orDur(c.PressureMax, time.Minute)
-	c.BudgetWait = orDur(c.BudgetWait, time.Second)
+	c.MaxPayload = cmp.Or(c.MaxPayload, DefaultMaxPayload)
+	c.MaxBatch = cmp.Or(c.MaxBatch, DefaultMaxBatch)
+	c.MaxMessage = cmp.Or(c.MaxMessage, max(DefaultMaxMessage, c.MaxPayload+1<<20))
+	c.MaxAnswer = cmp.Or(c.MaxAnswer, DefaultMaxAnswer)
+	c.Lease = cmp.Or(c.Lease, 15*time.Second)
+	c.Poll = cmp.Or(c.Poll, time.Second)
+	c.Rescue = cmp.Or(c.Rescue, 5*time.Second)
+	c.StopGrace = cmp.Or(c.StopGrace, 10*time.Second)
+	c.PressureBase = cmp.Or(c.PressureBase, time.Second)
+	c.PressureMax = cmp.Or(c.PressureMax, time.Minute)
+	c.BudgetWait = cmp.Or(c.BudgetWait, time.Second)
 	if c.RetryBudget == (store.BudgetRates{}) {
 		c.RetryBudget = store.DefaultBudget
 	}
@@ -133,18 +134,4 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-}
-
-func orInt(v, def int) int {
-	if v != 0 {
-		return v
-	}
-	return def
-}
-
-func orDur(v, def time.Duration) time.Duration {
-	if v != 0 {
-		return v
-	}
-	return def
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/internal/or"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -82,18 +83,18 @@ func (c *Config) setDefaults() {
 		host, _ := os.Hostname()
 		c.WorkerID = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), time.Now().UnixNano()&0xffff)
 	}
-	c.Concurrency = orInt(c.Concurrency, 10)
-	c.Lease = orDur(c.Lease, 15*time.Second)
-	c.Heartbeat = orDur(c.Heartbeat, c.Lease/3)
-	c.Poll = orDur(c.Poll, time.Second)
-	c.StuckGrace = orDur(c.StuckGrace, 5*time.Second)
-	c.RecordTimeout = orDur(c.RecordTimeout, 10*time.Second)
-	c.PressureBase = orDur(c.PressureBase, time.Second)
-	c.PressureMax = orDur(c.PressureMax, time.Minute)
+	c.Concurrency = or.Positive(c.Concurrency, 10)
+	c.Lease = or.Positive(c.Lease, 15*time.Second)
+	c.Heartbeat = or.Positive(c.Heartbeat, c.Lease/3)
+	c.Poll = or.Positive(c.Poll, time.Second)
+	c.StuckGrace = or.Positive(c.StuckGrace, 5*time.Second)
+	c.RecordTimeout = or.Positive(c.RecordTimeout, 10*time.Second)
+	c.PressureBase = or.Positive(c.PressureBase, time.Second)
+	c.PressureMax = or.Positive(c.PressureMax, time.Minute)
 	if c.RetryBudget == (store.BudgetRates{}) {
 		c.RetryBudget = store.DefaultBudget
 	}
-	c.BudgetWait = orDur(c.BudgetWait, time.Second)
+	c.BudgetWait = or.Positive(c.BudgetWait, time.Second)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -222,18 +223,4 @@ func (e *Engine) Wake() {
 	case e.wake <- struct{}{}:
 	default:
 	}
-}
-
-func orInt(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
-func orDur(v, def time.Duration) time.Duration {
-	if v > 0 {
-		return v
-	}
-	return def
 }

@@ -20,6 +20,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/grit-run/grit/internal/or"
 	"github.com/grit-run/grit/retry"
 )
 
@@ -37,17 +38,17 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	c.Clients = orInt(c.Clients, 5000)
+	c.Clients = or.Positive(c.Clients, 5000)
 	if c.Capacity <= 0 {
 		c.Capacity = 500
 	}
-	c.Down = orDur(c.Down, 30*time.Second)
-	c.Spread = orDur(c.Spread, time.Second)
-	c.Min = orDur(c.Min, 500*time.Millisecond)
-	c.Max = orDur(c.Max, 30*time.Second)
-	c.Tick = orDur(c.Tick, 10*time.Millisecond)
-	c.Horizon = orDur(c.Horizon, 30*time.Minute)
-	c.Bucket = orDur(c.Bucket, 100*time.Millisecond)
+	c.Down = or.Positive(c.Down, 30*time.Second)
+	c.Spread = or.Positive(c.Spread, time.Second)
+	c.Min = or.Positive(c.Min, 500*time.Millisecond)
+	c.Max = or.Positive(c.Max, 30*time.Second)
+	c.Tick = or.Positive(c.Tick, 10*time.Millisecond)
+	c.Horizon = or.Positive(c.Horizon, 30*time.Minute)
+	c.Bucket = or.Positive(c.Bucket, 100*time.Millisecond)
 	return c
 }
 
@@ -69,20 +70,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("herd: the bucket (%v) must be at least a tick (%v), and the horizon (%v) past the outage (%v)", d.Bucket, d.Tick, d.Horizon, d.Down)
 	}
 	return nil
-}
-
-func orInt(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
-}
-
-func orDur(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }
 
 // Strategy is how the clients retry.
