@@ -2050,7 +2050,13 @@ type FailRequest struct {
 	Signal   string `protobuf:"bytes,7,opt,name=signal,proto3" json:"signal,omitempty"`
 	// output is the tail of the work's output (at most 64 KiB), kept on the
 	// attempt.
-	Output        string `protobuf:"bytes,8,opt,name=output,proto3" json:"output,omitempty"`
+	Output string `protobuf:"bytes,8,opt,name=output,proto3" json:"output,omitempty"`
+	// policy is the worker's retry policy for the task's kind, in the syntax
+	// of a task's retry policy (e.g. "3 1s 30s"), as a Go worker's
+	// handler has one: it decides this failure when the task has no policy
+	// of its own. Empty: grit's default policy. A policy that does not parse
+	// is INVALID_ARGUMENT.
+	Policy        string `protobuf:"bytes,9,opt,name=policy,proto3" json:"policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2137,6 +2143,13 @@ func (x *FailRequest) GetSignal() string {
 func (x *FailRequest) GetOutput() string {
 	if x != nil {
 		return x.Output
+	}
+	return ""
+}
+
+func (x *FailRequest) GetPolicy() string {
+	if x != nil {
+		return x.Policy
 	}
 	return ""
 }
@@ -2560,7 +2573,7 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x06output\x18\x03 \x01(\tR\x06output\x12(\n" +
 	"\apublish\x18\x04 \x03(\v2\x0e.grit.v1.EventR\apublish\"5\n" +
 	"\x10CompleteResponse\x12!\n" +
-	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xa8\x02\n" +
+	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xc0\x02\n" +
 	"\vFailRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x1f\n" +
 	"\vlease_token\x18\x02 \x01(\x03R\n" +
@@ -2571,7 +2584,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"retryAfter\x12 \n" +
 	"\texit_code\x18\x06 \x01(\x05H\x00R\bexitCode\x88\x01\x01\x12\x16\n" +
 	"\x06signal\x18\a \x01(\tR\x06signal\x12\x16\n" +
-	"\x06output\x18\b \x01(\tR\x06outputB\f\n" +
+	"\x06output\x18\b \x01(\tR\x06output\x12\x16\n" +
+	"\x06policy\x18\t \x01(\tR\x06policyB\f\n" +
 	"\n" +
 	"_exit_code\"M\n" +
 	"\fFailResponse\x12!\n" +

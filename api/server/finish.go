@@ -68,7 +68,7 @@ func (x *workers) Fail(ctx context.Context, r *pb.FailRequest) (*pb.FailResponse
 	}
 	f := baseFinish(t)
 	f.Attempt.Outcome = outcome
-	engine.DecideFailure(&f, t, cause, x.s.policy(t), now)
+	engine.DecideFailure(&f, t, cause, x.s.policy(t, r.GetPolicy()), now)
 	f.Attempt.Output, f.Attempt.Signal = r.GetOutput(), r.GetSignal()
 	if r.ExitCode != nil {
 		code := int(r.GetExitCode())
@@ -149,12 +149,19 @@ func failureOf(r *pb.FailRequest, after time.Duration) (task.Outcome, error) {
 // retried.
 const exitTempFail = 75
 
-// policy is the task's retry policy: its own, else the default (a remote
-// worker's handlers are not known here).
-func (s *Server) policy(t task.Task) retry.Policy {
-	p, err := engine.TaskPolicy(t, retry.CommonFourTimes)
+// policy is the task's retry policy: its own, else the one the worker
+// reporting the failure has for the task's kind (worker, checked with the
+// request), else the default, as for a Go worker's handler without one.
+func (s *Server) policy(t task.Task, worker string) retry.Policy {
+	def := retry.CommonFourTimes
+	if worker != "" {
+		if p, err := retry.Parse(worker); err == nil {
+			def = p
+		}
+	}
+	p, err := engine.TaskPolicy(t, def)
 	if err != nil {
-		s.cfg.Logger.Error("task has a bad retry policy; using the default", "task", t.ID, "err", err)
+		s.cfg.Logger.Error("task has a bad retry policy; using the worker's or the default", "task", t.ID, "err", err)
 	}
 	return p
 }

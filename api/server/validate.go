@@ -443,6 +443,7 @@ func (l limits) failure(r *pb.FailRequest) (time.Duration, error) {
 		func() error { return checkOutput("message", r.GetMessage()) },
 		func() error { return checkOutput("output", r.GetOutput()) },
 		func() error { return checkText("signal", r.GetSignal()) },
+		func() error { return checkPolicy("policy", r.GetPolicy()) },
 	)
 }
 

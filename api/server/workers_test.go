@@ -146,6 +146,46 @@ func TestFailTransientRetries(t *testing.T) {
 	}
 }
 
+// TestFailUsesTheWorkersPolicy: a remote worker's policy for the kind
+// decides the failures of tasks without a policy of their own, as a Go
+// handler's does; a task's own policy goes before it.
+func TestFailUsesTheWorkersPolicy(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	for _, c := range []struct {
+		name, taskPolicy, workerPolicy string
+		state                          string
+		after, before                  time.Duration // next_at from the failure, when RETRYING
+	}{
+		{"the worker's", "", "3 1h", "RETRYING", 59 * time.Minute, 61 * time.Minute},
+		{"the worker's never", "", "never", "FAILED", 0, 0},
+		{"the task's own first", "3 1m", "3 1h", "RETRYING", 59 * time.Second, 61 * time.Second},
+		{"the default without either", "", "", "RETRYING", 0, 2 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			kind := strings.ReplaceAll(c.name, " ", "-")
+			kind = strings.ReplaceAll(kind, "'", "")
+			h.enqueue(t, &pb.NewTask{Kind: kind, Policy: c.taskPolicy})
+			cl := h.claimOne(t, "w", kind)
+			before := time.Now()
+			r, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: cl.GetId(), LeaseToken: cl.GetLeaseToken(),
+				Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "timed out", Policy: c.workerPolicy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := r.GetTask()
+			if got.GetState() != c.state {
+				t.Fatalf("%s after a transient failure, decision %q; want %s", got.GetState(), r.GetDecision(), c.state)
+			}
+			if c.state != "RETRYING" {
+				return
+			}
+			if d := got.GetNextAt().AsTime().Sub(before); d < c.after || d > c.before {
+				t.Errorf("retry due %v after the failure; want %v to %v", d, c.after, c.before)
+			}
+		})
+	}
+}
+
 func TestFailClasses(t *testing.T) {
 	h := start(t, server.Config{}, "")
 	exit75 := int32(75)
@@ -199,6 +239,7 @@ func TestFailRejects(t *testing.T) {
 		{&pb.FailRequest{TaskId: c.GetId()}, []string{"lease_token:"}},
 		{&pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), Class: 99}, []string{"class:", "not an error class"}},
 		{&pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), RetryAfter: dpb(time.Second)}, []string{"retry_after:", "only for class"}},
+		{&pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), Policy: "3 soon"}, []string{"policy:", `"soon"`}},
 	}
 	for _, tt := range tests {
 		_, err := h.workers.Fail(ctx(t), tt.req)
