@@ -99,33 +99,77 @@ func AdmitGroups(ctx context.Context, gb store.GroupBreakers, ts []task.Task, no
 				retries = append(retries, t)
 			}
 		}
-		var took, over int
+		var took int
+		var over map[int64]bool
 		var a GroupAdmission
 		a.Group, a.Err = gb.UpdateGroup(ctx, name, func(gr *store.Group) {
-			took, over = AdmitGroup(gr, now, firsts, len(retries), rates)
+			var n int
+			took, n = AdmitGroup(gr, now, firsts, len(retries), rates)
+			over = overLimit(gr, group, retries[took:], n)
 			a.AtLimit = gr.Limit > 0 && gr.Running-(len(retries)-took) >= gr.Limit
 		})
 		out[name] = a
 		if a.Err != nil {
 			continue
 		}
-		refused := map[int64]bool{}
 		for i, t := range retries[took:] {
 			wait := budgetWait
 			if f := rates.Floor; f > 0 {
 				wait += time.Duration(float64(i) / f * float64(time.Second))
 			}
-			refused[t.ID] = true
 			back = append(back, Refusal{t, wait, fmt.Sprintf("the retry budget of group %s is spent: waiting %v", name, wait.Round(time.Millisecond))})
 		}
-		for i := len(group) - 1; i >= 0 && over > 0; i-- {
-			if t := group[i]; !refused[t.ID] {
-				over--
+		for _, t := range group {
+			if over[t.ID] {
 				back = append(back, Refusal{t, LimitWait, fmt.Sprintf("group %s is at its limit of running attempts: waiting %v", name, LimitWait)})
 			}
 		}
 	}
 	return back, out
+}
+
+// overLimit picks which of a claimer's tasks of a group (mine, but for the
+// retries the budget refused) pass its limit. Each running task of the
+// group has its place in claim order (RunningIDs), the refused retries
+// left out: a task of mine placed at the limit or past it goes back. Every
+// claimer of the group places the tasks alike, so between them they keep
+// the first tasks claimed, up to the limit. (Counting alone, two claimers
+// whose claims overlapped each saw the other's tasks as running, and gave
+// back all of their own, again at every claim.) A store that gives only
+// the count gets the count's answer: the last n of mine go back.
+func overLimit(g *store.Group, mine, refused []task.Task, n int) map[int64]bool {
+	if g.Limit <= 0 {
+		return nil
+	}
+	skip := make(map[int64]bool, len(refused))
+	for _, t := range refused {
+		skip[t.ID] = true
+	}
+	over := map[int64]bool{}
+	if len(g.RunningIDs) != g.Running {
+		for i := len(mine) - 1; i >= 0 && n > 0; i-- {
+			if t := mine[i]; !skip[t.ID] {
+				over[t.ID] = true
+				n--
+			}
+		}
+		return over
+	}
+	own := make(map[int64]bool, len(mine))
+	for _, t := range mine {
+		own[t.ID] = !skip[t.ID]
+	}
+	place := 0
+	for _, id := range g.RunningIDs {
+		if skip[id] {
+			continue
+		}
+		if own[id] && place >= g.Limit {
+			over[id] = true
+		}
+		place++
+	}
+	return over
 }
 
 // AdmitGroup admits, in one locked update of a group, what a worker

@@ -55,10 +55,14 @@ func (s *Store) UpdateGroup(ctx context.Context, group string, fn func(*store.Gr
 			return fmt.Errorf("group %q: %w", group, err)
 		}
 		if c.Limit > 0 {
-			err := tx.QueryRow(ctx, s.sql(`SELECT count(*) FROM $S.tasks WHERE state = 'RUNNING' AND group_name = $1`), group).Scan(&c.Running)
+			rows, err := tx.Query(ctx, s.sql(`SELECT id FROM $S.tasks WHERE state = 'RUNNING' AND group_name = $1 ORDER BY started_at, id`), group)
+			if err == nil {
+				c.RunningIDs, err = pgx.CollectRows(rows, pgx.RowTo[int64])
+			}
 			if err != nil {
 				return err
 			}
+			c.Running = len(c.RunningIDs)
 		}
 		fn(&c)
 		b, err := json.Marshal(c)

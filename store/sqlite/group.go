@@ -53,9 +53,11 @@ func (s *Store) UpdateGroup(ctx context.Context, group string, fn func(*store.Gr
 			}
 		}
 		if c.Limit > 0 {
-			if err := x.queryRow(`SELECT count(*) FROM tasks WHERE state = 'RUNNING' AND group_name = ?`, group).Scan(&c.Running); err != nil {
+			ids, err := runningOf(x, group)
+			if err != nil {
 				return err
 			}
+			c.RunningIDs, c.Running = ids, len(ids)
 		}
 		fn(&c)
 		b, err := json.Marshal(c)
@@ -71,4 +73,25 @@ func (s *Store) UpdateGroup(ctx context.Context, group string, fn func(*store.Gr
 		return store.Group{}, fmt.Errorf("update group %q: %w", group, err)
 	}
 	return c, nil
+}
+
+// runningOf returns the ids of a group's running tasks in claim order: by
+// the start of their current attempt, whose row the claim opened, then by
+// id.
+func runningOf(x *wtx, group string) ([]int64, error) {
+	rows, err := x.query(`SELECT t.id FROM tasks t LEFT JOIN attempts a ON a.task_id = t.id AND a.lease_token = t.lease_token
+		WHERE t.state = 'RUNNING' AND t.group_name = ? ORDER BY a.started_at, t.id`, group)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }

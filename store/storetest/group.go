@@ -29,6 +29,34 @@ var groupTests = map[string]func(*testing.T, *harness){
 			t.Errorf("running seen %d, limit %d (%v): want the 2 running tasks of the group, limit 2", seen, g.Limit, err)
 		}
 	},
+	"UpdateGroupListsTheRunningInClaimOrder": func(t *testing.T, h *harness) {
+		gb, ok := h.s.(store.GroupBreakers)
+		if !ok {
+			t.Skip("the store is not a store.GroupBreakers (an optional capability)")
+		}
+		if _, err := gb.UpdateGroup(h.ctx, "api", func(g *store.Group) { g.Limit = 1 }); err != nil {
+			t.Fatal(err)
+		}
+		ts := h.enqueue(store.NewTask{Kind: "k", Group: "api"}, store.NewTask{Kind: "k", Group: "api"},
+			store.NewTask{Kind: "k", Group: "api", Priority: 5})
+		// Claimed in another order than the ids': the last enqueued first
+		// (its priority), then the first. The pause keeps the two claims'
+		// start times apart on a store clock of microseconds.
+		first := h.claim(store.ClaimRequest{Limit: 1, Group: "api"})
+		time.Sleep(5 * time.Millisecond)
+		second := h.claim(store.ClaimRequest{Limit: 1, Group: "api"})
+		if len(first) != 1 || first[0].ID != ts[2].ID || len(second) != 1 || second[0].ID != ts[0].ID {
+			t.Fatalf("claims %v then %v: want task %d (priority 5), then %d", first, second, ts[2].ID, ts[0].ID)
+		}
+		var ids []int64
+		var n int
+		if _, err := gb.UpdateGroup(h.ctx, "api", func(g *store.Group) { ids, n = g.RunningIDs, g.Running }); err != nil {
+			t.Fatal(err)
+		}
+		if n != 2 || len(ids) != 2 || ids[0] != ts[2].ID || ids[1] != ts[0].ID {
+			t.Errorf("running %d, in order %v; want 2: %d, then %d (claim order)", n, ids, ts[2].ID, ts[0].ID)
+		}
+	},
 	"ClaimSkipsGroupsOrTakesOne": func(t *testing.T, h *harness) {
 		h.enqueue(store.NewTask{Kind: "k", Group: "down"}, store.NewTask{Kind: "k", Group: "up"}, store.NewTask{Kind: "k"})
 		got := h.claim(store.ClaimRequest{Limit: 10, SkipGroups: []string{"down"}})
