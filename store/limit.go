@@ -35,9 +35,12 @@ type Limiter interface {
 	// Limits returns every limit, by scope and name, with its running
 	// attempts counted.
 	Limits(ctx context.Context) ([]Limit, error)
-	// Running counts the running attempts of the named queues, tenants or
-	// groups; a name with none is absent from the map.
-	Running(ctx context.Context, scope Scope, names []string) (map[string]int, error)
+	// Running returns the running tasks of the named queues, tenants or
+	// groups: each name's ids in the order they were claimed (by the
+	// claim's start, then by id); a name with none is absent from the map.
+	// Claimers that admit by that order agree on which of a scope's
+	// running tasks are within its limit.
+	Running(ctx context.Context, scope Scope, names []string) (map[string][]int64, error)
 }
 
 // ValidateLimit checks a limit before it is set.

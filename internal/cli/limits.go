@@ -98,7 +98,7 @@ func (e *env) limitsList(ctx context.Context, asJSON bool) error {
 			return err
 		}
 		for _, g := range names {
-			rows = append(rows, store.Limit{Scope: store.ScopeGroup, Name: g, Max: gs[g].Limit, Running: run[g]})
+			rows = append(rows, store.Limit{Scope: store.ScopeGroup, Name: g, Max: gs[g].Limit, Running: len(run[g])})
 		}
 	}
 	if rows == nil {

@@ -208,19 +208,28 @@ type Full struct {
 	Name  string
 }
 
-// OverLimits counts the running attempts of the limited queues and
-// tenants of kept (max: the limits by scope and name) and returns, by
-// task id, why each task past a limit is to be given back, and the queues
-// and tenants at their limit. refused are tasks of the same claim given
-// back already: running still, as far as the store knows, so not counted.
+// OverLimits places the running attempts of the limited queues and
+// tenants of kept (max: the limits by scope and name) in claim order and
+// returns, by task id, why each task of kept placed at a limit or past it
+// is to be given back, and the queues and tenants at their limit. Every
+// claimer places them alike, so that between them they keep the first
+// claimed (see overLimit). refused are tasks of the same claim given back
+// already: running still, as far as the store knows, but not placed.
 func OverLimits(ctx context.Context, l store.Limiter, kept, refused []task.Task, max map[store.Scope]map[string]int) (map[int64]string, []Full, error) {
 	over := map[int64]string{}
 	var full []Full
+	back := make(map[int64]bool, len(refused))
+	for _, t := range refused {
+		back[t.ID] = true
+	}
 	for _, s := range scopes {
-		byName := map[string][]task.Task{}
+		byName := map[string]map[int64]bool{}
 		for _, t := range kept {
 			if n := scopeOf(t, s); max[s][n] > 0 && over[t.ID] == "" {
-				byName[n] = append(byName[n], t)
+				if byName[n] == nil {
+					byName[n] = map[int64]bool{}
+				}
+				byName[n][t.ID] = true
 			}
 		}
 		if len(byName) == 0 {
@@ -228,19 +237,22 @@ func OverLimits(ctx context.Context, l store.Limiter, kept, refused []task.Task,
 		}
 		running, err := l.Running(ctx, s, slices.Sorted(maps.Keys(byName)))
 		if err != nil {
-			return over, full, fmt.Errorf("count running attempts by %s: %w", s, err)
-		}
-		for _, t := range refused {
-			running[scopeOf(t, s)]--
+			return over, full, fmt.Errorf("running attempts by %s: %w", s, err)
 		}
 		for _, n := range slices.Sorted(maps.Keys(byName)) {
-			ts := byName[n]
-			excess := running[n] - max[s][n]
-			if excess >= 0 {
-				full = append(full, Full{s, n})
+			place := 0
+			for _, id := range running[n] {
+				if back[id] || over[id] != "" {
+					continue // going back: it takes no place
+				}
+				if byName[n][id] && place >= max[s][n] {
+					over[id] = fmt.Sprintf("%s %s is at its limit of %d running attempts: waiting %v", s, n, max[s][n], LimitWait)
+					continue
+				}
+				place++
 			}
-			for i := len(ts) - 1; i >= 0 && excess > 0; i, excess = i-1, excess-1 {
-				over[ts[i].ID] = fmt.Sprintf("%s %s is at its limit of %d running attempts: waiting %v", s, n, max[s][n], LimitWait)
+			if place >= max[s][n] {
+				full = append(full, Full{s, n})
 			}
 		}
 	}

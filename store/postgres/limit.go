@@ -49,27 +49,29 @@ func (s *Store) Limits(ctx context.Context) ([]store.Limit, error) {
 	return out, nil
 }
 
-// Running counts the running attempts of the named queues, tenants or
-// groups.
-func (s *Store) Running(ctx context.Context, scope store.Scope, names []string) (map[string]int, error) {
+// Running returns the running tasks of the named queues, tenants or
+// groups, each name's in claim order: by the claim's start (started_at),
+// then by id.
+func (s *Store) Running(ctx context.Context, scope store.Scope, names []string) (map[string][]int64, error) {
 	if err := store.ValidateScope(scope); err != nil {
 		return nil, err
 	}
 	col := map[store.Scope]string{store.ScopeQueue: "queue", store.ScopeTenant: "tenant", store.ScopeGroup: "group_name"}[scope]
-	rows, err := s.pool.Query(ctx, s.sql(`SELECT `+col+`, count(*) FROM $S.tasks
+	rows, err := s.pool.Query(ctx, s.sql(`SELECT `+col+`, array_agg(id ORDER BY started_at, id) FROM $S.tasks
 		WHERE state = 'RUNNING' AND `+col+` = ANY ($1) GROUP BY 1`), names)
 	if err != nil {
-		return nil, fmt.Errorf("count running attempts by %s: %w", scope, err)
+		return nil, fmt.Errorf("running attempts by %s: %w", scope, err)
 	}
-	out := map[string]int{}
+	out := map[string][]int64{}
 	var name string
-	var n int
-	_, err = pgx.ForEachRow(rows, []any{&name, &n}, func() error {
-		out[name] = n
+	var ids []int64
+	_, err = pgx.ForEachRow(rows, []any{&name, &ids}, func() error {
+		out[name] = ids
+		ids = nil
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("count running attempts by %s: %w", scope, err)
+		return nil, fmt.Errorf("running attempts by %s: %w", scope, err)
 	}
 	return out, nil
 }

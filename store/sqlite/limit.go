@@ -49,27 +49,30 @@ func (s *Store) Limits(ctx context.Context) ([]store.Limit, error) {
 	return out, rows.Err()
 }
 
-// Running counts the running attempts of the named queues, tenants or
-// groups.
-func (s *Store) Running(ctx context.Context, scope store.Scope, names []string) (map[string]int, error) {
+// Running returns the running tasks of the named queues, tenants or
+// groups, each name's in claim order: by the start of their current
+// attempt, whose row the claim opened, then by id.
+func (s *Store) Running(ctx context.Context, scope store.Scope, names []string) (map[string][]int64, error) {
 	if err := store.ValidateScope(scope); err != nil {
 		return nil, err
 	}
 	col := map[store.Scope]string{store.ScopeQueue: "queue", store.ScopeTenant: "tenant", store.ScopeGroup: "group_name"}[scope]
-	rows, err := s.query(ctx, `SELECT `+col+`, count(*) FROM tasks
-		WHERE state = 'RUNNING' AND `+col+` IN (SELECT value FROM json_each(?)) GROUP BY 1`, jsonList(names))
+	rows, err := s.query(ctx, `SELECT t.`+col+`, t.id FROM tasks t
+		LEFT JOIN attempts a ON a.task_id = t.id AND a.lease_token = t.lease_token
+		WHERE t.state = 'RUNNING' AND t.`+col+` IN (SELECT value FROM json_each(?))
+		ORDER BY t.`+col+`, a.started_at, t.id`, jsonList(names))
 	if err != nil {
-		return nil, fmt.Errorf("count running attempts by %s: %w", scope, err)
+		return nil, fmt.Errorf("running attempts by %s: %w", scope, err)
 	}
 	defer rows.Close()
-	out := map[string]int{}
+	out := map[string][]int64{}
 	for rows.Next() {
 		var name string
-		var n int
-		if err := rows.Scan(&name, &n); err != nil {
-			return nil, fmt.Errorf("count running attempts by %s: %w", scope, err)
+		var id int64
+		if err := rows.Scan(&name, &id); err != nil {
+			return nil, fmt.Errorf("running attempts by %s: %w", scope, err)
 		}
-		out[name] = n
+		out[name] = append(out[name], id)
 	}
 	return out, rows.Err()
 }

@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"errors"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -92,13 +94,13 @@ var limitTests = map[string]func(*testing.T, *harness){
 			t.Errorf("limits: %+v (%v), want %+v", ls, err, want)
 		}
 		run, err := l.Running(h.ctx, store.ScopeTenant, []string{"acme", "nobody"})
-		if err != nil || len(run) != 1 || run["acme"] != 2 {
+		if err != nil || len(run) != 1 || len(run["acme"]) != 2 {
 			t.Errorf("running by tenant: %v (%v), want acme: 2", run, err)
 		}
-		if run, err := l.Running(h.ctx, store.ScopeQueue, []string{"mail"}); err != nil || run["mail"] != 2 {
+		if run, err := l.Running(h.ctx, store.ScopeQueue, []string{"mail"}); err != nil || len(run["mail"]) != 2 {
 			t.Errorf("running by queue: %v (%v), want mail: 2", run, err)
 		}
-		if run, err := l.Running(h.ctx, store.ScopeGroup, []string{"", "api"}); err != nil || run[""] != 3 || len(run) != 1 {
+		if run, err := l.Running(h.ctx, store.ScopeGroup, []string{"", "api"}); err != nil || len(run[""]) != 3 || len(run) != 1 {
 			t.Errorf("running by group: %v (%v), want the 3 of no group", run, err)
 		}
 		if err := l.SetLimit(h.ctx, store.Limit{Scope: store.ScopeQueue, Name: "mail"}); err != nil {
@@ -106,6 +108,33 @@ var limitTests = map[string]func(*testing.T, *harness){
 		}
 		if ls, err := l.Limits(h.ctx); err != nil || len(ls) != 1 || ls[0].Scope != store.ScopeTenant {
 			t.Errorf("limits after removing the queue's: %+v (%v), want the tenant's alone", ls, err)
+		}
+	},
+	"RunningListsEachScopeInClaimOrder": func(t *testing.T, h *harness) {
+		l, ok := h.s.(store.Limiter)
+		if !ok {
+			t.Skip("the store is not a store.Limiter (an optional capability)")
+		}
+		ts := h.enqueue(store.NewTask{Kind: "k", Queue: "mail", Tenant: "acme"}, store.NewTask{Kind: "k", Queue: "mail", Tenant: "acme"},
+			store.NewTask{Kind: "k", Queue: "mail", Tenant: "acme", Priority: 5})
+		// Claimed in another order than the ids': the last enqueued first
+		// (its priority), then the first. The pause keeps the two claims'
+		// start times apart on a store clock of microseconds.
+		first := h.claim(store.ClaimRequest{Limit: 1})
+		time.Sleep(5 * time.Millisecond)
+		second := h.claim(store.ClaimRequest{Limit: 1})
+		if len(first) != 1 || first[0].ID != ts[2].ID || len(second) != 1 || second[0].ID != ts[0].ID {
+			t.Fatalf("claims %v then %v: want task %d (priority 5), then %d", first, second, ts[2].ID, ts[0].ID)
+		}
+		want := []int64{ts[2].ID, ts[0].ID}
+		for _, c := range []struct {
+			scope store.Scope
+			name  string
+		}{{store.ScopeQueue, "mail"}, {store.ScopeTenant, "acme"}} {
+			run, err := l.Running(h.ctx, c.scope, []string{c.name})
+			if err != nil || !slices.Equal(run[c.name], want) {
+				t.Errorf("running of %s %s: %v (%v), want %v (claim order)", c.scope, c.name, run, err, want)
+			}
 		}
 	},
 	"BadLimitsAreRefused": func(t *testing.T, h *harness) {
