@@ -86,7 +86,10 @@ func (s *Server) gated(req store.ClaimRequest, now time.Time) store.ClaimRequest
 		// A closed breaker ramping up lets a share of the claims take the
 		// group's tasks: over the fleet's many claims, about that share of
 		// its dispatch.
-		if engine.HeldBack(gr, now) || rand.Float64() >= s.settings(gr).Share(gr.Circuit, now) {
+		// A group that fails fast is claimed while its breaker cools down,
+		// for its tasks to fail at once (refuseFailFast).
+		fast := engine.FailsFast(gr, now) && !now.Before(gr.Pressure.Until)
+		if !fast && (engine.HeldBack(gr, now) || rand.Float64() >= s.settings(gr).Share(gr.Circuit, now)) {
 			req.SkipGroups = append(req.SkipGroups, name)
 		}
 	}
@@ -160,6 +163,36 @@ func (s *Server) probe(ctx context.Context, req store.ClaimRequest, now time.Tim
 		out = append(out, ts...)
 	}
 	return out
+}
+
+// refuseFailFast fails at once, for good, the claimed tasks of the groups
+// that fail fast while their breaker is open and cooling down, as a Go
+// worker fails them instead of running them (engine.BreakerRefusal), and
+// returns the others.
+func (s *Server) refuseFailFast(ctx context.Context, ts []task.Task, now time.Time) []task.Task {
+	fast := map[string]bool{}
+	s.gate.mu.Lock()
+	for name, gr := range s.gate.groups {
+		if engine.FailsFast(gr, now) {
+			fast[name] = true
+		}
+	}
+	s.gate.mu.Unlock()
+	if len(fast) == 0 {
+		return ts
+	}
+	return slices.DeleteFunc(ts, func(t task.Task) bool {
+		if t.Group == "" || !fast[t.Group] {
+			return false
+		}
+		f := baseFinish(t)
+		f.Attempt.Outcome = task.OutcomeError
+		engine.DecideFailure(&f, t, engine.BreakerRefusal(t.Group), s.policy(t, ""), now)
+		if _, _, err := s.finish(ctx, t, f); err != nil {
+			s.cfg.Logger.Warn("could not fail a task of a group that fails fast; its lease will expire", "task", t.ID, "group", t.Group, "err", err)
+		}
+		return true
+	})
 }
 
 // admit returns the claimed tasks that pass the groups' retry budgets and

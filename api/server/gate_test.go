@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -103,5 +104,38 @@ func TestRemoteClaimsKeepToTheLimits(t *testing.T) {
 	next := h.claimAll(t, "w", 5*time.Second)
 	if len(next) != 1 || next[0].GetAttempt() != 1 {
 		t.Errorf("after the first ended: %v, want one more, on its first attempt", next)
+	}
+}
+
+// TestRemoteFailFastGroupFailsAtOnce: while the breaker of a group that
+// fails fast is open and cooling down, a remote worker's claim fails the
+// group's tasks at once, for good, as a Go worker does, instead of
+// leaving them to wait; the worker gets the other tasks. A group that does
+// not fail fast keeps its tasks waiting.
+func TestRemoteFailFastGroupFailsAtOnce(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	slow := breaker.Settings{CoolDown: time.Hour}
+	for _, name := range []string{"fast", "waits"} {
+		h.group(t, name, func(g *store.Group) {
+			g.Settings, g.FailFast = &slow, name == "fast"
+			slow.Trip(&g.Circuit, time.Now(), 0)
+		})
+	}
+	fast := h.enqueue(t, &pb.NewTask{Kind: "call", Group: "fast", Policy: "5 10ms"})
+	waits := h.enqueue(t, &pb.NewTask{Kind: "call", Group: "waits", Policy: "5 10ms"})
+	plain := h.enqueue(t, &pb.NewTask{Kind: "call"})
+	if got := h.claimAll(t, "w", 0); len(got) != 1 || got[0].GetId() != plain.GetId() {
+		t.Fatalf("claimed %v while both groups' breakers are open, want the ungrouped task alone", got)
+	}
+	g := h.get(t, fast.GetId())
+	if g.GetState() != "FAILED" || g.GetAttempt() != 1 || !strings.Contains(g.GetLastError(), "circuit breaker is open") {
+		t.Errorf("task of the group that fails fast: %s at attempt %d, error %q; want FAILED at once, saying the breaker is open",
+			g.GetState(), g.GetAttempt(), g.GetLastError())
+	}
+	if as := h.attempts(t, fast.GetId()); len(as) != 1 || as[0].Class != "permanent" {
+		t.Errorf("its attempts %+v, want one, permanent", as)
+	}
+	if g := h.get(t, waits.GetId()); g.GetState() != "READY" || g.GetAttempt() != 0 {
+		t.Errorf("task of the group that waits: %s at attempt %d, want READY, untouched", g.GetState(), g.GetAttempt())
 	}
 }

@@ -113,7 +113,7 @@ func (s *Server) claimGated(ctx context.Context, req store.ClaimRequest) ([]task
 		}
 		ts = append(ts, more...)
 	}
-	return s.admit(ctx, req.Worker, ts, now), nil
+	return s.admit(ctx, req.Worker, s.refuseFailFast(ctx, ts, now), now), nil
 }
 
 // sleep waits up to d, less if a task is due sooner, or until woken; it

@@ -98,7 +98,13 @@ func (e *Engine) failFast(name string) bool {
 	e.br.mu.Lock()
 	defer e.br.mu.Unlock()
 	g, ok := e.br.groups[name]
-	return ok && g.FailFast && g.Circuit.State == breaker.Open && now.Before(g.Circuit.NextProbe())
+	return ok && FailsFast(g, now)
+}
+
+// FailsFast reports whether a group's tasks fail at once at now, whoever
+// claims them: the group fails fast and its breaker is open, cooling down.
+func FailsFast(g store.Group, now time.Time) bool {
+	return g.FailFast && g.Circuit.State == breaker.Open && now.Before(g.Circuit.NextProbe())
 }
 
 // openGroups are the groups whose tasks the claim loop does not take: an
@@ -127,7 +133,7 @@ func (e *Engine) openGroups() []string {
 		}
 		switch c.State {
 		case breaker.Open, breaker.HalfOpen:
-			if !gr.FailFast || c.State == breaker.HalfOpen || !now.Before(c.NextProbe()) {
+			if !FailsFast(gr, now) {
 				out = append(out, g)
 			}
 		case breaker.Closed:
@@ -315,7 +321,13 @@ func (e *Engine) breakerRefuses(t *task.Task) error {
 	if t.Group == "" || !e.failFast(t.Group) {
 		return nil
 	}
-	return retry.Permanent(fmt.Errorf("group %s: %w (the group fails fast)", t.Group, ErrBreakerOpen))
+	return BreakerRefusal(t.Group)
+}
+
+// BreakerRefusal is the permanent error a task of group gets while the
+// group fails fast.
+func BreakerRefusal(group string) error {
+	return retry.Permanent(fmt.Errorf("group %s: %w (the group fails fast)", group, ErrBreakerOpen))
 }
 
 // adjustWindow halves a group's window on resource failures (once per
