@@ -5,7 +5,8 @@
 // leases while the command runs, and reports the result: exit 0 is
 // Complete; 75 (EX_TEMPFAIL) a TRANSIENT failure; anything else an
 // UNCLASSIFIED one, which the task's policy retries (and dead-letters when
-// the same failure comes twice).
+// the same failure comes twice); --policy is the policy of tasks without
+// one of their own.
 //
 //	go run ./examples/remoteworker --server 127.0.0.1:7420
 //
@@ -37,6 +38,7 @@ func main() {
 	addr := flag.String("server", "127.0.0.1:7420", "the grit server")
 	id := flag.String("worker-id", "", "the worker's name (default remote-HOST-PID)")
 	lease := flag.Duration("lease", 15*time.Second, "how long a claim holds a task without a heartbeat")
+	policy := flag.String("policy", "", `the retry policy of shell tasks without one of their own, sent with each failure (e.g. "5 1s 30s"; empty: the server's default)`)
 	flag.Parse()
 	if *id == "" {
 		host, _ := os.Hostname()
@@ -44,13 +46,13 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := run(ctx, *addr, *id, *lease); err != nil && !errors.Is(err, context.Canceled) {
+	if err := run(ctx, *addr, *id, *lease, *policy); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "remoteworker:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, addr, id string, lease time.Duration) error {
+func run(ctx context.Context, addr, id string, lease time.Duration, policy string) error {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
@@ -73,7 +75,7 @@ func run(ctx context.Context, addr, id string, lease time.Duration) error {
 			continue
 		}
 		for _, t := range resp.GetTasks() {
-			work(ctx, w, id, lease, t)
+			work(ctx, w, id, lease, policy, t)
 		}
 	}
 	// Deactivate: this worker holds nothing now, so siblings need not wait
@@ -83,8 +85,8 @@ func run(ctx context.Context, addr, id string, lease time.Duration) error {
 }
 
 // work runs one task's command while heartbeats hold its lease, and
-// reports how it ended.
-func work(ctx context.Context, w pb.WorkersClient, id string, lease time.Duration, t *pb.Task) {
+// reports how it ended; a failure carries the worker's policy.
+func work(ctx context.Context, w pb.WorkersClient, id string, lease time.Duration, policy string, t *pb.Task) {
 	fmt.Printf("claimed %d attempt %d\n", t.GetId(), t.GetAttempt())
 	var args struct {
 		Cmd string `json:"cmd"`
@@ -112,9 +114,9 @@ func work(ctx context.Context, w pb.WorkersClient, id string, lease time.Duratio
 		fmt.Printf("completed %d\n", t.GetId())
 	case errors.As(err, &exit) && exit.ExitCode() == 75:
 		report(ctx, w, &pb.FailRequest{TaskId: held.TaskId, LeaseToken: held.LeaseToken, Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT,
-			Message: "exit status 75", ExitCode: ptr(int32(75)), Output: tail})
+			Message: "exit status 75", ExitCode: ptr(int32(75)), Output: tail, Policy: policy})
 	default:
-		req := &pb.FailRequest{TaskId: held.TaskId, LeaseToken: held.LeaseToken, Message: err.Error(), Output: tail}
+		req := &pb.FailRequest{TaskId: held.TaskId, LeaseToken: held.LeaseToken, Message: err.Error(), Output: tail, Policy: policy}
 		if errors.As(err, &exit) {
 			req.ExitCode = ptr(int32(exit.ExitCode()))
 		}

@@ -85,9 +85,9 @@ type worker struct {
 	lines chan string
 }
 
-func startWorker(t *testing.T, addr, id string, lease time.Duration) *worker {
+func startWorker(t *testing.T, addr, id string, lease time.Duration, flags ...string) *worker {
 	t.Helper()
-	cmd := exec.Command(build(t), "--server", addr, "--worker-id", id, "--lease", lease.String())
+	cmd := exec.Command(build(t), append([]string{"--server", addr, "--worker-id", id, "--lease", lease.String()}, flags...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // so a kill takes its commands too
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -142,7 +142,12 @@ func waitState(t *testing.T, tc pb.TasksClient, id int64, state string) *pb.Task
 
 func enqueue(t *testing.T, tc pb.TasksClient, cmd string) int64 {
 	t.Helper()
-	resp, err := tc.Enqueue(context.Background(), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "shell", Args: []byte(fmt.Sprintf(`{"cmd": %q}`, cmd)), Policy: "3 10ms"}})
+	return enqueueWith(t, tc, cmd, "3 10ms")
+}
+
+func enqueueWith(t *testing.T, tc pb.TasksClient, cmd, policy string) int64 {
+	t.Helper()
+	resp, err := tc.Enqueue(context.Background(), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "shell", Args: []byte(fmt.Sprintf(`{"cmd": %q}`, cmd)), Policy: policy}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +175,24 @@ func TestRemoteWorkerEndToEnd(t *testing.T) {
 	resp, err := tc.Attempts(context.Background(), &pb.AttemptsRequest{TaskId: ok})
 	if err != nil || len(resp.GetAttempts()) != 1 || !strings.Contains(resp.GetAttempts()[0].GetOutput(), "hello") {
 		t.Errorf("attempts of echo: %v (%v), want its output kept", resp.GetAttempts(), err)
+	}
+}
+
+// TestRemoteWorkerSendsItsPolicy: a worker started with --policy never has
+// its failures of a task without a policy of its own decided by it: the
+// task fails on its first attempt, where the default policy would retry.
+// The task with a policy of its own is retried by it.
+func TestRemoteWorkerSendsItsPolicy(t *testing.T) {
+	addr, tc := serve(t, 3*time.Second)
+	bare := enqueueWith(t, tc, "exit 3", "")
+	own := enqueueWith(t, tc, "exit 3", "3 10ms")
+	startWorker(t, addr, "remote-p", 3*time.Second, "--policy", "never")
+	if got := waitState(t, tc, bare, "FAILED"); got.GetAttempt() != 1 {
+		t.Errorf("task without a policy: FAILED at attempt %d, want 1 (the worker's policy: never)", got.GetAttempt())
+	}
+	// Its own policy retries; the same failure twice dead-letters it.
+	if got := waitState(t, tc, own, "DEAD_LETTER"); got.GetAttempt() != 2 {
+		t.Errorf("task with its own policy: DEAD_LETTER at attempt %d, want 2", got.GetAttempt())
 	}
 }
 
