@@ -24,13 +24,12 @@ type Group struct {
 	// of first attempts, plus a small floor.
 	Budget Budget `json:"budget"`
 	// Limit bounds the group's running attempts across the fleet (0: no
-	// bound). Running is how many run now, and RunningIDs their tasks in
-	// the order they were claimed (by the claim's start, then by id):
-	// UpdateGroup reads them, under the group's lock, when the group has a
-	// limit; they are not kept. Claimers that admit by that order agree on
-	// which of the running tasks are within the limit.
+	// bound). RunningIDs are the tasks that run now, in the order they were
+	// claimed (by the claim's start, then by id): UpdateGroup reads them,
+	// under the group's lock, when the group has a limit; they are not
+	// kept. Claimers that admit by that order agree on which of the running
+	// tasks are within the limit.
 	Limit      int     `json:"limit,omitempty"`
-	Running    int     `json:"-"`
 	RunningIDs []int64 `json:"-"`
 }
 

@@ -103,10 +103,10 @@ func AdmitGroups(ctx context.Context, gb store.GroupBreakers, ts []task.Task, no
 		var over map[int64]bool
 		var a GroupAdmission
 		a.Group, a.Err = gb.UpdateGroup(ctx, name, func(gr *store.Group) {
-			var n int
-			took, n = AdmitGroup(gr, now, firsts, len(retries), rates)
-			over = overLimit(gr, group, retries[took:], n)
-			a.AtLimit = gr.Limit > 0 && gr.Running-(len(retries)-took) >= gr.Limit
+			took = AdmitGroup(gr, now, firsts, len(retries), rates)
+			over = overLimit(gr, group, retries[took:])
+			// The retries refused are running still, as far as the store knows.
+			a.AtLimit = gr.Limit > 0 && len(gr.RunningIDs)-(len(retries)-took) >= gr.Limit
 		})
 		out[name] = a
 		if a.Err != nil {
@@ -129,61 +129,54 @@ func AdmitGroups(ctx context.Context, gb store.GroupBreakers, ts []task.Task, no
 }
 
 // overLimit picks which of a claimer's tasks of a group (mine, but for the
-// retries the budget refused) pass its limit. Each running task of the
-// group has its place in claim order (RunningIDs), the refused retries
-// left out: a task of mine placed at the limit or past it goes back. Every
-// claimer of the group places the tasks alike, so between them they keep
-// the first tasks claimed, up to the limit. (Counting alone, two claimers
-// whose claims overlapped each saw the other's tasks as running, and gave
-// back all of their own, again at every claim.) A store that gives only
-// the count gets the count's answer: the last n of mine go back.
-func overLimit(g *store.Group, mine, refused []task.Task, n int) map[int64]bool {
+// retries the budget refused) pass its limit: those placed at the limit or
+// past it among the group's running tasks in claim order (RunningIDs, the
+// refused retries left out; see pastLimit).
+func overLimit(g *store.Group, mine, refused []task.Task) map[int64]bool {
 	if g.Limit <= 0 {
 		return nil
 	}
-	skip := make(map[int64]bool, len(refused))
+	gone := make(map[int64]bool, len(refused))
 	for _, t := range refused {
-		skip[t.ID] = true
-	}
-	over := map[int64]bool{}
-	if len(g.RunningIDs) != g.Running {
-		for i := len(mine) - 1; i >= 0 && n > 0; i-- {
-			if t := mine[i]; !skip[t.ID] {
-				over[t.ID] = true
-				n--
-			}
-		}
-		return over
+		gone[t.ID] = true
 	}
 	own := make(map[int64]bool, len(mine))
 	for _, t := range mine {
-		own[t.ID] = !skip[t.ID]
+		own[t.ID] = true
 	}
-	place := 0
-	for _, id := range g.RunningIDs {
-		if skip[id] {
-			continue
-		}
-		if own[id] && place >= g.Limit {
-			over[id] = true
-		}
-		place++
+	past, _ := pastLimit(g.RunningIDs, own, gone, g.Limit)
+	over := make(map[int64]bool, len(past))
+	for _, id := range past {
+		over[id] = true
 	}
 	return over
 }
 
+// pastLimit places a scope's running tasks in claim order (order), leaving
+// out those going back (gone), and returns those of mine placed at the
+// limit or past it, with how many took a place. Every claimer places the tasks alike, so between them they
+// keep the first tasks claimed, up to the limit. (Counting alone, two
+// claimers whose claims overlapped each saw the other's tasks as running,
+// and gave back all of their own, again at every claim.)
+func pastLimit(order []int64, mine, gone map[int64]bool, limit int) (past []int64, placed int) {
+	for _, id := range order {
+		switch {
+		case gone[id]:
+		case mine[id] && placed >= limit:
+			past = append(past, id)
+		default:
+			placed++
+		}
+	}
+	return past, placed
+}
+
 // AdmitGroup admits, in one locked update of a group, what a worker
 // claimed of it: its first attempts deposit in the group's retry budget,
-// its retries take from it (took of them may run), and over tasks pass
-// the group's limit of running attempts (which counts what was claimed).
-func AdmitGroup(g *store.Group, now time.Time, firsts, retries int, rates store.BudgetRates) (took, over int) {
+// and its retries take from it (took of them may run).
+func AdmitGroup(g *store.Group, now time.Time, firsts, retries int, rates store.BudgetRates) (took int) {
 	g.Budget.Deposit(now, firsts, rates)
-	took = g.Budget.Withdraw(now, retries, rates)
-	if g.Limit > 0 {
-		// The retries refused are running still, as far as the store knows.
-		over = min(max(g.Running-(retries-took)-g.Limit, 0), firsts+retries)
-	}
-	return took, over
+	return g.Budget.Withdraw(now, retries, rates)
 }
 
 // GiveBack is the Finish that gives a claimed task back to wait, without
@@ -240,18 +233,12 @@ func OverLimits(ctx context.Context, l store.Limiter, kept, refused []task.Task,
 			return over, full, fmt.Errorf("running attempts by %s: %w", s, err)
 		}
 		for _, n := range slices.Sorted(maps.Keys(byName)) {
-			place := 0
-			for _, id := range running[n] {
-				if back[id] || over[id] != "" {
-					continue // going back: it takes no place
-				}
-				if byName[n][id] && place >= max[s][n] {
-					over[id] = fmt.Sprintf("%s %s is at its limit of %d running attempts: waiting %v", s, n, max[s][n], LimitWait)
-					continue
-				}
-				place++
+			past, placed := pastLimit(running[n], byName[n], back, max[s][n])
+			for _, id := range past {
+				over[id] = fmt.Sprintf("%s %s is at its limit of %d running attempts: waiting %v", s, n, max[s][n], LimitWait)
+				back[id] = true // going back: it takes no place in the next scope
 			}
-			if place >= max[s][n] {
+			if placed >= max[s][n] {
 				full = append(full, Full{s, n})
 			}
 		}

@@ -62,7 +62,6 @@ func (s *Store) UpdateGroup(ctx context.Context, group string, fn func(*store.Gr
 			if err != nil {
 				return err
 			}
-			c.Running = len(c.RunningIDs)
 		}
 		fn(&c)
 		b, err := json.Marshal(c)

@@ -53,11 +53,10 @@ func (s *Store) UpdateGroup(ctx context.Context, group string, fn func(*store.Gr
 			}
 		}
 		if c.Limit > 0 {
-			ids, err := runningOf(x, group)
-			if err != nil {
+			var err error
+			if c.RunningIDs, err = runningOf(x, group); err != nil {
 				return err
 			}
-			c.RunningIDs, c.Running = ids, len(ids)
 		}
 		fn(&c)
 		b, err := json.Marshal(c)
