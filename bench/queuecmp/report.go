@@ -38,7 +38,7 @@ type result struct {
 // River's. A throughput ratio above 1 and a latency ratio below 1 favour
 // grit. A ratio is null when River's number is not positive. Throughput
 // is the median runs' ratio; ThroughputByRound pairs the runs of each
-// round, which ran minutes or less apart.
+// round, which ran seconds apart.
 type ratio struct {
 	Grit              string     `json:"grit"`
 	River             string     `json:"river"`
