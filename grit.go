@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	_ "github.com/grit-run/grit/store/sqlite" // the embedded default
@@ -29,20 +29,18 @@ type Config struct {
 	// WorkerID names the worker in the store; default host-pid-random.
 	WorkerID string
 	Logger   *slog.Logger
-	// Breaker configures the circuit breakers of the groups the handlers
-	// name (HandlerConfig.Group), kept in the store and shared by every
-	// worker on it; zero fields mean breaker's defaults.
-	Breaker breaker.Settings
-	// A resource failure (retry.Resource) holds its whole group back for
-	// PressureBase, each further one twice as long, up to PressureMax, so
-	// the group settles at what its downstream can take; each success
-	// eases it a step. Default 1s and 1m.
-	PressureBase, PressureMax time.Duration
-	// RetryBudget bounds each group's retries, fleet-wide, to a share of
-	// its first attempts plus a floor (default store.DefaultBudget: 20%,
-	// one a second, ten at once); a retry past it waits, using no attempt.
-	RetryBudget store.BudgetRates
+	// Protection is how the worker protects the downstreams its handlers'
+	// groups name (HandlerConfig.Group), with state kept in the store and
+	// shared by every worker on it: circuit breakers, resource pressure
+	// (a retry.Resource failure holds the group back, growing) and retry
+	// budgets (a group's retries, fleet-wide, at most a share of its first
+	// attempts). Zero fields mean the defaults.
+	Protection
 }
+
+// Protection is how claimers protect downstreams: the groups' circuit
+// breakers, resource pressure and retry budgets (see its fields).
+type Protection = gate.Protection
 
 // Client enqueues tasks and, once started, works them.
 type Client struct {
@@ -73,8 +71,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Client, error) {
 func New(st store.Store, cfg Config) (*Client, error) {
 	e, err := engine.New(engine.Config{
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
-		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version, Breaker: cfg.Breaker,
-		PressureBase: cfg.PressureBase, PressureMax: cfg.PressureMax, RetryBudget: cfg.RetryBudget,
+		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version, Protection: cfg.Protection,
 	})
 	if err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/grit-run/grit/internal/or"
 	"github.com/grit-run/grit/retry"
 )
 
@@ -109,10 +108,10 @@ func (c *Config[T, R]) validate() error {
 }
 
 func (c Config[T, R]) withDefaults() Config[T, R] {
-	c.MaxSize = or.Positive(c.MaxSize, defaultMaxSize)
-	c.Interval = or.Positive(c.Interval, defaultInterval)
-	c.MaxPending = or.Positive(c.MaxPending, defaultPendingX*c.MaxSize)
-	c.MaxInFlight = or.Positive(c.MaxInFlight, defaultMaxInFlight)
+	c.MaxSize = positive(c.MaxSize, defaultMaxSize)
+	c.Interval = positive(c.Interval, defaultInterval)
+	c.MaxPending = positive(c.MaxPending, defaultPendingX*c.MaxSize)
+	c.MaxInFlight = positive(c.MaxInFlight, defaultMaxInFlight)
 	if c.Timeout == 0 {
 		c.Timeout = defaultTimeout
 	}
@@ -138,4 +137,13 @@ func (c Config[T, R]) withDefaults() Config[T, R] {
 func transient(err error) bool {
 	c, _ := retry.Classify(err)
 	return c == retry.ClassTransient || c == retry.ClassAfter
+}
+
+// positive returns v when it is above zero, else def. (The package keeps
+// its own, to depend on the standard library alone.)
+func positive[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }

@@ -21,8 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/grit-run/grit/internal/or"
 )
 
 // State is where a circuit is.
@@ -62,7 +60,7 @@ type Settings struct {
 }
 
 func (s Settings) withDefaults() Settings {
-	s.Window = or.Positive(s.Window, time.Minute)
+	s.Window = positive(s.Window, time.Minute)
 	if s.Buckets <= 0 {
 		s.Buckets = 10
 	}
@@ -72,8 +70,8 @@ func (s Settings) withDefaults() Settings {
 	if s.MinAttempts <= 0 {
 		s.MinAttempts = 20
 	}
-	s.CoolDown = or.Positive(s.CoolDown, 30*time.Second)
-	s.MaxCoolDown = or.Positive(s.MaxCoolDown, 10*time.Minute)
+	s.CoolDown = positive(s.CoolDown, 30*time.Second)
+	s.MaxCoolDown = positive(s.MaxCoolDown, 10*time.Minute)
 	if s.Probes <= 0 {
 		s.Probes = 3
 	}
@@ -137,4 +135,13 @@ func (c Circuit) state() State {
 		return Closed
 	}
 	return c.State
+}
+
+// positive returns v when it is above zero, else def. (The package keeps
+// its own, to depend on the standard library alone.)
+func positive[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }

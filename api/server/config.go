@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/grit-run/grit/breaker"
+	protect "github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/store"
 )
 
@@ -65,15 +65,10 @@ type Config struct {
 	// requests in flight before it closes their connections; default 10s.
 	StopGrace time.Duration
 
-	// The downstream protection of remote workers' claims, as a Go
-	// worker's (engine.Config): the groups' breaker settings (a group's own
-	// replace them), resource pressure (default 1s, up to 1m), the groups'
-	// retry budget (default store.DefaultBudget) and how long a retry it
-	// refuses waits (default 1s).
-	Breaker                   breaker.Settings
-	PressureBase, PressureMax time.Duration
-	RetryBudget               store.BudgetRates
-	BudgetWait                time.Duration
+	// Protection is how remote workers' claims protect the downstreams of
+	// their tasks' groups, as a Go worker's do (engine.Config): breakers,
+	// resource pressure and retry budgets.
+	protect.Protection
 
 	Logger *slog.Logger
 }
@@ -104,6 +99,9 @@ func (c *Config) validate() error {
 	case c.MaxMessage != 0 && c.MaxPayload != 0 && c.MaxMessage <= c.MaxPayload:
 		return fmt.Errorf("%w: max message %d must be larger than max payload %d", ErrConfig, c.MaxMessage, c.MaxPayload)
 	}
+	if err := c.Protection.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	for i, t := range c.Tokens {
 		if err := checkToken(t); err != nil {
 			return fmt.Errorf("%w: token %d: %w", ErrConfig, i+1, err)
@@ -121,12 +119,7 @@ func (c *Config) setDefaults() {
 	c.Poll = cmp.Or(c.Poll, time.Second)
 	c.Rescue = cmp.Or(c.Rescue, 5*time.Second)
 	c.StopGrace = cmp.Or(c.StopGrace, 10*time.Second)
-	c.PressureBase = cmp.Or(c.PressureBase, time.Second)
-	c.PressureMax = cmp.Or(c.PressureMax, time.Minute)
-	c.BudgetWait = cmp.Or(c.BudgetWait, time.Second)
-	if c.RetryBudget == (store.BudgetRates{}) {
-		c.RetryBudget = store.DefaultBudget
-	}
+	c.Protection = c.Protection.WithDefaults()
 	if c.ID == "" {
 		host, _ := os.Hostname()
 		c.ID = fmt.Sprintf("grit-server-%s-%d", host, os.Getpid())

@@ -78,9 +78,9 @@ func runIngest(ctx context.Context, cfg config, log io.Writer) (report, error) {
 	// capacity).
 	jobsPerSec := float64(cfg.Capacity) / cfg.JobTime.Seconds()
 	c, err := grit.Open(ctx, cfg.DSN, grit.Config{Concurrency: 3 * cfg.Capacity,
-		PressureBase: 100 * time.Millisecond, PressureMax: time.Second,
-		RetryBudget: store.BudgetRates{Ratio: 0.2, Floor: jobsPerSec, Burst: float64(cfg.Capacity)},
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Protection: grit.Protection{PressureBase: 100 * time.Millisecond, PressureMax: time.Second,
+			RetryBudget: store.BudgetRates{Ratio: 0.2, Floor: jobsPerSec, Burst: float64(cfg.Capacity)}},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return report{}, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/store"
 )
 
@@ -168,8 +169,8 @@ func (f *workerFlags) register(fs interface {
 func (e *env) runEngine(st store.Store, run int64, ws workerSettings, onEvent func(engine.Event)) (*engine.Engine, error) {
 	return engine.New(engine.Config{
 		Store: st, Run: run, WorkerID: ws.id, Concurrency: ws.concurrency, Lease: ws.lease, Heartbeat: ws.heartbeat,
-		PressureBase: ws.pressureBase, PressureMax: ws.pressureMax, RetryBudget: ws.budget,
-		OnEvent: onEvent, Version: Version,
+		Protection: gate.Protection{PressureBase: ws.pressureBase, PressureMax: ws.pressureMax, RetryBudget: ws.budget},
+		OnEvent:    onEvent, Version: Version,
 		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	})
 }

@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/or"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -46,20 +46,9 @@ type Config struct {
 	// OnEvent, if set, is called (from one goroutine) after each change the
 	// engine makes to a task: claims and finished attempts.
 	OnEvent func(Event)
-	// Breaker configures the groups' circuit breakers (kept in the store
-	// when it can: store.GroupBreakers); zero fields mean breaker's
-	// defaults.
-	Breaker breaker.Settings
-	// A resource failure holds its whole group back for PressureBase, each
-	// further one for twice as long, up to PressureMax; each success eases
-	// it a step. Default 1s and 1m.
-	PressureBase, PressureMax time.Duration
-	// RetryBudget bounds each group's retries, fleet-wide, to a share of
-	// its first attempts (store.Group.Budget); a retry past it waits
-	// BudgetWait, using no attempt. Zero rates mean store.DefaultBudget;
-	// the wait defaults to 1s.
-	RetryBudget store.BudgetRates
-	BudgetWait  time.Duration
+	// Protection is how the engine protects the downstreams of its tasks'
+	// groups: breakers, resource pressure and retry budgets.
+	gate.Protection
 }
 
 func (c *Config) validate() error {
@@ -69,7 +58,7 @@ func (c *Config) validate() error {
 	if c.Concurrency < 0 || c.Lease < 0 || c.Heartbeat < 0 || c.Poll < 0 || c.StuckGrace < 0 {
 		return errors.New("engine: negative concurrency, lease, heartbeat, poll or grace")
 	}
-	if err := c.Breaker.Validate(); err != nil {
+	if err := c.Protection.Validate(); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
 	if c.Heartbeat > 0 && c.Lease > 0 && c.Heartbeat >= c.Lease {
@@ -89,12 +78,7 @@ func (c *Config) setDefaults() {
 	c.Poll = or.Positive(c.Poll, time.Second)
 	c.StuckGrace = or.Positive(c.StuckGrace, 5*time.Second)
 	c.RecordTimeout = or.Positive(c.RecordTimeout, 10*time.Second)
-	c.PressureBase = or.Positive(c.PressureBase, time.Second)
-	c.PressureMax = or.Positive(c.PressureMax, time.Minute)
-	if c.RetryBudget == (store.BudgetRates{}) {
-		c.RetryBudget = store.DefaultBudget
-	}
-	c.BudgetWait = or.Positive(c.BudgetWait, time.Second)
+	c.Protection = c.Protection.WithDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
