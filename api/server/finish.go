@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/grit-run/grit/api/gritv1"
-	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/internal/decide"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -68,7 +68,7 @@ func (x *workers) Fail(ctx context.Context, r *pb.FailRequest) (*pb.FailResponse
 	}
 	f := baseFinish(t)
 	f.Attempt.Outcome = outcome
-	engine.DecideFailure(&f, t, cause, x.s.policy(t, r.GetPolicy()), now)
+	decide.Failure(&f, t, cause, x.s.policy(t, r.GetPolicy()), now)
 	f.Attempt.Output, f.Attempt.Signal = r.GetOutput(), r.GetSignal()
 	if r.ExitCode != nil {
 		code := int(r.GetExitCode())
@@ -111,7 +111,7 @@ func (x *workers) Snooze(ctx context.Context, r *pb.SnoozeRequest) (*pb.SnoozeRe
 // failureOf is the outcome of the attempt a Fail reports, and its error,
 // marked with its class as a Go handler would mark it (after is the
 // delay of class AFTER). A process's exit (or signal) is an
-// *engine.ExitError, fingerprinted by its status and the last line of
+// *decide.ExitError, fingerprinted by its status and the last line of
 // message, as the engine fingerprints process tasks; an unclassified exit
 // 75 (EX_TEMPFAIL) is transient.
 func failureOf(r *pb.FailRequest, after time.Duration) (task.Outcome, error) {
@@ -121,7 +121,7 @@ func failureOf(r *pb.FailRequest, after time.Duration) (task.Outcome, error) {
 	}
 	err := errors.New(msg)
 	if r.ExitCode != nil || r.GetSignal() != "" {
-		x := &engine.ExitError{Code: -1, Signal: r.GetSignal(), Stderr: []byte(r.GetMessage())}
+		x := &decide.ExitError{Code: -1, Signal: r.GetSignal(), Stderr: []byte(r.GetMessage())}
 		if r.ExitCode != nil {
 			x.Code = int(r.GetExitCode())
 		}
@@ -139,15 +139,11 @@ func failureOf(r *pb.FailRequest, after time.Duration) (task.Outcome, error) {
 	case pb.ErrorClass_ERROR_CLASS_TIMEOUT:
 		return task.OutcomeTimeout, retry.Transient(err) // never poison: the bug may be the timeout
 	}
-	if r.ExitCode != nil && r.GetExitCode() == exitTempFail {
+	if r.ExitCode != nil && r.GetExitCode() == decide.ExitTempFail {
 		return task.OutcomeError, retry.Transient(err)
 	}
 	return task.OutcomeError, err
 }
-
-// exitTempFail is EX_TEMPFAIL: a process that exits with it asks to be
-// retried.
-const exitTempFail = 75
 
 // policy is the task's retry policy: its own, else the one the worker
 // reporting the failure has for the task's kind (worker, checked with the
@@ -159,7 +155,7 @@ func (s *Server) policy(t task.Task, worker string) retry.Policy {
 			def = p
 		}
 	}
-	p, err := engine.TaskPolicy(t, def)
+	p, err := decide.Policy(t, def)
 	if err != nil {
 		s.cfg.Logger.Error("task has a bad retry policy; using the worker's or the default", "task", t.ID, "err", err)
 	}

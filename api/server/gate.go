@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/internal/decide"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -187,7 +188,7 @@ func (s *Server) refuseFailFast(ctx context.Context, ts []task.Task, now time.Ti
 		}
 		f := baseFinish(t)
 		f.Attempt.Outcome = task.OutcomeError
-		engine.DecideFailure(&f, t, engine.BreakerRefusal(t.Group), s.policy(t, ""), now)
+		decide.Failure(&f, t, engine.BreakerRefusal(t.Group), s.policy(t, ""), now)
 		if _, _, err := s.finish(ctx, t, f); err != nil {
 			s.cfg.Logger.Warn("could not fail a task of a group that fails fast; its lease will expire", "task", t.ID, "group", t.Group, "err", err)
 		}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/internal/decide"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 )
@@ -43,11 +43,11 @@ func (s *Server) rescue(ctx context.Context) error {
 		}
 		fs := make([]store.Finish, len(ts))
 		for i, t := range ts {
-			p, perr := engine.TaskPolicy(t, retry.CommonFourTimes)
+			p, perr := decide.Policy(t, retry.CommonFourTimes)
 			if perr != nil {
 				s.cfg.Logger.Error("task has a bad retry policy; using the default", "task", t.ID, "err", perr)
 			}
-			fs[i] = engine.DecideInterrupted(t, p, now)
+			fs[i] = decide.Interrupted(t, p, now)
 		}
 		if _, err := s.cfg.Store.Finish(ctx, fs); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/grit-run/grit/internal/decide"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -50,7 +51,7 @@ func causeText(cause error) string {
 }
 
 // failed decides what a failed attempt leads to: a retry at a time,
-// FAILED, or DEAD_LETTER for poison (DecideFailure, shared with remote
+// FAILED, or DEAD_LETTER for poison (decide.Failure, shared with remote
 // workers). A timeout is retried but never poison: the bug may be the
 // timeout, which the error then says when it keeps happening.
 func (e *Engine) failed(f *store.Finish, t task.Task, o outcome, now time.Time) {
@@ -60,7 +61,7 @@ func (e *Engine) failed(f *store.Finish, t task.Task, o outcome, now time.Time) 
 		err = retry.Transient(&TimeoutError{After: o.timeout, Stuck: o.stuck, Err: o.err})
 		f.Attempt.Outcome = task.OutcomeTimeout
 	}
-	DecideFailure(f, t, err, e.policyFor(t), now)
+	decide.Failure(f, t, err, e.policyFor(t), now)
 	if f.Attempt.Outcome == task.OutcomeTimeout {
 		if hint := e.timeoutHint(t, o.timeout); hint != "" {
 			f.Error += " (" + hint + ")"
@@ -70,9 +71,9 @@ func (e *Engine) failed(f *store.Finish, t task.Task, o outcome, now time.Time) 
 }
 
 // interrupted decides what happens to a task whose worker died mid-attempt
-// (DecideInterrupted under the task's policy).
+// (decide.Interrupted under the task's policy).
 func (e *Engine) interrupted(t task.Task, now time.Time) store.Finish {
-	return DecideInterrupted(t, e.policyFor(t), now)
+	return decide.Interrupted(t, e.policyFor(t), now)
 }
 
 // policyFor is the task's own policy, else its handler's, else the default.
@@ -81,7 +82,7 @@ func (e *Engine) policyFor(t task.Task) retry.Policy {
 	if h, ok := e.handlers[t.Kind]; ok && h.Policy != nil {
 		def = *h.Policy
 	}
-	p, err := TaskPolicy(t, def)
+	p, err := decide.Policy(t, def)
 	if err != nil {
 		e.cfg.Logger.Error("task has a bad retry policy; using the default", "task", t.ID, "err", err)
 	}

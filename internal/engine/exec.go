@@ -3,39 +3,16 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/grit-run/grit/internal/decide"
 	"github.com/grit-run/grit/internal/proc"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/task"
 )
-
-// exitTempFail is EX_TEMPFAIL: a process that exits with it asks to be
-// retried, and is never poison.
-const exitTempFail = 75
-
-// ExitError is a process task's failure: a non-zero exit or a signal.
-type ExitError struct {
-	Code   int    // -1 when killed by a signal
-	Signal string // e.g. "SIGKILL"
-	Stderr []byte // the tail of standard error
-}
-
-func (e *ExitError) Error() string {
-	last := lastLine(e.Stderr)
-	s := fmt.Sprintf("exit status %d", e.Code)
-	if e.Signal != "" {
-		s = "killed by " + e.Signal
-	}
-	if last != "" {
-		s += ": " + last
-	}
-	return s
-}
 
 // execHandler runs process tasks (kind "exec").
 func execHandler(ctx context.Context, t *task.Task) error {
@@ -80,18 +57,18 @@ func attemptEnv(ctx context.Context, t *task.Task) []string {
 	return env
 }
 
-func exitError(res proc.Result) *ExitError {
-	return &ExitError{Code: res.ExitCode, Signal: res.Signal, Stderr: res.Stderr}
+func exitError(res proc.Result) *decide.ExitError {
+	return &decide.ExitError{Code: res.ExitCode, Signal: res.Signal, Stderr: res.Stderr}
 }
 
 // timeoutExit is a process cut off by the executor.
-type timeoutExit struct{ *ExitError }
+type timeoutExit struct{ *decide.ExitError }
 
 func (e *timeoutExit) Unwrap() error { return e.ExitError }
 
-func classifyExit(e *ExitError, x task.Exec) error {
+func classifyExit(e *decide.ExitError, x task.Exec) error {
 	switch {
-	case e.Code == exitTempFail || slices.Contains(x.RetryOnExit, e.Code):
+	case e.Code == decide.ExitTempFail || slices.Contains(x.RetryOnExit, e.Code):
 		return retry.Transient(e)
 	case slices.Contains(x.PermanentOnExit, e.Code):
 		return retry.Permanent(e)
@@ -115,19 +92,4 @@ func output(res proc.Result) string {
 		b.Write(res.Stderr)
 	}
 	return b.String()
-}
-
-func lastLine(b []byte) string {
-	s := strings.TrimRight(string(b), " \t\r\n")
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	return strings.TrimSpace(s)
-}
-
-// exitDetails finds the process failure in err, if any.
-func exitDetails(err error) (*ExitError, bool) {
-	var e *ExitError
-	ok := errors.As(err, &e)
-	return e, ok
 }

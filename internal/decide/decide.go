@@ -1,4 +1,9 @@
-package engine
+// Package decide turns an attempt's end into the store change that ends
+// it: a failure's retry, FAILED or DEAD_LETTER (Failure), a dead worker's
+// interrupted attempt (Interrupted), under the task's policy (Policy).
+// Every claimer decides with it: the engine for Go handlers, the API
+// server for remote workers, and the gate when it rescues expired leases.
+package decide
 
 import (
 	"errors"
@@ -11,15 +16,13 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// The decisions in this file are pure apart from the jitter's randomness,
-// and exported, so that a remote worker's results (reported through the
-// gRPC API) are decided by the same code as a Go handler's.
+// The decisions are pure apart from the jitter's randomness.
 
 // errNoError stands for the error of a failure reported without one.
 var errNoError = errors.New("the attempt failed without an error")
 
-// DecideFailure decides what a failed attempt of t leads to at now under
-// policy p (see TaskPolicy): RETRYING at a time, FAILED, or DEAD_LETTER
+// Failure decides what a failed attempt of t leads to at now under
+// policy p (see Policy): RETRYING at a time, FAILED, or DEAD_LETTER
 // when the same unclassified failure (by fingerprint) repeats. err carries
 // the failure's class as retry's marks (retry.Transient, retry.Permanent,
 // retry.After, retry.Resource; unmarked is unclassified); an *ExitError in
@@ -30,7 +33,7 @@ var errNoError = errors.New("the attempt failed without an error")
 // Error, Fingerprint, Delay and Decision. f.Attempt.Outcome is left as the
 // caller set it (OutcomeTimeout for an attempt cut off), or becomes
 // OutcomeError.
-func DecideFailure(f *store.Finish, t task.Task, err error, p retry.Policy, now time.Time) {
+func Failure(f *store.Finish, t task.Task, err error, p retry.Policy, now time.Time) {
 	if err == nil {
 		err = errNoError
 	}
@@ -57,14 +60,14 @@ func DecideFailure(f *store.Finish, t task.Task, err error, p retry.Policy, now 
 	a.Class, a.Error, a.Fingerprint, a.Delay, a.Decision = class.String(), msg, fp, d.Delay, d.Reason.String()
 }
 
-// DecideInterrupted decides what happens to t, whose worker died
+// Interrupted decides what happens to t, whose worker died
 // mid-attempt, at now under policy p. The attempt counts (a task that
 // kills its worker every time must end), but unless p's OnInterrupted hook
 // says otherwise, the retry is due at once and in the task's place in its
 // queue: due as of when it was created, so that it runs before the
 // backlog enqueued after it rather than behind it. The worker's death was
 // not the task's failure.
-func DecideInterrupted(t task.Task, p retry.Policy, now time.Time) store.Finish {
+func Interrupted(t task.Task, p retry.Policy, now time.Time) store.Finish {
 	d := p.Decide(retry.Attempt{Number: t.Attempt, Kind: retry.Interrupted, Elapsed: elapsed(t, now), PrevDelay: t.PrevDelay}, now)
 	if d.Retry && p.OnInterrupted == nil {
 		d.At, d.Delay = now, 0
@@ -86,10 +89,10 @@ func DecideInterrupted(t task.Task, p retry.Policy, now time.Time) store.Finish 
 // policies caches the policies parsed from tasks' policy strings.
 var policies sync.Map // string -> retry.Policy
 
-// TaskPolicy is the policy t is retried by: its own (t.Policy, in
+// Policy is the policy t is retried by: its own (t.Policy, in
 // retry.Parse's grammar) if it has one, else def; with t.PoisonAfter, if
 // set. A policy string that does not parse gives def, and the error.
-func TaskPolicy(t task.Task, def retry.Policy) (retry.Policy, error) {
+func Policy(t task.Task, def retry.Policy) (retry.Policy, error) {
 	p := def
 	var err error
 	if t.Policy != "" {
