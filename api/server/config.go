@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	protect "github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/store"
 )
 
@@ -68,7 +68,7 @@ type Config struct {
 	// Protection is how remote workers' claims protect the downstreams of
 	// their tasks' groups, as a Go worker's do (engine.Config): breakers,
 	// resource pressure and retry budgets.
-	protect.Protection
+	gate.Protection
 
 	Logger *slog.Logger
 }

@@ -12,6 +12,7 @@ import (
 
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/internal/decide"
+	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -39,7 +40,7 @@ func (x *workers) Complete(ctx context.Context, r *pb.CompleteRequest) (*pb.Comp
 	if rec != nil {
 		return &pb.CompleteResponse{Task: toTask(t, true)}, nil
 	}
-	f := baseFinish(t)
+	f := gate.BaseFinish(t)
 	f.State, f.Attempt.Outcome, f.Attempt.Output, f.Publish = task.Success, task.OutcomeSuccess, r.GetOutput(), evs
 	t, _, err = x.s.finish(ctx, t, f)
 	if err != nil {
@@ -66,7 +67,7 @@ func (x *workers) Fail(ctx context.Context, r *pb.FailRequest) (*pb.FailResponse
 	if err != nil {
 		return nil, statusOf(op, err)
 	}
-	f := baseFinish(t)
+	f := gate.BaseFinish(t)
 	f.Attempt.Outcome = outcome
 	decide.Failure(&f, t, cause, x.s.policy(t, r.GetPolicy()), now)
 	f.Attempt.Output, f.Attempt.Signal = r.GetOutput(), r.GetSignal()
@@ -98,7 +99,7 @@ func (x *workers) Snooze(ctx context.Context, r *pb.SnoozeRequest) (*pb.SnoozeRe
 	if err != nil {
 		return nil, statusOf(op, err)
 	}
-	f := baseFinish(t)
+	f := gate.BaseFinish(t)
 	f.State, f.NextAt, f.Refund = task.Sensing, now.Add(delay), true
 	f.Attempt.Outcome, f.Attempt.Delay = task.OutcomeSnoozed, delay
 	t, _, err = x.s.finish(ctx, t, f)
@@ -160,16 +161,6 @@ func (s *Server) policy(t task.Task, worker string) retry.Policy {
 		s.cfg.Logger.Error("task has a bad retry policy; using the worker's or the default", "task", t.ID, "err", err)
 	}
 	return p
-}
-
-// baseFinish is the Finish of t's current attempt that keeps the task's
-// failure record as it is.
-func baseFinish(t task.Task) store.Finish {
-	return store.Finish{
-		TaskID: t.ID, Token: t.LeaseToken,
-		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, PrevDelay: t.PrevDelay,
-		Attempt: task.Attempt{TaskID: t.ID, Number: t.Attempt, Worker: t.LeaseOwner, LeaseToken: t.LeaseToken},
-	}
 }
 
 // held returns the task a worker reports on. When the task is no longer
@@ -235,7 +226,7 @@ func (s *Server) finish(ctx context.Context, t task.Task, f store.Finish) (task.
 	if f.State.Waiting() || t.RunID != 0 || len(f.Publish) > 0 {
 		s.wake.notify() // a retry, a dependent or a delivery may be due
 	}
-	s.record(ctx, t, f)
+	s.gate.Ended(ctx, t.LeaseOwner, []gate.End{{Task: t, Finish: f}})
 	cur, err := s.cfg.Store.GetTask(ctx, t.ID)
 	if err != nil {
 		cur = t
@@ -257,7 +248,7 @@ func (s *Server) release(ctx context.Context, worker string, ts []task.Task) ([]
 	}
 	fs := make([]store.Finish, len(ts))
 	for i, t := range ts {
-		f := baseFinish(t)
+		f := gate.BaseFinish(t)
 		f.State, f.NextAt, f.Refund = task.Ready, now, true
 		f.Attempt.Outcome, f.Attempt.Error = task.OutcomeReleased, "released: worker "+worker+" gave the task back"
 		fs[i] = f
@@ -266,6 +257,11 @@ func (s *Server) release(ctx context.Context, worker string, ts []task.Task) ([]
 	if err != nil {
 		return nil, err
 	}
+	ends := make([]gate.End, len(ts))
+	for i, t := range ts {
+		ends[i] = gate.End{Task: t, Finish: fs[i], Err: errs[i]}
+	}
+	s.gate.Ended(ctx, worker, ends)
 	var lost []store.Lease
 	for i, e := range errs {
 		switch {

@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/store"
 )
 
 // Server serves grit's gRPC API on a store.
@@ -34,7 +36,9 @@ type Server struct {
 	seenMu sync.Mutex
 	seen   map[string]bool // workers registered by this server
 
-	gate gate // the downstream protection of remote workers' claims
+	// gate is the downstream protection of remote workers' claims, with a
+	// ledger for each remote worker, and the rescue of expired leases.
+	gate *gate.Gate
 }
 
 // New returns a server for cfg; it reads the TLS certificate, if any.
@@ -51,8 +55,12 @@ func New(cfg Config) (*Server, error) {
 		wake:     newNotifier(),
 		stopping: make(chan struct{}),
 		seen:     map[string]bool{},
-		gate:     newGate(),
 	}
+	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Logger: cfg.Logger, OnChange: s.wake.notify})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	s.gate = g
 	if cfg.CertFile != "" {
 		creds, err := credentials.NewServerTLSFromFile(cfg.CertFile, cfg.KeyFile)
 		if err != nil {
@@ -167,4 +175,21 @@ func (s *Server) Maintain(ctx context.Context) {
 		wg.Go(func() { s.rescueLoop(ctx) })
 	}
 	wg.Wait()
+}
+
+// rescueLoop takes over, every Config.Rescue, the tasks whose lease
+// expired (their worker died or froze), so that a fleet of remote workers
+// recovers without a Go worker beside them: the gate's one rescue loop, as
+// Go workers run it.
+func (s *Server) rescueLoop(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stopping:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	s.gate.RescueLoop(ctx, s.cfg.Rescue, store.RescueRequest{Worker: s.cfg.ID, Lease: s.cfg.Lease}, nil)
 }

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -91,34 +92,44 @@ func (s *Server) claim(ctx context.Context, req store.ClaimRequest, wait time.Du
 		}
 		// NextDue outside what the gate holds back: a held-back group's due
 		// tasks must not wake the wait at once, again and again.
-		if !s.sleep(ctx, s.gated(req, time.Now()), min(left, s.cfg.Poll), woken) {
+		if !s.sleep(ctx, s.gate.Skips(gate.Request{ClaimRequest: req}), min(left, s.cfg.Poll), woken) {
 			return nil, nil
 		}
 	}
 }
 
-// claimGated claims through the gate: probes of the groups that allow
-// one, then req outside what the gate holds back, then admission.
+// gateRefresh is how stale the gate's view of groups and limits may be
+// when a claim comes.
+const gateRefresh = time.Second
+
+// claimGated claims for a remote worker through the gate, as a Go worker
+// claims: probes of the groups that allow one, the places its ended
+// attempts freed, then req outside what the gate holds back for it, then
+// admission; what the gate does not let run is recorded here.
 func (s *Server) claimGated(ctx context.Context, req store.ClaimRequest) ([]task.Task, error) {
-	s.refreshGate(ctx)
-	now, err := s.cfg.Store.Now(ctx)
-	if err != nil {
+	s.gate.RefreshIfOlder(ctx, gateRefresh)
+	c, err := s.gate.Claim(ctx, gate.Request{ClaimRequest: req})
+	if len(c.Back) > 0 {
+		fs := make([]store.Finish, len(c.Back))
+		for i, b := range c.Back {
+			fs[i] = b.Finish
+		}
+		if _, ferr := s.cfg.Store.Finish(ctx, fs); ferr != nil {
+			s.cfg.Logger.Warn("could not give back or fail claimed tasks; their leases will expire", "tasks", len(fs), "err", ferr)
+		}
+	}
+	if err != nil && len(c.Tasks) == 0 {
 		return nil, err
 	}
-	ts := s.probe(ctx, req, now)
-	if req.Limit -= len(ts); req.Limit > 0 {
-		more, err := s.cfg.Store.Claim(ctx, s.gated(req, now))
-		if err != nil && len(ts) == 0 {
-			return nil, err
-		}
-		ts = append(ts, more...)
-	}
-	return s.admit(ctx, req.Worker, s.refuseFailFast(ctx, ts, now), now), nil
+	return c.Tasks, nil
 }
 
 // sleep waits up to d, less if a task is due sooner, or until woken; it
 // reports false when the call or the server ended.
 func (s *Server) sleep(ctx context.Context, req store.ClaimRequest, d time.Duration, woken <-chan struct{}) bool {
+	if p, ok := s.gate.UntilProbe(); ok {
+		d = min(d, max(p, time.Millisecond))
+	}
 	if next, ok, err := s.cfg.Store.NextDue(ctx, req); err == nil && ok {
 		if now, err := s.cfg.Store.Now(ctx); err == nil {
 			d = min(d, max(next.Sub(now), time.Millisecond))
@@ -168,6 +179,7 @@ func (x *workers) Heartbeat(ctx context.Context, r *pb.HeartbeatRequest) (*pb.He
 	if err != nil {
 		return nil, statusOf("heartbeat", err)
 	}
+	x.s.gate.Lost(r.GetWorkerId(), lost)
 	return &pb.HeartbeatResponse{Lost: toLeases(lost)}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -33,13 +34,7 @@ func (e *Engine) claimLoop() {
 			free = e.gatherSlots()
 		}
 		if free > 0 {
-			free -= e.probe(free)
-		}
-		if free > 0 {
-			free -= e.claimFreed(free)
-		}
-		if free > 0 {
-			n, err := e.claim(free)
+			more, err := e.claim(free)
 			if err != nil {
 				fails++
 				e.pollFailed(err, fails)
@@ -52,7 +47,7 @@ func (e *Engine) claimLoop() {
 				e.stats.PollErrors.Store(0)
 				e.reportPoll(0)
 			}
-			if backlog = n == free; backlog {
+			if backlog = more; backlog {
 				continue // there may be more due now
 			}
 		}
@@ -87,17 +82,29 @@ func (e *Engine) gatherSlots() int {
 	}
 }
 
-func (e *Engine) claim(limit int) (int, error) {
-	ts, err := e.cfg.Store.Claim(e.runCtx, e.request(limit))
-	if err != nil {
-		return 0, err
+// claim claims up to limit tasks through the gate, launches those to run
+// and hands those it gave back or failed to the completer. It reports
+// whether the claim took all it asked for: more may be due.
+func (e *Engine) claim(limit int) (bool, error) {
+	c, err := e.gate.Claim(e.runCtx, e.request(limit))
+	for _, b := range c.Back {
+		e.giveBack(b)
 	}
-	for _, t := range e.limited(e.budgeted(ts)) {
+	for _, t := range c.Tasks {
 		e.launch(t)
 	}
 	e.stats.Claims.Add(1)
-	e.stats.Claimed.Add(int64(len(ts)))
-	return len(ts), nil
+	e.stats.Claimed.Add(int64(len(c.Tasks) + len(c.Back)))
+	return c.More, err
+}
+
+// giveBack hands a claimed task the gate did not let run (given back at a
+// budget or limit, or failed fast) to the completer.
+func (e *Engine) giveBack(b gate.Back) {
+	if b.Finish.Attempt.Outcome == task.OutcomeReleased {
+		e.stats.BudgetDeferred.Add(1)
+	}
+	e.finishes <- pending{a: &attempt{t: b.Task, cancel: func(error) {}, back: true}, f: b.Finish}
 }
 
 func (e *Engine) pollFailed(err error, fails int) {
@@ -132,11 +139,11 @@ func (e *Engine) reportPoll(fails int) {
 // interval passes, whichever comes first.
 func (e *Engine) waitForWork(canClaim bool) {
 	d := e.cfg.Poll
-	if p, ok := e.untilProbe(); ok && canClaim {
+	if p, ok := e.gate.UntilProbe(); ok && canClaim {
 		d = min(d, max(p, minWait))
 	}
 	if canClaim {
-		if next, ok, err := e.cfg.Store.NextDue(e.runCtx, e.request(0)); err == nil && ok {
+		if next, ok, err := e.cfg.Store.NextDue(e.runCtx, e.gate.Skips(e.request(0))); err == nil && ok {
 			d = min(d, max(e.untilStore(next), minWait))
 		}
 	}
@@ -160,14 +167,10 @@ func (e *Engine) sleep(d time.Duration) {
 
 // launch starts an executor for a claimed task; the caller has checked that
 // a slot is free.
-func (e *Engine) launch(t task.Task) { e.launchAs(t, false) }
-
-// launchAs launches a claimed task, as its group's probe or not.
-func (e *Engine) launchAs(t task.Task, probe bool) {
+func (e *Engine) launch(t task.Task) {
 	e.slots <- struct{}{}
 	ctx, cancel := context.WithCancelCause(e.runCtx)
-	a := &attempt{t: t, cancel: cancel, probe: probe}
-	e.groupStarted(t.Group, 1)
+	a := &attempt{t: t, cancel: cancel}
 	e.mu.Lock()
 	e.running[t.ID] = a
 	e.mu.Unlock()
@@ -176,11 +179,10 @@ func (e *Engine) launchAs(t task.Task, probe bool) {
 	e.dispatch(job{ctx: ctx, a: a, h: e.handlers[t.Kind]})
 }
 
-// request is what the claim loop asks the store for: the worker's queues,
-// kinds and run, outside the groups whose breaker is open.
-func (e *Engine) request(limit int) store.ClaimRequest {
-	return store.ClaimRequest{
+// request is what the claim loop asks the gate for: the worker's queues,
+// kinds and run, with its concurrency.
+func (e *Engine) request(limit int) gate.Request {
+	return gate.Request{Capacity: e.cfg.Concurrency, ClaimRequest: store.ClaimRequest{
 		Worker: e.cfg.WorkerID, Queues: e.cfg.Queues, Kinds: e.kinds, Run: e.cfg.Run, Limit: limit, Lease: e.cfg.Lease,
-		SkipGroups: e.openGroups(), SkipQueues: e.skipped(store.ScopeQueue), SkipTenants: e.skipped(store.ScopeTenant),
-	}
+	}}
 }

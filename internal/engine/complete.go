@@ -4,10 +4,15 @@ import (
 	"errors"
 	"time"
 
+	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
+
+// errAbandoned stands for the store's answer to a result that Stop gave
+// up recording.
+var errAbandoned = errors.New("engine: result abandoned at stop")
 
 // maxFinishBatch bounds the attempts recorded in one transaction: a commit
 // costs a disk flush whatever its size, so bigger batches go further.
@@ -56,7 +61,7 @@ func (e *Engine) commit(batch []pending, fs []store.Finish) []store.Finish {
 		}
 		if e.completeCtx.Err() != nil {
 			e.cfg.Logger.Error("results abandoned: the store did not take them before the stop deadline", "attempts", len(fs), "err", err)
-			e.forget(batch)
+			e.forget(batch, nil)
 			return nil
 		}
 		e.cfg.Logger.Warn("recording results failed; retrying", "err", err, "failures", n)
@@ -73,14 +78,7 @@ func (e *Engine) commit(batch []pending, fs []store.Finish) []store.Finish {
 // loop for it would only cost an empty claim.
 func (e *Engine) recorded(batch []pending, errs []error) {
 	due := false
-	var groups map[string][]groupResult
 	for i, p := range batch {
-		if r, ok := resultOf(p.f, p.a.probe); ok && p.a.t.Group != "" && errs[i] == nil {
-			if groups == nil {
-				groups = map[string][]groupResult{}
-			}
-			groups[p.a.t.Group] = append(groups[p.a.t.Group], r)
-		}
 		due = due || p.f.State.Waiting() || p.a.t.RunID != 0 || len(p.f.Publish) > 0
 		if err := errs[i]; err != nil {
 			if errors.Is(err, task.ErrLeaseLost) {
@@ -94,22 +92,25 @@ func (e *Engine) recorded(batch []pending, errs []error) {
 		e.stats.Finished.Add(1)
 		e.emit(Event{Time: time.Now(), Task: applied(p.a.t, p.f), Attempt: p.f.Attempt})
 	}
-	e.forget(batch)
-	if groups != nil {
-		e.recordGroups(groups)
-	}
+	e.forget(batch, errs)
 	if due {
 		e.Wake()
 	}
 }
 
-func (e *Engine) forget(batch []pending) {
-	for _, p := range batch {
-		e.groupStarted(p.a.t.Group, -1)
-		if !p.a.back {
-			e.limitFreed(p.a.t)
+// forget ends a batch's attempts: the gate learns how each ended (errs:
+// the store's answer to each; nil when the batch was abandoned), and the
+// heartbeat stops renewing their leases.
+func (e *Engine) forget(batch []pending, errs []error) {
+	ends := make([]gate.End, 0, len(batch))
+	for i, p := range batch {
+		end := gate.End{Task: p.a.t, Finish: p.f, Err: errAbandoned}
+		if errs != nil {
+			end.Err = errs[i]
 		}
+		ends = append(ends, end)
 	}
+	e.gate.Ended(e.completeCtx, e.cfg.WorkerID, ends)
 	e.mu.Lock()
 	for _, p := range batch {
 		if cur, ok := e.running[p.a.t.ID]; ok && cur == p.a {

@@ -122,11 +122,9 @@ type Engine struct {
 	// slotBound is set while the claim loop is held back by the slots
 	// (none free, or its last claim filled them all): a freed slot wakes it.
 	slotBound atomic.Bool
-	br        breakers
-	lim       limits
+	gate      *gate.Gate // the downstream protection, and the rescue of expired leases
 
 	stats Stats
-	skew  atomic.Int64 // the store's clock minus this machine's, in ns
 
 	publishes bool // the store is a store.Publisher: handlers may publish
 
@@ -167,10 +165,14 @@ func New(cfg Config) (*Engine, error) {
 		finishes: make(chan pending, cfg.Concurrency),
 		events:   make(chan Event, 256),
 		running:  map[int64]*attempt{},
-		br:       breakers{running: map[string]int{}, tried: map[string]time.Time{}, window: map[string]*window{}, full: map[string]time.Time{}},
 		stopping: make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Policy: e.policyFor, Logger: cfg.Logger, OnChange: e.Wake})
+	if err != nil {
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	e.gate = g
 	_, e.publishes = cfg.Store.(store.Publisher)
 	e.watch.running = map[*attempt]struct{}{}
 	if err := e.Register(Handler{Kind: task.KindExec, Fn: execHandler}); err != nil {

@@ -17,8 +17,7 @@ import (
 type attempt struct {
 	t      task.Task
 	cancel context.CancelCauseFunc
-	probe  bool // a probe of its group's half-open breaker
-	back   bool // given back at a budget or limit, never run
+	back   bool // given back at a budget or limit, or failed fast, never run
 
 	watched  *watched    // set before its handler runs, then only read
 	ended    atomic.Bool // by its handler's return or by the watchdog, whichever comes first
@@ -125,23 +124,19 @@ func (e *Engine) run(ctx context.Context, a *attempt, h *Handler) (outcome, bool
 		defer cancel()
 	}
 	o := outcome{started: e.storeNow(), timeout: timeout}
-	if err := e.breakerRefuses(&a.t); err != nil {
-		o.err = err
-	} else {
-		a.w = watched{ctx: ctx, began: o, grace: e.graceFor(t)}
-		a.watched = &a.w
-		e.watch.Lock()
-		e.watch.running[a] = struct{}{}
-		e.watch.Unlock()
-		err := call(ctx, h, t)
-		if !a.ended.CompareAndSwap(false, true) {
-			return outcome{}, false // the watchdog ended it as stuck
-		}
-		e.watch.Lock()
-		delete(e.watch.running, a)
-		e.watch.Unlock()
-		o.err = err
+	a.w = watched{ctx: ctx, began: o, grace: e.graceFor(t)}
+	a.watched = &a.w
+	e.watch.Lock()
+	e.watch.running[a] = struct{}{}
+	e.watch.Unlock()
+	err := call(ctx, h, t)
+	if !a.ended.CompareAndSwap(false, true) {
+		return outcome{}, false // the watchdog ended it as stuck
 	}
+	e.watch.Lock()
+	delete(e.watch.running, a)
+	e.watch.Unlock()
+	o.err = err
 	o.ended = e.storeNow()
 	o.rec = rec
 	if ctx.Err() != nil {

@@ -16,6 +16,15 @@ import (
 )
 
 // newStore opens a SQLite store in a temporary directory.
+// protected is what a test's store wrapper embeds: a store that keeps the
+// groups and limits the gate needs, some of whose methods the wrapper
+// replaces.
+type protected interface {
+	store.Store
+	store.GroupBreakers
+	store.Limiter
+}
+
 func newStore(t testing.TB) store.Store {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -35,9 +36,9 @@ func (e *Engine) heartbeatLoop() {
 			continue
 		}
 		lastOK = time.Now()
-		e.measureSkew(e.runCtx)
-		e.refreshCircuits(e.runCtx)
-		e.refreshLimits(e.runCtx)
+		if err := e.gate.Refresh(e.runCtx); err != nil && e.runCtx.Err() == nil {
+			e.cfg.Logger.Warn("could not refresh the groups and limits; keeping the last known", "err", err)
+		}
 		for _, l := range lost {
 			e.lose(l)
 		}
@@ -70,47 +71,27 @@ func (e *Engine) loseAll() {
 	}
 }
 
-// rescueLoop takes over tasks whose lease expired: their worker died or
-// froze. It runs on every worker, so the fleet recovers as long as one
-// worker lives.
+// rescueLoop takes over tasks whose lease expired (their worker died or
+// froze), every heartbeat: the gate's one rescue loop, which every worker
+// runs, so the fleet recovers as long as one worker lives.
 func (e *Engine) rescueLoop() {
-	t := time.NewTicker(e.cfg.Heartbeat)
-	defer t.Stop()
-	for {
-		if err := e.rescue(e.runCtx, store.RescueRequest{}); err != nil && e.runCtx.Err() == nil {
-			e.cfg.Logger.Warn("rescue failed", "err", err)
-		}
-		select {
-		case <-e.runCtx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	e.gate.RescueLoop(e.runCtx, e.cfg.Heartbeat, store.RescueRequest{Worker: e.cfg.WorkerID, Lease: e.cfg.Lease}, e.rescued)
 }
 
-// rescue takes over expired (or, with req.Owner, all of an owner's) leases
-// and applies each task's interrupted rule.
-func (e *Engine) rescue(ctx context.Context, req store.RescueRequest) error {
-	req.Worker, req.Lease = e.cfg.WorkerID, e.cfg.Lease
-	for {
-		req.Limit = 100
-		ts, err := e.cfg.Store.Rescue(ctx, req)
-		if err != nil || len(ts) == 0 {
-			return err
+// rescue takes over all of an owner's leases (a dead worker known to be
+// dead) and applies each task's interrupted rule.
+func (e *Engine) rescue(ctx context.Context, owner string) error {
+	return e.gate.Rescue(ctx, store.RescueRequest{Worker: e.cfg.WorkerID, Lease: e.cfg.Lease, Owner: owner}, e.rescued)
+}
+
+// rescued counts and reports the tasks a rescue decided.
+func (e *Engine) rescued(ends []gate.End) {
+	now := e.storeNow()
+	for _, x := range ends {
+		if x.Err != nil {
+			continue
 		}
-		now := e.storeNow()
-		fs := make([]store.Finish, len(ts))
-		for i, t := range ts {
-			fs[i] = e.interrupted(t, now)
-		}
-		if _, err := e.cfg.Store.Finish(ctx, fs); err != nil {
-			return err
-		}
-		e.stats.Rescued.Add(int64(len(ts)))
-		for i, t := range ts {
-			e.cfg.Logger.Info("rescued a task from a silent worker", "task", t.ID, "state", fs[i].State)
-			e.emit(Event{Time: now, Task: applied(t, fs[i]), Attempt: fs[i].Attempt})
-		}
-		e.Wake()
+		e.stats.Rescued.Add(1)
+		e.emit(Event{Time: now, Task: applied(x.Task, x.Finish), Attempt: x.Finish.Attempt})
 	}
 }

@@ -50,7 +50,9 @@ func (e *Engine) Start(ctx context.Context) error {
 // records the worker, and takes over the tasks of dead siblings on this
 // host.
 func (e *Engine) register(ctx context.Context) error {
-	e.measureSkew(ctx)
+	if err := e.gate.MeasureSkew(ctx); err != nil {
+		e.cfg.Logger.Warn("could not read the store's clock", "err", err)
+	}
 	host, _ := os.Hostname()
 	if err := e.takeOverPredecessor(ctx, host); err != nil {
 		return err
@@ -63,8 +65,9 @@ func (e *Engine) register(ctx context.Context) error {
 	if err := e.rescueDeadSiblings(ctx, host); err != nil {
 		e.cfg.Logger.Warn("rescue of dead workers on this host failed", "err", err)
 	}
-	e.refreshCircuits(ctx)
-	e.refreshLimits(ctx)
+	if err := e.gate.Refresh(ctx); err != nil {
+		e.cfg.Logger.Warn("could not read the groups and limits", "err", err)
+	}
 	e.advise(ctx)
 	return nil
 }
@@ -214,7 +217,7 @@ func (e *Engine) takeOverPredecessor(ctx context.Context, host string) error {
 		if w.Active && w.Host == host && w.PID != os.Getpid() && processAlive(w.PID) {
 			return fmt.Errorf("engine: worker id %q is in use by process %d on this host; give each worker its own id", w.ID, w.PID)
 		}
-		if err := e.rescue(ctx, store.RescueRequest{Owner: w.ID}); err != nil {
+		if err := e.rescue(ctx, w.ID); err != nil {
 			return fmt.Errorf("engine: release the leases of this worker's predecessor: %w", err)
 		}
 		if w.Host == host {
@@ -237,7 +240,7 @@ func (e *Engine) rescueDeadSiblings(ctx context.Context, host string) error {
 			continue
 		}
 		e.cfg.Logger.Info("taking over the tasks of a dead worker", "worker", w.ID, "pid", w.PID)
-		if err := e.rescue(ctx, store.RescueRequest{Owner: w.ID}); err != nil {
+		if err := e.rescue(ctx, w.ID); err != nil {
 			return err
 		}
 		// Pdeathsig ended the dead worker's direct children; their own

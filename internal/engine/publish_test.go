@@ -12,7 +12,7 @@ import (
 
 // eventless is a store that does not keep events: it has store.Store's
 // methods alone.
-type eventless struct{ store.Store }
+type eventless struct{ protected }
 
 // TestPublishFailsWhenTheStoreKeepsNoEvents: on a store that is not a
 // store.Publisher, a handler's Publish says so at once, instead of the
@@ -25,7 +25,7 @@ func TestPublishFailsWhenTheStoreKeepsNoEvents(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			st := newStore(t)
 			if c.wantFail {
-				st = eventless{st}
+				st = eventless{st.(protected)}
 			}
 			got := make(chan error, 1)
 			start(t, testConfig(st), Handler{Kind: "pub", Policy: &retry.Never, Fn: func(ctx context.Context, _ *task.Task) error {

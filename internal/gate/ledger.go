@@ -1,0 +1,116 @@
+package gate
+
+import (
+	"time"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// ledger is what the gate knows of one claimer: the attempts it runs, by
+// task, so that each group's share of its slots (the ramp after a breaker
+// closes, the window under pressure) is counted, and the places its ended
+// attempts freed in a queue, tenant or group that was full.
+type ledger struct {
+	held     map[int64]task.Task // its running attempts' tasks
+	running  map[string]int      // of held, per group
+	capacity int                 // its slots, busy and free, as of its last claim
+	// window is, per group under resource pressure, how many attempts the
+	// claimer runs at once: halved on resource failures, grown by one per
+	// window of successes, so that the fleet settles at what the
+	// downstream can take.
+	window map[string]*window
+	// freed counts, per queue, tenant or group left out as full, the
+	// attempts of it the claimer has ended since: its next claim takes
+	// that many of its tasks at once, rather than waiting out LimitWait.
+	freed map[Full]int
+	seen  time.Time // on this machine's clock
+}
+
+// window is a group's share of a claimer's slots under pressure.
+type window struct {
+	size float64
+	cut  time.Time // when it was last halved, on this machine's clock
+}
+
+// ledgerIdle is how long the gate keeps the ledger of a claimer it has
+// not heard of: one that holds nothing goes at the next claim of another.
+const ledgerIdle = time.Hour
+
+// ledgerLocked returns a claimer's ledger, made if missing, and forgets
+// the ledgers of claimers gone quiet.
+func (g *Gate) ledgerLocked(worker string, now time.Time) *ledger {
+	l := g.ledgers[worker]
+	if l == nil {
+		for id, o := range g.ledgers {
+			if len(o.held) == 0 && now.Sub(o.seen) > time.Minute || now.Sub(o.seen) > ledgerIdle {
+				delete(g.ledgers, id)
+			}
+		}
+		l = &ledger{held: map[int64]task.Task{}, running: map[string]int{}, window: map[string]*window{}}
+		g.ledgers[worker] = l
+	}
+	l.seen = now
+	return l
+}
+
+func (l *ledger) add(t task.Task) {
+	if _, ok := l.held[t.ID]; ok {
+		return
+	}
+	l.held[t.ID] = t
+	if t.Group != "" {
+		l.running[t.Group]++
+	}
+}
+
+// remove forgets t's attempt, reporting whether the ledger held it.
+func (l *ledger) remove(t task.Task) (task.Task, bool) {
+	h, ok := l.held[t.ID]
+	if !ok || h.LeaseToken != t.LeaseToken {
+		return h, false
+	}
+	delete(l.held, t.ID)
+	if h.Group != "" {
+		if l.running[h.Group]--; l.running[h.Group] <= 0 {
+			delete(l.running, h.Group)
+		}
+	}
+	return h, true
+}
+
+// scopes are the limits the gate counts with store.Limiter.Running.
+var scopes = [...]store.Scope{store.ScopeQueue, store.ScopeTenant}
+
+func scopeOf(t task.Task, s store.Scope) string {
+	switch s {
+	case store.ScopeQueue:
+		return t.Queue
+	case store.ScopeTenant:
+		return t.Tenant
+	}
+	return t.Group
+}
+
+// freeLocked records that an attempt of t ended: each of its queue,
+// tenant and group that is left out as full has a place again, which the
+// claimer's next claim takes. It reports whether any had.
+func (g *Gate) freeLocked(l *ledger, t task.Task, now time.Time) bool {
+	freed := false
+	for _, s := range [...]store.Scope{store.ScopeQueue, store.ScopeTenant, store.ScopeGroup} {
+		f := Full{s, scopeOf(t, s)}
+		if f.Name == "" {
+			continue
+		}
+		until, full := g.full[f]
+		if !full || !now.Before(until) {
+			continue
+		}
+		if l.freed == nil {
+			l.freed = map[Full]int{}
+		}
+		l.freed[f]++
+		freed = true
+	}
+	return freed
+}

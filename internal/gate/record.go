@@ -1,0 +1,184 @@
+package gate
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// End is an attempt's end as its claimer recorded it: the task as it was
+// claimed, the Finish, and the store's answer to that item (nil: taken).
+type End struct {
+	Task   task.Task
+	Finish store.Finish
+	Err    error
+}
+
+// Ended takes a claimer's ended attempts out of its ledger and records
+// what each says of its group's downstream: the breaker counts it (a probe
+// as a probe), a resource failure raises the group's pressure and halves
+// the claimer's window of the group, a success eases both. One locked
+// update a group. A result the store did not take says nothing.
+func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
+	var byGroup map[string][]groupResult
+	local := g.cfg.Clock.Now()
+	freed := false
+	g.mu.Lock()
+	l := g.ledgerLocked(worker, local)
+	for _, e := range ends {
+		if _, held := l.remove(e.Task); held && e.Finish.Attempt.Outcome != task.OutcomeReleased {
+			freed = g.freeLocked(l, e.Task, local) || freed
+		}
+		probe := false
+		if tok, ok := g.probes[e.Task.ID]; ok && tok == e.Task.LeaseToken {
+			probe = true
+			delete(g.probes, e.Task.ID)
+		}
+		if e.Err != nil || e.Task.Group == "" {
+			continue
+		}
+		if r, ok := resultOf(e.Finish, probe); ok {
+			if byGroup == nil {
+				byGroup = map[string][]groupResult{}
+			}
+			byGroup[e.Task.Group] = append(byGroup[e.Task.Group], r)
+		}
+	}
+	g.mu.Unlock()
+	for _, name := range slices.Sorted(maps.Keys(byGroup)) {
+		freed = g.recordGroup(ctx, worker, name, byGroup[name]) || freed
+	}
+	if freed {
+		g.changed()
+	}
+}
+
+// Lost takes out of a claimer's ledger the attempts it no longer holds
+// (its heartbeat found their leases taken over): they say nothing of
+// their downstream.
+func (g *Gate) Lost(worker string, ls []store.Lease) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	l := g.ledgerLocked(worker, g.cfg.Clock.Now())
+	for _, x := range ls {
+		l.remove(task.Task{ID: x.TaskID, LeaseToken: x.Token})
+		if tok, ok := g.probes[x.TaskID]; ok && tok == x.Token {
+			delete(g.probes, x.TaskID)
+		}
+	}
+}
+
+// recordGroup records a group's results in its breaker and pressure, and
+// in the claimer's window; it reports whether the breaker changed state.
+func (g *Gate) recordGroup(ctx context.Context, worker, name string, rs []groupResult) bool {
+	p := g.cfg.Protection
+	gr, err := g.gb.UpdateGroup(ctx, name, func(gr *store.Group) {
+		now, s := g.StoreNow(), p.Settings(*gr)
+		for _, r := range rs {
+			r.apply(gr, s, now, p.PressureBase, p.PressureMax)
+		}
+	})
+	if err != nil {
+		g.cfg.Logger.Warn("could not record results in the group's breaker", "group", name, "err", err)
+		return false
+	}
+	g.mu.Lock()
+	before := g.groups[name].Circuit.State
+	if g.groups == nil {
+		g.groups = map[string]store.Group{}
+	}
+	g.groups[name] = gr
+	g.adjustWindowLocked(g.ledgerLocked(worker, g.cfg.Clock.Now()), name, rs)
+	g.mu.Unlock()
+	if orClosed(gr.Circuit.State) != orClosed(before) {
+		g.cfg.Logger.Info("group breaker", "group", name, "state", gr.Circuit.State, "next_probe", gr.Circuit.NextProbe())
+		return true
+	}
+	return false
+}
+
+func orClosed(s breaker.State) breaker.State {
+	if s == "" {
+		return breaker.Closed
+	}
+	return s
+}
+
+// groupResult is how an attempt of a group ended, for its breaker.
+type groupResult struct {
+	ok, probe bool
+	breaker   bool // counted by the breaker
+	resource  bool // a resource failure: the group's pressure rises
+}
+
+// resultOf is what an attempt's end says of its group's downstream, if
+// anything: a success; a failure that could be an outage (counted by the
+// breaker); or resource pressure (the downstream is up but full: it raises
+// the group's pressure, and is no outage). Permanent errors (bad input),
+// cancellations, releases and snoozes say nothing.
+func resultOf(f store.Finish, probe bool) (groupResult, bool) {
+	r := groupResult{probe: probe}
+	switch {
+	case f.State == task.Success:
+		r.ok, r.breaker = true, true
+	case f.Attempt.Outcome == task.OutcomeTimeout:
+		r.breaker = true
+	case f.Attempt.Outcome != task.OutcomeError:
+		return r, false
+	case f.Attempt.Class == retry.ClassResource.String():
+		r.resource = true
+	case f.Attempt.Class == retry.ClassPermanent.String(), f.Attempt.Class == retry.ClassCanceled.String():
+		return r, false
+	default:
+		r.breaker = true
+	}
+	return r, true
+}
+
+func (r groupResult) apply(gr *store.Group, s breaker.Settings, now time.Time, base, max time.Duration) {
+	switch {
+	case r.probe: // a full downstream answered: it is up
+		s.Record(&gr.Circuit, r.ok || r.resource, true, now)
+	case r.breaker:
+		s.Record(&gr.Circuit, r.ok, false, now)
+	}
+	switch {
+	case r.resource:
+		gr.Pressure.Raise(now, base, max)
+	case r.ok:
+		gr.Pressure.Ease()
+	}
+}
+
+// adjustWindowLocked halves a group's window on resource failures (once
+// per PressureBase: failures of attempts that began before the cut are
+// the same congestion) and grows it on successes; a window back to the
+// claimer's capacity is dropped.
+func (g *Gate) adjustWindowLocked(l *ledger, name string, rs []groupResult) {
+	w := l.window[name]
+	local := g.cfg.Clock.Now()
+	for _, r := range rs {
+		switch {
+		case r.resource:
+			if w == nil {
+				w = &window{size: float64(max(l.running[name], 2))}
+				l.window[name] = w
+			}
+			if local.Sub(w.cut) > g.cfg.Protection.PressureBase {
+				w.size, w.cut = max(w.size/2, 1), local
+			}
+		case r.ok && w != nil:
+			w.size += 1 / w.size
+			if w.size >= float64(max(l.capacity, 1)) {
+				delete(l.window, name)
+				w = nil
+			}
+		}
+	}
+}

@@ -1,0 +1,62 @@
+package gate
+
+import (
+	"context"
+	"time"
+
+	"github.com/grit-run/grit/internal/decide"
+	"github.com/grit-run/grit/store"
+)
+
+// Rescue takes over expired leases (or, with req.Owner, every lease of a
+// worker known to be dead), a hundred at a time, and decides each task by
+// its policy's interrupted rule. done, if set, is told of each batch
+// recorded. It returns when no expired lease is left, or on an error.
+func (g *Gate) Rescue(ctx context.Context, req store.RescueRequest, done func([]End)) error {
+	for {
+		req.Limit = 100
+		ts, err := g.cfg.Store.Rescue(ctx, req)
+		if err != nil || len(ts) == 0 {
+			return err
+		}
+		now := g.StoreNow()
+		fs := make([]store.Finish, len(ts))
+		for i, t := range ts {
+			fs[i] = decide.Interrupted(t, g.cfg.Policy(t), now)
+		}
+		errs, err := g.cfg.Store.Finish(ctx, fs)
+		if err != nil {
+			return err
+		}
+		ends := make([]End, len(ts))
+		for i, t := range ts {
+			ends[i] = End{Task: t, Finish: fs[i], Err: errs[i]}
+			if errs[i] == nil {
+				g.cfg.Logger.Info("rescued a task from a silent worker", "task", t.ID, "state", fs[i].State)
+			}
+		}
+		if done != nil {
+			done(ends)
+		}
+		g.changed()
+	}
+}
+
+// RescueLoop rescues expired leases for req's rescuer at once and then on
+// every tick of the clock's ticker of period every, until ctx ends. It is
+// the one rescue loop of grit: every Go worker runs it, and so does the
+// API server, so that a fleet recovers as long as one of them lives.
+func (g *Gate) RescueLoop(ctx context.Context, every time.Duration, req store.RescueRequest, done func([]End)) {
+	t := g.cfg.Clock.NewTicker(every)
+	defer t.Stop()
+	for {
+		if err := g.Rescue(ctx, req, done); err != nil && ctx.Err() == nil {
+			g.cfg.Logger.Warn("rescue failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+	}
+}
