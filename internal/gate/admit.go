@@ -54,12 +54,20 @@ func (g *Gate) admit(ctx context.Context, worker string, ts []task.Task) ([]task
 // others.
 func (g *Gate) refuseFailFast(ts []task.Task, now time.Time) ([]task.Task, []Back) {
 	var back []Back
+	fast := map[string]bool{}
 	g.mu.Lock()
-	groups := g.groups
+	for name, gr := range g.groups {
+		if FailsFast(gr, now) {
+			fast[name] = true
+		}
+	}
 	g.mu.Unlock()
+	if len(fast) == 0 {
+		return ts, nil
+	}
 	kept := ts[:0:0]
 	for _, t := range ts {
-		if gr, ok := groups[t.Group]; !ok || t.Group == "" || !FailsFast(gr, now) {
+		if t.Group == "" || !fast[t.Group] {
 			kept = append(kept, t)
 			continue
 		}
