@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/internal/decide"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -21,8 +22,10 @@ func (g *Gate) admit(ctx context.Context, worker string, ts []task.Task) ([]task
 		return ts, nil
 	}
 	now := g.StoreNow()
-	var back []Back
+	var back, ramped []Back
 	ts, back = g.refuseFailFast(ts, now)
+	ts, ramped = g.ramp(worker, ts, now)
+	back = append(back, ramped...)
 	refused := g.admitGroups(ctx, worker, ts, now)
 	back = append(back, refused...)
 	gone := make(map[int64]bool, len(back))
@@ -75,6 +78,44 @@ func (g *Gate) refuseFailFast(ts []task.Task, now time.Time) ([]task.Task, []Bac
 		f.Attempt.StartedAt, f.Attempt.EndedAt = now, now
 		decide.Failure(&f, t, BreakerRefusal(t.Group), g.cfg.Policy(t), now)
 		back = append(back, Back{t, f})
+	}
+	return kept, back
+}
+
+// ramp keeps, of the claimed tasks of each group whose breaker closed
+// lately, no more than the group's share of the claimer's slots (its
+// running attempts counted), and gives the others back: the skip list
+// stops the claimer's next claims, but one claim may take a whole
+// backlog.
+func (g *Gate) ramp(worker string, ts []task.Task, now time.Time) ([]task.Task, []Back) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var room map[string]int // by ramping group: how many more may run
+	l := g.ledgerLocked(worker, g.cfg.Clock.Now())
+	for name, gr := range g.groups {
+		share := g.cfg.Protection.Settings(gr).Share(gr.Circuit, now)
+		if gr.Circuit.State != breaker.Closed && gr.Circuit.State != "" || share >= 1 {
+			continue
+		}
+		if room == nil {
+			room = map[string]int{}
+		}
+		room[name] = rampRoom(share, l.capacity) - l.running[name]
+	}
+	if room == nil {
+		return ts, nil
+	}
+	var back []Back
+	kept := ts[:0:0]
+	for _, t := range ts {
+		left, ramping := room[t.Group]
+		if !ramping || t.Group == "" || left > 0 {
+			room[t.Group] = left - 1
+			kept = append(kept, t)
+			continue
+		}
+		msg := fmt.Sprintf("group %s ramps up after its breaker closed: its share of this worker's slots is taken: waiting %v", t.Group, LimitWait)
+		back = append(back, Back{t, GiveBack(t, worker, now, LimitWait, msg)})
 	}
 	return kept, back
 }

@@ -45,13 +45,14 @@ func (g *Gate) Claim(ctx context.Context, req Request) (Claimed, error) {
 	probes := g.probe(ctx, req, left)
 	c.Tasks = append(c.Tasks, probes...)
 	left -= len(probes)
-	var claimed []task.Task
 	var err error
 	if left > 0 {
+		// The freed places' tasks pass the gate before the main claim, so
+		// that a queue, tenant or group they fill again is left out of it.
 		var freed []task.Task
 		freed, err = g.claimFreed(ctx, req, left)
-		claimed = append(claimed, freed...)
 		left -= len(freed)
+		c.admit(g.admit(ctx, req.Worker, freed))
 	}
 	if err == nil && left >= 0 {
 		var ts []task.Task
@@ -59,12 +60,14 @@ func (g *Gate) Claim(ctx context.Context, req Request) (Claimed, error) {
 			ts, err = g.cfg.Store.Claim(ctx, g.skips(withLimit(req, left)))
 		}
 		c.More = err == nil && len(ts) == left
-		claimed = append(claimed, ts...)
+		c.admit(g.admit(ctx, req.Worker, ts))
 	}
-	kept, back := g.admit(ctx, req.Worker, claimed)
-	c.Tasks, c.Back = append(c.Tasks, kept...), back
 	g.hold(req.Worker, c.Tasks)
 	return c, err
+}
+
+func (c *Claimed) admit(kept []task.Task, back []Back) {
+	c.Tasks, c.Back = append(c.Tasks, kept...), append(c.Back, back...)
 }
 
 func withLimit(req Request, n int) store.ClaimRequest {

@@ -96,7 +96,7 @@ func (g *Gate) holdsLocked(l *ledger, name string, gr store.Group, now time.Time
 		return !FailsFast(gr, now)
 	}
 	share := g.cfg.Protection.Settings(gr).Share(gr.Circuit, now)
-	return share < 1 && l.running[name] >= max(1, int(math.Ceil(share*float64(l.capacity))))
+	return share < 1 && l.running[name] >= rampRoom(share, l.capacity)
 }
 
 // onlyFullLocked tells whether a group is left out for its limit alone:
@@ -132,4 +132,11 @@ func (g *Gate) UntilProbe() (time.Duration, bool) {
 		}
 	}
 	return next, found
+}
+
+// rampRoom is how many attempts of a group ramping up after its breaker
+// closed a claimer of capacity slots runs at once: its share, rounded
+// down (a ramp errs on the slow side), and at least one.
+func rampRoom(share float64, capacity int) int {
+	return max(1, int(math.Floor(share*float64(capacity))))
 }
