@@ -68,13 +68,17 @@ type Gate struct {
 	lim  store.Limiter
 	skew atomic.Int64 // the store's clock minus this machine's, in ns
 
-	mu      sync.Mutex
-	read    time.Time // when the groups and limits were read, on this machine's clock
-	groups  map[string]store.Group
-	max     map[store.Scope]map[string]int
-	full    map[Full]time.Time   // queues, tenants and groups at their limit, until when
-	tried   map[string]time.Time // when a probe of a group was last sought
-	probes  map[int64]int64      // the tasks claimed as their group's probe, with their lease token
+	mu     sync.Mutex
+	read   time.Time // when the groups and limits were read, on this machine's clock
+	groups map[string]store.Group
+	max    map[store.Scope]map[string]int
+	full   map[Full]time.Time   // queues, tenants and groups at their limit, until when
+	tried  map[string]time.Time // when a probe of a group was last sought
+	probes map[int64]int64      // the tasks claimed as their group's probe, with their lease token
+	// pressed holds a group back, on this machine's clock, from when one
+	// of its attempts ended in a resource failure until its result is
+	// recorded in the store (Ended), which then holds it for the fleet.
+	pressed map[string]time.Time
 	ledgers map[string]*ledger
 }
 
@@ -105,7 +109,7 @@ func New(cfg Config) (*Gate, error) {
 	}
 	return &Gate{
 		cfg: cfg, gb: gb, lim: lim,
-		full: map[Full]time.Time{}, tried: map[string]time.Time{}, probes: map[int64]int64{}, ledgers: map[string]*ledger{},
+		full: map[Full]time.Time{}, pressed: map[string]time.Time{}, tried: map[string]time.Time{}, probes: map[int64]int64{}, ledgers: map[string]*ledger{},
 	}, nil
 }
 

@@ -72,6 +72,34 @@ func (g *Gate) skipsLocked(l *ledger, req store.ClaimRequest, now, local time.Ti
 			}
 		}
 	}
+	// A limit that the claimer's own attempts fill is full whatever the
+	// others run, however long ago it was last found so.
+	for _, s := range scopes {
+		if len(g.max[s]) == 0 {
+			continue
+		}
+		own := map[string]int{}
+		for _, t := range l.held {
+			if n := scopeOf(t, s); g.max[s][n] > 0 {
+				own[n]++
+			}
+		}
+		for n, k := range own {
+			if k < g.max[s][n] {
+				continue
+			}
+			if s == store.ScopeQueue && !slices.Contains(req.SkipQueues, n) {
+				req.SkipQueues = append(req.SkipQueues, n)
+			} else if s == store.ScopeTenant && !slices.Contains(req.SkipTenants, n) {
+				req.SkipTenants = append(req.SkipTenants, n)
+			}
+		}
+	}
+	for name, k := range l.running {
+		if lim := g.groups[name].Limit; lim > 0 && k >= lim && !slices.Contains(req.SkipGroups, name) {
+			req.SkipGroups = append(req.SkipGroups, name)
+		}
+	}
 	for _, s := range [][]string{req.SkipGroups, req.SkipQueues, req.SkipTenants} {
 		slices.Sort(s)
 	}
@@ -85,7 +113,7 @@ func (g *Gate) skipsLocked(l *ledger, req store.ClaimRequest, now, local time.Ti
 // taken, to fail them at once); or it is closed and ramping up, and its
 // share of the claimer's slots is taken.
 func (g *Gate) holdsLocked(l *ledger, name string, gr store.Group, now time.Time) bool {
-	if now.Before(gr.Pressure.Until) {
+	if now.Before(gr.Pressure.Until) || g.cfg.Clock.Now().Before(g.pressed[name]) {
 		return true
 	}
 	if w := l.window[name]; w != nil && l.running[name] >= max(1, int(w.size)) {

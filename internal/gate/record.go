@@ -59,6 +59,19 @@ func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
 	}
 }
 
+// Ending tells the gate of an attempt's end as soon as it is decided,
+// before the claimer records it: a resource failure holds its group back
+// for this claimer at once, rather than once its result is recorded, so
+// that the claimer does not claim the group's tasks in between.
+func (g *Gate) Ending(t task.Task, f store.Finish) {
+	if r, ok := resultOf(f, false); !ok || !r.resource || t.Group == "" {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.pressed[t.Group] = g.cfg.Clock.Now().Add(g.cfg.Protection.PressureBase)
+}
+
 // Lost takes out of a claimer's ledger the attempts it no longer holds
 // (its heartbeat found their leases taken over): they say nothing of
 // their downstream.
@@ -94,6 +107,7 @@ func (g *Gate) recordGroup(ctx context.Context, worker, name string, rs []groupR
 		g.groups = map[string]store.Group{}
 	}
 	g.groups[name] = gr
+	delete(g.pressed, name)
 	g.adjustWindowLocked(g.ledgerLocked(worker, g.cfg.Clock.Now()), name, rs)
 	g.mu.Unlock()
 	if orClosed(gr.Circuit.State) != orClosed(before) {
