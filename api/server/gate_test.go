@@ -9,6 +9,7 @@ import (
 	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 func (h *harness) group(t *testing.T, name string, fn func(*store.Group)) store.Group {
@@ -37,7 +38,7 @@ func (h *harness) claimAll(t *testing.T, worker string, wait time.Duration) []*p
 // failures count in the group's breaker and open it.
 func TestRemoteClaimsKeepToTheBreakers(t *testing.T) {
 	h := start(t, server.Config{}, "")
-	one := breaker.Settings{Probes: 1, Consecutive: 2, CoolDown: 300 * time.Millisecond}
+	one := breaker.Settings{Probes: 1, Consecutive: 2, CoolDown: time.Second} // longer than the first claims take, even under -race
 	h.group(t, "api", func(g *store.Group) {
 		g.Settings = &one
 		one.Trip(&g.Circuit, time.Now(), 0)
@@ -137,5 +138,81 @@ func TestRemoteFailFastGroupFailsAtOnce(t *testing.T) {
 	}
 	if g := h.get(t, waits.GetId()); g.GetState() != "READY" || g.GetAttempt() != 0 {
 		t.Errorf("task of the group that waits: %s at attempt %d, want READY, untouched", g.GetState(), g.GetAttempt())
+	}
+}
+
+// TestRemoteClaimsRampUpAfterTheBreakerCloses: once a group's breaker
+// closes, a remote worker gets the group's share of its slots (what it
+// holds and what it asks for), as a Go worker gets its share of its
+// concurrency, even when one claim could take the whole backlog.
+func TestRemoteClaimsRampUpAfterTheBreakerCloses(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	ramp := breaker.Settings{RampUp: time.Hour, RampStart: 0.2}
+	h.group(t, "api", func(g *store.Group) {
+		g.Settings = &ramp
+		ramp.Trip(&g.Circuit, time.Now(), 0)
+		ramp.Close(&g.Circuit, time.Now())
+	})
+	for range 10 {
+		h.enqueue(t, &pb.NewTask{Kind: "call", Group: "api"})
+	}
+	first := h.claimAll(t, "w", 0)
+	if len(first) != 2 {
+		t.Fatalf("at the start of the ramp: claimed %d of the group with 10 slots, want 2 (a fifth)", len(first))
+	}
+	r, err := h.workers.Claim(ctx(t), &pb.ClaimRequest{WorkerId: "w", Kinds: []string{"call"}, Limit: 8, Wait: dpb(300 * time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(r.GetTasks()); n != 0 {
+		t.Errorf("holding its share, the worker claimed %d more of the group, want none", n)
+	}
+	for _, tk := range first {
+		if tk.GetAttempt() != 1 {
+			t.Errorf("task %d on attempt %d, want 1", tk.GetId(), tk.GetAttempt())
+		}
+	}
+}
+
+// TestRemoteClaimsKeepToTheRetryBudget: a group's retry budget lets only
+// as many remote retries run as it has tokens; the others wait, using no
+// attempt, as a Go worker's do.
+func TestRemoteClaimsKeepToTheRetryBudget(t *testing.T) {
+	cfg := server.Config{}
+	cfg.RetryBudget, cfg.BudgetWait = store.BudgetRates{Ratio: 0, Floor: 0, Burst: 2}, time.Hour
+	h := start(t, cfg, "")
+	for range 6 {
+		h.enqueue(t, &pb.NewTask{Kind: "call", Group: "api", Policy: "5 1ms 1ms"})
+	}
+	first := h.claimAll(t, "w", 0)
+	if len(first) != 6 {
+		t.Fatalf("first attempts: claimed %d, want 6", len(first))
+	}
+	for _, tk := range first {
+		if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: tk.GetId(), LeaseToken: tk.GetLeaseToken(),
+			Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "503 from api"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var retries []*pb.Task
+	for deadline := time.Now().Add(10 * time.Second); len(retries) < 2 && time.Now().Before(deadline); {
+		retries = append(retries, h.claimAll(t, "w", time.Second)...)
+	}
+	if more := h.claimAll(t, "w", 200*time.Millisecond); len(retries) != 2 || len(more) != 0 {
+		t.Fatalf("retries claimed: %d, then %d more; want 2 (a burst of 2), then none", len(retries), len(more))
+	}
+	released := 0
+	for _, tk := range first {
+		for _, a := range h.attempts(t, tk.GetId()) {
+			if a.Outcome == task.OutcomeReleased {
+				released++
+			}
+		}
+		if g := h.get(t, tk.GetId()); g.GetState() == "RETRYING" && g.GetAttempt() != 1 {
+			t.Errorf("task %d waits at attempt %d, want 1: waiting for the budget uses no attempt", tk.GetId(), g.GetAttempt())
+		}
+	}
+	if released != 4 {
+		t.Errorf("%d retries given back, want 4", released)
 	}
 }
