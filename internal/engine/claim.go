@@ -65,7 +65,7 @@ func (e *Engine) claimFloor() int { return min(cap(e.slots)/4, 100) }
 // gatherSlots waits until claimFloor slots are free or batchWindow has
 // passed, and returns how many are free.
 func (e *Engine) gatherSlots() int {
-	t := time.NewTimer(batchWindow)
+	t := e.cfg.Clock.NewTimer(batchWindow)
 	defer t.Stop()
 	for {
 		free := cap(e.slots) - len(e.slots)
@@ -74,7 +74,7 @@ func (e *Engine) gatherSlots() int {
 		}
 		select {
 		case <-e.wake:
-		case <-t.C:
+		case <-t.C():
 			return cap(e.slots) - len(e.slots)
 		case <-e.stopping:
 			return 0
@@ -147,20 +147,20 @@ func (e *Engine) waitForWork(canClaim bool) {
 			d = min(d, max(e.untilStore(next), minWait))
 		}
 	}
-	t := time.NewTimer(d)
+	t := e.cfg.Clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-e.wake:
-	case <-t.C:
+	case <-t.C():
 	case <-e.stopping:
 	}
 }
 
 func (e *Engine) sleep(d time.Duration) {
-	t := time.NewTimer(d)
+	t := e.cfg.Clock.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-t.C():
 	case <-e.stopping:
 	}
 }
@@ -174,7 +174,7 @@ func (e *Engine) launch(t task.Task) {
 	e.mu.Lock()
 	e.running[t.ID] = a
 	e.mu.Unlock()
-	e.emit(Event{Time: time.Now(), Task: t})
+	e.emit(Event{Time: e.cfg.Clock.Now(), Task: t})
 	e.execs.Add(1)
 	e.dispatch(job{ctx: ctx, a: a, h: e.handlers[t.Kind]})
 }

@@ -90,7 +90,7 @@ func (e *Engine) recorded(batch []pending, errs []error) {
 			continue
 		}
 		e.stats.Finished.Add(1)
-		e.emit(Event{Time: time.Now(), Task: applied(p.a.t, p.f), Attempt: p.f.Attempt})
+		e.emit(Event{Time: e.cfg.Clock.Now(), Task: applied(p.a.t, p.f), Attempt: p.f.Attempt})
 	}
 	e.forget(batch, errs)
 	if due {
@@ -132,10 +132,10 @@ func applied(t task.Task, f store.Finish) task.Task {
 }
 
 func (e *Engine) pause(d time.Duration) {
-	t := time.NewTimer(d)
+	t := e.cfg.Clock.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-t.C():
 	case <-e.completeCtx.Done():
 	}
 }

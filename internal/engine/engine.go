@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/grit-run/grit/internal/clock"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/or"
 	"github.com/grit-run/grit/store"
@@ -43,6 +44,12 @@ type Config struct {
 	// results after the drain; default 10s.
 	RecordTimeout time.Duration
 	Logger        *slog.Logger
+	// Clock is the engine's time: its claim loop, heartbeats, rescues,
+	// watchdog, and the store's clock as the gate reads it (leases,
+	// breakers, budgets); default the machine's. A test moves a
+	// clock.Fake instead of sleeping. (An attempt's timeout is its
+	// context's deadline, on the machine's clock.)
+	Clock clock.Clock
 	// OnEvent, if set, is called (from one goroutine) after each change the
 	// engine makes to a task: claims and finished attempts.
 	OnEvent func(Event)
@@ -82,6 +89,7 @@ func (c *Config) setDefaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	c.Clock = clock.Or(c.Clock)
 }
 
 // Event is one change the engine made to a task.
@@ -168,7 +176,7 @@ func New(cfg Config) (*Engine, error) {
 		stopping: make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Policy: e.policyFor, Logger: cfg.Logger, OnChange: e.Wake})
+	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Policy: e.policyFor, Clock: cfg.Clock, Logger: cfg.Logger, OnChange: e.Wake})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}

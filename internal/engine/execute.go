@@ -162,16 +162,16 @@ type watched struct {
 // per task: a task claimed again while an old attempt's handler still
 // runs must not hide that attempt from it.
 func (e *Engine) watchdog() {
-	tick := time.NewTicker(min(max(e.cfg.StuckGrace/4, 10*time.Millisecond), time.Second))
+	tick := e.cfg.Clock.NewTicker(min(max(e.cfg.StuckGrace/4, 10*time.Millisecond), time.Second))
 	defer tick.Stop()
 	var stuck []*attempt
 	for {
 		select {
-		case <-tick.C:
+		case <-tick.C():
 		case <-e.runCtx.Done():
 			return
 		}
-		now := time.Now()
+		now := e.cfg.Clock.Now()
 		e.retireIdle(now.Add(-runnerIdle))
 		stuck = stuck[:0]
 		e.watch.Lock()

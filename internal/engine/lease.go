@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"time"
 
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/store"
@@ -15,27 +14,27 @@ import (
 // reached for longer than a lease, every attempt is cancelled: a sibling
 // may already have taken them over.
 func (e *Engine) heartbeatLoop() {
-	t := time.NewTicker(e.cfg.Heartbeat)
+	t := e.cfg.Clock.NewTicker(e.cfg.Heartbeat)
 	defer t.Stop()
-	lastOK := time.Now()
+	lastOK := e.cfg.Clock.Now()
 	for {
 		select {
 		case <-e.runCtx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 		lost, err := e.cfg.Store.Heartbeat(e.runCtx, e.cfg.WorkerID, e.cfg.Lease, e.leases())
 		if err != nil {
 			if e.runCtx.Err() != nil {
 				return // the worker's stop cut the beat off: nothing failed
 			}
-			e.cfg.Logger.Warn("heartbeat failed", "err", err, "since_last", time.Since(lastOK))
-			if time.Since(lastOK) > e.cfg.Lease {
+			e.cfg.Logger.Warn("heartbeat failed", "err", err, "since_last", e.cfg.Clock.Now().Sub(lastOK))
+			if e.cfg.Clock.Now().Sub(lastOK) > e.cfg.Lease {
 				e.loseAll()
 			}
 			continue
 		}
-		lastOK = time.Now()
+		lastOK = e.cfg.Clock.Now()
 		if err := e.gate.Refresh(e.runCtx); err != nil && e.runCtx.Err() == nil {
 			e.cfg.Logger.Warn("could not refresh the groups and limits; keeping the last known", "err", err)
 		}

@@ -92,7 +92,7 @@ func (e *Engine) park(r *runner) (job, bool) {
 		p.mu.Unlock()
 		return job{}, false
 	}
-	r.parked = time.Now()
+	r.parked = e.cfg.Clock.Now()
 	p.idle = append(p.idle, r)
 	p.mu.Unlock()
 	j, ok := <-r.work
