@@ -159,7 +159,7 @@ func (c *Client) Close() error {
 func Snooze(d time.Duration) error { return engine.Snooze(d) }
 
 // Attempt is what a handler's context carries about its attempt.
-type Attempt = engine.AttemptInfo
+type Attempt = engine.HandlerAttempt
 
 // AttemptFrom returns the attempt a handler's context belongs to.
 func AttemptFrom(ctx context.Context) (Attempt, bool) { return engine.AttemptFrom(ctx) }

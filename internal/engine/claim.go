@@ -104,7 +104,7 @@ func (e *Engine) giveBack(b gate.Back) {
 	if b.Finish.Attempt.Outcome == task.OutcomeReleased {
 		e.stats.BudgetDeferred.Add(1)
 	}
-	e.finishes <- pending{a: &attempt{t: b.Task, cancel: func(error) {}, back: true}, f: b.Finish}
+	e.finishes <- pending{a: &inflight{t: b.Task, cancel: func(error) {}, back: true}, f: b.Finish}
 }
 
 func (e *Engine) pollFailed(err error, fails int) {
@@ -170,7 +170,7 @@ func (e *Engine) sleep(d time.Duration) {
 func (e *Engine) launch(t task.Task) {
 	e.slots <- struct{}{}
 	ctx, cancel := context.WithCancelCause(e.runCtx)
-	a := &attempt{t: t, cancel: cancel}
+	a := &inflight{t: t, cancel: cancel}
 	e.mu.Lock()
 	e.running[t.ID] = a
 	e.mu.Unlock()

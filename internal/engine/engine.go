@@ -111,7 +111,7 @@ type Engine struct {
 	events   chan Event
 
 	mu      sync.Mutex
-	running map[int64]*attempt
+	running map[int64]*inflight
 
 	started     atomic.Bool
 	stopped     atomic.Bool
@@ -136,11 +136,11 @@ type Engine struct {
 
 	publishes bool // the store is a store.Publisher: handlers may publish
 
-	runners runners
+	executors executors
 
 	watch struct { // the attempts whose handler runs, for the watchdog
 		sync.Mutex
-		running map[*attempt]struct{}
+		running map[*inflight]struct{}
 	}
 }
 
@@ -172,7 +172,7 @@ func New(cfg Config) (*Engine, error) {
 		slots:    make(chan struct{}, cfg.Concurrency),
 		finishes: make(chan pending, cfg.Concurrency),
 		events:   make(chan Event, 256),
-		running:  map[int64]*attempt{},
+		running:  map[int64]*inflight{},
 		stopping: make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -182,7 +182,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.gate = g
 	_, e.publishes = cfg.Store.(store.Publisher)
-	e.watch.running = map[*attempt]struct{}{}
+	e.watch.running = map[*inflight]struct{}{}
 	if err := e.Register(Handler{Kind: task.KindExec, Fn: execHandler}); err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ func policy(s string) *retry.Policy {
 
 func TestSuccess(t *testing.T) {
 	st := newStore(t)
-	var got AttemptInfo
+	var got HandlerAttempt
 	start(t, testConfig(st), Handler{Kind: "ok", Fn: func(ctx context.Context, tk *task.Task) error {
 		got, _ = AttemptFrom(ctx)
 		return nil

@@ -13,8 +13,10 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// attempt is a claimed task being worked.
-type attempt struct {
+// inflight is an attempt in flight: a claimed task being worked. (The
+// attempt's record is a task.Attempt; what its handler learns of it, a
+// HandlerAttempt; the input to a retry decision, a retry.Attempt.)
+type inflight struct {
 	t      task.Task
 	cancel context.CancelCauseFunc
 	back   bool // given back at a budget or limit, or failed fast, never run
@@ -36,7 +38,7 @@ type attempt struct {
 // to the handler.
 type attemptCtx struct {
 	context.Context
-	info AttemptInfo
+	info HandlerAttempt
 	rec  *record
 }
 
@@ -77,20 +79,20 @@ type recordKey struct{}
 
 // pending is a finished attempt waiting to be recorded.
 type pending struct {
-	a *attempt
+	a *inflight
 	f store.Finish
 }
 
 // execute runs an attempt on its own goroutine and hands its result to the
 // completer, unless the watchdog has ended the attempt as stuck first.
-func (e *Engine) execute(ctx context.Context, a *attempt, h *Handler) {
-	if o, ok := e.run(ctx, a, h); ok {
+func (e *Engine) execute(ctx context.Context, a *inflight, h *Handler) {
+	if o, ok := e.callHandler(ctx, a, h); ok {
 		e.end(a, o)
 	}
 }
 
 // end hands an attempt's result to the completer and frees its slot.
-func (e *Engine) end(a *attempt, o outcome) {
+func (e *Engine) end(a *inflight, o outcome) {
 	defer e.execs.Done()
 	a.cancel(nil)
 	f := e.finishFor(a.t, o)
@@ -107,7 +109,7 @@ func (e *Engine) end(a *attempt, o outcome) {
 // return within its grace after its context ends is abandoned as stuck by
 // the watchdog, which ends the attempt in its place; run then returns
 // false when the handler does return, for its result is no longer wanted.
-func (e *Engine) run(ctx context.Context, a *attempt, h *Handler) (outcome, bool) {
+func (e *Engine) callHandler(ctx context.Context, a *inflight, h *Handler) (outcome, bool) {
 	t := &a.view
 	*t = a.t
 	timeout := t.Timeout
@@ -117,7 +119,7 @@ func (e *Engine) run(ctx context.Context, a *attempt, h *Handler) (outcome, bool
 	rec := &a.rec
 	rec.tenant, rec.noEvents = a.t.Tenant, !e.publishes
 	a.actx = attemptCtx{Context: ctx, rec: rec,
-		info: AttemptInfo{TaskID: t.ID, Number: t.Attempt, LeaseToken: t.LeaseToken, Worker: e.cfg.WorkerID}}
+		info: HandlerAttempt{TaskID: t.ID, Number: t.Attempt, LeaseToken: t.LeaseToken, Worker: e.cfg.WorkerID}}
 	ctx = &a.actx
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -164,7 +166,7 @@ type watched struct {
 func (e *Engine) watchdog() {
 	tick := e.cfg.Clock.NewTicker(min(max(e.cfg.StuckGrace/4, 10*time.Millisecond), time.Second))
 	defer tick.Stop()
-	var stuck []*attempt
+	var stuck []*inflight
 	for {
 		select {
 		case <-tick.C():
@@ -172,7 +174,7 @@ func (e *Engine) watchdog() {
 			return
 		}
 		now := e.cfg.Clock.Now()
-		e.retireIdle(now.Add(-runnerIdle))
+		e.retireIdle(now.Add(-executorIdle))
 		stuck = stuck[:0]
 		e.watch.Lock()
 		for a := range e.watch.running {
@@ -197,7 +199,7 @@ func (e *Engine) watchdog() {
 
 // abandonStuck ends an attempt whose handler ignored the end of its
 // context for its grace; what the handler left is not read.
-func (e *Engine) abandonStuck(a *attempt) {
+func (e *Engine) abandonStuck(a *inflight) {
 	w := a.watched
 	e.stats.Stuck.Add(1)
 	e.cfg.Logger.Error("handler ignored the end of its context; its slot is freed", "task", a.t.ID, "kind", a.t.Kind)

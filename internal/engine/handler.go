@@ -38,8 +38,8 @@ func (h *Handler) validate() error {
 	return nil
 }
 
-// AttemptInfo is what a handler's context carries about its attempt.
-type AttemptInfo struct {
+// HandlerAttempt is what a handler's context carries about its attempt.
+type HandlerAttempt struct {
 	TaskID     int64
 	Number     int   // from 1
 	LeaseToken int64 // a fencing token: larger for every new owner of the task
@@ -49,10 +49,10 @@ type AttemptInfo struct {
 type attemptKey struct{}
 
 // AttemptFrom returns the attempt a handler's context belongs to.
-func AttemptFrom(ctx context.Context) (AttemptInfo, bool) {
-	a, ok := ctx.Value(attemptKey{}).(*AttemptInfo)
+func AttemptFrom(ctx context.Context) (HandlerAttempt, bool) {
+	a, ok := ctx.Value(attemptKey{}).(*HandlerAttempt)
 	if !ok {
-		return AttemptInfo{}, false
+		return HandlerAttempt{}, false
 	}
 	return *a, true
 }

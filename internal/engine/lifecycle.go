@@ -103,7 +103,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 	close(e.stopping)
 	e.claimWG.Wait()
 	e.drain(ctx)
-	e.closeRunners()
+	e.closeExecutors()
 	close(e.finishes)
 	// Recording what the drain produced is bounded apart from ctx, so that a
 	// stop that releases at once (ctx already done) still records it.

@@ -9,49 +9,49 @@ import (
 	"time"
 )
 
-// runners are the goroutines that run attempts, each one attempt after
+// executors are the goroutines that run attempts, each one attempt after
 // another. A goroutine started per attempt begins with a small stack and
 // grows it, by copying, as its handler goes deeper (decoding JSON
 // arguments is enough): on a busy worker that copying cost more than the
-// rest of the engine's work for a task. A runner keeps its grown stack for
+// rest of the engine's work for a task. An executor keeps its grown stack for
 // the next attempt.
 //
 // The garbage collector halves the stack of a goroutine that uses less
-// than a quarter of it, so an idle runner would lose its stack again: it
+// than a quarter of it, so an idle executor would lose its stack again: it
 // waits for work below a frame of parkDepth bytes, which keeps a stack of
-// up to four times that from being shrunk. Runners idle for runnerIdle go
+// up to four times that from being shrunk. Executors idle for executorIdle go
 // away, so a burst of work does not hold its stacks for ever.
-type runners struct {
+type executors struct {
 	mu     sync.Mutex
-	idle   []*runner // the most recently parked last: it is taken first
+	idle   []*executor // the most recently parked last: it is taken first
 	closed bool
-	made   int          // runners started, for tests
-	live   atomic.Int64 // runners not yet ended, for tests
+	made   int          // executors started, for tests
+	live   atomic.Int64 // executors not yet ended, for tests
 }
 
-// runner is one runner's mailbox.
-type runner struct {
+// executor is one executor goroutine's mailbox.
+type executor struct {
 	work   chan job
 	parked time.Time
 }
 
-// job is an attempt handed to a runner.
+// job is an attempt handed to a executor.
 type job struct {
 	ctx context.Context
-	a   *attempt
+	a   *inflight
 	h   *Handler
 }
 
 const (
-	// parkDepth is the stack an idle runner holds under its wait.
+	// parkDepth is the stack an idle executor holds under its wait.
 	parkDepth = 4 << 10
-	// runnerIdle is how long a runner waits for work before it ends.
-	runnerIdle = 30 * time.Second
+	// executorIdle is how long a executor waits for work before it ends.
+	executorIdle = 30 * time.Second
 )
 
-// dispatch runs j on an idle runner, or on a new one.
+// dispatch runs j on an idle executor, or on a new one.
 func (e *Engine) dispatch(j job) {
-	p := &e.runners
+	p := &e.executors
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
 		r := p.idle[n-1]
@@ -64,15 +64,15 @@ func (e *Engine) dispatch(j job) {
 	p.made++
 	p.mu.Unlock()
 	p.live.Add(1)
-	go e.runLoop(&runner{work: make(chan job, 1)}, j)
+	go e.execLoop(&executor{work: make(chan job, 1)}, j)
 }
 
-// runLoop runs j, then each attempt it is handed, until it is retired.
+// execLoop runs j, then each attempt it is handed, until it is retired.
 // Profiler labels a handler set on its goroutine (pprof.SetGoroutineLabels)
-// are cleared after its attempt: the next attempt on this runner starts
+// are cleared after its attempt: the next attempt on this executor starts
 // without them, as it would on a goroutine of its own.
-func (e *Engine) runLoop(r *runner, j job) {
-	defer e.runners.live.Add(-1)
+func (e *Engine) execLoop(r *executor, j job) {
+	defer e.executors.live.Add(-1)
 	for ok := true; ok; j, ok = e.park(r) {
 		e.execute(j.ctx, j.a, j.h)
 		pprof.SetGoroutineLabels(context.Background())
@@ -83,10 +83,10 @@ func (e *Engine) runLoop(r *runner, j job) {
 // when r is retired.
 //
 //go:noinline
-func (e *Engine) park(r *runner) (job, bool) {
+func (e *Engine) park(r *executor) (job, bool) {
 	var depth [parkDepth]byte
 	hold(&depth)
-	p := &e.runners
+	p := &e.executors
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -106,10 +106,10 @@ func (e *Engine) park(r *runner) (job, bool) {
 //go:noinline
 func hold(*[parkDepth]byte) {}
 
-// retireIdle ends the runners idle since before cutoff: the oldest are
+// retireIdle ends the executors idle since before cutoff: the oldest are
 // first in the list.
 func (e *Engine) retireIdle(cutoff time.Time) {
-	p := &e.runners
+	p := &e.executors
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := 0
@@ -117,13 +117,13 @@ func (e *Engine) retireIdle(cutoff time.Time) {
 		close(p.idle[n].work)
 		n++
 	}
-	p.idle = slices.Delete(p.idle, 0, n) // clears the tail: no retired runner stays referenced
+	p.idle = slices.Delete(p.idle, 0, n) // clears the tail: no retired executor stays referenced
 }
 
-// closeRunners ends every idle runner, and every busy one when its attempt
+// closeExecutors ends every idle executor, and every busy one when its attempt
 // is over.
-func (e *Engine) closeRunners() {
-	p := &e.runners
+func (e *Engine) closeExecutors() {
+	p := &e.executors
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true

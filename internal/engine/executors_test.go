@@ -14,14 +14,14 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-func (p *runners) counts() (made, idle int) {
+func (p *executors) counts() (made, idle int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.made, len(p.idle)
 }
 
 // TestRunnersAreReused works many tasks one after another: each attempt
-// runs on a runner that an earlier attempt left idle, so no more runners
+// runs on a executor that an earlier attempt left idle, so no more executors
 // are started than the engine has slots.
 func TestRunnersAreReused(t *testing.T) {
 	st := newStore(t)
@@ -32,14 +32,14 @@ func TestRunnersAreReused(t *testing.T) {
 		e.Wake()
 		waitState(t, st, tk.ID, task.Success)
 	}
-	if made, _ := e.runners.counts(); made < 1 || made > cfg.Concurrency {
-		t.Errorf("%d runners started for 30 tasks one at a time; want 1 to %d (one per slot at most)", made, cfg.Concurrency)
+	if made, _ := e.executors.counts(); made < 1 || made > cfg.Concurrency {
+		t.Errorf("%d executors started for 30 tasks one at a time; want 1 to %d (one per slot at most)", made, cfg.Concurrency)
 	}
 }
 
 // TestHandlerLabelsStayWithTheirAttempt has a handler label its goroutine
 // for the profiler, as pprof.Do and pprof.SetGoroutineLabels do, and
-// checks that the label goes when the attempt ends: the runner that ran it
+// checks that the label goes when the attempt ends: the executor that ran it
 // runs the next attempt, whose samples would be counted under it.
 func TestHandlerLabelsStayWithTheirAttempt(t *testing.T) {
 	st := newStore(t)
@@ -57,44 +57,44 @@ func TestHandlerLabelsStayWithTheirAttempt(t *testing.T) {
 		}
 		return strings.Contains(b.String(), label)
 	}
-	waitFor(t, 5*time.Second, func() bool { _, idle := e.runners.counts(); return idle == 1 && !labelled() },
+	waitFor(t, 5*time.Second, func() bool { _, idle := e.executors.counts(); return idle == 1 && !labelled() },
 		func() string {
-			_, idle := e.runners.counts()
-			return fmt.Sprintf("%d idle runners, a goroutine labelled %s: %v; want the runner idle and unlabelled", idle, label, labelled())
+			_, idle := e.executors.counts()
+			return fmt.Sprintf("%d idle executors, a goroutine labelled %s: %v; want the executor idle and unlabelled", idle, label, labelled())
 		})
 }
 
-// TestIdleRunnersRetire retires the idle runners: their goroutines end,
+// TestIdleRunnersRetire retires the idle executors: their goroutines end,
 // and the next task starts a new one.
 func TestIdleRunnersRetire(t *testing.T) {
 	st := newStore(t)
 	e := start(t, testConfig(st), Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})
 	tk := enqueue(t, st, store.NewTask{Kind: "ok"})
 	waitState(t, st, tk.ID, task.Success)
-	waitFor(t, 5*time.Second, func() bool { _, idle := e.runners.counts(); return idle == 1 },
+	waitFor(t, 5*time.Second, func() bool { _, idle := e.executors.counts(); return idle == 1 },
 		func() string {
-			made, idle := e.runners.counts()
-			return fmt.Sprintf("%d runners made, %d idle", made, idle)
+			made, idle := e.executors.counts()
+			return fmt.Sprintf("%d executors made, %d idle", made, idle)
 		})
 
 	e.retireIdle(time.Now().Add(-time.Hour)) // parked since: none retires
-	if _, idle := e.runners.counts(); idle != 1 {
-		t.Fatalf("%d idle runners after retiring those idle for an hour; want the one parked just now", idle)
+	if _, idle := e.executors.counts(); idle != 1 {
+		t.Fatalf("%d idle executors after retiring those idle for an hour; want the one parked just now", idle)
 	}
 	e.retireIdle(time.Now().Add(time.Second))
-	waitFor(t, 5*time.Second, func() bool { return e.runners.live.Load() == 0 },
-		func() string { return fmt.Sprintf("%d runners still live", e.runners.live.Load()) })
+	waitFor(t, 5*time.Second, func() bool { return e.executors.live.Load() == 0 },
+		func() string { return fmt.Sprintf("%d executors still live", e.executors.live.Load()) })
 
 	tk = enqueue(t, st, store.NewTask{Kind: "ok"})
 	e.Wake()
 	waitState(t, st, tk.ID, task.Success)
-	if made, _ := e.runners.counts(); made != 2 {
-		t.Errorf("%d runners made; want 2: the retired one and a new one", made)
+	if made, _ := e.executors.counts(); made != 2 {
+		t.Errorf("%d executors made; want 2: the retired one and a new one", made)
 	}
 }
 
 // TestStopEndsRunners stops an engine whose handler is stuck: the idle
-// runners end at the stop, and the stuck one when its handler returns.
+// executors end at the stop, and the stuck one when its handler returns.
 func TestStopEndsRunners(t *testing.T) {
 	st := newStore(t)
 	cfg := testConfig(st)
@@ -120,13 +120,13 @@ func TestStopEndsRunners(t *testing.T) {
 	stuck := enqueue(t, st, store.NewTask{Kind: "stuck"})
 	e.Wake()
 	waitState(t, st, stuck.ID, task.Running)
-	for range 3 { // on another runner, idle at the stop
+	for range 3 { // on another executor, idle at the stop
 		tk := enqueue(t, st, store.NewTask{Kind: "ok"})
 		e.Wake()
 		waitState(t, st, tk.ID, task.Success)
 	}
-	if live := e.runners.live.Load(); live < 2 {
-		t.Fatalf("%d runners live; want the stuck one and at least one idle", live)
+	if live := e.executors.live.Load(); live < 2 {
+		t.Fatalf("%d executors live; want the stuck one and at least one idle", live)
 	}
 	// A short drain: the stuck attempt is released, then abandoned after
 	// its grace.
@@ -135,13 +135,13 @@ func TestStopEndsRunners(t *testing.T) {
 	if err := e.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, func() bool { return e.runners.live.Load() == 1 },
+	waitFor(t, 5*time.Second, func() bool { return e.executors.live.Load() == 1 },
 		func() string {
-			return fmt.Sprintf("%d runners live after the stop; want only the stuck one", e.runners.live.Load())
+			return fmt.Sprintf("%d executors live after the stop; want only the stuck one", e.executors.live.Load())
 		})
 	close(release)
-	waitFor(t, 5*time.Second, func() bool { return e.runners.live.Load() == 0 },
+	waitFor(t, 5*time.Second, func() bool { return e.executors.live.Load() == 0 },
 		func() string {
-			return fmt.Sprintf("%d runners live after the stuck handler returned", e.runners.live.Load())
+			return fmt.Sprintf("%d executors live after the stuck handler returned", e.executors.live.Load())
 		})
 }
