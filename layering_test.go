@@ -1,0 +1,46 @@
+package grit_test
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestLayering keeps the imports going downwards, as the design says: the
+// standalone packages take nothing from the module but task (and batch
+// the retry package beside it), and the API server takes its protection
+// and rescue from the gate, not from the engine.
+func TestLayering(t *testing.T) {
+	const module = "github.com/grit-run/grit"
+	tests := []struct {
+		pkg     string
+		allowed []string // module packages it may depend on
+		banned  []string // module packages it must not depend on
+	}{
+		{pkg: "task", allowed: []string{"task"}},
+		{pkg: "retry", allowed: []string{"retry"}},
+		{pkg: "breaker", allowed: []string{"breaker"}},
+		{pkg: "batch", allowed: []string{"batch", "retry"}},
+		{pkg: "api/server", banned: []string{"internal/engine"}},
+		{pkg: "store", banned: []string{"internal/engine", "internal/gate", "api/server"}},
+	}
+	for _, tt := range tests {
+		out, err := exec.Command("go", "list", "-deps", "./"+tt.pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps ./%s: %v", tt.pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			rel, ok := strings.CutPrefix(dep, module+"/")
+			if !ok {
+				continue
+			}
+			if tt.allowed != nil && !slices.Contains(tt.allowed, rel) {
+				t.Errorf("%s depends on %s: it may depend on %v of this module alone", tt.pkg, rel, tt.allowed)
+			}
+			if slices.Contains(tt.banned, rel) {
+				t.Errorf("%s depends on %s", tt.pkg, rel)
+			}
+		}
+	}
+}
