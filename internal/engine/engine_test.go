@@ -484,7 +484,7 @@ func TestTwoLiveWorkersCannotShareAnIdentity(t *testing.T) {
 // failingClaims is a real store whose first claims fail, as a store that
 // is restarting would.
 type failingClaims struct {
-	store.Store
+	*sqlite.Store
 	mu   sync.Mutex
 	left int
 }
@@ -502,15 +502,11 @@ func (f *failingClaims) Claim(ctx context.Context, req store.ClaimRequest) ([]ta
 	return f.Store.Claim(ctx, req)
 }
 
-func (f *failingClaims) ReportPoll(ctx context.Context, worker, lastError string, failures int) error {
-	return f.Store.(store.PollReporter).ReportPoll(ctx, worker, lastError, failures)
-}
-
 // TestClaimLoopSurvivesStoreErrors fails the first claims: the loop keeps
 // trying with backoff, works the task once claims succeed, and the worker's
 // record shows the last claim error with its failures back at 0.
 func TestClaimLoopSurvivesStoreErrors(t *testing.T) {
-	st := newStore(t)
+	st := newSQLite(t)
 	f := &failingClaims{Store: st, left: 3}
 	cfg := testConfig(f)
 	e := start(t, cfg, Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})

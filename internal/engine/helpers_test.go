@@ -16,7 +16,12 @@ import (
 )
 
 // newStore opens a SQLite store in a temporary directory.
-func newStore(t testing.TB) store.Store {
+func newStore(t testing.TB) store.Store { t.Helper(); return newSQLite(t) }
+
+// newSQLite is newStore for a test's wrapper, which embeds the real store
+// to change a method or two and keeps every capability it has (the engine
+// refuses a store without the required ones).
+func newSQLite(t testing.TB) *sqlite.Store {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
 	if err != nil {
