@@ -33,9 +33,9 @@ type Subscription struct {
 	Group string `json:"group,omitempty"`
 }
 
-// Publisher is an optional capability: topics and their subscribers, kept
-// in the store so that every process of a fleet publishes to the same
-// subscribers. Finish applies the events of an item (Finish.Publish) in its
+// Publisher is a required capability (see CheckCapabilities): topics and
+// their subscribers, kept in the store so that every process of a fleet
+// publishes to the same subscribers. Finish applies the events of an item (Finish.Publish) in its
 // transaction, only if the item applies; their deliveries join the run of
 // the item's task (if any) before the run is settled, so the run ends when
 // they have, and their failures count toward its MaxFailures.

@@ -22,9 +22,9 @@ type Limit struct {
 	Running int    `json:"running"`
 }
 
-// Limiter is an optional capability: concurrency limits per queue and per
-// tenant, kept in the store so that every worker of a fleet keeps to the
-// same ones. Workers enforce them: after a claim, a worker counts the
+// Limiter is a required capability (see CheckCapabilities): concurrency
+// limits per queue and per tenant, kept in the store so that every worker
+// of a fleet keeps to the same ones. Workers enforce them: after a claim, a worker counts the
 // running attempts of each limited queue and tenant it claimed tasks of
 // (its own claims included, as they have committed) and gives back, using
 // no attempt, what passes the limit. Of two workers that claim at once,

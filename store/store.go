@@ -4,6 +4,16 @@
 // conformance suite store/storetest checks that a driver keeps the
 // contract.
 //
+// Beside Store, a driver implements capabilities: small interfaces of
+// their own, which the engine finds by type assertion. Four are
+// required: GroupBreakers (breakers, retry budgets and group limits),
+// Limiter (queue and tenant limits), Publisher (events) and Durations (the
+// p99 beside a timeout that may be the bug). The engine and the API server
+// refuse a store without one of them (CheckCapabilities), rather than run
+// without the protection it gives. The others are optional: Waker,
+// Advisor, Overview and PollReporter; a worker logs, when it starts, which
+// its store lacks (MissingOptional).
+//
 // Every change of a task's state is a compare-and-set: a claim takes only a
 // task that is due, and a Finish applies only if the task is still RUNNING
 // under the lease token of the attempt that reports. Every change of
@@ -199,10 +209,11 @@ const (
 	ActCancel Action = "cancel" // a task not ended -> CANCELLED, dependents CANCELLED
 )
 
-// Durations is an optional capability: the durations of recent successful
-// attempts of tasks of a kind and name ("" for unnamed tasks), newest first.
-// The engine uses it to tell, when a task keeps timing out, how long the
-// task takes when it succeeds: the timeout may be the bug.
+// Durations is a required capability (see CheckCapabilities): the
+// durations of the newest successful attempts of tasks of a kind and name
+// ("" for unnamed tasks), at most limit of them, newest (by their end)
+// first. The engine uses it to tell, when a task keeps timing out, how
+// long the task takes when it succeeds: the timeout may be the bug.
 type Durations interface {
 	SuccessDurations(ctx context.Context, kind, name string, limit int) ([]time.Duration, error)
 }
@@ -212,6 +223,8 @@ type Durations interface {
 // was scheduled, a dependent was promoted), so that an idle worker claims
 // at once instead of at its next poll. One value may stand for many
 // notifications; the channel is closed when ctx ends or the store closes.
+// A driver says whose writes wake: only its own handle's, or (as
+// PostgreSQL's LISTEN/NOTIFY) those of every process on the database.
 type Waker interface {
 	Wake(ctx context.Context) (<-chan struct{}, error)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/sqlite"
 	"github.com/grit-run/grit/task"
 )
 
@@ -17,7 +18,7 @@ import (
 // it hands out n prepared tasks and counts their results, so that a
 // benchmark times the engine alone. Everything else goes to a real store.
 type freeClaims struct {
-	store.Store
+	*sqlite.Store
 	args     json.RawMessage
 	mu       sync.Mutex
 	claimed  int64
@@ -78,7 +79,7 @@ func BenchmarkEngine(b *testing.B) {
 		}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			st := &freeClaims{Store: newStore(b), args: json.RawMessage(`{"seq":12345}`), n: int64(b.N), all: make(chan struct{})}
+			st := &freeClaims{Store: newSQLite(b), args: json.RawMessage(`{"seq":12345}`), n: int64(b.N), all: make(chan struct{})}
 			cfg := testConfig(st)
 			cfg.Concurrency = 1000
 			cfg.Logger = slog.New(slog.DiscardHandler)

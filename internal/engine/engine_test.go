@@ -484,7 +484,7 @@ func TestTwoLiveWorkersCannotShareAnIdentity(t *testing.T) {
 // failingClaims is a real store whose first claims fail, as a store that
 // is restarting would.
 type failingClaims struct {
-	protected
+	*sqlite.Store
 	mu   sync.Mutex
 	left int
 }
@@ -499,19 +499,15 @@ func (f *failingClaims) Claim(ctx context.Context, req store.ClaimRequest) ([]ta
 	if fail {
 		return nil, errors.New("database is restarting")
 	}
-	return f.protected.Claim(ctx, req)
-}
-
-func (f *failingClaims) ReportPoll(ctx context.Context, worker, lastError string, failures int) error {
-	return f.protected.(store.PollReporter).ReportPoll(ctx, worker, lastError, failures)
+	return f.Store.Claim(ctx, req)
 }
 
 // TestClaimLoopSurvivesStoreErrors fails the first claims: the loop keeps
 // trying with backoff, works the task once claims succeed, and the worker's
 // record shows the last claim error with its failures back at 0.
 func TestClaimLoopSurvivesStoreErrors(t *testing.T) {
-	st := newStore(t)
-	f := &failingClaims{protected: st.(protected), left: 3}
+	st := newSQLite(t)
+	f := &failingClaims{Store: st, left: 3}
 	cfg := testConfig(f)
 	e := start(t, cfg, Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})
 	tk := enqueue(t, st, store.NewTask{Kind: "ok"})

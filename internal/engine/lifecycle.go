@@ -34,6 +34,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.started.Store(false)
 		return err
 	}
+	e.logMissingOptional()
 	e.listen()
 	e.claimWG.Go(e.claimLoop)
 	e.completerWG.Go(e.completer)

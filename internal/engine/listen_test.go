@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/sqlite"
 	"github.com/grit-run/grit/task"
 )
 
@@ -17,7 +18,7 @@ import (
 // closes listening, and which reports each time the claim loop asks for the
 // next due time, as it does before it sleeps.
 type lateListener struct {
-	protected
+	*sqlite.Store
 	listening chan struct{}
 	asked     chan struct{}
 }
@@ -38,7 +39,7 @@ func (s *lateListener) NextDue(ctx context.Context, req store.ClaimRequest) (tim
 	case s.asked <- struct{}{}:
 	default:
 	}
-	return s.protected.NextDue(ctx, req)
+	return s.Store.NextDue(ctx, req)
 }
 
 // TestWorkEnqueuedBeforeListeningStarts: the engine starts claiming before
@@ -46,7 +47,7 @@ func (s *lateListener) NextDue(ctx context.Context, req store.ClaimRequest) (tim
 // notifies no one. Once listening, the engine claims again: the task starts
 // then, not at the next poll an hour later.
 func TestWorkEnqueuedBeforeListeningStarts(t *testing.T) {
-	st := &lateListener{protected: newStore(t).(protected), listening: make(chan struct{}), asked: make(chan struct{}, 1)}
+	st := &lateListener{Store: newSQLite(t), listening: make(chan struct{}), asked: make(chan struct{}, 1)}
 	cfg := testConfig(st)
 	cfg.Poll = time.Hour
 	start(t, cfg, Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})
@@ -62,7 +63,7 @@ func TestWorkEnqueuedBeforeListeningStarts(t *testing.T) {
 
 // advising is a store with advice about its setup.
 type advising struct {
-	protected
+	*sqlite.Store
 	advice []string
 }
 
@@ -71,7 +72,7 @@ func (s advising) Advice(context.Context) ([]string, error) { return s.advice, n
 // TestStartLogsTheStoresAdvice: a worker starting on a store with advice
 // about its database logs each piece as a warning.
 func TestStartLogsTheStoresAdvice(t *testing.T) {
-	st := advising{protected: newStore(t).(protected), advice: []string{"autovacuum is off on this server: turn it on"}}
+	st := advising{Store: newSQLite(t), advice: []string{"autovacuum is off on this server: turn it on"}}
 	cfg := testConfig(st)
 	var logs lockedLog
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -103,7 +104,7 @@ func (l *lockedLog) String() string {
 // database is down at start or the listening connection is cut while it
 // opens; the call after them waits for open before it succeeds.
 type failingListener struct {
-	protected
+	*sqlite.Store
 	fails    int
 	attempts chan struct{}
 	open     chan struct{}
@@ -130,7 +131,7 @@ func (s *failingListener) Wake(ctx context.Context) (<-chan struct{}, error) {
 // of its life, and once they start it claims, so a task enqueued in
 // between starts then, not at the next poll an hour later.
 func TestNotificationsStartAfterFailures(t *testing.T) {
-	st := &failingListener{protected: newStore(t).(protected), fails: 2, attempts: make(chan struct{}, 3), open: make(chan struct{})}
+	st := &failingListener{Store: newSQLite(t), fails: 2, attempts: make(chan struct{}, 3), open: make(chan struct{})}
 	cfg := testConfig(st)
 	cfg.Poll = time.Hour
 	start(t, cfg, Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})
@@ -149,7 +150,7 @@ func TestNotificationsStartAfterFailures(t *testing.T) {
 // slowBeat is a store whose heartbeats last until their context ends, as a
 // heartbeat in flight when the worker stops does.
 type slowBeat struct {
-	protected
+	*sqlite.Store
 	beating chan struct{}
 }
 
@@ -165,7 +166,7 @@ func (s *slowBeat) Heartbeat(ctx context.Context, worker string, lease time.Dura
 // TestStopDuringAHeartbeatWarnsOfNothing: a heartbeat that a graceful stop
 // cuts off did not fail, and a stop must not log that it did.
 func TestStopDuringAHeartbeatWarnsOfNothing(t *testing.T) {
-	st := &slowBeat{protected: newStore(t).(protected), beating: make(chan struct{}, 1)}
+	st := &slowBeat{Store: newSQLite(t), beating: make(chan struct{}, 1)}
 	cfg := testConfig(st)
 	cfg.Heartbeat = 10 * time.Millisecond
 	var logs lockedLog

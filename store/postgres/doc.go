@@ -28,7 +28,14 @@
 // writes; a small batch without idempotency keys is inserted and notified
 // in one statement. Enqueue, SubmitRun, Finish and Act notify a channel when tasks
 // become due, and Wake listens to it, reconnecting when the connection
-// drops, so idle workers wake at once instead of polling.
+// drops, so idle workers wake at once instead of polling, whichever
+// process made the work due.
+//
+// The store has every capability of package store, the required ones
+// (GroupBreakers, Limiter, Publisher, Durations) and the optional ones
+// (Waker, Advisor, Overview, PollReporter). SuccessDurations finds the
+// newest successes of a kind and name through a partial index of SUCCESS
+// tasks (migration 0016).
 //
 // The schema (Config.Schema, the DSN's schema parameter, or "grit") is
 // created and migrated on open, and by Migrate, from the versioned SQL

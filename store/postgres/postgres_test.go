@@ -4,10 +4,15 @@ import (
 	"testing"
 
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/postgres"
 	"github.com/grit-run/grit/store/storetest"
 )
 
 func TestConformance(t *testing.T) {
 	admin(t) // skip (or fail, in CI) once, not in every subtest
-	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t) })
+	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t) },
+		// LISTEN/NOTIFY: a wake for work made due by any process.
+		storetest.WakesAcrossHandles(func(t *testing.T, s store.Store) store.Store {
+			return openIn(t, s.(*postgres.Store).Schema())
+		}))
 }

@@ -29,8 +29,9 @@ var reconnectBackoff = retry.Exponential{Min: 50 * time.Millisecond, Max: 5 * ti
 // The channel is closed when ctx ends or the Store closes. Only the first
 // connection's failure is returned as an error.
 //
-// Wake is an optional capability of this driver: the engine finds it by
-// type assertion.
+// Wake makes the store a store.Waker, an optional capability the engine
+// finds by type assertion, whose wakes come from every process on the
+// schema (storetest.WakesAcrossHandles).
 func (s *Store) Wake(ctx context.Context) (<-chan struct{}, error) {
 	conn, err := s.listen(ctx)
 	if err != nil {

@@ -21,6 +21,12 @@
 // writers, and a claim selects and updates its tasks in one such
 // transaction, so no task is claimed twice.
 //
+// The store has the capabilities the engine requires (GroupBreakers,
+// Limiter, Publisher, Durations) and the optional Overview and
+// PollReporter. It is not a store.Waker: a worker learns of work that
+// another process made due at its next poll (in its own process, the
+// client wakes it), and it has no Advisor.
+//
 // The schema is created and upgraded on open from the versioned SQL files
 // embedded in migrations/, recorded in the schema_migrations table.
 package sqlite

@@ -12,10 +12,7 @@ import (
 
 var groupTests = map[string]func(*testing.T, *harness){
 	"UpdateGroupCountsTheRunningOfALimitedGroup": func(t *testing.T, h *harness) {
-		gb, ok := h.s.(store.GroupBreakers)
-		if !ok {
-			t.Skip("the store is not a store.GroupBreakers (an optional capability)")
-		}
+		gb := required[store.GroupBreakers](h)
 		if _, err := gb.UpdateGroup(h.ctx, "api", func(g *store.Group) { g.Limit = 2 }); err != nil {
 			t.Fatal(err)
 		}
@@ -30,10 +27,7 @@ var groupTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"UpdateGroupListsTheRunningInClaimOrder": func(t *testing.T, h *harness) {
-		gb, ok := h.s.(store.GroupBreakers)
-		if !ok {
-			t.Skip("the store is not a store.GroupBreakers (an optional capability)")
-		}
+		gb := required[store.GroupBreakers](h)
 		if _, err := gb.UpdateGroup(h.ctx, "api", func(g *store.Group) { g.Limit = 1 }); err != nil {
 			t.Fatal(err)
 		}
@@ -81,10 +75,7 @@ var groupTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"GroupsAreKeptAndChangedOneAtATime": func(t *testing.T, h *harness) {
-		gb, ok := h.s.(store.GroupBreakers)
-		if !ok {
-			t.Skip("the store is not a store.GroupBreakers (an optional capability)")
-		}
+		gb := required[store.GroupBreakers](h)
 		if gs, err := gb.Groups(h.ctx); err != nil || len(gs) != 0 {
 			t.Fatalf("groups of a new store: %v (%v)", gs, err)
 		}

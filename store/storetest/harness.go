@@ -29,9 +29,12 @@ type harness struct {
 	t   *testing.T
 	s   store.Store
 	ctx context.Context
+	// reopen opens another handle on s's database, when the driver
+	// promises wakes across handles (WakesAcrossHandles); else nil.
+	reopen func(t *testing.T, s store.Store) store.Store
 }
 
-func newHarness(t *testing.T, open func(t *testing.T) store.Store) *harness {
+func newHarness(t *testing.T, open func(t *testing.T) store.Store, o options) *harness {
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	t.Cleanup(cancel)
 	s := open(t)
@@ -40,7 +43,7 @@ func newHarness(t *testing.T, open func(t *testing.T) store.Store) *harness {
 			t.Errorf("close: %v", err)
 		}
 	})
-	return &harness{t: t, s: s, ctx: ctx}
+	return &harness{t: t, s: s, ctx: ctx, reopen: o.reopen}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -29,10 +29,7 @@ var limitTests = map[string]func(*testing.T, *harness){
 		if c := h.claim(store.ClaimRequest{Limit: 10}); len(c) != 3 || c[0].Tenant == "" && c[1].Tenant == "" && c[2].Tenant == "" {
 			t.Errorf("claimed %+v: want 3 tasks, with their tenants", c)
 		}
-		p, ok := h.s.(store.Publisher)
-		if !ok {
-			return
-		}
+		p := required[store.Publisher](h)
 		if err := p.Subscribe(h.ctx, store.Subscription{Topic: "t", Kind: "k"}); err != nil {
 			t.Fatal(err)
 		}
@@ -72,10 +69,7 @@ var limitTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"LimitsAreSetListedCountedAndRemoved": func(t *testing.T, h *harness) {
-		l, ok := h.s.(store.Limiter)
-		if !ok {
-			t.Skip("the store is not a store.Limiter (an optional capability)")
-		}
+		l := required[store.Limiter](h)
 		if ls, err := l.Limits(h.ctx); err != nil || len(ls) != 0 {
 			t.Fatalf("limits of a new store: %v (%v)", ls, err)
 		}
@@ -111,10 +105,7 @@ var limitTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"RunningListsEachScopeInClaimOrder": func(t *testing.T, h *harness) {
-		l, ok := h.s.(store.Limiter)
-		if !ok {
-			t.Skip("the store is not a store.Limiter (an optional capability)")
-		}
+		l := required[store.Limiter](h)
 		ts := h.enqueue(store.NewTask{Kind: "k", Queue: "mail", Tenant: "acme"}, store.NewTask{Kind: "k", Queue: "mail", Tenant: "acme"},
 			store.NewTask{Kind: "k", Queue: "mail", Tenant: "acme", Priority: 5})
 		// Claimed in another order than the ids': the last enqueued first
@@ -138,10 +129,7 @@ var limitTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"BadLimitsAreRefused": func(t *testing.T, h *harness) {
-		l, ok := h.s.(store.Limiter)
-		if !ok {
-			t.Skip("the store is not a store.Limiter (an optional capability)")
-		}
+		l := required[store.Limiter](h)
 		for _, bad := range []store.Limit{{Scope: "group", Name: "g", Max: 1}, {Scope: store.ScopeQueue, Max: 1},
 			{Scope: store.ScopeTenant, Name: "t", Max: -1}} {
 			if err := l.SetLimit(h.ctx, bad); !errors.Is(err, task.ErrInvalid) {

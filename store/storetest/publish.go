@@ -12,11 +12,7 @@ import (
 // publisher is the harness's store as a store.Publisher.
 func (h *harness) publisher() store.Publisher {
 	h.t.Helper()
-	p, ok := h.s.(store.Publisher)
-	if !ok {
-		h.t.Skip("the store is not a store.Publisher (an optional capability)")
-	}
-	return p
+	return required[store.Publisher](h)
 }
 
 func (h *harness) subscribe(subs ...store.Subscription) store.Publisher {

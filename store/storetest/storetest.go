@@ -14,6 +14,11 @@
 // open must return a new, empty store for each call; Run closes it when the
 // subtest ends. The suite measures time on the store's clock (Now) and waits
 // for it by polling with a bound, never by sleeping a fixed time.
+//
+// Every case runs on every driver: a store that lacks a capability the
+// engine requires (store.CheckCapabilities) fails the cases of it. Only
+// the cases of an optional capability (store.Waker, store.Overview,
+// store.PollReporter) skip on a store without it.
 package storetest
 
 import (
@@ -22,12 +27,33 @@ import (
 	"github.com/grit-run/grit/store"
 )
 
+// An Option tells the suite what more a driver promises.
+type Option func(*options)
+
+type options struct {
+	reopen func(t *testing.T, s store.Store) store.Store
+}
+
+// WakesAcrossHandles says that the driver's store.Waker wakes on work made
+// due through any handle on the database, in any process (as PostgreSQL's
+// LISTEN/NOTIFY does), not only through its own. reopen opens another
+// handle on the database of a store that Run's open returned, as another
+// process would; the suite closes it.
+func WakesAcrossHandles(reopen func(t *testing.T, s store.Store) store.Store) Option {
+	return func(o *options) { o.reopen = reopen }
+}
+
 // Run runs the whole suite against the stores open returns.
-func Run(t *testing.T, open func(t *testing.T) store.Store) {
+func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	groups := []struct {
 		name  string
 		tests map[string]func(*testing.T, *harness)
 	}{
+		{"Capabilities", capabilityTests},
 		{"SubmitRun", submitTests},
 		{"Enqueue", enqueueTests},
 		{"Claim", claimTests},
@@ -45,12 +71,14 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Publish", publishTests},
 		{"Groups", groupTests},
 		{"Limits", limitTests},
+		{"Durations", durationTests},
+		{"Waker", wakerTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
 			for _, name := range sortedKeys(g.tests) {
 				test := g.tests[name]
-				t.Run(name, func(t *testing.T) { test(t, newHarness(t, open)) })
+				t.Run(name, func(t *testing.T) { test(t, newHarness(t, open, o)) })
 			}
 		})
 	}

@@ -1,0 +1,17 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/grit-run/grit/store"
+)
+
+// logMissingOptional says, in one line, which optional capabilities the
+// store lacks and what the worker does without them. (New refuses a store
+// that lacks a required one.)
+func (e *Engine) logMissingOptional() {
+	if missing := store.MissingOptional(e.cfg.Store); len(missing) > 0 {
+		e.cfg.Logger.Info("the store lacks optional capabilities", "store", fmt.Sprintf("%T", e.cfg.Store), "missing", strings.Join(missing, "; "))
+	}
+}

@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/sqlite"
+)
+
+// noBreakers is a wrapper that passes every capability of its store on
+// but GroupBreakers: the groups' breakers, budgets and limits.
+type noBreakers struct {
+	store.Store
+	store.Limiter
+	store.Publisher
+	store.Durations
+}
+
+// TestNewRefusesAStoreWithoutARequiredCapability: an engine on a store
+// without breakers would run with no downstream protection, silently; New
+// refuses it and says what it lacks.
+func TestNewRefusesAStoreWithoutARequiredCapability(t *testing.T) {
+	st := newSQLite(t)
+	for name, s := range map[string]store.Store{
+		"a wrapper of the Store interface alone": struct{ store.Store }{st},
+		"a wrapper without GroupBreakers":        noBreakers{st, st, st, st},
+	} {
+		_, err := New(testConfig(s))
+		if !errors.Is(err, store.ErrMissingCapability) || !strings.Contains(err.Error(), "lacks store.GroupBreakers (") {
+			t.Errorf("%s: New = %v, want ErrMissingCapability naming store.GroupBreakers", name, err)
+		}
+	}
+}
+
+// complete is a store with every capability, the optional ones too.
+type complete struct {
+	*sqlite.Store
+}
+
+func (complete) Wake(ctx context.Context) (<-chan struct{}, error) {
+	ch := make(chan struct{})
+	context.AfterFunc(ctx, func() { close(ch) })
+	return ch, nil
+}
+
+func (complete) Advice(context.Context) ([]string, error) { return nil, nil }
+
+// TestStartLogsMissingOptionalCapabilities: a worker says once, when it
+// starts, which optional capabilities its store lacks (SQLite has no
+// Waker), and says nothing of them when it lacks none.
+func TestStartLogsMissingOptionalCapabilities(t *testing.T) {
+	for name, c := range map[string]struct {
+		st   store.Store
+		want int
+	}{
+		"SQLite":   {newSQLite(t), 1},
+		"complete": {complete{newSQLite(t)}, 0},
+	} {
+		cfg := testConfig(c.st)
+		var logs lockedLog
+		cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		e := start(t, cfg)
+		e.Stop(t.Context())
+		got := logs.String()
+		if n := strings.Count(got, "lacks optional capabilities"); n != c.want {
+			t.Errorf("%s: %d lines on missing optional capabilities, want %d:\n%s", name, n, c.want, got)
+		}
+		if c.want > 0 && (!strings.Contains(got, "level=INFO msg=\"the store lacks optional capabilities\" store=*sqlite.Store") ||
+			!strings.Contains(got, "store.Waker (")) {
+			t.Errorf("%s: logs\n%s\nwant an INFO line naming store.Waker", name, got)
+		}
+	}
+}

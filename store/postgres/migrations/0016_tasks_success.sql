@@ -1,0 +1,14 @@
+-- SuccessDurations (the p99 beside a timeout that may be the bug) reads
+-- the newest successful attempts of one kind and name. Without an index it
+-- read every task, and a worker asks each time a task times out twice in
+-- a row: during an outage, over and over. This index holds SUCCESS tasks
+-- alone, so claims, retries and failures never touch it; the query walks
+-- it from the newest end, stops at its limit, and finds the attempt of a
+-- success that has a row of its own by attempts' primary key.
+--
+-- It costs each success one index entry: in psql, finishing 1,000 plain
+-- successes (succeed_alone) wrote 21% more WAL (416 kB against 344 kB)
+-- and touched 8% more buffers. Building it takes a lock that holds back
+-- writes to tasks while it reads the table once: on a table of millions
+-- of finished tasks, migrate (postgres.Migrate) at a quiet moment.
+CREATE INDEX tasks_success ON tasks (kind, name, finished_at) WHERE state = 'SUCCESS';
