@@ -32,29 +32,18 @@ func EventTenant(t string) PublishOption { return func(e *store.Event) { e.Tenan
 // changes nothing. Subscriptions are kept in the store, so every process
 // that publishes to the topic delivers to them.
 func (c *Client) Subscribe(ctx context.Context, s Subscription) error {
-	p, err := c.publisher()
-	if err != nil {
-		return err
-	}
-	return p.Subscribe(ctx, s)
+	return c.publisher().Subscribe(ctx, s)
 }
 
 // Unsubscribe removes a subscription.
 func (c *Client) Unsubscribe(ctx context.Context, s Subscription) error {
-	p, err := c.publisher()
-	if err != nil {
-		return err
-	}
-	return p.Unsubscribe(ctx, s)
+	return c.publisher().Unsubscribe(ctx, s)
 }
 
 // Publish publishes an event to a topic: one task per subscriber, with the
 // payload, encoded as JSON, as its args. It returns the deliveries.
 func (c *Client) Publish(ctx context.Context, topic string, payload any, opts ...PublishOption) ([]task.Task, error) {
-	p, err := c.publisher()
-	if err != nil {
-		return nil, err
-	}
+	p := c.publisher()
 	e, err := newEvent(topic, payload, opts)
 	if err != nil {
 		return nil, err
@@ -106,13 +95,9 @@ func Publish(ctx context.Context, topic string, payload any, opts ...PublishOpti
 	return nil
 }
 
-func (c *Client) publisher() (store.Publisher, error) {
-	p, ok := c.store.(store.Publisher)
-	if !ok {
-		return nil, fmt.Errorf("grit: the store has no topics (both the SQLite and PostgreSQL stores have): %w", task.ErrInvalid)
-	}
-	return p, nil
-}
+// publisher is the client's store as a store.Publisher, which New made
+// sure it is (a required capability).
+func (c *Client) publisher() store.Publisher { return c.store.(store.Publisher) }
 
 func newEvent(topic string, payload any, opts []PublishOption) (store.Event, error) {
 	b, err := json.Marshal(payload)

@@ -137,8 +137,6 @@ type Engine struct {
 
 	stats Stats
 
-	publishes bool // the store is a store.Publisher: handlers may publish
-
 	executors executors
 
 	watch struct { // the attempts whose handler runs, for the watchdog
@@ -184,7 +182,6 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.gate = g
-	_, e.publishes = cfg.Store.(store.Publisher)
 	e.watch.running = map[*inflight]struct{}{}
 	if err := e.Register(Handler{Kind: task.KindExec, Fn: execHandler}); err != nil {
 		return nil, err

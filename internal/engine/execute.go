@@ -72,7 +72,6 @@ type record struct {
 	mu       sync.Mutex    // guards events: a handler may publish from many goroutines
 	events   []store.Event // published when the attempt succeeds
 	tenant   string        // the task's: its events are the tenant's
-	noEvents bool          // the store is not a store.Publisher: Publish fails
 }
 
 type recordKey struct{}
@@ -117,7 +116,7 @@ func (e *Engine) callHandler(ctx context.Context, a *inflight, h *Handler) (outc
 		timeout = h.Timeout
 	}
 	rec := &a.rec
-	rec.tenant, rec.noEvents = a.t.Tenant, !e.publishes
+	rec.tenant = a.t.Tenant
 	a.actx = attemptCtx{Context: ctx, rec: rec,
 		info: HandlerAttempt{TaskID: t.ID, Number: t.Attempt, LeaseToken: t.LeaseToken, Worker: e.cfg.WorkerID}}
 	ctx = &a.actx

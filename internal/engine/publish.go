@@ -6,21 +6,16 @@ import (
 	"fmt"
 
 	"github.com/grit-run/grit/store"
-	"github.com/grit-run/grit/task"
 )
 
 // Publish records an event that the handler whose context ctx is publishes:
 // it is published when the attempt's success is recorded, in the same
 // transaction, and not at all if the attempt does not succeed. Only a
-// handler's context can publish this way; the store must be a
-// store.Publisher.
+// handler's context can publish this way.
 func Publish(ctx context.Context, e store.Event) error {
 	rec, ok := ctx.Value(recordKey{}).(*record)
 	if !ok {
 		return errors.New("engine: publish outside a handler: publish with the client instead")
-	}
-	if rec.noEvents {
-		return fmt.Errorf("publish: the worker's store does not keep events (it is not a store.Publisher): %w", task.ErrInvalid)
 	}
 	if err := store.ValidateEvent(e); err != nil {
 		return fmt.Errorf("publish: %w", err)
