@@ -3,7 +3,8 @@
 // publish, dead-letter actions) and the Workers service, through which a
 // worker in any language claims tasks, renews their leases and reports how
 // each attempt ended, with the same leases, fencing and retry decisions as
-// a Go worker (the engine's own code decides). Beside them it serves the
+// a Go worker (internal/decide decides), and the same downstream
+// protection and lease rescue (internal/gate). Beside them it serves the
 // standard health service and reflection, so grpcurl and
 // grpc-health-probe work.
 //
