@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -116,6 +117,9 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	}
 	if insecure {
 		s.cfg.Logger.Warn("serving without authentication: no tokens, on a loopback address", "addr", lis.Addr().String())
+	}
+	if missing := store.MissingOptional(s.cfg.Store); len(missing) > 0 {
+		s.cfg.Logger.Info("the store lacks optional capabilities", "store", fmt.Sprintf("%T", s.cfg.Store), "missing", strings.Join(missing, "; "))
 	}
 	gs := grpc.NewServer(s.ServerOptions()...)
 	s.Register(gs)
