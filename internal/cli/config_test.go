@@ -3,15 +3,26 @@ package cli
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/grit-run/grit/api/client"
+	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/internal/gritbench"
+	"github.com/grit-run/grit/internal/testcert"
 	"github.com/grit-run/grit/store"
 )
 
@@ -141,6 +152,287 @@ func FuzzParseBreaker(f *testing.F) {
 			t.Errorf("%q: accepted %+v (%v)", s, b, err)
 		}
 	})
+}
+
+// built is what a command built from its flags and variables: the
+// settings it read and the effective configuration of what it runs.
+type built struct {
+	s          settings
+	engine     *engine.Config // grit worker's, run's, bench's and bench's worker processes'
+	server     *server.Config // grit server's
+	protection gate.Protection
+	client     client.Config
+	storeDSN   string
+}
+
+// commandPath builds, as a command does, what it runs from its settings.
+type commandPath struct {
+	command string // the command whose flags are parsed
+	build   func(t *testing.T, e *env, cmd *cobra.Command, s settings) built
+}
+
+func engineBuilt(t *testing.T, eng *engine.Engine, err error) built {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := eng.Settings()
+	return built{engine: &cfg, protection: cfg.Protection}
+}
+
+// commandPaths are the commands that take knobs, each building what it
+// runs through the functions the command itself calls.
+func commandPaths(st store.Store, dsn string) map[string]commandPath {
+	discard := slog.New(slog.DiscardHandler)
+	return map[string]commandPath{
+		"grit worker": {"worker", func(t *testing.T, _ *env, _ *cobra.Command, s settings) built {
+			eng, err := workerEngine(st, s, nil, discard)
+			return engineBuilt(t, eng, err)
+		}},
+		"grit run": {"run", func(t *testing.T, e *env, _ *cobra.Command, s settings) built {
+			eng, err := e.runEngine(st, 1, s, nil)
+			return engineBuilt(t, eng, err)
+		}},
+		"grit bench (its engines in process)": {"bench", func(t *testing.T, _ *env, _ *cobra.Command, s settings) built {
+			cfg := benchConfig(gritbench.Config{}, s, "grit").Engine
+			cfg.Store = st
+			eng, err := engine.New(cfg)
+			return engineBuilt(t, eng, err)
+		}},
+		// The worker processes get the settings as flags; an empty
+		// environment shows that the flags carry all of them.
+		"grit bench (its worker processes)": {"bench", func(t *testing.T, _ *env, _ *cobra.Command, s settings) built {
+			child := benchConfig(gritbench.Config{}, s, "grit").Spawn(dsn, 3)
+			ce := fakeEnv(nil)
+			cs, _, err := commandSettings(t, ce, child.Args[1], child.Args[2:]...)
+			if err != nil || child.Args[1] != "bench-worker" || ce.storeDSN != dsn {
+				t.Fatalf("the worker process %v: %v", child.Args, err)
+			}
+			eng, err := engine.New(benchWorkerConfig(st, cs, 3))
+			return engineBuilt(t, eng, err)
+		}},
+		"grit bench-worker": {"bench-worker", func(t *testing.T, _ *env, _ *cobra.Command, s settings) built {
+			eng, err := engine.New(benchWorkerConfig(st, s, 3))
+			return engineBuilt(t, eng, err)
+		}},
+		"grit server": {"server", func(t *testing.T, e *env, _ *cobra.Command, s settings) built {
+			cfg, err := e.serverConfig(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv, err := newServer(cfg, st, discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sc := srv.Settings()
+			return built{server: &sc, protection: sc.Protection}
+		}},
+		// The client commands (enqueue, get, cancel) read their knobs from
+		// the environment alone, with client.FromEnv (see env.remote).
+		"grit enqueue, get, cancel": {"enqueue", func(t *testing.T, e *env, _ *cobra.Command, _ settings) built {
+			cfg, _, err := client.FromEnv(e.getenv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return built{client: cfg}
+		}},
+	}
+}
+
+// knobCase is how TestEverySettingReachesWhatItConfigures checks one
+// setting grit config lists: a value other than the default is given by
+// flag and, separately, by its variable, and read back from what it
+// configures.
+type knobCase struct {
+	value string
+	also  map[string]string // knobs it needs beside it, given the same way
+	// envOnly: it has no flag (via names the commands that read it).
+	envOnly bool
+	via     []string // the command paths that read it; default those with its flag
+	// configures says what it configures; got reads that back.
+	configures string
+	got        func(b built) any
+	want       any
+}
+
+// TestEverySettingReachesWhatItConfigures walks every setting grit config
+// lists, gives it by flag and then by variable to every command that has
+// it, builds the engine or server as the command does, and checks that
+// the effective configuration (Settings) has it, and did not without it.
+func TestEverySettingReachesWhatItConfigures(t *testing.T) {
+	dir := t.TempDir()
+	dsn := "sqlite:" + filepath.Join(dir, "grit.db")
+	st := openStore(t, dsn)
+	cert, key, _ := testcert.Write(t, dir)
+	token := strings.Repeat("t", 32)
+	tokensFile := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokensFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eng := func(f func(engine.Config) any) func(built) any {
+		return func(b built) any { return f(*b.engine) }
+	}
+	srv := func(f func(server.Config) any) func(built) any {
+		return func(b built) any { return f(*b.server) }
+	}
+	prot := func(f func(gate.Protection) any) func(built) any {
+		return func(b built) any { return f(b.protection) }
+	}
+	cli := func(f func(client.Config) any) func(built) any {
+		return func(b built) any { return f(b.client) }
+	}
+	clientOnly := []string{"grit enqueue, get, cancel"}
+	cases := map[string]knobCase{
+		"store": {value: "sqlite:" + filepath.Join(dir, "other.db"), via: []string{"grit worker"},
+			configures: "the store every command opens (env.storeDSN, which openStore opens)",
+			got:        func(b built) any { return b.storeDSN }, want: "sqlite:" + filepath.Join(dir, "other.db")},
+		"worker-id":   {value: "w-7", configures: "the engine's WorkerID", got: eng(func(c engine.Config) any { return c.WorkerID }), want: "w-7"},
+		"concurrency": {value: "7", configures: "the engine's Concurrency", got: eng(func(c engine.Config) any { return c.Concurrency }), want: 7},
+		"lease":       {value: "45s", configures: "the engine's Lease", got: eng(func(c engine.Config) any { return c.Lease }), want: 45 * time.Second},
+		"heartbeat":   {value: "4s", configures: "the engine's Heartbeat", got: eng(func(c engine.Config) any { return c.Heartbeat }), want: 4 * time.Second},
+		"drain": {value: "9s", configures: "how long grit worker's Stop lets running attempts finish (settings.drain bounds its context)",
+			got: func(b built) any { return b.s.drain }, want: 9 * time.Second},
+		"pressure-base": {value: "3s", configures: "Protection.PressureBase", got: prot(func(p gate.Protection) any { return p.PressureBase }), want: 3 * time.Second},
+		"pressure-max":  {value: "7m", configures: "Protection.PressureMax", got: prot(func(p gate.Protection) any { return p.PressureMax }), want: 7 * time.Minute},
+		"retry-budget": {value: "0.1,1,2", configures: "Protection.RetryBudget",
+			got: prot(func(p gate.Protection) any { return p.RetryBudget }), want: store.BudgetRates{Ratio: 0.1, Floor: 1, Burst: 2}},
+		"budget-wait": {value: "250ms", configures: "Protection.BudgetWait", got: prot(func(p gate.Protection) any { return p.BudgetWait }), want: 250 * time.Millisecond},
+		"breaker": {value: "window=2m,buckets=12,failure-ratio=0.3,min-attempts=7,consecutive=4,cool-down=5s,max-cool-down=1m,probes=2,ramp-up=10s,ramp-start=0.2",
+			configures: "Protection.Breaker", got: prot(func(p gate.Protection) any { return p.Breaker }),
+			want: breaker.Settings{Window: 2 * time.Minute, Buckets: 12, FailureRatio: 0.3, MinAttempts: 7, Consecutive: 4,
+				CoolDown: 5 * time.Second, MaxCoolDown: time.Minute, Probes: 2, RampUp: 10 * time.Second, RampStart: 0.2}},
+		"listen": {value: "127.0.0.1:7421", configures: "the address grit server listens on (settings.listen, given to net.Listen)",
+			got: func(b built) any { return b.s.listen }, want: "127.0.0.1:7421"},
+		"tokens-file": {value: tokensFile, configures: "the server's Tokens", got: srv(func(c server.Config) any { return c.Tokens }), want: []string{token}},
+		"tls-cert":    {value: cert, also: map[string]string{"tls-key": key}, configures: "the server's CertFile", got: srv(func(c server.Config) any { return c.CertFile }), want: cert},
+		"tls-key":     {value: key, also: map[string]string{"tls-cert": cert}, configures: "the server's KeyFile", got: srv(func(c server.Config) any { return c.KeyFile }), want: key},
+		"max-payload": {value: "2048", configures: "the server's MaxPayload", got: srv(func(c server.Config) any { return c.MaxPayload }), want: 2048},
+		"max-batch":   {value: "77", configures: "the server's MaxBatch", got: srv(func(c server.Config) any { return c.MaxBatch }), want: 77},
+		"tokens": {value: token, envOnly: true, via: []string{"grit server"}, configures: "the server's Tokens (GRIT_TOKENS; --tokens-file is the flag)",
+			got: srv(func(c server.Config) any { return c.Tokens }), want: []string{token}},
+		"server": {value: "grit.example:7420", envOnly: true, via: clientOnly, configures: "the client's Addr (the commands' --server overrides it)",
+			got: cli(func(c client.Config) any { return c.Addr }), want: "grit.example:7420"},
+		"grpc-timeout": {value: "3s", envOnly: true, via: clientOnly, configures: "the client's Timeout",
+			got: cli(func(c client.Config) any { return c.Timeout }), want: 3 * time.Second},
+		"send-retries": {value: "5", envOnly: true, via: clientOnly, configures: "the client's SendRetries",
+			got: cli(func(c client.Config) any { return c.SendRetries }), want: 5},
+		"send-backoff-ms": {value: "250", envOnly: true, via: clientOnly, configures: "the client's SendBackoff",
+			got: cli(func(c client.Config) any { return c.SendBackoff }), want: 250 * time.Millisecond},
+		"max-batch-size": {value: "9", envOnly: true, via: clientOnly, configures: "the client's MaxBatchSize",
+			got: cli(func(c client.Config) any { return c.MaxBatchSize }), want: 9},
+		"flush-interval": {value: "0.5", envOnly: true, via: clientOnly, configures: "the client's FlushInterval",
+			got: cli(func(c client.Config) any { return c.FlushInterval }), want: 500 * time.Millisecond},
+		"server-tls": {value: "true", envOnly: true, via: clientOnly, configures: "the client's TLS",
+			got: cli(func(c client.Config) any { return c.TLS }), want: true},
+		"server-ca": {value: cert, envOnly: true, via: clientOnly, configures: "the client's CAFile",
+			got: cli(func(c client.Config) any { return c.CAFile }), want: cert},
+		"token": {value: token, envOnly: true, via: clientOnly, configures: "the client's Token",
+			got: cli(func(c client.Config) any { return c.Token }), want: token},
+	}
+
+	paths := commandPaths(st, dsn)
+	rows, err := fakeEnv(nil).configRows(settings{}, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPathsCoverKnobs(t, paths)
+	for _, row := range rows {
+		c, ok := cases[row.Name]
+		if !ok {
+			t.Errorf("grit config lists %s (%s) but no case here checks it: add one saying what it configures", row.Name, row.Env)
+			continue
+		}
+		delete(cases, row.Name)
+		via := c.via
+		if via == nil {
+			via = pathsWithKnob(t, paths, row.Name)
+		}
+		if len(via) == 0 {
+			t.Errorf("%s: no command takes it", row.Name)
+		}
+		for _, name := range via {
+			p, ok := paths[name]
+			if !ok {
+				t.Fatalf("%s: no command path %q", row.Name, name)
+			}
+			run := func(how string, vars map[string]string, args ...string) any {
+				e := fakeEnv(vars)
+				s, cmd, err := commandSettings(t, e, p.command, args...)
+				if err != nil {
+					t.Fatalf("%s: %s %s: %v", row.Name, name, how, err)
+				}
+				b := p.build(t, e, cmd, s)
+				b.s, b.storeDSN = s, e.storeDSN
+				return c.got(b)
+			}
+			t.Run(row.Name+"/"+name, func(t *testing.T) {
+				if got := run("at its default", nil); reflect.DeepEqual(got, c.want) {
+					t.Fatalf("%s is %v already at the default: give it another value", c.configures, got)
+				}
+				if !c.envOnly {
+					args := []string{"--" + row.Name + "=" + c.value}
+					for k, v := range c.also {
+						args = append(args, "--"+k+"="+v)
+					}
+					if got := run("by flag", nil, args...); !reflect.DeepEqual(got, c.want) {
+						t.Errorf("%s --%s %s: %s is %v, want %v", name, row.Name, c.value, c.configures, got, c.want)
+					}
+				}
+				vars := map[string]string{row.Env: c.value}
+				for k, v := range c.also {
+					vars[envOf(t, k)] = v
+				}
+				if got := run("by variable", vars); !reflect.DeepEqual(got, c.want) {
+					t.Errorf("%s with %s=%s: %s is %v, want %v", name, row.Env, c.value, c.configures, got, c.want)
+				}
+			})
+		}
+	}
+	for name := range cases {
+		t.Errorf("case %s: grit config does not list it", name)
+	}
+}
+
+// pathsWithKnob names the command paths whose command has the knob's flag.
+func pathsWithKnob(t *testing.T, paths map[string]commandPath, knobName string) []string {
+	var out []string
+	for name, p := range paths {
+		cmd, _, err := newRoot(fakeEnv(nil)).Find([]string{p.command})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fl := cmd.Flags().Lookup(knobName); fl != nil && fl.Annotations[knobAnnotation] != nil {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkPathsCoverKnobs fails for a command that takes knobs but has no
+// path here that builds what it runs (grit config only shows them).
+func checkPathsCoverKnobs(t *testing.T, paths map[string]commandPath) {
+	covered := map[string]bool{"config": true}
+	for _, p := range paths {
+		covered[p.command] = true
+	}
+	for _, cmd := range newRoot(fakeEnv(nil)).Commands() {
+		has := false
+		cmd.Flags().VisitAll(func(f *pflag.Flag) { has = has || f.Annotations[knobAnnotation] != nil })
+		if has && !covered[cmd.Name()] {
+			t.Errorf("grit %s takes knobs, but no command path here builds what it runs", cmd.Name())
+		}
+	}
+}
+
+func envOf(t *testing.T, knobName string) string {
+	for _, k := range allKnobs() {
+		if k.name == knobName {
+			return k.env
+		}
+	}
+	t.Fatalf("no knob %s", knobName)
+	return ""
 }
 
 // TestConfigListsEveryKnob: grit config --json has a row for every knob,
