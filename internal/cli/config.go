@@ -55,7 +55,7 @@ var (
 		func(s *settings) any { return &s.concurrency }}
 	knobLease = knob{"lease", "GRIT_LEASE", "15s", "how long a claim holds a task without a heartbeat",
 		func(s *settings) any { return &s.lease }}
-	knobHeartbeat = knob{"heartbeat", "GRIT_HEARTBEAT", "", "how often leases are renewed (default a third of the lease)",
+	knobHeartbeat = knob{"heartbeat", "GRIT_HEARTBEAT", "", "how often leases are renewed, by default a third of the lease",
 		func(s *settings) any { return &s.heartbeat }}
 	knobDrain = knob{"drain", "GRIT_DRAIN", "30s", "how long a stopping worker lets running attempts finish",
 		func(s *settings) any { return &s.drain }}
