@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/grit-run/grit/api/server"
@@ -259,6 +260,8 @@ func openBenchSchema(ctx context.Context, dsn string, n int) (gritbench.Target, 
 	schema := fmt.Sprintf("grit_bench_%d_%d", os.Getpid(), n)
 	st, err := postgres.OpenConfig(ctx, postgres.Config{DSN: dsn, Schema: schema})
 	if err != nil {
+		// An open cut short (Ctrl-C) may have made the schema already.
+		dropSchema(dsn, schema)
 		return gritbench.Target{}, &exitError{code: exitUsage, err: err}
 	}
 	u, err := url.Parse(dsn)
@@ -270,6 +273,25 @@ func openBenchSchema(ctx context.Context, dsn string, n int) (gritbench.Target, 
 	q.Set("schema", schema)
 	u.RawQuery = q.Encode()
 	return gritbench.Target{Store: dropOnClose{st}, DSN: u.String()}, nil
+}
+
+// dropSchema drops a benchmark's schema, if it was made, on a connection
+// of its own; it is best effort, for a store that could not be opened.
+func dropSchema(dsn, schema string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if u, err := url.Parse(dsn); err == nil {
+		q := u.Query()
+		q.Del("schema") // grit's parameter, not the server's
+		u.RawQuery = q.Encode()
+		dsn = u.String()
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 }
 
 // dropOnClose drops a benchmark's schema when its store is closed.
