@@ -18,9 +18,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/grit-run/grit/api/server"
+	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gritbench"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
@@ -49,6 +51,10 @@ many tasks; and a process task's overhead over a bare fork/exec. See
 docs/bench.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			set, err := e.settings(cmd.Flags())
+			if err != nil {
+				return err
+			}
 			if profile != "" {
 				stop, err := startProfile(profile)
 				if err != nil {
@@ -60,12 +66,11 @@ docs/bench.md.`,
 			if err != nil {
 				return fmt.Errorf("bench: find this program to start worker processes: %w", err)
 			}
-			cfg.Spawn = benchWorkerSpawner(self)
 			// Ctrl-C or SIGTERM ends the measurement, not the process: the
 			// schemas and files it made are removed on the way out.
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return e.bench(ctx, cmd.Flags().Changed("store"), cfg, asJSON)
+			return e.bench(ctx, cmd.Flags().Changed("store"), benchConfig(cfg, set, self), asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -75,8 +80,6 @@ docs/bench.md.`,
 	f.IntVar(&cfg.Latency, "latency", 1000, "tasks whose enqueue-to-start latency is measured, enqueued 5ms apart")
 	f.IntVar(&cfg.Retries, "retries", 500, "tasks whose retry lateness is measured")
 	f.BoolVar(&cfg.Takeover, "takeover", true, "measure the takeover after SIGKILL (takes about a lease)")
-	f.DurationVar(&cfg.Lease, "lease", 15*time.Second, "the worker processes' lease")
-	f.DurationVar(&cfg.Heartbeat, "heartbeat", 0, "the worker processes' heartbeat (default a third of the lease)")
 	f.IntVar(&cfg.MemoryTasks, "memory-tasks", 0, "tasks one worker process works while its memory is sampled (0: skip)")
 	f.IntVar(&cfg.Procs, "procs", 200, "process tasks for the overhead")
 	f.IntVar(&cfg.APITasks, "api-tasks", 5000, "tasks enqueued through the gRPC API, one call each and then batched (0: skip)")
@@ -84,39 +87,62 @@ docs/bench.md.`,
 	f.IntVar(&cfg.APIBatch, "api-batch", 50, "tasks per EnqueueBatch call of the batched API enqueue (the client's max batch size)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
+	registerKnobs(f, benchKnobs)
 	return cmd
 }
 
-// benchWorkerSpawner starts this program as a benchmark worker.
-func benchWorkerSpawner(self string) gritbench.Spawner {
-	return func(dsn string, wc gritbench.WorkerConfig) *exec.Cmd {
-		return exec.Command(self, "bench-worker", "--store", dsn, "--concurrency", strconv.Itoa(wc.Concurrency),
-			"--lease", wc.Lease.String(), "--heartbeat", wc.Heartbeat.String())
+// benchConfig is grit bench's configuration with its engines': those of
+// the settings, as grit worker's, in this process and in the worker
+// processes it starts (self bench-worker), which get the settings as
+// flags.
+func benchConfig(cfg gritbench.Config, s settings, self string) gritbench.Config {
+	cfg.Engine = s.engineConfig(nil)
+	cfg.Spawn = benchWorkerSpawner(self, s.args())
+	return cfg
+}
+
+// benchWorkerSpawner starts self as a benchmark worker, with knobArgs,
+// the flags that give it grit bench's settings.
+func benchWorkerSpawner(self string, knobArgs []string) gritbench.Spawner {
+	return func(dsn string, concurrency int) *exec.Cmd {
+		args := append([]string{"bench-worker", "--store", dsn, "--concurrency", strconv.Itoa(concurrency)}, knobArgs...)
+		return exec.Command(self, args...)
 	}
 }
 
 // newBenchWorkerCmd is the worker process grit bench starts; it speaks
 // gritbench.Worker's protocol on its standard input and output.
 func newBenchWorkerCmd(e *env) *cobra.Command {
-	var wc gritbench.WorkerConfig
+	var concurrency int
 	cmd := &cobra.Command{
 		Use:    "bench-worker",
 		Short:  "a worker process of grit bench",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := e.settings(cmd.Flags())
+			if err != nil {
+				return err
+			}
 			st, err := e.openStore(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			return gritbench.Worker(cmd.Context(), st, wc, cmd.InOrStdin(), e.stdout)
+			return gritbench.Worker(cmd.Context(), benchWorkerConfig(st, s, concurrency), cmd.InOrStdin(), e.stdout)
 		},
 	}
-	cmd.Flags().IntVar(&wc.Concurrency, "concurrency", 256, "executor slots")
-	cmd.Flags().DurationVar(&wc.Lease, "lease", 15*time.Second, "lease")
-	cmd.Flags().DurationVar(&wc.Heartbeat, "heartbeat", 5*time.Second, "heartbeat")
+	cmd.Flags().IntVar(&concurrency, "concurrency", 256, "executor slots")
+	registerKnobs(cmd.Flags(), benchKnobs)
 	return cmd
+}
+
+// benchWorkerConfig is a benchmark worker process's engine configuration:
+// the settings grit bench passed on, over st.
+func benchWorkerConfig(st store.Store, s settings, concurrency int) engine.Config {
+	cfg := s.engineConfig(st)
+	cfg.Concurrency = concurrency
+	return cfg
 }
 
 func startProfile(path string) (func(), error) {
@@ -201,9 +227,6 @@ func checkBenchConfig(cfg gritbench.Config) error {
 	if cfg.MemoryTasks < 0 {
 		return bad("memory-tasks", cfg.MemoryTasks, "0 (skip) or a positive number")
 	}
-	if cfg.Lease <= 0 || cfg.Heartbeat < 0 || cfg.Heartbeat >= cfg.Lease {
-		return bad("heartbeat", cfg.Heartbeat, fmt.Sprintf("a positive lease and a heartbeat shorter than it (lease %v)", cfg.Lease))
-	}
 	return nil
 }
 
@@ -237,6 +260,8 @@ func openBenchSchema(ctx context.Context, dsn string, n int) (gritbench.Target, 
 	schema := fmt.Sprintf("grit_bench_%d_%d", os.Getpid(), n)
 	st, err := postgres.OpenConfig(ctx, postgres.Config{DSN: dsn, Schema: schema})
 	if err != nil {
+		// An open cut short (Ctrl-C) may have made the schema already.
+		dropSchema(dsn, schema)
 		return gritbench.Target{}, &exitError{code: exitUsage, err: err}
 	}
 	u, err := url.Parse(dsn)
@@ -248,6 +273,25 @@ func openBenchSchema(ctx context.Context, dsn string, n int) (gritbench.Target, 
 	q.Set("schema", schema)
 	u.RawQuery = q.Encode()
 	return gritbench.Target{Store: dropOnClose{st}, DSN: u.String()}, nil
+}
+
+// dropSchema drops a benchmark's schema, if it was made, on a connection
+// of its own; it is best effort, for a store that could not be opened.
+func dropSchema(dsn, schema string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if u, err := url.Parse(dsn); err == nil {
+		q := u.Query()
+		q.Del("schema") // grit's parameter, not the server's
+		u.RawQuery = q.Encode()
+		dsn = u.String()
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 }
 
 // dropOnClose drops a benchmark's schema when its store is closed.

@@ -89,7 +89,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bad state", []string{"tasks", "--state", "DONE"}, "unknown state"},
 		{"bench workers", []string{"bench", "--workers", "0"}, "bench: --workers [0]: want counts from 1 to 64"},
 		{"bench tasks", []string{"bench", "--tasks", "-5"}, "bench: --tasks -5: want a positive number"},
-		{"bench heartbeat", []string{"bench", "--lease", "1s", "--heartbeat", "1s"}, "heartbeat shorter than it"},
+		{"bench heartbeat", []string{"bench", "--lease", "1s", "--heartbeat", "1s"}, "heartbeat 1s (flag --heartbeat) must be shorter than the lease 1s (flag --lease)"},
 		{"breakers open without a group", []string{"breakers", "open"}, "accepts 1 arg(s), received 0"},
 		{"breakers open negative", []string{"breakers", "open", "api", "--for", "-1s"}, "--for -1s: want a positive duration"},
 		{"breakers set ratio", []string{"breakers", "set", "api", "--failure-ratio", "2"}, "failure ratio 2: want a number from 0 to 1"},

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -8,46 +9,106 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
+	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 )
 
 // knob is one setting a deployment tunes: a flag value if given, else its
-// GRIT_* environment variable, else the default.
+// GRIT_* environment variable, else the default. field is where its value
+// goes in the settings; the field's type says how the value is read.
 type knob struct {
 	name, env, def, help string
+	field                func(*settings) any
 }
 
-// The worker's knobs, shared by grit run and grit worker.
+// settings are what the knobs set. Commands get them from env.settings
+// alone; a knob a command does not register leaves its field zero.
+type settings struct {
+	workerID         string
+	concurrency      int
+	lease, heartbeat time.Duration
+	drain            time.Duration
+	// protection is the downstream protection of the engines of grit
+	// worker, grit run and grit bench, and of grit server's remote workers
+	// alike: one knob means the same thing for all of them.
+	protection gate.Protection
+
+	listen, tokensFile, tlsCert, tlsKey string
+	maxPayload, maxBatch                int
+
+	// values and sources are each knob's value as given, and where it
+	// came from: "flag --NAME", "env GRIT_NAME" or "default".
+	values, sources map[string]string
+}
+
+// The worker's knobs, shared by grit run and grit worker (and the lease
+// and heartbeat by grit bench).
 var (
-	knobConcurrency = knob{"concurrency", "GRIT_CONCURRENCY", "10", "attempts running at once"}
-	knobLease       = knob{"lease", "GRIT_LEASE", "15s", "how long a claim holds a task without a heartbeat"}
-	knobHeartbeat   = knob{"heartbeat", "GRIT_HEARTBEAT", "5s", "how often leases are renewed; default a third of the lease"}
-	knobDrain       = knob{"drain", "GRIT_DRAIN", "30s", "how long a stopping worker lets running attempts finish"}
-	knobWorkerID    = knob{"worker-id", "GRIT_WORKER_ID", "", "the worker's identity; a worker restarted under the same one releases its predecessor's tasks at once (default host-pid-random)"}
-	knobPressBase   = knob{"pressure-base", "GRIT_PRESSURE_BASE", "1s", "how long a resource failure first holds its group back; each further one doubles it"}
-	knobPressMax    = knob{"pressure-max", "GRIT_PRESSURE_MAX", "1m", "the longest a group's resource pressure holds it back"}
-	knobBudget      = knob{"retry-budget", "GRIT_RETRY_BUDGET", "0.2,1,10", "each group's retries, fleet-wide: RATIO of first attempts, FLOOR a second beyond it, BURST at most at once"}
+	knobWorkerID = knob{"worker-id", "GRIT_WORKER_ID", "", "the worker's identity; a worker restarted under the same one releases its predecessor's tasks at once (default host-pid-random)",
+		func(s *settings) any { return &s.workerID }}
+	knobConcurrency = knob{"concurrency", "GRIT_CONCURRENCY", "10", "attempts running at once",
+		func(s *settings) any { return &s.concurrency }}
+	knobLease = knob{"lease", "GRIT_LEASE", "15s", "how long a claim holds a task without a heartbeat",
+		func(s *settings) any { return &s.lease }}
+	knobHeartbeat = knob{"heartbeat", "GRIT_HEARTBEAT", "", "how often leases are renewed, by default a third of the lease",
+		func(s *settings) any { return &s.heartbeat }}
+	knobDrain = knob{"drain", "GRIT_DRAIN", "30s", "how long a stopping worker lets running attempts finish",
+		func(s *settings) any { return &s.drain }}
 )
 
-// workerKnobs are the worker's knobs, in the order grit config lists them.
-var workerKnobs = []knob{knobWorkerID, knobConcurrency, knobLease, knobHeartbeat, knobDrain, knobPressBase, knobPressMax, knobBudget}
+// The downstream protection's knobs (gate.Protection), which every command
+// that claims tasks has: grit worker, grit run, grit bench and grit server.
+// Their defaults are gate's.
+var (
+	knobPressBase = knob{"pressure-base", "GRIT_PRESSURE_BASE", retry.FormatDuration(gate.DefaultPressureBase), "how long a resource failure first holds its group back; each further one doubles it",
+		func(s *settings) any { return &s.protection.PressureBase }}
+	knobPressMax = knob{"pressure-max", "GRIT_PRESSURE_MAX", retry.FormatDuration(gate.DefaultPressureMax), "the longest a group's resource pressure holds it back",
+		func(s *settings) any { return &s.protection.PressureMax }}
+	knobBudget = knob{"retry-budget", "GRIT_RETRY_BUDGET", formatBudget(store.DefaultBudget), "each group's retries, fleet-wide: RATIO of first attempts, FLOOR a second beyond it, BURST at most at once",
+		func(s *settings) any { return &s.protection.RetryBudget }}
+	knobBudgetWait = knob{"budget-wait", "GRIT_BUDGET_WAIT", retry.FormatDuration(gate.DefaultBudgetWait), "how long a retry its group's budget refused waits before it is claimed again, using no attempt (plus the time the budget's floor takes to bring its turn)",
+		func(s *settings) any { return &s.protection.BudgetWait }}
+	knobBreaker = knob{"breaker", "GRIT_BREAKER", "", "the groups' circuit breakers, as KEY=VALUE,…: window, buckets, failure-ratio, min-attempts, consecutive, cool-down, max-cool-down, probes, ramp-up, ramp-start " +
+		"(default window=1m,buckets=10,failure-ratio=0.5,min-attempts=20,consecutive=0,cool-down=30s,max-cool-down=10m,probes=3,ramp-up=30s,ramp-start=0.1); a group's own settings (grit breakers set GROUP) replace them",
+		func(s *settings) any { return &s.protection.Breaker }}
+)
 
-// parseBudget reads a retry budget: RATIO,FLOOR,BURST.
-func parseBudget(s string) (store.BudgetRates, error) {
-	parts := strings.Split(s, ",")
-	var v [3]float64
-	ok := len(parts) == 3
-	for i := 0; ok && i < 3; i++ {
-		f, err := strconv.ParseFloat(strings.TrimSpace(parts[i]), 64)
-		ok = err == nil && f >= 0 && !math.IsInf(f, 0)
-		v[i] = f
+var (
+	protectionKnobs = []knob{knobPressBase, knobPressMax, knobBudget, knobBudgetWait, knobBreaker}
+	// workerKnobs are grit worker's and grit run's knobs.
+	workerKnobs = append([]knob{knobWorkerID, knobConcurrency, knobLease, knobHeartbeat, knobDrain}, protectionKnobs...)
+	// benchKnobs are grit bench's, which it passes on to its worker
+	// processes; its concurrency is a measurement's, not a knob.
+	benchKnobs = append([]knob{knobLease, knobHeartbeat}, protectionKnobs...)
+)
+
+// allKnobs are the knobs with flags, in the order settings reads them
+// (the lease before the heartbeat) and grit config lists them.
+func allKnobs() []knob {
+	return append(append([]knob{}, workerKnobs...), serverOwnKnobs...)
+}
+
+// knobAnnotation marks a flag as a knob's, for settings to find.
+const knobAnnotation = "grit-knob"
+
+// registerKnobs adds the knobs' flags to a command; settings reads them.
+func registerKnobs(fs *pflag.FlagSet, ks []knob) {
+	for _, k := range ks {
+		fs.String(k.name, "", fmt.Sprintf("%s (env %s%s)", k.help, k.env, orDefault(k.def)))
+		fs.SetAnnotation(k.name, knobAnnotation, []string{k.env})
 	}
-	if !ok || v[2] < 1 {
-		return store.BudgetRates{}, fmt.Errorf("%q: want RATIO,FLOOR,BURST, such as 0.2,1,10: retries may be RATIO of first attempts plus FLOOR a second, BURST (1 or more) at once", s)
+}
+
+func orDefault(def string) string {
+	if def == "" {
+		return ""
 	}
-	return store.BudgetRates{Ratio: v[0], Floor: v[1], Burst: v[2]}, nil
+	return ", default " + def
 }
 
 // lookup returns the knob's value and where it came from.
@@ -61,6 +122,240 @@ func (e *env) lookup(k knob, flag string) (string, string) {
 	return k.def, "default"
 }
 
+// settings turns the knobs a command registered (registerKnobs) into its
+// settings: each knob's flag if given, else its GRIT_* variable, else its
+// default, read and checked here, the downstream protection by
+// gate.Protection's own checks. It is the one way commands read knobs.
+// Bad values are one usage error naming each, where it came from and what
+// it wants; the settings come back with it, for grit config to show.
+func (e *env) settings(fs *pflag.FlagSet) (settings, error) {
+	s := settings{values: map[string]string{}, sources: map[string]string{}}
+	var errs []error
+	for _, k := range allKnobs() {
+		fl := fs.Lookup(k.name)
+		if fl == nil || fl.Annotations[knobAnnotation] == nil {
+			continue // not this command's
+		}
+		v, src := e.lookup(k, fl.Value.String())
+		s.values[k.name], s.sources[k.name] = v, src
+		if err := k.set(&s, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s %q (%s): %w", k.name, v, src, err))
+		}
+	}
+	if src, ok := s.sources[knobHeartbeat.name]; ok && src == "default" {
+		s.heartbeat = s.lease / 3
+	}
+	if len(errs) == 0 {
+		errs = s.check()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return s, &exitError{code: exitUsage, err: err}
+	}
+	return s, nil
+}
+
+// check finds the settings that are bad together.
+func (s *settings) check() []error {
+	var errs []error
+	if src, ok := s.sources[knobHeartbeat.name]; ok && src != "default" && s.heartbeat >= s.lease {
+		errs = append(errs, fmt.Errorf("heartbeat %v (%s) must be shorter than the lease %v (%s): a third of it is usual",
+			s.heartbeat, src, s.lease, s.sources[knobLease.name]))
+	}
+	if err := s.protection.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w (%s)", err, s.culprits(protectionKnobs)))
+	}
+	return errs
+}
+
+// culprits says which of the knobs given make the protection bad: those
+// whose default would make it good, else all those given; and where each
+// came from.
+func (s *settings) culprits(ks []knob) string {
+	var given, culprits []string
+	for _, k := range ks {
+		src := s.sources[k.name]
+		if src == "" || src == "default" {
+			continue
+		}
+		say := fmt.Sprintf("%s %s from %s", k.name, s.values[k.name], src)
+		given = append(given, say)
+		alt := *s
+		if k.set(&alt, k.def) == nil && alt.protection.Validate() == nil {
+			culprits = append(culprits, say)
+		}
+	}
+	if len(culprits) == 0 {
+		culprits = given
+	}
+	return strings.Join(culprits, "; ")
+}
+
+// set reads v into the knob's field of s; the error says what it wants.
+func (k knob) set(s *settings, v string) error {
+	switch p := k.field(s).(type) {
+	case *string:
+		*p = v
+	case *int:
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("want a positive number such as %s", k.def)
+		}
+		*p = n
+	case *time.Duration:
+		if v == "" {
+			return nil // no default of its own: see settings
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("want a positive duration such as %s", cmpOr(k.def, "5s"))
+		}
+		*p = d
+	case *store.BudgetRates:
+		r, err := parseBudget(v)
+		if err != nil {
+			return err
+		}
+		*p = r
+	case *breaker.Settings:
+		b, err := parseBreaker(v)
+		if err != nil {
+			return err
+		}
+		*p = b
+	default:
+		panic(fmt.Sprintf("knob %s: no reader for %T", k.name, p))
+	}
+	return nil
+}
+
+func cmpOr(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
+}
+
+// parseBudget reads a retry budget, RATIO,FLOOR,BURST, checked by
+// gate.ValidateBudget.
+func parseBudget(s string) (store.BudgetRates, error) {
+	parts := strings.Split(s, ",")
+	var v [3]float64
+	ok := len(parts) == 3
+	for i := 0; ok && i < 3; i++ {
+		f, err := strconv.ParseFloat(strings.TrimSpace(parts[i]), 64)
+		ok = err == nil
+		v[i] = f
+	}
+	if !ok {
+		return store.BudgetRates{}, errors.New("want RATIO,FLOOR,BURST, such as 0.2,1,10: retries may be RATIO of first attempts plus FLOOR a second, BURST (1 or more) at once")
+	}
+	r := store.BudgetRates{Ratio: v[0], Floor: v[1], Burst: v[2]}
+	if err := gate.ValidateBudget(r); err != nil {
+		return store.BudgetRates{}, err
+	}
+	return r, nil
+}
+
+func formatBudget(r store.BudgetRates) string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	return f(r.Ratio) + "," + f(r.Floor) + "," + f(r.Burst)
+}
+
+// breakerKeys are the keys of the breaker knob: breaker.Settings' fields,
+// named as grit breakers set's flags are.
+var breakerKeys = []struct {
+	key   string
+	field func(*breaker.Settings) any
+}{
+	{"window", func(b *breaker.Settings) any { return &b.Window }},
+	{"buckets", func(b *breaker.Settings) any { return &b.Buckets }},
+	{"failure-ratio", func(b *breaker.Settings) any { return &b.FailureRatio }},
+	{"min-attempts", func(b *breaker.Settings) any { return &b.MinAttempts }},
+	{"consecutive", func(b *breaker.Settings) any { return &b.Consecutive }},
+	{"cool-down", func(b *breaker.Settings) any { return &b.CoolDown }},
+	{"max-cool-down", func(b *breaker.Settings) any { return &b.MaxCoolDown }},
+	{"probes", func(b *breaker.Settings) any { return &b.Probes }},
+	{"ramp-up", func(b *breaker.Settings) any { return &b.RampUp }},
+	{"ramp-start", func(b *breaker.Settings) any { return &b.RampStart }},
+}
+
+// parseBreaker reads breaker settings as KEY=VALUE pairs, comma-separated
+// (cool-down=1m,failure-ratio=0.3); keys not given mean breaker's
+// defaults. gate.Protection checks them.
+func parseBreaker(v string) (breaker.Settings, error) {
+	var b breaker.Settings
+	for _, pair := range strings.Split(v, ",") {
+		if pair = strings.TrimSpace(pair); pair == "" {
+			continue
+		}
+		key, val, _ := strings.Cut(pair, "=")
+		if err := setBreakerKey(&b, strings.TrimSpace(key), strings.TrimSpace(val)); err != nil {
+			return breaker.Settings{}, err
+		}
+	}
+	if err := (gate.Protection{Breaker: b}).Validate(); err != nil {
+		return breaker.Settings{}, err
+	}
+	return b, nil
+}
+
+func setBreakerKey(b *breaker.Settings, key, val string) error {
+	var keys []string
+	for _, k := range breakerKeys {
+		keys = append(keys, k.key)
+		if k.key != key {
+			continue
+		}
+		switch p := k.field(b).(type) {
+		case *time.Duration:
+			d, err := time.ParseDuration(val)
+			if err != nil {
+				return fmt.Errorf("%s=%s: want a duration such as 30s", key, val)
+			}
+			*p = d
+		case *int:
+			n, err := strconv.Atoi(val)
+			if err != nil {
+				return fmt.Errorf("%s=%s: want a whole number such as 20", key, val)
+			}
+			*p = n
+		case *float64:
+			f, err := strconv.ParseFloat(val, 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return fmt.Errorf("%s=%s: want a number from 0 to 1 such as 0.5", key, val)
+			}
+			*p = f
+		}
+		return nil
+	}
+	return fmt.Errorf("%q: want KEY=VALUE pairs, comma-separated, with the keys %s (e.g. cool-down=1m,failure-ratio=0.3)", key, strings.Join(keys, ", "))
+}
+
+// engineConfig is the one place an engine's configuration is made from
+// the settings: grit worker's, grit run's, and grit bench's, in its own
+// process and in its worker processes. The caller adds what is its own:
+// the queues, the run, the logger, OnEvent.
+func (s settings) engineConfig(st store.Store) engine.Config {
+	return engine.Config{
+		Store: st, WorkerID: s.workerID, Concurrency: s.concurrency, Lease: s.lease, Heartbeat: s.heartbeat,
+		Version: Version, Protection: s.protection,
+	}
+}
+
+// args are the flags that give another grit process the same settings:
+// those not at their default, wherever they came from.
+func (s settings) args() []string {
+	var out []string
+	for _, k := range allKnobs() {
+		if src, ok := s.sources[k.name]; ok && src != "default" {
+			out = append(out, "--"+k.name+"="+s.values[k.name])
+		}
+	}
+	return out
+}
+
+// durationKnob reads one duration knob on its own, for a command that has
+// no other.
 func (e *env) durationKnob(k knob, flag string) (time.Duration, error) {
 	v, src := e.lookup(k, flag)
 	d, err := time.ParseDuration(v)
@@ -70,107 +365,12 @@ func (e *env) durationKnob(k knob, flag string) (time.Duration, error) {
 	return d, nil
 }
 
-// heartbeat defaults to a third of the lease, so that a lease set alone
-// stays consistent.
-func (e *env) heartbeat(flag string, lease time.Duration) (time.Duration, error) {
-	if _, src := e.lookup(knobHeartbeat, flag); src == "default" {
-		return lease / 3, nil
-	}
-	return e.durationKnob(knobHeartbeat, flag)
-}
-
-func (e *env) intKnob(k knob, flag string) (int, error) {
-	v, src := e.lookup(k, flag)
-	n, err := strconv.Atoi(v)
-	if err != nil || n <= 0 {
-		return 0, usageErr("%s %q (%s): want a positive number such as %s", k.name, v, src, k.def)
-	}
-	return n, nil
-}
-
-// workerSettings are the knobs an engine runs with.
-type workerSettings struct {
-	id                        string
-	concurrency               int
-	lease, heartbeat          time.Duration
-	drain                     time.Duration
-	pressureBase, pressureMax time.Duration
-	budget                    store.BudgetRates
-}
-
-// workerFlags holds the flag values as given (empty: not given).
-type workerFlags struct {
-	id, concurrency, lease, heartbeat, drain string
-	pressureBase, pressureMax, budget        string
-}
-
-func (e *env) workerSettings(f workerFlags) (workerSettings, error) {
-	var s workerSettings
-	var err error
-	s.id, _ = e.lookup(knobWorkerID, f.id)
-	if s.concurrency, err = e.intKnob(knobConcurrency, f.concurrency); err != nil {
-		return s, err
-	}
-	if s.lease, err = e.durationKnob(knobLease, f.lease); err != nil {
-		return s, err
-	}
-	if s.heartbeat, err = e.heartbeat(f.heartbeat, s.lease); err != nil {
-		return s, err
-	}
-	if s.drain, err = e.durationKnob(knobDrain, f.drain); err != nil {
-		return s, err
-	}
-	if s.heartbeat >= s.lease {
-		return s, usageErr("heartbeat %v must be shorter than the lease %v (a third of it is usual)", s.heartbeat, s.lease)
-	}
-	s.pressureBase, s.pressureMax, s.budget, err = e.protection(f)
-	return s, err
-}
-
-// protection reads the downstream protection's knobs: resource pressure
-// and the groups' retry budget.
-func (e *env) protection(f workerFlags) (base, max time.Duration, budget store.BudgetRates, err error) {
-	if base, err = e.durationKnob(knobPressBase, f.pressureBase); err != nil {
-		return
-	}
-	if max, err = e.durationKnob(knobPressMax, f.pressureMax); err != nil {
-		return
-	}
-	if max < base {
-		err = usageErr("pressure-max %v must be at least pressure-base %v", max, base)
-		return
-	}
-	v, src := e.lookup(knobBudget, f.budget)
-	if budget, err = parseBudget(v); err != nil {
-		err = usageErr("retry-budget (%s): %v", src, err)
-	}
-	return
-}
-
-func (f *workerFlags) register(fs interface {
-	StringVar(p *string, name, value, usage string)
-}) {
-	for _, k := range []struct {
-		p *string
-		k knob
-	}{{&f.concurrency, knobConcurrency}, {&f.lease, knobLease}, {&f.heartbeat, knobHeartbeat}, {&f.drain, knobDrain}, {&f.id, knobWorkerID},
-		{&f.pressureBase, knobPressBase}, {&f.pressureMax, knobPressMax}, {&f.budget, knobBudget}} {
-		usage := fmt.Sprintf("%s (env %s, default %s)", k.k.help, k.k.env, k.k.def)
-		if k.k.def == "" {
-			usage = fmt.Sprintf("%s (env %s)", k.k.help, k.k.env)
-		}
-		fs.StringVar(k.p, k.k.name, "", usage)
-	}
-}
-
 // runEngine returns grit run's engine: it works the tasks of one run only,
 // for it must not take the other tasks of a store it shares with workers
 // and other runs, and logs warnings to stderr.
-func (e *env) runEngine(st store.Store, run int64, ws workerSettings, onEvent func(engine.Event)) (*engine.Engine, error) {
-	return engine.New(engine.Config{
-		Store: st, Run: run, WorkerID: ws.id, Concurrency: ws.concurrency, Lease: ws.lease, Heartbeat: ws.heartbeat,
-		Protection: gate.Protection{PressureBase: ws.pressureBase, PressureMax: ws.pressureMax, RetryBudget: ws.budget},
-		OnEvent:    onEvent, Version: Version,
-		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
+func (e *env) runEngine(st store.Store, run int64, s settings, onEvent func(engine.Event)) (*engine.Engine, error) {
+	cfg := s.engineConfig(st)
+	cfg.Run, cfg.OnEvent = run, onEvent
+	cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return engine.New(cfg)
 }

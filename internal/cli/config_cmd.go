@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -17,62 +18,35 @@ func newConfigCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "print the effective settings and where each comes from",
-		Args:  cobra.NoArgs,
+		Long: `Prints every setting a deployment tunes, its GRIT_* variable, the value in
+effect and where it came from: a flag, the variable, or the default. It
+takes the flags of the commands that have them (grit config --lease 1m
+shows what grit worker --lease 1m would run with), and reads every value
+as those commands do: a bad one is reported, and grit config exits 2.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			type setting struct {
-				Name   string `json:"name"`
-				Env    string `json:"env"`
-				Value  string `json:"value"`
-				Source string `json:"source"`
-			}
 			storeSrc := "default"
 			if cmd.Flags().Changed("store") {
 				storeSrc = "flag --store"
 			} else if e.getenv("GRIT_STORE") != "" {
 				storeSrc = "env GRIT_STORE"
 			}
-			out := []setting{{"store", "GRIT_STORE", e.storeDSN, storeSrc}}
-			for _, k := range workerKnobs {
-				v, src := e.lookup(k, "")
-				if k == knobHeartbeat && src == "default" {
-					if lease, err := e.durationKnob(knobLease, ""); err == nil {
-						v, src = retry.FormatDuration(lease/3), "default (a third of the lease)"
-					}
-				}
-				if v == "" && k == knobWorkerID {
-					v = "host-pid-random"
-				}
-				out = append(out, setting{k.name, k.env, v, src})
-			}
-			for _, k := range serverKnobs {
-				v, src := e.lookup(k, "")
-				out = append(out, setting{k.name, k.env, v, src})
-			}
-			tokens := setting{"tokens", server.TokensEnv, "(none)", "default"}
-			if e.getenv(server.TokensEnv) != "" {
-				tokens.Value, tokens.Source = "(set)", "env "+server.TokensEnv
-			}
-			out = append(out, tokens)
-			_, knobs, err := client.FromEnv(e.getenv)
-			for _, k := range knobs {
-				out = append(out, setting{k.Name, k.Env, k.Value, k.Source})
-			}
+			s, err := e.settings(cmd.Flags())
+			out, cerr := e.configRows(s, storeSrc)
+			err = errors.Join(err, cerr)
 			if asJSON {
 				if jerr := json.NewEncoder(e.stdout).Encode(out); jerr != nil {
 					return jerr
 				}
-				if err != nil {
-					return &exitError{code: exitUsage, err: err}
+			} else {
+				w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(w, "SETTING\tENV\tVALUE\tSOURCE")
+				for _, s := range out {
+					fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.Name, s.Env, s.Value, s.Source)
 				}
-				return nil
-			}
-			w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "SETTING\tENV\tVALUE\tSOURCE")
-			for _, s := range out {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", s.Name, s.Env, s.Value, s.Source)
-			}
-			if ferr := w.Flush(); ferr != nil {
-				return ferr
+				if ferr := w.Flush(); ferr != nil {
+					return ferr
+				}
 			}
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
@@ -81,5 +55,43 @@ func newConfigCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	registerKnobs(cmd.Flags(), allKnobs())
 	return cmd
+}
+
+// configRow is one setting as grit config prints it.
+type configRow struct {
+	Name   string `json:"name"`
+	Env    string `json:"env"`
+	Value  string `json:"value"`
+	Source string `json:"source"`
+}
+
+// configRows are every setting grit config lists: the store, every knob
+// with its value in s, the server's tokens and the client's knobs. The
+// error is the client knobs'.
+func (e *env) configRows(s settings, storeSrc string) ([]configRow, error) {
+	out := []configRow{{"store", "GRIT_STORE", e.storeDSN, storeSrc}}
+	for _, k := range allKnobs() {
+		v, src := s.values[k.name], s.sources[k.name]
+		switch {
+		case k.name == knobHeartbeat.name && src == "default" && s.lease > 0:
+			v, src = retry.FormatDuration(s.heartbeat), "default (a third of the lease)"
+		case k.name == knobWorkerID.name && v == "":
+			v = "host-pid-random"
+		case k.name == knobBreaker.name && v == "":
+			v = "breaker's defaults"
+		}
+		out = append(out, configRow{k.name, k.env, v, src})
+	}
+	tokens := configRow{"tokens", server.TokensEnv, "(none)", "default"}
+	if e.getenv(server.TokensEnv) != "" {
+		tokens.Value, tokens.Source = "(set)", "env "+server.TokensEnv
+	}
+	out = append(out, tokens)
+	_, knobs, err := client.FromEnv(e.getenv)
+	for _, k := range knobs {
+		out = append(out, configRow{k.Name, k.Env, k.Value, k.Source})
+	}
+	return out, err
 }

@@ -8,21 +8,27 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 	"github.com/grit-run/grit/taskfile"
 )
 
+// runKnobs are grit run's knobs: a worker's, but the drain, for a stopped
+// run cuts its attempts off at once (they go back without using one).
+var runKnobs = slices.DeleteFunc(slices.Clone(workerKnobs), func(k knob) bool { return k.name == knobDrain.name })
+
 type runOptions struct {
 	json   bool
 	resume int64
 	quiet  bool
-	worker workerFlags
+	flags  *pflag.FlagSet // the knobs' flags
 }
 
 func newRunCmd(e *env) *cobra.Command {
@@ -50,7 +56,8 @@ file or flag, 130 when stopped.`,
 	f.BoolVar(&o.json, "json", false, "print one JSON object at the end instead of the summary table")
 	f.Int64Var(&o.resume, "resume", 0, "resume the run with this id")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print no transitions, only the summary")
-	o.worker.register(f)
+	registerKnobs(f, runKnobs)
+	o.flags = f
 	return cmd
 }
 
@@ -65,7 +72,7 @@ func (e *env) run(ctx context.Context, o runOptions, path string) error {
 			return &exitError{code: exitUsage, err: err}
 		}
 	}
-	ws, err := e.workerSettings(o.worker)
+	ws, err := e.settings(o.flags)
 	if err != nil {
 		return err
 	}
@@ -115,7 +122,7 @@ func submitOrResume(ctx context.Context, st store.Store, f *taskfile.File, id in
 }
 
 // work runs an engine until the run ends or the user stops it.
-func (e *env) work(ctx context.Context, st store.Store, r task.Run, resumed bool, o runOptions, ws workerSettings) error {
+func (e *env) work(ctx context.Context, st store.Store, r task.Run, resumed bool, o runOptions, ws settings) error {
 	p := newProgress(e, r.ID, o.quiet || o.json)
 	if resumed {
 		p.notef("resuming run %d (%s)", r.ID, r.Name)

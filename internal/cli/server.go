@@ -8,27 +8,34 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/grit-run/grit/api/server"
+	"github.com/grit-run/grit/store"
 )
 
-// The server's knobs.
+// The server's own knobs; it has the downstream protection's too.
 var (
-	knobListen     = knob{"listen", "GRIT_LISTEN", "127.0.0.1:7420", "the address to serve the gRPC API on"}
-	knobTokensFile = knob{"tokens-file", "GRIT_TOKENS_FILE", "", "a file of bearer tokens, one per line (GRIT_TOKENS adds comma-separated ones); without any, only a loopback address is served"}
-	knobTLSCert    = knob{"tls-cert", "GRIT_TLS_CERT", "", "a PEM certificate (with its chain): serve TLS"}
-	knobTLSKey     = knob{"tls-key", "GRIT_TLS_KEY", "", "the certificate's PEM key"}
-	knobMaxPayload = knob{"max-payload", "GRIT_MAX_PAYLOAD", "1048576", "the largest args, payload or output, in bytes"}
-	knobMaxBatch   = knob{"max-batch", "GRIT_MAX_BATCH", "1000", "the most tasks, events or leases in one call"}
+	knobListen = knob{"listen", "GRIT_LISTEN", "127.0.0.1:7420", "the address to serve the gRPC API on",
+		func(s *settings) any { return &s.listen }}
+	knobTokensFile = knob{"tokens-file", "GRIT_TOKENS_FILE", "", "a file of bearer tokens, one per line (GRIT_TOKENS adds comma-separated ones); without any, only a loopback address is served",
+		func(s *settings) any { return &s.tokensFile }}
+	knobTLSCert = knob{"tls-cert", "GRIT_TLS_CERT", "", "a PEM certificate (with its chain): serve TLS",
+		func(s *settings) any { return &s.tlsCert }}
+	knobTLSKey = knob{"tls-key", "GRIT_TLS_KEY", "", "the certificate's PEM key",
+		func(s *settings) any { return &s.tlsKey }}
+	knobMaxPayload = knob{"max-payload", "GRIT_MAX_PAYLOAD", strconv.Itoa(server.DefaultMaxPayload), "the largest args, payload or output, in bytes",
+		func(s *settings) any { return &s.maxPayload }}
+	knobMaxBatch = knob{"max-batch", "GRIT_MAX_BATCH", strconv.Itoa(server.DefaultMaxBatch), "the most tasks, events or leases in one call",
+		func(s *settings) any { return &s.maxBatch }}
 )
 
-var serverKnobs = []knob{knobListen, knobTokensFile, knobTLSCert, knobTLSKey, knobMaxPayload, knobMaxBatch}
+var serverOwnKnobs = []knob{knobListen, knobTokensFile, knobTLSCert, knobTLSKey, knobMaxPayload, knobMaxBatch}
 
 func newServerCmd(e *env) *cobra.Command {
-	flags := map[string]*string{}
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "serve the gRPC API: enqueue, get, list, cancel, publish, dead letters, and remote workers",
@@ -36,64 +43,66 @@ func newServerCmd(e *env) *cobra.Command {
 health and reflection services) on the store, until SIGTERM or Ctrl-C.
 Calls carry "authorization: Bearer TOKEN"; tokens come from GRIT_TOKENS
 (comma-separated) and --tokens-file. Without tokens, only a loopback
-address is served. See api/README.md.`,
+address is served. Remote workers' claims get the same downstream
+protection as a grit worker's, set by the same flags and variables. See
+api/README.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := func(k knob) string { s, _ := e.lookup(k, *flags[k.name]); return s }
-			cfg := server.Config{CertFile: v(knobTLSCert), KeyFile: v(knobTLSKey)}
-			var err error
-			if cfg.MaxPayload, err = e.intKnob(knobMaxPayload, *flags[knobMaxPayload.name]); err != nil {
+			s, err := e.settings(cmd.Flags())
+			if err != nil {
 				return err
 			}
-			if cfg.MaxBatch, err = e.intKnob(knobMaxBatch, *flags[knobMaxBatch.name]); err != nil {
-				return err
-			}
-			if cfg.PressureBase, cfg.PressureMax, cfg.RetryBudget, err = e.protection(workerFlags{pressureBase: *flags[knobPressBase.name],
-				pressureMax: *flags[knobPressMax.name], budget: *flags[knobBudget.name]}); err != nil {
-				return err
-			}
-			return e.serve(cmd.Context(), cfg, v(knobListen), v(knobTokensFile))
+			return e.serve(cmd.Context(), s)
 		},
 	}
-	for _, k := range append(serverKnobs, knobPressBase, knobPressMax, knobBudget) {
-		flags[k.name] = new(string)
-		cmd.Flags().StringVar(flags[k.name], k.name, "", fmt.Sprintf("%s (env %s%s)", k.help, k.env, orDefault(k.def)))
-	}
+	registerKnobs(cmd.Flags(), append(append([]knob{}, serverOwnKnobs...), protectionKnobs...))
 	return cmd
 }
 
-func orDefault(def string) string {
-	if def == "" {
-		return ""
+// serverConfig is grit server's configuration from its settings, but its
+// store and logger. Its Protection is the settings' one, as the engines'
+// is (engineConfig): a knob means the same for both.
+func (e *env) serverConfig(s settings) (server.Config, error) {
+	tokens, err := server.LoadTokens(s.tokensFile, e.getenv(server.TokensEnv))
+	if err != nil {
+		return server.Config{}, &exitError{code: exitUsage, err: err}
 	}
-	return ", default " + def
+	if _, err := server.Insecure(s.listen, tokens); err != nil {
+		return server.Config{}, &exitError{code: exitUsage, err: fmt.Errorf("--listen %s: %w", s.listen, err)}
+	}
+	return server.Config{
+		Tokens: tokens, CertFile: s.tlsCert, KeyFile: s.tlsKey, MaxPayload: s.maxPayload, MaxBatch: s.maxBatch,
+		Protection: s.protection,
+	}, nil
 }
 
-func (e *env) serve(ctx context.Context, cfg server.Config, listen, tokensFile string) error {
-	tokens, err := server.LoadTokens(tokensFile, e.getenv(server.TokensEnv))
-	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+// newServer returns grit server's server over st.
+func newServer(cfg server.Config, st store.Store, log *slog.Logger) (*server.Server, error) {
+	cfg.Store, cfg.Logger = st, log
+	s, err := server.New(cfg)
+	if errors.Is(err, server.ErrConfig) {
+		return nil, &exitError{code: exitUsage, err: err}
 	}
-	if _, err := server.Insecure(listen, tokens); err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("--listen %s: %w", listen, err)}
+	return s, err
+}
+
+func (e *env) serve(ctx context.Context, set settings) error {
+	cfg, err := e.serverConfig(set)
+	if err != nil {
+		return err
 	}
 	st, err := e.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	cfg.Store, cfg.Tokens = st, tokens
-	cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	s, err := server.New(cfg)
+	s, err := newServer(cfg, st, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if err != nil {
-		if errors.Is(err, server.ErrConfig) {
-			return &exitError{code: exitUsage, err: err}
-		}
 		return err
 	}
-	lis, err := net.Listen("tcp", listen)
+	lis, err := net.Listen("tcp", set.listen)
 	if err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("--listen %s: %w", listen, err)}
+		return &exitError{code: exitUsage, err: fmt.Errorf("--listen %s: %w", set.listen, err)}
 	}
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -9,15 +9,14 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/store"
 )
 
 func newWorkerCmd(e *env) *cobra.Command {
-	var (
-		wf     workerFlags
-		queues []string
-	)
+	var queues []string
 	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "work tasks from the store until stopped (SIGTERM or Ctrl-C drains, then gives back the rest)",
@@ -25,19 +24,25 @@ func newWorkerCmd(e *env) *cobra.Command {
 SIGINT. On a stop it claims nothing more, lets running attempts finish for
 the drain time (GRIT_DRAIN), then cuts off what is left and gives those
 tasks back without using an attempt. Start as many workers as you like, on
-as many machines as share the store.`,
+as many machines as share the store.
+
+Every flag below has a GRIT_* variable; grit config shows what is in
+effect and where each value came from. The downstream protection
+(--retry-budget, --budget-wait, --pressure-base, --pressure-max,
+--breaker) applies to the tasks of each group; a group's own breaker
+settings (grit breakers set GROUP) replace --breaker.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.worker(cmd.Context(), wf, queues)
+			return e.worker(cmd.Context(), cmd.Flags(), queues)
 		},
 	}
-	wf.register(cmd.Flags())
+	registerKnobs(cmd.Flags(), workerKnobs)
 	cmd.Flags().StringSliceVar(&queues, "queue", nil, "only claim from these queues (default: all)")
 	return cmd
 }
 
-func (e *env) worker(ctx context.Context, wf workerFlags, queues []string) error {
-	ws, err := e.workerSettings(wf)
+func (e *env) worker(ctx context.Context, fs *pflag.FlagSet, queues []string) error {
+	ws, err := e.settings(fs)
 	if err != nil {
 		return err
 	}
@@ -47,10 +52,7 @@ func (e *env) worker(ctx context.Context, wf workerFlags, queues []string) error
 	}
 	defer st.Close()
 	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	eng, err := engine.New(engine.Config{
-		Store: st, WorkerID: ws.id, Queues: queues, Concurrency: ws.concurrency, Lease: ws.lease, Heartbeat: ws.heartbeat,
-		Version: Version, Logger: log,
-	})
+	eng, err := workerEngine(st, ws, queues, log)
 	if err != nil {
 		return err
 	}
@@ -70,4 +72,11 @@ func (e *env) worker(ctx context.Context, wf workerFlags, queues []string) error
 	s := eng.Stats()
 	log.Info("worker stopped", "claimed", s.Claimed.Load(), "finished", s.Finished.Load(), "lease_lost", s.LeaseLost.Load())
 	return nil
+}
+
+// workerEngine returns grit worker's engine over st.
+func workerEngine(st store.Store, s settings, queues []string, log *slog.Logger) (*engine.Engine, error) {
+	cfg := s.engineConfig(st)
+	cfg.Queues, cfg.Logger = queues, log
+	return engine.New(cfg)
 }

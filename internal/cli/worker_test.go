@@ -2,14 +2,12 @@ package cli
 
 import (
 	"encoding/json"
-	"math"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -89,69 +87,4 @@ func TestWorkerDrainsOnSIGTERM(t *testing.T) {
 	if ts := runTasks(t, st); ts[0].State != task.Success || ts[0].Attempt != 1 {
 		t.Errorf("after the drain: %s attempt %d; want SUCCESS after 1", ts[0].State, ts[0].Attempt)
 	}
-}
-
-func TestConfigShowsSources(t *testing.T) {
-	e := &env{getenv: func(k string) string {
-		return map[string]string{"GRIT_LEASE": "30s", "GRIT_CONCURRENCY": "x"}[k]
-	}}
-	ws, err := e.workerSettings(workerFlags{concurrency: "7", drain: "1m"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ws.concurrency != 7 || ws.lease != 30*time.Second || ws.heartbeat != 10*time.Second || ws.drain != time.Minute {
-		t.Errorf("settings %+v", ws)
-	}
-	if _, err := e.workerSettings(workerFlags{}); err == nil || !strings.Contains(err.Error(), "env GRIT_CONCURRENCY") {
-		t.Errorf("a bad GRIT_CONCURRENCY: %v", err)
-	}
-	code, out, _ := grit(t, "config", "--json")
-	if code != 0 || !strings.Contains(out, `"name":"heartbeat"`) || !strings.Contains(out, `"name":"retry-budget","env":"GRIT_RETRY_BUDGET","value":"0.2,1,10","source":"default"`) {
-		t.Errorf("config: exit %d %s", code, out)
-	}
-}
-
-func TestWorkerDownstreamKnobs(t *testing.T) {
-	e := &env{getenv: func(k string) string {
-		return map[string]string{"GRIT_RETRY_BUDGET": "0.5, 2, 20", "GRIT_PRESSURE_MAX": "10s"}[k]
-	}}
-	ws, err := e.workerSettings(workerFlags{pressureBase: "250ms"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ws.pressureBase != 250*time.Millisecond || ws.pressureMax != 10*time.Second || ws.budget != (store.BudgetRates{Ratio: 0.5, Floor: 2, Burst: 20}) {
-		t.Errorf("settings %+v", ws)
-	}
-	for _, bad := range []struct {
-		f    workerFlags
-		want string
-	}{
-		{workerFlags{budget: "20%"}, `retry-budget (flag --retry-budget): "20%": want RATIO,FLOOR,BURST`},
-		{workerFlags{budget: "0.2,1,0"}, "BURST (1 or more)"},
-		{workerFlags{budget: "0.2,-1,10"}, "want RATIO,FLOOR,BURST"},
-		{workerFlags{pressureBase: "1m"}, "pressure-max 10s must be at least pressure-base 1m0s"},
-		{workerFlags{pressureMax: "soon"}, `pressure-max "soon" (flag --pressure-max)`},
-	} {
-		if _, err := e.workerSettings(bad.f); err == nil || !strings.Contains(err.Error(), bad.want) {
-			t.Errorf("%+v: %v, want an error saying %q", bad.f, err, bad.want)
-		}
-	}
-}
-
-func FuzzParseBudget(f *testing.F) {
-	for _, s := range []string{"0.2,1,10", "0,0,1", "1e308,1,1", "NaN,1,1", ",,", "0.2,1", "-0,0,1"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		b, err := parseBudget(s)
-		if err != nil {
-			if b != (store.BudgetRates{}) {
-				t.Errorf("%q: error %v with rates %+v", s, err, b)
-			}
-			return
-		}
-		if !(b.Ratio >= 0 && b.Floor >= 0 && b.Burst >= 1) || math.IsInf(b.Ratio+b.Floor+b.Burst, 0) {
-			t.Errorf("%q: accepted %+v", s, b)
-		}
-	})
 }

@@ -39,8 +39,14 @@ type Config struct {
 	// LatencyGap apart; default 1,000, 5ms.
 	Latency    int
 	LatencyGap time.Duration
-	// Lease and Heartbeat are the worker processes'; default 15s and 5s.
-	Lease, Heartbeat time.Duration
+	// Engine is the configuration every engine of the benchmark starts
+	// from, in this process and in the worker processes, which Spawn must
+	// start with the same: grit bench makes it from its flags and GRIT_*
+	// variables as grit worker makes its own. Each engine has its own
+	// store, concurrency, worker id and OnEvent. Zero fields mean the
+	// engine's defaults; the lease is 15s unless set, and the heartbeat
+	// a third of it.
+	Engine engine.Config
 	// MemoryTasks, if set, is how many tasks one worker process works while
 	// its memory is sampled.
 	MemoryTasks int
@@ -70,16 +76,23 @@ func (c *Config) defaults() {
 	if c.LatencyGap <= 0 {
 		c.LatencyGap = 5 * time.Millisecond
 	}
-	if c.Lease <= 0 {
-		c.Lease = 15 * time.Second
+	if c.Engine.Lease <= 0 {
+		c.Engine.Lease = 15 * time.Second
 	}
-	if c.Heartbeat <= 0 {
-		c.Heartbeat = c.Lease / 3
+	if c.Engine.Heartbeat <= 0 {
+		c.Engine.Heartbeat = c.Engine.Lease / 3
 	}
 }
 
-func (c *Config) worker() WorkerConfig {
-	return WorkerConfig{Concurrency: c.Concurrency, Lease: c.Lease, Heartbeat: c.Heartbeat}
+// engineConfig is the configuration of an engine of the benchmark in this
+// process: Config.Engine's, over st, with conc executor slots.
+func (c *Config) engineConfig(st store.Store, conc int, onEvent func(engine.Event)) engine.Config {
+	ec := c.Engine
+	ec.Store, ec.Concurrency, ec.OnEvent, ec.WorkerID = st, conc, onEvent, ""
+	if ec.Logger == nil {
+		ec.Logger = slog.New(slog.DiscardHandler)
+	}
+	return ec
 }
 
 // Target is a fresh store for one measurement, and the DSN by which worker
@@ -211,7 +224,7 @@ func work(ctx context.Context, open Opener, cfg Config, r *Result) error {
 		}
 		var finished atomic.Int64
 		all := make(chan struct{})
-		e, err := newEngine(st, cfg.Concurrency, func(ev engine.Event) {
+		e, err := newEngine(cfg, st, cfg.Concurrency, func(ev engine.Event) {
 			if ev.Task.State == task.Success && finished.Add(1) == int64(cfg.Tasks) {
 				close(all)
 			}
@@ -234,11 +247,8 @@ func work(ctx context.Context, open Opener, cfg Config, r *Result) error {
 	})
 }
 
-func newEngine(st store.Store, conc int, onEvent func(engine.Event)) (*engine.Engine, error) {
-	return engine.New(engine.Config{
-		Store: st, Concurrency: conc, OnEvent: onEvent,
-		Logger: slog.New(slog.DiscardHandler),
-	})
+func newEngine(cfg Config, st store.Store, conc int, onEvent func(engine.Event)) (*engine.Engine, error) {
+	return engine.New(cfg.engineConfig(st, conc, onEvent))
 }
 
 func wait(ctx context.Context, done <-chan struct{}, limit time.Duration) error {
@@ -260,7 +270,7 @@ func lateness(ctx context.Context, open Opener, cfg Config, r *Result) error {
 	return withStore(open, func(st store.Store) error {
 		var finished atomic.Int64
 		all := make(chan struct{})
-		e, err := newEngine(st, 64, func(ev engine.Event) {
+		e, err := newEngine(cfg, st, 64, func(ev engine.Event) {
 			if ev.Task.State == task.Success && finished.Add(1) == int64(cfg.Retries) {
 				close(all)
 			}
@@ -349,7 +359,7 @@ func execOverhead(ctx context.Context, open Opener, cfg Config, r *Result) error
 	r.BareExecMS = ms(time.Since(begin)) / float64(cfg.Procs)
 	return withStore(open, func(st store.Store) error {
 		done := make(chan struct{}, 1)
-		e, err := newEngine(st, 1, func(ev engine.Event) {
+		e, err := newEngine(cfg, st, 1, func(ev engine.Event) {
 			if ev.Task.State == task.Success {
 				done <- struct{}{}
 			}

@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/store"
 	_ "github.com/grit-run/grit/store/postgres"
 	_ "github.com/grit-run/grit/store/sqlite"
@@ -23,8 +25,14 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// testWorker is what spawnTestBinary tells a worker process.
+type testWorker struct {
+	Concurrency      int
+	Lease, Heartbeat time.Duration
+}
+
 func serveWorker(dsn, cfgJSON string) int {
-	var cfg WorkerConfig
+	var cfg testWorker
 	if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -36,18 +44,23 @@ func serveWorker(dsn, cfgJSON string) int {
 		return 1
 	}
 	defer st.Close()
-	if err := Worker(ctx, st, cfg, os.Stdin, os.Stdout); err != nil {
+	ec := engine.Config{Store: st, Concurrency: cfg.Concurrency, Lease: cfg.Lease, Heartbeat: cfg.Heartbeat}
+	if err := Worker(ctx, ec, os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return 0
 }
 
-func spawnTestBinary(dsn string, cfg WorkerConfig) *exec.Cmd {
-	b, _ := json.Marshal(cfg)
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "GRITBENCH_WORKER_DSN="+dsn, "GRITBENCH_WORKER_CONFIG="+string(b))
-	return cmd
+// spawnTestBinary starts this test binary as a benchmark worker with
+// base's lease and heartbeat.
+func spawnTestBinary(base engine.Config) Spawner {
+	return func(dsn string, concurrency int) *exec.Cmd {
+		b, _ := json.Marshal(testWorker{concurrency, base.Lease, base.Heartbeat})
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), "GRITBENCH_WORKER_DSN="+dsn, "GRITBENCH_WORKER_CONFIG="+string(b))
+		return cmd
+	}
 }
 
 func sqliteTargets(t *testing.T) Opener {
@@ -66,10 +79,11 @@ func sqliteTargets(t *testing.T) Opener {
 // speed.
 func TestRunMeasuresEverything(t *testing.T) {
 	var steps []string
+	lease := engine.Config{Lease: 2 * time.Second, Heartbeat: 500 * time.Millisecond}
 	cfg := Config{
 		Tasks: 300, Batch: 100, Retries: 30, Procs: 5, Workers: []int{1, 2}, Latency: 20,
-		Lease: 2 * time.Second, Heartbeat: 500 * time.Millisecond, Takeover: true, MemoryTasks: 1000,
-		APITasks: 300, APICallers: 8, APIBatch: 25, Spawn: spawnTestBinary,
+		Engine: lease, Takeover: true, MemoryTasks: 1000,
+		APITasks: 300, APICallers: 8, APIBatch: 25, Spawn: spawnTestBinary(lease),
 	}
 	r, err := Run(context.Background(), sqliteTargets(t), cfg, func(s string) { steps = append(steps, s) })
 	if err != nil {
@@ -110,5 +124,23 @@ func TestRunWithoutProcesses(t *testing.T) {
 	}
 	if len(steps) != 5 || r.WorkProcs != nil || r.TakeoverS != 0 || r.APISinglePerSec != 0 {
 		t.Errorf("steps %v, result %+v", steps, r)
+	}
+}
+
+// TestEnginesStartFromConfigEngine: the engines the benchmark starts in
+// this process have Config.Engine's settings, with their own store,
+// concurrency and name.
+func TestEnginesStartFromConfigEngine(t *testing.T) {
+	base := engine.Config{WorkerID: "shared", Lease: 9 * time.Second, Heartbeat: 2 * time.Second, Version: "v"}
+	base.RetryBudget = store.BudgetRates{Ratio: 0.1, Floor: 1, Burst: 2}
+	base.PressureBase, base.BudgetWait = 3*time.Second, 250*time.Millisecond
+	cfg := Config{Engine: base}
+	cfg.defaults()
+	got := cfg.engineConfig(nil, 5, nil)
+	want := base
+	want.Concurrency, want.WorkerID = 5, ""
+	got.Logger = nil
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("engine config %+v, want %+v", got, want)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -80,7 +79,7 @@ func enqueueNoops(ctx context.Context, st store.Store, n, batch int) error {
 func spawnN(ctx context.Context, cfg Config, dsn string, n int) ([]*workerProc, error) {
 	var ws []*workerProc
 	for range n {
-		w, err := spawn(ctx, cfg.Spawn, dsn, cfg.worker())
+		w, err := spawn(ctx, cfg.Spawn, dsn, cfg.Concurrency)
 		if err != nil {
 			stopAll(ws)
 			return nil, err
@@ -204,7 +203,7 @@ func startLatency(ctx context.Context, open Opener, cfg Config, r *Result) error
 // wake is non-nil when the enqueuer must wake it.
 func latencyWorker(ctx context.Context, cfg Config, tg Target, started chan<- time.Duration) (wake func(), stop func() error, err error) {
 	if _, ok := tg.Store.(store.Waker); !ok || cfg.Spawn == nil {
-		e, err := engine.New(engine.Config{Store: tg.Store, Concurrency: cfg.Concurrency})
+		e, err := newEngine(cfg, tg.Store, cfg.Concurrency, nil)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -218,7 +217,7 @@ func latencyWorker(ctx context.Context, cfg Config, tg Target, started chan<- ti
 		}
 		return e.Wake, func() error { return e.Stop(ctx) }, nil
 	}
-	w, err := spawn(ctx, cfg.Spawn, tg.DSN, cfg.worker())
+	w, err := spawn(ctx, cfg.Spawn, tg.DSN, cfg.Concurrency)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -252,7 +251,7 @@ func latencyWorker(ctx context.Context, cfg Config, tg Target, started chan<- ti
 func takeover(ctx context.Context, open Opener, cfg Config, r *Result) error {
 	const held = 20
 	return withTarget(open, func(tg Target) error {
-		victim, err := spawn(ctx, cfg.Spawn, tg.DSN, cfg.worker())
+		victim, err := spawn(ctx, cfg.Spawn, tg.DSN, cfg.Concurrency)
 		if err != nil {
 			return err
 		}
@@ -270,7 +269,7 @@ func takeover(ctx context.Context, open Opener, cfg Config, r *Result) error {
 		}); err != nil {
 			return fmt.Errorf("the first worker did not take the tasks: %w", err)
 		}
-		sibling, err := spawn(ctx, cfg.Spawn, tg.DSN, cfg.worker())
+		sibling, err := spawn(ctx, cfg.Spawn, tg.DSN, cfg.Concurrency)
 		if err != nil {
 			return err
 		}
@@ -282,7 +281,7 @@ func takeover(ctx context.Context, open Opener, cfg Config, r *Result) error {
 		if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			return err
 		}
-		bound := cfg.Lease + cfg.Heartbeat + 2*time.Second
+		bound := cfg.Engine.Lease + cfg.Engine.Heartbeat + 2*time.Second
 		if err := until(ctx, 3*bound, func() (bool, error) { return allHeldBy(ctx, tg, ts, sibling.id) }); err != nil {
 			return fmt.Errorf("the sibling did not take over: %w", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/store/postgres"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 )
@@ -18,10 +19,11 @@ func TestRunOnPostgres(t *testing.T) {
 		st, err := postgres.OpenConfig(context.Background(), postgres.Config{DSN: pgtest.DSN(), Schema: schema})
 		return Target{Store: st, DSN: pgtest.WithSchema(schema)}, err
 	}
+	lease := engine.Config{Lease: 2 * time.Second, Heartbeat: 500 * time.Millisecond}
 	cfg := Config{
 		Tasks: 500, Batch: 100, Retries: 20, Procs: 3, Workers: []int{1, 3}, Latency: 30,
-		Lease: 2 * time.Second, Heartbeat: 500 * time.Millisecond, Takeover: true, MemoryTasks: 2000,
-		APITasks: 200, APICallers: 8, APIBatch: 50, Spawn: spawnTestBinary,
+		Engine: lease, Takeover: true, MemoryTasks: 2000,
+		APITasks: 200, APICallers: 8, APIBatch: 50, Spawn: spawnTestBinary(lease),
 	}
 	r, err := Run(context.Background(), open, cfg, func(string) {})
 	if err != nil {

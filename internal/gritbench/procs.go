@@ -16,9 +16,10 @@ import (
 )
 
 // Spawner returns the command that runs a benchmark worker (Worker) on
-// the store dsn names; the benchmark starts it with its standard input and
-// output connected.
-type Spawner func(dsn string, cfg WorkerConfig) *exec.Cmd
+// the store dsn names, with concurrency executor slots and otherwise the
+// engine configuration of Config.Engine; the benchmark starts it with its
+// standard input and output connected.
+type Spawner func(dsn string, concurrency int) *exec.Cmd
 
 // workerProc is a running benchmark worker process.
 type workerProc struct {
@@ -30,11 +31,11 @@ type workerProc struct {
 }
 
 // spawn starts a worker process and waits until it is set up.
-func spawn(ctx context.Context, sp Spawner, dsn string, cfg WorkerConfig) (*workerProc, error) {
+func spawn(ctx context.Context, sp Spawner, dsn string, concurrency int) (*workerProc, error) {
 	if sp == nil {
 		return nil, errors.New("no way to start worker processes")
 	}
-	w := &workerProc{cmd: sp(dsn, cfg), lines: make(chan string, 4096), stderr: &syncBuffer{}}
+	w := &workerProc{cmd: sp(dsn, concurrency), lines: make(chan string, 4096), stderr: &syncBuffer{}}
 	w.cmd.Stderr = w.stderr
 	var err error
 	if w.stdin, err = w.cmd.StdinPipe(); err != nil {

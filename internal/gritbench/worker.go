@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/internal/engine"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -22,12 +21,6 @@ const (
 	kindHold  = "hold"  // runs until its attempt is cancelled
 	kindStamp = "stamp" // reports how long after its enqueue it started
 )
-
-// WorkerConfig configures a benchmark worker process.
-type WorkerConfig struct {
-	Concurrency      int
-	Lease, Heartbeat time.Duration
-}
 
 // stamp is a stamp task's args: when it was enqueued, in Unix nanoseconds.
 type stamp struct {
@@ -41,8 +34,10 @@ type stamp struct {
 // engine listens and claims), writes "started ID NS" when a
 // stamp task starts NS nanoseconds after it was enqueued and "finished N"
 // as the count of results it has recorded grows, and when its
-// input ends stops the engine, without a drain, and returns.
-func Worker(ctx context.Context, st store.Store, cfg WorkerConfig, in io.Reader, out io.Writer) error {
+// input ends stops the engine, without a drain, and returns. cfg is its
+// engine's configuration, with the store; it logs nothing unless cfg
+// has a logger.
+func Worker(ctx context.Context, cfg engine.Config, in io.Reader, out io.Writer) error {
 	var mu sync.Mutex
 	w := bufio.NewWriter(out)
 	say := func(format string, args ...any) {
@@ -51,10 +46,10 @@ func Worker(ctx context.Context, st store.Store, cfg WorkerConfig, in io.Reader,
 		fmt.Fprintf(w, format+"\n", args...)
 		w.Flush()
 	}
-	e, err := engine.New(engine.Config{
-		Store: st, Concurrency: cfg.Concurrency, Lease: cfg.Lease, Heartbeat: cfg.Heartbeat,
-		Logger: slog.New(slog.DiscardHandler),
-	})
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	e, err := engine.New(cfg)
 	if err != nil {
 		return err
 	}
