@@ -86,7 +86,7 @@ type breakerRow struct {
 }
 
 func (e *env) groupBreakers(ctx context.Context) (store.GroupBreakers, func(), error) {
-	st, err := e.openStore(ctx)
+	st, err := e.openExisting(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -33,7 +33,26 @@ func tempStore(t *testing.T) string {
 	return "sqlite:" + filepath.Join(t.TempDir(), "grit.db")
 }
 
-func example(name string) string { return filepath.Join("..", "..", "examples", name) }
+// migratedStore is a new store made by grit migrate, for the commands
+// that open only a store that is there.
+func migratedStore(t *testing.T) string {
+	t.Helper()
+	st := tempStore(t)
+	if code, _, errOut := grit(t, "migrate", "--store", st); code != 0 {
+		t.Fatalf("migrate: exit %d: %s", code, errOut)
+	}
+	return st
+}
+
+// example is the path of a file in examples/, absolute so that grit run
+// in another directory finds it.
+func example(name string) string {
+	p, err := filepath.Abs(filepath.Join("..", "..", "examples", name))
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
 
 func writeFile(t *testing.T, body string) string {
 	t.Helper()
@@ -191,13 +210,13 @@ func TestDeadLetterOperatorFlow(t *testing.T) {
 	}
 
 	id := itoa(dead.ID)
-	if code, _, errOut := grit(t, "dlq", "replay", "999999", "--store", st); code != 1 || !strings.Contains(errOut, "task 999999") {
+	if code, _, errOut := grit(t, "dlq", "replay", "999999", "--store", st); code != 2 || !strings.Contains(errOut, "task 999999: not found") {
 		t.Errorf("replay of an unknown task: exit %d, %q", code, errOut)
 	}
 	if code, out, _ := grit(t, "dlq", "skip", id, "--store", st); code != 0 || !strings.Contains(out, "SKIPPED") {
 		t.Fatalf("skip: exit %d, %q", code, out)
 	}
-	if code, _, errOut := grit(t, "dlq", "fail", id, "--store", st); code != 1 || !strings.Contains(errOut, "DEAD_LETTER") {
+	if code, _, errOut := grit(t, "dlq", "fail", id, "--store", st); code != 2 || !strings.Contains(errOut, "fail needs a DEAD_LETTER task; it is SKIPPED") {
 		t.Errorf("fail of a skipped task: exit %d, %q", code, errOut)
 	}
 	code, out, _ = grit(t, "run", "--json", "--store", st, "--resume", itoa(s.Run))
@@ -237,7 +256,7 @@ func TestTasksAndTaskShowHistory(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "upstream answered 503") || !strings.Contains(out, "ok on attempt 3") {
 		t.Errorf("task: exit %d\n%s", code, out)
 	}
-	if code, _, errOut := grit(t, "task", "424242", "--store", st); code != 1 || !strings.Contains(errOut, "not found") {
+	if code, _, errOut := grit(t, "task", "424242", "--store", st); code != 2 || !strings.Contains(errOut, "not found") {
 		t.Errorf("unknown task: exit %d, %q", code, errOut)
 	}
 }

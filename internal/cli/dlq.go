@@ -18,6 +18,8 @@ func newDLQCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dlq",
 		Short: "list dead letters and act on them: replay, skip or fail",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	var asJSON bool
 	list := &cobra.Command{
@@ -43,7 +45,7 @@ type dlqGroup struct {
 }
 
 func (e *env) dlqList(ctx context.Context, asJSON bool) error {
-	st, err := e.openStore(ctx)
+	st, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}
@@ -123,19 +125,24 @@ func (e *env) act(ctx context.Context, a store.Action, args []string, asJSON boo
 		}
 		ids[i] = id
 	}
-	st, err := e.openStore(ctx)
+	st, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	var done []task.Task
 	var errs []error
+	var failed error // other than a task not there or in another state
 	for _, id := range ids {
 		t, err := st.Act(ctx, id, a)
+		var wrong *task.StateError
 		switch {
-		case errors.Is(err, task.ErrWrongState):
-			errs = append(errs, fmt.Errorf("task %d: %s needs a DEAD_LETTER task; it is %s", id, a, t.State))
+		case errors.As(err, &wrong):
+			errs = append(errs, fmt.Errorf("task %d: %s needs a DEAD_LETTER task; it is %s", id, a, wrong.State))
+		case errors.Is(err, task.ErrNotFound):
+			errs = append(errs, fmt.Errorf("task %d: not found", id))
 		case err != nil:
+			failed = err
 			errs = append(errs, fmt.Errorf("task %d: %w", id, err))
 		default:
 			done = append(done, t)
@@ -152,8 +159,11 @@ func (e *env) act(ctx context.Context, a store.Action, args []string, asJSON boo
 			return err
 		}
 	}
-	if len(errs) > 0 {
+	switch {
+	case failed != nil:
 		return &exitError{code: exitFailed, err: errors.Join(errs...)}
+	case len(errs) > 0:
+		return &exitError{code: exitUsage, err: errors.Join(errs...)}
 	}
 	return nil
 }

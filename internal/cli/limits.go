@@ -60,7 +60,7 @@ func parseLimit(args []string) (store.Limit, error) {
 }
 
 func (e *env) limiter(ctx context.Context) (store.Limiter, func(), error) {
-	st, err := e.openStore(ctx)
+	st, err := e.openExisting(ctx)
 	if err != nil {
 		return nil, nil, err
 	}

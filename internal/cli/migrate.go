@@ -11,10 +11,13 @@ func newMigrateCmd(e *env) *cobra.Command {
 	return &cobra.Command{
 		Use:   "migrate",
 		Short: "create or upgrade the store's schema (idempotent; safe from several processes at once)",
-		Long: `Applies the store's embedded schema migrations that it lacks, and does
-nothing when it has them all. Every grit command also migrates the store it
-opens; run this first when workers start together on a new database, or to
-upgrade one while no worker runs. A store migrated by a newer grit is
+		Long: `Applies the store's embedded schema migrations that it lacks, creating the
+store if it is not there, and does nothing when it has them all. grit run,
+submit, worker and server also do, on open; the commands that read a store
+or act on what is in it (tasks, task, status, wait, dlq, breakers, limits)
+only open a store that is there at this grit's schema, and change no
+schema. Run this first when workers start together on a new database, or
+to upgrade one while no worker runs. A store migrated by a newer grit is
 refused: upgrade grit.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.migrate(cmd.Context()) },
@@ -22,7 +25,7 @@ refused: upgrade grit.`,
 }
 
 func (e *env) migrate(ctx context.Context) error {
-	st, err := e.openStore(ctx) // both drivers migrate on open
+	st, err := e.openStore(ctx) // both drivers create and migrate on open
 	if err != nil {
 		return err
 	}

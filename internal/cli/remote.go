@@ -37,11 +37,14 @@ func (e *env) remote(server string) (*client.Client, error) {
 }
 
 // remoteErr is the exit of a failed call: 2 for what the caller can fix
-// (a bad request, a refused token), 1 for the rest.
+// (a bad request, a refused token, a task not there or in another state),
+// 3 for a server that did not answer, 1 for the rest.
 func remoteErr(err error) error {
 	switch client.Code(err) {
 	case codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.NotFound, codes.FailedPrecondition:
 		return &exitError{code: exitUsage, err: err}
+	case codes.Unavailable, codes.DeadlineExceeded:
+		return &exitError{code: exitUnavailable, err: err}
 	}
 	return &exitError{code: exitFailed, err: err}
 }

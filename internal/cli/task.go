@@ -42,14 +42,14 @@ func parseID(s string) (int64, error) {
 }
 
 func (e *env) showTask(ctx context.Context, id int64, asJSON bool) error {
-	st, err := e.openStore(ctx)
+	st, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	t, err := st.GetTask(ctx, id)
 	if errors.Is(err, task.ErrNotFound) {
-		return &exitError{code: exitFailed, err: fmt.Errorf("task %d: not found", id)}
+		return &exitError{code: exitUsage, err: fmt.Errorf("task %d: not found", id)}
 	}
 	if err != nil {
 		return err

@@ -45,7 +45,7 @@ func newTasksCmd(e *env) *cobra.Command {
 }
 
 func (e *env) listTasks(ctx context.Context, f store.Filter, asJSON bool) error {
-	st, err := e.openStore(ctx)
+	st, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}
