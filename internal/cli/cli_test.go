@@ -80,13 +80,6 @@ func byName(s runSummary) map[string]taskSummary {
 	return m
 }
 
-func TestVersion(t *testing.T) {
-	code, out, _ := grit(t, "version")
-	if code != 0 || !strings.HasPrefix(out, "grit "+Version) {
-		t.Errorf("exit %d, %q", code, out)
-	}
-}
-
 func TestUsageErrors(t *testing.T) {
 	bad := writeFile(t, "name: x\ntasks:\n  a:\n    run: true\n    timout: 5s\n")
 	tests := []struct {

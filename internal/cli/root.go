@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/grit-run/grit/internal/version"
 	"github.com/grit-run/grit/store"
 	_ "github.com/grit-run/grit/store/postgres" // postgres:// for a fleet
 	_ "github.com/grit-run/grit/store/sqlite"   // the embedded default
@@ -84,6 +85,11 @@ func newRoot(e *env) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version prints what grit version does.
+	var v strings.Builder
+	printVersion(&v, version.Get())
+	root.Version = Version
+	root.SetVersionTemplate(v.String())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: exitUsage, err: err} })
 	def := e.getenv("GRIT_STORE")
 	if def == "" {
