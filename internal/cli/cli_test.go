@@ -72,8 +72,8 @@ func decodeSummary(t *testing.T, out string) runSummary {
 	return s
 }
 
-func byName(s runSummary) map[string]taskSummary {
-	m := map[string]taskSummary{}
+func byName(s runSummary) map[string]taskJSON {
+	m := map[string]taskJSON{}
 	for _, t := range s.Tasks {
 		m[t.Name] = t
 	}
@@ -165,8 +165,8 @@ func TestRunExamples(t *testing.T) {
 				}
 			}
 			for name, n := range tt.attempts {
-				if got[name].Attempts != n {
-					t.Errorf("%s: %d attempts, want %d", name, got[name].Attempts, n)
+				if got[name].Attempt != n {
+					t.Errorf("%s: %d attempts, want %d", name, got[name].Attempt, n)
 				}
 			}
 		})
@@ -189,7 +189,7 @@ func TestDeadLetterOperatorFlow(t *testing.T) {
 	_, out, _ := grit(t, "run", "--json", "--store", st, example("poison.yaml"))
 	s := decodeSummary(t, out)
 	dead := byName(s)["settle-m42"]
-	if got := byName(s)["report"].WaitingOn; len(got) != 1 || got[0] != "settle-m42" {
+	if got := s.WaitingOn["report"]; len(got) != 1 || got[0] != "settle-m42" {
 		t.Errorf("report waits on %v, want [settle-m42]", got)
 	}
 

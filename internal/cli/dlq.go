@@ -38,10 +38,10 @@ func newDLQCmd(e *env) *cobra.Command {
 
 // dlqGroup is the dead letters that share a fingerprint.
 type dlqGroup struct {
-	Fingerprint string      `json:"fingerprint"`
-	Count       int         `json:"count"`
-	Error       string      `json:"error"` // the newest task's
-	Tasks       []task.Task `json:"tasks"`
+	Fingerprint string     `json:"fingerprint"`
+	Count       int        `json:"count"`
+	Error       string     `json:"error"` // the newest task's
+	Tasks       []taskJSON `json:"tasks"`
 }
 
 func (e *env) dlqList(ctx context.Context, asJSON bool) error {
@@ -86,7 +86,7 @@ func groupByFingerprint(ts []task.Task) []dlqGroup {
 			byFP[t.Fingerprint] = g
 		}
 		g.Count++
-		g.Tasks = append(g.Tasks, t)
+		g.Tasks = append(g.Tasks, taskView(t))
 		g.Error = t.LastError
 	}
 	out := make([]dlqGroup, 0, len(byFP))
@@ -152,10 +152,7 @@ func (e *env) act(ctx context.Context, a store.Action, args []string, asJSON boo
 		}
 	}
 	if asJSON {
-		if done == nil {
-			done = []task.Task{}
-		}
-		if err := json.NewEncoder(e.stdout).Encode(done); err != nil {
+		if err := json.NewEncoder(e.stdout).Encode(taskViews(done)); err != nil {
 			return err
 		}
 	}

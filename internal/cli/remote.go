@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/grit-run/grit/api/client"
 	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/task"
 )
 
 // remote dials the server that --server (or GRIT_SERVER) names, with the
@@ -155,51 +155,55 @@ func (e *env) enqueueRemote(ctx context.Context, server string, t *pb.NewTask, a
 	if err != nil {
 		return remoteErr(err)
 	}
-	return e.printRemote(got, asJSON)
+	return e.printRemote(got, asJSON, func(t task.Task) { fmt.Fprintln(e.stdout, t.ID) })
 }
 
-func (e *env) printRemote(t *pb.Task, asJSON bool) error {
-	if !asJSON {
-		fmt.Fprintln(e.stdout, t.GetId())
-		return nil
+// printRemote prints a task a server sent: as every command's task JSON
+// with --json, else as text does.
+func (e *env) printRemote(t *pb.Task, asJSON bool, text func(task.Task)) error {
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(taskView(fromPB(t)))
 	}
-	b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(t)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(e.stdout, string(b))
+	text(fromPB(t))
 	return nil
 }
 
 func newGetCmd(e *env) *cobra.Command {
 	var server string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "get ID",
-		Short: "print a task, as JSON, through a grit server",
+		Short: "print a task through a grit server",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.remoteTask(cmd.Context(), server, args[0], (*client.Client).Get)
+			return e.remoteTask(cmd.Context(), server, args[0], (*client.Client).Get, asJSON, func(t task.Task) { printTaskFields(e.stdout, t) })
 		},
 	}
 	serverFlag(cmd, &server)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the task as JSON")
 	return cmd
 }
 
 func newCancelCmd(e *env) *cobra.Command {
 	var server string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "cancel ID",
-		Short: "cancel a task that has not ended (and its dependents) through a grit server; print it as JSON",
+		Short: "cancel a task that has not ended (and its dependents) through a grit server",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.remoteTask(cmd.Context(), server, args[0], (*client.Client).Cancel)
+			return e.remoteTask(cmd.Context(), server, args[0], (*client.Client).Cancel, asJSON, func(t task.Task) {
+				fmt.Fprintf(e.stdout, "task %d: %s\n", t.ID, t.State)
+			})
 		},
 	}
 	serverFlag(cmd, &server)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the task after the cancel as JSON")
 	return cmd
 }
 
-func (e *env) remoteTask(ctx context.Context, server, arg string, call func(*client.Client, context.Context, int64) (*pb.Task, error)) error {
+func (e *env) remoteTask(ctx context.Context, server, arg string, call func(*client.Client, context.Context, int64) (*pb.Task, error),
+	asJSON bool, text func(task.Task)) error {
 	id, err := parseID(arg)
 	if err != nil {
 		return err
@@ -213,5 +217,5 @@ func (e *env) remoteTask(ctx context.Context, server, arg string, call func(*cli
 	if err != nil {
 		return remoteErr(err)
 	}
-	return e.printRemote(t, true)
+	return e.printRemote(t, asJSON, text)
 }

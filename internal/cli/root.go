@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -155,6 +157,16 @@ func (e *env) openExisting(ctx context.Context) (store.Store, error) {
 	}
 	return st, nil
 }
+
+// shownDSN is a DSN fit to print: without its password.
+func shownDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return passwordRE.ReplaceAllString(dsn, "${1}xxxxx") // key=value DSNs
+}
+
+var passwordRE = regexp.MustCompile(`(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
 
 // storeErr gives a store that could not be opened its exit code: 3 when
 // it did not answer or has another schema, 2 for the rest (a bad DSN, no

@@ -55,10 +55,7 @@ func (e *env) listTasks(ctx context.Context, f store.Filter, asJSON bool) error 
 		return err
 	}
 	if asJSON {
-		if ts == nil {
-			ts = []task.Task{}
-		}
-		return json.NewEncoder(e.stdout).Encode(ts)
+		return json.NewEncoder(e.stdout).Encode(taskViews(ts))
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tRUN\tNAME\tKIND\tSTATE\tATTEMPT\tNEXT\tERROR")
