@@ -20,31 +20,33 @@ import (
 )
 
 // remote dials the server that --server (or GRIT_SERVER) names, with the
-// client's GRIT_* settings and GRIT_TOKEN.
-func (e *env) remote(server string) (*client.Client, error) {
+// client's GRIT_* settings and GRIT_TOKEN. fail gives a failed call its
+// exit code and message.
+func (e *env) remote(server string) (c *client.Client, fail func(error) error, err error) {
 	cfg, _, err := client.FromEnv(e.getenv)
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, nil, &exitError{code: exitUsage, err: err}
 	}
 	if server != "" {
 		cfg.Addr = server
 	}
-	c, err := client.Dial(cfg)
+	c, err = client.Dial(cfg)
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, nil, &exitError{code: exitUsage, err: err}
 	}
-	return c, nil
+	return c, func(err error) error { return remoteErr(cfg.Addr, err) }, nil
 }
 
-// remoteErr is the exit of a failed call: 2 for what the caller can fix
-// (a bad request, a refused token, a task not there or in another state),
-// 3 for a server that did not answer, 1 for the rest.
-func remoteErr(err error) error {
+// remoteErr is the exit of a call to the server at addr that failed: 2 for
+// what the caller can fix (a bad request, a refused token, a task not
+// there or in another state), 3 for a server that did not answer, 1 for
+// the rest.
+func remoteErr(addr string, err error) error {
 	switch client.Code(err) {
 	case codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.NotFound, codes.FailedPrecondition:
 		return &exitError{code: exitUsage, err: err}
 	case codes.Unavailable, codes.DeadlineExceeded:
-		return &exitError{code: exitUnavailable, err: err}
+		return &exitError{code: exitUnavailable, err: fmt.Errorf("%w; is a grit server running at %s? (grit server starts one; --server or GRIT_SERVER names another)", err, addr)}
 	}
 	return &exitError{code: exitFailed, err: err}
 }
@@ -146,14 +148,14 @@ func (e *env) in() io.Reader {
 }
 
 func (e *env) enqueueRemote(ctx context.Context, server string, t *pb.NewTask, asJSON bool) error {
-	c, err := e.remote(server)
+	c, fail, err := e.remote(server)
 	if err != nil {
 		return err
 	}
 	defer c.Close(ctx)
 	got, err := c.Enqueue(ctx, t)
 	if err != nil {
-		return remoteErr(err)
+		return fail(err)
 	}
 	return e.printRemote(got, asJSON, func(t task.Task) { fmt.Fprintln(e.stdout, t.ID) })
 }
@@ -208,14 +210,14 @@ func (e *env) remoteTask(ctx context.Context, server, arg string, call func(*cli
 	if err != nil {
 		return err
 	}
-	c, err := e.remote(server)
+	c, fail, err := e.remote(server)
 	if err != nil {
 		return err
 	}
 	defer c.Close(ctx)
 	t, err := call(c, ctx, id)
 	if err != nil {
-		return remoteErr(err)
+		return fail(err)
 	}
 	return e.printRemote(t, asJSON, text)
 }

@@ -133,7 +133,7 @@ func TestExitCodes(t *testing.T) {
 		{"a bad DSN", []string{"tasks", "--store", "mysql://x"}, exitUsage, `no driver for "mysql"`},
 		{"PostgreSQL unreachable, reading", []string{"tasks", "--store", "postgres://grit@127.0.0.1:1/x"}, exitUnavailable, "127.0.0.1:1"},
 		{"PostgreSQL unreachable, creating", []string{"submit", "--store", "postgres://grit@127.0.0.1:1/x", example("flaky.yaml")}, exitUnavailable, "connection refused"},
-		{"a server unreachable", []string{"get", "1", "--server", "127.0.0.1:1"}, exitUnavailable, "Unavailable"},
+		{"a server unreachable", []string{"get", "1", "--server", "127.0.0.1:1"}, exitUnavailable, "is a grit server running at 127.0.0.1:1?"},
 		{"enqueue to a server unreachable", []string{"enqueue", "--kind", "k", "--server", "127.0.0.1:1"}, exitUnavailable, "Unavailable"},
 	}
 	for _, tt := range tests {
