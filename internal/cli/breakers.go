@@ -93,7 +93,7 @@ func (e *env) groupBreakers(ctx context.Context) (store.GroupBreakers, func(), e
 	gb, ok := st.(store.GroupBreakers)
 	if !ok {
 		st.Close()
-		return nil, nil, fmt.Errorf("breakers: the store %s keeps no breakers", e.storeDSN)
+		return nil, nil, fmt.Errorf("breakers: the store %s keeps no breakers", shownDSN(e.storeDSN))
 	}
 	return gb, func() { st.Close() }, nil
 }

@@ -67,7 +67,7 @@ func (e *env) limiter(ctx context.Context) (store.Limiter, func(), error) {
 	l, ok := st.(store.Limiter)
 	if !ok {
 		st.Close()
-		return nil, nil, fmt.Errorf("limits: the store %s keeps no limits", e.storeDSN)
+		return nil, nil, fmt.Errorf("limits: the store %s keeps no limits", shownDSN(e.storeDSN))
 	}
 	return l, func() { st.Close() }, nil
 }
@@ -124,7 +124,7 @@ func (e *env) limitSet(ctx context.Context, lim store.Limit, asJSON bool) error 
 	if lim.Scope == store.ScopeGroup {
 		gb, ok := l.(store.GroupBreakers)
 		if !ok {
-			return fmt.Errorf("limits: the store %s keeps no groups", e.storeDSN)
+			return fmt.Errorf("limits: the store %s keeps no groups", shownDSN(e.storeDSN))
 		}
 		if _, err := gb.UpdateGroup(ctx, lim.Name, func(g *store.Group) { g.Limit = lim.Max }); err != nil {
 			return err

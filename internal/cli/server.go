@@ -97,6 +97,6 @@ func (e *env) serve(ctx context.Context, cfg server.Config, listen, tokensFile s
 	}
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(e.stdout, "serving grit.v1 on %s (store %s)\n", lis.Addr(), e.storeDSN)
+	fmt.Fprintf(e.stdout, "serving grit.v1 on %s (store %s)\n", lis.Addr(), shownDSN(e.storeDSN))
 	return s.Serve(sigCtx, lis)
 }
