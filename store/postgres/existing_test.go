@@ -70,10 +70,17 @@ func TestOpenExistingReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	role := fmt.Sprintf("grit_ro_%08x", rand.Uint32())
+	// A password, so that the role logs in where the server asks for one.
+	role, password := fmt.Sprintf("grit_ro_%08x", rand.Uint32()), fmt.Sprintf("pw%016x", rand.Uint64())
 	db := admin(t)
+	if _, err := db.Exec(ctx, `CREATE ROLE `+role+` LOGIN PASSWORD '`+password+`'`); err != nil {
+		t.Fatalf("create a role to read with (the test user needs CREATEROLE): %v", err)
+	}
+	t.Cleanup(func() {
+		db.Exec(t.Context(), `DROP OWNED BY `+role)
+		db.Exec(t.Context(), `DROP ROLE `+role)
+	})
 	for _, q := range []string{
-		`CREATE ROLE ` + role + ` LOGIN`,
 		`GRANT USAGE ON SCHEMA ` + schema + ` TO ` + role,
 		`GRANT SELECT ON ALL TABLES IN SCHEMA ` + schema + ` TO ` + role,
 	} {
@@ -81,13 +88,9 @@ func TestOpenExistingReadOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() {
-		db.Exec(t.Context(), `DROP OWNED BY `+role)
-		db.Exec(t.Context(), `DROP ROLE `+role)
-	})
 	readOnly := withParams(t, withSchema(schema), "default_transaction_read_only", "on")
 	u, _ := url.Parse(withSchema(schema))
-	u.User = url.User(role)
+	u.User = url.UserPassword(role, password)
 	selectOnly := u.String()
 	for name, dsn := range map[string]string{"read-only session": readOnly, "SELECT-only role": selectOnly} {
 		t.Run(name, func(t *testing.T) {
