@@ -102,8 +102,9 @@ func newRoot(e *env) *cobra.Command {
 		newDLQCmd(e), newStatusCmd(e), newMigrateCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newSimCmd(e), newBreakersCmd(e), newLimitsCmd(e),
 		newServerCmd(e), newEnqueueCmd(e), newGetCmd(e), newCancelCmd(e), newConfigCmd(e), newVersionCmd(e))
 	usageArgs(root)
-	// Not cobra's own check of an unknown command, whose error has no exit
-	// code of its own: grit with no command prints its help.
+	// An unknown command is a usage error (exit 2), with cobra's
+	// suggestions: cobra's own error for it would exit 1. grit alone
+	// prints its help.
 	root.SuggestionsMinimumDistance = 2
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) == 0 {
