@@ -11,6 +11,7 @@ import (
 
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/internal/version"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	_ "github.com/grit-run/grit/store/sqlite" // the embedded default
@@ -71,7 +72,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Client, error) {
 func New(st store.Store, cfg Config) (*Client, error) {
 	e, err := engine.New(engine.Config{
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
-		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version, Protection: cfg.Protection,
+		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version(), Protection: cfg.Protection,
 	})
 	if err != nil {
 		return nil, err
@@ -79,8 +80,10 @@ func New(st store.Store, cfg Config) (*Client, error) {
 	return &Client{store: st, engine: e, groups: map[string]string{}}, nil
 }
 
-// Version is grit's version.
-const Version = "0.1.0-dev"
+// Version is grit's version, as the go command recorded it in the binary:
+// a tag such as v1.2.0, a pseudo-version, or "(devel)", with the commit
+// when grit is built from its own checkout. Workers record it.
+func Version() string { return version.Get().String() }
 
 // Store returns the client's store.
 func (c *Client) Store() store.Store { return c.store }

@@ -45,3 +45,32 @@ func Migrations(fsys fs.FS, dir string) ([]Migration, error) {
 	}
 	return ms, nil
 }
+
+// CheckSchema is nil when a store has applied exactly a driver's
+// migrations, else an *OpenError of ErrSchemaVersion that says, of the
+// store at where, what it lacks or has beyond them and what to do.
+func CheckSchema(where string, applied map[int]bool, ms []Migration) error {
+	newest, has := 0, 0
+	for v := range applied {
+		has = max(has, v)
+	}
+	var missing []int
+	for _, m := range ms {
+		newest = max(newest, m.Version)
+		if !applied[m.Version] {
+			missing = append(missing, m.Version)
+		}
+	}
+	switch {
+	case has > newest:
+		return &OpenError{Kind: ErrSchemaVersion, Err: fmt.Errorf(
+			"the grit store at %s has schema version %d, newer than this grit knows (%d): upgrade grit", where, has, newest)}
+	case has >= newest && len(missing) > 0:
+		return &OpenError{Kind: ErrSchemaVersion, Err: fmt.Errorf(
+			"the grit store at %s lacks schema migrations %v: run grit migrate", where, missing)}
+	case len(missing) > 0:
+		return &OpenError{Kind: ErrSchemaVersion, Err: fmt.Errorf(
+			"the grit store at %s has schema version %d, older than this grit needs (%d): run grit migrate", where, has, newest)}
+	}
+	return nil
+}

@@ -18,3 +18,15 @@ var (
 	// ErrInvalid: the request is malformed; the wrapping error says how.
 	ErrInvalid = errors.New("task: invalid")
 )
+
+// StateError is ErrWrongState with the state the task was in, so that a
+// caller can say it: errors.Is(err, ErrWrongState) matches it, and
+// errors.As finds the state.
+type StateError struct {
+	State State
+}
+
+func (e *StateError) Error() string {
+	return "task is " + string(e.State) + ": " + ErrWrongState.Error()
+}
+func (e *StateError) Is(target error) bool { return target == ErrWrongState }

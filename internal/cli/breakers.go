@@ -33,7 +33,7 @@ breakers at every heartbeat.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.breakersList(cmd.Context(), asJSON) },
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print JSON: the breakers, or the one changed, as the list shows it")
 	var openFor time.Duration
 	open := &cobra.Command{
 		Use:   "open GROUP",
@@ -47,7 +47,7 @@ breakers at every heartbeat.`,
 			if d == 0 {
 				d = untilClosed
 			}
-			return e.breakerAct(cmd.Context(), args[0], func(s breaker.Settings, c *breaker.Circuit, now time.Time) { s.Trip(c, now, d) })
+			return e.breakerAct(cmd.Context(), args[0], asJSON, func(s breaker.Settings, c *breaker.Circuit, now time.Time) { s.Trip(c, now, d) })
 		},
 	}
 	open.Flags().DurationVar(&openFor, "for", 0, "how long it stays open (default: until closed)")
@@ -56,7 +56,7 @@ breakers at every heartbeat.`,
 		Short: "close a group's breaker: dispatch resumes, ramping up",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.breakerAct(cmd.Context(), args[0], func(s breaker.Settings, c *breaker.Circuit, now time.Time) { s.Close(c, now) })
+			return e.breakerAct(cmd.Context(), args[0], asJSON, func(s breaker.Settings, c *breaker.Circuit, now time.Time) { s.Close(c, now) })
 		},
 	}
 	reset := &cobra.Command{
@@ -64,10 +64,10 @@ breakers at every heartbeat.`,
 		Short: "forget a group's breaker: closed, nothing counted",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.breakerAct(cmd.Context(), args[0], func(s breaker.Settings, c *breaker.Circuit, _ time.Time) { s.Reset(c) })
+			return e.breakerAct(cmd.Context(), args[0], asJSON, func(s breaker.Settings, c *breaker.Circuit, _ time.Time) { s.Reset(c) })
 		},
 	}
-	cmd.AddCommand(open, closeCmd, reset, newBreakersSetCmd(e))
+	cmd.AddCommand(open, closeCmd, reset, newBreakersSetCmd(e, &asJSON))
 	return cmd
 }
 
@@ -86,14 +86,14 @@ type breakerRow struct {
 }
 
 func (e *env) groupBreakers(ctx context.Context) (store.GroupBreakers, func(), error) {
-	st, err := e.openStore(ctx)
+	st, err := e.openExisting(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	gb, ok := st.(store.GroupBreakers)
 	if !ok {
 		st.Close()
-		return nil, nil, fmt.Errorf("breakers: the store %s keeps no breakers", e.storeDSN)
+		return nil, nil, fmt.Errorf("breakers: the store %s keeps no breakers", shownDSN(e.storeDSN))
 	}
 	return gb, func() { st.Close() }, nil
 }
@@ -114,21 +114,7 @@ func (e *env) breakersList(ctx context.Context, asJSON bool) error {
 	}
 	rows := []breakerRow{}
 	for _, g := range slices.Sorted(maps.Keys(gs)) {
-		gr := gs[g]
-		c := gr.Circuit
-		r := breakerRow{Group: g, State: c.State, Opens: c.Opens, FailFast: gr.FailFast, Settings: gr.Settings, Limit: gr.Limit}
-		if r.State == "" {
-			r.State = breaker.Closed
-		}
-		var s breaker.Settings
-		if gr.Settings != nil {
-			s = *gr.Settings
-		}
-		r.Failures, r.Attempts = s.Counts(c, now)
-		if p := c.NextProbe(); !p.IsZero() {
-			r.NextProbe = &p
-		}
-		rows = append(rows, r)
+		rows = append(rows, breakerRowOf(g, gs[g], now))
 	}
 	if asJSON {
 		return json.NewEncoder(e.stdout).Encode(rows)
@@ -148,7 +134,25 @@ func (e *env) breakersList(ctx context.Context, asJSON bool) error {
 	return w.Flush()
 }
 
-func (e *env) breakerAct(ctx context.Context, group string, act func(breaker.Settings, *breaker.Circuit, time.Time)) error {
+// breakerRowOf is a group's breaker as the list shows it at now.
+func breakerRowOf(group string, gr store.Group, now time.Time) breakerRow {
+	c := gr.Circuit
+	r := breakerRow{Group: group, State: c.State, Opens: c.Opens, FailFast: gr.FailFast, Settings: gr.Settings, Limit: gr.Limit}
+	if r.State == "" {
+		r.State = breaker.Closed
+	}
+	var s breaker.Settings
+	if gr.Settings != nil {
+		s = *gr.Settings
+	}
+	r.Failures, r.Attempts = s.Counts(c, now)
+	if p := c.NextProbe(); !p.IsZero() {
+		r.NextProbe = &p
+	}
+	return r
+}
+
+func (e *env) breakerAct(ctx context.Context, group string, asJSON bool, act func(breaker.Settings, *breaker.Circuit, time.Time)) error {
 	if err := store.ValidateGroup(group); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -171,11 +175,11 @@ func (e *env) breakerAct(ctx context.Context, group string, act func(breaker.Set
 	if err != nil {
 		return err
 	}
-	state := gr.Circuit.State
-	if state == "" {
-		state = breaker.Closed
+	r := breakerRowOf(group, gr, now)
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(r)
 	}
-	fmt.Fprintf(e.stdout, "group %s: breaker %s\n", group, state)
+	fmt.Fprintf(e.stdout, "group %s: breaker %s\n", group, r.State)
 	return nil
 }
 
@@ -216,7 +220,7 @@ type breakerSetFlags struct {
 	limit    int
 }
 
-func newBreakersSetCmd(e *env) *cobra.Command {
+func newBreakersSetCmd(e *env, asJSON *bool) *cobra.Command {
 	var f breakerSetFlags
 	cmd := &cobra.Command{
 		Use:   "set GROUP",
@@ -234,7 +238,7 @@ their next heartbeat.`,
 			if f.limit < 0 {
 				return &exitError{code: exitUsage, err: fmt.Errorf("breakers set %s: --limit %d: want 0 (no limit) or more", args[0], f.limit)}
 			}
-			return e.breakerSet(cmd.Context(), args[0], f, cmd.Flags().Changed("fail-fast"), cmd.Flags().Changed("limit"))
+			return e.breakerSet(cmd.Context(), args[0], f, cmd.Flags().Changed("fail-fast"), cmd.Flags().Changed("limit"), *asJSON)
 		},
 	}
 	fl := cmd.Flags()
@@ -252,7 +256,7 @@ their next heartbeat.`,
 	return cmd
 }
 
-func (e *env) breakerSet(ctx context.Context, group string, f breakerSetFlags, failFastGiven, limitGiven bool) error {
+func (e *env) breakerSet(ctx context.Context, group string, f breakerSetFlags, failFastGiven, limitGiven, asJSON bool) error {
 	if err := store.ValidateGroup(group); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -277,6 +281,13 @@ func (e *env) breakerSet(ctx context.Context, group string, f breakerSetFlags, f
 	})
 	if err != nil {
 		return err
+	}
+	if asJSON {
+		now, err := gb.(store.Store).Now(ctx)
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(e.stdout).Encode(breakerRowOf(group, gr, now))
 	}
 	fmt.Fprintf(e.stdout, "group %s: %s\n", group, describeSettings(breakerRow{Settings: gr.Settings, FailFast: gr.FailFast, Limit: gr.Limit}))
 	return nil

@@ -104,7 +104,7 @@ func TestFleetBreakerStopsDispatchWithinAHeartbeat(t *testing.T) {
 // TestBreakersSetAndList gives a group settings of its own and fail-fast,
 // and reads them back; --workers-settings drops them.
 func TestBreakersSetAndList(t *testing.T) {
-	st := tempStore(t)
+	st := migratedStore(t)
 	if code, out, errOut := grit(t, "breakers", "set", "api", "--min-attempts", "5", "--cool-down", "1m", "--fail-fast", "--store", st); code != 0 ||
 		!strings.Contains(out, "min-attempts 5, cool-down 1m0s, fails fast") {
 		t.Fatalf("set: exit %d: %s %s", code, out, errOut)
@@ -126,7 +126,7 @@ func TestBreakersSetAndList(t *testing.T) {
 }
 
 func TestLimitsSetAndList(t *testing.T) {
-	st := tempStore(t)
+	st := migratedStore(t)
 	for _, args := range [][]string{{"queue", "mail", "5"}, {"tenant", "acme", "2"}, {"group", "api", "10"}, {"queue", "mail", "3"}} {
 		if code, out, errOut := grit(t, append([]string{"limits", "set"}, append(args, "--store", st)...)...); code != 0 || !strings.Contains(out, "at most "+args[2]+" running") {
 			t.Fatalf("set %v: exit %d: %s %s", args, code, out, errOut)

@@ -18,6 +18,8 @@ func newDLQCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dlq",
 		Short: "list dead letters and act on them: replay, skip or fail",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	var asJSON bool
 	list := &cobra.Command{
@@ -36,14 +38,14 @@ func newDLQCmd(e *env) *cobra.Command {
 
 // dlqGroup is the dead letters that share a fingerprint.
 type dlqGroup struct {
-	Fingerprint string      `json:"fingerprint"`
-	Count       int         `json:"count"`
-	Error       string      `json:"error"` // the newest task's
-	Tasks       []task.Task `json:"tasks"`
+	Fingerprint string     `json:"fingerprint"`
+	Count       int        `json:"count"`
+	Error       string     `json:"error"` // the newest task's
+	Tasks       []taskJSON `json:"tasks"`
 }
 
 func (e *env) dlqList(ctx context.Context, asJSON bool) error {
-	st, err := e.openStore(ctx)
+	st, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}
@@ -84,7 +86,7 @@ func groupByFingerprint(ts []task.Task) []dlqGroup {
 			byFP[t.Fingerprint] = g
 		}
 		g.Count++
-		g.Tasks = append(g.Tasks, t)
+		g.Tasks = append(g.Tasks, taskView(t))
 		g.Error = t.LastError
 	}
 	out := make([]dlqGroup, 0, len(byFP))
@@ -123,19 +125,24 @@ func (e *env) act(ctx context.Context, a store.Action, args []string, asJSON boo
 		}
 		ids[i] = id
 	}
-	st, err := e.openStore(ctx)
+	st, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	var done []task.Task
 	var errs []error
+	var failed error // other than a task not there or in another state
 	for _, id := range ids {
 		t, err := st.Act(ctx, id, a)
+		var wrong *task.StateError
 		switch {
-		case errors.Is(err, task.ErrWrongState):
-			errs = append(errs, fmt.Errorf("task %d: %s needs a DEAD_LETTER task; it is %s", id, a, t.State))
+		case errors.As(err, &wrong):
+			errs = append(errs, fmt.Errorf("task %d: %s needs a DEAD_LETTER task; it is %s", id, a, wrong.State))
+		case errors.Is(err, task.ErrNotFound):
+			errs = append(errs, fmt.Errorf("task %d: not found", id))
 		case err != nil:
+			failed = err
 			errs = append(errs, fmt.Errorf("task %d: %w", id, err))
 		default:
 			done = append(done, t)
@@ -145,15 +152,15 @@ func (e *env) act(ctx context.Context, a store.Action, args []string, asJSON boo
 		}
 	}
 	if asJSON {
-		if done == nil {
-			done = []task.Task{}
-		}
-		if err := json.NewEncoder(e.stdout).Encode(done); err != nil {
+		if err := json.NewEncoder(e.stdout).Encode(taskViews(done)); err != nil {
 			return err
 		}
 	}
-	if len(errs) > 0 {
+	switch {
+	case failed != nil:
 		return &exitError{code: exitFailed, err: errors.Join(errs...)}
+	case len(errs) > 0:
+		return &exitError{code: exitUsage, err: errors.Join(errs...)}
 	}
 	return nil
 }

@@ -25,7 +25,7 @@ them at every heartbeat; a task past a limit waits, using no attempt.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.limitsList(cmd.Context(), asJSON) },
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print JSON: the limits, or the one set")
 	set := &cobra.Command{
 		Use:   "set queue|tenant|group NAME MAX",
 		Short: "set the most attempts of a queue, tenant or group running at once across the fleet (0 removes the limit)",
@@ -35,7 +35,7 @@ them at every heartbeat; a task past a limit waits, using no attempt.`,
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
-			return e.limitSet(cmd.Context(), l)
+			return e.limitSet(cmd.Context(), l, asJSON)
 		},
 	}
 	cmd.AddCommand(set)
@@ -60,14 +60,14 @@ func parseLimit(args []string) (store.Limit, error) {
 }
 
 func (e *env) limiter(ctx context.Context) (store.Limiter, func(), error) {
-	st, err := e.openStore(ctx)
+	st, err := e.openExisting(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	l, ok := st.(store.Limiter)
 	if !ok {
 		st.Close()
-		return nil, nil, fmt.Errorf("limits: the store %s keeps no limits", e.storeDSN)
+		return nil, nil, fmt.Errorf("limits: the store %s keeps no limits", shownDSN(e.storeDSN))
 	}
 	return l, func() { st.Close() }, nil
 }
@@ -115,7 +115,7 @@ func (e *env) limitsList(ctx context.Context, asJSON bool) error {
 	return w.Flush()
 }
 
-func (e *env) limitSet(ctx context.Context, lim store.Limit) error {
+func (e *env) limitSet(ctx context.Context, lim store.Limit, asJSON bool) error {
 	l, done, err := e.limiter(ctx)
 	if err != nil {
 		return err
@@ -124,13 +124,21 @@ func (e *env) limitSet(ctx context.Context, lim store.Limit) error {
 	if lim.Scope == store.ScopeGroup {
 		gb, ok := l.(store.GroupBreakers)
 		if !ok {
-			return fmt.Errorf("limits: the store %s keeps no groups", e.storeDSN)
+			return fmt.Errorf("limits: the store %s keeps no groups", shownDSN(e.storeDSN))
 		}
 		if _, err := gb.UpdateGroup(ctx, lim.Name, func(g *store.Group) { g.Limit = lim.Max }); err != nil {
 			return err
 		}
 	} else if err := l.SetLimit(ctx, lim); err != nil {
 		return err
+	}
+	if asJSON {
+		run, err := l.Running(ctx, lim.Scope, []string{lim.Name})
+		if err != nil {
+			return err
+		}
+		lim.Running = len(run[lim.Name])
+		return json.NewEncoder(e.stdout).Encode(lim)
 	}
 	if lim.Max == 0 {
 		fmt.Fprintf(e.stdout, "%s %s: no limit\n", lim.Scope, lim.Name)

@@ -11,37 +11,42 @@ import (
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/grit-run/grit/api/client"
 	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/task"
 )
 
 // remote dials the server that --server (or GRIT_SERVER) names, with the
-// client's GRIT_* settings and GRIT_TOKEN.
-func (e *env) remote(server string) (*client.Client, error) {
+// client's GRIT_* settings and GRIT_TOKEN. fail gives a failed call its
+// exit code and message.
+func (e *env) remote(server string) (c *client.Client, fail func(error) error, err error) {
 	cfg, _, err := client.FromEnv(e.getenv)
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, nil, &exitError{code: exitUsage, err: err}
 	}
 	if server != "" {
 		cfg.Addr = server
 	}
-	c, err := client.Dial(cfg)
+	c, err = client.Dial(cfg)
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, nil, &exitError{code: exitUsage, err: err}
 	}
-	return c, nil
+	return c, func(err error) error { return remoteErr(cfg.Addr, err) }, nil
 }
 
-// remoteErr is the exit of a failed call: 2 for what the caller can fix
-// (a bad request, a refused token), 1 for the rest.
-func remoteErr(err error) error {
+// remoteErr is the exit of a call to the server at addr that failed: 2 for
+// what the caller can fix (a bad request, a refused token, a task not
+// there or in another state), 3 for a server that did not answer, 1 for
+// the rest.
+func remoteErr(addr string, err error) error {
 	switch client.Code(err) {
 	case codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.NotFound, codes.FailedPrecondition:
 		return &exitError{code: exitUsage, err: err}
+	case codes.Unavailable, codes.DeadlineExceeded:
+		return &exitError{code: exitUnavailable, err: fmt.Errorf("%w; is a grit server running at %s? (grit server starts one; --server or GRIT_SERVER names another)", err, addr)}
 	}
 	return &exitError{code: exitFailed, err: err}
 }
@@ -143,72 +148,76 @@ func (e *env) in() io.Reader {
 }
 
 func (e *env) enqueueRemote(ctx context.Context, server string, t *pb.NewTask, asJSON bool) error {
-	c, err := e.remote(server)
+	c, fail, err := e.remote(server)
 	if err != nil {
 		return err
 	}
 	defer c.Close(ctx)
 	got, err := c.Enqueue(ctx, t)
 	if err != nil {
-		return remoteErr(err)
+		return fail(err)
 	}
-	return e.printRemote(got, asJSON)
+	return e.printRemote(got, asJSON, func(t task.Task) { fmt.Fprintln(e.stdout, t.ID) })
 }
 
-func (e *env) printRemote(t *pb.Task, asJSON bool) error {
-	if !asJSON {
-		fmt.Fprintln(e.stdout, t.GetId())
-		return nil
+// printRemote prints a task a server sent: as every command's task JSON
+// with --json, else as text does.
+func (e *env) printRemote(t *pb.Task, asJSON bool, text func(task.Task)) error {
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(taskView(fromPB(t)))
 	}
-	b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(t)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(e.stdout, string(b))
+	text(fromPB(t))
 	return nil
 }
 
 func newGetCmd(e *env) *cobra.Command {
 	var server string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "get ID",
-		Short: "print a task, as JSON, through a grit server",
+		Short: "print a task through a grit server",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.remoteTask(cmd.Context(), server, args[0], (*client.Client).Get)
+			return e.remoteTask(cmd.Context(), server, args[0], (*client.Client).Get, asJSON, func(t task.Task) { printTaskFields(e.stdout, t) })
 		},
 	}
 	serverFlag(cmd, &server)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the task as JSON")
 	return cmd
 }
 
 func newCancelCmd(e *env) *cobra.Command {
 	var server string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "cancel ID",
-		Short: "cancel a task that has not ended (and its dependents) through a grit server; print it as JSON",
+		Short: "cancel a task that has not ended (and its dependents) through a grit server",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.remoteTask(cmd.Context(), server, args[0], (*client.Client).Cancel)
+			return e.remoteTask(cmd.Context(), server, args[0], (*client.Client).Cancel, asJSON, func(t task.Task) {
+				fmt.Fprintf(e.stdout, "task %d: %s\n", t.ID, t.State)
+			})
 		},
 	}
 	serverFlag(cmd, &server)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the task after the cancel as JSON")
 	return cmd
 }
 
-func (e *env) remoteTask(ctx context.Context, server, arg string, call func(*client.Client, context.Context, int64) (*pb.Task, error)) error {
+func (e *env) remoteTask(ctx context.Context, server, arg string, call func(*client.Client, context.Context, int64) (*pb.Task, error),
+	asJSON bool, text func(task.Task)) error {
 	id, err := parseID(arg)
 	if err != nil {
 		return err
 	}
-	c, err := e.remote(server)
+	c, fail, err := e.remote(server)
 	if err != nil {
 		return err
 	}
 	defer c.Close(ctx)
 	t, err := call(c, ctx, id)
 	if err != nil {
-		return remoteErr(err)
+		return fail(err)
 	}
-	return e.printRemote(t, true)
+	return e.printRemote(t, asJSON, text)
 }

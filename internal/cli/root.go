@@ -7,21 +7,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/grit-run/grit/internal/version"
 	"github.com/grit-run/grit/store"
 	_ "github.com/grit-run/grit/store/postgres" // postgres:// for a fleet
 	_ "github.com/grit-run/grit/store/sqlite"   // the embedded default
 )
 
-// Exit codes.
+// Exit codes, one scheme for every command (the README's "Exit status").
 const (
-	exitOK      = 0
-	exitFailed  = 1 // a task did not succeed, or a command failed
-	exitUsage   = 2 // a bad file, flag or argument
-	exitStopped = 130
+	exitOK     = 0
+	exitFailed = 1 // work failed: a run or task did not succeed; or an error none of the others names
+	// exitUsage is bad input: a file, flag or argument; a --store that is
+	// malformed or names no grit store; a task that is not there or not in
+	// a state the action applies to; a refused token or password.
+	exitUsage = 2
+	// exitUnavailable: the store or server did not answer, or the store's
+	// schema is not the one this grit uses (grit migrate, or upgrade grit).
+	exitUnavailable = 3
+	exitStopped     = 130 // stopped by Ctrl-C or SIGTERM before the end
 )
 
 // exitError carries an exit code with the error to print.
@@ -77,6 +87,11 @@ func newRoot(e *env) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version prints what grit version does.
+	var v strings.Builder
+	printVersion(&v, version.Get())
+	root.Version = Version
+	root.SetVersionTemplate(v.String())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: exitUsage, err: err} })
 	def := e.getenv("GRIT_STORE")
 	if def == "" {
@@ -87,6 +102,21 @@ func newRoot(e *env) *cobra.Command {
 		newDLQCmd(e), newStatusCmd(e), newMigrateCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newSimCmd(e), newBreakersCmd(e), newLimitsCmd(e),
 		newServerCmd(e), newEnqueueCmd(e), newGetCmd(e), newCancelCmd(e), newConfigCmd(e), newVersionCmd(e))
 	usageArgs(root)
+	// An unknown command is a usage error (exit 2), with cobra's
+	// suggestions: cobra's own error for it would exit 1. grit alone
+	// prints its help.
+	root.SuggestionsMinimumDistance = 2
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		msg := fmt.Sprintf("unknown command %q", args[0])
+		if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+			msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(s, " or "))
+		}
+		return usageErr("%s: see grit --help", msg)
+	}
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
 	return root
 }
 
@@ -106,11 +136,48 @@ func usageArgs(c *cobra.Command) {
 	}
 }
 
-// openStore opens the --store; a bad DSN is a usage error.
+// openStore opens the --store, creating and migrating it as needed: for
+// the commands that put work in a store (run, submit, worker, server,
+// migrate).
 func (e *env) openStore(ctx context.Context) (store.Store, error) {
 	st, err := store.Open(ctx, e.storeDSN)
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: err}
+		return nil, storeErr(err)
 	}
 	return st, nil
+}
+
+// openExisting opens the --store only if a grit store is there at this
+// grit's schema, creating and migrating nothing: for every command that
+// reads a store or acts on what is in it, so that a mistyped --store makes
+// no empty store, and a read-only database will do.
+func (e *env) openExisting(ctx context.Context) (store.Store, error) {
+	st, err := store.OpenExisting(ctx, e.storeDSN)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	return st, nil
+}
+
+// shownDSN is a DSN fit to print: without its password.
+func shownDSN(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return passwordRE.ReplaceAllString(dsn, "${1}xxxxx") // key=value DSNs
+}
+
+var passwordRE = regexp.MustCompile(`(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
+
+// storeErr gives a store that could not be opened its exit code: 3 when
+// it did not answer or has another schema, 2 for the rest (a bad DSN, no
+// store there, a refused password).
+func storeErr(err error) error {
+	switch {
+	case errors.Is(err, store.ErrUnreachable), errors.Is(err, store.ErrSchemaVersion):
+		return &exitError{code: exitUnavailable, err: err}
+	case errors.Is(err, store.ErrNotExist):
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w: create one with grit migrate, grit submit or grit worker, or check --store (GRIT_STORE)", err)}
+	}
+	return &exitError{code: exitUsage, err: err}
 }

@@ -42,7 +42,7 @@ resumes that run; --resume RUN resumes a run by id. Ctrl-C stops gracefully:
 running attempts are cut off and their tasks go back without using an attempt.
 
 Exit status: 0 when every task succeeded, 1 when any did not, 2 for a bad
-file or flag, 130 when stopped.`,
+file or flag, 3 when the store is unavailable, 130 when stopped.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := ""
@@ -76,7 +76,11 @@ func (e *env) run(ctx context.Context, o runOptions, path string) error {
 	if err != nil {
 		return err
 	}
-	st, err := e.openStore(ctx)
+	open := e.openStore
+	if f == nil {
+		open = e.openExisting // --resume: the run is in a store already
+	}
+	st, err := open(ctx)
 	if err != nil {
 		return err
 	}

@@ -106,6 +106,6 @@ func (e *env) serve(ctx context.Context, set settings) error {
 	}
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(e.stdout, "serving grit.v1 on %s (store %s)\n", lis.Addr(), e.storeDSN)
+	fmt.Fprintf(e.stdout, "serving grit.v1 on %s (store %s)\n", lis.Addr(), shownDSN(e.storeDSN))
 	return s.Serve(sigCtx, lis)
 }

@@ -49,11 +49,11 @@ func TestServerEnqueueGetCancel(t *testing.T) {
 	os.WriteFile(file, []byte(`{"to": "b@example.com"}`), 0o644)
 	code, second, _ := enq("--args", "@"+file, "--json")
 	var got struct {
-		ID    string `json:"id"`
-		Args  []byte `json:"args"`
-		State string `json:"state"`
+		ID    int64           `json:"id"`
+		Args  json.RawMessage `json:"args"`
+		State string          `json:"state"`
 	}
-	if err := json.Unmarshal([]byte(second), &got); code != 0 || err != nil || string(got.Args) != `{"to": "b@example.com"}` || got.State != "READY" {
+	if err := json.Unmarshal([]byte(second), &got); code != 0 || err != nil || got.ID == 0 || string(got.Args) != `{"to":"b@example.com"}` || got.State != "READY" {
 		t.Errorf("enqueue --args @FILE --json: exit %d, %v: %s", code, err, second)
 	}
 	for _, bad := range []struct {
@@ -69,11 +69,14 @@ func TestServerEnqueueGetCancel(t *testing.T) {
 		}
 	}
 	id := strings.TrimSpace(first)
-	if code, out, _ := grit(t, "get", id, "--server", addr); code != 0 || !strings.Contains(out, `"kind":"email.send"`) {
+	if code, out, _ := grit(t, "get", id, "--server", addr); code != 0 || !strings.Contains(out, "kind") || !strings.Contains(out, "email.send") {
 		t.Errorf("get: exit %d: %s", code, out)
 	}
+	if code, out, _ := grit(t, "get", id, "--json", "--server", addr); code != 0 || !strings.Contains(out, `"kind":"email.send"`) || !strings.Contains(out, `"id":`+id+`,`) {
+		t.Errorf("get --json: exit %d: %s", code, out)
+	}
 	for range 2 { // a repeated cancel is no error
-		if code, out, errOut := grit(t, "cancel", id, "--server", addr); code != 0 || !strings.Contains(out, `"state":"CANCELLED"`) {
+		if code, out, errOut := grit(t, "cancel", id, "--server", addr); code != 0 || out != "task "+id+": CANCELLED\n" {
 			t.Errorf("cancel: exit %d: %s %s", code, out, errOut)
 		}
 	}

@@ -55,7 +55,7 @@ type statusReport struct {
 }
 
 func (e *env) status(ctx context.Context, lease time.Duration, asJSON bool) error {
-	st, err := e.openStore(ctx)
+	st, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ func newWaitCmd(e *env) *cobra.Command {
 }
 
 func (e *env) wait(ctx context.Context, id int64, asJSON, quiet bool) error {
-	st, err := e.openStore(ctx)
+	st, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}

@@ -13,23 +13,16 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// runSummary is what grit run prints at the end, and its JSON shape.
+// runSummary is what grit run and grit wait print at the end, and its
+// JSON shape.
 type runSummary struct {
-	Run   int64         `json:"run"`
-	Name  string        `json:"name"`
-	State task.State    `json:"state"`
-	Tasks []taskSummary `json:"tasks"`
-}
-
-type taskSummary struct {
-	ID          int64      `json:"id"`
-	Name        string     `json:"name"`
-	State       task.State `json:"state"`
-	Attempts    int        `json:"attempts"`
-	Error       string     `json:"error,omitempty"`
-	Fingerprint string     `json:"fingerprint,omitempty"`
-	DurationMS  int64      `json:"duration_ms"`
-	WaitingOn   []string   `json:"waiting_on,omitempty"` // dead letters a PENDING task waits behind
+	Run   int64      `json:"run"`
+	Name  string     `json:"name"`
+	State task.State `json:"state"`
+	Tasks []taskJSON `json:"tasks"`
+	// WaitingOn names, for each PENDING task that waits behind dead
+	// letters, those dead letters (by task name).
+	WaitingOn map[string][]string `json:"waiting_on"`
 }
 
 func (e *env) summarize(ctx context.Context, st store.Store, runID int64, ts []task.Task, asJSON bool) error {
@@ -57,20 +50,13 @@ func (e *env) summarize(ctx context.Context, st store.Store, runID int64, ts []t
 }
 
 func buildSummary(r task.Run, ts []task.Task, edges []store.Edge) runSummary {
-	s := runSummary{Run: r.ID, Name: r.Name, State: r.State}
-	blockers := deadLetterBlockers(ts, edges)
-	for _, t := range ts {
-		ts := taskSummary{
-			ID: t.ID, Name: t.Name, State: t.State, Attempts: t.Attempt,
-			WaitingOn: blockers[t.ID],
+	s := runSummary{Run: r.ID, Name: r.Name, State: r.State, Tasks: taskViews(ts), WaitingOn: map[string][]string{}}
+	for id, names := range deadLetterBlockers(ts, edges) {
+		for _, t := range ts {
+			if t.ID == id && len(names) > 0 {
+				s.WaitingOn[t.Name] = names
+			}
 		}
-		if t.State != task.Success {
-			ts.Error, ts.Fingerprint = t.LastError, t.Fingerprint
-		}
-		if !t.FirstStartedAt.IsZero() && !t.FinishedAt.IsZero() {
-			ts.DurationMS = t.FinishedAt.Sub(t.FirstStartedAt).Milliseconds()
-		}
-		s.Tasks = append(s.Tasks, ts)
 	}
 	if !s.State.Terminal() && hasDeadLetter(ts) {
 		// The run waits for an operator: it says so in the design's word.
@@ -129,19 +115,24 @@ func printSummary(e *env, s runSummary) {
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "TASK\tSTATE\tATTEMPTS\tTIME\tFINGERPRINT\tERROR")
 	for _, t := range s.Tasks {
-		errText := firstLine(t.Error)
-		if len(t.WaitingOn) > 0 {
-			errText = "waiting on dead letter " + strings.Join(t.WaitingOn, ", ")
+		fp, errText := t.Fingerprint, firstLine(t.Error)
+		if t.State == task.Success {
+			fp, errText = "", ""
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", t.Name, t.State, t.Attempts,
-			formatMS(t.DurationMS), short(t.Fingerprint), errText)
+		if blockers := s.WaitingOn[t.Name]; len(blockers) > 0 {
+			errText = "waiting on dead letter " + strings.Join(blockers, ", ")
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", t.Name, t.State, t.Attempt,
+			spent(t.FirstStartedAt, t.FinishedAt), short(fp), errText)
 	}
 	w.Flush()
 }
 
-func formatMS(ms int64) string {
-	if ms == 0 {
+// spent is how long a task took from its first start to its end, "-" if
+// it did not both start and end.
+func spent(start, end *time.Time) string {
+	if start == nil || end == nil {
 		return "-"
 	}
-	return (time.Duration(ms) * time.Millisecond).String()
+	return end.Sub(*start).Round(time.Millisecond).String()
 }

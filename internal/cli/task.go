@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -42,14 +43,14 @@ func parseID(s string) (int64, error) {
 }
 
 func (e *env) showTask(ctx context.Context, id int64, asJSON bool) error {
-	st, err := e.openStore(ctx)
+	st, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	t, err := st.GetTask(ctx, id)
 	if errors.Is(err, task.ErrNotFound) {
-		return &exitError{code: exitFailed, err: fmt.Errorf("task %d: not found", id)}
+		return &exitError{code: exitUsage, err: fmt.Errorf("task %d: not found", id)}
 	}
 	if err != nil {
 		return err
@@ -59,20 +60,36 @@ func (e *env) showTask(ctx context.Context, id int64, asJSON bool) error {
 		return err
 	}
 	if asJSON {
-		if as == nil {
-			as = []task.Attempt{}
-		}
 		return json.NewEncoder(e.stdout).Encode(struct {
-			Task     task.Task      `json:"task"`
-			Attempts []task.Attempt `json:"attempts"`
-		}{t, as})
+			Task     taskJSON      `json:"task"`
+			Attempts []attemptJSON `json:"attempts"`
+		}{taskView(t), attemptViews(as)})
 	}
 	printTask(e, t, as)
 	return nil
 }
 
 func printTask(e *env, t task.Task, as []task.Attempt) {
+	printTaskFields(e.stdout, t)
+	fmt.Fprintln(e.stdout)
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "#\tSTARTED\tTOOK\tOUTCOME\tEXIT\tCLASS\tFP\tDECISION\tDELAY\tERROR")
+	for _, a := range as {
+		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Number, a.StartedAt.Local().Format("15:04:05.000"),
+			took(a), a.Outcome, exitText(a), orDash(a.Class), orDash(short(a.Fingerprint)), orDash(a.Decision), delayText(a.Delay), firstLine(a.Error))
+	}
+	w.Flush()
+	for _, a := range as {
+		if a.Output != "" {
+			fmt.Fprintf(e.stdout, "\nattempt %d output:\n%s\n", a.Number, strings.TrimRight(a.Output, "\n"))
+		}
+	}
+}
+
+// printTaskFields prints a task's own fields, one a line, as grit task
+// and grit get show them.
+func printTaskFields(out io.Writer, t task.Task) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(w, "task\t%d %s\n", t.ID, orDash(t.Name))
 	fmt.Fprintf(w, "kind\t%s\n", t.Kind)
 	fmt.Fprintf(w, "state\t%s\n", t.State)
@@ -88,19 +105,6 @@ func printTask(e *env, t task.Task, as []task.Attempt) {
 		fmt.Fprintf(w, "fingerprint\t%s (%d in a row)\n", t.Fingerprint, t.Streak)
 	}
 	w.Flush()
-	fmt.Fprintln(e.stdout)
-	w = tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "#\tSTARTED\tTOOK\tOUTCOME\tEXIT\tCLASS\tFP\tDECISION\tDELAY\tERROR")
-	for _, a := range as {
-		fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Number, a.StartedAt.Local().Format("15:04:05.000"),
-			took(a), a.Outcome, exitText(a), orDash(a.Class), orDash(short(a.Fingerprint)), orDash(a.Decision), delayText(a.Delay), firstLine(a.Error))
-	}
-	w.Flush()
-	for _, a := range as {
-		if a.Output != "" {
-			fmt.Fprintf(e.stdout, "\nattempt %d output:\n%s\n", a.Number, strings.TrimRight(a.Output, "\n"))
-		}
-	}
 }
 
 func took(a task.Attempt) string {

@@ -45,7 +45,7 @@ func newTasksCmd(e *env) *cobra.Command {
 }
 
 func (e *env) listTasks(ctx context.Context, f store.Filter, asJSON bool) error {
-	st, err := e.openStore(ctx)
+	st, err := e.openExisting(ctx)
 	if err != nil {
 		return err
 	}
@@ -55,10 +55,7 @@ func (e *env) listTasks(ctx context.Context, f store.Filter, asJSON bool) error 
 		return err
 	}
 	if asJSON {
-		if ts == nil {
-			ts = []task.Task{}
-		}
-		return json.NewEncoder(e.stdout).Encode(ts)
+		return json.NewEncoder(e.stdout).Encode(taskViews(ts))
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "ID\tRUN\tNAME\tKIND\tSTATE\tATTEMPT\tNEXT\tERROR")

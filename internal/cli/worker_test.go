@@ -34,7 +34,7 @@ func TestSubmitWorkerWait(t *testing.T) {
 	worker, wout := gritProcess(t, dir, "worker", "--store", dsn, "--drain", "5s")
 	code, out, errOut = grit(t, "wait", "--json", "--store", dsn, itoa(sub.Run))
 	s := decodeSummary(t, out)
-	if code != 0 || s.State != task.Success || s.Tasks[0].Attempts != 3 {
+	if code != 0 || s.State != task.Success || s.Tasks[0].Attempt != 3 {
 		t.Errorf("wait: exit %d, %+v, %s", code, s, errOut)
 	}
 	if err := worker.Process.Signal(syscall.SIGTERM); err != nil {

@@ -30,7 +30,7 @@ var actSQL = map[store.Action]string{
 // task, or cancel a task that has not ended (its dependents are cancelled,
 // transitively, and a running attempt is closed as INTERRUPTED: its worker
 // is fenced off, as its task is no longer RUNNING). A task in another state
-// gives task.ErrWrongState.
+// gives a *task.StateError (task.ErrWrongState) with its state.
 func (s *Store) Act(ctx context.Context, id int64, a store.Action) (task.Task, error) {
 	if _, ok := actSQL[a]; !ok {
 		return task.Task{}, fmt.Errorf("act %q on task %d: unknown action (want replay, skip, fail or cancel): %w", a, id, task.ErrInvalid)
@@ -105,5 +105,5 @@ func (s *Store) whyNot(ctx context.Context, tx pgx.Tx, id int64) error {
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("task is %s: %w", state, task.ErrWrongState)
+	return &task.StateError{State: state}
 }

@@ -39,6 +39,11 @@ type Config struct {
 	// letters, digits and underscores. "" means the DSN's schema parameter,
 	// else DefaultSchema.
 	Schema string
+	// Existing opens only a grit schema that exists at the version this
+	// driver migrates to: nothing is created or migrated, and nothing
+	// written, so a read-only database or role will do
+	// (store.OpenExisting).
+	Existing bool
 	// MaxConns sizes the connection pool. 0 means the DSN's pool_max_conns,
 	// else max(4, 2×GOMAXPROCS): batched claims and finishes go slower,
 	// not faster, with many more connections than the machine has cores.

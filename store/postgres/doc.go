@@ -41,7 +41,9 @@
 // created and migrated on open, and by Migrate, from the versioned SQL
 // files embedded in migrations/, under an advisory lock so that processes
 // starting together migrate once. A schema migrated by a newer grit is
-// refused.
+// refused. OpenExisting (Config.Existing) creates, migrates and writes
+// nothing: it opens only a schema that is there at this driver's version,
+// and so works on a read-only database or role.
 //
 // The store's connections plan every statement with its own arguments
 // (plan_cache_mode=force_custom_plan), and the statements are written so

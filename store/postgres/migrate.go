@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/grit-run/grit/store"
 )
@@ -134,4 +135,35 @@ func apply(ctx context.Context, tx pgx.Tx, ident string, m migration) error {
 		return fmt.Errorf("migrate: record %04d_%s: %w", m.Version, m.Name, err)
 	}
 	return nil
+}
+
+// checkSchema checks, reading only, that grit's schema is there with
+// exactly the embedded migrations applied.
+func checkSchema(ctx context.Context, db *pgxpool.Pool, schema, where string) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	at := fmt.Sprintf("%s (schema %s)", where, schema)
+	ident := pgx.Identifier{schema}.Sanitize()
+	var found bool
+	if err := db.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, ident+".schema_migrations").Scan(&found); err != nil {
+		return fmt.Errorf("postgres: open %s: %w", where, err)
+	}
+	if !found {
+		return &store.OpenError{Kind: store.ErrNotExist, Err: fmt.Errorf("no grit store at %s", at)}
+	}
+	rows, err := db.Query(ctx, `SELECT version FROM `+ident+`.schema_migrations`)
+	if err != nil {
+		return fmt.Errorf("postgres: open %s: %w", at, err)
+	}
+	vs, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return fmt.Errorf("postgres: open %s: %w", at, err)
+	}
+	applied := make(map[int]bool, len(vs))
+	for _, v := range vs {
+		applied[int(v)] = true
+	}
+	return store.CheckSchema(at, applied, ms)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/grit-run/grit/store"
@@ -44,8 +45,17 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return OpenConfig(ctx, Config{DSN: dsn})
 }
 
+// OpenExisting opens the database a DSN names with the default Config only
+// if grit's schema is there, at the version this driver migrates to: it
+// creates nothing and writes nothing, so it works on a read-only database
+// or role (see store.OpenExisting).
+func OpenExisting(ctx context.Context, dsn string) (*Store, error) {
+	return OpenConfig(ctx, Config{DSN: dsn, Existing: true})
+}
+
 // OpenConfig connects to cfg.DSN and creates and migrates cfg.Schema as
-// needed. It fails if the schema was migrated by a newer grit.
+// needed, unless cfg.Existing. It fails if the schema was migrated by a
+// newer grit.
 func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
 	pc, schema, err := cfg.parse()
 	if err != nil {
@@ -56,12 +66,37 @@ func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open %s: %w", where, err)
 	}
-	if err := migrateSchema(ctx, pool, schema); err != nil {
+	if cfg.Existing {
+		err = checkSchema(ctx, pool, schema, where)
+	} else if err = migrateSchema(ctx, pool, schema); err != nil {
+		err = fmt.Errorf("postgres: open %s: %w", where, err)
+	}
+	if err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("postgres: open %s: %w", where, err)
+		return nil, classify(err)
 	}
 	life, end := context.WithCancel(context.Background())
 	return &Store{pool: pool, schema: schema, channel: channelOf(schema), life: life, end: end}, nil
+}
+
+// classify marks the errors of an open that mean the server did not
+// answer, or turned connections away for now (store.ErrUnreachable).
+func classify(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		// connection exceptions, insufficient resources (too many
+		// connections), cannot_connect_now (starting up); any other answer
+		// (a refused password, a missing role or database) is not for now.
+		if strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "53") || pe.Code == "57P03" {
+			return &store.OpenError{Kind: store.ErrUnreachable, Err: err}
+		}
+		return err
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return &store.OpenError{Kind: store.ErrUnreachable, Err: err}
+	}
+	return err
 }
 
 // describe names a database for errors, without the password.

@@ -15,4 +15,11 @@ func init() {
 		}
 		return s, nil
 	})
+	store.RegisterExisting("postgres", func(ctx context.Context, dsn string) (store.Store, error) {
+		s, err := OpenExisting(ctx, dsn)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	})
 }

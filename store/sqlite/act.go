@@ -28,7 +28,8 @@ var actSQL = map[store.Action]string{
 // Act applies an operator's action: replay, skip or fail a DEAD_LETTER
 // task, or cancel a task that has not ended (its dependents are cancelled,
 // transitively, and a running attempt is closed as INTERRUPTED). A task in
-// another state gives task.ErrWrongState.
+// another state gives a *task.StateError (task.ErrWrongState) with its
+// state.
 func (s *Store) Act(ctx context.Context, id int64, a store.Action) (task.Task, error) {
 	if _, ok := actSQL[a]; !ok {
 		return task.Task{}, fmt.Errorf("act %q on task %d: unknown action (want replay, skip, fail or cancel): %w", a, id, task.ErrInvalid)
@@ -90,5 +91,5 @@ func whyNot(x *wtx, id int64) error {
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("task is %s: %w", state, task.ErrWrongState)
+	return &task.StateError{State: state}
 }

@@ -21,6 +21,10 @@ const (
 type Config struct {
 	// Path is the database file. Its directory is created if missing.
 	Path string
+	// Existing opens only a grit store that exists at the schema this
+	// driver migrates to: no file or directory is created and no migration
+	// applied (store.OpenExisting).
+	Existing bool
 	// Now is the store's clock; nil means time.Now. Leases and due times
 	// are measured on it.
 	Now func() time.Time

@@ -29,4 +29,6 @@
 //
 // The schema is created and upgraded on open from the versioned SQL files
 // embedded in migrations/, recorded in the schema_migrations table.
+// OpenExisting (Config.Existing) creates and upgrades nothing: it opens
+// only a grit database that is there at this driver's schema.
 package sqlite

@@ -101,3 +101,37 @@ func apply(ctx context.Context, tx *sql.Tx, m migration) error {
 	}
 	return nil
 }
+
+// checkSchema checks, without writing, that the database is a grit store
+// with exactly the embedded migrations applied.
+func checkSchema(ctx context.Context, db *sql.DB, path string) error {
+	ms, err := migrations()
+	if err != nil {
+		return err
+	}
+	var n int
+	err = db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'`).Scan(&n)
+	if isNotADB(err) || err == nil && n == 0 {
+		return notGrit(path)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	rows, err := db.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	defer rows.Close()
+	applied := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return fmt.Errorf("sqlite: open %s: %w", path, err)
+		}
+		applied[v] = true
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	return store.CheckSchema(path, applied, ms)
+}

@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -40,25 +42,29 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	return OpenConfig(ctx, Config{Path: path})
 }
 
+// OpenExisting opens the database a DSN names with the default Config
+// only if it is a grit store at the schema this driver migrates to: it
+// creates no file and applies no migration (see store.OpenExisting).
+func OpenExisting(ctx context.Context, dsn string) (*Store, error) {
+	path, err := ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	return OpenConfig(ctx, Config{Path: path, Existing: true})
+}
+
 // OpenConfig opens the database cfg.Path, creating and migrating it as
-// needed.
+// needed, unless cfg.Existing.
 func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	if dir := filepath.Dir(cfg.Path); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
-		}
-	}
-	wdb, err := openWriteDB(ctx, cfg)
-	if err != nil {
+	if err := prepare(cfg); err != nil {
 		return nil, err
 	}
-	rdb, err := openReadDB(ctx, cfg)
+	wdb, rdb, err := openDBs(ctx, cfg)
 	if err != nil {
-		wdb.Close()
 		return nil, err
 	}
 	w, err := newWriter(ctx, wdb, cfg)
@@ -70,12 +76,77 @@ func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
 	return &Store{cfg: cfg, w: w, read: rdb, rstmts: newStmtCache(rdb)}, nil
 }
 
-// openWriteDB opens the one write connection and migrates the schema.
+// openDBs opens the write and the read connections. An existing store's
+// schema is checked first, on a read connection: the write connection
+// turns WAL on, which would change a database that is not grit's.
+func openDBs(ctx context.Context, cfg Config) (wdb, rdb *sql.DB, err error) {
+	if !cfg.Existing {
+		if wdb, err = openWriteDB(ctx, cfg); err != nil {
+			return nil, nil, err
+		}
+		if rdb, err = openReadDB(ctx, cfg); err != nil {
+			wdb.Close()
+			return nil, nil, err
+		}
+		return wdb, rdb, nil
+	}
+	if rdb, err = openReadDB(ctx, cfg); err != nil {
+		if isNotADB(err) {
+			err = notGrit(cfg.Path)
+		}
+		return nil, nil, err
+	}
+	if err = checkSchema(ctx, rdb, cfg.Path); err == nil {
+		wdb, err = openWriteDB(ctx, cfg)
+	}
+	if err != nil {
+		rdb.Close()
+		return nil, nil, err
+	}
+	return wdb, rdb, nil
+}
+
+// prepare creates the database's directory, or, for an existing store,
+// checks that its file is there.
+func prepare(cfg Config) error {
+	if cfg.Existing {
+		fi, err := os.Stat(cfg.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return &store.OpenError{Kind: store.ErrNotExist, Err: fmt.Errorf("no grit store at %s", cfg.Path)}
+		case err != nil:
+			return fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
+		case fi.IsDir():
+			return &store.OpenError{Kind: store.ErrNotExist, Err: fmt.Errorf("no grit store at %s: it is a directory", cfg.Path)}
+		}
+		return nil
+	}
+	if dir := filepath.Dir(cfg.Path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
+		}
+	}
+	return nil
+}
+
+// source is the name sql.Open gets for the database with the query q.
+// An existing store's is a file: URI with mode=rw, so that SQLite fails
+// rather than create a file removed since prepare looked.
+func source(cfg Config, q string) string {
+	if !cfg.Existing {
+		return cfg.Path + "?" + q
+	}
+	r := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+	return "file:" + r.Replace(cfg.Path) + "?mode=rw&" + q
+}
+
+// openWriteDB opens the one write connection and migrates the schema
+// (unless cfg.Existing).
 // synchronous=FULL makes every commit durable in WAL mode (NORMAL may lose
 // the last commits on a power failure).
 func openWriteDB(ctx context.Context, cfg Config) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", cfg.Path+"?"+pragmas(cfg,
-		"journal_mode(WAL)", "synchronous(FULL)", "temp_store(MEMORY)")+"&_txlock=immediate")
+	db, err := sql.Open("sqlite", source(cfg, pragmas(cfg,
+		"journal_mode(WAL)", "synchronous(FULL)", "temp_store(MEMORY)")+"&_txlock=immediate"))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
@@ -83,7 +154,11 @@ func openWriteDB(ctx context.Context, cfg Config) (*sql.DB, error) {
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
 	db.SetConnMaxIdleTime(0)
-	if err := retryBusy(ctx, cfg.BusyTimeout, func() error { return migrate(ctx, db) }); err != nil {
+	ready := func() error { return migrate(ctx, db) }
+	if cfg.Existing {
+		ready = func() error { return db.PingContext(ctx) }
+	}
+	if err := retryBusy(ctx, cfg.BusyTimeout, ready); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}
@@ -116,8 +191,18 @@ func isBusy(err error) bool {
 	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
+func isNotADB(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_NOTADB
+}
+
+// notGrit is the error of an existing file that is not a grit store.
+func notGrit(path string) error {
+	return &store.OpenError{Kind: store.ErrNotExist, Err: fmt.Errorf("no grit store at %s: the file is not a grit database", path)}
+}
+
 func openReadDB(ctx context.Context, cfg Config) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", cfg.Path+"?"+pragmas(cfg, "query_only(1)"))
+	db, err := sql.Open("sqlite", source(cfg, pragmas(cfg, "query_only(1)")))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
 	}

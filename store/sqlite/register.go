@@ -14,4 +14,11 @@ func init() {
 		}
 		return s, nil
 	})
+	store.RegisterExisting("sqlite", func(ctx context.Context, dsn string) (store.Store, error) {
+		s, err := OpenExisting(ctx, dsn)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	})
 }

@@ -1,0 +1,27 @@
+package sqlite_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// TestActSaysTheState: an action on a task in a state it does not apply
+// to says which state that is.
+func TestActSaysTheState(t *testing.T) {
+	s := openTemp(t)
+	defer s.Close()
+	ts, err := s.Enqueue(t.Context(), []store.NewTask{{Kind: "k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []store.Action{store.ActReplay, store.ActSkip, store.ActFail} {
+		_, err := s.Act(t.Context(), ts[0].ID, a)
+		var se *task.StateError
+		if !errors.Is(err, task.ErrWrongState) || !errors.As(err, &se) || se.State != task.Ready {
+			t.Errorf("%s of a READY task: %v, want a StateError of READY", a, err)
+		}
+	}
+}
