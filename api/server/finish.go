@@ -204,7 +204,7 @@ func leaseLost(t task.Task, token int64, as []task.Attempt, i int) error {
 // finish records f for t and returns the task as it is then, with the
 // attempt as recorded (f's, or the one found when f was recorded before).
 func (s *Server) finish(ctx context.Context, t task.Task, f store.Finish) (task.Task, task.Attempt, error) {
-	s.gate.Ending(t, f)
+	s.gate.Ending(&t, &f)
 	errs, err := s.cfg.Store.Finish(ctx, []store.Finish{f})
 	if err != nil {
 		return t, f.Attempt, err
@@ -227,7 +227,7 @@ func (s *Server) finish(ctx context.Context, t task.Task, f store.Finish) (task.
 	if f.State.Waiting() || t.RunID != 0 || len(f.Publish) > 0 {
 		s.wake.notify() // a retry, a dependent or a delivery may be due
 	}
-	s.gate.Ended(ctx, t.LeaseOwner, []gate.End{{Task: t, Finish: f}})
+	s.gate.Ended(ctx, t.LeaseOwner, []gate.End{{Task: &t, Finish: &f}})
 	cur, err := s.cfg.Store.GetTask(ctx, t.ID)
 	if err != nil {
 		cur = t
@@ -259,8 +259,8 @@ func (s *Server) release(ctx context.Context, worker string, ts []task.Task) ([]
 		return nil, err
 	}
 	ends := make([]gate.End, len(ts))
-	for i, t := range ts {
-		ends[i] = gate.End{Task: t, Finish: fs[i], Err: errs[i]}
+	for i := range ts {
+		ends[i] = gate.End{Task: &ts[i], Finish: &fs[i], Err: errs[i]}
 	}
 	s.gate.Ended(ctx, worker, ends)
 	var lost []store.Lease

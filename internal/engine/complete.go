@@ -104,7 +104,7 @@ func (e *Engine) recorded(batch []pending, errs []error) {
 func (e *Engine) forget(batch []pending, errs []error) {
 	ends := make([]gate.End, 0, len(batch))
 	for i, p := range batch {
-		end := gate.End{Task: p.a.t, Finish: p.f, Err: errAbandoned}
+		end := gate.End{Task: &p.a.t, Finish: &batch[i].f, Err: errAbandoned}
 		if errs != nil {
 			end.Err = errs[i]
 		}

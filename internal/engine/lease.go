@@ -91,6 +91,6 @@ func (e *Engine) rescued(ends []gate.End) {
 			continue
 		}
 		e.stats.Rescued.Add(1)
-		e.emit(Event{Time: now, Task: applied(x.Task, x.Finish), Attempt: x.Finish.Attempt})
+		e.emit(Event{Time: now, Task: applied(*x.Task, *x.Finish), Attempt: x.Finish.Attempt})
 	}
 }

@@ -57,10 +57,13 @@ func (g *Gate) admit(ctx context.Context, worker string, ts []task.Task) ([]task
 // others.
 func (g *Gate) refuseFailFast(ts []task.Task, now time.Time) ([]task.Task, []Back) {
 	var back []Back
-	fast := map[string]bool{}
+	var fast map[string]bool
 	g.mu.Lock()
 	for name, gr := range g.groups {
 		if FailsFast(gr, now) {
+			if fast == nil {
+				fast = map[string]bool{}
+			}
 			fast[name] = true
 		}
 	}

@@ -120,8 +120,8 @@ func (f *fixture) end(ts []task.Task, ok bool, class retry.Class) {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	for i, t := range ts {
-		ends[i] = gate.End{Task: t, Finish: fs[i], Err: errs[i]}
+	for i := range ts {
+		ends[i] = gate.End{Task: &ts[i], Finish: &fs[i], Err: errs[i]}
 	}
 	f.g.Ended(context.Background(), "w", ends)
 }

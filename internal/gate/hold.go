@@ -80,7 +80,7 @@ func (g *Gate) skipsLocked(l *ledger, req store.ClaimRequest, now, local time.Ti
 		}
 		own := map[string]int{}
 		for _, t := range l.held {
-			if n := scopeOf(t, s); g.max[s][n] > 0 {
+			if n := t.scope(s); g.max[s][n] > 0 {
 				own[n]++
 			}
 		}

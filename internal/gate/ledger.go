@@ -12,7 +12,7 @@ import (
 // closes, the window under pressure) is counted, and the places its ended
 // attempts freed in a queue, tenant or group that was full.
 type ledger struct {
-	held     map[int64]task.Task // its running attempts' tasks
+	held     map[int64]heldTask // its running attempts, by task
 	running  map[string]int      // of held, per group
 	capacity int                 // its slots, busy and free, as of its last claim
 	// window is, per group under resource pressure, how many attempts the
@@ -25,6 +25,23 @@ type ledger struct {
 	// that many of its tasks at once, rather than waiting out LimitWait.
 	freed map[Full]int
 	seen  time.Time // on this machine's clock
+}
+
+// heldTask is what the ledger keeps of a running attempt's task: what
+// its limits and groups are counted by.
+type heldTask struct {
+	token                int64
+	group, queue, tenant string
+}
+
+func (h heldTask) scope(s store.Scope) string {
+	switch s {
+	case store.ScopeQueue:
+		return h.queue
+	case store.ScopeTenant:
+		return h.tenant
+	}
+	return h.group
 }
 
 // window is a group's share of a claimer's slots under pressure.
@@ -47,7 +64,7 @@ func (g *Gate) ledgerLocked(worker string, now time.Time) *ledger {
 				delete(g.ledgers, id)
 			}
 		}
-		l = &ledger{held: map[int64]task.Task{}, running: map[string]int{}, window: map[string]*window{}}
+		l = &ledger{held: map[int64]heldTask{}, running: map[string]int{}, window: map[string]*window{}}
 		g.ledgers[worker] = l
 	}
 	l.seen = now
@@ -58,25 +75,26 @@ func (l *ledger) add(t task.Task) {
 	if _, ok := l.held[t.ID]; ok {
 		return
 	}
-	l.held[t.ID] = t
+	l.held[t.ID] = heldTask{token: t.LeaseToken, group: t.Group, queue: t.Queue, tenant: t.Tenant}
 	if t.Group != "" {
 		l.running[t.Group]++
 	}
 }
 
-// remove forgets t's attempt, reporting whether the ledger held it.
-func (l *ledger) remove(t task.Task) (task.Task, bool) {
-	h, ok := l.held[t.ID]
-	if !ok || h.LeaseToken != t.LeaseToken {
-		return h, false
+// remove forgets the attempt of task id under token, reporting whether the
+// ledger held it.
+func (l *ledger) remove(id, token int64) bool {
+	h, ok := l.held[id]
+	if !ok || h.token != token {
+		return false
 	}
-	delete(l.held, t.ID)
-	if h.Group != "" {
-		if l.running[h.Group]--; l.running[h.Group] <= 0 {
-			delete(l.running, h.Group)
+	delete(l.held, id)
+	if h.group != "" {
+		if l.running[h.group]--; l.running[h.group] <= 0 {
+			delete(l.running, h.group)
 		}
 	}
-	return h, true
+	return true
 }
 
 // scopes are the limits the gate counts with store.Limiter.Running.
@@ -95,10 +113,10 @@ func scopeOf(t task.Task, s store.Scope) string {
 // freeLocked records that an attempt of t ended: each of its queue,
 // tenant and group that is left out as full has a place again, which the
 // claimer's next claim takes. It reports whether any had.
-func (g *Gate) freeLocked(l *ledger, t task.Task, now time.Time) bool {
+func (g *Gate) freeLocked(l *ledger, t *task.Task, now time.Time) bool {
 	freed := false
 	for _, s := range [...]store.Scope{store.ScopeQueue, store.ScopeTenant, store.ScopeGroup} {
-		f := Full{s, scopeOf(t, s)}
+		f := Full{s, scopeOf(*t, s)}
 		if f.Name == "" {
 			continue
 		}

@@ -15,8 +15,8 @@ import (
 // End is an attempt's end as its claimer recorded it: the task as it was
 // claimed, the Finish, and the store's answer to that item (nil: taken).
 type End struct {
-	Task   task.Task
-	Finish store.Finish
+	Task   *task.Task
+	Finish *store.Finish
 	Err    error
 }
 
@@ -32,7 +32,7 @@ func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
 	g.mu.Lock()
 	l := g.ledgerLocked(worker, local)
 	for _, e := range ends {
-		if _, held := l.remove(e.Task); held && e.Finish.Attempt.Outcome != task.OutcomeReleased {
+		if l.remove(e.Task.ID, e.Task.LeaseToken) && e.Finish.Attempt.Outcome != task.OutcomeReleased {
 			freed = g.freeLocked(l, e.Task, local) || freed
 		}
 		probe := false
@@ -43,7 +43,7 @@ func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
 		if e.Err != nil || e.Task.Group == "" {
 			continue
 		}
-		if r, ok := resultOf(e.Finish, probe); ok {
+		if r, ok := resultOf(*e.Finish, probe); ok {
 			if byGroup == nil {
 				byGroup = map[string][]groupResult{}
 			}
@@ -63,8 +63,11 @@ func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
 // before the claimer records it: a resource failure holds its group back
 // for this claimer at once, rather than once its result is recorded, so
 // that the claimer does not claim the group's tasks in between.
-func (g *Gate) Ending(t task.Task, f store.Finish) {
-	if r, ok := resultOf(f, false); !ok || !r.resource || t.Group == "" {
+func (g *Gate) Ending(t *task.Task, f *store.Finish) {
+	if t.Group == "" || f.Attempt.Class != retry.ClassResource.String() {
+		return
+	}
+	if r, ok := resultOf(*f, false); !ok || !r.resource {
 		return
 	}
 	g.mu.Lock()
@@ -80,7 +83,7 @@ func (g *Gate) Lost(worker string, ls []store.Lease) {
 	defer g.mu.Unlock()
 	l := g.ledgerLocked(worker, g.cfg.Clock.Now())
 	for _, x := range ls {
-		l.remove(task.Task{ID: x.TaskID, LeaseToken: x.Token})
+		l.remove(x.TaskID, x.Token)
 		if tok, ok := g.probes[x.TaskID]; ok && tok == x.Token {
 			delete(g.probes, x.TaskID)
 		}

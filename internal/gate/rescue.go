@@ -30,7 +30,7 @@ func (g *Gate) Rescue(ctx context.Context, req store.RescueRequest, done func([]
 		}
 		ends := make([]End, len(ts))
 		for i, t := range ts {
-			ends[i] = End{Task: t, Finish: fs[i], Err: errs[i]}
+			ends[i] = End{Task: &ts[i], Finish: &fs[i], Err: errs[i]}
 			if errs[i] == nil {
 				g.cfg.Logger.Info("rescued a task from a silent worker", "task", t.ID, "state", fs[i].State)
 			}
