@@ -28,16 +28,19 @@ func (g *Gate) admit(ctx context.Context, worker string, ts []task.Task) ([]task
 	back = append(back, ramped...)
 	refused := g.admitGroups(ctx, worker, ts, now)
 	back = append(back, refused...)
-	gone := make(map[int64]bool, len(back))
-	for _, b := range back {
-		gone[b.Task.ID] = true
-	}
-	var kept, given []task.Task
-	for _, t := range ts {
-		if gone[t.ID] {
-			given = append(given, t)
-		} else {
-			kept = append(kept, t)
+	kept, given := ts, []task.Task(nil) // most claims give nothing back: no copy
+	if len(refused) > 0 {
+		gone := make(map[int64]bool, len(refused))
+		for _, b := range refused {
+			gone[b.Task.ID] = true
+		}
+		kept = nil
+		for _, t := range ts {
+			if gone[t.ID] {
+				given = append(given, t)
+			} else {
+				kept = append(kept, t)
+			}
 		}
 	}
 	if over := g.overLimits(ctx, kept, given); len(over) > 0 {

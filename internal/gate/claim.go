@@ -67,7 +67,12 @@ func (g *Gate) Claim(ctx context.Context, req Request) (Claimed, error) {
 }
 
 func (c *Claimed) admit(kept []task.Task, back []Back) {
-	c.Tasks, c.Back = append(c.Tasks, kept...), append(c.Back, back...)
+	if len(c.Tasks) == 0 {
+		c.Tasks = kept // the claim's own slice: no copy
+	} else {
+		c.Tasks = append(c.Tasks, kept...)
+	}
+	c.Back = append(c.Back, back...)
 }
 
 func withLimit(req Request, n int) store.ClaimRequest {

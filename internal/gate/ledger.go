@@ -13,8 +13,8 @@ import (
 // attempts freed in a queue, tenant or group that was full.
 type ledger struct {
 	held     map[int64]heldTask // its running attempts, by task
-	running  map[string]int      // of held, per group
-	capacity int                 // its slots, busy and free, as of its last claim
+	running  map[string]int     // of held, per group
+	capacity int                // its slots, busy and free, as of its last claim
 	// window is, per group under resource pressure, how many attempts the
 	// claimer runs at once: halved on resource failures, grown by one per
 	// window of successes, so that the fleet settles at what the
