@@ -34,6 +34,11 @@ type heldTask struct {
 	group, queue, tenant string
 }
 
+func heldOf(t task.Task) heldTask {
+	return heldTask{token: t.LeaseToken, group: t.Group, queue: t.Queue, tenant: t.Tenant}
+}
+
+// scope is the name of the task's queue, tenant or group.
 func (h heldTask) scope(s store.Scope) string {
 	switch s {
 	case store.ScopeQueue:
@@ -75,7 +80,7 @@ func (l *ledger) add(t task.Task) {
 	if _, ok := l.held[t.ID]; ok {
 		return
 	}
-	l.held[t.ID] = heldTask{token: t.LeaseToken, group: t.Group, queue: t.Queue, tenant: t.Tenant}
+	l.held[t.ID] = heldOf(t)
 	if t.Group != "" {
 		l.running[t.Group]++
 	}
@@ -100,15 +105,8 @@ func (l *ledger) remove(id, token int64) bool {
 // scopes are the limits the gate counts with store.Limiter.Running.
 var scopes = [...]store.Scope{store.ScopeQueue, store.ScopeTenant}
 
-func scopeOf(t task.Task, s store.Scope) string {
-	switch s {
-	case store.ScopeQueue:
-		return t.Queue
-	case store.ScopeTenant:
-		return t.Tenant
-	}
-	return t.Group
-}
+// scopeOf is the name of t's queue, tenant or group.
+func scopeOf(t task.Task, s store.Scope) string { return heldOf(t).scope(s) }
 
 // freeLocked records that an attempt of t ended: each of its queue,
 // tenant and group that is left out as full has a place again, which the
