@@ -71,7 +71,7 @@ type configRow struct {
 // with its value in s, the server's tokens and the client's knobs. The
 // error is the client knobs'.
 func (e *env) configRows(s settings, storeSrc string) ([]configRow, error) {
-	out := []configRow{{"store", "GRIT_STORE", e.storeDSN, storeSrc}}
+	out := []configRow{{"store", "GRIT_STORE", shownDSN(e.storeDSN), storeSrc}}
 	for _, k := range allKnobs() {
 		v, src := s.values[k.name], s.sources[k.name]
 		switch {

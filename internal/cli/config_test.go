@@ -437,6 +437,15 @@ func envOf(t *testing.T, knobName string) string {
 
 // TestConfigListsEveryKnob: grit config --json has a row for every knob,
 // with the flags it was given.
+// TestConfigMasksTheStorePassword: grit config shows where the store is,
+// not its password.
+func TestConfigMasksTheStorePassword(t *testing.T) {
+	code, out, errOut := grit(t, "config", "--store", "postgres://grit:s3cret@db.internal:5432/app")
+	if code != 0 || strings.Contains(out, "s3cret") || !strings.Contains(out, "postgres://grit:xxxxx@db.internal:5432/app") {
+		t.Errorf("config: exit %d, stdout:\n%s\nstderr: %s\nwant the store with its password masked", code, out, errOut)
+	}
+}
+
 func TestConfigListsEveryKnob(t *testing.T) {
 	code, out, errOut := grit(t, "config", "--json", "--retry-budget", "100,1000,1000", "--budget-wait", "2s")
 	var rows []configRow

@@ -161,7 +161,11 @@ func (e *env) openExisting(ctx context.Context) (store.Store, error) {
 
 // shownDSN is a DSN fit to print: without its password.
 func shownDSN(dsn string) string {
-	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+	if u, err := url.Parse(dsn); err == nil && u.Scheme != "" && u.Opaque == "" {
+		if q := u.Query(); q.Has("password") { // postgres://h/db?password=…
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+		}
 		return u.Redacted()
 	}
 	return passwordRE.ReplaceAllString(dsn, "${1}xxxxx") // key=value DSNs

@@ -149,11 +149,12 @@ func TestExitCodes(t *testing.T) {
 
 func TestShownDSN(t *testing.T) {
 	for dsn, want := range map[string]string{
-		"sqlite:grit.db":                              "sqlite:grit.db",
-		"postgres://grit@db:5432/app":                 "postgres://grit@db:5432/app",
-		"postgres://grit:s3cret@db:5432/app?schema=g": "postgres://grit:xxxxx@db:5432/app?schema=g",
-		"host=db user=grit password=s3cret dbname=x":  "host=db user=grit password=xxxxx dbname=x",
-		`host=db password='s3 c\'ret' dbname=x`:       "host=db password=xxxxx dbname=x",
+		"sqlite:grit.db":                                         "sqlite:grit.db",
+		"postgres://grit@db:5432/app":                            "postgres://grit@db:5432/app",
+		"postgres://grit:s3cret@db:5432/app?schema=g":            "postgres://grit:xxxxx@db:5432/app?schema=g",
+		"host=db user=grit password=s3cret dbname=x":             "host=db user=grit password=xxxxx dbname=x",
+		`host=db password='s3 c\'ret' dbname=x`:                  "host=db password=xxxxx dbname=x",
+		"postgres://grit@db/app?password=s3cret&sslmode=require": "postgres://grit@db/app?password=xxxxx&sslmode=require",
 	} {
 		if got := shownDSN(dsn); got != want {
 			t.Errorf("shownDSN(%q) = %q, want %q", dsn, got, want)

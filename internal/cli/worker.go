@@ -61,7 +61,7 @@ func (e *env) worker(ctx context.Context, fs *pflag.FlagSet, queues []string) er
 	if err := eng.Start(ctx); err != nil {
 		return err
 	}
-	log.Info("worker started", "worker", eng.WorkerID(), "store", e.storeDSN, "concurrency", ws.concurrency, "lease", ws.lease)
+	log.Info("worker started", "worker", eng.WorkerID(), "store", shownDSN(e.storeDSN), "concurrency", ws.concurrency, "lease", ws.lease)
 	<-sigCtx.Done()
 	log.Info("stopping: draining running attempts", "drain", ws.drain)
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ws.drain)
