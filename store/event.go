@@ -61,8 +61,8 @@ func ValidateEvent(e Event) error {
 	if !topicRE.MatchString(e.Topic) {
 		return invalid("event topic %q: want 1 to 200 letters, digits and _ . : / -, starting with a letter or digit (e.g. ingest.batch-ready)", e.Topic)
 	}
-	if len(e.Payload) > 0 && !json.Valid(e.Payload) {
-		return invalid("event on %q: the payload is not JSON", e.Topic)
+	if p := JSONProblem(e.Payload); p != "" {
+		return invalid("event on %q: payload: %s", e.Topic, p)
 	}
 	return nil
 }

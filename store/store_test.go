@@ -120,3 +120,28 @@ func TestFinishHelpers(t *testing.T) {
 		t.Errorf("Unique = %v", got)
 	}
 }
+
+// TestArgsMustBeUTF8JSON: args and payloads that a reader could not parse
+// are refused before they are stored, saying where.
+func TestArgsMustBeUTF8JSON(t *testing.T) {
+	for _, tt := range []struct {
+		args []byte
+		says string
+	}{
+		{nil, ""},
+		{[]byte(`{"to":"a@example.com"}`), ""},
+		{[]byte(`"caf\u00e9"`), ""},
+		{[]byte("\"caf\xe9\""), "not valid UTF-8 (at byte 4)"},
+		{[]byte(`{"to":`), "not JSON"},
+	} {
+		err := store.ValidateTask(store.NewTask{Name: "n", Kind: "k", Args: tt.args})
+		if tt.says == "" && err != nil || tt.says != "" && (err == nil || !strings.Contains(err.Error(), tt.says) || !errors.Is(err, task.ErrInvalid)) {
+			t.Errorf("args %q: error %v, want one saying %q", tt.args, err, tt.says)
+		}
+		if tt.says != "" {
+			if err := store.ValidateEvent(store.Event{Topic: "t", Payload: tt.args}); err == nil || !strings.Contains(err.Error(), tt.says) {
+				t.Errorf("payload %q: error %v, want one saying %q", tt.args, err, tt.says)
+			}
+		}
+	}
+}

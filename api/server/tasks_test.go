@@ -148,6 +148,7 @@ func TestEnqueueRejects(t *testing.T) {
 	}{
 		{"oversize payload", &pb.NewTask{Kind: "k", Args: big}, nil, "task.args", []string{"1048578 bytes", "1 MiB", "GRIT_MAX_PAYLOAD"}},
 		{"bad JSON", &pb.NewTask{Kind: "k", Args: []byte(`{"a":`)}, nil, "task.args", []string{"not JSON"}},
+		{"not UTF-8", &pb.NewTask{Kind: "k", Args: []byte("\"caf\xe9\"")}, nil, "task.args", []string{"not valid UTF-8 (at byte 4)"}},
 		{"malformed kind", &pb.NewTask{Kind: "send email!"}, nil, "task.kind", []string{`"send email!" is not a name`, "e.g. email.send"}},
 		{"no kind", &pb.NewTask{}, nil, "task.kind", []string{"missing"}},
 		{"no task", nil, nil, "task", []string{"missing"}},

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
@@ -94,10 +93,8 @@ func (l limits) checkPayload(field string, b []byte) error {
 		return bad(field, "%d bytes, more than the limit of %s: keep large data elsewhere and pass a reference to it, or raise the server's limit (GRIT_MAX_PAYLOAD)",
 			len(b), formatBytes(l.maxPayload))
 	}
-	if len(b) > 0 && !json.Valid(b) {
-		var v any
-		err := json.Unmarshal(b, &v)
-		return bad(field, "not JSON (%v): send JSON, e.g. {\"to\":\"a@example.com\"}", err)
+	if p := store.JSONProblem(b); p != "" {
+		return bad(field, "%s", p)
 	}
 	return nil
 }
