@@ -58,7 +58,10 @@ func (e *Engine) lose(l store.Lease) {
 	e.mu.Lock()
 	a, ok := e.running[l.TaskID]
 	e.mu.Unlock()
-	if ok && a.t.LeaseToken == l.Token {
+	// An attempt whose handler has returned is over: its result is being
+	// recorded (which is why the store no longer holds its lease) or will be
+	// refused if the lease was truly lost; there is nothing to cancel.
+	if ok && a.t.LeaseToken == l.Token && !a.ended.Load() {
 		e.cfg.Logger.Warn("lease lost; cancelling the attempt", "task", l.TaskID, "token", l.Token)
 		a.cancel(task.ErrLeaseLost)
 	}
