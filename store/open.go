@@ -29,10 +29,13 @@ var (
 	// ErrUnreachable: the store's server did not answer (down, unreachable,
 	// refusing connections).
 	ErrUnreachable = errors.New("store: unreachable")
+	// ErrFull: the store's disk has no room for it to start (an embedded
+	// store's file system is full).
+	ErrFull = errors.New("store: disk full")
 )
 
 // OpenError is a failure to open a store that a caller may act on: Kind
-// is ErrNotExist, ErrSchemaVersion or ErrUnreachable, which errors.Is
+// is ErrNotExist, ErrSchemaVersion, ErrUnreachable or ErrFull, which errors.Is
 // matches; the message is Err's, which says where and what to do.
 type OpenError struct {
 	Kind error

@@ -178,7 +178,7 @@ var passwordRE = regexp.MustCompile(`(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
 // store there, a refused password).
 func storeErr(err error) error {
 	switch {
-	case errors.Is(err, store.ErrUnreachable), errors.Is(err, store.ErrSchemaVersion):
+	case errors.Is(err, store.ErrUnreachable), errors.Is(err, store.ErrSchemaVersion), errors.Is(err, store.ErrFull):
 		return &exitError{code: exitUnavailable, err: err}
 	case errors.Is(err, store.ErrNotExist):
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w: create one with grit migrate, grit submit or grit worker, or check --store (GRIT_STORE)", err)}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"modernc.org/sqlite" // registers the "sqlite" driver
@@ -65,13 +66,13 @@ func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	wdb, rdb, err := openDBs(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, full(cfg.Path, err)
 	}
 	w, err := newWriter(ctx, wdb, cfg)
 	if err != nil {
 		wdb.Close()
 		rdb.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err)
+		return nil, full(cfg.Path, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err))
 	}
 	return &Store{cfg: cfg, w: w, read: rdb, rstmts: newStmtCache(rdb)}, nil
 }
@@ -189,6 +190,31 @@ func retryBusy(ctx context.Context, limit time.Duration, fn func() error) error 
 func isBusy(err error) bool {
 	var e *sqlite.Error
 	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
+// full says so when err is the disk being full: SQLite reports it as
+// SQLITE_FULL, or, when the file of shared memory beside the database
+// cannot grow, as an I/O error; either way the file system has no room.
+func full(path string, err error) error {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	code := e.Code() & 0xff
+	if code != sqlite3.SQLITE_FULL && code != sqlite3.SQLITE_IOERR {
+		return err
+	}
+	var fs syscall.Statfs_t
+	dir := filepath.Dir(path)
+	if serr := syscall.Statfs(dir, &fs); serr != nil {
+		return err
+	}
+	free := fs.Bavail * uint64(fs.Bsize)
+	if code == sqlite3.SQLITE_IOERR && free >= 1<<20 {
+		return err // a real I/O error, with room to spare
+	}
+	return &store.OpenError{Kind: store.ErrFull, Err: fmt.Errorf(
+		"sqlite: open %s: the disk is full (%d bytes free in %s): free some space, or put the store elsewhere (--store) (SQLite: %w)", path, free, dir, e)}
 }
 
 func isNotADB(err error) bool {
