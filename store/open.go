@@ -32,10 +32,14 @@ var (
 	// ErrFull: the store's disk has no room for it to start (an embedded
 	// store's file system is full).
 	ErrFull = errors.New("store: disk full")
+	// ErrReadOnly: the store can be read but not written (a standby, a
+	// database or role that is read-only): it can be looked at, and no
+	// task can be worked until it is writable again.
+	ErrReadOnly = errors.New("store: read-only")
 )
 
 // OpenError is a failure to open a store that a caller may act on: Kind
-// is ErrNotExist, ErrSchemaVersion, ErrUnreachable or ErrFull, which errors.Is
+// is ErrNotExist, ErrSchemaVersion, ErrUnreachable, ErrFull or ErrReadOnly, which errors.Is
 // matches; the message is Err's, which says where and what to do.
 type OpenError struct {
 	Kind error

@@ -50,6 +50,9 @@ type queueStatus struct {
 }
 
 type statusReport struct {
+	// Store is what the store finds wrong with its database that keeps
+	// workers from claiming or slows them (read-only, no autovacuum).
+	Store   []string       `json:"store"`
 	Workers []workerStatus `json:"workers"`
 	Queues  []queueStatus  `json:"queues"`
 }
@@ -76,10 +79,17 @@ func (e *env) status(ctx context.Context, lease time.Duration, asJSON bool) erro
 }
 
 func buildStatus(ctx context.Context, st store.Store, o store.Overview, lease time.Duration) (statusReport, error) {
-	var r statusReport
+	r := statusReport{Store: []string{}}
 	now, err := st.Now(ctx)
 	if err != nil {
 		return r, err
+	}
+	if a, ok := st.(store.Advisor); ok {
+		advice, err := a.Advice(ctx)
+		if err != nil {
+			return r, err
+		}
+		r.Store = append(r.Store, advice...)
 	}
 	ws, err := st.Workers(ctx)
 	if err != nil {
@@ -111,6 +121,12 @@ func buildStatus(ctx context.Context, st store.Store, o store.Overview, lease ti
 }
 
 func printStatus(e *env, r statusReport) {
+	for _, s := range r.Store {
+		fmt.Fprintf(e.stdout, "store: %s\n", s)
+	}
+	if len(r.Store) > 0 {
+		fmt.Fprintln(e.stdout)
+	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "WORKER\tHOST\tPID\tALIVE\tLAST HEARTBEAT\tHELD\tFAILED CLAIMS\tLAST CLAIM ERROR")
 	for _, s := range r.Workers {

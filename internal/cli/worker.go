@@ -2,16 +2,19 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 )
 
@@ -46,18 +49,18 @@ func (e *env) worker(ctx context.Context, fs *pflag.FlagSet, queues []string) er
 	if err != nil {
 		return err
 	}
-	st, err := e.openStore(ctx)
-	if err != nil {
+	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err := e.openWhenWritable(sigCtx, log)
+	if err != nil || st == nil {
 		return err
 	}
 	defer st.Close()
-	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	eng, err := workerEngine(st, ws, queues, log)
 	if err != nil {
 		return err
 	}
-	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if err := eng.Start(ctx); err != nil {
 		return err
 	}
@@ -73,6 +76,32 @@ func (e *env) worker(ctx context.Context, fs *pflag.FlagSet, queues []string) er
 	log.Info("worker stopped", "claimed", s.Claimed.Load(), "finished", s.Finished.Load(), "lease_lost", s.LeaseLost.Load())
 	return nil
 }
+
+// openWhenWritable opens the store for a worker; while it is read-only (a
+// standby, a database turned read-only in an incident), it says so and
+// tries again, with a growing delay up to 30s, rather than exit: the
+// worker starts once the store can take its work. It returns nil, nil
+// when ctx ends first.
+func (e *env) openWhenWritable(ctx context.Context, log *slog.Logger) (store.Store, error) {
+	for n := 1; ; n++ {
+		st, err := e.openStore(ctx)
+		if err == nil || !errors.Is(err, store.ErrReadOnly) {
+			return st, err
+		}
+		d := readOnlyBackoff.Delay(n, 0, retry.DefaultRand)
+		log.Warn("the store is read-only: waiting for it to be writable before starting", "store", shownDSN(e.storeDSN), "retry_in", d.Round(time.Millisecond), "attempts", n, "err", err)
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil
+		case <-t.C:
+		}
+	}
+}
+
+// readOnlyBackoff spaces a worker's attempts to open a read-only store.
+var readOnlyBackoff = retry.Exponential{Min: time.Second, Max: 30 * time.Second}
 
 // workerEngine returns grit worker's engine over st.
 func workerEngine(st store.Store, s settings, queues []string, log *slog.Logger) (*engine.Engine, error) {

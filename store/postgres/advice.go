@@ -12,21 +12,26 @@ var _ store.Advisor = (*Store)(nil)
 // adviceSQL reads whether autovacuum runs on the server and on the tasks
 // table.
 const adviceSQL = `SELECT current_setting('autovacuum') = 'on',
+	current_setting('transaction_read_only') = 'on' OR pg_is_in_recovery(),
 	coalesce((SELECT option_value FROM pg_options_to_table(c.reloptions)
 		WHERE option_name = 'autovacuum_enabled'), 'true') IN ('true', 'on', 'yes', '1')
 FROM pg_class c WHERE c.oid = '$S.tasks'::regclass`
 
-// Advice says when autovacuum does not clean the tasks table: every claim
+// Advice says when the database is read-only, and when autovacuum does not
+// clean the tasks table: every claim
 // and every result leaves a dead row version and index entries behind,
 // and without VACUUM they pile up, in the table and in the claim index
 // that every claim walks.
 func (s *Store) Advice(ctx context.Context) ([]string, error) {
-	var server, table bool
-	if err := s.pool.QueryRow(ctx, s.sql(adviceSQL)).Scan(&server, &table); err != nil {
+	var server, readOnly, table bool
+	if err := s.pool.QueryRow(ctx, s.sql(adviceSQL)).Scan(&server, &readOnly, &table); err != nil {
 		return nil, fmt.Errorf("advice: %w", err)
 	}
 	const cost = "the dead rows and index entries every claim and result leaves behind pile up, and claims slow down as they do"
 	var out []string
+	if readOnly {
+		out = append(out, "the database is read-only (a standby, or default_transaction_read_only is on): workers cannot claim tasks or record results until it is writable")
+	}
 	if !server {
 		out = append(out, fmt.Sprintf("autovacuum is off on this PostgreSQL server: %s; turn it on (autovacuum = on), or run VACUUM %s.tasks often", cost, s.schema))
 	}

@@ -90,6 +90,10 @@ func classify(err error) error {
 		if strings.HasPrefix(pe.Code, "08") || strings.HasPrefix(pe.Code, "53") || pe.Code == "57P03" {
 			return &store.OpenError{Kind: store.ErrUnreachable, Err: err}
 		}
+		if pe.Code == readOnlyTransaction {
+			return &store.OpenError{Kind: store.ErrReadOnly, Err: fmt.Errorf(
+				"%w: the database is read-only (a standby, or default_transaction_read_only is on): tasks can be read, not worked, until it is writable", err)}
+		}
 		return err
 	}
 	var ce *pgconn.ConnectError
@@ -98,6 +102,10 @@ func classify(err error) error {
 	}
 	return err
 }
+
+// readOnlyTransaction is SQLSTATE read_only_sql_transaction: a write on a
+// standby, or in a read-only transaction.
+const readOnlyTransaction = "25006"
 
 // describe names a database for errors, without the password.
 func describe(c *pgx.ConnConfig) string {
