@@ -49,7 +49,8 @@ func TestCrossTaskToken(t *testing.T) {
 }
 
 // TestForeignWorker: a worker that names a lease another worker holds, its
-// token right, is refused: its result, its snooze and its release.
+// token right, is refused: its result, its snooze, its heartbeat and its
+// release.
 func TestForeignWorker(t *testing.T) {
 	h := start(t, server.Config{}, "")
 	h.enqueue(t, &pb.NewTask{Kind: "k"})
@@ -60,9 +61,12 @@ func TestForeignWorker(t *testing.T) {
 	wantCode(t, err, codes.FailedPrecondition, `held by worker "w1"`)
 	_, err = h.workers.Snooze(ctx(t), &pb.SnoozeRequest{WorkerId: "w3", TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), Delay: dpb(time.Minute)})
 	wantCode(t, err, codes.FailedPrecondition, `held by worker "w1"`)
-	_, err = h.workers.Heartbeat(ctx(t), &pb.HeartbeatRequest{WorkerId: "w3", Leases: []*pb.Lease{{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken()}}})
+	hb, err := h.workers.Heartbeat(ctx(t), &pb.HeartbeatRequest{WorkerId: "w3", Leases: []*pb.Lease{{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken()}}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(hb.GetLost()) != 1 {
+		t.Errorf("w3 renewed w1's lease: lost %v, want task %d's", hb.GetLost(), c.GetId())
 	}
 	r, err := h.workers.Release(ctx(t), &pb.ReleaseRequest{WorkerId: "w3", Leases: []*pb.Lease{{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken()}}})
 	if err != nil {
