@@ -188,7 +188,9 @@ type Task struct {
 	NextAt     *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=next_at,json=nextAt,proto3" json:"next_at,omitempty"`
 	PrevDelay  *durationpb.Duration   `protobuf:"bytes,16,opt,name=prev_delay,json=prevDelay,proto3" json:"prev_delay,omitempty"`
 	LeaseOwner string                 `protobuf:"bytes,17,opt,name=lease_owner,json=leaseOwner,proto3" json:"lease_owner,omitempty"`
-	// lease_token fences the current attempt: report its end with it.
+	// lease_token fences the current attempt: report its end with it. It is
+	// unique in the store, and larger for every new owner of a task: a
+	// fencing token to pass to downstream writes.
 	LeaseToken     int64                  `protobuf:"varint,18,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	LeaseExpires   *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=lease_expires,json=leaseExpires,proto3" json:"lease_expires,omitempty"`
 	LastError      string                 `protobuf:"bytes,20,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
@@ -2406,8 +2408,8 @@ func (x *ReleaseRequest) GetDeactivate() bool {
 
 type ReleaseResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// lost are the leases that were not released: the worker no longer held
-	// them.
+	// lost are the leases that were not released: the worker did not hold
+	// them (any more, or ever: another worker's lease is not released).
 	Lost          []*Lease `protobuf:"bytes,1,rep,name=lost,proto3" json:"lost,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
