@@ -188,7 +188,9 @@ type Task struct {
 	NextAt     *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=next_at,json=nextAt,proto3" json:"next_at,omitempty"`
 	PrevDelay  *durationpb.Duration   `protobuf:"bytes,16,opt,name=prev_delay,json=prevDelay,proto3" json:"prev_delay,omitempty"`
 	LeaseOwner string                 `protobuf:"bytes,17,opt,name=lease_owner,json=leaseOwner,proto3" json:"lease_owner,omitempty"`
-	// lease_token fences the current attempt: report its end with it.
+	// lease_token fences the current attempt: report its end with it. It is
+	// unique in the store, and larger for every new owner of a task: a
+	// fencing token to pass to downstream writes.
 	LeaseToken     int64                  `protobuf:"varint,18,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	LeaseExpires   *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=lease_expires,json=leaseExpires,proto3" json:"lease_expires,omitempty"`
 	LastError      string                 `protobuf:"bytes,20,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
@@ -1924,7 +1926,10 @@ type CompleteRequest struct {
 	Output string `protobuf:"bytes,3,opt,name=output,proto3" json:"output,omitempty"`
 	// publish are events published by the attempt: delivered only if the
 	// success is recorded, in the same transaction.
-	Publish       []*Event `protobuf:"bytes,4,rep,name=publish,proto3" json:"publish,omitempty"`
+	Publish []*Event `protobuf:"bytes,4,rep,name=publish,proto3" json:"publish,omitempty"`
+	// worker_id is the worker that claimed the task, as in its Claim: a
+	// result from any other worker is refused (FAILED_PRECONDITION).
+	WorkerId      string `protobuf:"bytes,5,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1985,6 +1990,13 @@ func (x *CompleteRequest) GetPublish() []*Event {
 		return x.Publish
 	}
 	return nil
+}
+
+func (x *CompleteRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
 }
 
 type CompleteResponse struct {
@@ -2056,7 +2068,10 @@ type FailRequest struct {
 	// handler has one: it decides this failure when the task has no policy
 	// of its own. Empty: grit's default policy. A policy that does not parse
 	// is INVALID_ARGUMENT.
-	Policy        string `protobuf:"bytes,9,opt,name=policy,proto3" json:"policy,omitempty"`
+	Policy string `protobuf:"bytes,9,opt,name=policy,proto3" json:"policy,omitempty"`
+	// worker_id is the worker that claimed the task, as in its Claim: a
+	// result from any other worker is refused (FAILED_PRECONDITION).
+	WorkerId      string `protobuf:"bytes,10,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2154,6 +2169,13 @@ func (x *FailRequest) GetPolicy() string {
 	return ""
 }
 
+func (x *FailRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
 type FailResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// task is the task after the decision: RETRYING (with next_at), FAILED
@@ -2210,10 +2232,13 @@ func (x *FailResponse) GetDecision() string {
 }
 
 type SnoozeRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TaskId        int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	LeaseToken    int64                  `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
-	Delay         *durationpb.Duration   `protobuf:"bytes,3,opt,name=delay,proto3" json:"delay,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	TaskId     int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	LeaseToken int64                  `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	Delay      *durationpb.Duration   `protobuf:"bytes,3,opt,name=delay,proto3" json:"delay,omitempty"`
+	// worker_id is the worker that claimed the task, as in its Claim: a
+	// result from any other worker is refused (FAILED_PRECONDITION).
+	WorkerId      string `protobuf:"bytes,4,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2267,6 +2292,13 @@ func (x *SnoozeRequest) GetDelay() *durationpb.Duration {
 		return x.Delay
 	}
 	return nil
+}
+
+func (x *SnoozeRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
 }
 
 type SnoozeResponse struct {
@@ -2376,8 +2408,8 @@ func (x *ReleaseRequest) GetDeactivate() bool {
 
 type ReleaseResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// lost are the leases that were not released: the worker no longer held
-	// them.
+	// lost are the leases that were not released: the worker did not hold
+	// them (any more, or ever: another worker's lease is not released).
 	Lost          []*Lease `protobuf:"bytes,1,rep,name=lost,proto3" json:"lost,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2565,15 +2597,16 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x06leases\x18\x02 \x03(\v2\x0e.grit.v1.LeaseR\x06leases\x12/\n" +
 	"\x05lease\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x05lease\"7\n" +
 	"\x11HeartbeatResponse\x12\"\n" +
-	"\x04lost\x18\x01 \x03(\v2\x0e.grit.v1.LeaseR\x04lost\"\x8d\x01\n" +
+	"\x04lost\x18\x01 \x03(\v2\x0e.grit.v1.LeaseR\x04lost\"\xaa\x01\n" +
 	"\x0fCompleteRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x1f\n" +
 	"\vlease_token\x18\x02 \x01(\x03R\n" +
 	"leaseToken\x12\x16\n" +
 	"\x06output\x18\x03 \x01(\tR\x06output\x12(\n" +
-	"\apublish\x18\x04 \x03(\v2\x0e.grit.v1.EventR\apublish\"5\n" +
+	"\apublish\x18\x04 \x03(\v2\x0e.grit.v1.EventR\apublish\x12\x1b\n" +
+	"\tworker_id\x18\x05 \x01(\tR\bworkerId\"5\n" +
 	"\x10CompleteResponse\x12!\n" +
-	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xc0\x02\n" +
+	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xdd\x02\n" +
 	"\vFailRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x1f\n" +
 	"\vlease_token\x18\x02 \x01(\x03R\n" +
@@ -2585,17 +2618,20 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\texit_code\x18\x06 \x01(\x05H\x00R\bexitCode\x88\x01\x01\x12\x16\n" +
 	"\x06signal\x18\a \x01(\tR\x06signal\x12\x16\n" +
 	"\x06output\x18\b \x01(\tR\x06output\x12\x16\n" +
-	"\x06policy\x18\t \x01(\tR\x06policyB\f\n" +
+	"\x06policy\x18\t \x01(\tR\x06policy\x12\x1b\n" +
+	"\tworker_id\x18\n" +
+	" \x01(\tR\bworkerIdB\f\n" +
 	"\n" +
 	"_exit_code\"M\n" +
 	"\fFailResponse\x12!\n" +
 	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\x12\x1a\n" +
-	"\bdecision\x18\x02 \x01(\tR\bdecision\"z\n" +
+	"\bdecision\x18\x02 \x01(\tR\bdecision\"\x97\x01\n" +
 	"\rSnoozeRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x1f\n" +
 	"\vlease_token\x18\x02 \x01(\x03R\n" +
 	"leaseToken\x12/\n" +
-	"\x05delay\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x05delay\"3\n" +
+	"\x05delay\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x05delay\x12\x1b\n" +
+	"\tworker_id\x18\x04 \x01(\tR\bworkerId\"3\n" +
 	"\x0eSnoozeResponse\x12!\n" +
 	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"u\n" +
 	"\x0eReleaseRequest\x12\x1b\n" +

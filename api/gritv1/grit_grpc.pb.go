@@ -457,7 +457,10 @@ const (
 // Workers is the remote-worker protocol: claim tasks, renew their leases,
 // and report how each attempt ended. A result is recorded only under the
 // lease token of the current attempt (fencing): a worker that lost its
-// lease gets FAILED_PRECONDITION and changes nothing. Failures are decided
+// lease gets FAILED_PRECONDITION and changes nothing. A lease token is
+// unique in the store, never reused by another task or attempt, and each
+// report names its worker: a report under another task's token, or from a
+// worker that does not hold the lease, is refused the same way. Failures are decided
 // by the same code as a Go worker's: the task's retry policy, poison
 // detection by fingerprint, resource backoff.
 type WorkersClient interface {
@@ -559,7 +562,10 @@ func (c *workersClient) Release(ctx context.Context, in *ReleaseRequest, opts ..
 // Workers is the remote-worker protocol: claim tasks, renew their leases,
 // and report how each attempt ended. A result is recorded only under the
 // lease token of the current attempt (fencing): a worker that lost its
-// lease gets FAILED_PRECONDITION and changes nothing. Failures are decided
+// lease gets FAILED_PRECONDITION and changes nothing. A lease token is
+// unique in the store, never reused by another task or attempt, and each
+// report names its worker: a report under another task's token, or from a
+// worker that does not hold the lease, is refused the same way. Failures are decided
 // by the same code as a Go worker's: the task's retry policy, poison
 // detection by fingerprint, resource backoff.
 type WorkersServer interface {

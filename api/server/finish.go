@@ -33,7 +33,7 @@ func (x *workers) Complete(ctx context.Context, r *pb.CompleteRequest) (*pb.Comp
 	if _, ok := x.s.cfg.Store.(store.Publisher); len(evs) > 0 && !ok {
 		return nil, status.Error(codes.Unimplemented, "complete: publish: the server's store has no topics")
 	}
-	t, rec, err := x.s.held(ctx, r.GetTaskId(), r.GetLeaseToken(), task.OutcomeSuccess)
+	t, rec, err := x.s.held(ctx, r.GetWorkerId(), r.GetTaskId(), r.GetLeaseToken(), task.OutcomeSuccess)
 	if err != nil {
 		return nil, statusOf(op, err)
 	}
@@ -56,7 +56,7 @@ func (x *workers) Fail(ctx context.Context, r *pb.FailRequest) (*pb.FailResponse
 		return nil, statusOf(op, err)
 	}
 	outcome, cause := failureOf(r, after)
-	t, rec, err := x.s.held(ctx, r.GetTaskId(), r.GetLeaseToken(), task.OutcomeError, task.OutcomeTimeout)
+	t, rec, err := x.s.held(ctx, r.GetWorkerId(), r.GetTaskId(), r.GetLeaseToken(), task.OutcomeError, task.OutcomeTimeout)
 	if err != nil {
 		return nil, statusOf(op, err)
 	}
@@ -88,7 +88,7 @@ func (x *workers) Snooze(ctx context.Context, r *pb.SnoozeRequest) (*pb.SnoozeRe
 	if err != nil {
 		return nil, statusOf(op, err)
 	}
-	t, rec, err := x.s.held(ctx, r.GetTaskId(), r.GetLeaseToken(), task.OutcomeSnoozed)
+	t, rec, err := x.s.held(ctx, r.GetWorkerId(), r.GetTaskId(), r.GetLeaseToken(), task.OutcomeSnoozed)
 	if err != nil {
 		return nil, statusOf(op, err)
 	}
@@ -163,16 +163,22 @@ func (s *Server) policy(t task.Task, worker string) retry.Policy {
 	return p
 }
 
-// held returns the task a worker reports on. When the task is no longer
+// held returns the task worker reports on. When the task is no longer
 // RUNNING under token, rec is the attempt under token if it ended with one
 // of want (the report was recorded before: answer OK); otherwise the error
-// is task.ErrLeaseLost, saying what happened.
-func (s *Server) held(ctx context.Context, id, token int64, want ...task.Outcome) (t task.Task, rec *task.Attempt, err error) {
+// is task.ErrLeaseLost, saying what happened. A worker that names itself
+// must be the one that holds, or held, the lease; one that does not
+// (written before reports named their worker) is checked by the token
+// alone, which is unique in the store.
+func (s *Server) held(ctx context.Context, worker string, id, token int64, want ...task.Outcome) (t task.Task, rec *task.Attempt, err error) {
 	t, err = s.cfg.Store.GetTask(ctx, id)
 	if err != nil {
 		return t, nil, err
 	}
 	if t.State == task.Running && t.LeaseToken == token {
+		if worker != "" && t.LeaseOwner != worker {
+			return t, nil, notHolder(t.ID, token, t.LeaseOwner, worker)
+		}
 		return t, nil, nil
 	}
 	as, err := s.cfg.Store.Attempts(ctx, id)
@@ -180,10 +186,19 @@ func (s *Server) held(ctx context.Context, id, token int64, want ...task.Outcome
 		return t, nil, err
 	}
 	i := slices.IndexFunc(as, func(a task.Attempt) bool { return a.LeaseToken == token })
+	if i >= 0 && worker != "" && as[i].Worker != worker {
+		return t, nil, notHolder(t.ID, token, as[i].Worker, worker)
+	}
 	if i >= 0 && slices.Contains(want, as[i].Outcome) {
 		return t, &as[i], nil
 	}
 	return t, nil, leaseLost(t, token, as, i)
+}
+
+// notHolder refuses a report from a worker that does not hold the lease
+// it names: a worker that mixed up its tasks, or another worker's.
+func notHolder(id, token int64, holder, worker string) error {
+	return fmt.Errorf("task %d, lease token %d: the lease is held by worker %q, not %q: the result is not recorded: %w", id, token, holder, worker, task.ErrLeaseLost)
 }
 
 func leaseLost(t task.Task, token int64, as []task.Attempt, i int) error {
@@ -193,8 +208,10 @@ func leaseLost(t task.Task, token int64, as []task.Attempt, i int) error {
 		why = fmt.Sprintf("the task is %s under lease token %d", t.State, t.LeaseToken)
 	case i >= 0:
 		why = fmt.Sprintf("its attempt under that token ended %s; the task is %s", as[i].Outcome, t.State)
-	case token > t.LeaseToken:
-		why = fmt.Sprintf("the task never had that token (its latest is %d)", t.LeaseToken)
+	case i < 0 && as != nil:
+		// Tokens are unique in the store: this one is another task's, or
+		// none's.
+		why = fmt.Sprintf("the task never had that token, another task's or none's (its latest is %d)", t.LeaseToken)
 	default:
 		why = fmt.Sprintf("the task is %s under lease token %d", t.State, t.LeaseToken)
 	}
@@ -215,7 +232,7 @@ func (s *Server) finish(ctx context.Context, t task.Task, f store.Finish) (task.
 		}
 		// Lost between the read and the write: maybe to this very report,
 		// sent twice at once.
-		cur, rec, err := s.held(ctx, t.ID, f.Token, f.Outcome())
+		cur, rec, err := s.held(ctx, t.LeaseOwner, t.ID, f.Token, f.Outcome())
 		if err == nil && rec == nil {
 			err = leaseLost(cur, f.Token, nil, -1)
 		}

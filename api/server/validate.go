@@ -383,8 +383,12 @@ func (l limits) leases(worker string, ls []*pb.Lease) ([]store.Lease, error) {
 	return out, nil
 }
 
-// checkLeaseOf checks the task and token a result is reported under.
-func checkLeaseOf(id, token int64) error {
+// checkLeaseOf checks the worker, task and token a result is reported
+// under; the worker may be left out.
+func checkLeaseOf(worker string, id, token int64) error {
+	if err := checkName("worker_id", worker, "mailer-1", false); err != nil {
+		return err
+	}
 	if err := checkID("task_id", id); err != nil {
 		return err
 	}
@@ -409,7 +413,7 @@ func checkOutput(field, s string) error {
 
 // complete checks a Complete and returns the events it publishes.
 func (l limits) complete(r *pb.CompleteRequest) ([]store.Event, error) {
-	if err := checkLeaseOf(r.GetTaskId(), r.GetLeaseToken()); err != nil {
+	if err := checkLeaseOf(r.GetWorkerId(), r.GetTaskId(), r.GetLeaseToken()); err != nil {
 		return nil, err
 	}
 	if err := checkOutput("output", r.GetOutput()); err != nil {
@@ -423,7 +427,7 @@ const maxRetryAfter = 24 * time.Hour
 
 // failure checks a Fail and returns the delay of class AFTER.
 func (l limits) failure(r *pb.FailRequest) (time.Duration, error) {
-	if err := checkLeaseOf(r.GetTaskId(), r.GetLeaseToken()); err != nil {
+	if err := checkLeaseOf(r.GetWorkerId(), r.GetTaskId(), r.GetLeaseToken()); err != nil {
 		return 0, err
 	}
 	if _, ok := pb.ErrorClass_name[int32(r.GetClass())]; !ok {
@@ -446,7 +450,7 @@ func (l limits) failure(r *pb.FailRequest) (time.Duration, error) {
 
 // snooze checks a Snooze and returns its delay.
 func (l limits) snooze(r *pb.SnoozeRequest) (time.Duration, error) {
-	if err := checkLeaseOf(r.GetTaskId(), r.GetLeaseToken()); err != nil {
+	if err := checkLeaseOf(r.GetWorkerId(), r.GetTaskId(), r.GetLeaseToken()); err != nil {
 		return 0, err
 	}
 	return checkDuration("delay", r.GetDelay(), 0, 0)

@@ -184,7 +184,8 @@ func (x *workers) Heartbeat(ctx context.Context, r *pb.HeartbeatRequest) (*pb.He
 }
 
 // Release gives back the tasks the worker names, each only if it still
-// holds it; the others are answered as lost.
+// holds it, under that token and in its own name; the others are answered
+// as lost.
 func (x *workers) Release(ctx context.Context, r *pb.ReleaseRequest) (*pb.ReleaseResponse, error) {
 	held, err := x.s.lim.leases(r.GetWorkerId(), r.GetLeases())
 	if err != nil {
@@ -197,7 +198,7 @@ func (x *workers) Release(ctx context.Context, r *pb.ReleaseRequest) (*pb.Releas
 		switch {
 		case err != nil:
 			return nil, statusOf("release", err)
-		case t.State != task.Running || t.LeaseToken != l.Token:
+		case t.State != task.Running || t.LeaseToken != l.Token || t.LeaseOwner != r.GetWorkerId():
 			lost = append(lost, l)
 		default:
 			ts = append(ts, t)

@@ -240,6 +240,7 @@ func TestFailRejects(t *testing.T) {
 		{&pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), Class: 99}, []string{"class:", "not an error class"}},
 		{&pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), RetryAfter: dpb(time.Second)}, []string{"retry_after:", "only for class"}},
 		{&pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), Policy: "3 soon"}, []string{"policy:", `"soon"`}},
+		{&pb.FailRequest{WorkerId: "w 1", TaskId: c.GetId(), LeaseToken: c.GetLeaseToken()}, []string{"worker_id:", "not a name"}},
 	}
 	for _, tt := range tests {
 		_, err := h.workers.Fail(ctx(t), tt.req)

@@ -93,7 +93,7 @@ func work(ctx context.Context, w pb.WorkersClient, id string, lease time.Duratio
 	}
 	held := &pb.Lease{TaskId: t.GetId(), LeaseToken: t.GetLeaseToken()}
 	if err := json.Unmarshal(t.GetArgs(), &args); err != nil || args.Cmd == "" {
-		report(ctx, w, &pb.FailRequest{TaskId: held.TaskId, LeaseToken: held.LeaseToken, Class: pb.ErrorClass_ERROR_CLASS_PERMANENT,
+		report(ctx, w, &pb.FailRequest{WorkerId: id, TaskId: held.TaskId, LeaseToken: held.LeaseToken, Class: pb.ErrorClass_ERROR_CLASS_PERMANENT,
 			Message: fmt.Sprintf("args %s: want {\"cmd\": \"a shell command\"}", t.GetArgs())})
 		return
 	}
@@ -106,17 +106,17 @@ func work(ctx context.Context, w pb.WorkersClient, id string, lease time.Duratio
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		_, err = w.Complete(context.WithoutCancel(ctx), &pb.CompleteRequest{TaskId: held.TaskId, LeaseToken: held.LeaseToken, Output: tail})
+		_, err = w.Complete(context.WithoutCancel(ctx), &pb.CompleteRequest{WorkerId: id, TaskId: held.TaskId, LeaseToken: held.LeaseToken, Output: tail})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "complete:", err)
 			return
 		}
 		fmt.Printf("completed %d\n", t.GetId())
 	case errors.As(err, &exit) && exit.ExitCode() == 75:
-		report(ctx, w, &pb.FailRequest{TaskId: held.TaskId, LeaseToken: held.LeaseToken, Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT,
+		report(ctx, w, &pb.FailRequest{WorkerId: id, TaskId: held.TaskId, LeaseToken: held.LeaseToken, Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT,
 			Message: "exit status 75", ExitCode: ptr(int32(75)), Output: tail, Policy: policy})
 	default:
-		req := &pb.FailRequest{TaskId: held.TaskId, LeaseToken: held.LeaseToken, Message: err.Error(), Output: tail, Policy: policy}
+		req := &pb.FailRequest{WorkerId: id, TaskId: held.TaskId, LeaseToken: held.LeaseToken, Message: err.Error(), Output: tail, Policy: policy}
 		if errors.As(err, &exit) {
 			req.ExitCode = ptr(int32(exit.ExitCode()))
 		}

@@ -42,7 +42,7 @@ func (h *Handler) validate() error {
 type HandlerAttempt struct {
 	TaskID     int64
 	Number     int   // from 1
-	LeaseToken int64 // a fencing token: larger for every new owner of the task
+	LeaseToken int64 // a fencing token: unique in the store, larger for every new owner of a task
 	Worker     string
 }
 

@@ -80,10 +80,11 @@ func filter(next int, req store.ClaimRequest) (string, []any) {
 // lose is then a claim made in the last moments before it: the task is
 // READY again and runs again, as after a worker's crash, and the first
 // run's heartbeats and results are rejected, because the new claim's lease
-// token is larger than the lost one. For that, a claim's token is the
-// claim's time in microseconds when that is larger than the old token plus
-// one: a token lost in a crash was drawn before the crash, the next one
-// after the restart. Results, rescues and enqueues still wait for the disk.
+// token is larger than the lost one. For that, tokens come from one
+// sequence, unique in the store, that each start of the server moves past
+// its start time in microseconds (migration 0017): a token lost in a crash
+// was drawn before the crash, the next one after the restart. Results,
+// rescues and enqueues still wait for the disk.
 //
 // $1 is the worker, $2 the lease in microseconds, $3 the limit, $4 and $5
 // the queues and kinds (NULL: all), $6 the groups to skip (NULL: none), $7

@@ -11,7 +11,8 @@ import (
 // TestClaimLostInACrashIsFenced: a claim commits without waiting for the
 // disk, so a crash can lose it and bring its task back as it was before.
 // The next claim's token must still be larger than the lost one, so that
-// the first run's results are rejected; and the claim's relaxed commit must
+// the first run's results are rejected, even with the token sequence's
+// advance lost too; and the claim's relaxed commit must
 // not outlive its transaction on the pooled connection.
 func TestClaimLostInACrashIsFenced(t *testing.T) {
 	schema := newSchema(t)
@@ -34,9 +35,14 @@ func TestClaimLostInACrashIsFenced(t *testing.T) {
 	if err := s.Pool().QueryRow(ctx, "SHOW synchronous_commit").Scan(&sync); err != nil || sync != "on" {
 		t.Errorf("synchronous_commit after a claim is %q (%v), want on: the claim's setting leaked", sync, err)
 	}
-	// What recovery from a crash that lost the claim leaves: the task as it was.
+	// What recovery from a crash that lost the claim leaves: the task as it
+	// was, and the token sequence back before the lost token, at worst
+	// anywhere before the restart (here, before the server's start).
 	if _, err := admin(t).Exec(ctx, `UPDATE `+schema+`.tasks SET state = 'READY', lease_token = $2, lease_owner = '',
 		lease_expires = NULL, attempt = 0, started_at = NULL, next_at = now() WHERE id = $1`, lost[0].ID, before[0].LeaseToken); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin(t).Exec(ctx, `SELECT setval($1::regclass, 1)`, schema+`.lease_tokens`); err != nil {
 		t.Fatal(err)
 	}
 	again, err := s.Claim(ctx, store.ClaimRequest{Worker: "w2", Limit: 1, Lease: time.Minute})

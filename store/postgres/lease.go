@@ -98,7 +98,7 @@ func rescueSQL(byOwner bool) string {
 	UPDATE $S.workers SET active = false
 	WHERE active AND (last_seen <= now() - $2::bigint * interval '1 microsecond' OR id = $4)
 ), t AS (
-	UPDATE $S.tasks t SET lease_owner = $1, lease_token = t.lease_token + 1,
+	UPDATE $S.tasks t SET lease_owner = $1, lease_token = $S.new_lease_token(),
 		lease_expires = now() + $2::bigint * interval '1 microsecond', started_at = NULL
 	WHERE t.id = ANY (ARRAY(SELECT id FROM r))
 	RETURNING t.*

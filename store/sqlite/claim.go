@@ -81,10 +81,12 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task,
 	return out, nil
 }
 
+// claimSQL gives the task at place key of the list the lease token after
+// the counter's last, plus key: see takeTokens.
 const claimSQL = `UPDATE tasks SET state = 'RUNNING', lease_owner = ?,
-	lease_token = lease_token + 1, lease_expires = ?, attempt = attempt + 1,
+	lease_token = ? + 1 + ids.key, lease_expires = ?, attempt = attempt + 1,
 	first_started_at = COALESCE(first_started_at, ?), next_at = NULL
-WHERE id IN (SELECT value FROM json_each(?))
+FROM json_each(?) AS ids WHERE tasks.id = ids.value
 RETURNING ` + taskCols
 
 const openAttemptsSQL = `INSERT INTO attempts (task_id, lease_token, number, worker, started_at, outcome)
@@ -98,8 +100,12 @@ func claim(x *wtx, req store.ClaimRequest) ([]task.Task, error) {
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
+	last, err := takeTokens(x, len(ids))
+	if err != nil {
+		return nil, err
+	}
 	now, list := x.now.UnixMicro(), jsonList(ids)
-	rows, err := x.query(claimSQL, req.Worker, x.now.Add(req.Lease).UnixMicro(), now, list)
+	rows, err := x.query(claimSQL, req.Worker, last, x.now.Add(req.Lease).UnixMicro(), now, list)
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +117,18 @@ func claim(x *wtx, req store.ClaimRequest) ([]task.Task, error) {
 		return nil, fmt.Errorf("open attempts: %w", err)
 	}
 	return inOrder(ts, ids), nil
+}
+
+// takeTokens takes n lease tokens from the store's counter (migration
+// 0006) and returns the last one before them: the tokens are last+1 to
+// last+n. The writer's transaction holds the database, so no other claim
+// or rescue, in this process or another, takes the same ones.
+func takeTokens(x *wtx, n int) (last int64, err error) {
+	err = x.queryRow(`UPDATE lease_tokens SET last = last + ? RETURNING last`, n).Scan(&last)
+	if err != nil {
+		return 0, fmt.Errorf("take lease tokens: %w", err)
+	}
+	return last - int64(n), nil
 }
 
 func dueIDs(x *wtx, req store.ClaimRequest) ([]int64, error) {

@@ -124,9 +124,13 @@ func rescue(x *wtx, req store.RescueRequest) ([]task.Task, error) {
 	if err != nil {
 		return nil, fmt.Errorf("close attempts: %w", err)
 	}
-	rows, err := x.query(`UPDATE tasks SET lease_owner = ?, lease_token = lease_token + 1, lease_expires = ?
-		WHERE id IN (SELECT value FROM json_each(?)) RETURNING `+taskCols,
-		req.Worker, x.now.Add(req.Lease).UnixMicro(), list)
+	last, err := takeTokens(x, len(ids))
+	if err != nil {
+		return nil, err
+	}
+	rows, err := x.query(`UPDATE tasks SET lease_owner = ?, lease_token = ? + 1 + ids.key, lease_expires = ?
+		FROM json_each(?) AS ids WHERE tasks.id = ids.value RETURNING `+taskCols,
+		req.Worker, last, x.now.Add(req.Lease).UnixMicro(), list)
 	if err != nil {
 		return nil, err
 	}

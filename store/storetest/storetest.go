@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Enqueue", enqueueTests},
 		{"Claim", claimTests},
 		{"Finish", finishTests},
+		{"Fence", fenceTests},
 		{"DAG", dagTests},
 		{"RunEnd", runEndTests},
 		{"Heartbeat", heartbeatTests},
