@@ -54,6 +54,20 @@ func TestTokens(t *testing.T) {
 	wantCode(t, err, codes.Unauthenticated, "no token")
 }
 
+// TestTokenBeforeMessage: a call without a valid token is refused from its
+// headers, before its message is read: one over the receive limit is
+// UNAUTHENTICATED, not RESOURCE_EXHAUSTED, unless it has the token.
+func TestTokenBeforeMessage(t *testing.T) {
+	h := start(t, server.Config{Tokens: []string{testToken}, MaxPayload: 1 << 10, MaxMessage: 4 << 10}, "")
+	req := &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k", Args: []byte(`"` + strings.Repeat("x", 8<<10) + `"`)}}
+	_, err := h.tasks.Enqueue(ctx(t), req)
+	wantCode(t, err, codes.Unauthenticated, "no token")
+	_, err = h.tasks.Enqueue(metadata.AppendToOutgoingContext(ctx(t), "authorization", "Bearer not-the-token-0123456789"), req)
+	wantCode(t, err, codes.Unauthenticated, "not one this server accepts")
+	_, err = pb.NewTasksClient(dial(t, h.addr, testToken)).Enqueue(ctx(t), req)
+	wantCode(t, err, codes.ResourceExhausted)
+}
+
 // TestHealthAndReflection: a probe needs no token; reflection does, and
 // lists grit's services.
 func TestHealthAndReflection(t *testing.T) {

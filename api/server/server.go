@@ -77,9 +77,13 @@ func New(cfg Config) (*Server, error) {
 var Services = []string{pb.Tasks_ServiceDesc.ServiceName, pb.Workers_ServiceDesc.ServiceName}
 
 // ServerOptions are the options a grpc.Server needs to serve this API:
-// authentication, the request size limit, and TLS when configured.
+// authentication (a tap handle, which refuses a call without a valid
+// token before its message is read, and the interceptors), the request
+// size limit, and TLS when configured. A grpc.Server takes one tap handle,
+// so they do not go with another of the caller's.
 func (s *Server) ServerOptions() []grpc.ServerOption {
 	opts := []grpc.ServerOption{
+		grpc.InTapHandle(s.tap),
 		grpc.ChainUnaryInterceptor(s.unary),
 		grpc.ChainStreamInterceptor(s.stream),
 		grpc.MaxRecvMsgSize(s.cfg.MaxMessage),
