@@ -111,11 +111,14 @@ func hashTokens(ts []string) [][sha256.Size]byte {
 
 // unary authorizes a call (again: the tap did before its message was
 // read, but a grpc.Server given only the interceptors stays closed too),
-// turns a panic into INTERNAL (one bad request
+// refuses one with more items than the batch limit (checkItems), turns a panic into INTERNAL (one bad request
 // must not take the server down) and logs what went wrong on the server's
 // side.
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	if err := s.authorize(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
+	if err := checkItems(info.FullMethod, req, s.cfg.MaxBatch); err != nil {
 		return nil, err
 	}
 	defer func() {

@@ -79,7 +79,8 @@ var Services = []string{pb.Tasks_ServiceDesc.ServiceName, pb.Workers_ServiceDesc
 // ServerOptions are the options a grpc.Server needs to serve this API:
 // authentication (a tap handle, which refuses a call without a valid
 // token before its message is read, and the interceptors), the request
-// size limit, and TLS when configured. A grpc.Server takes one tap handle,
+// size limit, a codec that decodes no more than the batch limit's items
+// of a request (see countingCodec), and TLS when configured. A grpc.Server takes one tap handle,
 // so they do not go with another of the caller's.
 func (s *Server) ServerOptions() []grpc.ServerOption {
 	opts := []grpc.ServerOption{
@@ -87,6 +88,7 @@ func (s *Server) ServerOptions() []grpc.ServerOption {
 		grpc.ChainUnaryInterceptor(s.unary),
 		grpc.ChainStreamInterceptor(s.stream),
 		grpc.MaxRecvMsgSize(s.cfg.MaxMessage),
+		grpc.ForceServerCodecV2(countingCodec{max: s.cfg.MaxBatch}),
 	}
 	if s.creds != nil {
 		opts = append(opts, grpc.Creds(s.creds))
