@@ -42,19 +42,21 @@ func (c countingCodec) Unmarshal(data mem.BufferSlice, v any) error {
 
 // cutItems returns b, the wire form of a message of type md, without the
 // items of each repeated field past the first keep; b itself when none has
-// more, or when it is malformed (proto.Unmarshal says how).
+// more. A malformed field and what follows it are kept as they are, for
+// proto.Unmarshal to refuse, but the items before it are cut all the same:
+// one bad byte at the end must not have millions decoded first.
 func cutItems(b []byte, md protoreflect.MessageDescriptor, keep int) []byte {
 	fields := md.Fields()
 	counts := make([]int, fields.Len())
 	over := false
-	for rest := b; len(rest) > 0; {
+	for rest := b; len(rest) > 0 && !over; {
 		fd, n := item(fields, rest)
 		if n < 0 {
-			return b
+			break
 		}
 		if fd != nil {
 			counts[fd.Index()]++
-			over = over || counts[fd.Index()] > keep
+			over = counts[fd.Index()] > keep
 		}
 		rest = rest[n:]
 	}
@@ -65,6 +67,9 @@ func cutItems(b []byte, md protoreflect.MessageDescriptor, keep int) []byte {
 	clear(counts)
 	for rest := b; len(rest) > 0; {
 		fd, n := item(fields, rest)
+		if n < 0 {
+			return append(out, rest...)
+		}
 		if fd != nil {
 			if counts[fd.Index()]++; counts[fd.Index()] > keep {
 				rest = rest[n:]

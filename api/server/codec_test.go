@@ -32,6 +32,12 @@ func TestCutItems(t *testing.T) {
 	if bad := []byte{0x0a, 0x7f, 'a'}; !bytes.Equal(cutItems(bad, md, 0), bad) {
 		t.Errorf("a malformed message is not left as it is for proto.Unmarshal to refuse")
 	}
+	// Items before a malformed end are cut all the same, the end kept.
+	one := []byte{0x0a, 3, 0x0a, 1, 'a'}
+	batch := append(bytes.Repeat(one, 5), 0x0a, 0x7f)
+	if got, want := cutItems(batch, (&pb.EnqueueBatchRequest{}).ProtoReflect().Descriptor(), 2), append(bytes.Repeat(one, 2), 0x0a, 0x7f); !bytes.Equal(got, want) {
+		t.Errorf("five items and a malformed end, cut to 2: % x, want % x", got, want)
+	}
 }
 
 // FuzzCutItems: whatever the wire, a message that decodes decodes after
