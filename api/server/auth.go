@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 )
 
 // ErrNoTokens is wrapped by Insecure's error: a server without tokens on
@@ -60,10 +61,21 @@ const healthPrefix = "/grpc.health.v1.Health/"
 // (PERMISSION_DENIED would say it had, and may not do this); the messages
 // tell them apart.
 func (s *Server) authorize(ctx context.Context, method string) error {
+	md, _ := metadata.FromIncomingContext(ctx)
+	return s.checkToken(method, md)
+}
+
+// tap refuses a call without a valid token from its headers alone, before
+// gRPC reads its message: an unauthenticated caller costs the server
+// neither the memory of a large request nor the work of decoding it.
+func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	return ctx, s.checkToken(info.FullMethodName, info.Header)
+}
+
+func (s *Server) checkToken(method string, md metadata.MD) error {
 	if len(s.tokens) == 0 || strings.HasPrefix(method, healthPrefix) {
 		return nil
 	}
-	md, _ := metadata.FromIncomingContext(ctx)
 	vals := md.Get("authorization")
 	if len(vals) == 0 {
 		return status.Errorf(codes.Unauthenticated, "%s: no token: send the header \"authorization: Bearer TOKEN\" with a token the server accepts (from its %s or tokens file)", method, TokensEnv)
@@ -97,11 +109,16 @@ func hashTokens(ts []string) [][sha256.Size]byte {
 	return out
 }
 
-// unary authorizes a call, turns a panic into INTERNAL (one bad request
+// unary authorizes a call (again: the tap did before its message was
+// read, but a grpc.Server given only the interceptors stays closed too),
+// refuses one with more items than the batch limit (checkItems), turns a panic into INTERNAL (one bad request
 // must not take the server down) and logs what went wrong on the server's
 // side.
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	if err := s.authorize(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
+	if err := checkItems(info.FullMethod, req, s.cfg.MaxBatch); err != nil {
 		return nil, err
 	}
 	defer func() {

@@ -6,7 +6,9 @@ import (
 	"crypto/x509"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/internal/testcert"
+	"github.com/grit-run/grit/store/sqlite"
 )
 
 func TestTokens(t *testing.T) {
@@ -52,6 +55,62 @@ func TestTokens(t *testing.T) {
 	// Workers' calls need the token too.
 	_, err := h.workers.Claim(ctx(t), &pb.ClaimRequest{WorkerId: "w", Kinds: []string{"k"}})
 	wantCode(t, err, codes.Unauthenticated, "no token")
+}
+
+// TestTokenBeforeMessage: a call without a valid token is refused from its
+// headers, before its message is read: one over the receive limit is
+// UNAUTHENTICATED, not RESOURCE_EXHAUSTED, unless it has the token.
+func TestTokenBeforeMessage(t *testing.T) {
+	h := start(t, server.Config{Tokens: []string{testToken}, MaxPayload: 1 << 10, MaxMessage: 4 << 10}, "")
+	req := &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k", Args: []byte(`"` + strings.Repeat("x", 8<<10) + `"`)}}
+	_, err := h.tasks.Enqueue(ctx(t), req)
+	wantCode(t, err, codes.Unauthenticated, "no token")
+	_, err = h.tasks.Enqueue(metadata.AppendToOutgoingContext(ctx(t), "authorization", "Bearer not-the-token-0123456789"), req)
+	wantCode(t, err, codes.Unauthenticated, "not one this server accepts")
+	_, err = pb.NewTasksClient(dial(t, h.addr, testToken)).Enqueue(ctx(t), req)
+	wantCode(t, err, codes.ResourceExhausted)
+}
+
+// TestClearTextWarning: a server with tokens but without TLS, on an
+// address other machines reach, warns that the tokens travel in clear
+// text; on loopback or with TLS it does not.
+func TestClearTextWarning(t *testing.T) {
+	cert, key, _ := testcert.Write(t, t.TempDir())
+	st, err := sqlite.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, tt := range []struct {
+		addr      string
+		tls, warn bool
+	}{
+		{"0.0.0.0:0", false, true},
+		{"127.0.0.1:0", false, false},
+		{"0.0.0.0:0", true, false},
+	} {
+		var log strings.Builder
+		cfg := server.Config{Store: st, Tokens: []string{testToken}, Logger: slog.New(slog.NewTextHandler(&log, nil))}
+		if tt.tls {
+			cfg.CertFile, cfg.KeyFile = cert, key
+		}
+		s, err := server.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lis, err := net.Listen("tcp", tt.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel() // Serve logs as it starts, then stops at once
+		if err := s.Serve(ctx, lis); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(log.String(), "bearer tokens travel in clear text"); got != tt.warn {
+			t.Errorf("%s, TLS %v: warned %v, want %v:\n%s", tt.addr, tt.tls, got, tt.warn, log.String())
+		}
+	}
 }
 
 // TestHealthAndReflection: a probe needs no token; reflection does, and

@@ -32,11 +32,17 @@ type Config struct {
 	// Publish, and the tasks, kinds and leases of a worker's request;
 	// default 1000 (DefaultMaxBatch).
 	MaxBatch int
-	// MaxMessage bounds a request as gRPC reads it, in bytes; default
-	// 16 MiB, and at least MaxPayload + 1 MiB, so that a request with one
-	// payload over MaxPayload is read and answered INVALID_ARGUMENT naming
-	// the field. A request larger than MaxMessage is refused by gRPC
-	// itself, before it is read: RESOURCE_EXHAUSTED.
+	// MaxMessage bounds a request as gRPC reads it, in bytes. By default
+	// it follows MaxBatch and MaxPayload: room for MaxBatch items of
+	// MaxPayload each with their names (4 KiB an item), but at most
+	// 16 MiB (DefaultMaxMessage), since the server holds each request in
+	// flight whole (a batch whose args pass it is split by the client);
+	// and at least MaxPayload + 1 MiB, so that a request with one payload
+	// over MaxPayload is read and answered INVALID_ARGUMENT naming the
+	// field. A request larger than MaxMessage is refused by gRPC itself,
+	// before it is read: RESOURCE_EXHAUSTED. A request within it with more
+	// than MaxBatch items is refused INVALID_ARGUMENT without decoding
+	// more than MaxBatch + 1 of them (countingCodec).
 	MaxMessage int
 	// MaxAnswer bounds the args the tasks of one answer carry (List,
 	// Claim), in bytes; default 3 MiB, so that an answer fits gRPC's
@@ -81,6 +87,22 @@ const (
 	DefaultMaxAnswer  = 3 << 20
 )
 
+// itemRoom is what an item of a batch takes on the wire beside its
+// payload, generously: its names (kind, queue, group, key, policy, name,
+// tenant, each up to 200 characters), times and tags.
+const itemRoom = 4 << 10
+
+// defaultMaxMessage is MaxMessage's default for payload and batch limits:
+// batch items of payload bytes and their names, within DefaultMaxMessage
+// and at least payload + 1 MiB.
+func defaultMaxMessage(payload, batch int) int {
+	room := DefaultMaxMessage
+	if payload+itemRoom <= DefaultMaxMessage/batch {
+		room = batch * (payload + itemRoom)
+	}
+	return max(room, payload+1<<20)
+}
+
 // ErrConfig is wrapped by the errors of a Config that cannot serve.
 var ErrConfig = errors.New("server: bad config")
 
@@ -116,7 +138,7 @@ func (c *Config) validate() error {
 func (c *Config) setDefaults() {
 	c.MaxPayload = cmp.Or(c.MaxPayload, DefaultMaxPayload)
 	c.MaxBatch = cmp.Or(c.MaxBatch, DefaultMaxBatch)
-	c.MaxMessage = cmp.Or(c.MaxMessage, max(DefaultMaxMessage, c.MaxPayload+1<<20))
+	c.MaxMessage = cmp.Or(c.MaxMessage, defaultMaxMessage(c.MaxPayload, c.MaxBatch))
 	c.MaxAnswer = cmp.Or(c.MaxAnswer, DefaultMaxAnswer)
 	c.Lease = cmp.Or(c.Lease, 15*time.Second)
 	c.Poll = cmp.Or(c.Poll, time.Second)

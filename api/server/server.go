@@ -77,12 +77,18 @@ func New(cfg Config) (*Server, error) {
 var Services = []string{pb.Tasks_ServiceDesc.ServiceName, pb.Workers_ServiceDesc.ServiceName}
 
 // ServerOptions are the options a grpc.Server needs to serve this API:
-// authentication, the request size limit, and TLS when configured.
+// authentication (a tap handle, which refuses a call without a valid
+// token before its message is read, and the interceptors), the request
+// size limit, a codec that decodes no more than the batch limit's items
+// of a request (see countingCodec), and TLS when configured. A grpc.Server takes one tap handle,
+// so they do not go with another of the caller's.
 func (s *Server) ServerOptions() []grpc.ServerOption {
 	opts := []grpc.ServerOption{
+		grpc.InTapHandle(s.tap),
 		grpc.ChainUnaryInterceptor(s.unary),
 		grpc.ChainStreamInterceptor(s.stream),
 		grpc.MaxRecvMsgSize(s.cfg.MaxMessage),
+		grpc.ForceServerCodecV2(countingCodec{max: s.cfg.MaxBatch}),
 	}
 	if s.creds != nil {
 		opts = append(opts, grpc.Creds(s.creds))
@@ -106,7 +112,9 @@ func (s *Server) Register(gs *grpc.Server) {
 // Serve serves the API on lis until ctx ends, then stops gracefully: the
 // health service turns NOT_SERVING, waiting claims answer, and requests
 // in flight get Config.StopGrace to finish. It refuses a listener that
-// other machines reach when the server has no tokens (see Insecure).
+// other machines reach when the server has no tokens (see Insecure), and
+// warns when it has tokens but no TLS there: they would travel in clear
+// text.
 // Beside the requests, it rescues the tasks of workers whose leases
 // expired (Config.Rescue) and, on a store that notifies, wakes waiting
 // claims when work is due.
@@ -117,6 +125,9 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	}
 	if insecure {
 		s.cfg.Logger.Warn("serving without authentication: no tokens, on a loopback address", "addr", lis.Addr().String())
+	}
+	if !insecure && s.creds == nil && !loopback(lis.Addr().String()) {
+		s.cfg.Logger.Warn("serving without TLS on an address other machines reach: bearer tokens travel in clear text; give a certificate (--tls-cert and --tls-key, GRIT_TLS_CERT and GRIT_TLS_KEY) or put a TLS proxy in front", "addr", lis.Addr().String())
 	}
 	if missing := store.MissingOptional(s.cfg.Store); len(missing) > 0 {
 		s.cfg.Logger.Info("the store lacks optional capabilities", "store", fmt.Sprintf("%T", s.cfg.Store), "missing", strings.Join(missing, "; "))

@@ -158,7 +158,8 @@ func TestEnqueueRejects(t *testing.T) {
 		{"control in key", &pb.NewTask{Kind: "k", IdempotencyKey: "a\x00b"}, nil, "task.idempotency_key", []string{"control character"}},
 		{"long key", &pb.NewTask{Kind: "k", IdempotencyKey: strings.Repeat("k", 201)}, nil, "task.idempotency_key", []string{"at most 200"}},
 		{"huge priority", &pb.NewTask{Kind: "k", Priority: 1 << 40}, nil, "task.priority", []string{"out of range"}},
-		{"too large a batch", nil, batch(6, nil), "tasks", []string{"6 items", "limit of 5", "GRIT_MAX_BATCH"}},
+		{"too large a batch", nil, batch(6, nil), "tasks", []string{"more than the limit of 5 items", "GRIT_MAX_BATCH"}},
+		{"a batch far too large", nil, batch(5000, nil), "tasks", []string{"more than the limit of 5 items", "GRIT_MAX_BATCH"}},
 		{"empty batch", nil, &pb.EnqueueBatchRequest{}, "tasks", []string{"empty"}},
 		{"one bad item", nil, batch(3, &pb.NewTask{Kind: "k", Args: []byte("nope")}), "tasks[3].args", []string{"not JSON"}},
 	}

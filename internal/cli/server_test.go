@@ -18,17 +18,7 @@ import (
 func startServer(t *testing.T, st string) (string, func() error) {
 	t.Helper()
 	cmd, out := gritProcess(t, t.TempDir(), "server", "--store", st, "--listen", "127.0.0.1:0")
-	re := regexp.MustCompile(`serving grit.v1 on (\S+)`)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if m := re.FindStringSubmatch(out.String()); m != nil {
-			return m[1], func() error { cmd.Process.Signal(syscall.SIGTERM); return cmd.Wait() }
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("grit server did not start:\n%s", out)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return waitServing(t, out), func() error { cmd.Process.Signal(syscall.SIGTERM); return cmd.Wait() }
 }
 
 // TestServerEnqueueGetCancel: grit enqueue, get and cancel through a
