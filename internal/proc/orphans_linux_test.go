@@ -61,13 +61,13 @@ func TestKillOrphansKillsOnlyTheProcessesOfGoneWorkers(t *testing.T) {
 		return cmd
 	}
 	live := start("OTHER=1")
-	orphan := start("GRIT_WORKER_PID=" + strconv.Itoa(gone.Process.Pid))
+	orphan := start("GRIT_TEST_ORPHAN_PID=" + strconv.Itoa(gone.Process.Pid))
 	kept := []*exec.Cmd{
-		start("GRIT_WORKER_PID=" + strconv.Itoa(live.Process.Pid)),
-		start("GRIT_WORKER_PID=" + strconv.Itoa(os.Getpid())),
-		start("GRIT_WORKER_PID=x"),
+		start("GRIT_TEST_ORPHAN_PID=" + strconv.Itoa(live.Process.Pid)),
+		start("GRIT_TEST_ORPHAN_PID=" + strconv.Itoa(os.Getpid())),
+		start("GRIT_TEST_ORPHAN_PID=x"),
 	}
-	n, err := KillOrphans("GRIT_WORKER_PID")
+	n, err := KillOrphans("GRIT_TEST_ORPHAN_PID")
 	if err != nil || n != 1 {
 		t.Fatalf("KillOrphans = %d, %v; want 1", n, err)
 	}
