@@ -68,7 +68,4 @@ func TestKilledWorkersGrandchildDiesBesideALiveSibling(t *testing.T) {
 		got, err := st.GetTask(t.Context(), ts[0].ID)
 		return err == nil && got.State == task.Success
 	})
-	if !strings.Contains(siblingOut.String(), "ended processes that dead workers left behind") {
-		t.Errorf("the sibling did not say it ended the dead worker's processes:\n%s", siblingOut)
-	}
 }

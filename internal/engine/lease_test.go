@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -93,4 +94,37 @@ func alive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
+}
+
+// TestStartEndsTheOrphansOfGoneWorkers: a process left by a worker that
+// is gone (tagged with its pid) is killed when a worker starts on the
+// host, whatever the store says of that worker; one tagged with a live
+// worker's pid is not.
+func TestStartEndsTheOrphansOfGoneWorkers(t *testing.T) {
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	sleep := func(workerPID int) *exec.Cmd {
+		cmd := exec.Command("sleep", "300")
+		cmd.Env = append(cmd.Environ(), workerPIDTag+"="+strconv.Itoa(workerPID))
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd
+	}
+	orphan := sleep(gone.Process.Pid)
+	kept := sleep(os.Getpid())
+	start(t, testConfig(newStore(t)))
+	exited := make(chan error, 1)
+	go func() { exited <- orphan.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the orphan of a gone worker was not killed within 10s of the start")
+	}
+	if !alive(kept.Process.Pid) {
+		t.Error("a process of a live worker was killed")
+	}
 }
