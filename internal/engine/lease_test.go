@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/clock"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
 	"github.com/grit-run/grit/task"
@@ -126,5 +128,52 @@ func TestStartEndsTheOrphansOfGoneWorkers(t *testing.T) {
 	}
 	if !alive(kept.Process.Pid) {
 		t.Error("a process of a live worker was killed")
+	}
+}
+
+// TestLeaseTimerRunsOnTheEnginesClock: with heartbeats that never answer,
+// a running attempt is cancelled (as its lease lost) when the engine's
+// clock passes a lease after the start, and not before: a fake clock the
+// test moves stands in for the time.
+func TestLeaseTimerRunsOnTheEnginesClock(t *testing.T) {
+	fc := clock.NewFake(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
+	db, err := sqlite.OpenConfig(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "grit.db"), Now: fc.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	st := &silentBeat{Store: db, frozen: make(chan struct{})}
+	close(st.frozen)
+	enqueue(t, st, store.NewTask{Kind: "hold"})
+	cfg := testConfig(st)
+	cfg.Clock, cfg.Lease, cfg.Heartbeat, cfg.Poll = fc, 15*time.Second, 5*time.Second, time.Second
+	running, cause := make(chan struct{}), make(chan error, 1)
+	start(t, cfg, Handler{Kind: "hold", Fn: func(ctx context.Context, _ *task.Task) error {
+		close(running)
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return ctx.Err()
+	}})
+	select {
+	case <-running:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the task did not start within 10s")
+	}
+	for range 14 {
+		fc.Advance(time.Second)
+	}
+	select {
+	case c := <-cause:
+		t.Fatalf("the attempt was cancelled (%v) before a lease had passed", c)
+	case <-time.After(100 * time.Millisecond):
+	}
+	fc.Advance(time.Second)
+	select {
+	case c := <-cause:
+		if !errors.Is(c, task.ErrLeaseLost) {
+			t.Errorf("cancelled with %v, want the lease lost", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the attempt was not cancelled once a lease had passed on the engine's clock")
 	}
 }
