@@ -71,7 +71,8 @@ type beat struct {
 // renewal may take until the leases it renews would expire, less half a
 // heartbeat (at least half a heartbeat): an answer after that comes too
 // late, for the lease timer will have cancelled the attempts. The refresh
-// may take a heartbeat.
+// may take half a lease: cut at a heartbeat, it fails needlessly on a busy
+// database.
 func (e *Engine) beat(renewed time.Time, results chan<- beat) <-chan struct{} {
 	done := make(chan struct{})
 	start := e.cfg.Clock.Now()
@@ -93,7 +94,7 @@ func (e *Engine) beat(renewed time.Time, results chan<- beat) <-chan struct{} {
 		if err != nil {
 			return
 		}
-		ctx, cancel = context.WithTimeout(e.runCtx, e.cfg.Heartbeat)
+		ctx, cancel = context.WithTimeout(e.runCtx, e.cfg.Lease/2)
 		defer cancel()
 		if err := e.gate.Refresh(ctx); err != nil && e.runCtx.Err() == nil {
 			e.cfg.Logger.Warn("could not refresh the groups and limits; keeping the last known", "err", err)
