@@ -86,7 +86,9 @@ func (e *Engine) gatherSlots() int {
 // and hands those it gave back or failed to the completer. It reports
 // whether the claim took all it asked for: more may be due.
 func (e *Engine) claim(limit int) (bool, error) {
-	c, err := e.gate.Claim(e.runCtx, e.request(limit))
+	ctx, cancel := e.storeCtx(e.runCtx)
+	defer cancel()
+	c, err := e.gate.Claim(ctx, e.request(limit))
 	for _, b := range c.Back {
 		e.giveBack(b)
 	}
@@ -143,7 +145,10 @@ func (e *Engine) waitForWork(canClaim bool) {
 		d = min(d, max(p, minWait))
 	}
 	if canClaim {
-		if next, ok, err := e.cfg.Store.NextDue(e.runCtx, e.gate.Skips(e.request(0))); err == nil && ok {
+		ctx, cancel := e.storeCtx(e.runCtx)
+		next, ok, err := e.cfg.Store.NextDue(ctx, e.gate.Skips(e.request(0)))
+		cancel()
+		if err == nil && ok {
 			d = min(d, max(e.untilStore(next), minWait))
 		}
 	}
@@ -154,6 +159,16 @@ func (e *Engine) waitForWork(canClaim bool) {
 	case <-t.C():
 	case <-e.stopping:
 	}
+}
+
+// storeCtx bounds a store call of the claim loop, the completer or the
+// rescue by a lease: a database that keeps a connection open but never
+// answers must not stall the worker; the call fails and is retried (on
+// another connection) as any failed call is. A call that takes a lease
+// is useless anyway: the leases it deals in would have expired. The
+// heartbeat has a tighter deadline of its own.
+func (e *Engine) storeCtx(parent context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(parent, e.cfg.Lease)
 }
 
 func (e *Engine) sleep(d time.Duration) {

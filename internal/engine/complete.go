@@ -53,9 +53,13 @@ func (e *Engine) commit(batch []pending, fs []store.Finish) []store.Finish {
 		fs = append(fs, p.f)
 	}
 	var errs []error
+	cut := false // a call ended by its deadline: the store may still read fs
 	for n := 1; ; n++ {
+		ctx, cancel := e.storeCtx(e.completeCtx)
 		var err error
-		errs, err = e.cfg.Store.Finish(e.completeCtx, fs)
+		errs, err = e.cfg.Store.Finish(ctx, fs)
+		cut = cut || (err != nil && ctx.Err() != nil)
+		cancel()
 		if err == nil {
 			break
 		}
@@ -68,6 +72,9 @@ func (e *Engine) commit(batch []pending, fs []store.Finish) []store.Finish {
 		e.pause(claimBackoff.Delay(n, 0, retry.DefaultRand))
 	}
 	e.recorded(batch, errs)
+	if cut {
+		return nil
+	}
 	clear(fs) // the next batch's strings and events are its own
 	return fs
 }
@@ -110,7 +117,9 @@ func (e *Engine) forget(batch []pending, errs []error) {
 		}
 		ends = append(ends, end)
 	}
-	e.gate.Ended(e.completeCtx, e.cfg.WorkerID, ends)
+	ctx, cancel := e.storeCtx(e.completeCtx)
+	e.gate.Ended(ctx, e.cfg.WorkerID, ends)
+	cancel()
 	e.mu.Lock()
 	for _, p := range batch {
 		if cur, ok := e.running[p.a.t.ID]; ok && cur == p.a {

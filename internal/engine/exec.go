@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,18 +39,27 @@ func execHandler(ctx context.Context, t *task.Task) error {
 }
 
 // workerTag names, in a process task's environment, the worker that
-// started it, so that a successor can end what a dead worker left behind.
-const workerTag = "GRIT_WORKER_ID"
+// started it, so that a successor under its identity can end what it left
+// behind; workerPIDTag holds the pid of the worker's process, so that any
+// worker on the host can end the processes of a worker that is gone.
+const (
+	workerTag    = "GRIT_WORKER_ID"
+	workerPIDTag = "GRIT_WORKER_PID"
+)
+
+// workerPID tags the process tasks this process starts.
+var workerPID = workerPIDTag + "=" + strconv.Itoa(os.Getpid())
 
 // attemptEnv tells a process which attempt it is: GRIT_TASK_ID,
 // GRIT_RUN_ID, GRIT_TASK_NAME, GRIT_ATTEMPT, GRIT_LEASE_TOKEN (a fencing
-// token for its downstream writes) and GRIT_WORKER_ID.
+// token for its downstream writes), GRIT_WORKER_ID and GRIT_WORKER_PID.
 func attemptEnv(ctx context.Context, t *task.Task) []string {
 	env := []string{
 		"GRIT_TASK_ID=" + strconv.FormatInt(t.ID, 10),
 		"GRIT_RUN_ID=" + strconv.FormatInt(t.RunID, 10),
 		"GRIT_TASK_NAME=" + t.Name,
 		"GRIT_ATTEMPT=" + strconv.Itoa(t.Attempt),
+		workerPID,
 	}
 	if a, ok := AttemptFrom(ctx); ok {
 		env = append(env, "GRIT_LEASE_TOKEN="+strconv.FormatInt(a.LeaseToken, 10), workerTag+"="+a.Worker)

@@ -2,45 +2,131 @@ package engine
 
 import (
 	"context"
+	"time"
 
+	"github.com/grit-run/grit/internal/clock"
 	"github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/internal/proc"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
 // heartbeatLoop renews every lease this worker holds in one statement per
 // beat. Leases the store no longer knows were lost: their attempts are
-// cancelled at once (killing their processes). When the store cannot be
-// reached for longer than a lease, every attempt is cancelled: a sibling
-// may already have taken them over.
+// cancelled at once (killing their processes).
+//
+// The leases are also watched on a timer of their own, on the engine's
+// clock: a lease after the start of the last beat that succeeded (or after
+// the start of the worker), every attempt is cancelled and its processes
+// killed, for a sibling may already have taken them over; and again every
+// heartbeat until a beat succeeds. The timer fires even while a beat hangs
+// (a database whose connections stay open but never answer): a beat runs
+// on its own goroutine, under a deadline of its own.
 func (e *Engine) heartbeatLoop() {
-	t := e.cfg.Clock.NewTicker(e.cfg.Heartbeat)
-	defer t.Stop()
-	lastOK := e.cfg.Clock.Now()
+	tick := e.cfg.Clock.NewTicker(e.cfg.Heartbeat)
+	defer tick.Stop()
+	renewed := e.cfg.Clock.Now()
+	expiry := e.cfg.Clock.NewTimer(e.cfg.Lease)
+	defer expiry.Stop()
+	results := make(chan beat, 1)
+	var inflight <-chan struct{} // closed when the beat in flight is over
 	for {
 		select {
 		case <-e.runCtx.Done():
+			if inflight != nil {
+				<-inflight
+			}
 			return
-		case <-t.C():
+		case <-expiry.C():
+			e.cfg.Logger.Error("no heartbeat renewed the leases for a whole lease; cancelling every attempt", "since_last", e.cfg.Clock.Now().Sub(renewed))
+			e.loseAll()
+			rearm(expiry, e.cfg.Heartbeat)
+		case <-tick.C():
+			if !busy(inflight) {
+				inflight = e.beat(renewed, results)
+			}
+		case b := <-results:
+			if b.err != nil {
+				e.cfg.Logger.Warn("heartbeat failed", "err", b.err, "since_last", e.cfg.Clock.Now().Sub(renewed))
+				continue
+			}
+			if b.start.After(renewed) {
+				renewed = b.start
+			}
+			rearm(expiry, e.cfg.Lease-e.cfg.Clock.Now().Sub(renewed))
 		}
-		lost, err := e.cfg.Store.Heartbeat(e.runCtx, e.cfg.WorkerID, e.cfg.Lease, e.leases())
+	}
+}
+
+// beat is a heartbeat's answer: when it started (the leases it renewed
+// last at least a lease from then), and its error.
+type beat struct {
+	start time.Time
+	err   error
+}
+
+// beat renews the leases on a goroutine of its own and sends its answer
+// to results; it then refreshes the gate's groups and limits and ends the
+// attempts whose lease was lost, and closes the returned channel. The
+// renewal may take until the leases it renews would expire, less half a
+// heartbeat (at least half a heartbeat): an answer after that comes too
+// late, for the lease timer will have cancelled the attempts. The refresh
+// may take half a lease: cut at a heartbeat, it fails needlessly on a busy
+// database.
+func (e *Engine) beat(renewed time.Time, results chan<- beat) <-chan struct{} {
+	done := make(chan struct{})
+	start := e.cfg.Clock.Now()
+	d := max(renewed.Add(e.cfg.Lease).Sub(start)-e.cfg.Heartbeat/2, e.cfg.Heartbeat/2)
+	held := e.leases()
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(e.runCtx, d)
+		lost, err := e.cfg.Store.Heartbeat(ctx, e.cfg.WorkerID, e.cfg.Lease, held)
+		cancel()
+		if err != nil && e.runCtx.Err() != nil {
+			return // the worker's stop cut the beat off: nothing failed
+		}
+		select {
+		case results <- beat{start: start, err: err}:
+		case <-e.runCtx.Done():
+			return
+		}
 		if err != nil {
-			if e.runCtx.Err() != nil {
-				return // the worker's stop cut the beat off: nothing failed
-			}
-			e.cfg.Logger.Warn("heartbeat failed", "err", err, "since_last", e.cfg.Clock.Now().Sub(lastOK))
-			if e.cfg.Clock.Now().Sub(lastOK) > e.cfg.Lease {
-				e.loseAll()
-			}
-			continue
+			return
 		}
-		lastOK = e.cfg.Clock.Now()
-		if err := e.gate.Refresh(e.runCtx); err != nil && e.runCtx.Err() == nil {
+		ctx, cancel = context.WithTimeout(e.runCtx, e.cfg.Lease/2)
+		defer cancel()
+		if err := e.gate.Refresh(ctx); err != nil && e.runCtx.Err() == nil {
 			e.cfg.Logger.Warn("could not refresh the groups and limits; keeping the last known", "err", err)
 		}
 		for _, l := range lost {
 			e.lose(l)
 		}
+	}()
+	return done
+}
+
+// rearm resets t to fire after d, dropping a tick it sent and no one read
+// (a fake clock's timers keep it).
+func rearm(t clock.Timer, d time.Duration) {
+	t.Stop()
+	select {
+	case <-t.C():
+	default:
+	}
+	t.Reset(d)
+}
+
+// busy reports whether the beat that closes done is still in flight.
+func busy(done <-chan struct{}) bool {
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return false
+	default:
+		return true
 	}
 }
 
@@ -63,8 +149,19 @@ func (e *Engine) lose(l store.Lease) {
 	// refused if the lease was truly lost; there is nothing to cancel.
 	if ok && a.t.LeaseToken == l.Token && !a.ended.Load() {
 		e.cfg.Logger.Warn("lease lost; cancelling the attempt", "task", l.TaskID, "token", l.Token)
-		a.cancel(task.ErrLeaseLost)
+		a.cancel(errLeaseLost{})
 	}
+}
+
+// errLeaseLost ends an attempt whose lease was lost. It matches
+// task.ErrLeaseLost, and proc.ErrKill: a sibling may already run the
+// task, so its processes are killed at once, without the SIGTERM grace.
+type errLeaseLost struct{}
+
+func (errLeaseLost) Error() string { return task.ErrLeaseLost.Error() }
+
+func (errLeaseLost) Is(target error) bool {
+	return target == task.ErrLeaseLost || target == proc.ErrKill
 }
 
 func (e *Engine) loseAll() {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
 	"time"
 
 	"github.com/grit-run/grit/internal/proc"
@@ -41,6 +40,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.leaseWG.Go(e.heartbeatLoop)
 	e.leaseWG.Go(e.rescueLoop)
 	e.leaseWG.Go(e.watchdog)
+	e.leaseWG.Go(e.orphanLoop)
 	if e.cfg.OnEvent != nil {
 		e.eventWG.Go(e.eventLoop)
 	}
@@ -66,6 +66,7 @@ func (e *Engine) register(ctx context.Context) error {
 	if err := e.rescueDeadSiblings(ctx, host); err != nil {
 		e.cfg.Logger.Warn("rescue of dead workers on this host failed", "err", err)
 	}
+	e.endOrphans()
 	if err := e.gate.Refresh(ctx); err != nil {
 		e.cfg.Logger.Warn("could not read the groups and limits", "err", err)
 	}
@@ -222,7 +223,7 @@ func (e *Engine) takeOverPredecessor(ctx context.Context, host string) error {
 			return fmt.Errorf("engine: release the leases of this worker's predecessor: %w", err)
 		}
 		if w.Host == host {
-			e.endOrphans(w.ID)
+			e.endPredecessors(w.ID)
 		}
 	}
 	return nil
@@ -230,7 +231,8 @@ func (e *Engine) takeOverPredecessor(ctx context.Context, host string) error {
 
 // rescueDeadSiblings takes over at once the leases of workers on this host
 // whose process is gone (a predecessor killed with SIGKILL), instead of
-// waiting for their leases to expire, and ends the processes they left.
+// waiting for their leases to expire. (The processes they left are ended
+// by endOrphans, whether a sibling had marked them inactive or not.)
 func (e *Engine) rescueDeadSiblings(ctx context.Context, host string) error {
 	ws, err := e.cfg.Store.Workers(ctx)
 	if err != nil {
@@ -244,9 +246,6 @@ func (e *Engine) rescueDeadSiblings(ctx context.Context, host string) error {
 		if err := e.rescue(ctx, w.ID); err != nil {
 			return err
 		}
-		// Pdeathsig ended the dead worker's direct children; their own
-		// children (a shell task's background jobs) are still running.
-		e.endOrphans(w.ID)
 		if err := e.cfg.Store.DeactivateWorker(ctx, w.ID); err != nil {
 			return err
 		}
@@ -254,8 +253,10 @@ func (e *Engine) rescueDeadSiblings(ctx context.Context, host string) error {
 	return nil
 }
 
-// endOrphans kills the processes a dead worker on this host started.
-func (e *Engine) endOrphans(worker string) {
+// endPredecessors kills the processes that a previous worker under this
+// worker's identity started on this host. It runs before this worker
+// starts any.
+func (e *Engine) endPredecessors(worker string) {
 	n, err := proc.KillTagged(workerTag, worker)
 	if err != nil {
 		e.cfg.Logger.Warn("ending a dead worker's processes failed", "worker", worker, "err", err)
@@ -264,10 +265,34 @@ func (e *Engine) endOrphans(worker string) {
 	}
 }
 
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
+// endOrphans kills the processes that workers gone from this host left
+// behind: a worker killed with SIGKILL takes the leaders of its process
+// tasks with it (Pdeathsig), but not their descendants (a shell task's
+// background jobs), which keep running, tagged with its pid. It never
+// touches the processes of a live worker.
+func (e *Engine) endOrphans() {
+	n, err := proc.KillOrphans(workerPIDTag)
+	if err != nil {
+		e.cfg.Logger.Debug("could not look for the processes of dead workers", "err", err)
+	} else if n > 0 {
+		e.cfg.Logger.Info("ended processes that dead workers left behind", "processes", n)
 	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// orphanLoop ends the orphans of workers gone from this host every
+// heartbeat (at most every second): a worker killed beside a live one
+// leaves nothing running for longer than that.
+func (e *Engine) orphanLoop() {
+	t := e.cfg.Clock.NewTicker(max(e.cfg.Heartbeat, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-e.runCtx.Done():
+			return
+		case <-t.C():
+		}
+		e.endOrphans()
+	}
+}
+
+func processAlive(pid int) bool { return proc.Alive(pid) }

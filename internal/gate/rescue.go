@@ -45,14 +45,22 @@ func (g *Gate) Rescue(ctx context.Context, req store.RescueRequest, done func([]
 // RescueLoop rescues expired leases for req's rescuer at once and then on
 // every tick of the clock's ticker of period every, until ctx ends. It is
 // the one rescue loop of grit: every Go worker runs it, and so does the
-// API server, so that a fleet recovers as long as one of them lives.
+// API server, so that a fleet recovers as long as one of them lives. Each
+// pass is bounded by the rescuer's lease (req.Lease; a minute if unset):
+// a store that never answers delays the next pass, never ends the loop.
 func (g *Gate) RescueLoop(ctx context.Context, every time.Duration, req store.RescueRequest, done func([]End)) {
 	t := g.cfg.Clock.NewTicker(every)
 	defer t.Stop()
+	bound := req.Lease
+	if bound <= 0 {
+		bound = time.Minute
+	}
 	for {
-		if err := g.Rescue(ctx, req, done); err != nil && ctx.Err() == nil {
+		pass, cancel := context.WithTimeout(ctx, bound)
+		if err := g.Rescue(pass, req, done); err != nil && ctx.Err() == nil {
 			g.cfg.Logger.Warn("rescue failed", "err", err)
 		}
+		cancel()
 		select {
 		case <-ctx.Done():
 			return

@@ -13,7 +13,8 @@
 //     to the group reaches every descendant that stayed in it.
 //   - When the context ends (deadline or cancellation) the group gets SIGTERM
 //     (and SIGCONT, so a stopped process can act on it); if the leader has not
-//     exited after [Spec.Grace], the group gets SIGKILL.
+//     exited after [Spec.Grace], the group gets SIGKILL. A context whose
+//     cause matches [ErrKill] (a lost lease) gets SIGKILL at once.
 //   - Whenever the leader exits, for any reason, the whole group gets SIGKILL
 //     before Run returns: a task that leaves `sleep 1000 &` behind leaves
 //     nothing behind. The leader's exit ends the attempt, so group members
@@ -49,7 +50,9 @@
 //     the worker is killed with SIGKILL, descendants of a shell task that are
 //     still running survive the leader (they lose their output pipes, and
 //     usually die of SIGPIPE when they next write). A worker that shuts
-//     down by cancelling its attempts' contexts kills their whole groups.
+//     down by cancelling its attempts' contexts kills their whole groups;
+//     for one that is killed, [KillOrphans] lets another process on the
+//     host end what it left, by the tag in their environment.
 //   - Argv[0] is looked up in the worker's PATH, not in a PATH set by
 //     [Spec.Env].
 //   - Linux only; elsewhere Run returns an error matching

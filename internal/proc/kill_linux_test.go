@@ -2,7 +2,9 @@ package proc
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -61,6 +63,39 @@ func TestRunKillSequence(t *testing.T) {
 		t.Errorf("got %+v, want TimedOut, Killed, Signal SIGKILL, ExitCode -1", res)
 	}
 	waitGone(t, res.Pid, "child")
+	waitGone(t, readPid(t, pidfile), "grandchild")
+}
+
+// TestRunKillsAtOnceOnErrKill: a context ended with ErrKill as its cause
+// kills the group without SIGTERM and without waiting out the grace.
+func TestRunKillsAtOnceOnErrKill(t *testing.T) {
+	pidfile := pidFile(t)
+	ready := newSignalWriter("ready")
+	ctx, cancel := context.WithCancelCause(testCtx(t))
+	defer cancel(nil)
+	done := startRun(ctx, Spec{
+		Shell:  `trap 'echo term' TERM; sleep 1000 & echo $! > "$PIDFILE"; echo ready; wait`,
+		Env:    []string{"PIDFILE=" + pidfile},
+		Grace:  time.Minute,
+		Stdout: ready,
+	})
+	select {
+	case <-ready.seen:
+	case <-time.After(runLimit):
+		t.Fatal("the task did not start")
+	}
+	at := time.Now()
+	cancel(fmt.Errorf("lease lost: %w", ErrKill))
+	res, err := awaitRun(t, done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(at); d > time.Second {
+		t.Errorf("Run returned %v after the kill, want within 1s (the grace is a minute)", d)
+	}
+	if !res.TimedOut || !res.Killed || res.Signal != "SIGKILL" || strings.Contains(string(res.Stdout), "term") {
+		t.Errorf("got %+v, output %q; want TimedOut, Killed by SIGKILL, no SIGTERM", res, res.Stdout)
+	}
 	waitGone(t, readPid(t, pidfile), "grandchild")
 }
 

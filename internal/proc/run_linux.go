@@ -2,6 +2,7 @@ package proc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,7 +18,8 @@ const drainDelay = time.Second
 
 // Run runs one attempt of s and returns when the leader has exited and its
 // process group has been killed. When ctx ends first, the group gets SIGTERM,
-// then SIGKILL after s.Grace; Result.TimedOut tells.
+// then SIGKILL after s.Grace (at once when ctx's cause matches ErrKill);
+// Result.TimedOut tells.
 //
 // The error is non-nil only when the command did not start: an invalid Spec
 // (matching ErrInvalidSpec), a missing program or directory, or a ctx that
@@ -105,6 +107,11 @@ func supervise(ctx context.Context, pgid int, grace time.Duration, exited <-chan
 	case <-exited: // both were ready: the leader was not cut off
 		return false, false
 	default:
+	}
+	if errors.Is(context.Cause(ctx), ErrKill) {
+		killGroup(pgid)
+		<-exited
+		return true, true
 	}
 	terminateGroup(pgid)
 	timer := time.NewTimer(grace)

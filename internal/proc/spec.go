@@ -19,6 +19,12 @@ const (
 // [Spec].
 var ErrInvalidSpec = errors.New("proc: invalid spec")
 
+// ErrKill, as the cause of the context that ends a [Run] (matched with
+// errors.Is), kills the group at once, with no SIGTERM and no grace: the
+// attempt is no longer the caller's to finish (its lease was lost, and
+// another worker may already be running it).
+var ErrKill = errors.New("proc: kill at once")
+
 // Spec describes one attempt of a process task. Exactly one of Argv and
 // Shell is set; zero values of the other fields mean documented defaults.
 type Spec struct {
