@@ -19,37 +19,48 @@ func KillTagged(key, value string) (int, error) {
 	if key == "" {
 		return 0, errors.New("proc: kill tagged: empty key")
 	}
+	prefix, want := []byte(key+"="), []byte(value)
+	return killEach(func(pid int) bool {
+		v, ok := envEntry(pid, prefix)
+		return ok && bytes.Equal(v, want)
+	})
+}
+
+// killEach sends SIGKILL to every other process of /proc that kill picks,
+// and returns how many it signalled.
+func killEach(kill func(pid int) bool) (int, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0, err
 	}
-	tag := []byte(key + "=" + value)
 	self := os.Getpid()
 	n := 0
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
+		if err != nil || pid == self || !kill(pid) {
 			continue
 		}
-		if tagged(pid, tag) && syscall.Kill(pid, syscall.SIGKILL) == nil {
+		if syscall.Kill(pid, syscall.SIGKILL) == nil {
 			n++
 		}
 	}
 	return n, nil
 }
 
-// tagged reports whether the environment of pid holds the entry tag.
-func tagged(pid int, tag []byte) bool {
+// envEntry returns the value of pid's initial environment entry that
+// starts with prefix (KEY=); false when there is none or the environment
+// cannot be read (another user's process).
+func envEntry(pid int, prefix []byte) ([]byte, bool) {
 	env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
 	if err != nil {
-		return false
+		return nil, false
 	}
 	for _, entry := range bytes.Split(env, []byte{0}) {
-		if bytes.Equal(entry, tag) {
-			return true
+		if v, ok := bytes.CutPrefix(entry, prefix); ok {
+			return v, true
 		}
 	}
-	return false
+	return nil, false
 }
 
 // KillOrphans sends SIGKILL to every process of this pid namespace whose
@@ -71,46 +82,27 @@ func KillOrphans(key string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, err
-	}
 	prefix := []byte(key + "=")
 	self := os.Getpid()
-	n := 0
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
-			continue
-		}
+	return killEach(func(pid int) bool {
 		owner, ok := tagValue(pid, prefix)
 		if !ok || owner == self || Alive(owner) {
-			continue
+			return false
 		}
-		if l, err := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "pid")); err != nil || l != ns {
-			continue
-		}
-		if syscall.Kill(pid, syscall.SIGKILL) == nil {
-			n++
-		}
-	}
-	return n, nil
+		l, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "ns", "pid"))
+		return err == nil && l == ns
+	})
 }
 
 // tagValue returns the pid in pid's environment entry that starts with
 // prefix.
 func tagValue(pid int, prefix []byte) (int, bool) {
-	env, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
-	if err != nil {
+	v, ok := envEntry(pid, prefix)
+	if !ok {
 		return 0, false
 	}
-	for _, entry := range bytes.Split(env, []byte{0}) {
-		if v, ok := bytes.CutPrefix(entry, prefix); ok {
-			owner, err := strconv.Atoi(string(v))
-			return owner, err == nil && owner > 0
-		}
-	}
-	return 0, false
+	owner, err := strconv.Atoi(string(v))
+	return owner, err == nil && owner > 0
 }
 
 // Alive reports whether pid names a process that runs: one that exists
