@@ -24,9 +24,21 @@ func InQueue(q string) EnqueueOption { return func(n *store.NewTask) { n.Queue =
 // WithPriority sets the priority: higher runs first.
 func WithPriority(p int) EnqueueOption { return func(n *store.NewTask) { n.Priority = p } }
 
-// WithKey sets an idempotency key: enqueueing the same key again returns
-// the existing task instead of creating a second one.
+// WithKey sets an idempotency key: enqueueing the same work (kind and
+// args) with the key again answers the existing task, Existed, instead of
+// creating a second one. Other work under a key already taken is refused
+// with a *task.KeyConflictError (ErrKeyConflict), unless ReturnExisting.
 func WithKey(k string) EnqueueOption { return func(n *store.NewTask) { n.IdempotencyKey = k } }
+
+// ReturnExisting makes a key already taken by other work (another kind or
+// other args) answer the task that holds it, Existed, instead of failing
+// with ErrKeyConflict: "this key once, whatever it carries".
+func ReturnExisting() EnqueueOption { return func(n *store.NewTask) { n.ReturnExisting = true } }
+
+// Enqueued is what Enqueue answers: the task, and whether it existed
+// already (its idempotency key was taken by the same work) rather than
+// being created by this call.
+type Enqueued = store.Enqueued
 
 // WithPolicy overrides the handler's retry policy for this task.
 func WithPolicy(p string) EnqueueOption { return func(n *store.NewTask) { n.Policy = p } }
@@ -43,43 +55,45 @@ func InGroup(g string) EnqueueOption { return func(n *store.NewTask) { n.Group =
 func ForTenant(t string) EnqueueOption { return func(n *store.NewTask) { n.Tenant = t } }
 
 // Enqueue inserts a task of kind with args encoded as JSON, and wakes this
-// client's worker. With WithKey, a key used before returns the existing
-// task.
-func (c *Client) Enqueue(ctx context.Context, kind string, args any, opts ...EnqueueOption) (task.Task, error) {
+// client's worker. With WithKey, a key used before for the same work
+// answers the existing task, Existed.
+func (c *Client) Enqueue(ctx context.Context, kind string, args any, opts ...EnqueueOption) (Enqueued, error) {
 	n, err := c.newTask(kind, args, opts)
 	if err != nil {
-		return task.Task{}, err
+		return Enqueued{}, err
 	}
 	ts, err := c.store.Enqueue(ctx, []store.NewTask{n})
 	if err != nil {
-		return task.Task{}, fmt.Errorf("grit: enqueue %s: %w", kind, err)
+		return Enqueued{}, fmt.Errorf("grit: enqueue %s: %w", kind, err)
 	}
-	c.engine.Wake()
+	if !ts[0].Existed {
+		c.engine.Wake()
+	}
 	return ts[0], nil
 }
 
 // txEnqueuer is the optional capability EnqueueTx needs (the PostgreSQL
 // store has it).
 type txEnqueuer interface {
-	EnqueueTx(ctx context.Context, tx pgx.Tx, ts []store.NewTask) ([]task.Task, error)
+	EnqueueTx(ctx context.Context, tx pgx.Tx, ts []store.NewTask) ([]store.Enqueued, error)
 }
 
 // EnqueueTx inserts a task in the caller's PostgreSQL transaction: the task
 // exists if and only if tx commits, and no worker sees it before (a
 // transactional outbox). The store must be the PostgreSQL one, and tx on
 // its database.
-func (c *Client) EnqueueTx(ctx context.Context, tx pgx.Tx, kind string, args any, opts ...EnqueueOption) (task.Task, error) {
+func (c *Client) EnqueueTx(ctx context.Context, tx pgx.Tx, kind string, args any, opts ...EnqueueOption) (Enqueued, error) {
 	te, ok := c.store.(txEnqueuer)
 	if !ok {
-		return task.Task{}, fmt.Errorf("grit: enqueue %s in a transaction: the store cannot (use the PostgreSQL store): %w", kind, task.ErrInvalid)
+		return Enqueued{}, fmt.Errorf("grit: enqueue %s in a transaction: the store cannot (use the PostgreSQL store): %w", kind, task.ErrInvalid)
 	}
 	n, err := c.newTask(kind, args, opts)
 	if err != nil {
-		return task.Task{}, err
+		return Enqueued{}, err
 	}
 	ts, err := te.EnqueueTx(ctx, tx, []store.NewTask{n})
 	if err != nil {
-		return task.Task{}, fmt.Errorf("grit: enqueue %s in a transaction: %w", kind, err)
+		return Enqueued{}, fmt.Errorf("grit: enqueue %s in a transaction: %w", kind, err)
 	}
 	return ts[0], nil
 }

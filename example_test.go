@@ -2,6 +2,7 @@ package grit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,8 +37,8 @@ func Example() {
 	<-done
 	c.Stop(ctx)
 
-	t, _ = c.Task(ctx, t.ID)
-	fmt.Println(t.State == task.Success)
+	done2, _ := c.Task(ctx, t.ID)
+	fmt.Println(done2.State == task.Success)
 	// Output:
 	// sending to ops@example.com, attempt 1
 	// true
@@ -68,4 +69,37 @@ func ExampleClient_Publish() {
 	// receipt mail {"Order":"o-42"}
 	// ship default {"Order":"o-42"}
 	// again, same deliveries: true
+}
+
+// An idempotency key names one piece of work: enqueued again, the same
+// work answers the task that holds the key, Existed; other work under it
+// is refused unless the caller asks for the existing task.
+func ExampleWithKey() {
+	dir, _ := os.MkdirTemp("", "grit-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	c, err := grit.Open(ctx, "sqlite:"+filepath.Join(dir, "grit.db"), grit.Config{})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	type charge struct {
+		Order string
+		Cents int
+	}
+	first, _ := c.Enqueue(ctx, "charge", charge{"o-42", 1999}, grit.WithKey("charge-o-42"))
+	again, _ := c.Enqueue(ctx, "charge", charge{"o-42", 1999}, grit.WithKey("charge-o-42"))
+	fmt.Println(first.ID == again.ID, first.Existed, again.Existed)
+
+	_, err = c.Enqueue(ctx, "charge", charge{"o-42", 2999}, grit.WithKey("charge-o-42"))
+	var conflict *task.KeyConflictError
+	fmt.Println(errors.Is(err, grit.ErrKeyConflict), errors.As(err, &conflict) && conflict.Existing == first.ID, conflict.Differs)
+
+	kept, _ := c.Enqueue(ctx, "charge", charge{"o-42", 2999}, grit.WithKey("charge-o-42"), grit.ReturnExisting())
+	fmt.Println(kept.ID == first.ID, kept.Existed)
+	// Output:
+	// true false true
+	// true true args
+	// true true
 }

@@ -167,8 +167,13 @@ type Attempt = engine.HandlerAttempt
 // AttemptFrom returns the attempt a handler's context belongs to.
 func AttemptFrom(ctx context.Context) (Attempt, bool) { return engine.AttemptFrom(ctx) }
 
-// ErrDuplicate is returned with the existing task when an idempotency key
-// was used before.
+// ErrDuplicate is returned with the existing run when a run's key was
+// used before.
 var ErrDuplicate = task.ErrDuplicate
+
+// ErrKeyConflict: an idempotency key is already taken by other work
+// (another kind or other args); errors.As finds the *task.KeyConflictError
+// with the task that holds it.
+var ErrKeyConflict = task.ErrKeyConflict
 
 var errNoKind = errors.New("grit: enqueue without a kind")

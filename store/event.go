@@ -97,6 +97,7 @@ func Deliveries(e Event, subs []Subscription) []NewTask {
 		out[i] = NewTask{Kind: s.Kind, Queue: s.Queue, Group: s.Group, Tenant: e.Tenant, Args: e.Payload}
 		if e.Key != "" {
 			out[i].IdempotencyKey = "event:" + e.Topic + ":" + e.Key + ":" + s.Kind + ":" + s.Queue
+			out[i].ReturnExisting = true // the key is the event's: published again, it delivers nothing new
 		}
 	}
 	return out

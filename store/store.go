@@ -36,10 +36,13 @@ type Store interface {
 	// A run whose Key matches an existing run is not inserted again: the
 	// existing run is returned with ErrDuplicate.
 	SubmitRun(ctx context.Context, r NewRun) (task.Run, error)
-	// Enqueue inserts tasks outside any run. A task whose IdempotencyKey
-	// matches an existing task is not inserted again: the existing task is
-	// returned in its place.
-	Enqueue(ctx context.Context, ts []NewTask) ([]task.Task, error)
+	// Enqueue inserts tasks outside any run, in one transaction. A task
+	// whose IdempotencyKey is taken (before the call, or by an earlier
+	// task of the call) is not inserted again: the task holding the key is
+	// answered in its place, Existed, when it is the same work or the
+	// NewTask says ReturnExisting (KeyConflict); otherwise the call fails
+	// with a *task.KeyConflictError and inserts nothing.
+	Enqueue(ctx context.Context, ts []NewTask) ([]Enqueued, error)
 
 	// Claim takes up to Limit due tasks for a worker: READY, RETRYING or
 	// SENSING tasks whose NextAt has passed, in the given queues and kinds,
@@ -113,6 +116,10 @@ type NewTask struct {
 	Grace          time.Duration
 	RunAt          time.Time // zero: now
 	IdempotencyKey string
+	// ReturnExisting answers the task that holds IdempotencyKey even when
+	// it is other work (another kind or other args), instead of failing
+	// with a *task.KeyConflictError.
+	ReturnExisting bool
 	Needs          []string // names of tasks of the same run; only in SubmitRun
 }
 

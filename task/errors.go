@@ -1,6 +1,9 @@
 package task
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors shared by the stores, the engine and the API.
 var (
@@ -17,7 +20,26 @@ var (
 	ErrDuplicate = errors.New("task: duplicate")
 	// ErrInvalid: the request is malformed; the wrapping error says how.
 	ErrInvalid = errors.New("task: invalid")
+	// ErrKeyConflict: an idempotency key already names a task of other
+	// work (another kind, or other args); see KeyConflictError.
+	ErrKeyConflict = errors.New("task: idempotency key names other work")
 )
+
+// KeyConflictError is ErrKeyConflict with what a caller needs to resolve
+// it: the key, the task that holds it, and what differs. errors.Is(err,
+// ErrKeyConflict) matches it.
+type KeyConflictError struct {
+	Key      string
+	Existing int64  // the id of the task that holds the key
+	Kind     string // that task's kind
+	Differs  string // "kind" or "args"
+}
+
+func (e *KeyConflictError) Error() string {
+	return fmt.Sprintf("idempotency key %q already names task %d (kind %s) with other %s: use another key for other work, or ask for the existing task",
+		e.Key, e.Existing, e.Kind, e.Differs)
+}
+func (e *KeyConflictError) Is(target error) bool { return target == ErrKeyConflict }
 
 // StateError is ErrWrongState with the state the task was in, so that a
 // caller can say it: errors.Is(err, ErrWrongState) matches it, and

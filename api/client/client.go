@@ -30,7 +30,7 @@ type Client struct {
 	conn    *grpc.ClientConn
 	tasks   gritv1.TasksClient
 	workers gritv1.WorkersClient
-	batcher *batch.Batcher[*gritv1.NewTask, *gritv1.Task]
+	batcher *batch.Batcher[*gritv1.NewTask, Enqueued]
 }
 
 // Dial returns a client of the server at cfg.Addr. It does not wait for
@@ -61,7 +61,7 @@ func Dial(cfg Config, opts ...grpc.DialOption) (*Client, error) {
 		return nil, fmt.Errorf("client: %s: %w", cfg.Addr, err)
 	}
 	c.conn, c.tasks, c.workers = conn, gritv1.NewTasksClient(conn), gritv1.NewWorkersClient(conn)
-	c.batcher, err = batch.New(batch.Config[*gritv1.NewTask, *gritv1.Task]{
+	c.batcher, err = batch.New(batch.Config[*gritv1.NewTask, Enqueued]{
 		Flush: c.flush, MaxSize: cfg.MaxBatchSize, Interval: cfg.FlushInterval,
 		Timeout: -1, // the call layer bounds each attempt
 		Retries: cfg.SendRetries, Retryable: callRetryable,
@@ -110,15 +110,26 @@ func withKey(t *gritv1.NewTask) *gritv1.NewTask {
 	return t
 }
 
+// Enqueued is a task as the server answered its enqueue: the task, and
+// whether it existed already (its idempotency key was taken by the same
+// work, or by a retry of this call that went through) rather than being
+// created by this call.
+type Enqueued struct {
+	Task    *gritv1.Task
+	Existed bool
+}
+
 // Enqueue inserts one task now, in one call (with the channel and call
 // layers' retries). A task without an idempotency key gets one, so a retry
-// never makes a second task.
-func (c *Client) Enqueue(ctx context.Context, t *gritv1.NewTask) (*gritv1.Task, error) {
+// never makes a second task. A key already taken by other work (another
+// kind or other args) fails with ALREADY_EXISTS, unless the task says
+// ReturnExisting.
+func (c *Client) Enqueue(ctx context.Context, t *gritv1.NewTask) (Enqueued, error) {
 	resp, err := c.tasks.Enqueue(ctx, &gritv1.EnqueueRequest{Task: withKey(t)})
 	if err != nil {
-		return nil, fmt.Errorf("client: enqueue %s: %w", t.GetKind(), err)
+		return Enqueued{}, fmt.Errorf("client: enqueue %s: %w", t.GetKind(), err)
 	}
-	return resp.GetTask(), nil
+	return Enqueued{Task: resp.GetTask(), Existed: resp.GetExisted()}, nil
 }
 
 // Send buffers a task for a batched enqueue and returns its future: the
@@ -127,16 +138,21 @@ func (c *Client) Enqueue(ctx context.Context, t *gritv1.NewTask) (*gritv1.Task, 
 // fails with DEADLINE_EXCEEDED, UNAVAILABLE or INTERNAL is retried as a
 // whole; a rejection fails the batch's futures and the next batch goes
 // on. Send blocks while too many tasks wait (ten batches' worth).
-func (c *Client) Send(ctx context.Context, t *gritv1.NewTask) *batch.Future[*gritv1.Task] {
+func (c *Client) Send(ctx context.Context, t *gritv1.NewTask) *batch.Future[Enqueued] {
 	return c.batcher.Send(ctx, withKey(t))
 }
 
-func (c *Client) flush(ctx context.Context, ts []*gritv1.NewTask) ([]*gritv1.Task, error) {
+func (c *Client) flush(ctx context.Context, ts []*gritv1.NewTask) ([]Enqueued, error) {
 	resp, err := c.tasks.EnqueueBatch(ctx, &gritv1.EnqueueBatchRequest{Tasks: ts})
 	if err != nil {
 		return nil, fmt.Errorf("client: enqueue a batch of %d: %w", len(ts), err)
 	}
-	return resp.GetTasks(), nil
+	got, existed := resp.GetTasks(), resp.GetExisted()
+	out := make([]Enqueued, len(got))
+	for i, t := range got {
+		out[i] = Enqueued{Task: t, Existed: i < len(existed) && existed[i]}
+	}
+	return out, nil
 }
 
 // Get returns a task.

@@ -34,22 +34,25 @@ func Example() {
 		return
 	}
 	var futures []interface {
-		Wait(context.Context) (*pb.Task, error)
+		Wait(context.Context) (client.Enqueued, error)
 	}
 	for _, to := range []string{"a", "b", "c"} {
 		futures = append(futures, c.Send(ctx, &pb.NewTask{Kind: "email.send", Args: fmt.Appendf(nil, `{"to": %q}`, to)}))
 	}
 	for _, f := range futures {
-		t, err := f.Wait(ctx)
-		fmt.Println(t.GetKind(), t.GetState(), err)
+		e, err := f.Wait(ctx)
+		fmt.Println(e.Task.GetKind(), e.Task.GetState(), err)
 	}
 	first, _ := c.Enqueue(ctx, &pb.NewTask{Kind: "email.send", IdempotencyKey: "welcome-17"})
 	again, _ := c.Enqueue(ctx, &pb.NewTask{Kind: "email.send", IdempotencyKey: "welcome-17"})
-	fmt.Println("same task:", first.GetId() == again.GetId())
+	fmt.Println("same task:", first.Task.GetId() == again.Task.GetId(), "existed:", first.Existed, again.Existed)
+	_, err = c.Enqueue(ctx, &pb.NewTask{Kind: "email.send", Args: []byte(`{"to": "b"}`), IdempotencyKey: "welcome-17"})
+	fmt.Println(client.Code(err))
 	c.Close(ctx)
 	// Output:
 	// email.send READY <nil>
 	// email.send READY <nil>
 	// email.send READY <nil>
-	// same task: true
+	// same task: true existed: false true
+	// AlreadyExists
 }

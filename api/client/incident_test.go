@@ -17,6 +17,7 @@ import (
 	"github.com/grit-run/grit/api/client"
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/api/server"
+	"github.com/grit-run/grit/batch"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
 )
@@ -95,7 +96,9 @@ func burst(t *testing.T, c *client.Client) ([]*pb.Task, []error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			<-start
-			tasks[i], errs[i] = c.Send(ctx, &pb.NewTask{Kind: "signal", Args: fmt.Appendf(nil, `{"caller": %d}`, i)}).Wait(ctx)
+			var e client.Enqueued
+			e, errs[i] = c.Send(ctx, &pb.NewTask{Kind: "signal", Args: fmt.Appendf(nil, `{"caller": %d}`, i)}).Wait(ctx)
+			tasks[i] = e.Task
 		})
 	}
 	close(start)
@@ -204,9 +207,7 @@ func TestRejectedBatchFailsAtOnce(t *testing.T) {
 	defer cancel()
 	good := c.Send(ctx, &pb.NewTask{Kind: "signal", Args: []byte(`{"caller": 1}`)})
 	bad := c.Send(ctx, &pb.NewTask{Kind: "bad kind!", Args: []byte(`{}`)})
-	for _, fu := range []interface {
-		Wait(context.Context) (*pb.Task, error)
-	}{good, bad} {
+	for _, fu := range []*batch.Future[client.Enqueued]{good, bad} {
 		if _, err := fu.Wait(ctx); client.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), `tasks[1].kind`) {
 			t.Errorf("%v, want INVALID_ARGUMENT naming tasks[1].kind", err)
 		}

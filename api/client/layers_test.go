@@ -140,7 +140,7 @@ func TestCallLayerCutsASlowAttempt(t *testing.T) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if got.GetIdempotencyKey() == "" || len(f.keys) != 2 || f.keys[0] != f.keys[1] {
+	if got.Task.GetIdempotencyKey() == "" || len(f.keys) != 2 || f.keys[0] != f.keys[1] {
 		t.Errorf("idempotency keys sent %q: want one key, the same on both attempts", f.keys)
 	}
 }

@@ -608,14 +608,22 @@ type NewTask struct {
 	Grace       *durationpb.Duration `protobuf:"bytes,9,opt,name=grace,proto3" json:"grace,omitempty"`
 	// run_at makes the task due then rather than now.
 	RunAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=run_at,json=runAt,proto3" json:"run_at,omitempty"`
-	// idempotency_key: a key used before returns the task that holds it
-	// instead of inserting another. At most 200 characters.
+	// idempotency_key: enqueueing the same work (kind, and args as JSON
+	// values) with a key used before answers the task that holds it, with
+	// existed set, instead of inserting another. Other work under a key
+	// already taken is refused with ALREADY_EXISTS (reason
+	// IDEMPOTENCY_KEY_CONFLICT in a google.rpc.ErrorInfo detail, with the
+	// key and the existing task's id), unless return_existing. At most 200
+	// characters.
 	IdempotencyKey string `protobuf:"bytes,11,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
 	Name           string `protobuf:"bytes,12,opt,name=name,proto3" json:"name,omitempty"`
 	// tenant is whose work the task is ("" for none), for per-tenant limits.
-	Tenant        string `protobuf:"bytes,13,opt,name=tenant,proto3" json:"tenant,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Tenant string `protobuf:"bytes,13,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	// return_existing answers the task that holds idempotency_key even when
+	// it is other work, instead of ALREADY_EXISTS.
+	ReturnExisting bool `protobuf:"varint,14,opt,name=return_existing,json=returnExisting,proto3" json:"return_existing,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *NewTask) Reset() {
@@ -739,6 +747,13 @@ func (x *NewTask) GetTenant() string {
 	return ""
 }
 
+func (x *NewTask) GetReturnExisting() bool {
+	if x != nil {
+		return x.ReturnExisting
+	}
+	return false
+}
+
 type EnqueueRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Task          *NewTask               `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
@@ -784,8 +799,11 @@ func (x *EnqueueRequest) GetTask() *NewTask {
 }
 
 type EnqueueResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Task  *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	// existed is true when task already held the request's idempotency key
+	// (nothing was inserted), false when this call created it.
+	Existed       bool `protobuf:"varint,2,opt,name=existed,proto3" json:"existed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -825,6 +843,13 @@ func (x *EnqueueResponse) GetTask() *Task {
 		return x.Task
 	}
 	return nil
+}
+
+func (x *EnqueueResponse) GetExisted() bool {
+	if x != nil {
+		return x.Existed
+	}
+	return false
 }
 
 type EnqueueBatchRequest struct {
@@ -874,7 +899,11 @@ func (x *EnqueueBatchRequest) GetTasks() []*NewTask {
 type EnqueueBatchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// tasks are in the order of the request, without their args.
-	Tasks         []*Task `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	Tasks []*Task `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	// existed[i] is true when tasks[i] already held the idempotency key of
+	// the request's task i (or of an earlier task of the batch), false when
+	// this call created it.
+	Existed       []bool `protobuf:"varint,2,rep,packed,name=existed,proto3" json:"existed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -912,6 +941,13 @@ func (*EnqueueBatchResponse) Descriptor() ([]byte, []int) {
 func (x *EnqueueBatchResponse) GetTasks() []*Task {
 	if x != nil {
 		return x.Tasks
+	}
+	return nil
+}
+
+func (x *EnqueueBatchResponse) GetExisted() []bool {
+	if x != nil {
+		return x.Existed
 	}
 	return nil
 }
@@ -2512,7 +2548,7 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x05delay\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\x05delay\x12\x1a\n" +
 	"\bdecision\x18\x0f \x01(\tR\bdecisionB\f\n" +
 	"\n" +
-	"_exit_code\"\xa2\x03\n" +
+	"_exit_code\"\xcb\x03\n" +
 	"\aNewTask\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04args\x18\x02 \x01(\fR\x04args\x12\x14\n" +
@@ -2527,15 +2563,18 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\x05runAt\x12'\n" +
 	"\x0fidempotency_key\x18\v \x01(\tR\x0eidempotencyKey\x12\x12\n" +
 	"\x04name\x18\f \x01(\tR\x04name\x12\x16\n" +
-	"\x06tenant\x18\r \x01(\tR\x06tenant\"6\n" +
+	"\x06tenant\x18\r \x01(\tR\x06tenant\x12'\n" +
+	"\x0freturn_existing\x18\x0e \x01(\bR\x0ereturnExisting\"6\n" +
 	"\x0eEnqueueRequest\x12$\n" +
-	"\x04task\x18\x01 \x01(\v2\x10.grit.v1.NewTaskR\x04task\"4\n" +
+	"\x04task\x18\x01 \x01(\v2\x10.grit.v1.NewTaskR\x04task\"N\n" +
 	"\x0fEnqueueResponse\x12!\n" +
-	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"=\n" +
+	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\x12\x18\n" +
+	"\aexisted\x18\x02 \x01(\bR\aexisted\"=\n" +
 	"\x13EnqueueBatchRequest\x12&\n" +
-	"\x05tasks\x18\x01 \x03(\v2\x10.grit.v1.NewTaskR\x05tasks\";\n" +
+	"\x05tasks\x18\x01 \x03(\v2\x10.grit.v1.NewTaskR\x05tasks\"U\n" +
 	"\x14EnqueueBatchResponse\x12#\n" +
-	"\x05tasks\x18\x01 \x03(\v2\r.grit.v1.TaskR\x05tasks\"\x1c\n" +
+	"\x05tasks\x18\x01 \x03(\v2\r.grit.v1.TaskR\x05tasks\x12\x18\n" +
+	"\aexisted\x18\x02 \x03(\bR\aexisted\"\x1c\n" +
 	"\n" +
 	"GetRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"0\n" +

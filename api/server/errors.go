@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -26,7 +27,9 @@ import (
 //   - task.ErrLeaseLost and task.ErrWrongState: FAILED_PRECONDITION (the
 //     request was valid, the task is not in a state that allows it;
 //     retrying the same request fails the same way);
-//   - task.ErrDuplicate: ALREADY_EXISTS;
+//   - task.ErrDuplicate: ALREADY_EXISTS; a *task.KeyConflictError also
+//     as a google.rpc.ErrorInfo detail (reason IDEMPOTENCY_KEY_CONFLICT,
+//     metadata key, existing_task_id, existing_kind, differs);
 //   - the request's own deadline or cancellation: DEADLINE_EXCEEDED or
 //     CANCELED;
 //   - a store that cannot be reached (a refused or broken connection, a
@@ -52,6 +55,16 @@ func statusOf(op string, err error) error {
 		}
 		return st.Err()
 	}
+	var kc *task.KeyConflictError
+	if errors.As(err, &kc) {
+		st := status.New(codes.AlreadyExists, msg)
+		if d, derr := st.WithDetails(&errdetails.ErrorInfo{Reason: "IDEMPOTENCY_KEY_CONFLICT", Domain: "grit", Metadata: map[string]string{
+			"key": kc.Key, "existing_task_id": strconv.FormatInt(kc.Existing, 10), "existing_kind": kc.Kind, "differs": kc.Differs,
+		}}); derr == nil {
+			st = d
+		}
+		return st.Err()
+	}
 	return status.Error(codeOf(err), msg)
 }
 
@@ -63,7 +76,7 @@ func codeOf(err error) codes.Code {
 		return codes.NotFound
 	case errors.Is(err, task.ErrLeaseLost), errors.Is(err, task.ErrWrongState):
 		return codes.FailedPrecondition
-	case errors.Is(err, task.ErrDuplicate):
+	case errors.Is(err, task.ErrDuplicate), errors.Is(err, task.ErrKeyConflict):
 		return codes.AlreadyExists
 	case errors.Is(err, context.DeadlineExceeded):
 		return codes.DeadlineExceeded

@@ -28,8 +28,10 @@ func (x *tasks) Enqueue(ctx context.Context, r *pb.EnqueueRequest) (*pb.EnqueueR
 	if err != nil {
 		return nil, statusOf("enqueue", err)
 	}
-	x.s.wake.notify()
-	return &pb.EnqueueResponse{Task: toTask(ts[0], true)}, nil
+	if !ts[0].Existed {
+		x.s.wake.notify()
+	}
+	return &pb.EnqueueResponse{Task: toTask(ts[0].Task, true), Existed: ts[0].Existed}, nil
 }
 
 func (x *tasks) EnqueueBatch(ctx context.Context, r *pb.EnqueueBatchRequest) (*pb.EnqueueBatchResponse, error) {
@@ -41,8 +43,12 @@ func (x *tasks) EnqueueBatch(ctx context.Context, r *pb.EnqueueBatchRequest) (*p
 	if err != nil {
 		return nil, statusOf("enqueue batch", err)
 	}
+	existed := make([]bool, len(ts))
+	for i, t := range ts {
+		existed[i] = t.Existed
+	}
 	x.s.wake.notify()
-	return &pb.EnqueueBatchResponse{Tasks: toTasks(ts, false)}, nil
+	return &pb.EnqueueBatchResponse{Tasks: toTasks(store.Tasks(ts), false), Existed: existed}, nil
 }
 
 func (x *tasks) Get(ctx context.Context, r *pb.GetRequest) (*pb.GetResponse, error) {

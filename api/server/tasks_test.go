@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "github.com/grit-run/grit/api/gritv1"
@@ -79,10 +81,31 @@ func TestGetErrors(t *testing.T) {
 func TestEnqueueIdempotent(t *testing.T) {
 	h := start(t, server.Config{}, "")
 	n := &pb.NewTask{Kind: "email.send", Args: []byte(`{"n":1}`), IdempotencyKey: "order-17/welcome"}
-	first := h.enqueue(t, n)
-	again := h.enqueue(t, n) // as if the first answer had been lost
-	if first.GetId() != again.GetId() {
-		t.Fatalf("a repeated key made task %d after %d", again.GetId(), first.GetId())
+	first, err := h.tasks.Enqueue(ctx(t), &pb.EnqueueRequest{Task: n})
+	if err != nil || first.GetExisted() {
+		t.Fatalf("first enqueue: %v, %v; want a task created", first, err)
+	}
+	again, err := h.tasks.Enqueue(ctx(t), &pb.EnqueueRequest{Task: n}) // as if the first answer had been lost
+	if err != nil || again.GetTask().GetId() != first.GetTask().GetId() || !again.GetExisted() {
+		t.Fatalf("a repeated key answered %v, %v; want task %d, existed", again, err, first.GetTask().GetId())
+	}
+	other := &pb.NewTask{Kind: "email.send", Args: []byte(`{"n":2}`), IdempotencyKey: "order-17/welcome"}
+	_, err = h.tasks.Enqueue(ctx(t), &pb.EnqueueRequest{Task: other})
+	wantCode(t, err, codes.AlreadyExists, "order-17/welcome", fmt.Sprintf("task %d", first.GetTask().GetId()), "other args")
+	var info *errdetails.ErrorInfo
+	for _, d := range status.Convert(err).Details() {
+		if i, ok := d.(*errdetails.ErrorInfo); ok {
+			info = i
+		}
+	}
+	if info.GetReason() != "IDEMPOTENCY_KEY_CONFLICT" || info.GetMetadata()["existing_task_id"] != fmt.Sprint(first.GetTask().GetId()) ||
+		info.GetMetadata()["key"] != "order-17/welcome" || info.GetMetadata()["differs"] != "args" {
+		t.Errorf("the conflict's ErrorInfo detail is %v", info)
+	}
+	other.ReturnExisting = true
+	got, err := h.tasks.Enqueue(ctx(t), &pb.EnqueueRequest{Task: other})
+	if err != nil || got.GetTask().GetId() != first.GetTask().GetId() || !got.GetExisted() || string(got.GetTask().GetArgs()) != `{"n":1}` {
+		t.Errorf("other args with return_existing: %v, %v; want task %d as stored, existed", got, err, first.GetTask().GetId())
 	}
 	if c := h.count(t); c != 1 {
 		t.Fatalf("%d tasks, want 1", c)
@@ -99,6 +122,9 @@ func TestEnqueueBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if e := r.GetExisted(); len(e) != 3 || e[0] || e[1] || e[2] {
+		t.Errorf("existed %v for a batch that created its tasks, want three false", e)
+	}
 	ids := map[int64]bool{}
 	for _, tk := range r.GetTasks() {
 		ids[tk.GetId()] = true
@@ -114,6 +140,9 @@ func TestEnqueueBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, tk := range again.GetTasks() {
+		if i >= len(again.GetExisted()) || !again.GetExisted()[i] {
+			t.Errorf("item %d of a repeated batch: existed %v, want true", i, again.GetExisted())
+		}
 		if tk.GetId() != r.GetTasks()[i].GetId() {
 			t.Errorf("item %d: a repeated batch made task %d, not %d", i, tk.GetId(), r.GetTasks()[i].GetId())
 		}

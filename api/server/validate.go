@@ -153,7 +153,7 @@ func (l limits) newTask(field string, n *pb.NewTask) (store.NewTask, error) {
 	}
 	t := store.NewTask{
 		Kind: n.GetKind(), Args: n.GetArgs(), Queue: n.GetQueue(), Group: n.GetGroup(),
-		Policy: n.GetPolicy(), IdempotencyKey: n.GetIdempotencyKey(), Name: n.GetName(),
+		Policy: n.GetPolicy(), IdempotencyKey: n.GetIdempotencyKey(), ReturnExisting: n.GetReturnExisting(), Name: n.GetName(),
 	}
 	if len(t.Args) == 0 {
 		t.Args = nil

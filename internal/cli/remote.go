@@ -43,7 +43,7 @@ func (e *env) remote(server string) (c *client.Client, fail func(error) error, e
 // the rest.
 func remoteErr(addr string, err error) error {
 	switch client.Code(err) {
-	case codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.NotFound, codes.FailedPrecondition:
+	case codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.NotFound, codes.FailedPrecondition, codes.AlreadyExists:
 		return &exitError{code: exitUsage, err: err}
 	case codes.Unavailable, codes.DeadlineExceeded:
 		return &exitError{code: exitUnavailable, err: fmt.Errorf("%w; is a grit server running at %s? (grit server starts one; --server or GRIT_SERVER names another)", err, addr)}
@@ -63,7 +63,15 @@ func newEnqueueCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "enqueue --kind KIND [--args JSON|@FILE|@-] [--key KEY]",
 		Short: "enqueue a task through a grit server; print its id (the same id again for a repeated --key)",
-		Args:  cobra.NoArgs,
+		Long: `Enqueue a task through a grit server and print its id.
+
+With --key, enqueueing the same work (kind and args) again prints the id of
+the task that holds the key, and says on standard error that it existed;
+other work under a key already taken is refused (exit 2, ALREADY_EXISTS,
+naming the task that holds it) unless --return-existing. With --json the
+task is printed as every command prints tasks, with "existed": true or
+false.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if t.Kind == "" {
 				return usageErr("enqueue: --kind is required (the handler that works the task, e.g. email.send)")
@@ -93,7 +101,8 @@ func newEnqueueCmd(e *env) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&t.Kind, "kind", "", "the task's kind (required)")
 	f.StringVar(&args, "args", "", "the task's arguments: JSON, @FILE to read it from a file, @- from standard input")
-	f.StringVar(&t.IdempotencyKey, "key", "", "an idempotency key: enqueueing it again returns the same task")
+	f.StringVar(&t.IdempotencyKey, "key", "", "an idempotency key: the same work with it again answers the same task; other work with it is refused")
+	f.BoolVar(&t.ReturnExisting, "return-existing", false, "with --key: answer the task that holds the key even when it is other work")
 	f.StringVar(&t.Queue, "queue", "", "the queue (default \"default\")")
 	f.StringVar(&t.Group, "group", "", "the downstream the task calls")
 	f.StringVar(&t.Tenant, "tenant", "", "whose work it is, for per-tenant limits")
@@ -157,7 +166,21 @@ func (e *env) enqueueRemote(ctx context.Context, server string, t *pb.NewTask, a
 	if err != nil {
 		return fail(err)
 	}
-	return e.printRemote(got, asJSON, func(t task.Task) { fmt.Fprintln(e.stdout, t.ID) })
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(enqueuedJSON{taskView(fromPB(got.Task)), got.Existed})
+	}
+	fmt.Fprintln(e.stdout, got.Task.GetId())
+	if got.Existed {
+		fmt.Fprintf(e.stderr, "enqueue: task %d existed already: it holds the key %q; nothing was enqueued\n", got.Task.GetId(), got.Task.GetIdempotencyKey())
+	}
+	return nil
+}
+
+// enqueuedJSON is what grit enqueue --json prints: the task as every
+// command prints it, and whether it existed already.
+type enqueuedJSON struct {
+	taskJSON
+	Existed bool `json:"existed"`
 }
 
 // printRemote prints a task a server sent: as every command's task JSON

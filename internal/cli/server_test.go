@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -32,8 +33,23 @@ func TestServerEnqueueGetCancel(t *testing.T) {
 	if code != 0 || strings.TrimSpace(first) == "" {
 		t.Fatalf("enqueue: exit %d: %s %s", code, first, errOut)
 	}
-	if code, again, _ := enq("--args", `{"to": "a@example.com"}`, "--key", "welcome-1"); code != 0 || again != first {
-		t.Errorf("the same key again: exit %d, id %q, want %q", code, again, first)
+	if code, again, errOut := enq("--args", `{ "to" : "a@example.com" }`, "--key", "welcome-1"); code != 0 || again != first || !strings.Contains(errOut, "existed already") {
+		t.Errorf("the same work with the key again: exit %d, id %q, want %q; stderr %q, want it to say the task existed", code, again, first, errOut)
+	}
+	var existed struct {
+		ID      int64 `json:"id"`
+		Existed *bool `json:"existed"`
+	}
+	if code, out, _ := enq("--args", `{"to": "a@example.com"}`, "--key", "welcome-1", "--json"); code != 0 ||
+		json.Unmarshal([]byte(out), &existed) != nil || existed.Existed == nil || !*existed.Existed || fmt.Sprint(existed.ID) != strings.TrimSpace(first) {
+		t.Errorf("the same key again --json: exit %d: %s; want task %s with \"existed\": true", code, out, strings.TrimSpace(first))
+	}
+	code, _, errOut = enq("--args", `{"to": "x@example.com"}`, "--key", "welcome-1")
+	if code != 2 || !strings.Contains(errOut, "AlreadyExists") || !strings.Contains(errOut, "welcome-1") || !strings.Contains(errOut, "task "+strings.TrimSpace(first)) {
+		t.Errorf("other args under a key taken: exit %d: %s; want 2, ALREADY_EXISTS naming the key and task %s", code, errOut, strings.TrimSpace(first))
+	}
+	if code, out, _ := enq("--args", `{"to": "x@example.com"}`, "--key", "welcome-1", "--return-existing"); code != 0 || out != first {
+		t.Errorf("other args under a key taken, --return-existing: exit %d, id %q, want %q", code, out, first)
 	}
 	file := filepath.Join(t.TempDir(), "args.json")
 	os.WriteFile(file, []byte(`{"to": "b@example.com"}`), 0o644)

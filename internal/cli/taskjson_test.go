@@ -132,7 +132,14 @@ func TestOneTaskShape(t *testing.T) {
 	_, out, _ = grit(t, "dlq", "replay", id, "--json", "--store", st)
 	pick("dlq replay", out, first)
 	_, out, _ = grit(t, "enqueue", "--kind", "email.send", "--args", `{"to": "a@example.com", "n": 7}`, "--json", "--server", addr)
-	pick("enqueue", out, func(v any) any { return v })
+	pick("enqueue", out, func(v any) any {
+		m := v.(map[string]any)
+		if m["existed"] != false {
+			t.Errorf("enqueue --json: existed is %v, want false for a task this call created", m["existed"])
+		}
+		delete(m, "existed") // the one key enqueue adds to a task's
+		return m
+	})
 	var enq struct {
 		ID   int64
 		Args map[string]any

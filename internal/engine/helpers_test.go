@@ -75,7 +75,7 @@ func enqueue(t *testing.T, st store.Store, n store.NewTask) task.Task {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ts[0]
+	return ts[0].Task
 }
 
 func execArgs(t *testing.T, x task.Exec) json.RawMessage {

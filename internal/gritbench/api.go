@@ -70,7 +70,7 @@ func enqueueEach(ctx context.Context, c *client.Client, share int) ([]int64, err
 		if err != nil {
 			return nil, fmt.Errorf("task %d of %d: %w", i+1, share, err)
 		}
-		ids[i] = t.GetId()
+		ids[i] = t.Task.GetId()
 	}
 	return ids, nil
 }
@@ -78,7 +78,7 @@ func enqueueEach(ctx context.Context, c *client.Client, share int) ([]int64, err
 // sendAll sends every task of the share, then waits on every future, as a
 // producer that does not wait for each task before the next does.
 func sendAll(ctx context.Context, c *client.Client, share int) ([]int64, error) {
-	fs := make([]*batch.Future[*gritv1.Task], share)
+	fs := make([]*batch.Future[client.Enqueued], share)
 	for i := range fs {
 		fs[i] = c.Send(ctx, &gritv1.NewTask{Kind: kindNoop})
 	}
@@ -88,7 +88,7 @@ func sendAll(ctx context.Context, c *client.Client, share int) ([]int64, error) 
 		if err != nil {
 			return nil, fmt.Errorf("task %d of %d: %w", i+1, share, err)
 		}
-		ids[i] = t.GetId()
+		ids[i] = t.Task.GetId()
 	}
 	return ids, nil
 }

@@ -282,7 +282,7 @@ func takeover(ctx context.Context, open Opener, cfg Config, r *Result) error {
 			return err
 		}
 		bound := cfg.Engine.Lease + cfg.Engine.Heartbeat + 2*time.Second
-		if err := until(ctx, 3*bound, func() (bool, error) { return allHeldBy(ctx, tg, ts, sibling.id) }); err != nil {
+		if err := until(ctx, 3*bound, func() (bool, error) { return allHeldBy(ctx, tg, store.Tasks(ts), sibling.id) }); err != nil {
 			return fmt.Errorf("the sibling did not take over: %w", err)
 		}
 		r.TakeoverS = time.Since(killed).Seconds()

@@ -17,14 +17,14 @@ import (
 // statement. A task whose IdempotencyKey is already taken is not inserted:
 // the task holding the key is returned in its place (also within one call,
 // and when another process inserted it a moment before).
-func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]task.Task, error) {
+func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]store.Enqueued, error) {
 	if err := checkEnqueue(ts); err != nil {
 		return nil, err
 	}
 	if len(ts) == 0 {
 		return nil, nil
 	}
-	var out []task.Task
+	var out []store.Enqueued
 	var err error
 	if len(ts) < copyMin && !anyKey(ts) {
 		out, err = s.enqueueNotify(ctx, ts)
@@ -44,7 +44,7 @@ func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]task.Task, e
 // enqueueNotify inserts tasks without idempotency keys and notifies the
 // listeners in one statement, its own transaction: one round trip, where
 // a transaction would take four, is most of an enqueue of one task.
-func (s *Store) enqueueNotify(ctx context.Context, ts []store.NewTask) ([]task.Task, error) {
+func (s *Store) enqueueNotify(ctx context.Context, ts []store.NewTask) ([]store.Enqueued, error) {
 	rows := make([]newRow, len(ts))
 	for i, t := range ts {
 		rows[i] = newRow{t: t, state: task.Ready, at: i}
@@ -58,9 +58,9 @@ func (s *Store) enqueueNotify(ctx context.Context, ts []store.NewTask) ([]task.T
 	if err != nil {
 		return nil, err
 	}
-	out := make([]task.Task, len(ts))
+	out := make([]store.Enqueued, len(ts))
 	for i := range ts {
-		out[i] = got[i]
+		out[i].Task = got[i]
 	}
 	return out, nil
 }
@@ -72,8 +72,9 @@ func (s *Store) enqueueNotify(ctx context.Context, ts []store.NewTask) ([]task.T
 // come from another pool, or from Pool.
 //
 // Unlike Enqueue, a conflict with a concurrent transaction is returned, not
-// retried: retrying would mean running the caller's transaction again.
-func (s *Store) EnqueueTx(ctx context.Context, tx pgx.Tx, ts []store.NewTask) ([]task.Task, error) {
+// retried: retrying would mean running the caller's transaction again. On
+// any error, roll tx back: tasks of the call may be in it already.
+func (s *Store) EnqueueTx(ctx context.Context, tx pgx.Tx, ts []store.NewTask) ([]store.Enqueued, error) {
 	if err := checkEnqueue(ts); err != nil {
 		return nil, err
 	}
@@ -105,16 +106,22 @@ const copyMin = 1000
 
 // enqueue inserts the first task of each idempotency key (and every task
 // without one), then looks up the keys that were taken already.
-func (s *Store) enqueue(ctx context.Context, q pgx.Tx, ts []store.NewTask) ([]task.Task, error) {
+func (s *Store) enqueue(ctx context.Context, q pgx.Tx, ts []store.NewTask) ([]store.Enqueued, error) {
 	return s.enqueueIn(ctx, q, 0, ts)
 }
 
-// enqueueIn is enqueue into a run (0: none).
-func (s *Store) enqueueIn(ctx context.Context, q pgx.Tx, runID int64, ts []store.NewTask) ([]task.Task, error) {
+// enqueueIn is enqueue into a run (0: none). A task whose key another
+// task holds is answered by that task, Existed, unless it is other work
+// (store.KeyConflict): then the whole call fails.
+func (s *Store) enqueueIn(ctx context.Context, q pgx.Tx, runID int64, ts []store.NewTask) ([]store.Enqueued, error) {
+	out := make([]store.Enqueued, len(ts))
 	if len(ts) >= copyMin && !anyKey(ts) && runID == 0 {
-		out, err := s.copyTasks(ctx, q, ts)
+		got, err := s.copyTasks(ctx, q, ts)
 		if err != nil {
 			return nil, err
+		}
+		for i, t := range got {
+			out[i].Task = t
 		}
 		return out, s.notify(ctx, q)
 	}
@@ -136,17 +143,26 @@ func (s *Store) enqueueIn(ctx context.Context, q pgx.Tx, runID int64, ts []store
 	if err != nil {
 		return nil, err
 	}
+	inserted := len(got)
+	created := make(map[int]bool, inserted)
+	for i := range got {
+		created[i] = true
+	}
 	if err := s.takenKeys(ctx, q, ts, got); err != nil {
 		return nil, err
 	}
-	if len(got) > 0 {
+	if inserted > 0 {
 		if err := s.notify(ctx, q); err != nil {
 			return nil, err
 		}
 	}
-	out := make([]task.Task, len(ts))
-	for i := range ts {
-		out[i] = got[first[i]]
+	for i, t := range ts {
+		out[i] = store.Enqueued{Task: got[first[i]], Existed: first[i] != i || !created[i]}
+		if out[i].Existed {
+			if err := store.KeyConflict(out[i].Task, t); err != nil {
+				return nil, fmt.Errorf("task %d: %w", i, err)
+			}
+		}
 	}
 	return out, nil
 }

@@ -121,5 +121,13 @@ func (s *Store) publish(ctx context.Context, tx pgx.Tx, runID int64, evs []store
 	if len(ts) == 0 {
 		return nil, nil
 	}
-	return s.enqueueIn(ctx, tx, runID, ts)
+	got, err := s.enqueueIn(ctx, tx, runID, ts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]task.Task, len(got))
+	for i, e := range got {
+		out[i] = e.Task
+	}
+	return out, nil
 }

@@ -12,8 +12,9 @@ import (
 
 // Enqueue inserts tasks outside any run, in one transaction. A task whose
 // IdempotencyKey is already taken is not inserted: the task holding the key
-// is returned in its place (also within one call).
-func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]task.Task, error) {
+// is answered in its place (also within one call), or the call fails when
+// that task is other work (store.KeyConflict).
+func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]store.Enqueued, error) {
 	for i, t := range ts {
 		if len(t.Needs) > 0 {
 			return nil, fmt.Errorf("enqueue: task %d (%q): needs are only for tasks of a run (SubmitRun): %w", i, t.Name, task.ErrInvalid)
@@ -25,12 +26,12 @@ func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]task.Task, e
 	if len(ts) == 0 {
 		return nil, nil
 	}
-	out := make([]task.Task, len(ts))
+	out := make([]store.Enqueued, len(ts))
 	err := s.w.do(ctx, func(x *wtx) error {
 		for i, t := range ts {
-			got, err := enqueueOne(x, t)
+			got, err := enqueueIn(x, 0, t)
 			if err != nil {
-				return err
+				return fmt.Errorf("task %d: %w", i, err)
 			}
 			out[i] = got
 		}
@@ -42,18 +43,20 @@ func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]task.Task, e
 	return out, nil
 }
 
-func enqueueOne(x *wtx, t store.NewTask) (task.Task, error) { return enqueueIn(x, 0, t) }
-
-// enqueueIn inserts a READY task in a run (0: none), or returns the task
+// enqueueIn inserts a READY task in a run (0: none), or answers the task
 // that holds its idempotency key.
-func enqueueIn(x *wtx, runID int64, t store.NewTask) (task.Task, error) {
+func enqueueIn(x *wtx, runID int64, t store.NewTask) (store.Enqueued, error) {
 	if t.IdempotencyKey != "" {
 		got, err := scanTask(x.queryRow(`SELECT `+taskCols+` FROM tasks WHERE idempotency_key = ?`, t.IdempotencyKey))
-		if err == nil || !errors.Is(err, sql.ErrNoRows) {
-			return got, err
+		if err == nil {
+			return store.Enqueued{Task: got, Existed: true}, store.KeyConflict(got, t)
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return store.Enqueued{}, err
 		}
 	}
-	return insertTask(x, t, runID, task.Ready, 0)
+	got, err := insertTask(x, t, runID, task.Ready, 0)
+	return store.Enqueued{Task: got}, err
 }
 
 const insertTaskSQL = `INSERT INTO tasks (run_id, name, kind, args, queue, group_name,

@@ -94,7 +94,7 @@ func publish(x *wtx, runID int64, evs []store.Event) ([]task.Task, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, got)
+			out = append(out, got.Task)
 		}
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -19,24 +20,63 @@ var enqueueTests = map[string]func(*testing.T, *harness){
 			t.Errorf("stored task = %+v", back)
 		}
 	},
-	"IdempotencyKeyReturnsExistingTask": func(t *testing.T, h *harness) {
-		first := h.enqueue(store.NewTask{Kind: "k", IdempotencyKey: "key"})[0]
-		again := h.enqueue(store.NewTask{Kind: "other", IdempotencyKey: "key"}, job("k2"))
-		if again[0].ID != first.ID || again[0].Kind != "k" {
-			t.Errorf("enqueue with a used key returned %+v, want task %d", again[0], first.ID)
+	"IdempotencyKeyAnswersTheSameWorkExisted": func(t *testing.T, h *harness) {
+		made, err := h.s.Enqueue(h.ctx, []store.NewTask{{Kind: "k", Args: []byte(`{"a": 1, "b": [2]}`), IdempotencyKey: "key"}})
+		if err != nil || made[0].Existed {
+			t.Fatalf("first enqueue with the key: %+v, %v; want a task created", made, err)
 		}
-		if again[1].ID == first.ID {
-			t.Errorf("a task without key was given the existing task")
+		// The same work: the args as the same JSON value, key order and
+		// spacing aside; the other options of a repeat do not count.
+		again, err := h.s.Enqueue(h.ctx, []store.NewTask{
+			{Kind: "k", Args: []byte(`{"b":[2],"a":1}`), IdempotencyKey: "key", Queue: "elsewhere", Priority: 9}, job("k2")})
+		if err != nil {
+			t.Fatalf("the same work with the key again: %v", err)
 		}
-		ts, _ := h.s.ListTasks(h.ctx, store.Filter{})
-		if len(ts) != 2 {
+		if again[0].ID != made[0].ID || !again[0].Existed || again[0].Queue != "default" {
+			t.Errorf("the same work with a used key answered %+v, want task %d as stored, Existed", again[0], made[0].ID)
+		}
+		if again[1].ID == made[0].ID || again[1].Existed {
+			t.Errorf("a task without a key answered %+v, want a new task", again[1])
+		}
+		if ts, _ := h.s.ListTasks(h.ctx, store.Filter{}); len(ts) != 2 {
 			t.Errorf("%d tasks stored, want 2", len(ts))
 		}
 	},
+	"IdempotencyKeyRefusesOtherWork": func(t *testing.T, h *harness) {
+		first := h.enqueue(store.NewTask{Kind: "k", Args: []byte(`{"a": 1}`), IdempotencyKey: "key"})[0]
+		for _, c := range []struct {
+			n       store.NewTask
+			differs string
+		}{
+			{store.NewTask{Kind: "other", Args: []byte(`{"a": 1}`), IdempotencyKey: "key"}, "kind"},
+			{store.NewTask{Kind: "k", Args: []byte(`{"a": 2}`), IdempotencyKey: "key"}, "args"},
+			{store.NewTask{Kind: "k", IdempotencyKey: "key"}, "args"},
+		} {
+			_, err := h.s.Enqueue(h.ctx, []store.NewTask{job("before"), c.n, job("after")})
+			var kc *task.KeyConflictError
+			if !errors.As(err, &kc) || !errors.Is(err, task.ErrKeyConflict) || kc.Existing != first.ID || kc.Key != "key" || kc.Kind != "k" || kc.Differs != c.differs {
+				t.Errorf("other %s under a used key: %v (%+v); want a KeyConflictError naming task %d and %q", c.differs, err, kc, first.ID, c.differs)
+			}
+		}
+		if ts, _ := h.s.ListTasks(h.ctx, store.Filter{}); len(ts) != 1 {
+			t.Errorf("%d tasks stored, want 1: a refused call inserts nothing", len(ts))
+		}
+		got, err := h.s.Enqueue(h.ctx, []store.NewTask{{Kind: "other", IdempotencyKey: "key", ReturnExisting: true}})
+		if err != nil || got[0].ID != first.ID || !got[0].Existed || got[0].Kind != "k" {
+			t.Errorf("other work under a used key, ReturnExisting: %+v, %v; want task %d, Existed", got, err, first.ID)
+		}
+	},
 	"SameKeyTwiceInOneCallInsertsOnce": func(t *testing.T, h *harness) {
-		got := h.enqueue(store.NewTask{Kind: "k", IdempotencyKey: "key"}, store.NewTask{Kind: "k", IdempotencyKey: "key"})
-		if got[0].ID != got[1].ID {
-			t.Errorf("ids %d and %d, want one task", got[0].ID, got[1].ID)
+		got, err := h.s.Enqueue(h.ctx, []store.NewTask{{Kind: "k", IdempotencyKey: "key"}, {Kind: "k", IdempotencyKey: "key"}})
+		if err != nil || got[0].ID != got[1].ID || got[0].Existed || !got[1].Existed {
+			t.Errorf("%+v, %v; want one task, created then existed", got, err)
+		}
+		_, err = h.s.Enqueue(h.ctx, []store.NewTask{{Kind: "k", IdempotencyKey: "two"}, {Kind: "k", Args: []byte(`1`), IdempotencyKey: "two"}})
+		if !errors.Is(err, task.ErrKeyConflict) {
+			t.Errorf("other work under one key twice in one call: %v, want ErrKeyConflict", err)
+		}
+		if ts, _ := h.s.ListTasks(h.ctx, store.Filter{}); len(ts) != 1 {
+			t.Errorf("%d tasks stored, want 1", len(ts))
 		}
 	},
 	"NeedsAreInvalid": func(t *testing.T, h *harness) {

@@ -85,7 +85,7 @@ func (h *harness) enqueue(ts ...store.NewTask) []task.Task {
 	if len(got) != len(ts) {
 		h.t.Fatalf("enqueue %d tasks: got %d back", len(ts), len(got))
 	}
-	return got
+	return store.Tasks(got)
 }
 
 func (h *harness) submit(r store.NewRun) task.Run {
