@@ -236,6 +236,18 @@ type Waker interface {
 	Wake(ctx context.Context) (<-chan struct{}, error)
 }
 
+// CancelWatcher is an optional capability: a channel that receives the id
+// of each RUNNING task an operator cancels (Act with ActCancel), once the
+// cancel has committed, so that the worker holding it stops its attempt
+// at once, or does not start it, instead of learning at its next
+// heartbeat. Ids are dropped when the receiver falls behind (the next
+// heartbeat still finds the lease gone); the channel is closed when ctx
+// ends or the store closes. A driver says whose cancels it sees: its own
+// handle's, or (as PostgreSQL's LISTEN/NOTIFY) those of every process.
+type CancelWatcher interface {
+	WatchCancels(ctx context.Context) (<-chan int64, error)
+}
+
 // Advisor is an optional capability: what is wrong with the database's
 // setup that costs the store speed or space, though not correctness (its
 // autovacuum is off, say), each as a sentence that says what to do. A

@@ -159,7 +159,10 @@ func TestIncidentAbsorbed(t *testing.T) {
 			t.Errorf("caller %d's task is stored %d times, want once", i, n)
 		}
 	}
-	if n := f.calls.Load(); n != 3 {
+	// Three calls: the two batches, and the second's retry. A machine so
+	// busy that the slow batch's answer also passes its deadline adds that
+	// batch's retry; fewer means the lost answer was not retried.
+	if n := f.calls.Load(); n < 3 || n > 4 {
 		t.Errorf("%d EnqueueBatch calls, want 3: the two batches, and the second's one retry", n)
 	}
 }

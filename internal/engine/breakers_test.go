@@ -94,15 +94,18 @@ func TestGroupSettingsAndFailFast(t *testing.T) {
 	cfg := testConfig(st)
 	cfg.Concurrency = 1
 	var calls counter
-	start(t, cfg, Handler{Kind: "call", Group: "api", Policy: &retry.Never, Fn: func(context.Context, *task.Task) error {
+	e := start(t, cfg, Handler{Kind: "call", Group: "api", Policy: &retry.Never, Fn: func(context.Context, *task.Task) error {
 		calls.inc()
 		return retry.Transient(errors.New("api: 503"))
 	}})
 	for range 2 {
 		waitState(t, st, enqueue(t, st, store.NewTask{Kind: "call", Group: "api"}).ID, task.Failed)
 	}
-	waitFor(t, 5*time.Second, func() bool { return circuitOf(t, st, "api").State == breaker.Open },
-		func() string { return fmt.Sprintf("breaker %+v", circuitOf(t, st, "api")) })
+	// Open in the store, and in the worker's view: the update that opened
+	// it may still be on its way back to the worker.
+	waitFor(t, 5*time.Second, func() bool {
+		return circuitOf(t, st, "api").State == breaker.Open && e.gate.Groups()["api"].Circuit.State == breaker.Open
+	}, func() string { return fmt.Sprintf("breaker %+v", circuitOf(t, st, "api")) })
 	late := waitState(t, st, enqueue(t, st, store.NewTask{Kind: "call", Group: "api"}).ID, task.Failed)
 	if !strings.Contains(late.LastError, "breaker is open") || calls.get() != 2 {
 		t.Errorf("a task of the open group: %q after %d calls, want it failed at once without a call", late.LastError, calls.get())

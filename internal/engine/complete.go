@@ -88,10 +88,13 @@ func (e *Engine) recorded(batch []pending, errs []error) {
 	for i, p := range batch {
 		due = due || p.f.State.Waiting() || p.a.t.RunID != 0 || len(p.f.Publish) > 0
 		if err := errs[i]; err != nil {
-			if errors.Is(err, task.ErrLeaseLost) {
+			switch {
+			case errors.Is(err, task.ErrLeaseLost) && p.a.cancelled.Load():
+				e.cfg.Logger.Info("the cancelled task's attempt ended", "task", p.a.t.ID)
+			case errors.Is(err, task.ErrLeaseLost):
 				e.stats.LeaseLost.Add(1)
 				e.cfg.Logger.Warn("result rejected: the lease was lost", "task", p.a.t.ID, "token", p.f.Token)
-			} else {
+			default:
 				e.cfg.Logger.Error("result rejected", "task", p.a.t.ID, "err", err)
 			}
 			continue

@@ -138,6 +138,7 @@ type Engine struct {
 	stats Stats
 
 	executors executors
+	cancels   cancelled // the tasks whose cancel the store announced
 
 	watch struct { // the attempts whose handler runs, for the watchdog
 		sync.Mutex

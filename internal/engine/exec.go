@@ -21,6 +21,9 @@ func execHandler(ctx context.Context, t *task.Task) error {
 	if err := json.Unmarshal(t.Args, &x); err != nil {
 		return retry.Permanent(fmt.Errorf("exec task %d: args are not an exec spec: %w", t.ID, err))
 	}
+	if err := confirmLease(ctx); err != nil {
+		return err // cancelled or taken over since its claim: not started
+	}
 	res, err := proc.Run(ctx, proc.Spec{Argv: x.Argv, Shell: x.Shell, Env: append(attemptEnv(ctx, t), x.Env...), Dir: x.Dir, Grace: t.Grace})
 	if err != nil {
 		return retry.Permanent(err)

@@ -20,6 +20,9 @@ type inflight struct {
 	t      task.Task
 	cancel context.CancelCauseFunc
 	back   bool // given back at a budget or limit, or failed fast, never run
+	// cancelled is set when the store announced the task's cancel: its
+	// result's refusal is expected.
+	cancelled atomic.Bool
 
 	watched  *watched    // set before its handler runs, then only read
 	ended    atomic.Bool // by its handler's return or by the watchdog, whichever comes first
@@ -40,6 +43,8 @@ type attemptCtx struct {
 	context.Context
 	info HandlerAttempt
 	rec  *record
+	e    *Engine // for confirmLease
+	a    *inflight
 }
 
 func (c *attemptCtx) Value(key any) any {
@@ -48,6 +53,8 @@ func (c *attemptCtx) Value(key any) any {
 		return &c.info
 	case recordKey:
 		return c.rec
+	case confirmKey:
+		return c
 	}
 	return c.Context.Value(key)
 }
@@ -117,7 +124,7 @@ func (e *Engine) callHandler(ctx context.Context, a *inflight, h *Handler) (outc
 	}
 	rec := &a.rec
 	rec.tenant = a.t.Tenant
-	a.actx = attemptCtx{Context: ctx, rec: rec,
+	a.actx = attemptCtx{Context: ctx, rec: rec, e: e, a: a,
 		info: HandlerAttempt{TaskID: t.ID, Number: t.Attempt, LeaseToken: t.LeaseToken, Worker: e.cfg.WorkerID}}
 	ctx = &a.actx
 	if timeout > 0 {
@@ -131,7 +138,14 @@ func (e *Engine) callHandler(ctx context.Context, a *inflight, h *Handler) (outc
 	e.watch.Lock()
 	e.watch.running[a] = struct{}{}
 	e.watch.Unlock()
-	err := call(ctx, h, t)
+	var err error
+	if e.cancels.has(t.ID) {
+		a.cancelled.Store(true)
+		a.cancel(errCancelled{}) // cancelled since its claim: not started
+		err = context.Cause(ctx)
+	} else {
+		err = call(ctx, h, t)
+	}
 	if !a.ended.CompareAndSwap(false, true) {
 		return outcome{}, false // the watchdog ended it as stuck
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -49,8 +50,15 @@ func (s *Store) Act(ctx context.Context, id int64, a store.Action) (task.Task, e
 
 func (s *Store) act(ctx context.Context, tx pgx.Tx, id int64, a store.Action) (task.Task, error) {
 	if a == store.ActCancel {
-		if err := s.closeRunning(ctx, tx, id); err != nil {
+		running, err := s.closeRunning(ctx, tx, id)
+		if err != nil {
 			return task.Task{}, err
+		}
+		if running {
+			// WatchCancels: the worker that holds it stops it now, on commit.
+			if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, s.cancelChannel, strconv.FormatInt(id, 10)); err != nil {
+				return task.Task{}, err
+			}
 		}
 	}
 	t, err := scanTask(tx.QueryRow(ctx, s.sql(actSQL[a]), id))
@@ -81,13 +89,14 @@ func (s *Store) act(ctx context.Context, tx pgx.Tx, id int64, a store.Action) (t
 }
 
 // closeRunning writes the open attempt of a task being cancelled, if it
-// has one, as INTERRUPTED, from the task row before the cancel clears it.
-func (s *Store) closeRunning(ctx context.Context, tx pgx.Tx, id int64) error {
-	_, err := tx.Exec(ctx, s.sql(`INSERT INTO $S.attempts (task_id, lease_token, number, worker, started_at, ended_at, outcome, decision)
+// has one, as INTERRUPTED, from the task row before the cancel clears it,
+// and says whether it had one.
+func (s *Store) closeRunning(ctx context.Context, tx pgx.Tx, id int64) (bool, error) {
+	tag, err := tx.Exec(ctx, s.sql(`INSERT INTO $S.attempts (task_id, lease_token, number, worker, started_at, ended_at, outcome, decision)
 		SELECT id, lease_token, attempt, lease_owner, started_at, now(), 'INTERRUPTED', 'cancelled' FROM $S.tasks
 		WHERE id = $1 AND state = 'RUNNING' AND started_at IS NOT NULL
 		FOR UPDATE`), id)
-	return err
+	return tag.RowsAffected() > 0, err
 }
 
 // cancelled cancels the dependents of a cancelled task.

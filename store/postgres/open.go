@@ -21,8 +21,10 @@ import (
 type Store struct {
 	pool    *pgxpool.Pool
 	schema  string
-	channel string   // NOTIFY channel of due work
-	sqls    sync.Map // statement template -> text with the schema filled in
+	channel string // NOTIFY channel of due work
+	// cancelChannel is the NOTIFY channel of cancelled running tasks.
+	cancelChannel string
+	sqls          sync.Map // statement template -> text with the schema filled in
 
 	// life ends when the Store closes: it stops the Wake listeners. mu
 	// orders the start of a listener before, or after, the end of life.
@@ -76,7 +78,7 @@ func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, classify(err)
 	}
 	life, end := context.WithCancel(context.Background())
-	return &Store{pool: pool, schema: schema, channel: channelOf(schema), life: life, end: end}, nil
+	return &Store{pool: pool, schema: schema, channel: channelOf(schema), cancelChannel: cancelChannelOf(schema), life: life, end: end}, nil
 }
 
 // classify marks the errors of an open that mean the server did not
@@ -114,6 +116,10 @@ func describe(c *pgx.ConnConfig) string {
 
 // channelOf is the NOTIFY channel of a schema's due work.
 func channelOf(schema string) string { return "grit_" + schema + "_due" }
+
+// cancelChannelOf is the NOTIFY channel of a schema's cancelled running
+// tasks: the payload is the task's id.
+func cancelChannelOf(schema string) string { return "grit_" + schema + "_cancel" }
 
 // Schema is the schema that holds the store's tables.
 func (s *Store) Schema() string { return s.schema }

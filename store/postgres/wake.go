@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,70 +34,103 @@ var reconnectBackoff = retry.Exponential{Min: 50 * time.Millisecond, Max: 5 * ti
 // finds by type assertion, whose wakes come from every process on the
 // schema (storetest.WakesAcrossHandles).
 func (s *Store) Wake(ctx context.Context) (<-chan struct{}, error) {
-	conn, err := s.listen(ctx)
-	if err != nil {
+	woken := make(chan struct{}, 1)
+	wake := func(string) { signal(woken) }
+	if err := s.listenTo(ctx, s.channel, wake, func() { close(woken) }); err != nil {
 		return nil, fmt.Errorf("postgres: wake: %w", err)
+	}
+	return woken, nil
+}
+
+// WatchCancels makes the store a store.CancelWatcher whose cancels come
+// from every process on the schema: Act notifies a channel of its own with
+// the id of a running task it cancels, on commit, and WatchCancels listens
+// to it on a connection of its own, reconnecting as Wake does (cancels
+// sent meanwhile are lost: the next heartbeat finds them).
+func (s *Store) WatchCancels(ctx context.Context) (<-chan int64, error) {
+	ids := make(chan int64, 256)
+	got := func(payload string) {
+		if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
+			select {
+			case ids <- id:
+			default: // the watcher is behind: its heartbeat will tell it
+			}
+		}
+	}
+	if err := s.listenTo(ctx, s.cancelChannel, got, func() { close(ids) }); err != nil {
+		return nil, fmt.Errorf("postgres: watch cancels: %w", err)
+	}
+	return ids, nil
+}
+
+// listenTo listens on channel, on a connection of its own, until ctx ends
+// or the Store closes, then calls done. It calls got with each
+// notification's payload, and with "" after reconnecting (what was sent
+// meanwhile is lost). Only the first connection's failure is returned.
+func (s *Store) listenTo(ctx context.Context, channel string, got func(payload string), done func()) error {
+	conn, err := s.listen(ctx, channel)
+	if err != nil {
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.life.Err() != nil {
 		conn.Close(context.WithoutCancel(ctx))
-		return nil, fmt.Errorf("postgres: wake: %w", ErrClosed)
+		return ErrClosed
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.life, cancel) // Close ends the listener too
-	woken := make(chan struct{}, 1)
 	s.listeners.Add(1)
 	go func() {
 		defer s.listeners.Done()
 		defer stop()
 		defer cancel()
-		defer close(woken)
-		s.listenLoop(ctx, conn, woken)
+		defer done()
+		s.listenLoop(ctx, conn, channel, got)
 	}()
-	return woken, nil
+	return nil
 }
 
-// listen opens a connection of its own and listens on the store's channel.
-func (s *Store) listen(ctx context.Context) (*pgx.Conn, error) {
+// listen opens a connection of its own and listens on channel.
+func (s *Store) listen(ctx context.Context, channel string) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.channel}.Sanitize()); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{channel}.Sanitize()); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
 		return nil, err
 	}
 	return conn, nil
 }
 
-// listenLoop signals woken for each notification on conn, and replaces
-// conn when it fails, until ctx ends.
-func (s *Store) listenLoop(ctx context.Context, conn *pgx.Conn, woken chan<- struct{}) {
+// listenLoop passes each notification on conn to got, and replaces conn
+// when it fails, until ctx ends.
+func (s *Store) listenLoop(ctx context.Context, conn *pgx.Conn, channel string, got func(string)) {
 	for {
-		_, err := conn.WaitForNotification(ctx)
+		n, err := conn.WaitForNotification(ctx)
 		if err == nil {
-			signal(woken)
+			got(n.Payload)
 			continue
 		}
 		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		conn.Close(closeCtx)
 		cancel()
-		if conn = s.relisten(ctx); conn == nil {
+		if conn = s.relisten(ctx, channel); conn == nil {
 			return // ctx ended
 		}
-		signal(woken) // what was sent while we were away is lost
+		got("") // what was sent while we were away is lost
 	}
 }
 
 // relisten reconnects and listens again, retrying with reconnectBackoff
 // until it succeeds or ctx ends (then it returns nil).
-func (s *Store) relisten(ctx context.Context) *pgx.Conn {
+func (s *Store) relisten(ctx context.Context, channel string) *pgx.Conn {
 	for n := 1; ; n++ {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if conn, err := s.listen(ctx); err == nil {
+		if conn, err := s.listen(ctx, channel); err == nil {
 			return conn
 		}
 		t := time.NewTimer(reconnectBackoff.Delay(n, 0, retry.DefaultRand))

@@ -35,50 +35,66 @@ func (s *Store) Act(ctx context.Context, id int64, a store.Action) (task.Task, e
 		return task.Task{}, fmt.Errorf("act %q on task %d: unknown action (want replay, skip, fail or cancel): %w", a, id, task.ErrInvalid)
 	}
 	var out task.Task
+	var stopped bool
 	err := s.w.do(ctx, func(x *wtx) error {
 		var err error
-		out, err = act(x, id, a)
+		out, stopped, err = act(x, id, a)
 		return err
 	})
 	if err != nil {
 		return task.Task{}, fmt.Errorf("%s task %d: %w", a, id, err)
 	}
+	if stopped {
+		s.cancels.Send(id)
+	}
 	return out, nil
 }
 
-func act(x *wtx, id int64, a store.Action) (task.Task, error) {
-	t, err := scanTask(x.queryRow(actSQL[a], x.now.UnixMicro(), id))
+// WatchCancels makes the store a store.CancelWatcher: it sees the cancels
+// of running tasks made through this Store value (this process), not
+// those of other processes on the file, which the next heartbeat finds.
+func (s *Store) WatchCancels(ctx context.Context) (<-chan int64, error) {
+	return s.cancels.Watch(ctx), nil
+}
+
+// act applies a; stopped says that it cancelled a running attempt.
+func act(x *wtx, id int64, a store.Action) (t task.Task, stopped bool, err error) {
+	t, err = scanTask(x.queryRow(actSQL[a], x.now.UnixMicro(), id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return task.Task{}, whyNot(x, id)
+		return task.Task{}, false, whyNot(x, id)
 	}
 	if err != nil {
-		return task.Task{}, err
+		return task.Task{}, false, err
 	}
 	switch a {
 	case store.ActReplay:
-		return t, nil
+		return t, false, nil
 	case store.ActSkip:
 		err = satisfy(x, []int64{id})
 	case store.ActFail:
 		err = blockDownstream(x, []int64{id}, task.UpstreamFailed)
 	case store.ActCancel:
-		err = cancelled(x, id)
+		stopped, err = cancelled(x, id)
 	}
 	if err != nil {
-		return task.Task{}, err
+		return task.Task{}, false, err
 	}
-	return t, settleRunsOf(x, []int64{id})
+	return t, stopped, settleRunsOf(x, []int64{id})
 }
 
 // cancelled closes the running attempt of a cancelled task, if any, and
 // cancels its dependents.
-func cancelled(x *wtx, id int64) error {
-	_, err := x.exec(`UPDATE attempts SET outcome = 'INTERRUPTED', ended_at = ?, decision = 'cancelled'
+func cancelled(x *wtx, id int64) (running bool, err error) {
+	res, err := x.exec(`UPDATE attempts SET outcome = 'INTERRUPTED', ended_at = ?, decision = 'cancelled'
 		WHERE task_id = ? AND outcome = 'RUNNING'`, x.now.UnixMicro(), id)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return blockDownstream(x, []int64{id}, task.Cancelled)
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, err
+	}
+	return n > 0, blockDownstream(x, []int64{id}, task.Cancelled)
 }
 
 // whyNot tells a missing task from one in the wrong state.

@@ -27,6 +27,8 @@ type Store struct {
 	read   *sql.DB
 	rstmts *stmtCache
 
+	cancels store.CancelFeed // the cancels of running tasks, for WatchCancels
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -259,6 +261,7 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 // and closes the database. Closing again does nothing.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.cancels.Close()
 		s.w.close()
 		s.rstmts.close()
 		s.closeErr = errors.Join(s.w.db.Close(), s.read.Close())

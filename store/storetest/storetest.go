@@ -17,7 +17,7 @@
 //
 // Every case runs on every driver: a store that lacks a capability the
 // engine requires (store.CheckCapabilities) fails the cases of it. Only
-// the cases of an optional capability (store.Waker, store.Overview,
+// the cases of an optional capability (store.Waker, store.CancelWatcher, store.Overview,
 // store.PollReporter) skip on a store without it.
 package storetest
 
@@ -74,6 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Limits", limitTests},
 		{"Durations", durationTests},
 		{"Waker", wakerTests},
+		{"CancelWatcher", cancelTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

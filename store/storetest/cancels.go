@@ -1,0 +1,98 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/grit-run/grit/store"
+)
+
+// cancelTests check the optional store.CancelWatcher capability, when the
+// driver has it: the id of a running task cancelled, and nothing for a
+// task cancelled before it ran; through another handle when the driver
+// promises it (WakesAcrossHandles: its notifications cross processes).
+var cancelTests = map[string]func(*testing.T, *harness){
+	"SeesARunningTaskCancelled": func(t *testing.T, h *harness) {
+		ch := h.watchCancels(h.ctx)
+		waiting := h.enqueue(job("k"))[0]
+		if _, err := h.s.Act(h.ctx, waiting.ID, store.ActCancel); err != nil {
+			t.Fatal(err)
+		}
+		running := h.claim(store.ClaimRequest{Limit: 1})
+		if len(running) != 0 {
+			t.Fatalf("claimed %d tasks, want none: the only one was cancelled", len(running))
+		}
+		r := h.enqueue(job("k"))[0]
+		if got := h.claim(store.ClaimRequest{Limit: 1}); len(got) != 1 || got[0].ID != r.ID {
+			t.Fatalf("claimed %v, want task %d", got, r.ID)
+		}
+		if _, err := h.s.Act(h.ctx, r.ID, store.ActCancel); err != nil {
+			t.Fatal(err)
+		}
+		h.wantCancel(ch, r.ID, "a running task cancelled")
+	},
+	"SeesAnotherHandlesCancel": func(t *testing.T, h *harness) {
+		ch := h.watchCancels(h.ctx)
+		if h.reopen == nil {
+			t.Skip("the driver does not promise notifications across handles (storetest.WakesAcrossHandles)")
+		}
+		other := h.reopen(t, h.s)
+		t.Cleanup(func() {
+			if err := other.Close(); err != nil {
+				t.Errorf("close the other handle: %v", err)
+			}
+		})
+		r := h.enqueue(job("k"))[0]
+		h.claim(store.ClaimRequest{Limit: 1})
+		if _, err := other.Act(h.ctx, r.ID, store.ActCancel); err != nil {
+			t.Fatalf("cancel through the other handle: %v", err)
+		}
+		h.wantCancel(ch, r.ID, "a running task cancelled through another handle")
+	},
+	"ClosesWhenCtxEnds": func(t *testing.T, h *harness) {
+		ctx, cancel := context.WithCancel(h.ctx)
+		ch := h.watchCancels(ctx)
+		cancel()
+		deadline := time.After(wakeWait)
+		for {
+			select {
+			case _, ok := <-ch:
+				if !ok {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("the channel was not closed within %v of the end of its context", wakeWait)
+			}
+		}
+	},
+}
+
+// watchCancels starts the store's cancel feed, or skips the test:
+// CancelWatcher is optional.
+func (h *harness) watchCancels(ctx context.Context) <-chan int64 {
+	h.t.Helper()
+	w, ok := h.s.(store.CancelWatcher)
+	if !ok {
+		h.t.Skipf("the store (%T) is not a store.CancelWatcher (optional)", h.s)
+	}
+	ch, err := w.WatchCancels(ctx)
+	if err != nil {
+		h.t.Fatalf("watch cancels: %v", err)
+	}
+	return ch
+}
+
+// wantCancel waits for id on ch; any other id first is an error (only id
+// was cancelled while running).
+func (h *harness) wantCancel(ch <-chan int64, id int64, after string) {
+	h.t.Helper()
+	select {
+	case got, ok := <-ch:
+		if !ok || got != id {
+			h.t.Fatalf("after %s: got %d (open %v), want task %d", after, got, ok, id)
+		}
+	case <-time.After(wakeWait):
+		h.t.Fatalf("no cancel of task %d within %v of %s", id, wakeWait, after)
+	}
+}
