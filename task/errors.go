@@ -36,7 +36,7 @@ type KeyConflictError struct {
 }
 
 func (e *KeyConflictError) Error() string {
-	return fmt.Sprintf("idempotency key %q already names task %d (kind %s) with other %s: use another key for other work, or ask for the existing task",
+	return fmt.Sprintf("idempotency key %q already names task %d (kind %s) with other %s: use another key for other work, or ask for the task that holds it (return existing)",
 		e.Key, e.Existing, e.Kind, e.Differs)
 }
 func (e *KeyConflictError) Is(target error) bool { return target == ErrKeyConflict }

@@ -44,7 +44,10 @@ func statusOf(op string, err error) error {
 	if _, ok := err.(interface{ GRPCStatus() *status.Status }); ok {
 		return err
 	}
-	msg := op + ": " + err.Error()
+	msg := err.Error()
+	if !strings.HasPrefix(msg, op+": ") { // the store's errors often name the operation already
+		msg = op + ": " + msg
+	}
 	var fe *FieldError
 	if errors.As(err, &fe) {
 		st := status.New(codes.InvalidArgument, msg)
