@@ -248,6 +248,33 @@ type CancelWatcher interface {
 	WatchCancels(ctx context.Context) (<-chan int64, error)
 }
 
+// Spreader is an optional capability: how far a failure has spread, so
+// that a failure many tasks share (an outage of what they call) is told
+// from one task's own (poison). Without it a claimer takes every repeated
+// failure for poison.
+type Spreader interface {
+	// Spread counts the distinct tasks of the query's scope (its Group's
+	// tasks when Group is set, else its Kind's) with an attempt that
+	// failed with Fingerprint and ended at or after Since, stopping at
+	// Limit; and says whether a task of the scope succeeded at or after
+	// Since (asked only when Succeeded is wanted: it costs more).
+	Spread(ctx context.Context, q SpreadQuery) (Spread, error)
+}
+
+// SpreadQuery asks how far a failure spread.
+type SpreadQuery struct {
+	Kind, Group, Fingerprint string
+	Since                    time.Time
+	Limit                    int  // count no further; at least 1
+	Succeeded                bool // also look for a success
+}
+
+// Spread is a Spreader's answer.
+type Spread struct {
+	Tasks     int  // distinct tasks that failed so, at most the Limit
+	Succeeded bool // a task of the scope succeeded (when asked)
+}
+
 // Advisor is an optional capability: what is wrong with the database's
 // setup that costs the store speed or space, though not correctness (its
 // autovacuum is off, say), each as a sentence that says what to do. A

@@ -75,6 +75,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Durations", durationTests},
 		{"Waker", wakerTests},
 		{"CancelWatcher", cancelTests},
+		{"Spreader", spreadTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
