@@ -31,6 +31,19 @@ type Group struct {
 	// tasks are within the limit.
 	Limit      int     `json:"limit,omitempty"`
 	RunningIDs []int64 `json:"-"`
+	// Outage, when set, is the failure for which the group (or, named
+	// "kind:KIND", a kind whose tasks have no group) is held as an outage:
+	// its breaker was opened because many of its tasks failed alike and
+	// none succeeded. It is cleared when the breaker closes.
+	Outage *Outage `json:"outage,omitempty"`
+}
+
+// Outage is the failure an outage is held for.
+type Outage struct {
+	Fingerprint string    `json:"fingerprint"`
+	Error       string    `json:"error"`
+	Kind        string    `json:"kind"` // of the task whose failure declared it
+	Since       time.Time `json:"since"`
 }
 
 // Budget is a token bucket kept in the store, so that the fleet shares it:

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/grit-run/grit/task"
@@ -21,6 +22,8 @@ func ValidateTask(t NewTask) error {
 		return invalid("task %q: negative timeout or grace", t.Name)
 	case t.PoisonAfter < 0:
 		return invalid("task %q: negative poison_after", t.Name)
+	case strings.HasPrefix(t.Group, "kind:"):
+		return invalid("task %q: group %q: names starting with \"kind:\" are the holds of kinds in an outage: choose another group name", t.Name, t.Group)
 	case len(t.Tenant) > 200:
 		return invalid("task %q: tenant of %d characters: want at most 200", t.Name, len(t.Tenant))
 	}

@@ -221,7 +221,7 @@ func leaseLost(t task.Task, token int64, as []task.Attempt, i int) error {
 // finish records f for t and returns the task as it is then, with the
 // attempt as recorded (f's, or the one found when f was recorded before).
 func (s *Server) finish(ctx context.Context, t task.Task, f store.Finish) (task.Task, task.Attempt, error) {
-	s.gate.Ending(&t, &f)
+	s.gate.Ending(ctx, &t, &f)
 	errs, err := s.cfg.Store.Finish(ctx, []store.Finish{f})
 	if err != nil {
 		return t, f.Attempt, err

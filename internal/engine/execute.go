@@ -102,7 +102,7 @@ func (e *Engine) end(a *inflight, o outcome) {
 	defer e.execs.Done()
 	a.cancel(nil)
 	f := e.finishFor(a.t, o)
-	e.gate.Ending(&a.t, &f)
+	e.gate.Ending(e.runCtx, &a.t, &f)
 	e.finishes <- pending{a: a, f: f}
 	<-e.slots
 	if e.slotBound.Load() {

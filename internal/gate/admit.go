@@ -24,6 +24,8 @@ func (g *Gate) admit(ctx context.Context, worker string, ts []task.Task) ([]task
 	now := g.StoreNow()
 	var back, ramped []Back
 	ts, back = g.refuseFailFast(ts, now)
+	ts, held := g.refuseHeld(ctx, worker, ts, now)
+	back = append(back, held...)
 	ts, ramped = g.ramp(worker, ts, now)
 	back = append(back, ramped...)
 	refused := g.admitGroups(ctx, worker, ts, now)

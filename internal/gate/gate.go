@@ -59,6 +59,10 @@ type Config struct {
 	// or limit eased, a rescue made tasks due): a claimer waiting for work
 	// should look again.
 	OnChange func()
+	// OnOutage, if set, is called when a failure turns out to be an
+	// outage and its group or kind is held (hold is its name: the group,
+	// or KindHold and the kind), with the task and the retry it got.
+	OnOutage func(hold string, t task.Task, f store.Finish)
 }
 
 // Gate is the downstream protection of a set of claimers on one store.
@@ -75,6 +79,9 @@ type Gate struct {
 	full   map[Full]time.Time   // queues, tenants and groups at their limit, until when
 	tried  map[string]time.Time // when a probe of a group was last sought
 	probes map[int64]int64      // the tasks claimed as their group's probe, with their lease token
+	// outages are the holds and fingerprints known to be outages, until
+	// when: a failure of one is not asked about again before then.
+	outages map[string]time.Time
 	// pressed holds a group back, on this machine's clock, from when one
 	// of its attempts ended in a resource failure until its result is
 	// recorded in the store (Ended), which then holds it for the fleet.
@@ -109,7 +116,7 @@ func New(cfg Config) (*Gate, error) {
 	}
 	return &Gate{
 		cfg: cfg, gb: gb, lim: lim,
-		full: map[Full]time.Time{}, pressed: map[string]time.Time{}, tried: map[string]time.Time{}, probes: map[int64]int64{}, ledgers: map[string]*ledger{},
+		full: map[Full]time.Time{}, pressed: map[string]time.Time{}, tried: map[string]time.Time{}, probes: map[int64]int64{}, ledgers: map[string]*ledger{}, outages: map[string]time.Time{},
 	}, nil
 }
 

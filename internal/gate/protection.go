@@ -31,6 +31,15 @@ type Protection struct {
 	// once); the wait defaults to 1s.
 	RetryBudget store.BudgetRates
 	BudgetWait  time.Duration
+	// OutageTasks and OutageWindow tell an outage from poison: a failure
+	// that would dead-letter its task as poison is an outage instead when
+	// OutageTasks distinct tasks of its group (or, without one, of its
+	// kind) failed with the same fingerprint within OutageWindow and none
+	// of them succeeded. Then the task is retried and the group or kind is
+	// held, as an open breaker holds a group, until a probe succeeds.
+	// Default 5 tasks and 1m; a negative OutageTasks turns it off.
+	OutageTasks  int
+	OutageWindow time.Duration
 }
 
 // Defaults of Protection.
@@ -38,6 +47,8 @@ const (
 	DefaultPressureBase = time.Second
 	DefaultPressureMax  = time.Minute
 	DefaultBudgetWait   = time.Second
+	DefaultOutageTasks  = 5
+	DefaultOutageWindow = time.Minute
 )
 
 // Validate reports settings that cannot work, saying which and why.
@@ -45,6 +56,12 @@ func (p Protection) Validate() error {
 	var errs []error
 	if err := p.Breaker.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if p.OutageWindow < 0 {
+		errs = append(errs, fmt.Errorf("negative outage window %v", p.OutageWindow))
+	}
+	if p.OutageTasks == 1 {
+		errs = append(errs, fmt.Errorf("outage tasks 1: one task failing alike is poison, not an outage: want 2 or more (or a negative number to turn the outage detector off)"))
 	}
 	if p.PressureBase < 0 || p.PressureMax < 0 || p.BudgetWait < 0 {
 		errs = append(errs, fmt.Errorf("negative pressure base %v, pressure max %v or budget wait %v", p.PressureBase, p.PressureMax, p.BudgetWait))
@@ -78,6 +95,10 @@ func (p Protection) WithDefaults() Protection {
 	p.PressureBase = or.Positive(p.PressureBase, DefaultPressureBase)
 	p.PressureMax = or.Positive(p.PressureMax, DefaultPressureMax)
 	p.BudgetWait = or.Positive(p.BudgetWait, DefaultBudgetWait)
+	if p.OutageTasks == 0 {
+		p.OutageTasks = DefaultOutageTasks
+	}
+	p.OutageWindow = or.Positive(p.OutageWindow, DefaultOutageWindow)
 	if p.RetryBudget == (store.BudgetRates{}) {
 		p.RetryBudget = store.DefaultBudget
 	}

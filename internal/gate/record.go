@@ -40,14 +40,23 @@ func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
 			probe = true
 			delete(g.probes, e.Task.ID)
 		}
-		if e.Err != nil || e.Task.Group == "" {
+		if e.Err != nil {
 			continue
+		}
+		name := e.Task.Group
+		if name == "" {
+			// A kind without a group counts only while held as an outage:
+			// the success path of ungrouped work costs nothing.
+			name = KindHold + e.Task.Kind
+			if gr, held := g.groups[name]; !held || orClosed(gr.Circuit.State) == breaker.Closed {
+				continue
+			}
 		}
 		if r, ok := resultOf(*e.Finish, probe); ok {
 			if byGroup == nil {
 				byGroup = map[string][]groupResult{}
 			}
-			byGroup[e.Task.Group] = append(byGroup[e.Task.Group], r)
+			byGroup[name] = append(byGroup[name], r)
 		}
 	}
 	g.mu.Unlock()
@@ -60,10 +69,13 @@ func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
 }
 
 // Ending tells the gate of an attempt's end as soon as it is decided,
-// before the claimer records it: a resource failure holds its group back
+// before the claimer records it. A failure about to be dead-lettered as
+// poison may be an outage (judge): then f is changed into a retry and its
+// group or kind held. A resource failure holds its group back
 // for this claimer at once, rather than once its result is recorded, so
 // that the claimer does not claim the group's tasks in between.
-func (g *Gate) Ending(t *task.Task, f *store.Finish) {
+func (g *Gate) Ending(ctx context.Context, t *task.Task, f *store.Finish) {
+	g.judge(ctx, t, f)
 	if t.Group == "" || f.Attempt.Class != retry.ClassResource.String() {
 		return
 	}
@@ -98,6 +110,9 @@ func (g *Gate) recordGroup(ctx context.Context, worker, name string, rs []groupR
 		now, s := g.StoreNow(), p.Settings(*gr)
 		for _, r := range rs {
 			r.apply(gr, s, now, p.PressureBase, p.PressureMax)
+		}
+		if orClosed(gr.Circuit.State) == breaker.Closed {
+			gr.Outage = nil // a probe succeeded: the outage is over
 		}
 	})
 	if err != nil {

@@ -1,0 +1,177 @@
+package gate
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// KindHold is the prefix of the name under which the store's groups hold
+// a kind whose tasks have no group as an outage: "kind:" and the kind.
+// Group names may not start with it.
+const KindHold = "kind:"
+
+// HoldOf is the name an outage of t's failure holds: its group, or its
+// kind under KindHold.
+func HoldOf(t task.Task) string {
+	if t.Group != "" {
+		return t.Group
+	}
+	return KindHold + t.Kind
+}
+
+// judge tells an outage from poison. A failure decided DEAD_LETTER as
+// poison is an outage when Protection.OutageTasks distinct tasks of its
+// group (else its kind) failed with its fingerprint within OutageWindow
+// and none of them succeeded (for a group: its breaker counted no
+// success). Then f becomes a retry at the hold's next probe, decided
+// "outage", and the group or kind is held as an open breaker holds a
+// group: its tasks wait, using no attempt, and a probe at a time goes
+// until one succeeds. A store that cannot tell (not a store.Spreader, or
+// failing) leaves the poison decision as it was.
+func (g *Gate) judge(ctx context.Context, t *task.Task, f *store.Finish) {
+	p := g.cfg.Protection
+	if f.State != task.DeadLetter || f.Attempt.Decision != retry.ReasonPoison.String() || p.OutageTasks < 0 {
+		return
+	}
+	sp, ok := g.cfg.Store.(store.Spreader)
+	if !ok {
+		return
+	}
+	now, name := g.StoreNow(), HoldOf(*t)
+	key := name + "\x00" + f.Fingerprint
+	g.mu.Lock()
+	known := now.Before(g.outages[key])
+	gr, hasGroup := g.groups[t.Group]
+	g.mu.Unlock()
+	if !known {
+		q := store.SpreadQuery{Kind: t.Kind, Group: t.Group, Fingerprint: f.Fingerprint,
+			Since: now.Add(-p.OutageWindow), Limit: p.OutageTasks, Succeeded: t.Group == ""}
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		sp, err := sp.Spread(qctx, q)
+		cancel()
+		if err != nil {
+			g.cfg.Logger.Warn("could not tell an outage from poison; dead-lettering as poison", "task", t.ID, "err", err)
+			return
+		}
+		if t.Group != "" && hasGroup {
+			failures, attempts := p.Settings(gr).Counts(gr.Circuit, now)
+			sp.Succeeded = attempts > failures
+		}
+		if sp.Tasks < p.OutageTasks || sp.Succeeded {
+			return // one task's own failure, or others of its kind do succeed: poison
+		}
+	}
+	g.holdOutage(ctx, name, t, f, now)
+}
+
+// holdOutage holds name (a group, or a kind under KindHold) as an outage of f's
+// failure, and makes f a retry at its next probe.
+func (g *Gate) holdOutage(ctx context.Context, name string, t *task.Task, f *store.Finish, now time.Time) {
+	p := g.cfg.Protection
+	tripped := false
+	gr, err := g.gb.UpdateGroup(ctx, name, func(gr *store.Group) {
+		if gr.Circuit.State == "" || gr.Circuit.State == breaker.Closed {
+			p.Settings(*gr).Trip(&gr.Circuit, now, 0)
+			tripped = true
+		}
+		if gr.Outage == nil {
+			gr.Outage = &store.Outage{Fingerprint: f.Fingerprint, Error: clip(f.Error, 500), Kind: t.Kind, Since: now}
+		}
+	})
+	if err != nil {
+		g.cfg.Logger.Warn("could not hold an outage; dead-lettering as poison", "hold", name, "task", t.ID, "err", err)
+		return
+	}
+	g.setGroup(name, gr)
+	g.mu.Lock()
+	g.outages[name+"\x00"+f.Fingerprint] = now.Add(p.OutageWindow)
+	g.mu.Unlock()
+	at := gr.Circuit.NextProbe()
+	if at.Before(now) {
+		at = now
+	}
+	f.State, f.NextAt = task.Retrying, at
+	f.Attempt.Delay, f.Attempt.Decision = at.Sub(now), "outage"
+	if tripped {
+		g.cfg.Logger.Warn("outage: tasks fail alike and none succeeds; holding their work instead of dead-lettering it",
+			"hold", name, "fingerprint", f.Fingerprint, "error", clip(f.Error, 200), "next_probe", at)
+		g.changed()
+		if g.cfg.OnOutage != nil {
+			g.cfg.OnOutage(name, *t, *f)
+		}
+	}
+}
+
+// heldKinds are the kinds held as an outage (KindHold groups whose
+// circuit is not closed), or nil.
+func (g *Gate) heldKindsLocked() map[string]bool {
+	var out map[string]bool
+	for name, gr := range g.groups {
+		if k, ok := strings.CutPrefix(name, KindHold); ok && gr.Circuit.State != "" && gr.Circuit.State != breaker.Closed {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[k] = true
+		}
+	}
+	return out
+}
+
+// refuseHeld gives back the claimed tasks of kinds held as an outage,
+// using no attempt, until their hold's next probe, but for as many probes
+// as the hold lets through: those are kept and counted as probes.
+func (g *Gate) refuseHeld(ctx context.Context, worker string, ts []task.Task, now time.Time) ([]task.Task, []Back) {
+	g.mu.Lock()
+	held := g.heldKindsLocked()
+	g.mu.Unlock()
+	if len(held) == 0 {
+		return ts, nil
+	}
+	var back []Back
+	kept := ts[:0:0]
+	for _, t := range ts {
+		if t.Group != "" || !held[t.Kind] {
+			kept = append(kept, t)
+			continue
+		}
+		name := KindHold + t.Kind
+		retryAt := now.Add(time.Second)
+		gr, err := g.gb.UpdateGroup(ctx, name, func(gr *store.Group) {
+			v := g.cfg.Protection.Settings(*gr).Allow(&gr.Circuit, now)
+			if v.Allow && v.Probe {
+				retryAt = time.Time{}
+			} else if v.Retry.After(now) {
+				retryAt = v.Retry
+			}
+		})
+		if err != nil {
+			g.cfg.Logger.Warn("could not reach an outage's hold; holding its task back", "hold", name, "err", err)
+		} else {
+			g.setGroup(name, gr)
+		}
+		if err == nil && retryAt.IsZero() {
+			g.mu.Lock()
+			g.probes[t.ID] = t.LeaseToken
+			g.mu.Unlock()
+			kept = append(kept, t)
+			continue
+		}
+		wait := retryAt.Sub(now)
+		back = append(back, Back{t, GiveBack(t, worker, now, wait, fmt.Sprintf("kind %s is held as an outage: waiting %v for its next probe", t.Kind, wait.Round(time.Millisecond)))})
+	}
+	return kept, back
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
