@@ -83,6 +83,9 @@ type breakerRow struct {
 	Limit     int           `json:"limit,omitempty"`
 	// Settings are the group's own, if it has them; else the workers'.
 	Settings *breaker.Settings `json:"settings,omitempty"`
+	// Outage is the failure the group (or a kind, as kind:KIND) is held
+	// for as an outage, if it is.
+	Outage *store.Outage `json:"outage,omitempty"`
 }
 
 func (e *env) groupBreakers(ctx context.Context) (store.GroupBreakers, func(), error) {
@@ -131,13 +134,22 @@ func (e *env) breakersList(ctx context.Context, asJSON bool) error {
 		}
 		fmt.Fprintf(w, "%s\t%s\t%d/%d\t%s\t%d\t%s\n", r.Group, r.State, r.Failures, r.Attempts, next, r.Opens, describeSettings(r))
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rows {
+		if o := r.Outage; o != nil {
+			fmt.Fprintf(e.stdout, "\n%s is held as an outage since %s: %s (fingerprint %s); it is released when a probe succeeds, or by grit breakers close %s\n",
+				r.Group, o.Since.Local().Format(time.DateTime), o.Error, o.Fingerprint, r.Group)
+		}
+	}
+	return nil
 }
 
 // breakerRowOf is a group's breaker as the list shows it at now.
 func breakerRowOf(group string, gr store.Group, now time.Time) breakerRow {
 	c := gr.Circuit
-	r := breakerRow{Group: group, State: c.State, Opens: c.Opens, FailFast: gr.FailFast, Settings: gr.Settings, Limit: gr.Limit}
+	r := breakerRow{Group: group, State: c.State, Opens: c.Opens, FailFast: gr.FailFast, Settings: gr.Settings, Limit: gr.Limit, Outage: gr.Outage}
 	if r.State == "" {
 		r.State = breaker.Closed
 	}
@@ -171,6 +183,9 @@ func (e *env) breakerAct(ctx context.Context, group string, asJSON bool, act fun
 			s = *g.Settings
 		}
 		act(s, &g.Circuit, now)
+		if g.Circuit.State == "" || g.Circuit.State == breaker.Closed {
+			g.Outage = nil // closed by hand: the outage hold is over too
+		}
 	})
 	if err != nil {
 		return err

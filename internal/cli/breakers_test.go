@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
+	"github.com/grit-run/grit/store/sqlite"
 	"github.com/grit-run/grit/task"
 )
 
@@ -152,5 +154,36 @@ func TestLimitsSetAndList(t *testing.T) {
 		if code != 2 || errOut == "" {
 			t.Errorf("set %v: exit %d (%s), want 2 with a message", bad, code, errOut)
 		}
+	}
+}
+
+// TestBreakersShowAnOutage: a kind held as an outage is listed with the
+// failure it is held for, and closing it by hand ends the outage.
+func TestBreakersShowAnOutage(t *testing.T) {
+	dsn := migratedStore(t)
+	st, err := sqlite.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	_, err = st.UpdateGroup(t.Context(), "kind:sync", func(g *store.Group) {
+		g.Circuit = breaker.Circuit{State: breaker.Open, Since: now, CoolDown: time.Hour, Opens: 1}
+		g.Outage = &store.Outage{Fingerprint: "c45c4965b206", Error: "upstream: ledger row is locked", Kind: "sync", Since: now}
+	})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := grit(t, "breakers", "--store", dsn)
+	if code != 0 || !strings.Contains(out, "kind:sync is held as an outage since") || !strings.Contains(out, "upstream: ledger row is locked (fingerprint c45c4965b206)") {
+		t.Errorf("grit breakers: exit %d:\n%s", code, out)
+	}
+	if code, out, _ := grit(t, "breakers", "close", "kind:sync", "--store", dsn); code != 0 || !strings.Contains(out, "closed") {
+		t.Fatalf("close: exit %d: %s", code, out)
+	}
+	_, out, _ = grit(t, "breakers", "--json", "--store", dsn)
+	var rows []breakerRow
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 || rows[0].Outage != nil {
+		t.Errorf("after close: %v: %s; want the outage gone", err, out)
 	}
 }
