@@ -82,6 +82,9 @@ type Gate struct {
 	// outages are the holds and fingerprints known to be outages, until
 	// when: a failure of one is not asked about again before then.
 	outages map[string]time.Time
+	// kindHolds counts the kinds held as an outage, so that work without
+	// a group looks for its kind's hold only while there is one.
+	kindHolds int
 	// pressed holds a group back, on this machine's clock, from when one
 	// of its attempts ended in a resource failure until its result is
 	// recorded in the store (Ended), which then holds it for the fleet.
@@ -187,6 +190,7 @@ func (g *Gate) Refresh(ctx context.Context) error {
 	g.mu.Lock()
 	before := g.heldBackLocked(now)
 	g.read, g.groups, g.max = g.cfg.Clock.Now(), groups, max
+	g.countKindHoldsLocked("")
 	after := g.heldBackLocked(now)
 	g.mu.Unlock()
 	if !slices.Equal(before, after) {
@@ -225,6 +229,7 @@ func (g *Gate) setGroup(name string, gr store.Group) {
 		g.groups = map[string]store.Group{}
 	}
 	g.groups[name] = gr
+	g.countKindHoldsLocked(name)
 }
 
 // heldBackLocked are the groups held back at now whatever the claimer: an

@@ -109,7 +109,16 @@ func (g *Gate) holdOutage(ctx context.Context, name string, t *task.Task, f *sto
 	}
 }
 
-// heldKinds are the kinds held as an outage (KindHold groups whose
+// countKindHoldsLocked counts the kinds held again after the group name
+// changed ("": all of them may have).
+func (g *Gate) countKindHoldsLocked(name string) {
+	if name != "" && !strings.HasPrefix(name, KindHold) {
+		return
+	}
+	g.kindHolds = len(g.heldKindsLocked())
+}
+
+// heldKindsLocked are the kinds held as an outage (KindHold groups whose
 // circuit is not closed), or nil.
 func (g *Gate) heldKindsLocked() map[string]bool {
 	var out map[string]bool
@@ -129,7 +138,10 @@ func (g *Gate) heldKindsLocked() map[string]bool {
 // as the hold lets through: those are kept and counted as probes.
 func (g *Gate) refuseHeld(ctx context.Context, worker string, ts []task.Task, now time.Time) ([]task.Task, []Back) {
 	g.mu.Lock()
-	held := g.heldKindsLocked()
+	var held map[string]bool
+	if g.kindHolds > 0 {
+		held = g.heldKindsLocked()
+	}
 	g.mu.Unlock()
 	if len(held) == 0 {
 		return ts, nil

@@ -47,6 +47,9 @@ func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
 		if name == "" {
 			// A kind without a group counts only while held as an outage:
 			// the success path of ungrouped work costs nothing.
+			if g.kindHolds == 0 {
+				continue
+			}
 			name = KindHold + e.Task.Kind
 			if gr, held := g.groups[name]; !held || orClosed(gr.Circuit.State) == breaker.Closed {
 				continue
@@ -125,6 +128,7 @@ func (g *Gate) recordGroup(ctx context.Context, worker, name string, rs []groupR
 		g.groups = map[string]store.Group{}
 	}
 	g.groups[name] = gr
+	g.countKindHoldsLocked(name)
 	delete(g.pressed, name)
 	g.adjustWindowLocked(g.ledgerLocked(worker, g.cfg.Clock.Now()), name, rs)
 	g.mu.Unlock()
