@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/clock"
 	"github.com/grit-run/grit/internal/decide"
 	"github.com/grit-run/grit/retry"
@@ -59,6 +60,12 @@ type Config struct {
 	// or limit eased, a rescue made tasks due): a claimer waiting for work
 	// should look again.
 	OnChange func()
+	// Alert, if set, is given the alerts the gate raises, once the store
+	// has recorded what each is about: a task dead-lettered (by any
+	// claimer, or by a rescue), a group's breaker opened, a kind or group
+	// held as an outage (HeldOutage). It must not block (alert.Alerter's
+	// Send queues).
+	Alert func(alert.Event)
 }
 
 // Gate is the downstream protection of a set of claimers on one store.
