@@ -102,7 +102,10 @@ func (w *webhook) deliver(ctx context.Context, ev Event) {
 		return
 	}
 	why := "giving up"
-	if re := (*retry.Error)(nil); ctx.Err() != nil || errors.As(err, &re) && re.Reason == retry.ReasonBudget {
+	switch re := (*retry.Error)(nil); {
+	case errors.Is(ctx.Err(), context.Canceled):
+		why = "giving up: the alerts are stopping"
+	case ctx.Err() != nil, errors.As(err, &re) && re.Reason == retry.ReasonBudget:
 		why = "giving up: out of time"
 	}
 	w.log.Error("alert not delivered to the webhook; "+why, "webhook", w.shown, "alert", ev.Type, "task", ev.TaskID, "group", ev.Group,
