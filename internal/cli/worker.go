@@ -33,7 +33,9 @@ Every flag below has a GRIT_* variable; grit config shows what is in
 effect and where each value came from. The downstream protection
 (--retry-budget, --budget-wait, --pressure-base, --pressure-max,
 --breaker) applies to the tasks of each group; a group's own breaker
-settings (grit breakers set GROUP) replace --breaker.`,
+settings (grit breakers set GROUP) replace --breaker. --alert-webhook
+POSTs an alert, as JSON, when a task is dead-lettered or a group's
+breaker opens (docs/alerts.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return e.worker(cmd.Context(), cmd.Flags(), queues)
