@@ -367,3 +367,24 @@ func TestValidate(t *testing.T) {
 		t.Errorf("error %v: want one without the password", err)
 	}
 }
+
+// TestStopDeliversWhatWaits: Stop returns once the alerts waiting are
+// delivered, in the order they were sent.
+func TestStopDeliversWhatWaits(t *testing.T) {
+	r := newReceiver(t)
+	a := New(Alerting{AlertWebhook: r.URL}, nil)
+	for i := range 5 {
+		ev := Opened("g", time.Now(), time.Now())
+		ev.Summary = fmt.Sprint(i)
+		a.Send(ev)
+	}
+	stop(t, a)
+	if n := r.count(); n != 5 {
+		t.Fatalf("%d POSTs when Stop returned, want 5", n)
+	}
+	for i := range 5 {
+		if m := <-r.posts; m["summary"] != fmt.Sprint(i) {
+			t.Errorf("POST %d: %v", i, m)
+		}
+	}
+}
