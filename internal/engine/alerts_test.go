@@ -75,7 +75,12 @@ func TestDeadLetterPostsOneAlert(t *testing.T) {
 	fine := enqueue(t, st, store.NewTask{Kind: "ok", Queue: "billing"})
 
 	m := hook.next(t)
-	got := waitState(t, st, dead.ID, task.DeadLetter)
+	// The alert comes after the store recorded the dead letter: at the
+	// POST the task is DEAD_LETTER already.
+	got, err := st.GetTask(context.Background(), dead.ID)
+	if err != nil || got.State != task.DeadLetter {
+		t.Fatalf("at the POST the task is %s (%v), want DEAD_LETTER", got.State, err)
+	}
 	waitState(t, st, fine.ID, task.Success)
 	at, err := time.Parse(time.RFC3339Nano, m["time"].(string))
 	if err != nil || at.Before(got.CreatedAt) {
