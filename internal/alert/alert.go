@@ -25,8 +25,8 @@ type Type string
 
 // The alerts' types, as the webhook's JSON spells them.
 const (
-	// DeadLetter: a task failed the same way twice in a row and is
-	// DEAD_LETTER, waiting for an operator.
+	// DeadLetter: a task is DEAD_LETTER, waiting for an operator: it
+	// failed the same way twice in a row (poison).
 	DeadLetter Type = "dead_letter"
 	// BreakerOpened: a group's circuit breaker opened (from closed): its
 	// tasks wait, or fail fast, while it cools down.
@@ -73,7 +73,7 @@ func DeadLettered(t task.Task, errMsg, fp string, at time.Time) Event {
 		Type: DeadLetter, Time: at,
 		TaskID: t.ID, Kind: t.Kind, Queue: t.Queue, Group: t.Group, Tenant: t.Tenant, RunID: t.RunID, Attempt: t.Attempt,
 		Fingerprint: fp, Error: Bounded(errMsg),
-		Summary: fmt.Sprintf("task %d (%s) is DEAD_LETTER: the same failure twice in a row: %s", t.ID, t.Kind, firstLine(errMsg)),
+		Summary: fmt.Sprintf("task %d (%s) is DEAD_LETTER after %d attempts, waiting for an operator: %s", t.ID, t.Kind, t.Attempt, firstLine(errMsg)),
 	}
 }
 

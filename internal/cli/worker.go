@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
@@ -66,7 +67,11 @@ func (e *env) worker(ctx context.Context, fs *pflag.FlagSet, queues []string) er
 	if err := eng.Start(ctx); err != nil {
 		return err
 	}
-	log.Info("worker started", "worker", eng.WorkerID(), "store", shownDSN(e.storeDSN), "concurrency", ws.concurrency, "lease", ws.lease)
+	attrs := []any{"worker", eng.WorkerID(), "store", shownDSN(e.storeDSN), "concurrency", ws.concurrency, "lease", ws.lease}
+	if hook := ws.alerting.AlertWebhook; hook != "" {
+		attrs = append(attrs, "alert_webhook", alert.Redact(hook))
+	}
+	log.Info("worker started", attrs...)
 	<-sigCtx.Done()
 	log.Info("stopping: draining running attempts", "drain", ws.drain)
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ws.drain)
