@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"reflect"
 	"strings"
 	"sync"
@@ -387,4 +388,31 @@ func TestStopDeliversWhatWaits(t *testing.T) {
 			t.Errorf("POST %d: %v", i, m)
 		}
 	}
+}
+
+// FuzzRedact: Redact never shows a URL's password or its query's values.
+func FuzzRedact(f *testing.F) {
+	for _, s := range []string{"https://u:p4ss@h.example/x?token=s3cret", "http://h/a/b?x=1&y=2", "https://h.example/services/T0123456789/B0123", "::", "https://[::1]:80/%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Redact(s)
+		u, err := url.Parse(s)
+		if err != nil || u.Scheme == "" || u.Host == "" {
+			if s != "" && got != "xxxxx" {
+				t.Errorf("Redact(%q) = %q, want it masked whole", s, got)
+			}
+			return
+		}
+		if p, ok := u.User.Password(); ok && len(p) > 5 && strings.Contains(got, p) {
+			t.Errorf("Redact(%q) = %q shows the password", s, got)
+		}
+		for _, vs := range u.Query() {
+			for _, v := range vs {
+				if len(v) > 5 && !strings.Contains("xxxxx", v) && strings.Contains(got, "="+url.QueryEscape(v)) {
+					t.Errorf("Redact(%q) = %q shows the query value %q", s, got, v)
+				}
+			}
+		}
+	})
 }

@@ -94,12 +94,20 @@ func (w *webhook) deliver(ctx context.Context, ev Event) {
 	ctx, cancel := context.WithTimeout(ctx, w.giveUp)
 	defer cancel()
 	posts := 0
+	var last error // the last answer's, which an end of ctx would hide
 	_, err = retry.Do(ctx, func(ctx context.Context) (struct{}, error) {
 		posts++
-		return struct{}{}, w.post(ctx, payload)
+		err := w.post(ctx, payload)
+		if err != nil && ctx.Err() == nil {
+			last = err
+		}
+		return struct{}{}, err
 	}, retry.WithPolicy(w.policy))
 	if err == nil {
 		return
+	}
+	if last == nil {
+		last = err
 	}
 	why := "giving up"
 	switch re := (*retry.Error)(nil); {
@@ -109,7 +117,7 @@ func (w *webhook) deliver(ctx context.Context, ev Event) {
 		why = "giving up: out of time"
 	}
 	w.log.Error("alert not delivered to the webhook; "+why, "webhook", w.shown, "alert", ev.Type, "task", ev.TaskID, "group", ev.Group,
-		"posts", posts, "err", describe(err))
+		"posts", posts, "err", describe(last))
 }
 
 // post makes one POST of payload, its outcome marked as httpretry
