@@ -36,4 +36,9 @@
 // number and the lease token, a fencing token to pass to downstream writes.
 // A handler that returns Snooze(d) is tried again after d without using an
 // attempt.
+//
+// Config.Alerting tells operators what needs them: a task dead-lettered, a
+// group's circuit breaker opened. OnAlert is called with each Alert, and
+// AlertWebhook is POSTed each as JSON, once the store has recorded it,
+// without ever holding up the worker (docs/alerts.md).
 package grit

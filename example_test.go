@@ -103,3 +103,38 @@ func ExampleWithKey() {
 	// true true args
 	// true true
 }
+
+// A task that fails the same way twice in a row is dead-lettered, and
+// OnAlert hears of it once the store has recorded it. (AlertWebhook
+// POSTs the same alert as JSON.)
+func ExampleAlerting() {
+	dir, _ := os.MkdirTemp("", "grit-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	alerts := make(chan grit.Alert, 1)
+	c, err := grit.Open(ctx, "sqlite:"+filepath.Join(dir, "grit.db"), grit.Config{
+		Alerting: grit.Alerting{OnAlert: func(a grit.Alert) { alerts <- a }},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	type order struct{ ID string }
+	grit.Handle(c, "charge", func(ctx context.Context, o order) error {
+		return fmt.Errorf("charge %s: card declined", o.ID)
+	}, grit.HandlerConfig{Policy: "4 10ms"})
+	c.Enqueue(ctx, "charge", order{"o-42"})
+	c.Start(ctx)
+	a := <-alerts
+	c.Stop(ctx)
+
+	fmt.Println(a.Type == grit.AlertDeadLetter, a.Kind, a.Attempt)
+	fmt.Println(a.Error)
+	fmt.Println(a.Link)
+	// Output:
+	// true charge 2
+	// charge o-42: card declined
+	// grit task 1
+}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/version"
@@ -37,11 +38,37 @@ type Config struct {
 	// budgets (a group's retries, fleet-wide, at most a share of its first
 	// attempts). Zero fields mean the defaults.
 	Protection
+	// Alerting is where the worker's alerts go, once the store has
+	// recorded what each is about: a task dead-lettered, a group's breaker
+	// opened, a kind or group held as an outage. OnAlert is called with
+	// each, one at a time, on a goroutine of its own (a slow callback
+	// delays the alerts, never the worker); AlertWebhook is POSTed each
+	// as JSON (docs/alerts.md). Stop delivers those still waiting within
+	// its context.
+	Alerting
 }
 
 // Protection is how claimers protect downstreams: the groups' circuit
 // breakers, resource pressure and retry budgets (see its fields).
 type Protection = gate.Protection
+
+// Alerting is where a worker's alerts go (see its fields).
+type Alerting = alert.Alerting
+
+// Alert is one alert: what it is about (Type), when, and the task, group
+// or kind it concerns, with a line for a human (Summary) and where an
+// operator looks next (Link).
+type Alert = alert.Event
+
+// AlertType is what an alert is about.
+type AlertType = alert.Type
+
+// The alerts' types.
+const (
+	AlertDeadLetter    = alert.DeadLetter    // a task is DEAD_LETTER: the same failure twice in a row
+	AlertBreakerOpened = alert.BreakerOpened // a group's circuit breaker opened
+	AlertOutageHeld    = alert.OutageHeld    // a kind or group is held as an outage
+)
 
 // Client enqueues tasks and, once started, works them.
 type Client struct {
@@ -73,6 +100,7 @@ func New(st store.Store, cfg Config) (*Client, error) {
 	e, err := engine.New(engine.Config{
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
 		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version(), Protection: cfg.Protection,
+		Alerting: cfg.Alerting,
 	})
 	if err != nil {
 		return nil, err

@@ -3,7 +3,9 @@ package grit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -186,5 +188,56 @@ func TestEnqueueTakesTheHandlersGroup(t *testing.T) {
 	b, err := c.Enqueue(ctx, "charge", charge{"o-2", 1}, grit.InGroup("payments-eu"))
 	if err != nil || b.Group != "payments-eu" {
 		t.Errorf("group %q (%v), want the one named", b.Group, err)
+	}
+}
+
+// TestOnAlert: grit.Config's Alerting reaches the engine: a dead letter
+// calls OnAlert once, with the task's details; a succeeding task does not.
+func TestOnAlert(t *testing.T) {
+	alerts := make(chan grit.Alert, 10)
+	c, err := grit.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"), grit.Config{
+		Alerting: grit.Alerting{OnAlert: func(a grit.Alert) { alerts <- a }, DashboardURL: "https://grit.example/dash"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	grit.Handle(c, "charge", func(_ context.Context, a charge) error {
+		if a.Cents < 0 {
+			return errors.New("charge: negative amount")
+		}
+		return nil
+	}, grit.HandlerConfig{Policy: "4 10ms", Group: "payments"})
+	bad, _ := c.Enqueue(context.Background(), "charge", charge{"o-1", -5}, grit.InQueue("billing"))
+	good, _ := c.Enqueue(context.Background(), "charge", charge{"o-2", 5})
+	startClient(t, c)
+	dead := waitTask(t, c, bad.ID, task.DeadLetter)
+	waitTask(t, c, good.ID, task.Success)
+	var a grit.Alert
+	select {
+	case a = <-alerts:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no alert")
+	}
+	if a.Type != grit.AlertDeadLetter || a.TaskID != bad.ID || a.Kind != "charge" || a.Queue != "billing" || a.Group != "payments" ||
+		a.Fingerprint != dead.Fingerprint || a.Error != "charge: negative amount" || a.Link != fmt.Sprintf("https://grit.example/dash/tasks/%d", bad.ID) {
+		t.Errorf("alert %+v", a)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c.Stop(ctx)
+	select {
+	case a := <-alerts:
+		t.Errorf("a second alert %+v", a)
+	default:
+	}
+}
+
+func TestBadAlerting(t *testing.T) {
+	_, err := grit.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"), grit.Config{
+		Alerting: grit.Alerting{AlertWebhook: "alerts.example/grit"},
+	})
+	if err == nil || !strings.Contains(err.Error(), "alert webhook") {
+		t.Errorf("a webhook without a scheme: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/store"
 )
@@ -75,6 +76,11 @@ type Config struct {
 	// their tasks' groups, as a Go worker's do (engine.Config): breakers,
 	// resource pressure and retry budgets.
 	gate.Protection
+	// Alerting is where alerts go: a remote worker's task dead-lettered
+	// (or one the server's rescue dead-lettered), a breaker its results
+	// opened. Serve delivers those still waiting, when it stops, within
+	// StopGrace.
+	alert.Alerting
 
 	Logger *slog.Logger
 }
@@ -125,6 +131,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if err := c.Protection.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := c.Alerting.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	for i, t := range c.Tokens {

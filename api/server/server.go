@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/reflection"
 
 	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/store"
 )
@@ -40,6 +41,8 @@ type Server struct {
 	// gate is the downstream protection of remote workers' claims, with a
 	// ledger for each remote worker, and the rescue of expired leases.
 	gate *gate.Gate
+	// alerts carries the gate's alerts (Config.Alerting).
+	alerts *alert.Alerter
 }
 
 // New returns a server for cfg; it reads the TLS certificate, if any.
@@ -57,7 +60,8 @@ func New(cfg Config) (*Server, error) {
 		stopping: make(chan struct{}),
 		seen:     map[string]bool{},
 	}
-	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Logger: cfg.Logger, OnChange: s.wake.notify})
+	s.alerts = alert.New(cfg.Alerting, cfg.Logger)
+	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Logger: cfg.Logger, OnChange: s.wake.notify, Alert: s.alerts.Send})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
@@ -149,7 +153,18 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	}
 	cancel()
 	wg.Wait()
+	s.DrainAlerts(context.WithoutCancel(ctx))
 	return err
+}
+
+// DrainAlerts delivers the alerts still waiting, within StopGrace or
+// until ctx ends, and drops the rest (logged); alerts raised after it are
+// dropped. Serve calls it when it stops; a server registered on a
+// grpc.Server of the caller's should, after stopping that.
+func (s *Server) DrainAlerts(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.StopGrace)
+	defer cancel()
+	s.alerts.Stop(ctx)
 }
 
 // stop turns the health service NOT_SERVING, ends waiting claims, and

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/retry"
@@ -37,6 +38,9 @@ type settings struct {
 	// worker, grit run and grit bench, and of grit server's remote workers
 	// alike: one knob means the same thing for all of them.
 	protection gate.Protection
+	// alerting is where the alerts of the engines of grit worker and grit
+	// run, and of grit server's remote workers, go: one knob for all.
+	alerting alert.Alerting
 
 	listen, tokensFile, tlsCert, tlsKey string
 	maxPayload, maxBatch                int
@@ -86,10 +90,17 @@ var (
 // or off (-1).
 type outageTasks int
 
+// knobAlertWebhook is where grit worker, grit run and grit server POST
+// their alerts (alert.Alerting.AlertWebhook). Its value may hold a
+// secret: it is shown redacted (alert.Redact).
+var knobAlertWebhook = knob{"alert-webhook", "GRIT_ALERT_WEBHOOK", "", "an http or https URL to POST an alert to, as JSON, when a task is dead-lettered, a group's breaker opens or an outage is held (see docs/alerts.md)",
+	func(s *settings) any { return &s.alerting.AlertWebhook }}
+
 var (
 	protectionKnobs = []knob{knobPressBase, knobPressMax, knobBudget, knobBudgetWait, knobBreaker, knobOutageTasks, knobOutageWindow}
+	alertKnobs      = []knob{knobAlertWebhook}
 	// workerKnobs are grit worker's and grit run's knobs.
-	workerKnobs = append([]knob{knobWorkerID, knobConcurrency, knobLease, knobHeartbeat, knobDrain}, protectionKnobs...)
+	workerKnobs = append(append([]knob{knobWorkerID, knobConcurrency, knobLease, knobHeartbeat, knobDrain}, protectionKnobs...), alertKnobs...)
 	// benchKnobs are grit bench's, which it passes on to its worker
 	// processes; its concurrency is a measurement's, not a knob.
 	benchKnobs = append([]knob{knobLease, knobHeartbeat}, protectionKnobs...)
@@ -147,7 +158,7 @@ func (e *env) settings(fs *pflag.FlagSet) (settings, error) {
 		v, src := e.lookup(k, fl.Value.String())
 		s.values[k.name], s.sources[k.name] = v, src
 		if err := k.set(&s, v); err != nil {
-			errs = append(errs, fmt.Errorf("%s %q (%s): %w", k.name, v, src, err))
+			errs = append(errs, fmt.Errorf("%s %q (%s): %w", k.name, k.shown(v), src, err))
 		}
 	}
 	if src, ok := s.sources[knobHeartbeat.name]; ok && src == "default" {
@@ -172,7 +183,19 @@ func (s *settings) check() []error {
 	if err := s.protection.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("%w (%s)", err, s.culprits(protectionKnobs)))
 	}
+	if err := s.alerting.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w (%s)", err, s.sources[knobAlertWebhook.name]))
+	}
 	return errs
+}
+
+// shown is a value of the knob fit to print: a URL that may hold a
+// secret (the alert webhook's) redacted.
+func (k knob) shown(v string) string {
+	if k.name == knobAlertWebhook.name {
+		return alert.Redact(v)
+	}
+	return v
 }
 
 // culprits says which of the knobs given make the protection bad: those
@@ -356,7 +379,7 @@ func setBreakerKey(b *breaker.Settings, key, val string) error {
 func (s settings) engineConfig(st store.Store) engine.Config {
 	return engine.Config{
 		Store: st, WorkerID: s.workerID, Concurrency: s.concurrency, Lease: s.lease, Heartbeat: s.heartbeat,
-		Version: Version, Protection: s.protection,
+		Version: Version, Protection: s.protection, Alerting: s.alerting,
 	}
 }
 

@@ -73,7 +73,7 @@ type configRow struct {
 func (e *env) configRows(s settings, storeSrc string) ([]configRow, error) {
 	out := []configRow{{"store", "GRIT_STORE", shownDSN(e.storeDSN), storeSrc}}
 	for _, k := range allKnobs() {
-		v, src := s.values[k.name], s.sources[k.name]
+		v, src := k.shown(s.values[k.name]), s.sources[k.name]
 		switch {
 		case k.name == knobHeartbeat.name && src == "default" && s.lease > 0:
 			v, src = retry.FormatDuration(s.heartbeat), "default (a third of the lease)"
@@ -81,6 +81,8 @@ func (e *env) configRows(s settings, storeSrc string) ([]configRow, error) {
 			v = "host-pid-random"
 		case k.name == knobBreaker.name && v == "":
 			v = "breaker's defaults"
+		case k.name == knobAlertWebhook.name && v == "":
+			v = "(none)"
 		}
 		out = append(out, configRow{k.name, k.env, v, src})
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/grit-run/grit/api/client"
 	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/gritbench"
@@ -162,6 +164,7 @@ type built struct {
 	engine     *engine.Config // grit worker's, run's, bench's and bench's worker processes'
 	server     *server.Config // grit server's
 	protection gate.Protection
+	alerting   alert.Alerting
 	client     client.Config
 	storeDSN   string
 }
@@ -178,7 +181,7 @@ func engineBuilt(t *testing.T, eng *engine.Engine, err error) built {
 		t.Fatal(err)
 	}
 	cfg := eng.Settings()
-	return built{engine: &cfg, protection: cfg.Protection}
+	return built{engine: &cfg, protection: cfg.Protection, alerting: cfg.Alerting}
 }
 
 // commandPaths are the commands that take knobs, each building what it
@@ -226,7 +229,7 @@ func commandPaths(st store.Store, dsn string) map[string]commandPath {
 				t.Fatal(err)
 			}
 			sc := srv.Settings()
-			return built{server: &sc, protection: sc.Protection}
+			return built{server: &sc, protection: sc.Protection, alerting: sc.Alerting}
 		}},
 		// The client commands (enqueue, get, cancel) read their knobs from
 		// the environment alone, with client.FromEnv (see env.remote).
@@ -304,6 +307,8 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 			configures: "Protection.Breaker", got: prot(func(p gate.Protection) any { return p.Breaker }),
 			want: breaker.Settings{Window: 2 * time.Minute, Buckets: 12, FailureRatio: 0.3, MinAttempts: 7, Consecutive: 4,
 				CoolDown: 5 * time.Second, MaxCoolDown: time.Minute, Probes: 2, RampUp: 10 * time.Second, RampStart: 0.2}},
+		"alert-webhook": {value: "https://alerts.example/grit?token=t", configures: "Alerting.AlertWebhook (the engine's or the server's)",
+			got: func(b built) any { return b.alerting.AlertWebhook }, want: "https://alerts.example/grit?token=t"},
 		"listen": {value: "127.0.0.1:7421", configures: "the address grit server listens on (settings.listen, given to net.Listen)",
 			got: func(b built) any { return b.s.listen }, want: "127.0.0.1:7421"},
 		"tokens-file": {value: tokensFile, configures: "the server's Tokens", got: srv(func(c server.Config) any { return c.Tokens }), want: []string{token}},
@@ -446,6 +451,28 @@ func TestConfigMasksTheStorePassword(t *testing.T) {
 	code, out, errOut := grit(t, "config", "--store", "postgres://grit:s3cret@db.internal:5432/app")
 	if code != 0 || strings.Contains(out, "s3cret") || !strings.Contains(out, "postgres://grit:xxxxx@db.internal:5432/app") {
 		t.Errorf("config: exit %d, stdout:\n%s\nstderr: %s\nwant the store with its password masked", code, out, errOut)
+	}
+}
+
+// TestConfigMasksTheWebhookSecret: grit config shows the alert webhook
+// with its password, its query's values and the key in its path masked,
+// and where it came from; a bad one is refused without its secret.
+func TestConfigMasksTheWebhookSecret(t *testing.T) {
+	hook := "https://ops:pw0rd@hooks.example/services/T0123456789/hook?token=s3cret"
+	code, out, errOut := grit(t, "config", "--alert-webhook", hook)
+	if code != 0 || !strings.Contains(out, "https://xxxxx@hooks.example/services/xxxxx/hook?token=xxxxx") || !strings.Contains(out, "flag --alert-webhook") {
+		t.Errorf("config: exit %d, stdout:\n%s\nstderr: %s\nwant the webhook masked, from its flag", code, out, errOut)
+	}
+	code, out, errOut = grit(t, "config")
+	if code != 0 || !regexp.MustCompile(`alert-webhook\s+GRIT_ALERT_WEBHOOK\s+\(none\)\s+default`).MatchString(out) {
+		t.Errorf("config without a webhook: exit %d, %s %s", code, out, errOut)
+	}
+	for _, cmd := range []string{"worker", "server", "config"} {
+		code, out, errOut := grit(t, cmd, "--store", tempStore(t), "--alert-webhook", "ftp://ops:pw0rd@hooks.example/T0123456789?token=s3cret")
+		if code != exitUsage || !strings.Contains(errOut, "want an http or https URL") || !strings.Contains(errOut, "(flag --alert-webhook)") ||
+			strings.Contains(out+errOut, "pw0rd") || strings.Contains(out+errOut, "s3cret") || strings.Contains(out+errOut, "T0123456789") {
+			t.Errorf("grit %s with a bad webhook: exit %d, %s %s; want %d naming it, without its secrets", cmd, code, out, errOut, exitUsage)
+		}
 	}
 }
 

@@ -44,7 +44,9 @@ health and reflection services) on the store, until SIGTERM or Ctrl-C.
 Calls carry "authorization: Bearer TOKEN"; tokens come from GRIT_TOKENS
 (comma-separated) and --tokens-file. Without tokens, only a loopback
 address is served. Remote workers' claims get the same downstream
-protection as a grit worker's, set by the same flags and variables. See
+protection as a grit worker's, set by the same flags and variables, and
+their dead letters and the breakers they open alert the same webhook
+(--alert-webhook, GRIT_ALERT_WEBHOOK; see docs/alerts.md). See
 api/README.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -55,13 +57,13 @@ api/README.md.`,
 			return e.serve(cmd.Context(), s)
 		},
 	}
-	registerKnobs(cmd.Flags(), append(append([]knob{}, serverOwnKnobs...), protectionKnobs...))
+	registerKnobs(cmd.Flags(), append(append(append([]knob{}, serverOwnKnobs...), protectionKnobs...), alertKnobs...))
 	return cmd
 }
 
 // serverConfig is grit server's configuration from its settings, but its
-// store and logger. Its Protection is the settings' one, as the engines'
-// is (engineConfig): a knob means the same for both.
+// store and logger. Its Protection and Alerting are the settings' ones,
+// as the engines' are (engineConfig): a knob means the same for both.
 func (e *env) serverConfig(s settings) (server.Config, error) {
 	tokens, err := server.LoadTokens(s.tokensFile, e.getenv(server.TokensEnv))
 	if err != nil {
@@ -72,7 +74,7 @@ func (e *env) serverConfig(s settings) (server.Config, error) {
 	}
 	return server.Config{
 		Tokens: tokens, CertFile: s.tlsCert, KeyFile: s.tlsKey, MaxPayload: s.maxPayload, MaxBatch: s.maxBatch,
-		Protection: s.protection,
+		Protection: s.protection, Alerting: s.alerting,
 	}, nil
 }
 

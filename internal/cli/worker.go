@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
@@ -35,7 +36,9 @@ effect and where each value came from. The downstream protection
 --breaker) applies to the tasks of each group; a group's own breaker
 settings (grit breakers set GROUP) replace --breaker. --outage-tasks and
 --outage-window tell an outage (many tasks failing alike, none
-succeeding: held) from poison (one task failing alike: dead-lettered).`,
+succeeding: held) from poison (one task failing alike: dead-lettered).
+--alert-webhook POSTs an alert, as JSON, when a task is dead-lettered, a
+group's breaker opens or an outage is held (docs/alerts.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return e.worker(cmd.Context(), cmd.Flags(), queues)
@@ -66,7 +69,11 @@ func (e *env) worker(ctx context.Context, fs *pflag.FlagSet, queues []string) er
 	if err := eng.Start(ctx); err != nil {
 		return err
 	}
-	log.Info("worker started", "worker", eng.WorkerID(), "store", shownDSN(e.storeDSN), "concurrency", ws.concurrency, "lease", ws.lease)
+	attrs := []any{"worker", eng.WorkerID(), "store", shownDSN(e.storeDSN), "concurrency", ws.concurrency, "lease", ws.lease}
+	if hook := ws.alerting.AlertWebhook; hook != "" {
+		attrs = append(attrs, "alert_webhook", alert.Redact(hook))
+	}
+	log.Info("worker started", attrs...)
 	<-sigCtx.Done()
 	log.Info("stopping: draining running attempts", "drain", ws.drain)
 	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ws.drain)

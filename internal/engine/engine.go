@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/clock"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/or"
@@ -56,6 +57,10 @@ type Config struct {
 	// Protection is how the engine protects the downstreams of its tasks'
 	// groups: breakers, resource pressure and retry budgets.
 	gate.Protection
+	// Alerting is where alerts go: a task dead-lettered, a breaker opened,
+	// an outage held, once the store has recorded it. Stop delivers those
+	// still waiting within its context.
+	alert.Alerting
 }
 
 func (c *Config) validate() error {
@@ -69,6 +74,9 @@ func (c *Config) validate() error {
 		return errors.New("engine: negative concurrency, lease, heartbeat, poll or grace")
 	}
 	if err := c.Protection.Validate(); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	if err := c.Alerting.Validate(); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
 	if c.Heartbeat > 0 && c.Lease > 0 && c.Heartbeat >= c.Lease {
@@ -134,6 +142,7 @@ type Engine struct {
 	// (none free, or its last claim filled them all): a freed slot wakes it.
 	slotBound atomic.Bool
 	gate      *gate.Gate // the downstream protection, and the rescue of expired leases
+	alerts    *alert.Alerter
 
 	stats Stats
 
@@ -178,7 +187,8 @@ func New(cfg Config) (*Engine, error) {
 		stopping: make(chan struct{}),
 		done:     make(chan struct{}),
 	}
-	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Policy: e.policyFor, Clock: cfg.Clock, Logger: cfg.Logger, OnChange: e.Wake})
+	e.alerts = alert.New(cfg.Alerting, cfg.Logger)
+	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Policy: e.policyFor, Clock: cfg.Clock, Logger: cfg.Logger, OnChange: e.Wake, Alert: e.alerts.Send})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}

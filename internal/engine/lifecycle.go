@@ -92,9 +92,10 @@ func (e *Engine) advise(ctx context.Context) {
 
 // Stop stops claiming, lets running attempts finish until ctx ends, then
 // releases what is left (back to READY, without using an attempt), records
-// every result and deactivates the worker. Results that cannot be recorded
-// within Config.RecordTimeout (the store is down) are abandoned: their
-// leases expire and a sibling takes them over.
+// every result, delivers the alerts still waiting until ctx ends, and
+// deactivates the worker. Results that cannot be recorded within
+// Config.RecordTimeout (the store is down) are abandoned: their leases
+// expire and a sibling takes them over.
 func (e *Engine) Stop(ctx context.Context) error {
 	if !e.started.Load() {
 		return errors.New("engine: not started")
@@ -117,6 +118,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 	e.leaseWG.Wait()
 	close(e.events)
 	e.eventWG.Wait()
+	e.alerts.Stop(ctx)
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	err := e.cfg.Store.DeactivateWorker(dctx, e.cfg.WorkerID)

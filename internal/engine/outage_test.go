@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -27,6 +29,13 @@ func TestOutageIsHeldNotDeadLettered(t *testing.T) {
 			st := newStore(t)
 			cfg := testConfig(st)
 			cfg.Protection.Breaker = breaker.Settings{CoolDown: 200 * time.Millisecond}
+			var mu sync.Mutex
+			alerts := map[alert.Type]int{}
+			cfg.Alerting.OnAlert = func(ev alert.Event) {
+				mu.Lock()
+				defer mu.Unlock()
+				alerts[ev.Type]++
+			}
 			var down atomic.Bool
 			down.Store(true)
 			var calls atomic.Int64
@@ -63,6 +72,13 @@ func TestOutageIsHeldNotDeadLettered(t *testing.T) {
 			}
 			waitFor(t, 10*time.Second, func() bool { return groupOf(t, st, hold).Outage == nil },
 				func() string { return fmt.Sprintf("the outage was not cleared: %+v", groupOf(t, st, hold)) })
+			waitFor(t, 10*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return alerts[alert.OutageHeld] > 0 },
+				func() string { return "no outage alert" })
+			mu.Lock()
+			if alerts[alert.OutageHeld] != 1 || alerts[alert.DeadLetter] != 0 {
+				t.Errorf("alerts %v, want one outage held and no dead letter", alerts)
+			}
+			mu.Unlock()
 			t.Logf("%d calls while down, %d in all", whileDown, calls.Load())
 		})
 	}

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/clock"
 	"github.com/grit-run/grit/internal/decide"
 	"github.com/grit-run/grit/retry"
@@ -59,10 +60,12 @@ type Config struct {
 	// or limit eased, a rescue made tasks due): a claimer waiting for work
 	// should look again.
 	OnChange func()
-	// OnOutage, if set, is called when a failure turns out to be an
-	// outage and its group or kind is held (hold is its name: the group,
-	// or KindHold and the kind), with the task and the retry it got.
-	OnOutage func(hold string, t task.Task, f store.Finish)
+	// Alert, if set, is given the alerts the gate raises, once the store
+	// has recorded what each is about: a task dead-lettered (by any
+	// claimer, or by a rescue), a group's breaker opened, a kind or group
+	// held as an outage (HeldOutage). It must not block (alert.Alerter's
+	// Send queues).
+	Alert func(alert.Event)
 }
 
 // Gate is the downstream protection of a set of claimers on one store.

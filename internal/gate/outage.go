@@ -50,6 +50,7 @@ func (g *Gate) judge(ctx context.Context, t *task.Task, f *store.Finish) {
 	known := now.Before(g.outages[key])
 	gr, hasGroup := g.groups[t.Group]
 	g.mu.Unlock()
+	tasks := 0 // not counted again while the outage is known
 	if !known {
 		q := store.SpreadQuery{Kind: t.Kind, Group: t.Group, Fingerprint: f.Fingerprint,
 			Since: now.Add(-p.OutageWindow), Limit: p.OutageTasks, Succeeded: t.Group == ""}
@@ -67,22 +68,25 @@ func (g *Gate) judge(ctx context.Context, t *task.Task, f *store.Finish) {
 		if sp.Tasks < p.OutageTasks || sp.Succeeded {
 			return // one task's own failure, or others of its kind do succeed: poison
 		}
+		tasks = sp.Tasks
 	}
-	g.holdOutage(ctx, name, t, f, now)
+	g.holdOutage(ctx, name, t, f, tasks, now)
 }
 
 // holdOutage holds name (a group, or a kind under KindHold) as an outage of f's
 // failure, and makes f a retry at its next probe.
-func (g *Gate) holdOutage(ctx context.Context, name string, t *task.Task, f *store.Finish, now time.Time) {
+func (g *Gate) holdOutage(ctx context.Context, name string, t *task.Task, f *store.Finish, tasks int, now time.Time) {
 	p := g.cfg.Protection
-	tripped := false
+	tripped, declared := false, false
 	gr, err := g.gb.UpdateGroup(ctx, name, func(gr *store.Group) {
+		tripped, declared = false, false // the update may run again
 		if gr.Circuit.State == "" || gr.Circuit.State == breaker.Closed {
 			p.Settings(*gr).Trip(&gr.Circuit, now, 0)
 			tripped = true
 		}
 		if gr.Outage == nil {
 			gr.Outage = &store.Outage{Fingerprint: f.Fingerprint, Error: clip(f.Error, 500), Kind: t.Kind, Since: now}
+			declared = true
 		}
 	})
 	if err != nil {
@@ -100,12 +104,16 @@ func (g *Gate) holdOutage(ctx context.Context, name string, t *task.Task, f *sto
 	f.State, f.NextAt = task.Retrying, at
 	f.Attempt.Delay, f.Attempt.Decision = at.Sub(now), "outage"
 	if tripped {
+		g.changed()
+	}
+	if declared { // once per hold, by whichever claimer declared it
 		g.cfg.Logger.Warn("outage: tasks fail alike and none succeeds; holding their work instead of dead-lettering it",
 			"hold", name, "fingerprint", f.Fingerprint, "error", clip(f.Error, 200), "next_probe", at)
-		g.changed()
-		if g.cfg.OnOutage != nil {
-			g.cfg.OnOutage(name, *t, *f)
+		o := Outage{Kind: t.Kind, Fingerprint: f.Fingerprint, Error: f.Error, Tasks: tasks, Until: at}
+		if t.Group != "" {
+			o.Kind, o.Group = "", t.Group
 		}
+		g.HeldOutage(o)
 	}
 }
 

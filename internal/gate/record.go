@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -24,7 +25,8 @@ type End struct {
 // what each says of its group's downstream: the breaker counts it (a probe
 // as a probe), a resource failure raises the group's pressure and halves
 // the claimer's window of the group, a success eases both. One locked
-// update a group. A result the store did not take says nothing.
+// update a group. A result the store did not take says nothing. A task
+// the store recorded DEAD_LETTER raises an alert (Config.Alert).
 func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
 	var byGroup map[string][]groupResult
 	local := g.cfg.Clock.Now()
@@ -63,6 +65,7 @@ func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
 		}
 	}
 	g.mu.Unlock()
+	g.alertDeadLetters(ends)
 	for _, name := range slices.Sorted(maps.Keys(byGroup)) {
 		freed = g.recordGroup(ctx, worker, name, byGroup[name]) || freed
 	}
@@ -107,20 +110,30 @@ func (g *Gate) Lost(worker string, ls []store.Lease) {
 
 // recordGroup records a group's results in its breaker and pressure, and
 // in the claimer's window; it reports whether the breaker changed state.
+// A breaker these results opened from closed raises an alert; one that
+// opens again after a failed probe does not: that is the same outage.
 func (g *Gate) recordGroup(ctx context.Context, worker, name string, rs []groupResult) bool {
 	p := g.cfg.Protection
+	var opened bool
 	gr, err := g.gb.UpdateGroup(ctx, name, func(gr *store.Group) {
 		now, s := g.StoreNow(), p.Settings(*gr)
+		was := orClosed(gr.Circuit.State)
 		for _, r := range rs {
 			r.apply(gr, s, now, p.PressureBase, p.PressureMax)
 		}
 		if orClosed(gr.Circuit.State) == breaker.Closed {
 			gr.Outage = nil // a probe succeeded: the outage is over
 		}
+		// Decided in the locked update, so that of the claimers whose
+		// results reach the group together, one alone sees it open.
+		opened = was == breaker.Closed && gr.Circuit.State == breaker.Open
 	})
 	if err != nil {
 		g.cfg.Logger.Warn("could not record results in the group's breaker", "group", name, "err", err)
 		return false
+	}
+	if opened {
+		g.alert(alert.Opened(name, gr.Circuit.Since, gr.Circuit.NextProbe()))
 	}
 	g.mu.Lock()
 	before := g.groups[name].Circuit.State

@@ -35,6 +35,7 @@ func (g *Gate) Rescue(ctx context.Context, req store.RescueRequest, done func([]
 				g.cfg.Logger.Info("rescued a task from a silent worker", "task", t.ID, "state", fs[i].State)
 			}
 		}
+		g.alertDeadLetters(ends)
 		if done != nil {
 			done(ends)
 		}
