@@ -59,6 +59,50 @@ func TestTheHerd(t *testing.T) {
 	}
 }
 
+// TestAnOutageIsNotPoison: every client fails alike while the downstream
+// is down, so without the hold grit's poison detection would dead-letter
+// every one; the hold recognises the outage, dead-letters none, and holds
+// every client, calling the downstream far less while it is down.
+func TestAnOutageIsNotPoison(t *testing.T) {
+	for _, j := range []string{"none", "equal", "full", "decorrelated"} {
+		plain, err := Run(small, Strategy{Jitter: j})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, err := Run(small, Strategy{Jitter: j, Hold: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plain.DeadLettered != small.Clients || plain.Held != 0 {
+			t.Errorf("%s: %d dead-lettered, %d held; want all %d dead-lettered, none held", j, plain.DeadLettered, plain.Held, small.Clients)
+		}
+		if held.DeadLettered != 0 || held.Held != small.Clients || !held.Drained {
+			t.Errorf("%s+hold: %d dead-lettered, %d held, drained %v; want none, all %d, true", j, held.DeadLettered, held.Held, held.Drained, small.Clients)
+		}
+		if held.DownAttempts*5 > plain.DownAttempts || held.Attempts >= plain.Attempts {
+			t.Errorf("%s+hold: %d calls while down (%d in all) against %d (%d) without the hold", j, held.DownAttempts, held.Attempts, plain.DownAttempts, plain.Attempts)
+		}
+	}
+	// The hold's own probes go while the downstream is down, one at a time.
+	if r, _ := Run(small, Strategy{Jitter: "full", Hold: true}); r.DownAttempts > small.Clients/5 {
+		t.Errorf("full+hold: %d calls while down for %d clients", r.DownAttempts, small.Clients)
+	}
+}
+
+// TestTooFewToBeAnOutage: fewer clients than the hold needs to call it an
+// outage stay poison, hold or not.
+func TestTooFewToBeAnOutage(t *testing.T) {
+	c := small
+	c.Clients = outageTasks - 1
+	r, err := Run(c, Strategy{Jitter: "full", Hold: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.DeadLettered != c.Clients || r.Held != 0 {
+		t.Errorf("%d clients: %d dead-lettered, %d held; want all dead-lettered", c.Clients, r.DeadLettered, r.Held)
+	}
+}
+
 func TestUndrainedRunSaysSo(t *testing.T) {
 	c := small
 	c.Horizon = 25 * time.Second
@@ -85,7 +129,7 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%+v: error %v, want one saying %q", c.cfg, err, c.says)
 		}
 	}
-	if _, err := ParseStrategy("fuzzy+budget"); err == nil || !strings.Contains(err.Error(), "want none, equal, full or decorrelated") {
+	if _, err := ParseStrategy("fuzzy+budget"); err == nil || !strings.Contains(err.Error(), "want none, equal, full or decorrelated, each optionally with +budget+breaker or +hold") {
 		t.Errorf("bad strategy: %v", err)
 	}
 	for _, s := range Strategies() {
@@ -126,6 +170,7 @@ func FuzzParseStrategy(f *testing.F) {
 		f.Add(s.String())
 	}
 	f.Add("full+budget")
+	f.Add("full+budget+breaker+hold")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, name string) {
 		s, err := ParseStrategy(name)

@@ -37,6 +37,7 @@ type sim struct {
 	budget  *retry.Budget
 	bs      breaker.Settings
 	circuit breaker.Circuit
+	hold    *hold   // the outage hold's state, for a strategy with it
 	served  float64 // what the downstream can still serve this tick
 	gate    float64 // what the breaker's ramp still lets through this tick
 	res     Result
@@ -59,6 +60,9 @@ func Run(cfg Config, s Strategy) (Result, error) {
 	h.Write([]byte(s.String()))
 	m := &sim{cfg: cfg, s: s, bo: bo, rng: rand.New(rand.NewPCG(cfg.Seed, h.Sum64()))}
 	m.budget, m.bs = protection(cfg, &m.now)
+	if s.Hold {
+		m.hold = newHold(cfg.Clients)
+	}
 	m.res = Result{Strategy: s.String(), Load: make([]float64, int(cfg.Horizon/cfg.Bucket)+1)}
 	m.q = make(queue, cfg.Clients)
 	for i := range m.q {
@@ -114,21 +118,57 @@ func (m *sim) call(c *client) {
 			m.gate--
 		}
 	}
+	if m.s.Hold {
+		var ok bool
+		if ok, probe = m.admit(c); !ok {
+			return
+		}
+	}
 	c.calls++
 	m.res.Attempts++
+	if m.now < m.cfg.Down {
+		m.res.DownAttempts++
+	}
 	m.res.Load[m.now/m.cfg.Bucket]++
 	ok := m.now >= m.cfg.Down && m.served >= 1
 	if m.s.Protected {
 		m.bs.Record(&m.circuit, ok, probe, at)
 	}
+	if m.s.Hold && m.hold.holding() {
+		m.bs.Record(&m.hold.circuit, ok, probe, at)
+	}
 	if ok {
 		m.served--
 		m.done++
 		m.last = m.now
+		if m.s.Hold {
+			m.hold.success = m.now
+		}
+		return
+	}
+	if m.failed(c) {
 		return
 	}
 	c.prev = m.bo.Delay(c.calls, c.prev, m.rng)
 	m.wait(c, c.prev)
+}
+
+// failed counts a client's failed call toward poison: while the
+// downstream is down every failure is the same error; once it is up, a
+// call fails only when it is shed for want of capacity, a different
+// error that a worker marks as a resource failure, which is never poison.
+// It reports whether the failure put the client on hold.
+func (m *sim) failed(c *client) bool {
+	if m.now >= m.cfg.Down {
+		c.streak = 0
+		return false
+	}
+	c.streak++
+	held := c.streak >= poisonAfter && m.poisoned(c)
+	if m.s.Hold {
+		m.hold.failed(m.now, c.id)
+	}
+	return held
 }
 
 // wait puts a client back to call again after d (at least a tick).
