@@ -2,8 +2,11 @@ package herd
 
 import (
 	"bytes"
+	"fmt"
+	"image/color"
 	"image/png"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -149,19 +152,92 @@ func TestPlot(t *testing.T) {
 	if err := Plot(&b, "herd.png", rs, small); err != nil {
 		t.Fatal(err)
 	}
+	c := newChart(rs, small)
 	img, err := png.Decode(&b)
-	if err != nil || img.Bounds().Dx() != plotW || img.Bounds().Dy() != plotH {
+	if err != nil || img.Bounds().Dx() != plotW || img.Bounds().Dy() != c.height {
 		t.Fatalf("png: %v, %v", err, img)
 	}
 	b.Reset()
 	if err := Plot(&b, "herd.SVG", rs, small); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(b.String(), "<polyline"); n != len(rs) || !strings.Contains(b.String(), "decorrelated+budget+breaker") {
+	if n := strings.Count(b.String(), "<polyline"); n != len(rs) || !strings.Contains(b.String(), "decorrelated+hold") {
 		t.Errorf("svg has %d lines for %d strategies", n, len(rs))
 	}
 	if err := Plot(&b, "herd.gif", rs, small); err == nil || !strings.Contains(err.Error(), "want a .png or .svg") {
 		t.Errorf("gif: %v", err)
+	}
+}
+
+// TestPlotShowsEverySeries: each strategy has a panel of its own, named,
+// and a style no other has (a colour per jitter, a dash per protection),
+// in the SVG as written and in the PNG as drawn: its line's colour is in
+// its panel, and its sample's dashes are its own.
+func TestPlotShowsEverySeries(t *testing.T) {
+	var rs []Result
+	for _, s := range Strategies() {
+		r, _ := Run(small, s)
+		rs = append(rs, r)
+	}
+	var b bytes.Buffer
+	if err := Plot(&b, "herd.svg", rs, small); err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?s)<g data-strategy="([^"]+)">.*?<polyline fill="none" stroke="([^"]+)" stroke-width="[^"]+"( stroke-dasharray="[^"]+")? points="[^"]+"/>.*?<text [^>]*>([^<]+)</text>`)
+	styles := map[string]string{}
+	for _, m := range line.FindAllStringSubmatch(b.String(), -1) {
+		name, st := m[1], m[2]+m[3]
+		if m[4] != name {
+			t.Errorf("%s's panel is headed %q", name, m[4])
+		}
+		if other, ok := styles[st]; ok {
+			t.Errorf("%s and %s are both drawn %s", name, other, st)
+		}
+		styles[st] = name
+	}
+	if len(styles) != len(rs) {
+		t.Errorf("svg: %d series told apart, want %d: %v", len(styles), len(rs), styles)
+	}
+
+	b.Reset()
+	if err := Plot(&b, "herd.png", rs, small); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := map[string]string{}
+	c := newChart(rs, small)
+	for _, p := range c.panels {
+		want := color.RGBA{p.style.color[0], p.style.color[1], p.style.color[2], 0xff}
+		n := 0
+		for y := int(p.y) + 1; y < int(p.y+p.h); y++ {
+			for x := int(p.x) + 1; x < int(p.x+p.w); x++ {
+				if color.RGBAModel.Convert(img.At(x, y)) == want {
+					n++
+				}
+			}
+		}
+		if n < 50 {
+			t.Errorf("%s: %d pixels of its line in its panel", p.r.Strategy, n)
+		}
+		var sample strings.Builder
+		for x := int(p.x) + 1; x <= int(p.x)+20; x++ {
+			if color.RGBAModel.Convert(img.At(x, int(p.y)-24)) == want {
+				sample.WriteByte('#')
+			} else {
+				sample.WriteByte('.')
+			}
+		}
+		key := fmt.Sprint(p.style.color) + sample.String()
+		if other, ok := samples[key]; ok {
+			t.Errorf("%s and %s are drawn alike: %s", p.r.Strategy, other, key)
+		}
+		samples[key] = p.r.Strategy
+		if _, prot := splitStrategy(p.r.Strategy); (prot == "") != !strings.Contains(sample.String(), ".") {
+			t.Errorf("%s: its sample line is %s", p.r.Strategy, sample.String())
+		}
 	}
 }
 
