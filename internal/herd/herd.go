@@ -130,6 +130,9 @@ func ParseStrategy(name string) (Strategy, error) {
 }
 
 func (s Strategy) backoff(c Config) (retry.Backoff, error) {
+	if s.Protected && s.Hold {
+		return nil, fmt.Errorf("herd: strategy %s: the budget and breaker with the hold is not simulated; want one or the other", s)
+	}
 	switch s.Jitter {
 	case "none":
 		return retry.Exponential{Min: c.Min, Max: c.Max, Jitter: retry.JitterNone}, nil

@@ -132,6 +132,9 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%+v: error %v, want one saying %q", c.cfg, err, c.says)
 		}
 	}
+	if _, err := Run(small, Strategy{Jitter: "full", Protected: true, Hold: true}); err == nil || !strings.Contains(err.Error(), "not simulated") {
+		t.Errorf("the budget and breaker with the hold: %v", err)
+	}
 	if _, err := ParseStrategy("fuzzy+budget"); err == nil || !strings.Contains(err.Error(), "want none, equal, full or decorrelated, each optionally with +budget+breaker or +hold") {
 		t.Errorf("bad strategy: %v", err)
 	}

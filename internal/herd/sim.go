@@ -96,33 +96,15 @@ func (m *sim) loop() {
 // call lets a due client call the downstream, or makes it wait.
 func (m *sim) call(c *client) {
 	at := epoch.Add(m.now)
-	probe := false
-	if m.s.Protected {
-		v := m.bs.Allow(&m.circuit, at)
-		switch {
-		case !v.Allow:
-			m.wait(c, v.Retry.Sub(epoch)-m.now+m.jitter(time.Second))
-			return
-		case !v.Probe && m.gate < 1:
-			m.wait(c, m.jitter(time.Second))
-			return
-		case c.calls > 0 && !m.budget.Withdraw():
-			c.prev = m.bo.Delay(c.calls, c.prev, m.rng)
-			m.wait(c, c.prev)
-			return
-		case c.calls == 0:
-			m.budget.Deposit()
-		}
-		probe = v.Probe
-		if !probe {
-			m.gate--
-		}
+	ok, probe := true, false
+	switch {
+	case m.s.Protected:
+		ok, probe = m.protect(c, at)
+	case m.s.Hold:
+		ok, probe = m.admit(c)
 	}
-	if m.s.Hold {
-		var ok bool
-		if ok, probe = m.admit(c); !ok {
-			return
-		}
+	if !ok {
+		return
 	}
 	c.calls++
 	m.res.Attempts++
@@ -130,7 +112,7 @@ func (m *sim) call(c *client) {
 		m.res.DownAttempts++
 	}
 	m.res.Load[m.now/m.cfg.Bucket]++
-	ok := m.now >= m.cfg.Down && m.served >= 1
+	ok = m.now >= m.cfg.Down && m.served >= 1
 	if m.s.Protected {
 		m.bs.Record(&m.circuit, ok, probe, at)
 	}
@@ -138,12 +120,7 @@ func (m *sim) call(c *client) {
 		m.bs.Record(&m.hold.circuit, ok, probe, at)
 	}
 	if ok {
-		m.served--
-		m.done++
-		m.last = m.now
-		if m.s.Hold {
-			m.hold.success = m.now
-		}
+		m.succeeded()
 		return
 	}
 	if m.failed(c) {
@@ -151,6 +128,40 @@ func (m *sim) call(c *client) {
 	}
 	c.prev = m.bo.Delay(c.calls, c.prev, m.rng)
 	m.wait(c, c.prev)
+}
+
+// protect asks the shared breaker, its ramp and the retry budget whether a
+// due client may call, and makes it wait if not. It reports whether the
+// client may call, and whether as the breaker's probe.
+func (m *sim) protect(c *client, at time.Time) (ok, probe bool) {
+	v := m.bs.Allow(&m.circuit, at)
+	switch {
+	case !v.Allow:
+		m.wait(c, v.Retry.Sub(epoch)-m.now+m.jitter(time.Second))
+		return false, false
+	case !v.Probe && m.gate < 1:
+		m.wait(c, m.jitter(time.Second))
+		return false, false
+	case c.calls > 0 && !m.budget.Withdraw():
+		c.prev = m.bo.Delay(c.calls, c.prev, m.rng)
+		m.wait(c, c.prev)
+		return false, false
+	case c.calls == 0:
+		m.budget.Deposit()
+	}
+	if !v.Probe {
+		m.gate--
+	}
+	return true, v.Probe
+}
+
+func (m *sim) succeeded() {
+	m.served--
+	m.done++
+	m.last = m.now
+	if m.s.Hold {
+		m.hold.success = m.now
+	}
 }
 
 // failed counts a client's failed call toward poison: while the
