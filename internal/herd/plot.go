@@ -176,6 +176,27 @@ func Plot(w io.Writer, path string, rs []Result, cfg Config) error {
 	return fmt.Errorf("herd: plot %s: want a .png or .svg file", path)
 }
 
+// leftmost tells whether no panel is drawn left of p: its y axis is
+// labelled.
+func (c chart) leftmost(p panel) bool {
+	for _, q := range c.panels {
+		if q.row == p.row && q.col < p.col {
+			return false
+		}
+	}
+	return true
+}
+
+// lowest tells whether no panel is drawn below p: its x axis is labelled.
+func (c chart) lowest(p panel) bool {
+	for _, q := range c.panels {
+		if q.col == p.col && q.row > p.row {
+			return false
+		}
+	}
+	return true
+}
+
 // ticks are 4 to 10 round values from 0 up to v.
 func ticks(v float64, n int) []float64 {
 	step := niceCeil(v / float64(n))

@@ -37,7 +37,7 @@ func (c chart) pngPanel(img *image.RGBA, p panel) {
 	for _, tk := range p.yTicks() {
 		_, y := c.px(p, 0, tk)
 		(&pen{img: img, c: faint}).line(p.x, y, p.x+p.w, y)
-		if p.col == 0 {
+		if c.leftmost(p) {
 			label := fmt.Sprintf("%gx", tk)
 			text(img, int(p.x)-5-7*len(label), int(y)+4, label, black)
 		}

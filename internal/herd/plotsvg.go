@@ -27,7 +27,7 @@ func (c chart) svgPanel(b *strings.Builder, p panel) {
 	for _, tk := range p.yTicks() {
 		_, y := c.px(p, 0, tk)
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#eee"/>`, p.x, y, p.x+p.w, y)
-		if p.col == 0 {
+		if c.leftmost(p) {
 			fmt.Fprintf(b, `<text x="%.1f" y="%.1f" text-anchor="end">%gx</text>`, p.x-5, y+4, tk)
 		}
 		b.WriteString("\n")
@@ -61,16 +61,6 @@ func (c chart) svgPanel(b *strings.Builder, p panel) {
 	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="12">%s</text>`, p.x+27, p.y-20, esc(p.r.Strategy))
 	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" fill="#555">%s</text>`+"\n", p.x, p.y-5, esc(p.figures()))
 	b.WriteString("</g>\n")
-}
-
-// lowest tells whether no panel is drawn below p: its x axis is labelled.
-func (c chart) lowest(p panel) bool {
-	for _, q := range c.panels {
-		if q.col == p.col && q.row > p.row {
-			return false
-		}
-	}
-	return true
 }
 
 func esc(s string) string {
