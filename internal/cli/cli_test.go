@@ -374,15 +374,15 @@ func TestSimHerd(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 8 {
-		t.Fatalf("%d lines, want one per strategy (8):\n%s", len(lines), out)
+	if len(lines) != 12 {
+		t.Fatalf("%d lines, want one per strategy (12):\n%s", len(lines), out)
 	}
 	for _, l := range lines {
 		var r map[string]any
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("%q: %v", l, err)
 		}
-		for _, k := range []string{"strategy", "peak_multiple", "drain_s", "attempts"} {
+		for _, k := range []string{"strategy", "peak_multiple", "drain_s", "attempts", "down_attempts", "dead_lettered", "held"} {
 			if _, ok := r[k]; !ok {
 				t.Errorf("%q has no %s", l, k)
 			}

@@ -30,15 +30,20 @@ func newSimHerdCmd(e *env) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "herd",
-		Short: "simulate clients retrying against a downstream that was down: peak load after it returns, time to drain, attempts",
+		Short: "simulate clients retrying against a downstream that was down: peak load after it returns, time to drain, attempts, dead letters",
 		Long: `Simulates --clients clients that each need one call to succeed against a
 downstream serving --capacity calls a second, which is down for --down
 when they start (their first calls spread over a second). Each strategy
 retries with exponential backoff (--min up to --max) under one jitter mode
-(none, equal, full, decorrelated), without or with a shared retry budget
-and circuit breaker ("+budget+breaker"). Reports, per strategy, the peak
+(none, equal, full, decorrelated): unprotected, with a shared retry budget
+and circuit breaker ("+budget+breaker"), or with grit's outage hold
+("+hold": once 5 clients failed alike within a minute and none succeeded,
+every client waits, using no attempt, while a probe at a time goes after a
+doubling cool-down, until one succeeds). Reports, per strategy, the peak
 load after the downstream returns as a multiple of its capacity, the time
-to drain the backlog, and the calls made. Deterministic for a --seed.`,
+to drain the backlog, the calls made (in all and while down), the clients
+grit's poison detection would dead-letter (their second failure alike)
+and those the hold held. Deterministic for a --seed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return e.simHerd(cfg, strategies, plot, asJSON)
@@ -51,7 +56,7 @@ to drain the backlog, and the calls made. Deterministic for a --seed.`,
 	f.DurationVar(&cfg.Min, "min", herdDefault.Min, "the backoff's first delay")
 	f.DurationVar(&cfg.Max, "max", herdDefault.Max, "the backoff's cap")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
-	f.StringSliceVar(&strategies, "strategies", nil, "strategies to run (default all: none, equal, full, decorrelated, each also with +budget+breaker)")
+	f.StringSliceVar(&strategies, "strategies", nil, "strategies to run (default all: none, equal, full, decorrelated, each also with +budget+breaker and with +hold)")
 	f.StringVar(&plot, "plot", "", "draw load over time to this .png or .svg file")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object per strategy")
 	return cmd
@@ -103,13 +108,13 @@ func (e *env) simHerd(cfg herd.Config, names []string, plot string, asJSON bool)
 		}
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "%-28s %14s %10s %10s\n", "strategy", "peak (x cap)", "drain", "attempts")
+	fmt.Fprintf(e.stdout, "%-28s %14s %10s %10s %11s %14s %8s\n", "strategy", "peak (x cap)", "drain", "attempts", "while down", "dead-lettered", "held")
 	for _, r := range rs {
 		drain := fmt.Sprintf("%.1fs", r.DrainS)
 		if !r.Drained {
 			drain = fmt.Sprintf(">%.0fs (%d left)", r.DrainS, r.Left)
 		}
-		fmt.Fprintf(e.stdout, "%-28s %14.2f %10s %10d\n", r.Strategy, r.PeakMultiple, drain, r.Attempts)
+		fmt.Fprintf(e.stdout, "%-28s %14.2f %10s %10d %11d %14d %8d\n", r.Strategy, r.PeakMultiple, drain, r.Attempts, r.DownAttempts, r.DeadLettered, r.Held)
 	}
 	return nil
 }

@@ -2,17 +2,29 @@
 // call to succeed against a downstream of fixed capacity, which is down
 // for a while when they start. Every client retries with the same backoff;
 // what differs between strategies is the jitter, and whether the clients
-// share a retry budget and a circuit breaker. The simulation steps a clock
-// of its own in ticks, so it is fast and, for a seed, deterministic.
+// share a retry budget and a circuit breaker, or grit's outage hold. The
+// simulation steps a clock of its own in ticks, so it is fast and, for a
+// seed, deterministic.
 //
 // The downstream serves Capacity calls a second, and absorbs a burst of a
 // bucket's worth (a tenth of a second's by default); while down, and
-// beyond that, a call fails at once. A client whose call fails waits its backoff delay and calls again,
-// without limit. With protection on, a retry first takes a token from a
-// shared retry.Budget (none: it waits one more delay without calling), and
-// every call first asks a shared breaker.Circuit (open: it waits until the
-// next probe time, spread over a second; ramping up after closing: it goes
-// with the ramp's share as its chance, else waits a little).
+// beyond that, a call fails at once. A client whose call fails waits its
+// backoff delay and calls again, without limit. With protection on, a
+// retry first takes a token from a shared retry.Budget (none: it waits one
+// more delay without calling), and every call first asks a shared
+// breaker.Circuit (open: it waits until the next probe time, spread over a
+// second; ramping up after closing: it goes with the ramp's share as its
+// chance, else waits a little).
+//
+// Every failure while the downstream is down is the same error, so a
+// client's second one is poison to grit's default retry policy: Result
+// counts those clients as dead-lettered, though the simulation keeps them
+// calling. With the hold on, such a failure, once outageTasks clients
+// failed alike within outageWindow and none succeeded, trips the hold
+// instead: every client waits, using no attempt, while a probe at a time
+// goes after a cool-down that doubles on each failed probe. The hold lifts
+// when the probes succeed, and then, as grit's hold of a kind does, lets
+// every waiting client go at once, with no ramp.
 package herd
 
 import (
@@ -76,21 +88,32 @@ func (c Config) Validate() error {
 type Strategy struct {
 	Jitter    string // "none", "equal", "full" or "decorrelated"
 	Protected bool   // a shared retry budget and circuit breaker
+	// Hold is grit's outage hold: a failure that would dead-letter its
+	// client as poison, when many clients failed alike lately and none
+	// succeeded, holds them all instead, as an open breaker does, until a
+	// probe succeeds (see hold.go).
+	Hold bool
 }
 
 func (s Strategy) String() string {
+	name := s.Jitter
 	if s.Protected {
-		return s.Jitter + "+budget+breaker"
+		name += "+budget+breaker"
 	}
-	return s.Jitter
+	if s.Hold {
+		name += "+hold"
+	}
+	return name
 }
 
-// Strategies are every jitter, without and with protection.
+// Strategies are every jitter: unprotected, with the budget and breaker,
+// and with the outage hold.
 func Strategies() []Strategy {
 	var out []Strategy
-	for _, p := range []bool{false, true} {
+	for _, p := range []Strategy{{}, {Protected: true}, {Hold: true}} {
 		for _, j := range []string{"none", "equal", "full", "decorrelated"} {
-			out = append(out, Strategy{Jitter: j, Protected: p})
+			p.Jitter = j
+			out = append(out, p)
 		}
 	}
 	return out
@@ -103,10 +126,13 @@ func ParseStrategy(name string) (Strategy, error) {
 			return s, nil
 		}
 	}
-	return Strategy{}, fmt.Errorf("herd: unknown strategy %q (want none, equal, full or decorrelated, each optionally with +budget+breaker)", name)
+	return Strategy{}, fmt.Errorf("herd: unknown strategy %q (want none, equal, full or decorrelated, each optionally with +budget+breaker or +hold)", name)
 }
 
 func (s Strategy) backoff(c Config) (retry.Backoff, error) {
+	if s.Protected && s.Hold {
+		return nil, fmt.Errorf("herd: strategy %s: the budget and breaker with the hold is not simulated; want one or the other", s)
+	}
 	switch s.Jitter {
 	case "none":
 		return retry.Exponential{Min: c.Min, Max: c.Max, Jitter: retry.JitterNone}, nil
@@ -131,7 +157,19 @@ type Result struct {
 	DrainS   float64 `json:"drain_s"`
 	Drained  bool    `json:"drained"`
 	Attempts int     `json:"attempts"` // calls that reached the downstream
-	Left     int     `json:"left"`     // clients that had not succeeded at the horizon
+	// DownAttempts are the calls made while the downstream was down.
+	DownAttempts int `json:"down_attempts"`
+	Left         int `json:"left"` // clients that had not succeeded at the horizon
+	// DeadLettered counts the clients that grit's poison detection (the
+	// second failure in a row alike: retry.Policy.PoisonAfter's default)
+	// dead-letters while the downstream is down; with the hold, only those
+	// whose failure it did not take for an outage. The simulation keeps
+	// every client calling until it succeeds, so that the other figures
+	// compare: this is the work grit would have dead-lettered.
+	DeadLettered int `json:"dead_lettered"`
+	// Held counts the clients the outage hold kept waiting, using no
+	// attempt, at least once.
+	Held int `json:"held"`
 	// Load is the calls per second that reached the downstream, per bucket
 	// from the start (for plotting; not in JSON).
 	Load []float64 `json:"-"`
@@ -139,10 +177,13 @@ type Result struct {
 
 // client is one caller: when it calls next, and its retry state.
 type client struct {
-	next  time.Duration
-	calls int           // calls made
-	prev  time.Duration // the last delay
-	id    int
+	next   time.Duration
+	calls  int           // calls made
+	prev   time.Duration // the last delay
+	id     int
+	streak int  // failures in a row alike (while the downstream is down)
+	dead   bool // counted in DeadLettered
+	held   bool // counted in Held
 }
 
 type queue []*client

@@ -2,8 +2,11 @@ package herd
 
 import (
 	"bytes"
+	"fmt"
+	"image/color"
 	"image/png"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +62,50 @@ func TestTheHerd(t *testing.T) {
 	}
 }
 
+// TestAnOutageIsNotPoison: every client fails alike while the downstream
+// is down, so without the hold grit's poison detection would dead-letter
+// every one; the hold recognises the outage, dead-letters none, and holds
+// every client, calling the downstream far less while it is down.
+func TestAnOutageIsNotPoison(t *testing.T) {
+	for _, j := range []string{"none", "equal", "full", "decorrelated"} {
+		plain, err := Run(small, Strategy{Jitter: j})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, err := Run(small, Strategy{Jitter: j, Hold: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plain.DeadLettered != small.Clients || plain.Held != 0 {
+			t.Errorf("%s: %d dead-lettered, %d held; want all %d dead-lettered, none held", j, plain.DeadLettered, plain.Held, small.Clients)
+		}
+		if held.DeadLettered != 0 || held.Held != small.Clients || !held.Drained {
+			t.Errorf("%s+hold: %d dead-lettered, %d held, drained %v; want none, all %d, true", j, held.DeadLettered, held.Held, held.Drained, small.Clients)
+		}
+		if held.DownAttempts*5 > plain.DownAttempts || held.Attempts >= plain.Attempts {
+			t.Errorf("%s+hold: %d calls while down (%d in all) against %d (%d) without the hold", j, held.DownAttempts, held.Attempts, plain.DownAttempts, plain.Attempts)
+		}
+	}
+	// The hold's own probes go while the downstream is down, one at a time.
+	if r, _ := Run(small, Strategy{Jitter: "full", Hold: true}); r.DownAttempts > small.Clients/5 {
+		t.Errorf("full+hold: %d calls while down for %d clients", r.DownAttempts, small.Clients)
+	}
+}
+
+// TestTooFewToBeAnOutage: fewer clients than the hold needs to call it an
+// outage stay poison, hold or not.
+func TestTooFewToBeAnOutage(t *testing.T) {
+	c := small
+	c.Clients = outageTasks - 1
+	r, err := Run(c, Strategy{Jitter: "full", Hold: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.DeadLettered != c.Clients || r.Held != 0 {
+		t.Errorf("%d clients: %d dead-lettered, %d held; want all dead-lettered", c.Clients, r.DeadLettered, r.Held)
+	}
+}
+
 func TestUndrainedRunSaysSo(t *testing.T) {
 	c := small
 	c.Horizon = 25 * time.Second
@@ -85,7 +132,10 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("%+v: error %v, want one saying %q", c.cfg, err, c.says)
 		}
 	}
-	if _, err := ParseStrategy("fuzzy+budget"); err == nil || !strings.Contains(err.Error(), "want none, equal, full or decorrelated") {
+	if _, err := Run(small, Strategy{Jitter: "full", Protected: true, Hold: true}); err == nil || !strings.Contains(err.Error(), "not simulated") {
+		t.Errorf("the budget and breaker with the hold: %v", err)
+	}
+	if _, err := ParseStrategy("fuzzy+budget"); err == nil || !strings.Contains(err.Error(), "want none, equal, full or decorrelated, each optionally with +budget+breaker or +hold") {
 		t.Errorf("bad strategy: %v", err)
 	}
 	for _, s := range Strategies() {
@@ -105,19 +155,92 @@ func TestPlot(t *testing.T) {
 	if err := Plot(&b, "herd.png", rs, small); err != nil {
 		t.Fatal(err)
 	}
+	c := newChart(rs, small)
 	img, err := png.Decode(&b)
-	if err != nil || img.Bounds().Dx() != plotW || img.Bounds().Dy() != plotH {
+	if err != nil || img.Bounds().Dx() != plotW || img.Bounds().Dy() != c.height {
 		t.Fatalf("png: %v, %v", err, img)
 	}
 	b.Reset()
 	if err := Plot(&b, "herd.SVG", rs, small); err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(b.String(), "<polyline"); n != len(rs) || !strings.Contains(b.String(), "decorrelated+budget+breaker") {
+	if n := strings.Count(b.String(), "<polyline"); n != len(rs) || !strings.Contains(b.String(), "decorrelated+hold") {
 		t.Errorf("svg has %d lines for %d strategies", n, len(rs))
 	}
 	if err := Plot(&b, "herd.gif", rs, small); err == nil || !strings.Contains(err.Error(), "want a .png or .svg") {
 		t.Errorf("gif: %v", err)
+	}
+}
+
+// TestPlotShowsEverySeries: each strategy has a panel of its own, named,
+// and a style no other has (a colour per jitter, a dash per protection),
+// in the SVG as written and in the PNG as drawn: its line's colour is in
+// its panel, and its sample's dashes are its own.
+func TestPlotShowsEverySeries(t *testing.T) {
+	var rs []Result
+	for _, s := range Strategies() {
+		r, _ := Run(small, s)
+		rs = append(rs, r)
+	}
+	var b bytes.Buffer
+	if err := Plot(&b, "herd.svg", rs, small); err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?s)<g data-strategy="([^"]+)">.*?<polyline fill="none" stroke="([^"]+)" stroke-width="[^"]+"( stroke-dasharray="[^"]+")? points="[^"]+"/>.*?<text [^>]*>([^<]+)</text>`)
+	styles := map[string]string{}
+	for _, m := range line.FindAllStringSubmatch(b.String(), -1) {
+		name, st := m[1], m[2]+m[3]
+		if m[4] != name {
+			t.Errorf("%s's panel is headed %q", name, m[4])
+		}
+		if other, ok := styles[st]; ok {
+			t.Errorf("%s and %s are both drawn %s", name, other, st)
+		}
+		styles[st] = name
+	}
+	if len(styles) != len(rs) {
+		t.Errorf("svg: %d series told apart, want %d: %v", len(styles), len(rs), styles)
+	}
+
+	b.Reset()
+	if err := Plot(&b, "herd.png", rs, small); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := map[string]string{}
+	c := newChart(rs, small)
+	for _, p := range c.panels {
+		want := color.RGBA{p.style.color[0], p.style.color[1], p.style.color[2], 0xff}
+		n := 0
+		for y := int(p.y) + 1; y < int(p.y+p.h); y++ {
+			for x := int(p.x) + 1; x < int(p.x+p.w); x++ {
+				if color.RGBAModel.Convert(img.At(x, y)) == want {
+					n++
+				}
+			}
+		}
+		if n < 50 {
+			t.Errorf("%s: %d pixels of its line in its panel", p.r.Strategy, n)
+		}
+		var sample strings.Builder
+		for x := int(p.x) + 1; x <= int(p.x)+20; x++ {
+			if color.RGBAModel.Convert(img.At(x, int(p.y)-24)) == want {
+				sample.WriteByte('#')
+			} else {
+				sample.WriteByte('.')
+			}
+		}
+		key := fmt.Sprint(p.style.color) + sample.String()
+		if other, ok := samples[key]; ok {
+			t.Errorf("%s and %s are drawn alike: %s", p.r.Strategy, other, key)
+		}
+		samples[key] = p.r.Strategy
+		if _, prot := splitStrategy(p.r.Strategy); (prot == "") != !strings.Contains(sample.String(), ".") {
+			t.Errorf("%s: its sample line is %s", p.r.Strategy, sample.String())
+		}
 	}
 }
 
@@ -126,6 +249,7 @@ func FuzzParseStrategy(f *testing.F) {
 		f.Add(s.String())
 	}
 	f.Add("full+budget")
+	f.Add("full+budget+breaker+hold")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, name string) {
 		s, err := ParseStrategy(name)

@@ -37,6 +37,7 @@ type sim struct {
 	budget  *retry.Budget
 	bs      breaker.Settings
 	circuit breaker.Circuit
+	hold    *hold   // the outage hold's state, for a strategy with it
 	served  float64 // what the downstream can still serve this tick
 	gate    float64 // what the breaker's ramp still lets through this tick
 	res     Result
@@ -59,6 +60,9 @@ func Run(cfg Config, s Strategy) (Result, error) {
 	h.Write([]byte(s.String()))
 	m := &sim{cfg: cfg, s: s, bo: bo, rng: rand.New(rand.NewPCG(cfg.Seed, h.Sum64()))}
 	m.budget, m.bs = protection(cfg, &m.now)
+	if s.Hold {
+		m.hold = newHold(cfg.Clients)
+	}
 	m.res = Result{Strategy: s.String(), Load: make([]float64, int(cfg.Horizon/cfg.Bucket)+1)}
 	m.q = make(queue, cfg.Clients)
 	for i := range m.q {
@@ -92,43 +96,90 @@ func (m *sim) loop() {
 // call lets a due client call the downstream, or makes it wait.
 func (m *sim) call(c *client) {
 	at := epoch.Add(m.now)
-	probe := false
-	if m.s.Protected {
-		v := m.bs.Allow(&m.circuit, at)
-		switch {
-		case !v.Allow:
-			m.wait(c, v.Retry.Sub(epoch)-m.now+m.jitter(time.Second))
-			return
-		case !v.Probe && m.gate < 1:
-			m.wait(c, m.jitter(time.Second))
-			return
-		case c.calls > 0 && !m.budget.Withdraw():
-			c.prev = m.bo.Delay(c.calls, c.prev, m.rng)
-			m.wait(c, c.prev)
-			return
-		case c.calls == 0:
-			m.budget.Deposit()
-		}
-		probe = v.Probe
-		if !probe {
-			m.gate--
-		}
+	ok, probe := true, false
+	switch {
+	case m.s.Protected:
+		ok, probe = m.protect(c, at)
+	case m.s.Hold:
+		ok, probe = m.admit(c)
+	}
+	if !ok {
+		return
 	}
 	c.calls++
 	m.res.Attempts++
+	if m.now < m.cfg.Down {
+		m.res.DownAttempts++
+	}
 	m.res.Load[m.now/m.cfg.Bucket]++
-	ok := m.now >= m.cfg.Down && m.served >= 1
+	ok = m.now >= m.cfg.Down && m.served >= 1
 	if m.s.Protected {
 		m.bs.Record(&m.circuit, ok, probe, at)
 	}
+	if m.s.Hold && m.hold.holding() {
+		m.bs.Record(&m.hold.circuit, ok, probe, at)
+	}
 	if ok {
-		m.served--
-		m.done++
-		m.last = m.now
+		m.succeeded()
+		return
+	}
+	if m.failed(c) {
 		return
 	}
 	c.prev = m.bo.Delay(c.calls, c.prev, m.rng)
 	m.wait(c, c.prev)
+}
+
+// protect asks the shared breaker, its ramp and the retry budget whether a
+// due client may call, and makes it wait if not. It reports whether the
+// client may call, and whether as the breaker's probe.
+func (m *sim) protect(c *client, at time.Time) (ok, probe bool) {
+	v := m.bs.Allow(&m.circuit, at)
+	switch {
+	case !v.Allow:
+		m.wait(c, v.Retry.Sub(epoch)-m.now+m.jitter(time.Second))
+		return false, false
+	case !v.Probe && m.gate < 1:
+		m.wait(c, m.jitter(time.Second))
+		return false, false
+	case c.calls > 0 && !m.budget.Withdraw():
+		c.prev = m.bo.Delay(c.calls, c.prev, m.rng)
+		m.wait(c, c.prev)
+		return false, false
+	case c.calls == 0:
+		m.budget.Deposit()
+	}
+	if !v.Probe {
+		m.gate--
+	}
+	return true, v.Probe
+}
+
+func (m *sim) succeeded() {
+	m.served--
+	m.done++
+	m.last = m.now
+	if m.s.Hold {
+		m.hold.success = m.now
+	}
+}
+
+// failed counts a client's failed call toward poison: while the
+// downstream is down every failure is the same error; once it is up, a
+// call fails only when it is shed for want of capacity, a different
+// error that a worker marks as a resource failure, which is never poison.
+// It reports whether the failure put the client on hold.
+func (m *sim) failed(c *client) bool {
+	if m.now >= m.cfg.Down {
+		c.streak = 0
+		return false
+	}
+	c.streak++
+	held := c.streak >= poisonAfter && m.poisoned(c)
+	if m.s.Hold {
+		m.hold.failed(m.now, c.id)
+	}
+	return held
 }
 
 // wait puts a client back to call again after d (at least a tick).
