@@ -47,7 +47,12 @@ func (g *Gate) judge(ctx context.Context, t *task.Task, f *store.Finish) {
 	now, name := g.StoreNow(), HoldOf(*t)
 	key := name + "\x00" + f.Fingerprint
 	g.mu.Lock()
+	// Known: judged so lately, or held for this very failure now (a probe
+	// that failed again after a cool-down longer than the window).
 	known := now.Before(g.outages[key])
+	if h, ok := g.groups[name]; ok && h.Outage != nil && h.Outage.Fingerprint == f.Fingerprint && orClosed(h.Circuit.State) != breaker.Closed {
+		known = true
+	}
 	gr, hasGroup := g.groups[t.Group]
 	g.mu.Unlock()
 	tasks := 0 // not counted again while the outage is known
@@ -183,10 +188,20 @@ func (g *Gate) refuseHeld(ctx context.Context, worker string, ts []task.Task, no
 			kept = append(kept, t)
 			continue
 		}
-		wait := retryAt.Sub(now)
+		// Not past the first cool-down, however long the hold has grown: a
+		// task given back learns of the hold's end no later than that.
+		wait := min(retryAt.Sub(now), firstCoolDown(g.cfg.Protection.Settings(gr)))
 		back = append(back, Back{t, GiveBack(t, worker, now, wait, fmt.Sprintf("kind %s is held as an outage: waiting %v for its next probe", t.Kind, wait.Round(time.Millisecond)))})
 	}
 	return kept, back
+}
+
+// firstCoolDown is how long a breaker first stays open.
+func firstCoolDown(s breaker.Settings) time.Duration {
+	if s.CoolDown > 0 {
+		return s.CoolDown
+	}
+	return 30 * time.Second // breaker's default
 }
 
 func clip(s string, n int) string {

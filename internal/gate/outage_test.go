@@ -106,3 +106,32 @@ func TestPoisonAmongSuccessesIsDeadLettered(t *testing.T) {
 		}
 	})
 }
+
+// A long outage: a probe that fails the same way after a cool-down longer
+// than the outage window is still the outage, not poison; and tasks given
+// back while the hold's cool-down grows come back within its first one.
+func TestALongOutageKeepsItsProbes(t *testing.T) {
+	each(t, func(t *testing.T, c claimer) {
+		f := setup(t, c, gate.Protection{Breaker: breaker.Settings{CoolDown: 2 * time.Minute, MaxCoolDown: time.Hour, Probes: 1}})
+		f.enqueue(6, store.NewTask{})
+		boom := errors.New("ledger row 42 is locked")
+		f.failAlike(f.claim(6).Tasks, boom)
+		f.clock.Advance(2 * time.Second)
+		f.failAlike(f.claim(6).Tasks, boom) // the outage is declared
+		for round := range 3 {
+			f.clock.Advance(10 * time.Minute) // past any cool-down so far, and the window
+			cl := f.claim(6)
+			if len(cl.Tasks) != 1 {
+				t.Fatalf("round %d: %d probes, want 1", round, len(cl.Tasks))
+			}
+			for _, b := range cl.Back {
+				if wait := b.Finish.NextAt.Sub(f.clock.Now()); wait > 2*time.Minute {
+					t.Errorf("round %d: task %d given back for %v, want at most the first cool-down (2m)", round, b.Task.ID, wait)
+				}
+			}
+			if got := f.failAlike(cl.Tasks, boom)[0]; got.State != task.Retrying || got.Attempt.Decision != "outage" {
+				t.Fatalf("round %d: the probe failing alike: %s (%s), want RETRYING as the outage", round, got.State, got.Attempt.Decision)
+			}
+		}
+	})
+}
