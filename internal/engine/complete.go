@@ -69,7 +69,18 @@ func (e *Engine) commit(batch []pending, fs []store.Finish) []store.Finish {
 			return nil
 		}
 		e.cfg.Logger.Warn("recording results failed; retrying", "err", err, "failures", n)
-		e.pause(claimBackoff.Delay(n, 0, retry.DefaultRand))
+		delay := claimBackoff.Delay(n, 0, retry.DefaultRand)
+		kept, keptFs, gaveUp := e.onCommitError(batch, fs, err, n, delay)
+		if len(gaveUp) > 0 {
+			e.forget(gaveUp, nil)
+		}
+		if len(keptFs) != len(fs) || (len(fs) > 0 && &keptFs[0] != &fs[0]) {
+			batch, fs, cut = kept, keptFs, true // fs may still be read by the call cut off: do not reuse it
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		e.pause(delay)
 	}
 	e.recorded(batch, errs)
 	if cut {
