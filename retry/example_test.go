@@ -96,6 +96,26 @@ func ExampleFingerprint() {
 	// settle merchant N: division by zero in "…"
 }
 
+func ExampleDo_nested() {
+	// Three layers, each of four attempts, around a call that always
+	// fails: the inner layers draw on the outermost's three retries, so
+	// the call is made four times in all, not 4 × 4 × 4 = 64.
+	calls := 0
+	op := func(context.Context) (int, error) { calls++; return 0, errors.New("unavailable") }
+	p := retry.WithPolicy(retry.MustParse("3 1ms"))
+	layer := func(next func(context.Context) (int, error)) func(context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) { return retry.Do(ctx, next, p) }
+	}
+	_, err := retry.Do(context.Background(), layer(layer(op)), p)
+	fmt.Println(calls, "calls")
+	var re *retry.Error
+	errors.As(err, &re)
+	fmt.Println("the outermost layer stopped:", re.Reason)
+	// Output:
+	// 4 calls
+	// the outermost layer stopped: budget
+}
+
 func ExampleWithAllowance() {
 	// Three layers, each of four attempts, share one allowance of three
 	// retries: the call is made four times in all, not 64.
