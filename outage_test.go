@@ -3,12 +3,14 @@ package grit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/grit-run/grit"
+	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/task"
 )
 
@@ -163,4 +165,48 @@ func allTwice(refused map[int64]int, n int) bool {
 		}
 	}
 	return true
+}
+
+// TestHandlerExplicitOnly: a handler whose policy is explicit-only has an
+// error wrapping retry.ErrTransient retried, and an unmarked refused
+// connection failed at once, nothing inferred.
+func TestHandlerExplicitOnly(t *testing.T) {
+	c := open(t)
+	down := newDownstream(t)
+	var mu sync.Mutex
+	calls := map[int64]int{}
+	err := grit.Handle(c, "pay", func(ctx context.Context, a struct{ Sentinel bool }) error {
+		at, _ := grit.AttemptFrom(ctx)
+		mu.Lock()
+		calls[at.TaskID]++
+		n := calls[at.TaskID]
+		mu.Unlock()
+		if a.Sentinel {
+			if n < 3 {
+				return fmt.Errorf("call payments: %w", retry.ErrTransient)
+			}
+			return nil
+		}
+		_, err := net.Dial("tcp", down.addr)
+		return err
+	}, grit.HandlerConfig{Policy: "3 10ms explicit_only"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startClient(t, c)
+	ctx := context.Background()
+	marked, err := c.Enqueue(ctx, "pay", struct{ Sentinel bool }{true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unmarked, err := c.Enqueue(ctx, "pay", struct{ Sentinel bool }{false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk := waitTask(t, c, marked.ID, task.Success); tk.Attempt != 3 {
+		t.Errorf("the marked task succeeded at attempt %d, want 3", tk.Attempt)
+	}
+	if tk := waitTask(t, c, unmarked.ID, task.Failed); tk.Attempt != 1 {
+		t.Errorf("the unmarked outage failed at attempt %d, want 1: explicit-only infers nothing", tk.Attempt)
+	}
 }
