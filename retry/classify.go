@@ -133,7 +133,7 @@ func errString(err error) string {
 // re-mark an error it wraps. An error with no mark that means the other side
 // could not be reached or did not answer (a refused or reset connection, an
 // unreachable host, a timeout, a temporary DNS failure, an unexpected EOF, a
-// retryable gRPC status; the package doc has the table) is ClassTransient:
+// retryable gRPC status; the package's README has the table) is ClassTransient:
 // an outage is not poison. Anything else, and nil, is Unclassified.
 func Classify(err error) (Class, time.Duration) {
 	if c, d := Marked(err); c != Unclassified {

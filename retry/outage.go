@@ -13,8 +13,8 @@ import (
 // could not be reached or did not answer: the failures a downstream's
 // restart, a network blip or an overloaded server cause, which repeat while
 // the outage lasts and so must never be taken for poison. Any error in err's
-// tree (errors.Join included) that is one is enough. The package doc's table
-// lists what counts.
+// tree (errors.Join included) that is one is enough. The table in the package's
+// README lists what counts.
 func outage(err error) bool {
 	return walkOutage(err, false)
 }
