@@ -3,6 +3,7 @@ package retry
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,16 +53,13 @@ func Parse(s string) (Policy, error) {
 		return Policy{}, parseErr(s, "", "is empty")
 	}
 	pos, opts := splitOptions(fields)
-	var p Policy
-	if len(pos) == 1 && strings.EqualFold(pos[0], "never") {
-		p = Never
-	} else {
-		var err error
-		if p, err = parseSchedule(s, pos); err != nil {
-			return Policy{}, err
-		}
+	p, err := Never, error(nil)
+	if len(pos) != 1 || !strings.EqualFold(pos[0], "never") {
+		p, err = parseSchedule(s, pos)
 	}
-	p, err := applyOptions(s, p, opts)
+	if err == nil {
+		p, err = applyOptions(s, p, opts)
+	}
 	if err != nil {
 		return Policy{}, err
 	}
@@ -187,7 +185,8 @@ func applyOptions(s string, p Policy, opts []string) (Policy, error) {
 		}
 	}
 	if _, ok := p.Classes[Unclassified]; ok && p.ExplicitOnly {
-		return Policy{}, parseErr(s, "unclassified=", "has no effect with explicit_only, which stops an unmarked error at once: remove one of them")
+		i := slices.IndexFunc(opts, func(o string) bool { return strings.HasPrefix(o, "unclassified=") })
+		return Policy{}, parseErr(s, opts[i], "has no effect with explicit_only, which stops an unmarked error at once: remove one of them")
 	}
 	return p, nil
 }

@@ -99,7 +99,7 @@ func TestParseInvalid(t *testing.T) {
 		{"5s jitter=none 1m", "1m", "is not an option"},
 		{"explicit_only", "", "has no delay before its options"},
 		{"3 1s explicit_only=true", "explicit_only=true", "takes no value"},
-		{"3 1s explicit_only unclassified=1,1s", "unclassified=", "has no effect with explicit_only"},
+		{"3 1s explicit_only unclassified=1,1s", "unclassified=1,1s", "has no effect with explicit_only"},
 		{"3 1s permanent=1,1s", "permanent=1,1s", "is not an option"},
 		{"3 1s transient=", "transient=", "has no schedule"},
 		{"3 1s transient=20,5x", "transient=20,5x", `has "5x", which is not a duration`},
@@ -109,6 +109,7 @@ func TestParseInvalid(t *testing.T) {
 		{"3 1s transient=5s,equal", "transient=5s,equal", "needs a min and a max delay before its jitter"},
 		{"3 1s transient=never,5s", "transient=never,5s", `has "never", which is not a duration`},
 		{"3 1s transient=-1,5s", "transient=-1,5s", "is not a retry count"},
+		{"3 1s transient=equal", "transient=equal", "has no delay;"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

@@ -92,8 +92,8 @@ func classErr(s, opt string, err error) error {
 	switch {
 	case pe.Part != "":
 		msg = fmt.Sprintf("has %q, which %s", pe.Part, pe.Msg)
-	case strings.Contains(msg, "after its count"):
-		msg = "has no delay after its count"
+	case !strings.Contains(msg, "after its count"):
+		msg = "has no delay" // "before its options" is about the policy's fields
 	}
 	return parseErr(s, opt, msg+"; "+classHint)
 }
