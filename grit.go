@@ -120,6 +120,10 @@ func (c *Client) Store() store.Store { return c.store }
 type HandlerConfig struct {
 	// Policy is a retry policy string ("4 1s 1m", see retry.Parse); ""
 	// means retry.CommonFourTimes. RetryPolicy, when set, wins over it.
+	// "3 1s 30s explicit_only" retries only errors marked retryable
+	// (retry.Transient, or wrapping retry.ErrTransient…), and
+	// "5 1s 1m transient=20,2s,5m" gives transient failures their own
+	// schedule.
 	Policy      string
 	RetryPolicy *retry.Policy
 	// Timeout bounds each attempt; 0 is no bound.

@@ -70,3 +70,13 @@ func TestDoSuccessAllocatesNothing(t *testing.T) {
 		t.Errorf("Do with call-site options allocates %v times per call, want 0", n)
 	}
 }
+
+// TestOutermostDoAllocatesItsAllowance: a Do with no allowance in its
+// context sets one for the layers under it, in one allocation.
+func TestOutermostDoAllocatesItsAllowance(t *testing.T) {
+	op := func(context.Context) (int, error) { return 1, nil }
+	opt := retry.WithPolicy(retry.CommonFourTimes)
+	if n := testing.AllocsPerRun(1000, func() { _, _ = retry.Do(context.Background(), op, opt) }); n != 1 {
+		t.Errorf("the outermost Do allocates %v times per call, want 1 (its allowance)", n)
+	}
+}

@@ -2,6 +2,7 @@ package retry
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,9 +104,10 @@ func orFloat(v, def float64) float64 {
 }
 
 // Allowance is the retries left to one logical call, shared by every retry
-// layer that serves it: when an outer layer puts one in the context
-// (WithAllowance), Do draws its retries from it, so nested layers of four
-// attempts each make at most four calls in all, not 4 × 4 × 4.
+// layer that serves it: the outermost Do puts one in the context it gives
+// its op (or an outer layer does, with WithAllowance), and every Do under
+// it draws its retries from it, so nested layers of four attempts each
+// make at most four calls in all, not 4 × 4 × 4.
 type Allowance struct {
 	left atomic.Int64
 }
@@ -123,21 +125,43 @@ func (a *Allowance) Take() bool {
 	}
 }
 
-// Left returns the retries left.
-func (a *Allowance) Left() int { return int(a.left.Load()) }
+// Left returns the retries left; an allowance without limit (set by a Do
+// whose policy has none) has math.MaxInt64 of them, less those taken.
+func (a *Allowance) Left() int { return int(min(a.left.Load(), math.MaxInt)) }
 
 type allowanceKey struct{}
 
+// allowanceCtx carries an Allowance in one allocation, where
+// context.WithValue and a separate Allowance would take two.
+type allowanceCtx struct {
+	context.Context
+	a Allowance
+}
+
+func (c *allowanceCtx) Value(key any) any {
+	if key == (allowanceKey{}) {
+		return &c.a
+	}
+	return c.Context.Value(key)
+}
+
+func newAllowance(ctx context.Context, retries int64) (context.Context, *Allowance) {
+	c := &allowanceCtx{Context: ctx}
+	c.a.left.Store(max(retries, 0))
+	return c, &c.a
+}
+
 // WithAllowance returns a context that carries a fresh allowance of retries
 // for one logical call. If ctx already carries one, ctx is returned as it is:
-// the outermost layer sets the budget.
+// the outermost layer sets the budget. Do sets one by itself when ctx has
+// none; WithAllowance is for a layer that is not a Do (a batcher, a gRPC
+// interceptor) or that wants a budget other than its policy's retries.
 func WithAllowance(ctx context.Context, retries int) context.Context {
 	if AllowanceFrom(ctx) != nil {
 		return ctx
 	}
-	a := &Allowance{}
-	a.left.Store(int64(max(retries, 0)))
-	return context.WithValue(ctx, allowanceKey{}, a)
+	ctx, _ = newAllowance(ctx, int64(retries))
+	return ctx
 }
 
 // AllowanceFrom returns the allowance ctx carries, or nil.

@@ -9,6 +9,9 @@ import (
 
 // Sentinels matched by the marked errors' Is methods, so that
 // errors.Is(err, retry.ErrPermanent) tells whether err was marked permanent.
+// They are marks themselves too: an error that wraps one,
+// fmt.Errorf("call payments: %w", retry.ErrTransient), is classified as if
+// marked with Transient (ErrAfter asks for no particular delay).
 var (
 	ErrPermanent = errors.New("retry: permanent")
 	ErrTransient = errors.New("retry: transient")
@@ -126,9 +129,31 @@ func errString(err error) string {
 
 // Classify returns the class of err and, for ClassAfter, the delay it asks
 // for. context.Canceled anywhere in the chain wins: it is never retried. Past
-// that, the outermost mark decides, so a layer can re-mark an error it wraps.
-// A nil error is Unclassified.
+// that, marks decide (see [Marked]): the outermost mark wins, so a layer can
+// re-mark an error it wraps. An error with no mark that means the other side
+// could not be reached or did not answer (a refused or reset connection, an
+// unreachable host, a timeout, a temporary DNS failure, an unexpected EOF, a
+// retryable gRPC status; the package's README has the table) is ClassTransient:
+// an outage is not poison. Anything else, and nil, is Unclassified.
 func Classify(err error) (Class, time.Duration) {
+	if c, d := Marked(err); c != Unclassified {
+		return c, d
+	}
+	if outage(err) {
+		return ClassTransient, 0
+	}
+	return Unclassified, 0
+}
+
+// Marked returns the class err's marks give it, without inferring anything
+// from what the error is: Unclassified when it carries no mark. A mark is one
+// of Permanent, Transient, After and Resource, or an error that is or matches
+// (through its own Is method) one of the sentinels ErrPermanent,
+// ErrTransient, ErrAfter and ErrResource, so that
+// fmt.Errorf("call payments: %w", retry.ErrTransient) is marked as
+// retry.Transient(err) is. context.Canceled anywhere in the chain is
+// ClassCanceled. An explicit-only policy classifies with Marked.
+func Marked(err error) (Class, time.Duration) {
 	if err == nil {
 		return Unclassified, 0
 	}
@@ -140,15 +165,10 @@ func Classify(err error) (Class, time.Duration) {
 
 func classifyChain(err error) (Class, time.Duration) {
 	for err != nil {
+		if c, d, ok := markOf(err); ok {
+			return c, d
+		}
 		switch e := err.(type) {
-		case *PermanentError:
-			return ClassPermanent, 0
-		case *TransientError:
-			return ClassTransient, 0
-		case *AfterError:
-			return ClassAfter, e.Delay
-		case *ResourceError:
-			return ClassResource, 0
 		case interface{ Unwrap() []error }:
 			return classifyJoined(e.Unwrap())
 		case interface{ Unwrap() error }:
@@ -158,6 +178,39 @@ func classifyChain(err error) (Class, time.Duration) {
 		}
 	}
 	return Unclassified, 0
+}
+
+// markOf reads the mark of err itself, not of the errors it wraps.
+func markOf(err error) (Class, time.Duration, bool) {
+	switch e := err.(type) {
+	case *PermanentError:
+		return ClassPermanent, 0, true
+	case *TransientError:
+		return ClassTransient, 0, true
+	case *AfterError:
+		return ClassAfter, e.Delay, true
+	case *ResourceError:
+		return ClassResource, 0, true
+	}
+	is, _ := err.(interface{ Is(error) bool })
+	for _, m := range sentinels {
+		if err == m.err || (is != nil && is.Is(m.err)) {
+			return m.class, 0, true
+		}
+	}
+	return Unclassified, 0, false
+}
+
+// sentinels are the marks an error can carry by wrapping one of them, in the
+// order they win: a permanent error stays permanent.
+var sentinels = [...]struct {
+	err   error
+	class Class
+}{
+	{ErrPermanent, ClassPermanent},
+	{ErrAfter, ClassAfter},
+	{ErrResource, ClassResource},
+	{ErrTransient, ClassTransient},
 }
 
 // classifyJoined classifies errors.Join and multi-%w errors: a permanent

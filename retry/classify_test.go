@@ -12,7 +12,7 @@ import (
 )
 
 func TestClassify(t *testing.T) {
-	base := io.ErrUnexpectedEOF
+	base := errors.New("ledger: balance below zero")
 	tests := []struct {
 		name      string
 		err       error
@@ -32,10 +32,21 @@ func TestClassify(t *testing.T) {
 		{"re-marked transient", retry.Transient(fmt.Errorf("x: %w", retry.Resource(base))), retry.ClassTransient, 0, true},
 		{"canceled", context.Canceled, retry.ClassCanceled, 0, false},
 		{"canceled beats marks", retry.Transient(fmt.Errorf("op: %w", context.Canceled)), retry.ClassCanceled, 0, false},
-		{"deadline is unclassified", context.DeadlineExceeded, retry.Unclassified, 0, false},
+		{"a downstream's deadline is transient", fmt.Errorf("call ledger: %w", context.DeadlineExceeded), retry.ClassTransient, 0, true},
+		{"wrapped ErrTransient", fmt.Errorf("call payments: %w", retry.ErrTransient), retry.ClassTransient, 0, true},
+		{"wrapped ErrPermanent", fmt.Errorf("card declined: %w", retry.ErrPermanent), retry.ClassPermanent, 0, false},
+		{"wrapped ErrAfter", fmt.Errorf("rate limited: %w", retry.ErrAfter), retry.ClassAfter, 0, true},
+		{"wrapped ErrResource", fmt.Errorf("pool: %w", retry.ErrResource), retry.ClassResource, 0, true},
+		{"bare ErrTransient", retry.ErrTransient, retry.ClassTransient, 0, true},
+		{"two sentinels, the outer wins", fmt.Errorf("%w: %w", retry.ErrPermanent, retry.ErrTransient), retry.ClassPermanent, 0, false},
+		{"sentinel under a mark", retry.Permanent(fmt.Errorf("x: %w", retry.ErrTransient)), retry.ClassPermanent, 0, false},
+		{"mark under a sentinel's wrapper", fmt.Errorf("x: %w", retry.After(fmt.Errorf("y: %w", retry.ErrTransient), time.Second)), retry.ClassAfter, time.Second, true},
+		{"an Is that matches a sentinel", selfMarked{}, retry.ClassResource, 0, true},
+		{"joined sentinel", errors.Join(base, retry.ErrTransient), retry.ClassTransient, 0, true},
 		{"joined permanent wins", errors.Join(retry.Transient(base), retry.Permanent(base)), retry.ClassPermanent, 0, false},
 		{"joined first mark", errors.Join(base, retry.Resource(base), retry.Transient(base)), retry.ClassResource, 0, true},
 		{"joined unmarked", errors.Join(base, io.EOF), retry.Unclassified, 0, false},
+		{"a mark beats inference", retry.Permanent(io.ErrUnexpectedEOF), retry.ClassPermanent, 0, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,6 +58,34 @@ func TestClassify(t *testing.T) {
 				t.Errorf("%v.Retryable() = %v, want %v", class, class.Retryable(), tt.retryable)
 			}
 		})
+	}
+}
+
+// selfMarked marks itself as resource pressure through its Is method, as
+// errors.Is sees it.
+type selfMarked struct{}
+
+func (selfMarked) Error() string        { return "pool exhausted" }
+func (selfMarked) Is(target error) bool { return target == retry.ErrResource }
+
+// TestSentinelUnderExplicitOnly is the FTL idiom: wrapping the exported
+// sentinel makes an error retryable, under an explicit-only policy too,
+// exactly as Transient does.
+func TestSentinelUnderExplicitOnly(t *testing.T) {
+	p := retry.MustParse("3 1s explicit_only")
+	now := time.Now()
+	for _, err := range []error{
+		fmt.Errorf("call payments: %w", retry.ErrTransient),
+		retry.Transient(errors.New("call payments")),
+	} {
+		if d := p.Decide(retry.Attempt{Number: 1, Err: err}, now); !d.Retry || d.Class != retry.ClassTransient {
+			t.Errorf("%v: decision %+v, want a transient retry", err, d)
+		}
+	}
+	for _, err := range []error{errors.New("call payments"), fmt.Errorf("call payments: %w", io.ErrUnexpectedEOF)} {
+		if d := p.Decide(retry.Attempt{Number: 1, Err: err}, now); d.Retry || d.Reason != retry.ReasonPermanent || d.Class != retry.Unclassified {
+			t.Errorf("%v: decision %+v, want an unclassified stop: explicit-only infers nothing", err, d)
+		}
 	}
 }
 

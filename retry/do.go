@@ -3,6 +3,7 @@ package retry
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -53,6 +54,7 @@ type Option struct {
 	notify    func(Notice)
 	clock     Clock
 	budget    *Budget
+	own       bool
 }
 
 // WithPolicy sets the policy; the default is CommonFourTimes.
@@ -69,11 +71,20 @@ func WithClock(c Clock) Option { return Option{clock: c} }
 // with ReasonBudget.
 func WithBudget(b *Budget) Option { return Option{budget: b} }
 
+// WithOwnAllowance makes this call of Do a new logical call: it draws
+// nothing from an allowance the context carries, and sets its own for
+// itself and the layers under it, as the outermost Do does. Use it where an
+// op retried inside another is, for once, a separate piece of work whose
+// retries must not spend its caller's.
+func WithOwnAllowance() Option { return Option{own: true} }
+
 type config struct {
 	policy Policy
 	notify func(Notice)
 	clock  Clock
 	budget *Budget
+	own    bool
+	allow  *Allowance
 }
 
 func newConfig(opts []Option) config {
@@ -92,6 +103,7 @@ func newConfig(opts []Option) config {
 		if o.budget != nil {
 			c.budget = o.budget
 		}
+		c.own = c.own || o.own
 	}
 	return c
 }
@@ -118,15 +130,26 @@ func (e *Error) Unwrap() error { return e.Err }
 // Do calls op until it succeeds or the policy stops it, sleeping between
 // attempts. It returns op's result, or an *Error holding the last error. When
 // ctx ends it returns context.Cause(ctx) at once, and it never starts a sleep
-// that would end past ctx's deadline. If ctx carries an Allowance (set by an
-// outer retry layer with WithAllowance), every retry is drawn from it, so
-// that nested layers share one budget. On success Do allocates nothing.
+// that would end past ctx's deadline.
+//
+// Nested calls share one allowance of retries, so that layers never
+// multiply: the outermost Do puts an Allowance of its policy's retries
+// (MaxAttempts - 1; no limit when MaxAttempts is 0) in the context it gives
+// op, and every Do under it, and every retry layer that reads
+// AllowanceFrom, draws its retries from that one allowance. Three nested
+// layers of four attempts around an op that always fails make four calls,
+// not 64. An allowance set by WithAllowance is drawn from in the same way;
+// WithOwnAllowance opts a call out. On success a nested Do allocates
+// nothing; the outermost allocates its allowance.
 func Do[T any](ctx context.Context, op func(context.Context) (T, error), opts ...Option) (T, error) {
 	var zero T
 	if ctx.Err() != nil {
 		return zero, context.Cause(ctx)
 	}
 	c := newConfig(opts)
+	if c.allow = AllowanceFrom(ctx); c.allow == nil || c.own {
+		ctx, c.allow = newAllowance(ctx, retriesOf(c.policy))
+	}
 	if c.budget != nil {
 		c.budget.Deposit()
 	}
@@ -149,6 +172,15 @@ func Do[T any](ctx context.Context, op func(context.Context) (T, error), opts ..
 		}
 		prev = d.Delay
 	}
+}
+
+// retriesOf is the allowance an outermost Do with policy p sets: p's
+// retries, or no limit.
+func retriesOf(p Policy) int64 {
+	if p.MaxAttempts <= 0 {
+		return math.MaxInt64
+	}
+	return int64(p.MaxAttempts - 1)
 }
 
 // decide takes the decision after attempt n failed with err, notifies, and
@@ -197,7 +229,7 @@ func (c *config) allowed(ctx context.Context, now time.Time, d Decision) bool {
 	if dl, ok := ctx.Deadline(); ok && !now.IsZero() && now.Add(d.Delay).After(dl) {
 		return false
 	}
-	if a := AllowanceFrom(ctx); a != nil && !a.Take() {
+	if !c.allow.Take() {
 		return false
 	}
 	return c.budget == nil || c.budget.Withdraw()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -155,40 +156,68 @@ func TestDoNeverSleepsPastDeadline(t *testing.T) {
 }
 
 // TestNestedLayersShareOneAllowance nests three Do layers of four attempts
-// each. Without a shared budget the innermost op would run 4×4×4 = 64 times;
-// with the allowance the outermost layer set, it runs 4 times in all.
+// each around an op that always fails. Left alone, layers would multiply to
+// 4×4×4 = 64 calls; the outermost Do's allowance makes it 4, without the
+// caller doing anything.
 func TestNestedLayersShareOneAllowance(t *testing.T) {
 	policy := retry.MustParse("3 1ms")
 	clock := newFakeClock()
-	opts := []retry.Option{retry.WithPolicy(policy), retry.WithClock(clock)}
 	calls := 0
 	inner := func(ctx context.Context) (int, error) {
 		calls++
 		return 0, retry.Transient(errBoom)
 	}
-	layer := func(op func(context.Context) (int, error)) func(context.Context) (int, error) {
-		return func(ctx context.Context) (int, error) { return retry.Do(ctx, op, opts...) }
-	}
-	run := func(ctx context.Context) error {
+	run := func(ctx context.Context, extra ...retry.Option) error {
+		opts := append([]retry.Option{retry.WithPolicy(policy), retry.WithClock(clock)}, extra...)
+		layer := func(op func(context.Context) (int, error)) func(context.Context) (int, error) {
+			return func(ctx context.Context) (int, error) { return retry.Do(ctx, op, opts...) }
+		}
 		_, err := retry.Do(ctx, layer(layer(inner)), opts...)
 		return err
 	}
 
-	if err := run(context.Background()); err == nil {
-		t.Fatal("Do succeeded")
+	err := run(context.Background())
+	if calls != 4 {
+		t.Errorf("three layers of 4 attempts: %d calls, want 4", calls)
 	}
-	if calls != 64 {
-		t.Fatalf("without an allowance: %d calls, want 64 (the test's premise)", calls)
+	var re *retry.Error
+	if !errors.As(err, &re) || re.Reason != retry.ReasonBudget || !errors.Is(err, errBoom) {
+		t.Errorf("err = %v, want the outer layer's budget stop over the op's error", err)
 	}
 
 	calls = 0
-	err := run(retry.WithAllowance(context.Background(), policy.MaxAttempts-1))
-	if calls != 4 {
-		t.Errorf("with a shared allowance: %d calls, want 4", calls)
+	if run(retry.WithAllowance(context.Background(), 1)); calls != 2 {
+		t.Errorf("under WithAllowance(ctx, 1): %d calls, want 2", calls)
 	}
-	var re *retry.Error
-	if !errors.As(err, &re) || !errors.Is(err, errBoom) {
-		t.Errorf("err = %v", err)
+
+	calls = 0
+	if run(context.Background(), retry.WithOwnAllowance()); calls != 64 {
+		t.Errorf("every layer with its own allowance: %d calls, want 64", calls)
+	}
+}
+
+// TestInnerLayersSpendTheOutersAttempts: an outer layer of 10 attempts
+// around an inner one of 2 makes 10 calls in all, the outer's attempts.
+func TestInnerLayersSpendTheOutersAttempts(t *testing.T) {
+	clock := newFakeClock()
+	calls := 0
+	var left []int
+	op := func(ctx context.Context) (int, error) {
+		calls++
+		left = append(left, retry.AllowanceFrom(ctx).Left())
+		return 0, errBoom
+	}
+	inner := func(ctx context.Context) (int, error) {
+		return retry.Do(ctx, op, retry.WithPolicy(retry.MustParse("1 1ms")), retry.WithClock(clock))
+	}
+	_, _ = retry.Do(context.Background(), inner, retry.WithPolicy(retry.MustParse("9 1ms")), retry.WithClock(clock))
+	if calls != 10 {
+		t.Errorf("%d calls, want 10", calls)
+	}
+	// Each retry, the inner's and the outer's alike, takes one from the
+	// outer's allowance of 9.
+	if want := []int{9, 8, 7, 6, 5, 4, 3, 2, 1, 0}; !slices.Equal(left, want) {
+		t.Errorf("allowance seen by the op: %v, want %v", left, want)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"time"
 
 	"github.com/grit-run/grit/retry"
@@ -96,6 +98,26 @@ func ExampleFingerprint() {
 	// settle merchant N: division by zero in "…"
 }
 
+func ExampleDo_nested() {
+	// Three layers, each of four attempts, around a call that always
+	// fails: the inner layers draw on the outermost's three retries, so
+	// the call is made four times in all, not 4 × 4 × 4 = 64.
+	calls := 0
+	op := func(context.Context) (int, error) { calls++; return 0, errors.New("unavailable") }
+	p := retry.WithPolicy(retry.MustParse("3 1ms"))
+	layer := func(next func(context.Context) (int, error)) func(context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) { return retry.Do(ctx, next, p) }
+	}
+	_, err := retry.Do(context.Background(), layer(layer(op)), p)
+	fmt.Println(calls, "calls")
+	var re *retry.Error
+	errors.As(err, &re)
+	fmt.Println("the outermost layer stopped:", re.Reason)
+	// Output:
+	// 4 calls
+	// the outermost layer stopped: budget
+}
+
 func ExampleWithAllowance() {
 	// Three layers, each of four attempts, share one allowance of three
 	// retries: the call is made four times in all, not 64.
@@ -126,4 +148,85 @@ func ExampleBudget() {
 	fmt.Println(calls, "calls instead of", 100*5)
 	// Output:
 	// 129 calls instead of 500
+}
+
+func ExampleClassify_outage() {
+	// A port nothing listens on: dialing it is refused, for real.
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	_, refused := net.Dial("tcp", addr)
+
+	for _, err := range []error{
+		fmt.Errorf("charge: %w", refused),                  // an outage: transient without a mark
+		retry.Permanent(refused),                           // a mark wins over inference
+		errors.New("dial tcp: connection refused"),         // a message is not an outage
+		&net.DNSError{Name: "ledgr", IsNotFound: true},     // no such host: an answer
+		fmt.Errorf("call ledger: %w", io.ErrUnexpectedEOF), // closed before the answer
+	} {
+		class, _ := retry.Classify(err)
+		fmt.Println(class)
+	}
+	// Output:
+	// transient
+	// permanent
+	// unclassified
+	// unclassified
+	// transient
+}
+
+func ExampleErrTransient() {
+	// The FTL idiom: wrapping the sentinel marks the error retryable, as
+	// retry.Transient does, under an explicit-only policy too.
+	p := retry.MustParse("3 1s explicit_only")
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	for _, err := range []error{
+		fmt.Errorf("call payments: %w", retry.ErrTransient),
+		errors.New("call payments: 503"),
+	} {
+		d := p.Decide(retry.Attempt{Number: 1, Err: err}, now)
+		fmt.Println(d.Class, d.Retry)
+	}
+	// Output:
+	// transient true
+	// unclassified false
+}
+
+func ExampleClassPolicy() {
+	// Transient failures get 20 retries; the others keep the policy's 5.
+	// The limits are compared with the attempt's number, which counts
+	// every attempt of the work.
+	p := retry.MustParse("5 1s 1m jitter=none transient=20,2s")
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	blip := retry.Transient(errors.New("payments-api: 503"))
+	bug := errors.New("KeyError: 42")
+	for _, a := range []retry.Attempt{
+		{Number: 9, Err: blip},
+		{Number: 9, Err: bug},
+		{Number: 21, Err: blip},
+	} {
+		d := p.Decide(a, now)
+		fmt.Println(a.Number, d.Class, d.Reason, d.Delay)
+	}
+	fmt.Println(p.Classes[retry.ClassTransient].MaxAttempts, p)
+	// Output:
+	// 9 transient retry 2s
+	// 9 unclassified exhausted 0s
+	// 21 transient exhausted 0s
+	// 21 5 1s 1m jitter=none transient=20,2s
+}
+
+func ExampleWithOwnAllowance() {
+	// An inner call that is a separate piece of work keeps its own
+	// retries instead of drawing on its caller's: 2 outer attempts, each
+	// making 3 inner calls.
+	calls := 0
+	op := func(context.Context) (int, error) { calls++; return 0, errors.New("unavailable") }
+	inner := func(ctx context.Context) (int, error) {
+		return retry.Do(ctx, op, retry.WithPolicy(retry.MustParse("2 1ms")), retry.WithOwnAllowance())
+	}
+	_, _ = retry.Do(context.Background(), inner, retry.WithPolicy(retry.MustParse("1 1ms")))
+	fmt.Println(calls, "calls")
+	// Output:
+	// 6 calls
 }

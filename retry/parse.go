@@ -3,6 +3,7 @@ package retry
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,8 +18,8 @@ const maxRetries = 1_000_000
 
 // Parse reads a policy string in the grammar
 //
-//	never
-//	[count] min [max] [option=value ...]
+//	never [option ...]
+//	[count] min [max] [option ...]
 //
 // count is the number of retries (so count+1 attempts); without it the work
 // is retried without limit. min alone is a constant interval; min and max are
@@ -29,24 +30,43 @@ const maxRetries = 1_000_000
 //	10 5s       10 retries, every 5s
 //	10 5s 10m   10 retries, exponential from 5s up to 10m
 //
-// Options refine an exponential backoff and the budget:
-// jitter=full|equal|none|decorrelated, multiplier=F (≥ 1, default 2),
-// max_elapsed=D (a time budget for the whole work).
-// Durations are Go durations (300ms, 5s, 1m30s, 2h).
+// Options come last. jitter=full|equal|none|decorrelated and
+// multiplier=F (≥ 1, default 2) refine an exponential backoff; max_elapsed=D
+// is a time budget for the whole work; explicit_only retries only errors
+// marked retryable (Policy.ExplicitOnly). A class of failures can have its
+// own schedule (Policy.Classes), written class=never or
+// class=[count,]min[,max][,jitter] with the class one of transient,
+// unclassified, after and resource:
+//
+//	5 1s 1m transient=20,2s,5m   transient failures: 20 retries from 2s up to 5m; others: 5 from 1s up to 1m
+//	10 1s 1m unclassified=2,1s   an unmarked error: 2 retries, every 1s
+//	never transient=5s           only transient failures are retried, every 5s without limit
+//	3 1s explicit_only           only marked errors are retried: 3 times, every 1s
+//
+// A class's count is, as the policy's, compared with the attempt's number,
+// which counts every attempt whatever its class. Durations are Go durations
+// (300ms, 5s, 1m30s, 2h). Policy.String writes a parsed policy back so that
+// Parse gives the same Policy again.
 func Parse(s string) (Policy, error) {
 	fields := strings.Fields(s)
 	if len(fields) == 0 {
 		return Policy{}, parseErr(s, "", "is empty")
 	}
-	if len(fields) == 1 && strings.EqualFold(fields[0], "never") {
-		return Never, nil
-	}
 	pos, opts := splitOptions(fields)
-	p, err := parseSchedule(s, pos)
+	p, err := Never, error(nil)
+	if len(pos) != 1 || !strings.EqualFold(pos[0], "never") {
+		p, err = parseSchedule(s, pos)
+	}
+	if err == nil {
+		p, err = applyOptions(s, p, opts)
+	}
 	if err != nil {
 		return Policy{}, err
 	}
-	return applyOptions(s, p, opts)
+	if p.MaxAttempts == 1 {
+		p.Backoff = nil // never used: Parse("0 1s") is Parse("never")
+	}
+	return p, nil
 }
 
 // MustParse is Parse for policies known when the program is written; it
@@ -59,11 +79,14 @@ func MustParse(s string) Policy {
 	return p
 }
 
-// splitOptions separates the positional fields from the key=value options,
-// which must come last.
+// optExplicitOnly is the one option without a value.
+const optExplicitOnly = "explicit_only"
+
+// splitOptions separates the positional fields from the options, which
+// must come last.
 func splitOptions(fields []string) (pos, opts []string) {
 	for i, f := range fields {
-		if strings.Contains(f, "=") {
+		if strings.Contains(f, "=") || f == optExplicitOnly {
 			return fields[:i], fields[i:]
 		}
 	}
@@ -82,6 +105,9 @@ func parseSchedule(s string, pos []string) (Policy, error) {
 	}
 	switch len(pos) {
 	case 0:
+		if p.MaxAttempts == 0 {
+			return Policy{}, parseErr(s, "", "has no delay before its options")
+		}
 		return Policy{}, parseErr(s, "", "has no delay after its count")
 	case 1, 2:
 	default:
@@ -132,8 +158,8 @@ func parseDelay(s, f string) (time.Duration, error) {
 
 func applyOptions(s string, p Policy, opts []string) (Policy, error) {
 	for _, o := range opts {
-		if !strings.Contains(o, "=") {
-			return Policy{}, parseErr(s, o, "is not an option: the count and delays come first, options (key=value) last")
+		if !strings.Contains(o, "=") && o != optExplicitOnly {
+			return Policy{}, parseErr(s, o, "is not an option: the count and delays come first, options (key=value, explicit_only) last")
 		}
 	}
 	for _, o := range opts {
@@ -146,12 +172,21 @@ func applyOptions(s string, p Policy, opts []string) (Policy, error) {
 			p.Backoff, err = withMultiplier(s, o, p.Backoff, val)
 		case "max_elapsed":
 			p.MaxElapsed, err = parseDelay(s, val)
+		case optExplicitOnly:
+			if o != optExplicitOnly {
+				err = parseErr(s, o, "takes no value: write explicit_only alone")
+			}
+			p.ExplicitOnly = true
 		default:
-			err = parseErr(s, o, "is not an option (jitter=, multiplier=, max_elapsed=)")
+			p, err = withClass(s, o, p, key, val)
 		}
 		if err != nil {
 			return Policy{}, err
 		}
+	}
+	if _, ok := p.Classes[Unclassified]; ok && p.ExplicitOnly {
+		i := slices.IndexFunc(opts, func(o string) bool { return strings.HasPrefix(o, "unclassified=") })
+		return Policy{}, parseErr(s, opts[i], "has no effect with explicit_only, which stops an unmarked error at once: remove one of them")
 	}
 	return p, nil
 }
@@ -184,6 +219,9 @@ func withMultiplier(s, opt string, b Backoff, val string) (Backoff, error) {
 	if err != nil || m < 1 || m > 1000 || math.IsNaN(m) {
 		return nil, parseErr(s, opt, "is not a multiplier from 1 to 1000")
 	}
+	if m == 2 {
+		m = 0 // the default, as String writes it: no multiplier
+	}
 	e.Multiplier = m
 	return e, nil
 }
@@ -207,24 +245,32 @@ func parseErr(s, part, msg string) error {
 }
 
 // String writes the policy in Parse's grammar, so that Parse(p.String())
-// gives back the same schedule: attempts, backoff and max elapsed time.
-// Hooks, ExplicitOnly, PoisonAfter, Resource and Rand are not part of the
-// string. A Backoff of another type than Constant, Exponential and
-// Decorrelated is written as "custom", which Parse refuses.
+// gives back the same schedule: attempts, backoff, max elapsed time,
+// ExplicitOnly and Classes (a class's nil Backoff written as the one it
+// keeps). For a Policy that Parse returned, Parse(p.String()) is p. Hooks,
+// PoisonAfter, Resource and Rand are not part of the string. A Backoff of
+// another type than Constant, Exponential and Decorrelated (or, for a
+// class, an Exponential with a multiplier) is written as "custom", which
+// Parse refuses.
 func (p Policy) String() string {
-	if p.MaxAttempts == 1 {
-		return "never"
-	}
 	var b strings.Builder
-	if p.MaxAttempts > 1 {
-		b.WriteString(strconv.Itoa(p.MaxAttempts - 1))
-		b.WriteByte(' ')
+	if p.MaxAttempts == 1 {
+		b.WriteString("never")
+	} else {
+		if p.MaxAttempts > 1 {
+			b.WriteString(strconv.Itoa(p.MaxAttempts - 1))
+			b.WriteByte(' ')
+		}
+		writeBackoff(&b, orDefault(p.Backoff, defaultBackoff))
 	}
-	writeBackoff(&b, orDefault(p.Backoff, defaultBackoff))
 	if p.MaxElapsed > 0 {
 		b.WriteString(" max_elapsed=")
 		b.WriteString(FormatDuration(p.MaxElapsed))
 	}
+	if p.ExplicitOnly {
+		b.WriteString(" " + optExplicitOnly)
+	}
+	writeClasses(&b, p)
 	return b.String()
 }
 

@@ -24,8 +24,17 @@ type Policy struct {
 	// refused. 0 is no budget.
 	MaxElapsed time.Duration
 	// ExplicitOnly retries only errors marked retryable (Transient, After,
-	// Resource); an unmarked error stops at once.
+	// Resource, or wrapping ErrTransient, ErrAfter or ErrResource); any
+	// other error stops at once. Nothing is inferred under it (see
+	// Policy.Classify): a refused connection is retried only if marked.
 	ExplicitOnly bool
+	// Classes gives failures of a class their own attempts and backoff,
+	// e.g. transient failures 20 retries from 2s to 5m while the rest keep
+	// MaxAttempts and Backoff. Only ClassTransient, Unclassified,
+	// ClassAfter and ClassResource are looked up, and only for task errors
+	// (not interrupted attempts nor commit errors). Treat the map as
+	// read-only once the policy is in use: copies of the policy share it.
+	Classes map[Class]ClassPolicy
 	// PoisonAfter is how many consecutive unclassified failures with the same
 	// fingerprint make the work poison; 0 means 2, a negative value turns
 	// poison detection off.
@@ -39,6 +48,23 @@ type Policy struct {
 	OnInterrupted Hook // the attempt never finished: its process died or was stopped
 	OnTaskError   Hook // the work failed with an error
 	OnCommitError Hook // the work's result could not be recorded
+}
+
+// ClassPolicy is the schedule of one class of failures (Policy.Classes).
+//
+// MaxAttempts applies to the attempt's number, which counts every attempt
+// of the work whatever its class: under "5 1s 1m transient=20,2s,5m" a
+// transient failure of attempt 9 is retried, and an unclassified failure
+// of attempt 9 stops (exhausted). The backoff's n is that number too.
+type ClassPolicy struct {
+	// MaxAttempts bounds the attempts, as Policy.MaxAttempts does, when the
+	// failure is of this class: 0 is unlimited, 1 never retries.
+	MaxAttempts int
+	// Backoff computes the delay before a retry after a failure of this
+	// class; nil keeps the policy's (Policy.Resource for ClassResource,
+	// Policy.Backoff for the others). A ClassAfter failure still waits at
+	// least the delay it asks for.
+	Backoff Backoff
 }
 
 // Hook can change the decision taken after one kind of failure.
@@ -134,12 +160,13 @@ func (d Decision) Stop(r Reason) Decision {
 // Decide takes the decision after a failed attempt at time now: retry at a
 // time, or stop with a reason. It is pure apart from the jitter's randomness.
 func (p *Policy) Decide(a Attempt, now time.Time) Decision {
-	class, after := Classify(a.Err)
+	class, after := p.Classify(a.Err)
 	d := Decision{Class: class}
-	if r, stop := p.stopReason(a, class); stop {
+	cp := p.forClass(a.Kind, class)
+	if r, stop := p.stopReason(a, class, cp.MaxAttempts); stop {
 		d = d.Stop(r)
 	} else {
-		d = p.schedule(a, d, after, now)
+		d = p.schedule(a, d, cp.Backoff, after, now)
 	}
 	if h := p.hook(a.Kind); h != nil {
 		d = h(a, d)
@@ -147,7 +174,31 @@ func (p *Policy) Decide(a Attempt, now time.Time) Decision {
 	return d
 }
 
-func (p *Policy) stopReason(a Attempt, class Class) (Reason, bool) {
+// Classify is how the policy sees err: [Classify], or [Marked] when the
+// policy is ExplicitOnly, so that only what the caller marked is retried.
+func (p *Policy) Classify(err error) (Class, time.Duration) {
+	if p.ExplicitOnly {
+		return Marked(err)
+	}
+	return Classify(err)
+}
+
+// forClass is the schedule for a failure of kind k and class c: the class's
+// own from Classes, its nil Backoff filled in, or the policy's.
+func (p *Policy) forClass(k Kind, c Class) ClassPolicy {
+	def := orDefault(p.Backoff, defaultBackoff)
+	if c == ClassResource {
+		def = orDefault(p.Resource, defaultResource)
+	}
+	cp, ok := p.Classes[c]
+	if !ok || k != TaskError || c == ClassPermanent || c == ClassCanceled {
+		return ClassPolicy{MaxAttempts: p.MaxAttempts, Backoff: def}
+	}
+	cp.Backoff = orDefault(cp.Backoff, def)
+	return cp
+}
+
+func (p *Policy) stopReason(a Attempt, class Class, maxAttempts int) (Reason, bool) {
 	switch {
 	case class == ClassCanceled:
 		return ReasonCanceled, true
@@ -157,7 +208,7 @@ func (p *Policy) stopReason(a Attempt, class Class) (Reason, bool) {
 		return ReasonPermanent, true
 	case a.Kind == TaskError && class == Unclassified && p.poisoned(a.Streak):
 		return ReasonPoison, true
-	case p.MaxAttempts > 0 && a.Number >= p.MaxAttempts:
+	case maxAttempts > 0 && a.Number >= maxAttempts:
 		return ReasonExhausted, true
 	}
 	return ReasonRetry, false
@@ -171,15 +222,9 @@ func (p *Policy) poisoned(streak int) bool {
 	return n > 0 && streak >= n
 }
 
-func (p *Policy) schedule(a Attempt, d Decision, after time.Duration, now time.Time) Decision {
+func (p *Policy) schedule(a Attempt, d Decision, b Backoff, after time.Duration, now time.Time) Decision {
 	n := max(a.Number, 1)
-	var delay time.Duration
-	if d.Class == ClassResource {
-		delay = orDefault(p.Resource, defaultResource).Delay(n, a.PrevDelay, p.rand())
-	} else {
-		delay = orDefault(p.Backoff, defaultBackoff).Delay(n, a.PrevDelay, p.rand())
-	}
-	delay = max(delay, after, 0)
+	delay := max(b.Delay(n, a.PrevDelay, p.rand()), after, 0)
 	if p.MaxElapsed > 0 && a.Elapsed+delay > p.MaxElapsed {
 		return d.Stop(ReasonBudget)
 	}

@@ -164,3 +164,57 @@ func elapsed(p retry.Policy, d time.Duration) retry.Policy {
 	p.MaxElapsed = d
 	return p
 }
+
+func TestClassSchedules(t *testing.T) {
+	p := retry.MustParse("5 1s 1m jitter=none transient=20,2s resource=3,7s unclassified=never after=1s")
+	now := time.Now()
+	bug := errors.New("KeyError: 42")
+	blip := retry.Transient(errors.New("payments-api: 503"))
+	tests := []struct {
+		name  string
+		a     retry.Attempt
+		retry bool
+		delay time.Duration
+	}{
+		{"transient past the policy's attempts", retry.Attempt{Number: 9, Err: blip}, true, 2 * time.Second},
+		{"transient at its own limit", retry.Attempt{Number: 21, Err: blip}, false, 0},
+		{"unclassified never retried", retry.Attempt{Number: 1, Err: bug, Streak: 1}, false, 0},
+		{"resource at its own limit", retry.Attempt{Number: 4, Err: retry.Resource(bug)}, false, 0},
+		{"resource with its own backoff", retry.Attempt{Number: 3, Err: retry.Resource(bug)}, true, 7 * time.Second},
+		{"after: at least what it asks", retry.Attempt{Number: 9, Err: retry.After(bug, 30*time.Second)}, true, 30 * time.Second},
+		{"after: the class's backoff as a floor", retry.Attempt{Number: 9, Err: retry.After(bug, 0)}, true, time.Second},
+		{"an interrupted attempt keeps the policy's schedule", retry.Attempt{Number: 2, Kind: retry.Interrupted}, true, 2 * time.Second},
+		{"interrupted past the policy's attempts", retry.Attempt{Number: 6, Kind: retry.Interrupted}, false, 0},
+		{"permanent is never retried", retry.Attempt{Number: 1, Err: retry.Permanent(bug)}, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := p.Decide(tt.a, now)
+			if d.Retry != tt.retry || d.Delay != tt.delay {
+				t.Errorf("Decide = retry %v after %v (%v), want retry %v after %v", d.Retry, d.Delay, d.Reason, tt.retry, tt.delay)
+			}
+		})
+	}
+}
+
+func TestClassPolicyNilBackoffKeepsThePolicys(t *testing.T) {
+	p := retry.Policy{
+		MaxAttempts: 2,
+		Backoff:     retry.Constant{Interval: 3 * time.Second},
+		Resource:    retry.Constant{Interval: time.Minute},
+		Classes: map[retry.Class]retry.ClassPolicy{
+			retry.ClassTransient: {MaxAttempts: 0}, // unlimited, the policy's backoff
+			retry.ClassResource:  {MaxAttempts: 10},
+		},
+	}
+	now := time.Now()
+	if d := p.Decide(retry.Attempt{Number: 100, Err: retry.Transient(errBoom)}, now); !d.Retry || d.Delay != 3*time.Second {
+		t.Errorf("transient: %+v, want a retry after 3s", d)
+	}
+	if d := p.Decide(retry.Attempt{Number: 5, Err: retry.Resource(errBoom)}, now); !d.Retry || d.Delay != time.Minute {
+		t.Errorf("resource: %+v, want a retry after the policy's resource backoff, 1m", d)
+	}
+	if got := p.String(); got != "1 3s transient=3s resource=9,1m" {
+		t.Errorf("String() = %q", got)
+	}
+}

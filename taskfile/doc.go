@@ -89,6 +89,8 @@
 //	retry: "10 5s"         # 10 retries, every 5s
 //	retry: "10 5s 10m"     # 10 retries, exponential from 5s up to 10m, full jitter
 //	retry: "3 1s 1m jitter=equal max_elapsed=30m"
+//	retry: "3 1s explicit_only"           # only failures marked retryable are retried
+//	retry: "5 1s 1m transient=20,2s,5m"   # transient failures get their own schedule
 //	retry: never
 //
 // A mapping spells the same out; attempts counts every attempt, the first
@@ -101,6 +103,8 @@
 //	  multiplier: 2        # growth per retry, 1 to 1000; 2 when not set
 //	  jitter: full         # full (the default), equal, none, or decorrelated
 //	  max_elapsed: 5m      # a time budget for all the attempts
+//	  explicit_only: true  # retry only failures marked retryable; false when not set
+//	  transient: 20,2s,5m  # a class's own schedule, as in a string (also unclassified, after, resource)
 //
 // multiplier and jitter need max. A mapping with neither min nor max keeps
 // the engine's default backoff (exponential from 1s to 5m, full jitter).

@@ -97,6 +97,10 @@ var invalidTests = []struct {
 	{"bad multiplier", head + "  a: {run: x, retry: {min: 1s, max: 2s, multiplier: 0.5}}\n", 3, "multiplier 0.5 is out of range"},
 	{"multiplier with decorrelated", head + "  a:\n    run: x\n    retry: {max: 2s, jitter: decorrelated,\n      multiplier: 3}\n", 6, "multiplier does not apply to jitter decorrelated"},
 	{"zero max_elapsed", head + "  a: {run: x, retry: {max_elapsed: 0s}}\n", 3, `max_elapsed "0s" must be longer than zero`},
+	{"explicit_only not a bool", head + "  a: {run: x, retry: {min: 1s, explicit_only: yes}}\n", 3, `explicit_only "yes" is not true or false`},
+	{"bad class schedule", head + "  a:\n    run: x\n    retry:\n      transient: 20,5x\n", 6, `transient "20,5x": "5x" is not a duration (e.g. 300ms, 5s, 2m) (it takes never or [count,]min[,max][,jitter], e.g. 20,2s,5m)`},
+	{"unclassified with explicit_only", head + "  a:\n    run: x\n    retry:\n      explicit_only: true\n      unclassified: 1,1s\n", 7, "unclassified has no effect with explicit_only"},
+	{"bad class in a string", head + "  a: {run: x, retry: \"3 1s transient=20\"}\n", 3, `retry "3 1s transient=20": "transient=20" has no delay after its count`},
 
 	// Needs.
 	{"unknown need", head + "  fetch: {run: x}\n  settle:\n    run: y\n    needs: [fetc]\n  report: {run: z}\n", 6,

@@ -78,7 +78,9 @@ func TestNewRunPolicyRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("task %s: policy %q: %v", nt.Name, nt.Policy, err)
 		}
-		if p.String() != f.Tasks[i].Policy.String() || p.MaxAttempts != f.Tasks[i].Policy.MaxAttempts {
+		want := f.Tasks[i].Policy
+		if p.String() != want.String() || p.MaxAttempts != want.MaxAttempts ||
+			p.ExplicitOnly != want.ExplicitOnly || !reflect.DeepEqual(p.Classes, want.Classes) {
 			t.Errorf("task %s: policy %q parses as %q", nt.Name, nt.Policy, p.String())
 		}
 	}

@@ -13,7 +13,16 @@ import (
 	"github.com/grit-run/grit/retry"
 )
 
-var retryKeys = []string{"attempts", "min", "max", "multiplier", "jitter", "max_elapsed"}
+var retryKeys = []string{"attempts", "min", "max", "multiplier", "jitter", "max_elapsed", "explicit_only",
+	"transient", "unclassified", "after", "resource"}
+
+// classKeys are the retry mapping's keys that give a class of failures its
+// own schedule, written as in a policy string: never or
+// [count,]min[,max][,jitter].
+var classKeys = map[string]retry.Class{
+	"transient": retry.ClassTransient, "unclassified": retry.Unclassified,
+	"after": retry.ClassAfter, "resource": retry.ClassResource,
+}
 
 // retrySynonyms are names other engines give to the retry map's keys.
 var retrySynonyms = map[string]string{
@@ -67,6 +76,8 @@ type retryMap struct {
 	min, max, elapsed time.Duration
 	multiplier        float64
 	jitter            string
+	explicitOnly      bool
+	classes           map[retry.Class]retry.ClassPolicy
 	set               map[string]*yaml.Node
 }
 
@@ -109,6 +120,10 @@ func (p *parser) retryKey(m *retryMap, kv pair) bool {
 			p.errs.add(v.Line, "jitter %q is not a jitter (it takes full, equal, none or decorrelated)", m.jitter)
 			ok = false
 		}
+	case "explicit_only":
+		m.explicitOnly, ok = p.boolean(key, v)
+	case "transient", "unclassified", "after", "resource":
+		ok = p.classSchedule(m, key, v)
 	default:
 		p.unknownKey(kv.key, retryKeys, retrySynonyms, "a retry mapping's keys")
 		return true
@@ -117,6 +132,44 @@ func (p *parser) retryKey(m *retryMap, kv pair) bool {
 		m.set[kv.key.Value] = v
 	}
 	return ok
+}
+
+// boolean reads true or false.
+func (p *parser) boolean(key string, n *yaml.Node) (bool, bool) {
+	s, ok := p.scalar(key, n, "true or false")
+	if !ok {
+		return false, false
+	}
+	var b bool
+	if n.ShortTag() != "!!bool" || n.Decode(&b) != nil {
+		p.errs.add(n.Line, "%s %q is not true or false (it takes true or false)", key, s)
+		return false, false
+	}
+	return b, true
+}
+
+// classSchedule reads a class's schedule, in the policy string's words
+// (transient: 20,2s,5m), into m.classes.
+func (p *parser) classSchedule(m *retryMap, key string, n *yaml.Node) bool {
+	s, ok := p.scalar(key, n, "a schedule, e.g. 20,2s,5m or never")
+	if !ok {
+		return false
+	}
+	pol, err := retry.Parse("1s " + key + "=" + s)
+	if err != nil {
+		msg := err.Error()
+		if pe := (*retry.ParseError)(nil); errors.As(err, &pe) {
+			msg, _, _ = strings.Cut(pe.Msg, "; ")
+			msg = strings.Replace(strings.TrimPrefix(msg, "has "), ", which ", " ", 1)
+		}
+		p.errs.add(n.Line, "%s %q: %s (it takes never or [count,]min[,max][,jitter], e.g. 20,2s,5m)", key, s, msg)
+		return false
+	}
+	if m.classes == nil {
+		m.classes = make(map[retry.Class]retry.ClassPolicy)
+	}
+	m.classes[classKeys[key]] = pol.Classes[classKeys[key]]
+	return true
 }
 
 // maxAttempts keeps attempts within what a policy string can say.
@@ -128,7 +181,7 @@ var jitters = []string{"full", "equal", "none", "decorrelated"}
 // backoff is the engine's default; min alone is a constant backoff; max
 // makes it exponential from min (1s when not set) up to max.
 func (p *parser) buildPolicy(m retryMap) (retry.Policy, bool) {
-	pol := retry.Policy{MaxAttempts: m.attempts, MaxElapsed: m.elapsed}
+	pol := retry.Policy{MaxAttempts: m.attempts, MaxElapsed: m.elapsed, ExplicitOnly: m.explicitOnly, Classes: m.classes}
 	lo := m.min
 	if m.set["min"] == nil {
 		lo = time.Second
@@ -143,6 +196,10 @@ func (p *parser) buildPolicy(m retryMap) (retry.Policy, bool) {
 	}
 	if n := m.set["multiplier"]; n != nil && m.jitter == "decorrelated" {
 		p.errs.add(n.Line, "multiplier does not apply to jitter decorrelated (remove one of them)")
+		ok = false
+	}
+	if n := m.set["unclassified"]; n != nil && m.explicitOnly {
+		p.errs.add(n.Line, "unclassified has no effect with explicit_only, which stops an unmarked error at once (remove one of them)")
 		ok = false
 	}
 	if maxN != nil && m.max < lo {

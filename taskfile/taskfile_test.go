@@ -152,6 +152,10 @@ tasks:
   only-max: {run: x, retry: {max: 1m, multiplier: 1.5, jitter: none}}
   decorrelated: {run: x, retry: {attempts: 0, min: 100ms, max: 10s, jitter: decorrelated}}
   forever: {run: x, retry: 5s}
+  explicit: {run: x, retry: "3 1s explicit_only"}
+  explicit-map: {run: x, retry: {attempts: 4, min: 1s, explicit_only: true}}
+  classes: {run: x, retry: "5 1s 1m transient=20,2s,5m"}
+  classes-map: {run: x, retry: {attempts: 6, min: 1s, max: 1m, transient: "20,2s,5m", unclassified: never}}
 `,
 		want: &taskfile.File{Name: "retries", Tasks: []taskfile.Task{
 			{
@@ -169,6 +173,21 @@ tasks:
 				Policy: retry.Policy{Backoff: retry.Decorrelated{Min: 100 * time.Millisecond, Max: 10 * time.Second}},
 			},
 			{Name: "forever", Line: 8, Exec: task.Exec{Shell: "x"}, PolicySet: true, Policy: retry.Policy{Backoff: retry.Constant{Interval: 5 * time.Second}}},
+			{Name: "explicit", Line: 9, Exec: task.Exec{Shell: "x"}, PolicySet: true, Policy: retry.Policy{MaxAttempts: 4, Backoff: retry.Constant{Interval: time.Second}, ExplicitOnly: true}},
+			{Name: "explicit-map", Line: 10, Exec: task.Exec{Shell: "x"}, PolicySet: true, Policy: retry.Policy{MaxAttempts: 4, Backoff: retry.Constant{Interval: time.Second}, ExplicitOnly: true}},
+			{
+				Name: "classes", Line: 11, Exec: task.Exec{Shell: "x"}, PolicySet: true,
+				Policy: retry.Policy{MaxAttempts: 6, Backoff: retry.Exponential{Min: time.Second, Max: time.Minute},
+					Classes: map[retry.Class]retry.ClassPolicy{retry.ClassTransient: {MaxAttempts: 21, Backoff: retry.Exponential{Min: 2 * time.Second, Max: 5 * time.Minute}}}},
+			},
+			{
+				Name: "classes-map", Line: 12, Exec: task.Exec{Shell: "x"}, PolicySet: true,
+				Policy: retry.Policy{MaxAttempts: 6, Backoff: retry.Exponential{Min: time.Second, Max: time.Minute},
+					Classes: map[retry.Class]retry.ClassPolicy{
+						retry.ClassTransient: {MaxAttempts: 21, Backoff: retry.Exponential{Min: 2 * time.Second, Max: 5 * time.Minute}},
+						retry.Unclassified:   {MaxAttempts: 1},
+					}},
+			},
 		}},
 	},
 	{

@@ -23,10 +23,13 @@ var errNoError = errors.New("the attempt failed without an error")
 
 // Failure decides what a failed attempt of t leads to at now under
 // policy p (see Policy): RETRYING at a time, FAILED, or DEAD_LETTER
-// when the same unclassified failure (by fingerprint) repeats. err carries
-// the failure's class as retry's marks (retry.Transient, retry.Permanent,
-// retry.After, retry.Resource; unmarked is unclassified); an *ExitError in
-// it is fingerprinted by exit status and its last line of stderr.
+// when the same unclassified failure (by fingerprint) repeats. err's class
+// is as p sees it (retry.Policy.Classify): retry's marks (retry.Transient,
+// retry.Permanent, retry.After, retry.Resource, or a wrapped sentinel), an
+// unmarked outage (a refused connection, a timeout…) as transient unless p
+// is explicit-only, anything else unclassified. p's schedule for that
+// class (retry.Policy.Classes) applies; an *ExitError in err is
+// fingerprinted by exit status and its last line of stderr.
 //
 // It writes the decision on f: the task's next State and NextAt, its
 // Error, Fingerprint, Streak and PrevDelay, and the attempt's Class,
@@ -37,7 +40,7 @@ func Failure(f *store.Finish, t task.Task, err error, p retry.Policy, now time.T
 	if err == nil {
 		err = errNoError
 	}
-	class, _ := retry.Classify(err)
+	class, _ := p.Classify(err)
 	fp := fingerprint(err)
 	streak := 0
 	if class == retry.Unclassified {
@@ -90,8 +93,9 @@ func Interrupted(t task.Task, p retry.Policy, now time.Time) store.Finish {
 var policies sync.Map // string -> retry.Policy
 
 // Policy is the policy t is retried by: its own (t.Policy, in
-// retry.Parse's grammar) if it has one, else def; with t.PoisonAfter, if
-// set. A policy string that does not parse gives def, and the error.
+// retry.Parse's grammar, per-class schedules and explicit_only included)
+// if it has one, else def; with t.PoisonAfter, if set. A policy string
+// that does not parse gives def, and the error.
 func Policy(t task.Task, def retry.Policy) (retry.Policy, error) {
 	p := def
 	var err error

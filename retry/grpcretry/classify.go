@@ -20,7 +20,7 @@ const MaxRetryDelay = time.Hour
 // [retry.Classify] and the engine treat it as the code deserves:
 //
 //   - nil, or a status of OK: nil.
-//   - an error already marked ([retry.Classify] is not Unclassified): err as
+//   - an error already marked ([retry.Marked] is not Unclassified): err as
 //     it is, so a handler's own mark wins.
 //   - a status whose details hold a google.rpc.RetryInfo with a retry_delay,
 //     unless the code is [Permanent] or CANCELED: [retry.After] with that
@@ -43,7 +43,7 @@ func Classify(err error) error {
 	if err == nil {
 		return nil
 	}
-	if class, _ := retry.Classify(err); class != retry.Unclassified {
+	if class, _ := retry.Marked(err); class != retry.Unclassified {
 		return err
 	}
 	s, ok := status.FromError(err)

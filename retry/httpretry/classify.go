@@ -53,7 +53,7 @@ func Classify(resp *http.Response, err error, now time.Time) error {
 }
 
 func classifyTransport(resp *http.Response, err error) error {
-	if class, _ := retry.Classify(err); class != retry.Unclassified {
+	if class, _ := retry.Marked(err); class != retry.Unclassified {
 		return err // includes context.Canceled
 	}
 	if resp != nil || badCertificate(err) {

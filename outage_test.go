@@ -1,0 +1,212 @@
+package grit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/grit-run/grit"
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/task"
+)
+
+// downstream is a TCP service on 127.0.0.1 that is down (its port refuses
+// connections) until up is called.
+type downstream struct {
+	addr string
+	ln   net.Listener
+}
+
+func newDownstream(t *testing.T) *downstream {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &downstream{addr: ln.Addr().String()}
+	ln.Close() // down: the port refuses connections
+	t.Cleanup(func() {
+		if d.ln != nil {
+			d.ln.Close()
+		}
+	})
+	return d
+}
+
+// up starts accepting on the port, as a restarted service does.
+func (d *downstream) up(t *testing.T) {
+	t.Helper()
+	ln, err := net.Listen("tcp", d.addr)
+	if err != nil {
+		t.Fatalf("the downstream cannot come back on %s: %v", d.addr, err)
+	}
+	d.ln = ln
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+}
+
+// TestAnOutageIsNotPoison: 20 tasks call a downstream that refuses
+// connections until each of them has failed twice alike, which used to
+// make every one DEAD_LETTER at attempt 2. A refused connection is
+// transient without a mark, so they all succeed once the downstream is
+// back, in a few attempts each. A task that fails the same non-network way
+// twice among them is still poison.
+func TestAnOutageIsNotPoison(t *testing.T) {
+	const tasks, policy = 20, "10 100ms 1s"
+	c := open(t)
+	down := newDownstream(t)
+
+	var mu sync.Mutex
+	refused := map[int64]int{} // refused attempts per task
+	twice := make(chan struct{})
+	err := grit.Handle(c, "call", func(ctx context.Context, _ struct{}) error {
+		conn, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "tcp", down.addr)
+		if err != nil {
+			at, _ := grit.AttemptFrom(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			if refused[at.TaskID]++; refused[at.TaskID] == 2 && allTwice(refused, tasks) {
+				close(twice)
+			}
+			return err // as the net package gives it: nobody marks it
+		}
+		return conn.Close()
+	}, grit.HandlerConfig{Policy: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = grit.Handle(c, "settle", func(ctx context.Context, _ struct{}) error {
+		return errors.New(`settle: KeyError: "merchant"`)
+	}, grit.HandlerConfig{Policy: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startClient(t, c)
+
+	ctx := context.Background()
+	poison, err := c.Enqueue(ctx, "settle", struct{}{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for range tasks {
+		tk, err := c.Enqueue(ctx, "call", struct{}{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, tk.ID)
+	}
+
+	select {
+	case <-twice:
+	case <-time.After(30 * time.Second):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("not every task failed twice while the downstream was down: %v", refused)
+	}
+	for _, id := range ids {
+		// Two identical failures in a row used to make a task poison.
+		if tk, _ := c.Task(ctx, id); tk.State == task.DeadLetter || tk.State == task.Failed {
+			t.Fatalf("task %d is %s during the outage (%s)", id, tk.State, tk.LastError)
+		}
+	}
+	down.up(t)
+
+	total := 0
+	for _, id := range ids {
+		tk := waitTask(t, c, id, task.Success)
+		if tk.Attempt < 3 || tk.Attempt > 11 {
+			t.Errorf("task %d succeeded at attempt %d, want 3 (two refused, then up) to 11", id, tk.Attempt)
+		}
+		total += tk.Attempt
+		as, err := c.Store().Attempts(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range as[:len(as)-1] {
+			if a.Class != "transient" || a.Decision != "retry" {
+				t.Errorf("task %d attempt %d: class %q, decision %q; want a transient retry", id, a.Number, a.Class, a.Decision)
+			}
+		}
+	}
+	// Each task fails until the last of them has failed twice, then
+	// succeeds: about 4 attempts each here, against 11 each had they been
+	// retried to the cap. The bound leaves room for a slow machine.
+	if total > tasks*11*3/4 {
+		t.Errorf("%d attempts for %d tasks, want far fewer than %d", total, tasks, tasks*11)
+	}
+	t.Logf("%d attempts for %d tasks through the outage", total, tasks)
+
+	tk := waitTask(t, c, poison.ID, task.DeadLetter)
+	if tk.Attempt != 2 {
+		t.Errorf("the poisoned task is DEAD_LETTER at attempt %d, want 2", tk.Attempt)
+	}
+}
+
+// allTwice reports whether all n tasks have been refused twice or more.
+func allTwice(refused map[int64]int, n int) bool {
+	if len(refused) < n {
+		return false
+	}
+	for _, k := range refused {
+		if k < 2 {
+			return false
+		}
+	}
+	return true
+}
+
+// TestHandlerExplicitOnly: a handler whose policy is explicit-only has an
+// error wrapping retry.ErrTransient retried, and an unmarked refused
+// connection failed at once, nothing inferred.
+func TestHandlerExplicitOnly(t *testing.T) {
+	c := open(t)
+	down := newDownstream(t)
+	var mu sync.Mutex
+	calls := map[int64]int{}
+	err := grit.Handle(c, "pay", func(ctx context.Context, a struct{ Sentinel bool }) error {
+		at, _ := grit.AttemptFrom(ctx)
+		mu.Lock()
+		calls[at.TaskID]++
+		n := calls[at.TaskID]
+		mu.Unlock()
+		if a.Sentinel {
+			if n < 3 {
+				return fmt.Errorf("call payments: %w", retry.ErrTransient)
+			}
+			return nil
+		}
+		_, err := net.Dial("tcp", down.addr)
+		return err
+	}, grit.HandlerConfig{Policy: "3 10ms explicit_only"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startClient(t, c)
+	ctx := context.Background()
+	marked, err := c.Enqueue(ctx, "pay", struct{ Sentinel bool }{true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unmarked, err := c.Enqueue(ctx, "pay", struct{ Sentinel bool }{false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk := waitTask(t, c, marked.ID, task.Success); tk.Attempt != 3 {
+		t.Errorf("the marked task succeeded at attempt %d, want 3", tk.Attempt)
+	}
+	if tk := waitTask(t, c, unmarked.ID, task.Failed); tk.Attempt != 1 {
+		t.Errorf("the unmarked outage failed at attempt %d, want 1: explicit-only infers nothing", tk.Attempt)
+	}
+}
