@@ -114,6 +114,7 @@ func TestHungWebhookDoesNotBlockTheEngine(t *testing.T) {
 	t.Cleanup(func() { close(hold) }) // runs before the server's Close, which waits for its handlers
 	cfg := testConfig(st)
 	cfg.AlertWebhook = hook.URL
+	cfg.Protection.OutageTasks = -1 // five tasks failing alike, none succeeding, would be an outage: held, not dead-lettered
 	ok := Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }}
 	e, err := New(cfg)
 	if err != nil {
