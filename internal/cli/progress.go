@@ -82,6 +82,7 @@ func (p *progress) poll(ts []task.Task) {
 
 // line prints one transition, e.g.
 // 12:00:01.2 settle RETRYING attempt=2 next=12:00:03.4 exit=1 fp=4a7c1d
+// (and "outage: held" when the failure was judged an outage)
 func (p *progress) line(at time.Time, t task.Task, a task.Attempt) {
 	if p.quiet {
 		return
@@ -105,6 +106,9 @@ func (p *progress) line(at time.Time, t task.Task, a task.Attempt) {
 	}
 	if a.Fingerprint != "" && a.Class == "unclassified" {
 		fmt.Fprintf(&b, " fp=%s", short(a.Fingerprint))
+	}
+	if a.Decision == "outage" { // many tasks fail alike: held, not dead-lettered
+		b.WriteString(" outage: held")
 	}
 	if t.State == task.Success && !a.StartedAt.IsZero() {
 		fmt.Fprintf(&b, " took=%s", a.EndedAt.Sub(a.StartedAt).Round(time.Millisecond))
