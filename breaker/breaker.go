@@ -91,10 +91,10 @@ func (s Settings) Validate() error {
 	if s.Window < 0 || s.CoolDown < 0 || s.MaxCoolDown < 0 {
 		bad("negative window %v, cool-down %v or max cool-down %v", s.Window, s.CoolDown, s.MaxCoolDown)
 	}
-	if s.FailureRatio < 0 || s.FailureRatio > 1 {
+	if !(s.FailureRatio >= 0 && s.FailureRatio <= 1) { // NaN too
 		bad("failure ratio %v: want a number from 0 to 1 (e.g. 0.5)", s.FailureRatio)
 	}
-	if s.RampStart < 0 || s.RampStart > 1 {
+	if !(s.RampStart >= 0 && s.RampStart <= 1) { // NaN too
 		bad("ramp start %v: want a share from 0 to 1 (e.g. 0.1)", s.RampStart)
 	}
 	if s.Buckets < 0 || s.MinAttempts < 0 || s.Consecutive < 0 || s.Probes < 0 {

@@ -2,6 +2,7 @@ package breaker
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -246,6 +247,8 @@ func TestValidate(t *testing.T) {
 		{Settings{}, ""},
 		{Settings{FailureRatio: 1.5}, "failure ratio 1.5: want a number from 0 to 1"},
 		{Settings{RampStart: -0.1}, "ramp start -0.1"},
+		{Settings{FailureRatio: math.NaN()}, "failure ratio NaN"},
+		{Settings{RampStart: math.NaN()}, "ramp start NaN"},
 		{Settings{CoolDown: time.Hour}, "max cool-down 10m0s is shorter than the cool-down 1h0m0s"},
 		{Settings{Window: -time.Second}, "negative window"},
 		{Settings{Probes: -1}, "negative buckets"},
