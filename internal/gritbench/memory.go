@@ -40,7 +40,10 @@ func workerMemory(ctx context.Context, open Opener, cfg Config, r *Result) error
 			return err
 		}
 		begin, next := time.Now(), n/10
-		err = follow(ctx, w, n, time.Duration(n)*time.Millisecond+time.Minute, func(finished int) error {
+		// The limit is for a worker that hangs, not a speed: a machine busy
+		// with other tests (a race build, two cores) has taken over a
+		// minute for 1,000 tasks.
+		err = follow(ctx, w, n, time.Duration(n)*time.Millisecond+3*time.Minute, func(finished int) error {
 			for finished >= next && next <= n {
 				rss, _, _ := memory(pid)
 				r.MemoryMiB = append(r.MemoryMiB, rss)
