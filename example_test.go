@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/grit-run/grit"
+	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/task"
 )
 
@@ -137,4 +139,55 @@ func ExampleAlerting() {
 	// true charge 2
 	// charge o-42: card declined
 	// grit task 1
+}
+
+// An outage is not poison: six tasks of a kind fail alike and none
+// succeeds, so the kind is held (an alert says so) rather than each task
+// dead-lettered; once the failure stops, a probe succeeds, the hold ends
+// and every task succeeds.
+func ExampleProtection_outage() {
+	dir, _ := os.MkdirTemp("", "grit-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+
+	alerts := make(chan grit.Alert, 10)
+	c, err := grit.Open(ctx, "sqlite:"+filepath.Join(dir, "grit.db"), grit.Config{
+		Protection: grit.Protection{Breaker: breaker.Settings{CoolDown: 100 * time.Millisecond}},
+		Alerting:   grit.Alerting{OnAlert: func(a grit.Alert) { alerts <- a }},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	var down atomic.Bool
+	down.Store(true)
+	grit.Handle(c, "sync", func(ctx context.Context, n int) error {
+		if down.Load() {
+			return errors.New("ledger: row 1234 is locked by migration 77")
+		}
+		return nil
+	}, grit.HandlerConfig{Policy: "10 20ms 100ms"})
+	var ids []int64
+	for n := range 6 {
+		t, _ := c.Enqueue(ctx, "sync", n)
+		ids = append(ids, t.ID)
+	}
+	c.Start(ctx)
+	a := <-alerts
+	fmt.Println(a.Type, a.Kind)
+	down.Store(false)
+	deadline := time.Now().Add(20 * time.Second)
+	for _, id := range ids {
+		t, _ := c.Task(ctx, id)
+		for !t.State.Terminal() && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+			t, _ = c.Task(ctx, id)
+		}
+		fmt.Print(t.State, " ")
+	}
+	c.Stop(ctx)
+	// Output:
+	// outage_held sync
+	// SUCCESS SUCCESS SUCCESS SUCCESS SUCCESS SUCCESS
 }
