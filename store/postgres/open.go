@@ -2,11 +2,14 @@ package postgres
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -115,11 +118,33 @@ func describe(c *pgx.ConnConfig) string {
 }
 
 // channelOf is the NOTIFY channel of a schema's due work.
-func channelOf(schema string) string { return "grit_" + schema + "_due" }
+func channelOf(schema string) string { return channelName(schema, "_due") }
 
 // cancelChannelOf is the NOTIFY channel of a schema's cancelled running
 // tasks: the payload is the task's id.
-func cancelChannelOf(schema string) string { return "grit_" + schema + "_cancel" }
+func cancelChannelOf(schema string) string { return channelName(schema, "_cancel") }
+
+// maxChannel is the longest channel name pg_notify takes (NAMEDATALEN-1
+// bytes); LISTEN cuts a longer one short, pg_notify refuses it.
+const maxChannel = 63
+
+// channelName is "grit_", the schema and suffix; for a schema so long
+// that this would pass maxChannel, the schema is cut and a hash of the
+// whole of it keeps two such schemas apart.
+func channelName(schema, suffix string) string {
+	name := "grit_" + schema + suffix
+	if len(name) <= maxChannel {
+		return name
+	}
+	sum := sha256.Sum256([]byte(schema))
+	tag := "_" + hex.EncodeToString(sum[:6])
+	keep := maxChannel - len("grit_") - len(suffix) - len(tag)
+	cut := schema[:keep]
+	for !utf8.ValidString(cut) { // not in the middle of a character
+		cut = cut[:len(cut)-1]
+	}
+	return "grit_" + cut + tag + suffix
+}
 
 // Schema is the schema that holds the store's tables.
 func (s *Store) Schema() string { return s.schema }

@@ -1,12 +1,15 @@
 package postgres_test
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
+	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/task"
 )
 
@@ -128,3 +131,49 @@ func TestWakeEndsWithTheStore(t *testing.T) {
 }
 
 func stateOf(s string) task.State { return task.State(s) }
+
+// TestLongSchemaNotifies: on a schema whose name is as long as a
+// store allows (54), enqueues wake a listener and a running task's
+// cancel reaches WatchCancels: the channels' names fit pg_notify.
+func TestLongSchemaNotifies(t *testing.T) {
+	schema := pgtest.NewSchema(t)
+	long := schema + strings.Repeat("x", 54-len(schema)) // the longest a schema may be
+	t.Cleanup(func() {
+		if _, err := pgtest.Admin(t).Exec(context.Background(), `DROP SCHEMA IF EXISTS `+long+` CASCADE`); err != nil {
+			t.Errorf("drop schema %s: %v", long, err)
+		}
+	})
+	st := pgtest.OpenIn(t, long)
+	ctx := t.Context()
+	woken, err := st.Wake(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancels, err := st.WatchCancels(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := st.Enqueue(ctx, []store.NewTask{{Kind: "k"}})
+	if err != nil {
+		t.Fatalf("enqueue on a schema of 54 characters: %v", err)
+	}
+	select {
+	case <-woken:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no wake after an enqueue")
+	}
+	if c, err := st.Claim(ctx, store.ClaimRequest{Worker: "w", Limit: 1, Lease: time.Minute}); err != nil || len(c) != 1 {
+		t.Fatalf("claim: %v, %v", c, err)
+	}
+	if _, err := st.Act(ctx, ts[0].ID, store.ActCancel); err != nil {
+		t.Fatalf("cancel a running task on a schema of 54 characters: %v", err)
+	}
+	select {
+	case id := <-cancels:
+		if id != ts[0].ID {
+			t.Errorf("cancel of task %d, want %d", id, ts[0].ID)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no cancel notification")
+	}
+}
