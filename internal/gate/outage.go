@@ -112,6 +112,7 @@ func (g *Gate) holdOutage(ctx context.Context, name string, t *task.Task, f *sto
 		g.changed()
 	}
 	if declared { // once per hold, by whichever claimer declared it
+		g.revive(ctx, t, f, now)
 		g.cfg.Logger.Warn("outage: tasks fail alike and none succeeds; holding their work instead of dead-lettering it",
 			"hold", name, "fingerprint", f.Fingerprint, "error", clip(f.Error, 200), "next_probe", at)
 		o := Outage{Kind: t.Kind, Fingerprint: f.Fingerprint, Error: f.Error, Tasks: tasks, Until: at}
@@ -119,6 +120,35 @@ func (g *Gate) holdOutage(ctx context.Context, name string, t *task.Task, f *sto
 			o.Kind, o.Group = "", t.Group
 		}
 		g.HeldOutage(o)
+	}
+}
+
+// revive replays the dead letters of the outage just declared: tasks of
+// t's kind and group dead-lettered with f's fingerprint within the outage
+// window, whose second failure came before the failure had spread far
+// enough to be told from poison. They are READY again and wait in the
+// hold with the others.
+func (g *Gate) revive(ctx context.Context, t *task.Task, f *store.Finish, now time.Time) {
+	since := now.Add(-g.cfg.Protection.OutageWindow)
+	dead, err := g.cfg.Store.ListTasks(ctx, store.Filter{Kind: t.Kind, States: []task.State{task.DeadLetter}, Limit: 1000})
+	if err != nil {
+		g.cfg.Logger.Warn("could not look for the outage's dead letters", "kind", t.Kind, "err", err)
+		return
+	}
+	n := 0
+	for _, d := range dead {
+		if d.Group != t.Group || d.Fingerprint != f.Fingerprint || d.FinishedAt.Before(since) {
+			continue
+		}
+		if _, err := g.cfg.Store.Act(ctx, d.ID, store.ActReplay); err != nil {
+			g.cfg.Logger.Warn("could not replay a dead letter of the outage", "task", d.ID, "err", err)
+			continue
+		}
+		n++
+	}
+	if n > 0 {
+		g.cfg.Logger.Info("replayed the dead letters of the outage: they failed before it could be told from poison", "kind", t.Kind, "group", t.Group, "tasks", n)
+		g.changed()
 	}
 }
 

@@ -135,3 +135,35 @@ func TestALongOutageKeepsItsProbes(t *testing.T) {
 		}
 	})
 }
+
+// The first to fail twice: a task whose second failure came before the
+// failure had spread (a dead letter, as poison) is replayed when the
+// outage is declared, and waits in the hold with the others.
+func TestAnOutageReplaysItsEarlyDeadLetters(t *testing.T) {
+	each(t, func(t *testing.T, c claimer) {
+		f := setup(t, c, gate.Protection{Breaker: breaker.Settings{CoolDown: time.Minute}})
+		boom := errors.New("ledger row 42 is locked")
+		first := f.enqueue(1, store.NewTask{})[0]
+		f.failAlike(f.claim(1).Tasks, boom)
+		f.clock.Advance(2 * time.Second)
+		if got := f.failAlike(f.claim(1).Tasks, boom)[0]; got.State != task.DeadLetter {
+			t.Fatalf("one task failing alike twice, alone: %s, want DEAD_LETTER", got.State)
+		}
+		f.enqueue(5, store.NewTask{})
+		f.failAlike(f.claim(5).Tasks, boom)
+		f.clock.Advance(2 * time.Second)
+		cl := f.claim(5)
+		if len(cl.Tasks) != 5 {
+			t.Fatalf("claimed %d retries, want 5", len(cl.Tasks))
+		}
+		for _, fin := range f.failAlike(cl.Tasks, boom) {
+			if fin.Attempt.Decision != "outage" {
+				t.Fatalf("six tasks failing alike: %s (%s), want an outage", fin.State, fin.Attempt.Decision)
+			}
+		}
+		got, err := f.st.GetTask(context.Background(), first)
+		if err != nil || got.State != task.Ready {
+			t.Errorf("the early dead letter after the outage was declared: %s (%v), want READY (replayed)", got.State, err)
+		}
+	})
+}
