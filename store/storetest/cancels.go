@@ -37,12 +37,7 @@ var cancelTests = map[string]func(*testing.T, *harness){
 		if h.reopen == nil {
 			t.Skip("the driver does not promise notifications across handles (storetest.WakesAcrossHandles)")
 		}
-		other := h.reopen(t, h.s)
-		t.Cleanup(func() {
-			if err := other.Close(); err != nil {
-				t.Errorf("close the other handle: %v", err)
-			}
-		})
+		other := h.other()
 		r := h.enqueue(job("k"))[0]
 		h.claim(store.ClaimRequest{Limit: 1})
 		if _, err := other.Act(h.ctx, r.ID, store.ActCancel); err != nil {
@@ -54,17 +49,7 @@ var cancelTests = map[string]func(*testing.T, *harness){
 		ctx, cancel := context.WithCancel(h.ctx)
 		ch := h.watchCancels(ctx)
 		cancel()
-		deadline := time.After(wakeWait)
-		for {
-			select {
-			case _, ok := <-ch:
-				if !ok {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("the channel was not closed within %v of the end of its context", wakeWait)
-			}
-		}
+		wantClosed(t, ch)
 	},
 }
 

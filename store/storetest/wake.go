@@ -33,12 +33,7 @@ var wakerTests = map[string]func(*testing.T, *harness){
 		if h.reopen == nil {
 			t.Skip("the driver does not promise wakes across handles (storetest.WakesAcrossHandles)")
 		}
-		other := h.reopen(t, h.s)
-		t.Cleanup(func() {
-			if err := other.Close(); err != nil {
-				t.Errorf("close the other handle: %v", err)
-			}
-		})
+		other := h.other()
 		if _, err := other.Enqueue(h.ctx, []store.NewTask{job("k")}); err != nil {
 			t.Fatalf("enqueue through the other handle: %v", err)
 		}
@@ -48,18 +43,38 @@ var wakerTests = map[string]func(*testing.T, *harness){
 		ctx, cancel := context.WithCancel(h.ctx)
 		ch := h.wake(ctx)
 		cancel()
-		deadline := time.After(wakeWait)
-		for {
-			select {
-			case _, ok := <-ch:
-				if !ok {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("the channel was not closed within %v of the end of its context", wakeWait)
-			}
-		}
+		wantClosed(t, ch)
 	},
+}
+
+// wantClosed waits, bounded, for ch to be closed (values before are
+// drained): a listener's channel once its context has ended.
+func wantClosed[T any](t *testing.T, ch <-chan T) {
+	t.Helper()
+	deadline := time.After(wakeWait)
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the channel was not closed within %v of the end of its context", wakeWait)
+		}
+	}
+}
+
+// other opens another handle on the store's database, as another process
+// would (WakesAcrossHandles), closed when the test ends.
+func (h *harness) other() store.Store {
+	h.t.Helper()
+	o := h.reopen(h.t, h.s)
+	h.t.Cleanup(func() {
+		if err := o.Close(); err != nil {
+			h.t.Errorf("close the other handle: %v", err)
+		}
+	})
+	return o
 }
 
 // wake starts the store's wakes, or skips the test: Waker is optional.
