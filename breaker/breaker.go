@@ -59,6 +59,9 @@ type Settings struct {
 	RampStart float64       `json:"ramp_start,omitempty"`
 }
 
+// WithDefaults returns s with its zero fields at their defaults.
+func (s Settings) WithDefaults() Settings { return s.withDefaults() }
+
 func (s Settings) withDefaults() Settings {
 	s.Window = positive(s.Window, time.Minute)
 	if s.Buckets <= 0 {

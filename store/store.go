@@ -269,6 +269,14 @@ type SpreadQuery struct {
 	Succeeded                bool // also look for a success
 }
 
+// Scope names what q counts: "group G" or "kind K".
+func (q SpreadQuery) Scope() string {
+	if q.Group != "" {
+		return "group " + q.Group
+	}
+	return "kind " + q.Kind
+}
+
 // Spread is a Spreader's answer.
 type Spread struct {
 	Tasks     int  // distinct tasks that failed so, at most the Limit

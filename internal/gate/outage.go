@@ -220,18 +220,10 @@ func (g *Gate) refuseHeld(ctx context.Context, worker string, ts []task.Task, no
 		}
 		// Not past the first cool-down, however long the hold has grown: a
 		// task given back learns of the hold's end no later than that.
-		wait := min(retryAt.Sub(now), firstCoolDown(g.cfg.Protection.Settings(gr)))
+		wait := min(retryAt.Sub(now), g.cfg.Protection.Settings(gr).WithDefaults().CoolDown)
 		back = append(back, Back{t, GiveBack(t, worker, now, wait, fmt.Sprintf("kind %s is held as an outage: waiting %v for its next probe", t.Kind, wait.Round(time.Millisecond)))})
 	}
 	return kept, back
-}
-
-// firstCoolDown is how long a breaker first stays open.
-func firstCoolDown(s breaker.Settings) time.Duration {
-	if s.CoolDown > 0 {
-		return s.CoolDown
-	}
-	return 30 * time.Second // breaker's default
 }
 
 func clip(s string, n int) string {

@@ -30,14 +30,7 @@ func (s *Store) Spread(ctx context.Context, q store.SpreadQuery) (store.Spread, 
 		err = s.pool.QueryRow(ctx, s.sql(succeededSQL), q.Kind, q.Group, q.Since).Scan(&out.Succeeded)
 	}
 	if err != nil {
-		return store.Spread{}, fmt.Errorf("spread of %q in %s: %w", q.Fingerprint, scopeOf(q), err)
+		return store.Spread{}, fmt.Errorf("spread of %q in %s: %w", q.Fingerprint, q.Scope(), err)
 	}
 	return out, nil
-}
-
-func scopeOf(q store.SpreadQuery) string {
-	if q.Group != "" {
-		return "group " + q.Group
-	}
-	return "kind " + q.Kind
 }

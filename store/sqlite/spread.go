@@ -23,11 +23,7 @@ func (s *Store) Spread(ctx context.Context, q store.SpreadQuery) (store.Spread, 
 				AND ((?2 = '' AND kind = ?3) OR (?2 <> '' AND group_name = ?2)))`, since, q.Group, q.Kind).Scan(&out.Succeeded)
 	}
 	if err != nil {
-		where := "kind " + q.Kind
-		if q.Group != "" {
-			where = "group " + q.Group
-		}
-		return store.Spread{}, fmt.Errorf("spread of %q in %s: %w", q.Fingerprint, where, err)
+		return store.Spread{}, fmt.Errorf("spread of %q in %s: %w", q.Fingerprint, q.Scope(), err)
 	}
 	return out, nil
 }
