@@ -60,15 +60,25 @@ func (c *cancelled) has(id int64) bool {
 // watchCancels stops, as soon as the store announces it, the attempt of
 // every task an operator cancels while this worker holds it (when the
 // store is a store.CancelWatcher; otherwise the next heartbeat finds the
-// lease gone). A failed watch is retried as the wake listener is.
-func (e *Engine) watchCancels() {
+// lease gone). It returns once the first watch listens or fails, or after
+// a heartbeat at most, so that the claim loop does not start attempts
+// while the listener still connects. A failed watch is retried in the
+// background, as the wake listener is; heartbeats find the cancels made
+// meanwhile.
+func (e *Engine) watchCancels(ctx context.Context) {
 	w, ok := e.cfg.Store.(store.CancelWatcher)
 	if !ok {
 		return
 	}
+	tried := make(chan struct{})
 	e.leaseWG.Go(func() {
+		first := tried
 		for n := 1; e.runCtx.Err() == nil; n++ {
 			ch, err := w.WatchCancels(e.runCtx)
+			if first != nil {
+				close(first)
+				first = nil
+			}
 			if err != nil {
 				e.cfg.Logger.Debug("the store's cancel notifications are unavailable; heartbeats will find cancels", "err", err, "failures", n)
 				e.sleep(listenBackoff.Delay(n, 0, retry.DefaultRand))
@@ -77,9 +87,16 @@ func (e *Engine) watchCancels() {
 			for id := range ch {
 				e.cancelTask(id)
 			}
-			n = 0
+			n = 0 // a watch that listened and ended starts its backoff afresh
 		}
 	})
+	wait := e.cfg.Clock.NewTimer(e.cfg.Heartbeat)
+	defer wait.Stop()
+	select {
+	case <-tried:
+	case <-wait.C():
+	case <-ctx.Done():
+	}
 }
 
 // cancelTask stops the attempt of task id, if this worker runs it, and

@@ -35,7 +35,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	}
 	e.logMissingOptional()
 	e.listen()
-	e.watchCancels()
+	e.watchCancels(ctx)
 	e.claimWG.Go(e.claimLoop)
 	e.completerWG.Go(e.completer)
 	e.leaseWG.Go(e.heartbeatLoop)
