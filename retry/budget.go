@@ -109,7 +109,8 @@ func orFloat(v, def float64) float64 {
 // it draws its retries from it, so nested layers of four attempts each
 // make at most four calls in all, not 4 × 4 × 4.
 type Allowance struct {
-	left atomic.Int64
+	left     atomic.Int64
+	deferred atomic.Int64 // the resource deferrals taken, which use no retry
 }
 
 // Take uses one retry, and reports whether one was left.

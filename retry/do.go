@@ -42,7 +42,7 @@ var RealClock Clock = realClock{}
 
 // Notice tells a notify hook about one failed attempt and what Do decided.
 type Notice struct {
-	Attempt  int   // the attempt that failed, from 1
+	Attempt  int   // the call of op that failed, from 1 (deferrals included)
 	Err      error // its error
 	Decision Decision
 }
@@ -141,6 +141,12 @@ func (e *Error) Unwrap() error { return e.Err }
 // not 64. An allowance set by WithAllowance is drawn from in the same way;
 // WithOwnAllowance opts a call out. On success a nested Do allocates
 // nothing; the outermost allocates its allowance.
+//
+// A resource failure (ClassResource) is a deferral, as for a task: it uses
+// no attempt and no retry of the allowance, and is counted with the
+// allowance's other deferrals against the policy's ceiling
+// (DefaultMaxDeferrals unless the policy gives resource failures a
+// schedule), so nested layers share that ceiling too.
 func Do[T any](ctx context.Context, op func(context.Context) (T, error), opts ...Option) (T, error) {
 	var zero T
 	if ctx.Err() != nil {
@@ -158,12 +164,12 @@ func Do[T any](ctx context.Context, op func(context.Context) (T, error), opts ..
 		start = c.clock.Now()
 	}
 	var prev time.Duration
-	for n := 1; ; n++ {
+	for n, calls := 1, 1; ; calls++ {
 		v, err := op(ctx)
 		if err == nil {
 			return v, nil
 		}
-		d, stop := c.decide(ctx, n, err, start, prev)
+		d, stop := c.decide(ctx, n, calls, err, start, prev)
 		if stop != nil {
 			return zero, stop
 		}
@@ -171,6 +177,9 @@ func Do[T any](ctx context.Context, op func(context.Context) (T, error), opts ..
 			return zero, err
 		}
 		prev = d.Delay
+		if !d.Deferred {
+			n++
+		}
 	}
 }
 
@@ -183,13 +192,13 @@ func retriesOf(p Policy) int64 {
 	return int64(p.MaxAttempts - 1)
 }
 
-// decide takes the decision after attempt n failed with err, notifies, and
-// returns the error to stop with, if any.
-func (c *config) decide(ctx context.Context, n int, err error, start time.Time, prev time.Duration) (Decision, error) {
+// decide takes the decision after attempt n (the calls-th call of op)
+// failed with err, notifies, and returns the error to stop with, if any.
+func (c *config) decide(ctx context.Context, n, calls int, err error, start time.Time, prev time.Duration) (Decision, error) {
 	if ctx.Err() != nil {
 		return Decision{}, context.Cause(ctx)
 	}
-	a := Attempt{Number: n, Err: err, PrevDelay: prev}
+	a := Attempt{Number: n, Err: err, PrevDelay: prev, Deferrals: int(c.allow.deferred.Load())}
 	var now time.Time
 	if c.needsNow(ctx, start) {
 		now = c.clock.Now()
@@ -202,13 +211,13 @@ func (c *config) decide(ctx context.Context, n int, err error, start time.Time, 
 		d = d.Stop(ReasonBudget)
 	}
 	if c.notify != nil {
-		c.notify(Notice{Attempt: n, Err: err, Decision: d})
+		c.notify(Notice{Attempt: calls, Err: err, Decision: d})
 	}
 	if d.Reason == ReasonCanceled {
 		return d, err
 	}
 	if !d.Retry {
-		return d, &Error{Reason: d.Reason, Attempts: n, Err: err}
+		return d, &Error{Reason: d.Reason, Attempts: calls, Err: err}
 	}
 	return d, nil
 }
@@ -229,7 +238,9 @@ func (c *config) allowed(ctx context.Context, now time.Time, d Decision) bool {
 	if dl, ok := ctx.Deadline(); ok && !now.IsZero() && now.Add(d.Delay).After(dl) {
 		return false
 	}
-	if !c.allow.Take() {
+	if d.Deferred {
+		c.allow.deferred.Add(1)
+	} else if !c.allow.Take() {
 		return false
 	}
 	return c.budget == nil || c.budget.Withdraw()

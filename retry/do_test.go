@@ -247,3 +247,48 @@ func TestErrorMessage(t *testing.T) {
 		t.Errorf("Error() = %q", got)
 	}
 }
+
+// TestDoDefersWithoutSpendingAttempts: resource failures under a policy of
+// two attempts are deferrals, with the resource backoff by deferral: they
+// spend neither the attempts nor the allowance, and a later unclassified
+// failure still has both attempts.
+func TestDoDefersWithoutSpendingAttempts(t *testing.T) {
+	clock := newFakeClock()
+	calls := 0
+	op := func(ctx context.Context) (int, error) {
+		calls++
+		if calls <= 3 {
+			return 0, retry.Resource(errors.New("cluster full"))
+		}
+		return 0, errBoom
+	}
+	p := retry.MustParse("1 1ms resource=10,10ms,40ms,none")
+	_, err := retry.Do(context.Background(), op, retry.WithPolicy(p), retry.WithClock(clock))
+	var re *retry.Error
+	if calls != 5 || !errors.As(err, &re) || re.Reason != retry.ReasonExhausted || re.Attempts != 5 {
+		t.Fatalf("%d calls, err %v; want 3 deferrals and 2 attempts, then exhausted after 5 calls", calls, err)
+	}
+	if want := []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond, time.Millisecond}; !slices.Equal(clock.Slept(), want) {
+		t.Errorf("slept %v, want %v: the resource backoff by deferral, then the policy's", clock.Slept(), want)
+	}
+}
+
+// TestNestedLayersShareTheDeferrals: the deferral ceiling, like the
+// allowance, is the whole call's: three layers deferring up to 3 times
+// each make 4 calls of an op that is always under pressure, not 64.
+func TestNestedLayersShareTheDeferrals(t *testing.T) {
+	clock := newFakeClock()
+	calls := 0
+	full := func(ctx context.Context) (int, error) {
+		calls++
+		return 0, retry.Resource(errors.New("cluster full"))
+	}
+	opts := []retry.Option{retry.WithPolicy(retry.MustParse("never resource=3,1ms")), retry.WithClock(clock)}
+	layer := func(op func(context.Context) (int, error)) func(context.Context) (int, error) {
+		return func(ctx context.Context) (int, error) { return retry.Do(ctx, op, opts...) }
+	}
+	_, err := retry.Do(context.Background(), layer(layer(full)), opts...)
+	if calls != 4 || !errors.Is(err, retry.ErrResource) {
+		t.Errorf("%d calls, err %v; want 4 calls (3 deferrals in all) and the resource error", calls, err)
+	}
+}

@@ -230,3 +230,24 @@ func ExampleWithOwnAllowance() {
 	// Output:
 	// 6 calls
 }
+
+// A resource failure is a deferral: it uses no attempt, so a policy that
+// never retries still waits for room on a full cluster, with the resource
+// backoff by deferral, up to its ceiling of deferrals.
+func ExamplePolicy_Decide_deferral() {
+	p := retry.MustParse("never resource=3,1m,5m,none")
+	full := retry.Resource(errors.New("0/3 nodes are available: insufficient cpu"))
+	now := time.Now()
+	for deferrals := 0; deferrals <= 3; deferrals++ {
+		d := p.Decide(retry.Attempt{Number: 1, Err: full, Deferrals: deferrals}, now)
+		fmt.Println(d.Retry, d.Deferred, d.Delay, d.Reason)
+	}
+	d := p.Decide(retry.Attempt{Number: 1, Err: errors.New("exit status 1"), Deferrals: 3}, now)
+	fmt.Println(d.Retry, d.Reason)
+	// Output:
+	// true true 1m0s retry
+	// true true 2m0s retry
+	// true true 4m0s retry
+	// false false 0s exhausted
+	// false exhausted
+}

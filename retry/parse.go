@@ -44,7 +44,9 @@ const maxRetries = 1_000_000
 //	3 1s explicit_only           only marked errors are retried: 3 times, every 1s
 //
 // A class's count is, as the policy's, compared with the attempt's number,
-// which counts every attempt whatever its class. Durations are Go durations
+// which counts every attempt whatever its class, except resource's: a
+// resource failure is a deferral, which uses no attempt, and resource=N
+// allows N deferrals (DefaultMaxDeferrals without a resource schedule). Durations are Go durations
 // (300ms, 5s, 1m30s, 2h). Policy.String writes a parsed policy back so that
 // Parse gives the same Policy again.
 func Parse(s string) (Policy, error) {

@@ -11,13 +11,15 @@ import (
 // long as its Rand and hooks are safe for concurrent use.
 type Policy struct {
 	// MaxAttempts bounds the attempts, the first included; 0 is unlimited,
-	// 1 never retries.
+	// 1 never retries. Attempts that end in a resource deferral are not
+	// counted (see Classes).
 	MaxAttempts int
 	// Backoff computes the delay before each retry; nil is
 	// Exponential{Min: 1s, Max: 5m} with full jitter.
 	Backoff Backoff
 	// Resource computes the delay after a resource failure; nil is
-	// 60s × 2^(n-1), capped at 5m.
+	// 60s × 2^(n-1), capped at 5m, where n counts the resource failures
+	// (see Attempt.Deferrals).
 	Resource Backoff
 	// MaxElapsed is a budget for the whole unit of work, measured from the
 	// start of its first attempt: a retry whose delay would end past it is
@@ -34,6 +36,11 @@ type Policy struct {
 	// ClassAfter and ClassResource are looked up, and only for task errors
 	// (not interrupted attempts nor commit errors). Treat the map as
 	// read-only once the policy is in use: copies of the policy share it.
+	//
+	// Resource failures are deferrals, counted apart from the attempts
+	// (Attempt.Deferrals): MaxAttempts never stops them, and a policy
+	// without a ClassResource entry defers at most DefaultMaxDeferrals
+	// times.
 	Classes map[Class]ClassPolicy
 	// PoisonAfter is how many consecutive unclassified failures with the same
 	// fingerprint make the work poison; 0 means 2, a negative value turns
@@ -53,9 +60,15 @@ type Policy struct {
 // ClassPolicy is the schedule of one class of failures (Policy.Classes).
 //
 // MaxAttempts applies to the attempt's number, which counts every attempt
-// of the work whatever its class: under "5 1s 1m transient=20,2s,5m" a
-// transient failure of attempt 9 is retried, and an unclassified failure
-// of attempt 9 stops (exhausted). The backoff's n is that number too.
+// of the work whatever its class, deferrals aside: under
+// "5 1s 1m transient=20,2s,5m" a transient failure of attempt 9 is
+// retried, and an unclassified failure of attempt 9 stops (exhausted).
+// The backoff's n is that number too.
+//
+// ClassResource is the exception: its failures are counted on their own.
+// Its MaxAttempts bounds the resource failures (MaxAttempts-1 deferrals;
+// the next resource failure ends the work as exhausted), and its
+// backoff's n is the resource failure's number.
 type ClassPolicy struct {
 	// MaxAttempts bounds the attempts, as Policy.MaxAttempts does, when the
 	// failure is of this class: 0 is unlimited, 1 never retries.
@@ -81,6 +94,13 @@ var (
 	// Never does not retry.
 	Never = Policy{MaxAttempts: 1}
 )
+
+// DefaultMaxDeferrals is how many times a policy without a schedule for
+// ClassResource defers the work after a resource failure: with the default
+// resource backoff, about eight hours of a full cluster. Deferrals use no
+// attempt; the resource failure after the last deferral ends the work
+// (exhausted).
+const DefaultMaxDeferrals = 100
 
 var (
 	defaultBackoff  Backoff = Exponential{Min: time.Second, Max: 5 * time.Minute}
@@ -111,7 +131,9 @@ func (k Kind) String() string {
 
 // Attempt describes a failed attempt, as Decide needs it.
 type Attempt struct {
-	Number    int           // the attempt that failed, from 1
+	// Number is the attempt that failed, from 1, not counting the
+	// attempts that ended in a deferral (Decision.Deferred).
+	Number    int
 	Kind      Kind          // TaskError unless said otherwise
 	Err       error         // the failure; may be nil for Interrupted
 	Elapsed   time.Duration // since the first attempt started
@@ -119,6 +141,9 @@ type Attempt struct {
 	// Streak is how many consecutive failures, this one included, had this
 	// failure's fingerprint; 0 when the caller does not track fingerprints.
 	Streak int
+	// Deferrals is how many earlier attempts ended in a resource deferral
+	// (Decision.Deferred); this failure, if it is one, is not counted.
+	Deferrals int
 }
 
 // Reason says why a decision retries or stops.
@@ -149,24 +174,36 @@ type Decision struct {
 	Delay  time.Duration // At minus the decision's now
 	Reason Reason
 	Class  Class // the failure's class, as Classify saw it
+	// Deferred says the retry is a resource deferral: the attempt it
+	// follows is not counted in the next Attempt.Number, but in
+	// Attempt.Deferrals.
+	Deferred bool
 }
 
 // Stop returns a decision to stop for reason r.
 func (d Decision) Stop(r Reason) Decision {
-	d.Retry, d.At, d.Delay, d.Reason = false, time.Time{}, 0, r
+	d.Retry, d.At, d.Delay, d.Reason, d.Deferred = false, time.Time{}, 0, r, false
 	return d
 }
 
 // Decide takes the decision after a failed attempt at time now: retry at a
 // time, or stop with a reason. It is pure apart from the jitter's randomness.
+//
+// A task error of ClassResource is a deferral: its count is the resource
+// failure's (a.Deferrals+1), not the attempt's, and a retry says Deferred.
 func (p *Policy) Decide(a Attempt, now time.Time) Decision {
 	class, after := p.Classify(a.Err)
 	d := Decision{Class: class}
 	cp := p.forClass(a.Kind, class)
-	if r, stop := p.stopReason(a, class, cp.MaxAttempts); stop {
+	n, deferral := a.Number, a.Kind == TaskError && class == ClassResource
+	if deferral {
+		n = a.Deferrals + 1
+	}
+	if r, stop := p.stopReason(a, class, n, cp.MaxAttempts); stop {
 		d = d.Stop(r)
 	} else {
-		d = p.schedule(a, d, cp.Backoff, after, now)
+		d = p.schedule(a, n, d, cp.Backoff, after, now)
+		d.Deferred = deferral
 	}
 	if h := p.hook(a.Kind); h != nil {
 		d = h(a, d)
@@ -191,6 +228,9 @@ func (p *Policy) forClass(k Kind, c Class) ClassPolicy {
 		def = orDefault(p.Resource, defaultResource)
 	}
 	cp, ok := p.Classes[c]
+	if !ok && k == TaskError && c == ClassResource {
+		return ClassPolicy{MaxAttempts: DefaultMaxDeferrals + 1, Backoff: def}
+	}
 	if !ok || k != TaskError || c == ClassPermanent || c == ClassCanceled {
 		return ClassPolicy{MaxAttempts: p.MaxAttempts, Backoff: def}
 	}
@@ -198,7 +238,9 @@ func (p *Policy) forClass(k Kind, c Class) ClassPolicy {
 	return cp
 }
 
-func (p *Policy) stopReason(a Attempt, class Class, maxAttempts int) (Reason, bool) {
+// stopReason says whether the failure stops the work, n being its count
+// (the attempt's number, or for a deferral the resource failure's).
+func (p *Policy) stopReason(a Attempt, class Class, n, maxAttempts int) (Reason, bool) {
 	switch {
 	case class == ClassCanceled:
 		return ReasonCanceled, true
@@ -208,7 +250,7 @@ func (p *Policy) stopReason(a Attempt, class Class, maxAttempts int) (Reason, bo
 		return ReasonPermanent, true
 	case a.Kind == TaskError && class == Unclassified && p.poisoned(a.Streak):
 		return ReasonPoison, true
-	case maxAttempts > 0 && a.Number >= maxAttempts:
+	case maxAttempts > 0 && n >= maxAttempts:
 		return ReasonExhausted, true
 	}
 	return ReasonRetry, false
@@ -222,9 +264,8 @@ func (p *Policy) poisoned(streak int) bool {
 	return n > 0 && streak >= n
 }
 
-func (p *Policy) schedule(a Attempt, d Decision, b Backoff, after time.Duration, now time.Time) Decision {
-	n := max(a.Number, 1)
-	delay := max(b.Delay(n, a.PrevDelay, p.rand()), after, 0)
+func (p *Policy) schedule(a Attempt, n int, d Decision, b Backoff, after time.Duration, now time.Time) Decision {
+	delay := max(b.Delay(max(n, 1), a.PrevDelay, p.rand()), after, 0)
 	if p.MaxElapsed > 0 && a.Elapsed+delay > p.MaxElapsed {
 		return d.Stop(ReasonBudget)
 	}

@@ -31,9 +31,13 @@ func TestDecide(t *testing.T) {
 		{"after raises the delay", fixed, retry.Attempt{Number: 1, Err: retry.After(errBoom, 7*time.Second)}, true, retry.ReasonRetry, 7 * time.Second},
 		{"after below the backoff", fixed, retry.Attempt{Number: 1, Err: retry.After(errBoom, time.Millisecond)}, true, retry.ReasonRetry, time.Second},
 		{"resource backoff 1", fixed, retry.Attempt{Number: 1, Err: retry.Resource(errBoom)}, true, retry.ReasonRetry, time.Minute},
-		{"resource backoff 3", fixed, retry.Attempt{Number: 3, Err: retry.Resource(errBoom)}, true, retry.ReasonRetry, 4 * time.Minute},
-		{"resource backoff capped", fixed, retry.Attempt{Number: 4, Err: retry.Resource(errBoom)}, true, retry.ReasonRetry, 5 * time.Minute},
-		{"resource exhausted", fixed, retry.Attempt{Number: 5, Err: retry.Resource(errBoom)}, false, retry.ReasonExhausted, 0},
+		{"resource backoff by deferral", fixed, retry.Attempt{Number: 1, Deferrals: 2, Err: retry.Resource(errBoom)}, true, retry.ReasonRetry, 4 * time.Minute},
+		{"resource backoff capped", fixed, retry.Attempt{Number: 1, Deferrals: 3, Err: retry.Resource(errBoom)}, true, retry.ReasonRetry, 5 * time.Minute},
+		{"resource past the attempts", fixed, retry.Attempt{Number: 5, Err: retry.Resource(errBoom)}, true, retry.ReasonRetry, time.Minute},
+		{"resource under never", retry.Never, retry.Attempt{Number: 1, Err: retry.Resource(errBoom)}, true, retry.ReasonRetry, time.Minute},
+		{"last deferral", retry.Never, retry.Attempt{Number: 1, Deferrals: retry.DefaultMaxDeferrals - 1, Err: retry.Resource(errBoom)}, true, retry.ReasonRetry, 5 * time.Minute},
+		{"deferrals used up", retry.Never, retry.Attempt{Number: 1, Deferrals: retry.DefaultMaxDeferrals, Err: retry.Resource(errBoom)}, false, retry.ReasonExhausted, 0},
+		{"deferrals do not lift the attempts", fixed, retry.Attempt{Number: 5, Deferrals: 7, Err: errBoom}, false, retry.ReasonExhausted, 0},
 		{"poison", fixed, retry.Attempt{Number: 2, Err: errBoom, Streak: 2}, false, retry.ReasonPoison, 0},
 		{"poison beats exhausted", fixed, retry.Attempt{Number: 5, Err: errBoom, Streak: 2}, false, retry.ReasonPoison, 0},
 		{"one failure is not poison", fixed, retry.Attempt{Number: 2, Err: errBoom, Streak: 1}, true, retry.ReasonRetry, time.Second},
@@ -59,6 +63,9 @@ func TestDecide(t *testing.T) {
 			}
 			if !d.Retry && !d.At.IsZero() {
 				t.Errorf("a stop decision has At = %v", d.At)
+			}
+			if want := d.Retry && errors.Is(tt.a.Err, retry.ErrResource); d.Deferred != want {
+				t.Errorf("Deferred = %v, want %v", d.Deferred, want)
 			}
 		})
 	}
@@ -179,8 +186,9 @@ func TestClassSchedules(t *testing.T) {
 		{"transient past the policy's attempts", retry.Attempt{Number: 9, Err: blip}, true, 2 * time.Second},
 		{"transient at its own limit", retry.Attempt{Number: 21, Err: blip}, false, 0},
 		{"unclassified never retried", retry.Attempt{Number: 1, Err: bug, Streak: 1}, false, 0},
-		{"resource at its own limit", retry.Attempt{Number: 4, Err: retry.Resource(bug)}, false, 0},
-		{"resource with its own backoff", retry.Attempt{Number: 3, Err: retry.Resource(bug)}, true, 7 * time.Second},
+		{"resource at its own limit", retry.Attempt{Number: 1, Deferrals: 3, Err: retry.Resource(bug)}, false, 0},
+		{"resource with its own backoff", retry.Attempt{Number: 1, Deferrals: 2, Err: retry.Resource(bug)}, true, 7 * time.Second},
+		{"resource past the policy's attempts", retry.Attempt{Number: 9, Err: retry.Resource(bug)}, true, 7 * time.Second},
 		{"after: at least what it asks", retry.Attempt{Number: 9, Err: retry.After(bug, 30*time.Second)}, true, 30 * time.Second},
 		{"after: the class's backoff as a floor", retry.Attempt{Number: 9, Err: retry.After(bug, 0)}, true, time.Second},
 		{"an interrupted attempt keeps the policy's schedule", retry.Attempt{Number: 2, Kind: retry.Interrupted}, true, 2 * time.Second},
@@ -211,7 +219,7 @@ func TestClassPolicyNilBackoffKeepsThePolicys(t *testing.T) {
 	if d := p.Decide(retry.Attempt{Number: 100, Err: retry.Transient(errBoom)}, now); !d.Retry || d.Delay != 3*time.Second {
 		t.Errorf("transient: %+v, want a retry after 3s", d)
 	}
-	if d := p.Decide(retry.Attempt{Number: 5, Err: retry.Resource(errBoom)}, now); !d.Retry || d.Delay != time.Minute {
+	if d := p.Decide(retry.Attempt{Number: 1, Deferrals: 5, Err: retry.Resource(errBoom)}, now); !d.Retry || d.Delay != time.Minute {
 		t.Errorf("resource: %+v, want a retry after the policy's resource backoff, 1m", d)
 	}
 	if got := p.String(); got != "1 3s transient=3s resource=9,1m" {

@@ -167,8 +167,12 @@ type Finish struct {
 	// RETRYING or SENSING (with NextAt), or READY (given back).
 	State  task.State
 	NextAt time.Time
-	// Refund takes the attempt back: a snooze or a release does not use one.
+	// Refund takes the attempt back: a snooze, a release or a resource
+	// deferral does not use one.
 	Refund bool
+	// Deferred counts the attempt as a resource deferral: the task's
+	// Deferrals goes up by one.
+	Deferred bool
 	// Error, Fingerprint and Streak are the task's latest failure.
 	Error       string
 	Fingerprint string

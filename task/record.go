@@ -36,6 +36,9 @@ type Task struct {
 	LastError   string `json:"error,omitempty"`
 	Fingerprint string `json:"fingerprint,omitempty"`
 	Streak      int    `json:"streak,omitempty"` // failures in a row with Fingerprint
+	// Deferrals counts the attempts that ended in resource pressure and
+	// were deferred; they are not counted in Attempt (see retry.Policy).
+	Deferrals int `json:"deferrals,omitempty"`
 
 	IdempotencyKey string    `json:"idempotency_key,omitempty"`
 	CreatedAt      time.Time `json:"created_at"`

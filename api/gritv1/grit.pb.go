@@ -201,8 +201,11 @@ type Task struct {
 	FirstStartedAt *timestamppb.Timestamp `protobuf:"bytes,25,opt,name=first_started_at,json=firstStartedAt,proto3" json:"first_started_at,omitempty"`
 	FinishedAt     *timestamppb.Timestamp `protobuf:"bytes,26,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
 	Tenant         string                 `protobuf:"bytes,27,opt,name=tenant,proto3" json:"tenant,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// deferrals counts the attempts that ended in resource pressure and
+	// were deferred; they are not counted in attempt.
+	Deferrals     int64 `protobuf:"varint,28,opt,name=deferrals,proto3" json:"deferrals,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Task) Reset() {
@@ -422,6 +425,13 @@ func (x *Task) GetTenant() string {
 		return x.Tenant
 	}
 	return ""
+}
+
+func (x *Task) GetDeferrals() int64 {
+	if x != nil {
+		return x.Deferrals
+	}
+	return 0
 }
 
 // Attempt is one execution of a task.
@@ -2492,7 +2502,7 @@ var File_grit_v1_grit_proto protoreflect.FileDescriptor
 
 const file_grit_v1_grit_proto_rawDesc = "" +
 	"\n" +
-	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xcc\a\n" +
+	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xea\a\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\x03R\x05runId\x12\x12\n" +
@@ -2527,7 +2537,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x10first_started_at\x18\x19 \x01(\v2\x1a.google.protobuf.TimestampR\x0efirstStartedAt\x12;\n" +
 	"\vfinished_at\x18\x1a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"finishedAt\x12\x16\n" +
-	"\x06tenant\x18\x1b \x01(\tR\x06tenant\"\xfa\x03\n" +
+	"\x06tenant\x18\x1b \x01(\tR\x06tenant\x12\x1c\n" +
+	"\tdeferrals\x18\x1c \x01(\x03R\tdeferrals\"\xfa\x03\n" +
 	"\aAttempt\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\x03R\x06number\x12\x16\n" +

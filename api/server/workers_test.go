@@ -227,6 +227,23 @@ func TestFailClasses(t *testing.T) {
 	}
 }
 
+// TestFailResourceIsADeferral: a remote worker's resource failure of a
+// task whose policy is "never" defers the task without using its attempt,
+// and the next claim carries the deferral count.
+func TestFailResourceIsADeferral(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	h.enqueue(t, &pb.NewTask{Kind: "submit", Policy: "never"})
+	c := h.claimOne(t, "w", "submit")
+	r, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(),
+		Class: pb.ErrorClass_ERROR_CLASS_RESOURCE, Message: "0/3 nodes are available"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.GetTask(); got.GetState() != "RETRYING" || got.GetAttempt() != 0 || got.GetDeferrals() != 1 || r.GetDecision() != "retry" {
+		t.Fatalf("%v, decision %q; want RETRYING, attempt 0, 1 deferral", got, r.GetDecision())
+	}
+}
+
 func TestFailRejects(t *testing.T) {
 	h := start(t, server.Config{}, "")
 	h.enqueue(t, &pb.NewTask{Kind: "k"})

@@ -65,8 +65,9 @@ type batchReady struct {
 // jobPolicy retries resource pressure after 200ms doubling to 2s (the
 // default, 60s doubling to 5m, is for real clusters), with equal jitter:
 // each wait at least half its step, so that no rejected job comes back at
-// once (full jitter may draw a wait near zero). It gives up after 20
-// attempts.
+// once (full jitter may draw a wait near zero). A rejection is a
+// deferral, which uses no attempt (up to retry.DefaultMaxDeferrals of
+// them); other failures are retried up to the 20th attempt.
 var jobPolicy = retry.Policy{MaxAttempts: 20,
 	Backoff:  retry.Exponential{Min: 100 * time.Millisecond, Max: time.Second},
 	Resource: retry.Exponential{Min: 200 * time.Millisecond, Max: 2 * time.Second, Jitter: retry.JitterEqual}}

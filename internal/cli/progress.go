@@ -82,7 +82,8 @@ func (p *progress) poll(ts []task.Task) {
 
 // line prints one transition, e.g.
 // 12:00:01.2 settle RETRYING attempt=2 next=12:00:03.4 exit=1 fp=4a7c1d
-// (and "outage: held" when the failure was judged an outage)
+// (and "outage: held" when the failure was judged an outage, "deferred=N"
+// when resource pressure deferred the task for the N-th time)
 func (p *progress) line(at time.Time, t task.Task, a task.Attempt) {
 	if p.quiet {
 		return
@@ -103,6 +104,9 @@ func (p *progress) line(at time.Time, t task.Task, a task.Attempt) {
 	}
 	if a.Outcome == task.OutcomeTimeout {
 		b.WriteString(" timeout")
+	}
+	if a.Class == "resource" && t.State.Waiting() && t.Deferrals > 0 { // the attempt was given back
+		fmt.Fprintf(&b, " deferred=%d", t.Deferrals)
 	}
 	if a.Fingerprint != "" && a.Class == "unclassified" {
 		fmt.Fprintf(&b, " fp=%s", short(a.Fingerprint))

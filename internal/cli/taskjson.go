@@ -39,6 +39,7 @@ type taskJSON struct {
 	Error          string          `json:"error"`
 	Fingerprint    string          `json:"fingerprint"`
 	Streak         int             `json:"streak"`
+	Deferrals      int             `json:"deferrals"`
 	IdempotencyKey string          `json:"idempotency_key"`
 	CreatedAt      *time.Time      `json:"created_at"`
 	FirstStartedAt *time.Time      `json:"first_started_at"`
@@ -52,8 +53,8 @@ func taskView(t task.Task) taskJSON {
 		TimeoutMS: t.Timeout.Milliseconds(), GraceMS: t.Grace.Milliseconds(), Attempt: t.Attempt,
 		NextAt: timeOrNull(t.NextAt), PrevDelayMS: t.PrevDelay.Milliseconds(),
 		LeaseOwner: t.LeaseOwner, LeaseToken: t.LeaseToken, LeaseExpires: timeOrNull(t.LeaseExpires),
-		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, IdempotencyKey: t.IdempotencyKey,
-		CreatedAt: timeOrNull(t.CreatedAt), FirstStartedAt: timeOrNull(t.FirstStartedAt), FinishedAt: timeOrNull(t.FinishedAt),
+		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, Deferrals: t.Deferrals,
+		IdempotencyKey: t.IdempotencyKey, CreatedAt: timeOrNull(t.CreatedAt), FirstStartedAt: timeOrNull(t.FirstStartedAt), FinishedAt: timeOrNull(t.FinishedAt),
 	}
 	if t.RunID != 0 {
 		v.RunID = &t.RunID
@@ -133,7 +134,7 @@ func fromPB(t *pb.Task) task.Task {
 		NextAt: pbTime(t.GetNextAt()), PrevDelay: t.GetPrevDelay().AsDuration(),
 		LeaseOwner: t.GetLeaseOwner(), LeaseToken: t.GetLeaseToken(), LeaseExpires: pbTime(t.GetLeaseExpires()),
 		LastError: t.GetLastError(), Fingerprint: t.GetFingerprint(), Streak: int(t.GetStreak()),
-		IdempotencyKey: t.GetIdempotencyKey(), CreatedAt: pbTime(t.GetCreatedAt()),
+		Deferrals: int(t.GetDeferrals()), IdempotencyKey: t.GetIdempotencyKey(), CreatedAt: pbTime(t.GetCreatedAt()),
 		FirstStartedAt: pbTime(t.GetFirstStartedAt()), FinishedAt: pbTime(t.GetFinishedAt()),
 	}
 }

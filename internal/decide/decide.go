@@ -31,6 +31,9 @@ var errNoError = errors.New("the attempt failed without an error")
 // class (retry.Policy.Classes) applies; an *ExitError in err is
 // fingerprinted by exit status and its last line of stderr.
 //
+// A resource failure p retries is a deferral: it uses no attempt (f.Refund)
+// and counts in the task's Deferrals (f.Deferred) instead.
+//
 // It writes the decision on f: the task's next State and NextAt, its
 // Error, Fingerprint, Streak and PrevDelay, and the attempt's Class,
 // Error, Fingerprint, Delay and Decision. f.Attempt.Outcome is left as the
@@ -51,13 +54,16 @@ func Failure(f *store.Finish, t task.Task, err error, p retry.Policy, now time.T
 	}
 	d := p.Decide(retry.Attempt{
 		Number: t.Attempt, Kind: retry.TaskError, Err: err,
-		Elapsed: elapsed(t, now), PrevDelay: t.PrevDelay, Streak: streak,
+		Elapsed: elapsed(t, now), PrevDelay: t.PrevDelay, Streak: streak, Deferrals: t.Deferrals,
 	}, now)
 	if f.Attempt.Outcome == "" || f.Attempt.Outcome == task.OutcomeRunning {
 		f.Attempt.Outcome = task.OutcomeError
 	}
 	msg := err.Error()
 	f.State, f.NextAt = stateFor(d), d.At
+	if d.Retry && d.Deferred {
+		f.Refund, f.Deferred = true, true // resource pressure uses no attempt
+	}
 	f.Error, f.Fingerprint, f.Streak, f.PrevDelay = msg, fp, streak, d.Delay
 	a := &f.Attempt
 	a.Class, a.Error, a.Fingerprint, a.Delay, a.Decision = class.String(), msg, fp, d.Delay, d.Reason.String()

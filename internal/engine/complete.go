@@ -150,6 +150,9 @@ func applied(t task.Task, f store.Finish) task.Task {
 	if f.Refund {
 		t.Attempt--
 	}
+	if f.Deferred {
+		t.Deferrals++
+	}
 	t.LeaseOwner, t.LeaseExpires = "", time.Time{}
 	return t
 }

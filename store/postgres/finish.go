@@ -167,15 +167,15 @@ const finishTasksSQL = `WITH f AS (
 	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::int[],
 		$6::text[], $7::text[], $8::int[], $9::bigint[], $10::timestamptz[], $11::text[],
 		$12::text[], $13::text[], $14::text[], $15::int[], $16::text[], $17::text[],
-		$18::bigint[], $19::text[])
+		$18::bigint[], $19::text[], $20::int[])
 	AS f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay_ns,
 		ended_at, outcome, class, a_error, a_fingerprint, exit_code, signal, output,
-		delay_ns, decision)
+		delay_ns, decision, deferred)
 ), moved AS (
 	UPDATE $S.tasks t SET state = f.state,
 		next_at = CASE WHEN f.state IN ('READY', 'RETRYING', 'SENSING') THEN coalesce(f.next_at, now()) END,
 		finished_at = CASE WHEN f.state IN ('READY', 'RETRYING', 'SENSING') THEN NULL ELSE now() END,
-		attempt = greatest(t.attempt - f.refund, 0), last_error = f.error,
+		attempt = greatest(t.attempt - f.refund, 0), deferrals = t.deferrals + f.deferred, last_error = f.error,
 		fingerprint = f.fingerprint, streak = f.streak, prev_delay_ns = f.prev_delay_ns,
 		lease_owner = '', lease_expires = NULL, started_at = NULL
 	FROM f JOIN $S.tasks o ON o.id = f.id
@@ -197,7 +197,7 @@ const finishTasksSQL = `WITH f AS (
 SELECT id, coalesce(run_id, 0) FROM moved`
 
 // succeedSQL is finishTasksSQL for plain successes (see plainSuccess):
-// three columns to send and unpack instead of nineteen, and no attempt row.
+// three columns to send and unpack instead of twenty, and no attempt row.
 // A plain success's attempt stays on the task row, as it was while it ran
 // (attempt, lease_token, lease_owner, started_at), and ends at finished_at,
 // which is the time the attempt ended; Attempts reads it from there. So
@@ -226,7 +226,7 @@ SELECT id, coalesce(run_id, 0) FROM moved`
 // succeedSQL writes.
 func plainSuccess(f store.Finish) bool {
 	a := f.Attempt
-	return len(f.Publish) == 0 && f.State == task.Success && f.Outcome() == task.OutcomeSuccess && !f.Refund &&
+	return len(f.Publish) == 0 && f.State == task.Success && f.Outcome() == task.OutcomeSuccess && !f.Refund && !f.Deferred &&
 		f.Error == "" && f.Fingerprint == "" && f.Streak == 0 && f.PrevDelay == 0 &&
 		a.Class == "" && a.Error == "" && a.Fingerprint == "" && a.ExitCode == nil &&
 		a.Signal == "" && a.Output == "" && a.Delay == 0 && a.Decision == ""
@@ -284,7 +284,7 @@ type finishArgs struct {
 	states, errs, fps, outcomes, classes     []string
 	aErrs, aFPs, signals, outputs, decisions []string
 	nextAts, endeds                          []pgtype.Timestamptz
-	refunds, streaks                         []int32
+	refunds, streaks, deferreds              []int32
 	exits                                    []pgtype.Int4
 }
 
@@ -295,14 +295,18 @@ func newFinishArgs(n int) *finishArgs {
 		classes: make([]string, 0, n), aErrs: make([]string, 0, n), aFPs: make([]string, 0, n), signals: make([]string, 0, n),
 		outputs: make([]string, 0, n), decisions: make([]string, 0, n), nextAts: make([]pgtype.Timestamptz, 0, n),
 		endeds: make([]pgtype.Timestamptz, 0, n), refunds: make([]int32, 0, n), streaks: make([]int32, 0, n),
-		exits: make([]pgtype.Int4, 0, n),
+		deferreds: make([]int32, 0, n),
+		exits:     make([]pgtype.Int4, 0, n),
 	}
 }
 
 func (a *finishArgs) add(f store.Finish) {
-	refund := int32(0)
+	refund, deferred := int32(0), int32(0)
 	if f.Refund {
 		refund = 1
+	}
+	if f.Deferred {
+		deferred = 1
 	}
 	at := f.Attempt
 	exit := pgtype.Int4{}
@@ -317,10 +321,11 @@ func (a *finishArgs) add(f store.Finish) {
 	a.aErrs, a.aFPs, a.exits = append(a.aErrs, at.Error), append(a.aFPs, at.Fingerprint), append(a.exits, exit)
 	a.signals, a.outputs = append(a.signals, at.Signal), append(a.outputs, at.Output)
 	a.delays, a.decisions = append(a.delays, int64(at.Delay)), append(a.decisions, at.Decision)
+	a.deferreds = append(a.deferreds, deferred)
 }
 
 func (a *finishArgs) list() []any {
 	return []any{a.ids, a.tokens, a.states, a.nextAts, a.refunds, a.errs, a.fps, a.streaks,
 		a.prevDelays, a.endeds, a.outcomes, a.classes, a.aErrs, a.aFPs, a.exits, a.signals,
-		a.outputs, a.delays, a.decisions}
+		a.outputs, a.delays, a.decisions, a.deferreds}
 }

@@ -5,13 +5,13 @@ import (
 )
 
 // finishTaskCols are the columns of a VALUES row of finishTasksSQL.
-const finishTaskCols = 10
+const finishTaskCols = 11
 
 func finishTasksSQL(rows int) string {
-	return `WITH f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay, finished_at)
+	return `WITH f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay, finished_at, deferred)
 AS (` + valuesSQL(rows, finishTaskCols) + `)
 UPDATE tasks SET state = f.state, next_at = f.next_at,
-	attempt = max(tasks.attempt - f.refund, 0), last_error = f.error,
+	attempt = max(tasks.attempt - f.refund, 0), deferrals = tasks.deferrals + f.deferred, last_error = f.error,
 	fingerprint = f.fingerprint, streak = f.streak, prev_delay = f.prev_delay,
 	finished_at = f.finished_at, lease_owner = '', lease_expires = NULL
 FROM f
@@ -55,12 +55,15 @@ func finishTaskArgs(x *wtx, f store.Finish) []any {
 	} else {
 		finished = x.now.UnixMicro() // SUCCESS, FAILED, DEAD_LETTER: it stopped
 	}
-	refund := 0
+	refund, deferred := 0, 0
 	if f.Refund {
 		refund = 1
 	}
+	if f.Deferred {
+		deferred = 1
+	}
 	return []any{f.TaskID, f.Token, string(f.State), nextAt, refund, f.Error,
-		f.Fingerprint, f.Streak, int64(f.PrevDelay), finished}
+		f.Fingerprint, f.Streak, int64(f.PrevDelay), finished, deferred}
 }
 
 const closeAttemptCols = 12

@@ -133,6 +133,31 @@ var finishTests = map[string]func(*testing.T, *harness){
 			t.Errorf("claimed again %+v, want task %d at attempt 1", again, c.ID)
 		}
 	},
+	"DeferralCountsApartFromAttempts": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		var c task.Task
+		for n := 1; n <= 2; n++ {
+			c = h.take("k")
+			if c.Attempt != 1 || c.Deferrals != n-1 {
+				t.Fatalf("claim %d: %+v, want attempt 1 after %d deferrals", n, c, n-1)
+			}
+			h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Retrying, NextAt: h.now(), Refund: true, Deferred: true,
+				Error: "cluster full", Attempt: task.Attempt{Outcome: task.OutcomeError, Class: "resource"}})
+			if got := h.get(c.ID); got.State != task.Retrying || got.Attempt != 0 || got.Deferrals != n {
+				t.Fatalf("deferred %d: %+v, want RETRYING, attempt 0, %d deferrals", n, got, n)
+			}
+		}
+		c = h.take("k")
+		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Retrying, NextAt: h.now(), Error: "boom"})
+		if got := h.get(c.ID); got.Attempt != 1 || got.Deferrals != 2 {
+			t.Errorf("after a failure: %+v, want attempt 1 and the 2 deferrals kept", got)
+		}
+		c = h.take("k")
+		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Success})
+		if got := h.get(c.ID); got.State != task.Success || got.Attempt != 2 || got.Deferrals != 2 {
+			t.Errorf("after success: %+v, want SUCCESS, attempt 2, 2 deferrals", got)
+		}
+	},
 	"DeadLetterStops": func(t *testing.T, h *harness) {
 		h.enqueue(job("k"))
 		c := h.endKind("k", task.DeadLetter)
