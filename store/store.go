@@ -195,14 +195,29 @@ type RescueRequest struct {
 	Limit  int
 }
 
-// Filter selects tasks.
+// Filter selects tasks. Every field set narrows the selection; the zero
+// Filter selects every task.
 type Filter struct {
-	RunID   int64
-	States  []task.State
-	Kind    string
-	Queue   string
-	AfterID int64 // for paging: only ids above this
-	Limit   int   // 0: all
+	RunID       int64
+	States      []task.State
+	Kind        string
+	Queue       string
+	Group       string
+	Tenant      string
+	Fingerprint string // the latest failure's fingerprint
+	// Text is matched, without regard to case, as a substring of the
+	// task's args (their JSON text), its latest error or its name.
+	Text string
+	// CreatedFrom and CreatedTo bound the time the task was enqueued:
+	// from included, to excluded; zero is no bound.
+	CreatedFrom, CreatedTo time.Time
+	// Newest lists the newest tasks first (by id, descending); the
+	// default is the oldest first.
+	Newest bool
+	// AfterID and BeforeID page by id (keyset): only ids above AfterID,
+	// and only ids below BeforeID; 0 is no bound.
+	AfterID, BeforeID int64
+	Limit             int // 0: all
 }
 
 // Edge says task To needs task From.
@@ -308,6 +323,75 @@ type Overview interface {
 	QueueCounts(ctx context.Context) ([]QueueCount, error)
 	// Held counts the RUNNING tasks of each lease owner.
 	Held(ctx context.Context) (map[string]int, error)
+}
+
+// Console is an optional capability: what the dashboard reads beyond
+// the Store's own methods. Each method answers from indexes, never from
+// a scan of every task: the dashboard must stay fast on a store with
+// millions of them.
+type Console interface {
+	// ListRuns lists runs, newest first; f pages them.
+	ListRuns(ctx context.Context, f RunFilter) ([]task.Run, error)
+	// DeadLetterGroups groups the DEAD_LETTER tasks by fingerprint, the
+	// largest group first.
+	DeadLetterGroups(ctx context.Context) ([]DeadLetterGroup, error)
+	// AttemptSeries counts the attempts that ended at or after since, by
+	// step-long bucket and by outcome, oldest bucket first.
+	AttemptSeries(ctx context.Context, since time.Time, step time.Duration) ([]AttemptBucket, error)
+	// OldestReady is the NextAt of the READY or RETRYING task due the
+	// longest, and false when no task is due.
+	OldestReady(ctx context.Context) (time.Time, bool, error)
+}
+
+// RunFilter selects runs.
+type RunFilter struct {
+	States   []task.State
+	BeforeID int64 // for paging: only ids below this; 0 is no bound
+	Limit    int   // 0: all
+}
+
+// DeadLetterGroup is the dead letters that share a fingerprint.
+type DeadLetterGroup struct {
+	Fingerprint string
+	Count       int
+	// FirstAt and LastAt are when the group's first and last tasks were
+	// dead-lettered.
+	FirstAt, LastAt time.Time
+	// Sample is the error of the group's newest task, SampleTask its id,
+	// and Kinds the kinds its tasks are of.
+	Sample     string
+	SampleTask int64
+	Kinds      []string
+}
+
+// AttemptBucket counts the attempts that ended in [At, At+step), by
+// outcome.
+type AttemptBucket struct {
+	At       time.Time
+	Outcomes map[task.Outcome]int
+}
+
+// Auditor is an optional capability: an append-only log of what operators
+// did, written by the dashboard and the CLI's operator commands.
+type Auditor interface {
+	// Audit appends e; its ID and, when zero, its At are the store's.
+	Audit(ctx context.Context, e AuditEntry) (AuditEntry, error)
+	// AuditLog lists entries newest first, only ids below beforeID (0: no
+	// bound), at most limit (0: all).
+	AuditLog(ctx context.Context, beforeID int64, limit int) ([]AuditEntry, error)
+}
+
+// AuditEntry is one operator action.
+type AuditEntry struct {
+	ID     int64     `json:"id"`
+	At     time.Time `json:"at"`
+	Who    string    `json:"who"`    // the session's name for the operator, e.g. "token 3f9a…" or "local"
+	Action string    `json:"action"` // e.g. "replay", "cancel", "breaker close"
+	// Target says what the action was applied to: a task ("task 42"), a
+	// filter ("state=DEAD_LETTER fingerprint=4a7c…"), a group.
+	Target string `json:"target"`
+	Count  int    `json:"count"`            // how many tasks it changed
+	Detail string `json:"detail,omitempty"` // anything else worth keeping, such as a ramp
 }
 
 // PollReporter is an optional capability: a worker records its last failed
