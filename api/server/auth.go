@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +12,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/tap"
+
+	pb "github.com/grit-run/grit/api/gritv1"
 )
 
 // ErrNoTokens is wrapped by Insecure's error: a server without tokens on
@@ -25,7 +25,7 @@ var ErrNoTokens = errors.New("server: no tokens")
 // allowed only on a loopback address (127.0.0.0/8, ::1, localhost), which
 // only this machine reaches; on any other address Insecure returns an
 // error wrapping ErrNoTokens that says how to set tokens.
-func Insecure(addr string, tokens []string) (bool, error) {
+func Insecure(addr string, tokens []Token) (bool, error) {
 	if len(tokens) > 0 {
 		return false, nil
 	}
@@ -35,6 +35,10 @@ func Insecure(addr string, tokens []string) (bool, error) {
 	return true, fmt.Errorf("%w: listening on %s without tokens would let anyone who reaches it enqueue and cancel tasks: give tokens (%s=TOKEN1,TOKEN2, or a tokens file with one per line, e.g. --tokens-file /etc/grit/tokens), or listen on a loopback address such as 127.0.0.1:7420",
 		ErrNoTokens, addr, TokensEnv)
 }
+
+// Loopback reports whether addr (host:port, or a host) is a loopback
+// address, which only this machine reaches.
+func Loopback(addr string) bool { return loopback(addr) }
 
 func loopback(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
@@ -73,7 +77,7 @@ func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 }
 
 func (s *Server) checkToken(method string, md metadata.MD) error {
-	if len(s.tokens) == 0 || strings.HasPrefix(method, healthPrefix) {
+	if s.tokens.Len() == 0 || strings.HasPrefix(method, healthPrefix) {
 		return nil
 	}
 	vals := md.Get("authorization")
@@ -84,29 +88,25 @@ func (s *Server) checkToken(method string, md metadata.MD) error {
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
 		return status.Errorf(codes.Unauthenticated, "%s: the authorization header is not \"Bearer TOKEN\"", method)
 	}
-	if !s.accepts(strings.TrimSpace(tok)) {
+	role, ok := s.tokens.Role(strings.TrimSpace(tok))
+	if !ok {
 		return status.Errorf(codes.Unauthenticated, "%s: the bearer token is not one this server accepts: check it against the server's %s or tokens file", method, TokensEnv)
+	}
+	if role == RoleReadOnly && !readMethods[method] && !strings.HasPrefix(method, reflectionPrefix) {
+		return status.Errorf(codes.PermissionDenied, "%s: the bearer token is read-only: it may call Get, List and Attempts; give an operator's token to change anything", method)
 	}
 	return nil
 }
 
-// accepts compares tok with every token in constant time: their hashes,
-// so that neither a token's content nor its length shows in the timing.
-func (s *Server) accepts(tok string) bool {
-	h := sha256.Sum256([]byte(tok))
-	ok := 0
-	for _, t := range s.tokens {
-		ok |= subtle.ConstantTimeCompare(h[:], t[:])
-	}
-	return ok == 1
-}
+// reflectionPrefix names the reflection services' methods, which only
+// describe the API: a read-only token may call them.
+const reflectionPrefix = "/grpc.reflection."
 
-func hashTokens(ts []string) [][sha256.Size]byte {
-	out := make([][sha256.Size]byte, len(ts))
-	for i, t := range ts {
-		out[i] = sha256.Sum256([]byte(t))
-	}
-	return out
+// readMethods are what a read-only token may call.
+var readMethods = map[string]bool{
+	pb.Tasks_Get_FullMethodName:      true,
+	pb.Tasks_List_FullMethodName:     true,
+	pb.Tasks_Attempts_FullMethodName: true,
 }
 
 // unary authorizes a call (again: the tap did before its message was

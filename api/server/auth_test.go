@@ -27,7 +27,7 @@ import (
 )
 
 func TestTokens(t *testing.T) {
-	h := start(t, server.Config{Tokens: []string{"another-token-0123456789", testToken}}, "")
+	h := start(t, server.Config{Tokens: operators("another-token-0123456789", testToken)}, "")
 	call := func(auth string) error {
 		c := ctx(t)
 		if auth != "" {
@@ -61,7 +61,7 @@ func TestTokens(t *testing.T) {
 // headers, before its message is read: one over the receive limit is
 // UNAUTHENTICATED, not RESOURCE_EXHAUSTED, unless it has the token.
 func TestTokenBeforeMessage(t *testing.T) {
-	h := start(t, server.Config{Tokens: []string{testToken}, MaxPayload: 1 << 10, MaxMessage: 4 << 10}, "")
+	h := start(t, server.Config{Tokens: operators(testToken), MaxPayload: 1 << 10, MaxMessage: 4 << 10}, "")
 	req := &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k", Args: []byte(`"` + strings.Repeat("x", 8<<10) + `"`)}}
 	_, err := h.tasks.Enqueue(ctx(t), req)
 	wantCode(t, err, codes.Unauthenticated, "no token")
@@ -90,7 +90,7 @@ func TestClearTextWarning(t *testing.T) {
 		{"0.0.0.0:0", true, false},
 	} {
 		var log strings.Builder
-		cfg := server.Config{Store: st, Tokens: []string{testToken}, Logger: slog.New(slog.NewTextHandler(&log, nil))}
+		cfg := server.Config{Store: st, Tokens: operators(testToken), Logger: slog.New(slog.NewTextHandler(&log, nil))}
 		if tt.tls {
 			cfg.CertFile, cfg.KeyFile = cert, key
 		}
@@ -116,7 +116,7 @@ func TestClearTextWarning(t *testing.T) {
 // TestHealthAndReflection: a probe needs no token; reflection does, and
 // lists grit's services.
 func TestHealthAndReflection(t *testing.T) {
-	h := start(t, server.Config{Tokens: []string{testToken}}, "")
+	h := start(t, server.Config{Tokens: operators(testToken)}, "")
 	for _, svc := range append([]string{""}, server.Services...) {
 		r, err := healthpb.NewHealthClient(h.conn).Check(ctx(t), &healthpb.HealthCheckRequest{Service: svc})
 		if err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
@@ -133,6 +133,38 @@ func TestHealthAndReflection(t *testing.T) {
 		if !slices.Contains(names, want) {
 			t.Errorf("reflection lists %v, without %s", names, want)
 		}
+	}
+}
+
+// TestReadOnlyTokenOnlyReads: a read-only token lists and gets tasks and
+// describes the API; enqueueing, cancelling and working tasks are
+// PERMISSION_DENIED, with a message that says why.
+func TestReadOnlyTokenOnlyReads(t *testing.T) {
+	const reader = "reader-token-0123456789"
+	h := start(t, server.Config{Tokens: []server.Token{{Value: testToken}, {Value: reader, Role: server.RoleReadOnly}}}, testToken)
+	tk := h.enqueue(t, &pb.NewTask{Kind: "k"})
+	conn := dial(t, h.addr, reader)
+	tasks, workers := pb.NewTasksClient(conn), pb.NewWorkersClient(conn)
+	if _, err := tasks.Get(ctx(t), &pb.GetRequest{Id: tk.GetId()}); err != nil {
+		t.Fatalf("get with a read-only token: %v", err)
+	}
+	if _, err := tasks.List(ctx(t), &pb.ListRequest{}); err != nil {
+		t.Fatalf("list with a read-only token: %v", err)
+	}
+	if _, err := listServices(ctx(t), conn); err != nil {
+		t.Fatalf("reflection with a read-only token: %v", err)
+	}
+	_, err := tasks.Enqueue(ctx(t), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k"}})
+	wantCode(t, err, codes.PermissionDenied)
+	if !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("the refusal does not say the token is read-only: %v", err)
+	}
+	_, err = tasks.Cancel(ctx(t), &pb.CancelRequest{Id: tk.GetId()})
+	wantCode(t, err, codes.PermissionDenied)
+	_, err = workers.Claim(ctx(t), &pb.ClaimRequest{WorkerId: "w", Kinds: []string{"k"}, Limit: 1})
+	wantCode(t, err, codes.PermissionDenied)
+	if got := h.get(t, tk.GetId()); got.GetState() != "READY" {
+		t.Errorf("task %v after the refused calls, want READY", got)
 	}
 }
 
@@ -188,7 +220,7 @@ func TestStopNotServing(t *testing.T) {
 func TestInsecure(t *testing.T) {
 	tests := []struct {
 		addr     string
-		tokens   []string
+		tokens   []server.Token
 		insecure bool
 		refused  bool
 	}{
@@ -200,7 +232,7 @@ func TestInsecure(t *testing.T) {
 		{":7420", nil, true, true},
 		{"192.168.1.5:7420", nil, true, true},
 		{"grit.example.com:7420", nil, true, true},
-		{"0.0.0.0:7420", []string{testToken}, false, false},
+		{"0.0.0.0:7420", operators(testToken), false, false},
 	}
 	for _, tt := range tests {
 		insecure, err := server.Insecure(tt.addr, tt.tokens)
@@ -244,7 +276,7 @@ func TestServeRefusesPublicWithoutTokens(t *testing.T) {
 
 func TestTLS(t *testing.T) {
 	cert, key, pool := selfSigned(t)
-	h := start(t, server.Config{CertFile: cert, KeyFile: key, Tokens: []string{testToken}}, "")
+	h := start(t, server.Config{CertFile: cert, KeyFile: key, Tokens: operators(testToken)}, "")
 	creds := credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: "localhost"})
 	conn := dial(t, h.addr, testToken, grpc.WithTransportCredentials(creds))
 	if _, err := pb.NewTasksClient(conn).Enqueue(ctx(t), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k"}}); err != nil {

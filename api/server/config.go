@@ -20,7 +20,7 @@ type Config struct {
 	// Tokens are the bearer tokens the server accepts (see LoadTokens).
 	// None turns authentication off, which Serve allows only on a loopback
 	// address (see Insecure).
-	Tokens []string
+	Tokens []Token
 	// CertFile and KeyFile, both or neither, are a PEM certificate (with
 	// its chain) and key: the server then speaks TLS.
 	CertFile, KeyFile string
@@ -137,7 +137,7 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	for i, t := range c.Tokens {
-		if err := checkToken(t); err != nil {
+		if err := t.Check(); err != nil {
 			return fmt.Errorf("%w: token %d: %w", ErrConfig, i+1, err)
 		}
 	}

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net"
@@ -26,7 +25,7 @@ import (
 type Server struct {
 	cfg    Config
 	lim    limits
-	tokens [][sha256.Size]byte
+	tokens *TokenSet
 	creds  credentials.TransportCredentials // nil: no TLS
 	health *health.Server
 	wake   *notifier
@@ -54,7 +53,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:      cfg,
 		lim:      limits{maxPayload: cfg.MaxPayload, maxBatch: cfg.MaxBatch},
-		tokens:   hashTokens(cfg.Tokens),
+		tokens:   NewTokenSet(cfg.Tokens),
 		health:   health.NewServer(),
 		wake:     newNotifier(),
 		stopping: make(chan struct{}),

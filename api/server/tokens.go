@@ -1,6 +1,9 @@
 package server
 
 import (
+	"cmp"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"os"
@@ -21,12 +24,30 @@ const maxToken = 1024
 // ErrBadToken is wrapped by the errors of tokens that cannot be used.
 var ErrBadToken = errors.New("server: bad token")
 
+// Role is what a token may do.
+type Role string
+
+const (
+	// RoleOperator may do everything: enqueue, work tasks, cancel, act in
+	// the dashboard. A token without a role is an operator's.
+	RoleOperator Role = "operator"
+	// RoleReadOnly may only read: the API's Get, List and Attempts, and
+	// the dashboard's pages without its buttons.
+	RoleReadOnly Role = "read-only"
+)
+
+// Token is a bearer token and its role.
+type Token struct {
+	Value string
+	Role  Role
+}
+
 // LoadTokens returns the tokens of a tokens file (path; "" for none) and
 // of env, the value of GRIT_TOKENS, together, without repeats. A file
 // that cannot be read, or a token that cannot be used, is an error that
 // says where it is.
-func LoadTokens(path, env string) ([]string, error) {
-	var out []string
+func LoadTokens(path, env string) ([]Token, error) {
+	var out []Token
 	if path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -42,42 +63,121 @@ func LoadTokens(path, env string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", TokensEnv, err)
 	}
-	return dedupe(append(out, ts...)), nil
+	return dedupe(append(out, ts...))
 }
 
-// ParseTokens reads a tokens file: one token per line; blank lines and
-// lines that start with # are skipped; spaces around a token are
-// trimmed.
-func ParseTokens(text string) ([]string, error) {
-	var out []string
+// ParseTokens reads a tokens file: one token per line, optionally
+// followed by a space and its role (operator, the default, or
+// read-only); blank lines and lines that start with # are skipped;
+// spaces around a token are trimmed.
+func ParseTokens(text string) ([]Token, error) {
+	var out []Token
 	for i, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if err := checkToken(line); err != nil {
+		t, err := parseToken(line)
+		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", i+1, err)
 		}
-		out = append(out, line)
+		out = append(out, t)
 	}
-	return dedupe(out), nil
+	return dedupe(out)
 }
 
 // ParseTokenList reads tokens separated by commas, as GRIT_TOKENS holds
-// them; spaces around each are trimmed and empty ones skipped.
-func ParseTokenList(s string) ([]string, error) {
-	var out []string
-	for i, t := range strings.Split(s, ",") {
-		t = strings.TrimSpace(t)
-		if t == "" {
+// them, each optionally followed by a space and its role; spaces around
+// each are trimmed and empty ones skipped.
+func ParseTokenList(s string) ([]Token, error) {
+	var out []Token
+	for i, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
 			continue
 		}
-		if err := checkToken(t); err != nil {
+		t, err := parseToken(item)
+		if err != nil {
 			return nil, fmt.Errorf("token %d: %w", i+1, err)
 		}
 		out = append(out, t)
 	}
-	return dedupe(out), nil
+	return dedupe(out)
+}
+
+// parseToken reads "TOKEN" or "TOKEN ROLE".
+func parseToken(s string) (Token, error) {
+	fields := strings.Fields(s)
+	t := Token{Value: fields[0], Role: RoleOperator}
+	switch len(fields) {
+	case 1:
+	case 2:
+		r, err := ParseRole(fields[1])
+		if err != nil {
+			return Token{}, err
+		}
+		t.Role = r
+	default:
+		return Token{}, fmt.Errorf("%w: %d words: want a token, then optionally its role (operator or read-only)", ErrBadToken, len(fields))
+	}
+	return t, checkToken(t.Value)
+}
+
+// ParseRole reads a role's name.
+func ParseRole(s string) (Role, error) {
+	switch r := Role(strings.ToLower(s)); r {
+	case RoleOperator, RoleReadOnly:
+		return r, nil
+	}
+	return "", fmt.Errorf("%w: the role %q is not one: want operator or read-only", ErrBadToken, s)
+}
+
+// Check reports whether t can be used (see ParseTokens).
+func (t Token) Check() error {
+	if err := checkToken(t.Value); err != nil {
+		return err
+	}
+	if _, err := ParseRole(string(t.Role)); err != nil && t.Role != "" {
+		return err
+	}
+	return nil
+}
+
+// TokenSet finds a bearer token's role without showing, in its timing,
+// anything of the tokens it holds.
+type TokenSet struct {
+	hashes [][sha256.Size]byte
+	roles  []Role
+}
+
+// NewTokenSet holds ts; a token without a role is an operator's.
+func NewTokenSet(ts []Token) *TokenSet {
+	s := &TokenSet{}
+	for _, t := range ts {
+		s.hashes = append(s.hashes, sha256.Sum256([]byte(t.Value)))
+		s.roles = append(s.roles, cmp.Or(t.Role, RoleOperator))
+	}
+	return s
+}
+
+// Len is how many tokens the set holds: none means no authentication.
+func (s *TokenSet) Len() int { return len(s.hashes) }
+
+// Role returns tok's role, and false when the set does not hold tok. It
+// compares tok's hash with every token's, in constant time, so that
+// neither a token's content nor its length shows in the timing.
+func (s *TokenSet) Role(tok string) (Role, bool) {
+	h := sha256.Sum256([]byte(tok))
+	found := -1
+	for i, t := range s.hashes {
+		if subtle.ConstantTimeCompare(h[:], t[:]) == 1 {
+			found = i
+		}
+	}
+	if found < 0 {
+		return "", false
+	}
+	return s.roles[found], true
 }
 
 // checkToken accepts 16 to 1024 visible ASCII characters (what a header
@@ -104,12 +204,17 @@ func checkToken(t string) error {
 	return nil
 }
 
-func dedupe(ts []string) []string {
+// dedupe drops repeated tokens; one token given two roles is an error.
+func dedupe(ts []Token) ([]Token, error) {
 	out := ts[:0:0]
 	for _, t := range ts {
-		if !slices.Contains(out, t) {
+		i := slices.IndexFunc(out, func(o Token) bool { return o.Value == t.Value })
+		switch {
+		case i < 0:
 			out = append(out, t)
+		case out[i].Role != t.Role:
+			return nil, fmt.Errorf("%w: one token is given twice, as %s and as %s: give each token one role", ErrBadToken, out[i].Role, t.Role)
 		}
 	}
-	return out
+	return out, nil
 }

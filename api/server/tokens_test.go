@@ -16,16 +16,28 @@ const (
 	tokB = "bbbbbbbbbbbbbbbb-2"
 )
 
+// operators is tokens of the operator's role.
+func operators(vals ...string) []server.Token {
+	var out []server.Token
+	for _, v := range vals {
+		out = append(out, server.Token{Value: v, Role: server.RoleOperator})
+	}
+	return out
+}
+
 func TestParseTokens(t *testing.T) {
 	tests := []struct {
 		text string
-		want []string
+		want []server.Token
 		err  string
 	}{
 		{"", nil, ""},
-		{"# grit tokens\n\n" + tokA + "\n  " + tokB + "  \r\n" + tokA + "\n", []string{tokA, tokB}, ""},
+		{"# grit tokens\n\n" + tokA + "\n  " + tokB + "  \r\n" + tokA + "\n", operators(tokA, tokB), ""},
+		{tokA + " read-only\n" + tokB + " Operator\n", []server.Token{{Value: tokA, Role: server.RoleReadOnly}, {Value: tokB, Role: server.RoleOperator}}, ""},
 		{"short\n", nil, "line 1: server: bad token: 5 characters, want at least 16"},
-		{"# c\n" + tokA + " # the CI's\n", nil, "line 2: server: bad token: a space at character 19"},
+		{"# c\n" + tokA + " # the CI's\n", nil, "line 2: server: bad token: 4 words: want a token, then optionally its role"},
+		{tokA + " admin\n", nil, `line 1: server: bad token: the role "admin" is not one: want operator or read-only`},
+		{tokA + "\n" + tokA + " read-only\n", nil, "one token is given twice, as operator and as read-only"},
 		{tokA + ",x\n", nil, "a comma"},
 		{tokA + "\x01\n", nil, "not visible ASCII"},
 		{strings.Repeat("t", 1025), nil, "at most 1024"},
@@ -45,8 +57,8 @@ func TestParseTokens(t *testing.T) {
 }
 
 func TestParseTokenList(t *testing.T) {
-	got, err := server.ParseTokenList(" " + tokA + ",," + tokB + " ," + tokA)
-	if err != nil || !slices.Equal(got, []string{tokA, tokB}) {
+	got, err := server.ParseTokenList(" " + tokA + ",," + tokB + " read-only ," + tokA)
+	if err != nil || !slices.Equal(got, []server.Token{{Value: tokA, Role: server.RoleOperator}, {Value: tokB, Role: server.RoleReadOnly}}) {
 		t.Fatalf("got %q, %v", got, err)
 	}
 	if _, err := server.ParseTokenList(tokA + ",secret"); err == nil || !strings.Contains(err.Error(), "token 2") || strings.Contains(err.Error(), "secret") {
@@ -60,7 +72,7 @@ func TestLoadTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := server.LoadTokens(path, tokB+","+tokA)
-	if err != nil || !slices.Equal(got, []string{tokA, tokB}) {
+	if err != nil || !slices.Equal(got, operators(tokA, tokB)) {
 		t.Fatalf("got %q, %v", got, err)
 	}
 	if _, err := server.LoadTokens(filepath.Join(t.TempDir(), "missing"), ""); err == nil || !strings.Contains(err.Error(), "tokens file") {
@@ -79,6 +91,7 @@ func TestLoadTokens(t *testing.T) {
 func FuzzParseTokens(f *testing.F) {
 	f.Add("# c\n" + tokA + "\n\n" + tokB + "\r\n")
 	f.Add(tokA + " x")
+	f.Add(tokA + " read-only\n" + tokB + " operator")
 	f.Add("\xff\xfe")
 	f.Fuzz(func(t *testing.T, text string) {
 		ts, err := server.ParseTokens(text)
@@ -88,12 +101,14 @@ func FuzzParseTokens(f *testing.F) {
 			}
 			return
 		}
+		var lines []string
 		for _, tok := range ts {
-			if len(tok) < 16 || strings.ContainsAny(tok, " \t\r\n,") || strings.HasPrefix(tok, "#") {
+			if len(tok.Value) < 16 || strings.ContainsAny(tok.Value, " \t\r\n,") || strings.HasPrefix(tok.Value, "#") || tok.Check() != nil {
 				t.Fatalf("unusable token %q from %q", tok, text)
 			}
+			lines = append(lines, tok.Value+" "+string(tok.Role))
 		}
-		again, err := server.ParseTokens(strings.Join(ts, "\n"))
+		again, err := server.ParseTokens(strings.Join(lines, "\n"))
 		if err != nil || !slices.Equal(again, ts) {
 			t.Fatalf("tokens %q do not parse back: %q, %v", ts, again, err)
 		}

@@ -13,12 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/internal/ops"
 	"github.com/grit-run/grit/store"
 )
-
-// untilClosed is the cool-down of a breaker an operator opened without a
-// duration: it stays open until closed.
-const untilClosed = 100 * 365 * 24 * time.Hour
 
 func newBreakersCmd(e *env) *cobra.Command {
 	var asJSON bool
@@ -43,11 +40,7 @@ breakers at every heartbeat.`,
 			if openFor < 0 {
 				return &exitError{code: exitUsage, err: fmt.Errorf("breakers open: --for %v: want a positive duration, or none to stay open until closed", openFor)}
 			}
-			d := openFor
-			if d == 0 {
-				d = untilClosed
-			}
-			return e.breakerAct(cmd.Context(), args[0], asJSON, func(s breaker.Settings, c *breaker.Circuit, now time.Time) { s.Trip(c, now, d) })
+			return e.breakerAct(cmd.Context(), args[0], asJSON, ops.BreakerOpen, openFor)
 		},
 	}
 	open.Flags().DurationVar(&openFor, "for", 0, "how long it stays open (default: until closed)")
@@ -56,7 +49,7 @@ breakers at every heartbeat.`,
 		Short: "close a group's breaker: dispatch resumes, ramping up",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.breakerAct(cmd.Context(), args[0], asJSON, func(s breaker.Settings, c *breaker.Circuit, now time.Time) { s.Close(c, now) })
+			return e.breakerAct(cmd.Context(), args[0], asJSON, ops.BreakerClose, 0)
 		},
 	}
 	reset := &cobra.Command{
@@ -64,7 +57,7 @@ breakers at every heartbeat.`,
 		Short: "forget a group's breaker: closed, nothing counted",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.breakerAct(cmd.Context(), args[0], asJSON, func(s breaker.Settings, c *breaker.Circuit, _ time.Time) { s.Reset(c) })
+			return e.breakerAct(cmd.Context(), args[0], asJSON, ops.BreakerReset, 0)
 		},
 	}
 	cmd.AddCommand(open, closeCmd, reset, newBreakersSetCmd(e, &asJSON))
@@ -128,7 +121,7 @@ func (e *env) breakersList(ctx context.Context, asJSON bool) error {
 		next := "-"
 		if r.NextProbe != nil {
 			next = r.NextProbe.Local().Format(time.DateTime)
-			if r.NextProbe.Sub(now) > untilClosed/2 {
+			if r.NextProbe.Sub(now) > ops.UntilClosed/2 {
 				next = "when closed"
 			}
 		}
@@ -164,7 +157,7 @@ func breakerRowOf(group string, gr store.Group, now time.Time) breakerRow {
 	return r
 }
 
-func (e *env) breakerAct(ctx context.Context, group string, asJSON bool, act func(breaker.Settings, *breaker.Circuit, time.Time)) error {
+func (e *env) breakerAct(ctx context.Context, group string, asJSON bool, a ops.BreakerAction, openFor time.Duration) error {
 	if err := store.ValidateGroup(group); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -177,16 +170,7 @@ func (e *env) breakerAct(ctx context.Context, group string, asJSON bool, act fun
 	if err != nil {
 		return err
 	}
-	gr, err := gb.UpdateGroup(ctx, group, func(g *store.Group) {
-		var s breaker.Settings
-		if g.Settings != nil {
-			s = *g.Settings
-		}
-		act(s, &g.Circuit, now)
-		if g.Circuit.State == "" || g.Circuit.State == breaker.Closed {
-			g.Outage = nil // closed by hand: the outage hold is over too
-		}
-	})
+	gr, err := ops.Breaker(ctx, gb, group, a, openFor, now)
 	if err != nil {
 		return err
 	}
