@@ -98,7 +98,7 @@ func newRoot(e *env) *cobra.Command {
 		def = "sqlite:grit.db"
 	}
 	root.PersistentFlags().StringVar(&e.storeDSN, "store", def, "the store: sqlite:PATH or postgres://… (env GRIT_STORE)")
-	root.AddCommand(newRunCmd(e), newSubmitCmd(e), newWaitCmd(e), newWorkerCmd(e), newTasksCmd(e), newTaskCmd(e),
+	root.AddCommand(newRunCmd(e), newDashboardCmd(e), newSubmitCmd(e), newWaitCmd(e), newWorkerCmd(e), newTasksCmd(e), newTaskCmd(e),
 		newDLQCmd(e), newStatusCmd(e), newMigrateCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newSimCmd(e), newBreakersCmd(e), newLimitsCmd(e),
 		newServerCmd(e), newEnqueueCmd(e), newGetCmd(e), newCancelCmd(e), newConfigCmd(e), newVersionCmd(e))
 	usageArgs(root)
