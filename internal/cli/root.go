@@ -80,6 +80,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // errSilent ends a command with a code and nothing more to say.
 var errSilent = errors.New("")
 
+// defaultStoreDSN is the store of a command given none.
+const defaultStoreDSN = "sqlite:grit.db"
+
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "grit",
@@ -95,7 +98,7 @@ func newRoot(e *env) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: exitUsage, err: err} })
 	def := e.getenv("GRIT_STORE")
 	if def == "" {
-		def = "sqlite:grit.db"
+		def = defaultStoreDSN
 	}
 	root.PersistentFlags().StringVar(&e.storeDSN, "store", def, "the store: sqlite:PATH or postgres://… (env GRIT_STORE)")
 	root.AddCommand(newRunCmd(e), newDashboardCmd(e), newSubmitCmd(e), newWaitCmd(e), newWorkerCmd(e), newTasksCmd(e), newTaskCmd(e),
