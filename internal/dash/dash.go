@@ -67,6 +67,7 @@ type Dashboard struct {
 	pages map[string]*template.Template
 	mux   *http.ServeMux
 	live  *hub
+	count *counter // nil when the store cannot count
 }
 
 // New makes a dashboard.
@@ -95,6 +96,9 @@ func New(cfg Config) (*Dashboard, error) {
 	d := &Dashboard{cfg: cfg, sess: sess}
 	if d.pages, err = parsePages(); err != nil {
 		return nil, err
+	}
+	if o, ok := cfg.Store.(store.Overview); ok {
+		d.count = &counter{o: o, log: cfg.Logger.Warn}
 	}
 	d.live = newHub(d.signature, cfg.Live, cfg.Logger)
 	d.routes()

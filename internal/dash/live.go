@@ -55,8 +55,8 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request, _ who) error 
 // entry. A change of any of them makes open pages reload.
 func (d *Dashboard) signature(ctx context.Context) (string, error) {
 	h := sha256.New()
-	if o, ok := d.cfg.Store.(store.Overview); ok {
-		counts, err := o.QueueCounts(ctx)
+	if d.count != nil {
+		counts, _, err := d.count.get(ctx)
 		if err != nil {
 			return "", err
 		}
@@ -73,6 +73,15 @@ func (d *Dashboard) signature(ctx context.Context) (string, error) {
 			g := gs[name]
 			fmt.Fprintf(h, "%s/%s/%d/%v;", name, g.Circuit.State, g.Circuit.Opens, g.Outage != nil)
 		}
+	}
+	// The newest task, through the primary key: a new task shows at once,
+	// whatever the age of the counts.
+	newest, err := d.cfg.Store.ListTasks(ctx, store.Filter{Newest: true, Limit: 1})
+	if err != nil {
+		return "", err
+	}
+	for _, t := range newest {
+		fmt.Fprintf(h, "task/%d/%s;", t.ID, t.State)
 	}
 	if a, ok := d.cfg.Store.(store.Auditor); ok {
 		es, err := a.AuditLog(ctx, 0, 1)

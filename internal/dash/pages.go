@@ -46,7 +46,12 @@ type overviewData struct {
 	DeadCount   int
 	OldestReady time.Duration
 	HasOldest   bool
+	// CountedAgo is how old the counts are (see counter).
+	CountedAgo time.Duration
 }
+
+// Stale reports whether the counts are old enough to say so.
+func (o overviewData) Stale() bool { return o.CountedAgo > 3*time.Second }
 
 // Total is how many tasks are in state s, over every queue.
 func (o overviewData) Total(s string) int { return o.Totals[task.State(s)] }
@@ -54,12 +59,12 @@ func (o overviewData) Total(s string) int { return o.Totals[task.State(s)] }
 func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v who) error {
 	ctx := r.Context()
 	data := overviewData{States: allStates, Totals: map[task.State]int{}}
-	if o, ok := d.cfg.Store.(store.Overview); ok {
-		counts, err := o.QueueCounts(ctx)
+	if d.count != nil {
+		counts, at, err := d.count.get(ctx)
 		if err != nil {
 			return err
 		}
-		data.Queues = queueRows(counts, data.Totals)
+		data.Queues, data.CountedAgo = queueRows(counts, data.Totals), time.Since(at)
 	}
 	data.DeadCount = data.Totals[task.DeadLetter]
 	if c, ok := d.cfg.Store.(store.Console); ok {
