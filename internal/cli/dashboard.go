@@ -64,18 +64,32 @@ func checkHTTP(addr string, tokens []server.Token) error {
 	return nil
 }
 
+// dashboardConfig is the dashboard's configuration, for grit dashboard
+// and grit server alike, from their settings.
+func dashboardConfig(st store.Store, tokens []server.Token, set settings, log *slog.Logger) dash.Config {
+	return dash.Config{Store: st, Tokens: tokens, Lease: set.lease, Version: version.Get().String(), Logger: log}
+}
+
+// loadTokens reads the tokens of grit server and grit dashboard: the
+// tokens file's and GRIT_TOKENS's.
+func (e *env) loadTokens(set settings) ([]server.Token, error) {
+	tokens, err := server.LoadTokens(set.tokensFile, e.getenv(server.TokensEnv))
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	return tokens, nil
+}
+
 // dashboard makes the dashboard of st and listens on set.http.
 func (e *env) dashboard(st store.Store, tokens []server.Token, set settings) (*dash.Dashboard, net.Listener, error) {
-	d, err := dash.New(dash.Config{
-		Store: st, Tokens: tokens, Lease: set.lease, Version: version.Get().String(),
-		Logger: slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
-	})
+	d, err := dash.New(dashboardConfig(st, tokens, set, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))))
 	if err != nil {
 		return nil, nil, err
 	}
 	l, err := net.Listen("tcp", set.http)
 	if err != nil {
-		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("--http %s: %w", set.http, err)}
+		d.Close()
+		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("--http %s: %w (give another address, or --http off)", set.http, err)}
 	}
 	return d, l, nil
 }
@@ -84,9 +98,9 @@ func (e *env) serveDashboard(ctx context.Context, set settings) error {
 	if set.http == httpOff {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--http off: grit dashboard needs an address to serve, such as 127.0.0.1:7421")}
 	}
-	tokens, err := server.LoadTokens(set.tokensFile, e.getenv(server.TokensEnv))
+	tokens, err := e.loadTokens(set)
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return err
 	}
 	if err := checkHTTP(set.http, tokens); err != nil {
 		return err

@@ -65,9 +65,9 @@ api/README.md.`,
 // store and logger. Its Protection and Alerting are the settings' ones,
 // as the engines' are (engineConfig): a knob means the same for both.
 func (e *env) serverConfig(s settings) (server.Config, error) {
-	tokens, err := server.LoadTokens(s.tokensFile, e.getenv(server.TokensEnv))
+	tokens, err := e.loadTokens(s)
 	if err != nil {
-		return server.Config{}, &exitError{code: exitUsage, err: err}
+		return server.Config{}, err
 	}
 	if _, err := server.Insecure(s.listen, tokens); err != nil {
 		return server.Config{}, &exitError{code: exitUsage, err: fmt.Errorf("--listen %s: %w", s.listen, err)}
