@@ -197,6 +197,16 @@ func BenchmarkConsoleMillion(b *testing.B) {
 			_, err := s.ListTasks(ctx, store.Filter{States: dead, Text: "boom 9999", Newest: true, Limit: 50})
 			return err
 		}},
+		// Unindexed: a text sought in every state, a kind in none, walk
+		// every task (the dashboard bounds them with a state or a time).
+		{"ListTasks/text-in-every-state", func() error {
+			_, err := s.ListTasks(ctx, store.Filter{Text: "boom 9999", Newest: true, Limit: 50})
+			return err
+		}},
+		{"ListTasks/kind-of-none", func() error {
+			_, err := s.ListTasks(ctx, store.Filter{Kind: "nosuch", Newest: true, Limit: 50})
+			return err
+		}},
 		{"ListRuns", func() error { _, err := s.ListRuns(ctx, store.RunFilter{Limit: 50}); return err }},
 	}
 	for _, r := range reads {
