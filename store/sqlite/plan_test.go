@@ -53,8 +53,9 @@ func TestPlansUseIndexes(t *testing.T) {
 // TestConsolePlansUseIndexes: the dashboard's reads find what they need
 // through indexes: a page of dead letters, newest first, is a backward
 // walk of tasks_state_id (no sort of every dead letter), the dead letter
-// groups read it alone, and the attempt series probes tasks_success by
-// kind and name and reads attempts_ended.
+// groups read it alone, and the attempt series probes tasks_success for
+// the next kind, then the next name of a kind, one column at a time,
+// reads each one's window, and reads attempts_ended.
 func TestConsolePlansUseIndexes(t *testing.T) {
 	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "grit.db"))
 	if err != nil {
@@ -75,7 +76,8 @@ func TestConsolePlansUseIndexes(t *testing.T) {
 		{"a page of dead letters of a fingerprint", page(store.Filter{States: []task.State{task.DeadLetter}, Fingerprint: "fp", Newest: true}),
 			[]string{"tasks_state_id (state=?)"}, []string{"TEMP B-TREE", "SCAN tasks\n"}},
 		{"dead letter groups", deadLetterGroupsSQL, []string{"tasks_state_id (state=?)"}, []string{"SCAN tasks\n"}},
-		{"attempt series", seriesSQL, []string{"USING COVERING INDEX tasks_success (kind=? AND name=? AND finished_at>?)",
+		{"attempt series", seriesSQL, []string{"tasks_success (kind>?)", "tasks_success (kind=? AND name>?)",
+			"USING COVERING INDEX tasks_success (kind=? AND name=? AND finished_at>?)",
 			"USING INDEX attempts_ended (ended_at>?)"}, []string{"SCAN tasks\n", "SCAN attempts\n"}},
 	}
 	for _, p := range plans {
