@@ -1,6 +1,10 @@
 -- The dashboard's reads, each answered from an index on a store of
 -- millions of tasks, and the operators' audit log.
 --
+-- Building the two indexes takes a lock that holds back writes to tasks
+-- and attempts while each table is read once: on a store of millions of
+-- tasks, migrate (postgres.Migrate) at a quiet moment.
+--
 -- Lists by state, newest first (the dead letters, the failures, the
 -- retries): the dashboard walks this index backward from its page's
 -- keyset (state = s AND id < before) and stops at the page's size. The
