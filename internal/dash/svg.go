@@ -40,13 +40,14 @@ type tick struct {
 }
 
 const (
-	chartW, chartH = 720, 140
+	chartW, chartH = 1200, 150
 	chartTop       = 8
 )
 
-// attemptChart draws series (buckets of step from since) over an hour.
+// attemptChart draws series (buckets of step from since) over an hour,
+// and the bucket now is in, which has only begun.
 func attemptChart(series []store.AttemptBucket, since time.Time, step time.Duration) chart {
-	n := int(time.Hour / step)
+	n := int(time.Hour/step) + 1
 	c := chart{Width: chartW, Height: chartH}
 	counts := make([][2]int, n)
 	for _, b := range series {
@@ -107,7 +108,7 @@ type span struct {
 	Number int
 }
 
-const timelineW, rowH = 720, 22
+const timelineW, rowH = 1200, 22
 
 func attemptTimeline(as []task.Attempt, now time.Time) timeline {
 	tl := timeline{Width: timelineW}
