@@ -67,7 +67,11 @@ type Dashboard struct {
 	pages map[string]*template.Template
 	mux   *http.ServeMux
 	live  *hub
-	count *counter // nil when the store cannot count
+	// The overview's heavy reads, kept (see cached); nil when the store
+	// cannot answer them.
+	counts  *cached[[]store.QueueCount]
+	series  *cached[[]store.AttemptBucket]
+	letters *cached[[]store.DeadLetterGroup]
 }
 
 // New makes a dashboard.
@@ -98,7 +102,13 @@ func New(cfg Config) (*Dashboard, error) {
 		return nil, err
 	}
 	if o, ok := cfg.Store.(store.Overview); ok {
-		d.count = &counter{o: o, log: cfg.Logger.Warn}
+		d.counts = newCached("the counts of tasks", cfg.Logger.Warn, o.QueueCounts)
+	}
+	if c, ok := cfg.Store.(store.Console); ok {
+		d.series = newCached("the attempts of the last hour", cfg.Logger.Warn, func(ctx context.Context) ([]store.AttemptBucket, error) {
+			return c.AttemptSeries(ctx, seriesSince(time.Now()), time.Minute)
+		})
+		d.letters = newCached("the dead letters", cfg.Logger.Warn, c.DeadLetterGroups)
 	}
 	d.live = newHub(d.signature, cfg.Live, cfg.Logger)
 	d.routes()

@@ -55,8 +55,8 @@ func (d *Dashboard) stream(w http.ResponseWriter, r *http.Request, _ who) error 
 // entry. A change of any of them makes open pages reload.
 func (d *Dashboard) signature(ctx context.Context) (string, error) {
 	h := sha256.New()
-	if d.count != nil {
-		counts, _, err := d.count.get(ctx)
+	if d.counts != nil {
+		counts, _, err := d.counts.get(ctx)
 		if err != nil {
 			return "", err
 		}

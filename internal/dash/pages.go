@@ -53,32 +53,37 @@ type overviewData struct {
 // Stale reports whether the counts are old enough to say so.
 func (o overviewData) Stale() bool { return o.CountedAgo > 3*time.Second }
 
+// seriesSince is where the overview's hour of attempts starts, for a
+// series read at now.
+func seriesSince(now time.Time) time.Time { return now.Add(-time.Hour).Truncate(time.Minute) }
+
 // Total is how many tasks are in state s, over every queue.
 func (o overviewData) Total(s string) int { return o.Totals[task.State(s)] }
 
 func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v who) error {
 	ctx := r.Context()
 	data := overviewData{States: allStates, Totals: map[task.State]int{}}
-	if d.count != nil {
-		counts, at, err := d.count.get(ctx)
+	if d.counts != nil {
+		counts, at, err := d.counts.get(ctx)
 		if err != nil {
 			return err
 		}
 		data.Queues, data.CountedAgo = queueRows(counts, data.Totals), time.Since(at)
 	}
 	data.DeadCount = data.Totals[task.DeadLetter]
-	if c, ok := d.cfg.Store.(store.Console); ok {
-		now := time.Now()
-		series, err := c.AttemptSeries(ctx, now.Add(-time.Hour).Truncate(time.Minute), time.Minute)
+	if d.series != nil {
+		series, at, err := d.series.get(ctx)
 		if err != nil {
 			return err
 		}
-		data.Chart, data.HasChart = attemptChart(series, now.Add(-time.Hour).Truncate(time.Minute), time.Minute), true
-		groups, err := c.DeadLetterGroups(ctx)
+		data.Chart, data.HasChart = attemptChart(series, seriesSince(at), time.Minute), true
+		groups, _, err := d.letters.get(ctx)
 		if err != nil {
 			return err
 		}
 		data.DeadLetters = groups[:min(len(groups), 5)]
+	}
+	if c, ok := d.cfg.Store.(store.Console); ok {
 		at, ok, err := c.OldestReady(ctx)
 		if err != nil {
 			return err
