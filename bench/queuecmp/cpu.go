@@ -18,7 +18,7 @@ import (
 // checkpointer, autovacuum).
 type cpuUse struct {
 	self     time.Duration
-	server   time.Duration
+	server   map[int]time.Duration // by pid
 	serverOK bool
 }
 
@@ -80,16 +80,14 @@ func parseStat(s string) (procStat, bool) {
 	return procStat{comm: s[open+1 : end], ppid: ppid, cpu: time.Duration(ut+st) * time.Second / userHZ}, true
 }
 
-// serverCPU sums the CPU time of the postmaster and its children. A
-// process that ended since the last reading takes its time with it, so a
-// difference of two readings can only undercount: the workloads keep their
-// connections open from the first reading to the second.
-func serverCPU(postmaster int) (time.Duration, bool) {
+// serverCPU reads the CPU time of the postmaster and of each of its
+// children, by pid.
+func serverCPU(postmaster int) (map[int]time.Duration, bool) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0, false
+		return nil, false
 	}
-	var sum time.Duration
+	byPID := map[int]time.Duration{}
 	found := false
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -98,11 +96,29 @@ func serverCPU(postmaster int) (time.Duration, bool) {
 		}
 		st, ok := readStat(pid)
 		if ok && (pid == postmaster || st.ppid == postmaster) {
-			sum += st.cpu
+			byPID[pid] = st.cpu
 			found = found || pid == postmaster
 		}
 	}
-	return sum, found
+	return byPID, found
+}
+
+// serverDelta is the server's CPU time between two readings, process by
+// process: a process started since the first counts whole, one that ended
+// takes its time with it (so the difference can only undercount; the
+// workloads keep their connections open from the first reading to the
+// second), and a pid taken again by a new process counts as new. Summing
+// the readings instead gave a negative difference whenever a busy process
+// (an autovacuum worker, another client's backend) ended between them.
+func serverDelta(from, to map[int]time.Duration) time.Duration {
+	var d time.Duration
+	for pid, cpu := range to {
+		if before, ok := from[pid]; ok && before <= cpu {
+			cpu -= before
+		}
+		d += cpu
+	}
+	return d
 }
 
 func (e *env) cpuNow() cpuUse {
@@ -119,7 +135,7 @@ func perJob(from, to cpuUse, jobs int) (self float64, server *float64) {
 	us := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(jobs) }
 	self = us(to.self - from.self)
 	if from.serverOK && to.serverOK {
-		s := us(to.server - from.server)
+		s := us(serverDelta(from.server, to.server))
 		server = &s
 	}
 	return self, server

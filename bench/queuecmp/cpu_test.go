@@ -35,8 +35,10 @@ func TestReadStatOfThisProcess(t *testing.T) {
 }
 
 func TestPerJob(t *testing.T) {
-	from := cpuUse{self: time.Second, server: 2 * time.Second, serverOK: true}
-	to := cpuUse{self: 3 * time.Second, server: 6 * time.Second, serverOK: true}
+	// Backend 10 ran 3s more; 11 ended (its 5s are gone, not negative);
+	// 12 started and ran 1s; pid 13 was taken by a new process.
+	from := cpuUse{self: time.Second, server: map[int]time.Duration{10: 2 * time.Second, 11: 5 * time.Second, 13: 9 * time.Second}, serverOK: true}
+	to := cpuUse{self: 3 * time.Second, server: map[int]time.Duration{10: 5 * time.Second, 12: time.Second, 13: 0}, serverOK: true}
 	self, server := perJob(from, to, 1000)
 	if self != 2000 || server == nil || *server != 4000 {
 		t.Errorf("perJob = %v, %v; want 2000 and 4000 µs", self, server)
