@@ -412,6 +412,6 @@ func (e *env) durationKnob(k knob, flag string) (time.Duration, error) {
 func (e *env) runEngine(st store.Store, run int64, s settings, onEvent func(engine.Event)) (*engine.Engine, error) {
 	cfg := s.engineConfig(st)
 	cfg.Run, cfg.OnEvent = run, onEvent
-	cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Logger = e.logger(slog.LevelWarn)
 	return engine.New(cfg)
 }

@@ -98,7 +98,7 @@ func (e *env) serve(ctx context.Context, set settings) error {
 		return err
 	}
 	defer st.Close()
-	s, err := newServer(cfg, st, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	s, err := newServer(cfg, st, e.logger(slog.LevelInfo))
 	if err != nil {
 		return err
 	}
