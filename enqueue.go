@@ -66,6 +66,7 @@ func (c *Client) Enqueue(ctx context.Context, kind string, args any, opts ...Enq
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("grit: enqueue %s: %w", kind, err)
 	}
+	c.metrics.Enqueued(ts)
 	if !ts[0].Existed {
 		c.engine.Wake()
 	}
@@ -95,6 +96,7 @@ func (c *Client) EnqueueTx(ctx context.Context, tx pgx.Tx, kind string, args any
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("grit: enqueue %s in a transaction: %w", kind, err)
 	}
+	c.metrics.Enqueued(ts) // counted when enqueued, though tx may yet roll back
 	return ts[0], nil
 }
 

@@ -9,10 +9,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/version"
+	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	_ "github.com/grit-run/grit/store/sqlite" // the embedded default
@@ -46,6 +49,14 @@ type Config struct {
 	// as JSON (docs/alerts.md). Stop delivers those still waiting within
 	// its context.
 	Alerting
+	// Metrics, if set, is where the client registers its Prometheus
+	// metrics: its attempts by outcome and class, their durations, the
+	// tasks it enqueues, its slots, and the store's gauges (tasks by queue
+	// and state, the oldest due task's age, the groups' breakers, budgets
+	// and outage holds), read when scraped. Serve them with
+	// metrics.Handler; docs/observability.md lists them. Several clients
+	// may share one registry. Nil: no metrics.
+	Metrics prometheus.Registerer
 }
 
 // Protection is how claimers protect downstreams: the groups' circuit
@@ -72,11 +83,12 @@ const (
 
 // Client enqueues tasks and, once started, works them.
 type Client struct {
-	store  store.Store
-	engine *engine.Engine
-	owned  bool
-	mu     sync.RWMutex
-	groups map[string]string // the group of each kind whose handler names one
+	store   store.Store
+	engine  *engine.Engine
+	metrics *metrics.Metrics // nil: none
+	owned   bool
+	mu      sync.RWMutex
+	groups  map[string]string // the group of each kind whose handler names one
 }
 
 // Open opens the store a DSN names ("sqlite:grit.db"; other drivers must
@@ -97,15 +109,23 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Client, error) {
 
 // New returns a client on an open store, which the caller closes.
 func New(st store.Store, cfg Config) (*Client, error) {
+	var m *metrics.Metrics
+	if cfg.Metrics != nil {
+		var err error
+		m, err = metrics.Register(cfg.Metrics, metrics.StoreConfig{Store: st, Budget: cfg.Protection.RetryBudget, Logger: cfg.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("grit: %w", err)
+		}
+	}
 	e, err := engine.New(engine.Config{
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
 		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version(), Protection: cfg.Protection,
-		Alerting: cfg.Alerting,
+		Alerting: cfg.Alerting, Metrics: m,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Client{store: st, engine: e, groups: map[string]string{}}, nil
+	return &Client{store: st, engine: e, metrics: m, groups: map[string]string{}}, nil
 }
 
 // Version is grit's version, as the go command recorded it in the binary:

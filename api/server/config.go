@@ -10,6 +10,7 @@ import (
 
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/store"
 )
 
@@ -81,6 +82,11 @@ type Config struct {
 	// opened. Serve delivers those still waiting, when it stops, within
 	// StopGrace.
 	alert.Alerting
+	// Metrics, if set, counts what the server's remote workers do as a Go
+	// worker's engine counts its own (see package metrics): their
+	// attempts, claims, rescues and stale results, and the tasks enqueued
+	// through the API.
+	Metrics *metrics.Metrics
 
 	Logger *slog.Logger
 }

@@ -60,7 +60,7 @@ func New(cfg Config) (*Server, error) {
 		seen:     map[string]bool{},
 	}
 	s.alerts = alert.New(cfg.Alerting, cfg.Logger)
-	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Logger: cfg.Logger, OnChange: s.wake.notify, Alert: s.alerts.Send})
+	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Logger: cfg.Logger, OnChange: s.wake.notify, Alert: s.alerts.Send, Metrics: cfg.Metrics})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

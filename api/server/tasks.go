@@ -28,6 +28,7 @@ func (x *tasks) Enqueue(ctx context.Context, r *pb.EnqueueRequest) (*pb.EnqueueR
 	if err != nil {
 		return nil, statusOf("enqueue", err)
 	}
+	x.s.cfg.Metrics.Enqueued(ts)
 	if !ts[0].Existed {
 		x.s.wake.notify()
 	}
@@ -43,6 +44,7 @@ func (x *tasks) EnqueueBatch(ctx context.Context, r *pb.EnqueueBatchRequest) (*p
 	if err != nil {
 		return nil, statusOf("enqueue batch", err)
 	}
+	x.s.cfg.Metrics.Enqueued(ts)
 	existed := make([]bool, len(ts))
 	for i, t := range ts {
 		existed[i] = t.Existed

@@ -105,6 +105,7 @@ func (e *Engine) end(a *inflight, o outcome) {
 	e.gate.Ending(e.runCtx, &a.t, &f)
 	e.finishes <- pending{a: a, f: f}
 	<-e.slots
+	e.cfg.Metrics.Slots(-1, 1)
 	if e.slotBound.Load() {
 		e.Wake() // the claim loop is waiting for a slot
 	}
