@@ -42,6 +42,9 @@ type settings struct {
 	// run, and of grit server's remote workers, go: one knob for all.
 	alerting alert.Alerting
 
+	// metrics is the address grit worker serves /metrics on; "" is none.
+	metrics string
+
 	listen, tokensFile, tlsCert, tlsKey string
 	maxPayload, maxBatch                int
 
@@ -96,6 +99,11 @@ type outageTasks int
 var knobAlertWebhook = knob{"alert-webhook", "GRIT_ALERT_WEBHOOK", "", "an http or https URL to POST an alert to, as JSON, when a task is dead-lettered, a group's breaker opens or an outage is held (see docs/alerts.md)",
 	func(s *settings) any { return &s.alerting.AlertWebhook }}
 
+// knobMetrics is the address grit worker serves its Prometheus metrics
+// on.
+var knobMetrics = knob{"metrics", "GRIT_METRICS", "", "an address (HOST:PORT, or :PORT for every interface) to serve Prometheus metrics on, at /metrics (see docs/observability.md); default none",
+	func(s *settings) any { return &s.metrics }}
+
 var (
 	protectionKnobs = []knob{knobPressBase, knobPressMax, knobBudget, knobBudgetWait, knobBreaker, knobOutageTasks, knobOutageWindow}
 	alertKnobs      = []knob{knobAlertWebhook}
@@ -109,7 +117,7 @@ var (
 // allKnobs are the knobs with flags, in the order settings reads them
 // (the lease before the heartbeat) and grit config lists them.
 func allKnobs() []knob {
-	return append(append([]knob{}, workerKnobs...), serverOwnKnobs...)
+	return append(append([]knob{}, workerKnobs...), append([]knob{knobMetrics}, serverOwnKnobs...)...)
 }
 
 // knobAnnotation marks a flag as a knob's, for settings to find.

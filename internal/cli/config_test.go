@@ -190,7 +190,7 @@ func commandPaths(st store.Store, dsn string) map[string]commandPath {
 	discard := slog.New(slog.DiscardHandler)
 	return map[string]commandPath{
 		"grit worker": {"worker", func(t *testing.T, _ *env, _ *cobra.Command, s settings) built {
-			eng, err := workerEngine(st, s, nil, discard)
+			eng, err := engine.New(workerConfig(st, s, nil, discard))
 			return engineBuilt(t, eng, err)
 		}},
 		"grit run": {"run", func(t *testing.T, e *env, _ *cobra.Command, s settings) built {
@@ -309,6 +309,8 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 				CoolDown: 5 * time.Second, MaxCoolDown: time.Minute, Probes: 2, RampUp: 10 * time.Second, RampStart: 0.2}},
 		"alert-webhook": {value: "https://alerts.example/grit?token=t", configures: "Alerting.AlertWebhook (the engine's or the server's)",
 			got: func(b built) any { return b.alerting.AlertWebhook }, want: "https://alerts.example/grit?token=t"},
+		"metrics": {value: "127.0.0.1:9464", configures: "the address grit worker serves /metrics on (settings.metrics, given to net.Listen)",
+			got: func(b built) any { return b.s.metrics }, want: "127.0.0.1:9464"},
 		"listen": {value: "127.0.0.1:7421", configures: "the address grit server listens on (settings.listen, given to net.Listen)",
 			got: func(b built) any { return b.s.listen }, want: "127.0.0.1:7421"},
 		"tokens-file": {value: tokensFile, configures: "the server's Tokens", got: srv(func(c server.Config) any { return c.Tokens }), want: []string{token}},
