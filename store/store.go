@@ -121,6 +121,9 @@ type NewTask struct {
 	// with a *task.KeyConflictError.
 	ReturnExisting bool
 	Needs          []string // names of tasks of the same run; only in SubmitRun
+	// Trace is the W3C traceparent of the span that enqueues the task
+	// ("" for none), kept as the task's Trace.
+	Trace string
 }
 
 // NewRun is a run to insert: a DAG of named tasks.
@@ -185,6 +188,10 @@ type Finish struct {
 	// Publisher inserts their deliveries in the same transaction, only if
 	// the item applies.
 	Publish []Event
+	// Trace is the W3C traceparent of the attempt's span ("" for none),
+	// kept as the task's AttemptTrace for its next attempt to link to. A
+	// success ends the task: a store may leave it unwritten then.
+	Trace string
 }
 
 // RescueRequest asks for expired leases.

@@ -44,6 +44,12 @@ type Task struct {
 	CreatedAt      time.Time `json:"created_at"`
 	FirstStartedAt time.Time `json:"first_started_at,omitzero"`
 	FinishedAt     time.Time `json:"finished_at,omitzero"`
+
+	// Trace is the W3C traceparent of the span that enqueued the task
+	// ("" when it was not traced), and AttemptTrace that of its last
+	// attempt that ended: the span of each attempt links to both.
+	Trace        string `json:"trace,omitempty"`
+	AttemptTrace string `json:"attempt_trace,omitempty"`
 }
 
 // Outcome is how an attempt ended.
