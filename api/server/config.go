@@ -8,6 +8,8 @@ import (
 	"os"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/metrics"
@@ -87,6 +89,10 @@ type Config struct {
 	// attempts, claims, rescues and stale results, and the tasks enqueued
 	// through the API.
 	Metrics *metrics.Metrics
+	// TracerProvider, if set, makes a producer span for each task enqueued
+	// through the API, whose context the store keeps with the task (see
+	// package grit's Config.TracerProvider).
+	TracerProvider trace.TracerProvider
 
 	Logger *slog.Logger
 }

@@ -18,6 +18,7 @@ import (
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/store"
 )
 
@@ -42,6 +43,7 @@ type Server struct {
 	gate *gate.Gate
 	// alerts carries the gate's alerts (Config.Alerting).
 	alerts *alert.Alerter
+	tracer *tracing.Tracer // nil: no spans
 }
 
 // New returns a server for cfg; it reads the TLS certificate, if any.
@@ -52,6 +54,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
 	s := &Server{
 		cfg:      cfg,
+		tracer:   tracing.New(cfg.TracerProvider),
 		lim:      limits{maxPayload: cfg.MaxPayload, maxBatch: cfg.MaxBatch},
 		tokens:   NewTokenSet(cfg.Tokens),
 		health:   health.NewServer(),

@@ -24,7 +24,10 @@ func (x *tasks) Enqueue(ctx context.Context, r *pb.EnqueueRequest) (*pb.EnqueueR
 	if err != nil {
 		return nil, statusOf("enqueue", err)
 	}
-	ts, err := x.s.cfg.Store.Enqueue(ctx, []store.NewTask{n})
+	ns := []store.NewTask{n}
+	traced := x.s.tracer.Enqueue(ctx, ns)
+	ts, err := x.s.cfg.Store.Enqueue(ctx, ns)
+	traced(ts, err)
 	if err != nil {
 		return nil, statusOf("enqueue", err)
 	}
@@ -40,7 +43,9 @@ func (x *tasks) EnqueueBatch(ctx context.Context, r *pb.EnqueueBatchRequest) (*p
 	if err != nil {
 		return nil, statusOf("enqueue batch", err)
 	}
+	traced := x.s.tracer.Enqueue(ctx, ns)
 	ts, err := x.s.cfg.Store.Enqueue(ctx, ns)
+	traced(ts, err)
 	if err != nil {
 		return nil, statusOf("enqueue batch", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 )
@@ -417,9 +418,9 @@ func (e *env) durationKnob(k knob, flag string) (time.Duration, error) {
 // runEngine returns grit run's engine: it works the tasks of one run only,
 // for it must not take the other tasks of a store it shares with workers
 // and other runs, and logs warnings to stderr.
-func (e *env) runEngine(st store.Store, run int64, s settings, onEvent func(engine.Event)) (*engine.Engine, error) {
+func (e *env) runEngine(st store.Store, run int64, s settings, onEvent func(engine.Event), tr *tracing.Tracer) (*engine.Engine, error) {
 	cfg := s.engineConfig(st)
-	cfg.Run, cfg.OnEvent = run, onEvent
+	cfg.Run, cfg.OnEvent, cfg.Tracer = run, onEvent, tr
 	cfg.Logger = e.logger(slog.LevelWarn)
 	return engine.New(cfg)
 }

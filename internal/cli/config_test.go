@@ -194,7 +194,7 @@ func commandPaths(st store.Store, dsn string) map[string]commandPath {
 			return engineBuilt(t, eng, err)
 		}},
 		"grit run": {"run", func(t *testing.T, e *env, _ *cobra.Command, s settings) built {
-			eng, err := e.runEngine(st, 1, s, nil)
+			eng, err := e.runEngine(st, 1, s, nil, nil)
 			return engineBuilt(t, eng, err)
 		}},
 		"grit bench (its engines in process)": {"bench", func(t *testing.T, _ *env, _ *cobra.Command, s settings) built {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 	"github.com/grit-run/grit/taskfile"
@@ -133,7 +134,12 @@ func (e *env) work(ctx context.Context, st store.Store, r task.Run, resumed bool
 	} else {
 		p.notef("run %d (%s) submitted", r.ID, r.Name)
 	}
-	eng, err := e.runEngine(st, r.ID, ws, p.event)
+	tp, stopTracing, err := e.tracerProvider(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	eng, err := e.runEngine(st, r.ID, ws, p.event, tracing.New(tp))
 	if err != nil {
 		return err
 	}

@@ -93,6 +93,12 @@ func (e *env) serve(ctx context.Context, set settings) error {
 	if err != nil {
 		return err
 	}
+	tp, stopTracing, err := e.tracerProvider(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	cfg.TracerProvider = tp
 	st, err := e.openStore(ctx)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 )
@@ -64,6 +65,12 @@ func (e *env) worker(ctx context.Context, fs *pflag.FlagSet, queues []string) er
 	}
 	defer st.Close()
 	cfg := workerConfig(st, ws, queues, log)
+	tp, stopTracing, err := e.tracerProvider(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	cfg.Tracer = tracing.New(tp)
 	stopMetrics, err := e.serveMetrics(ws, st, &cfg, log)
 	if err != nil {
 		return err

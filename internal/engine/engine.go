@@ -14,6 +14,7 @@ import (
 	"github.com/grit-run/grit/internal/clock"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/or"
+	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -66,6 +67,9 @@ type Config struct {
 	// the API server counts its remote workers'), its slots and the
 	// results its lost leases made stale.
 	Metrics *metrics.Metrics
+	// Tracer, if set, makes a span for each attempt (see package
+	// tracing); process tasks get its context as TRACEPARENT.
+	Tracer *tracing.Tracer
 }
 
 func (c *Config) validate() error {
