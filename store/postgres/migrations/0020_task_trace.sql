@@ -1,12 +1,14 @@
 -- A task keeps the trace context of its enqueue (a W3C traceparent; ''
 -- when it was not traced), for the spans of its attempts to link to,
 -- and that of its last attempt, for the next attempt to link to. A
--- claimed row carries both to the worker.
+-- claimed row carries both to the worker, and the time it became due
+-- (in next_at, which the claim clears on the row), for the worker to
+-- tell how long it waited.
 ALTER TABLE tasks ADD COLUMN trace text NOT NULL DEFAULT '',
     ADD COLUMN attempt_trace text NOT NULL DEFAULT '';
 ALTER TYPE claimed_task ADD ATTRIBUTE trace text, ADD ATTRIBUTE attempt_trace text;
 
--- The claim functions as in 0019, with the trace contexts.
+-- The claim functions as in 0019, with the trace contexts and the due time.
 CREATE OR REPLACE FUNCTION claim_tasks (worker text, lease_us bigint, lim bigint, queues text[], kinds text[],
         skip_groups text[], only_group text, skip_queues text[], skip_tenants text[], only_tenant text)
 RETURNS SETOF claimed_task
@@ -29,7 +31,7 @@ BEGIN
         WITH ORDINALITY AS due (id, priority, next_at, ord)
     WHERE t.id = due.id
     RETURNING due.ord, t.id, t.run_id, t.name, t.kind, t.args, t.queue, t.group_name, t.priority, t.state,
-        t.policy, t.poison_after, t.timeout_ns, t.grace_ns, t.attempt, t.next_at, t.prev_delay_ns,
+        t.policy, t.poison_after, t.timeout_ns, t.grace_ns, t.attempt, due.next_at, t.prev_delay_ns,
         t.lease_owner, t.lease_token, t.lease_expires, t.last_error, t.fingerprint, t.streak,
         t.idempotency_key, t.created_at, t.first_started_at, t.finished_at, t.tenant, t.deferrals,
         t.trace, t.attempt_trace;
@@ -71,7 +73,7 @@ BEGIN
     )
     SELECT row_number() OVER (ORDER BY c.due_priority DESC, c.due_at, c.id), c.id, c.run_id, c.name, c.kind,
         c.args, c.queue, c.group_name, c.priority, c.state, c.policy, c.poison_after, c.timeout_ns, c.grace_ns,
-        c.attempt, c.next_at, c.prev_delay_ns, c.lease_owner, c.lease_token, c.lease_expires, c.last_error,
+        c.attempt, c.due_at, c.prev_delay_ns, c.lease_owner, c.lease_token, c.lease_expires, c.last_error,
         c.fingerprint, c.streak, c.idempotency_key, c.created_at, c.first_started_at, c.finished_at, c.tenant,
         c.deferrals, c.trace, c.attempt_trace
     FROM claimed c;
