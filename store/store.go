@@ -213,7 +213,10 @@ type Filter struct {
 	Tenant      string
 	Fingerprint string // the latest failure's fingerprint
 	// Text is matched, without regard to case, as a substring of the
-	// task's args (their JSON text), its latest error or its name.
+	// task's args (their JSON text), its latest error or its name. It is
+	// text, not a pattern: % and _ stand for themselves. Case is ignored
+	// for ASCII letters at least: other letters may be told apart by case
+	// in args, and by the SQLite store everywhere.
 	Text string
 	// CreatedFrom and CreatedTo bound the time the task was enqueued:
 	// from included, to excluded; zero is no bound.
@@ -351,10 +354,13 @@ type Console interface {
 	// ListRuns lists runs, newest first; f pages them.
 	ListRuns(ctx context.Context, f RunFilter) ([]task.Run, error)
 	// DeadLetterGroups groups the DEAD_LETTER tasks by fingerprint, the
-	// largest group first.
+	// largest group first (then the one dead-lettered last).
 	DeadLetterGroups(ctx context.Context) ([]DeadLetterGroup, error)
 	// AttemptSeries counts the attempts that ended at or after since, by
-	// step-long bucket and by outcome, oldest bucket first.
+	// step-long bucket and by outcome, oldest bucket first. Every bucket
+	// from since to the store's Now is there, empty or not (see
+	// SeriesBuckets); a step that is not positive, or that would make more
+	// than MaxSeriesBuckets, is task.ErrInvalid.
 	AttemptSeries(ctx context.Context, since time.Time, step time.Duration) ([]AttemptBucket, error)
 	// OldestReady is the NextAt of the READY or RETRYING task due the
 	// longest, and false when no task is due.
@@ -375,8 +381,9 @@ type DeadLetterGroup struct {
 	// FirstAt and LastAt are when the group's first and last tasks were
 	// dead-lettered.
 	FirstAt, LastAt time.Time
-	// Sample is the error of the group's newest task, SampleTask its id,
-	// and Kinds the kinds its tasks are of.
+	// Sample is the error of the group's newest task (the one
+	// dead-lettered last), SampleTask its id, and Kinds the kinds its
+	// tasks are of, sorted.
 	Sample     string
 	SampleTask int64
 	Kinds      []string

@@ -127,3 +127,18 @@ func checkCycles(r NewRun) error {
 	}
 	return nil
 }
+
+// ValidateAudit checks an audit entry before it is appended; drivers call
+// it. An entry must say who acted and what they did: the log is read to
+// answer exactly that.
+func ValidateAudit(e AuditEntry) error {
+	switch {
+	case strings.TrimSpace(e.Who) == "":
+		return invalid("audit %q: no operator: say who acted (the session's name, e.g. \"local\")", e.Action)
+	case strings.TrimSpace(e.Action) == "":
+		return invalid("audit by %q: no action: say what was done (e.g. \"replay\")", e.Who)
+	case e.Count < 0:
+		return invalid("audit %q by %q: negative count %d", e.Action, e.Who, e.Count)
+	}
+	return nil
+}

@@ -179,6 +179,9 @@ func (x *tasks) DeadLetter(ctx context.Context, r *pb.DeadLetterRequest) (*pb.De
 // first answer lost) is not an error.
 func (s *Server) act(ctx context.Context, id int64, a store.Action, to task.State) (task.Task, error) {
 	t, err := s.cfg.Store.Act(ctx, id, a)
+	if err == nil {
+		s.audit(ctx, string(a), fmt.Sprintf("task %d", id))
+	}
 	if !errors.Is(err, task.ErrWrongState) {
 		return t, err
 	}

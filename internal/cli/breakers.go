@@ -174,6 +174,11 @@ func (e *env) breakerAct(ctx context.Context, group string, asJSON bool, a ops.B
 	if err != nil {
 		return err
 	}
+	detail := ""
+	if openFor > 0 {
+		detail = "for " + openFor.String()
+	}
+	e.audit(ctx, gb, "breaker "+string(a), "group "+group, 0, detail)
 	r := breakerRowOf(group, gr, now)
 	if asJSON {
 		return json.NewEncoder(e.stdout).Encode(r)

@@ -48,6 +48,8 @@ type settings struct {
 
 	listen, tokensFile, tlsCert, tlsKey string
 	maxPayload, maxBatch                int
+	// http is the dashboard's address ("off": none).
+	http string
 
 	// values and sources are each knob's value as given, and where it
 	// came from: "flag --NAME", "env GRIT_NAME" or "default".

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -21,6 +22,7 @@ import (
 	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/internal/alert"
+	"github.com/grit-run/grit/internal/dash"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/gritbench"
@@ -163,6 +165,7 @@ type built struct {
 	s          settings
 	engine     *engine.Config // grit worker's, run's, bench's and bench's worker processes'
 	server     *server.Config // grit server's
+	dashboard  *dash.Config   // grit dashboard's, and grit server's
 	protection gate.Protection
 	alerting   alert.Alerting
 	client     client.Config
@@ -229,7 +232,19 @@ func commandPaths(st store.Store, dsn string) map[string]commandPath {
 				t.Fatal(err)
 			}
 			sc := srv.Settings()
-			return built{server: &sc, protection: sc.Protection, alerting: sc.Alerting}
+			dc := dashboardConfig(st, cfg.Tokens, s, discard)
+			return built{server: &sc, dashboard: &dc, protection: sc.Protection, alerting: sc.Alerting}
+		}},
+		"grit dashboard": {"dashboard", func(t *testing.T, e *env, _ *cobra.Command, s settings) built {
+			tokens, err := e.loadTokens(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dc := dashboardConfig(st, tokens, s, discard)
+			if _, err := dash.New(dc); err != nil {
+				t.Fatal(err)
+			}
+			return built{dashboard: &dc}
 		}},
 		// The client commands (enqueue, get, cancel) read their knobs from
 		// the environment alone, with client.FromEnv (see env.remote).
@@ -286,14 +301,28 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 		return func(b built) any { return f(b.client) }
 	}
 	clientOnly := []string{"grit enqueue, get, cancel"}
+	tokenWant := []server.Token{{Value: token, Role: server.RoleOperator}}
+	// tokensOf is the tokens a command gave its server and its dashboard,
+	// which must be the same.
+	tokensOf := func(b built) any {
+		if b.server != nil && !reflect.DeepEqual(b.server.Tokens, b.dashboard.Tokens) {
+			return fmt.Sprintf("the server's %v and the dashboard's %v differ", b.server.Tokens, b.dashboard.Tokens)
+		}
+		return b.dashboard.Tokens
+	}
 	cases := map[string]knobCase{
 		"store": {value: "sqlite:" + filepath.Join(dir, "other.db"), via: []string{"grit worker"},
 			configures: "the store every command opens (env.storeDSN, which openStore opens)",
 			got:        func(b built) any { return b.storeDSN }, want: "sqlite:" + filepath.Join(dir, "other.db")},
 		"worker-id":   {value: "w-7", configures: "the engine's WorkerID", got: eng(func(c engine.Config) any { return c.WorkerID }), want: "w-7"},
 		"concurrency": {value: "7", configures: "the engine's Concurrency", got: eng(func(c engine.Config) any { return c.Concurrency }), want: 7},
-		"lease":       {value: "45s", configures: "the engine's Lease", got: eng(func(c engine.Config) any { return c.Lease }), want: 45 * time.Second},
-		"heartbeat":   {value: "4s", configures: "the engine's Heartbeat", got: eng(func(c engine.Config) any { return c.Heartbeat }), want: 4 * time.Second},
+		"lease": {value: "45s", configures: "the engine's Lease (the dashboard's, for whom a worker is silent)", got: func(b built) any {
+			if b.engine == nil {
+				return b.dashboard.Lease
+			}
+			return b.engine.Lease
+		}, want: 45 * time.Second},
+		"heartbeat": {value: "4s", configures: "the engine's Heartbeat", got: eng(func(c engine.Config) any { return c.Heartbeat }), want: 4 * time.Second},
 		"drain": {value: "9s", configures: "how long grit worker's Stop lets running attempts finish (settings.drain bounds its context)",
 			got: func(b built) any { return b.s.drain }, want: 9 * time.Second},
 		"pressure-base": {value: "3s", configures: "Protection.PressureBase", got: prot(func(p gate.Protection) any { return p.PressureBase }), want: 3 * time.Second},
@@ -313,13 +342,15 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 			got: func(b built) any { return b.s.metrics }, want: "127.0.0.1:9464"},
 		"listen": {value: "127.0.0.1:7421", configures: "the address grit server listens on (settings.listen, given to net.Listen)",
 			got: func(b built) any { return b.s.listen }, want: "127.0.0.1:7421"},
-		"tokens-file": {value: tokensFile, configures: "the server's Tokens", got: srv(func(c server.Config) any { return c.Tokens }), want: []string{token}},
+		"tokens-file": {value: tokensFile, configures: "the server's and the dashboard's Tokens", got: tokensOf, want: tokenWant},
 		"tls-cert":    {value: cert, also: map[string]string{"tls-key": key}, configures: "the server's CertFile", got: srv(func(c server.Config) any { return c.CertFile }), want: cert},
 		"tls-key":     {value: key, also: map[string]string{"tls-cert": cert}, configures: "the server's KeyFile", got: srv(func(c server.Config) any { return c.KeyFile }), want: key},
 		"max-payload": {value: "2048", configures: "the server's MaxPayload", got: srv(func(c server.Config) any { return c.MaxPayload }), want: 2048},
 		"max-batch":   {value: "77", configures: "the server's MaxBatch", got: srv(func(c server.Config) any { return c.MaxBatch }), want: 77},
-		"tokens": {value: token, envOnly: true, via: []string{"grit server"}, configures: "the server's Tokens (GRIT_TOKENS; --tokens-file is the flag)",
-			got: srv(func(c server.Config) any { return c.Tokens }), want: []string{token}},
+		"tokens": {value: token, envOnly: true, via: []string{"grit server", "grit dashboard"}, configures: "the server's and the dashboard's Tokens (GRIT_TOKENS; --tokens-file is the flag)",
+			got: tokensOf, want: tokenWant},
+		"http": {value: "127.0.0.1:7499", configures: "the address the dashboard listens on (settings.http, given to net.Listen)",
+			got: func(b built) any { return b.s.http }, want: "127.0.0.1:7499"},
 		"server": {value: "grit.example:7420", envOnly: true, via: clientOnly, configures: "the client's Addr (the commands' --server overrides it)",
 			got: cli(func(c client.Config) any { return c.Addr }), want: "grit.example:7420"},
 		"grpc-timeout": {value: "3s", envOnly: true, via: clientOnly, configures: "the client's Timeout",

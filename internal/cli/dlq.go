@@ -151,6 +151,13 @@ func (e *env) act(ctx context.Context, a store.Action, args []string, asJSON boo
 			}
 		}
 	}
+	if len(done) > 0 {
+		var ids []int64
+		for _, t := range done {
+			ids = append(ids, t.ID)
+		}
+		e.audit(ctx, st, string(a), idList(ids), len(done), "")
+	}
 	if asJSON {
 		if err := json.NewEncoder(e.stdout).Encode(taskViews(done)); err != nil {
 			return err

@@ -81,6 +81,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // errSilent ends a command with a code and nothing more to say.
 var errSilent = errors.New("")
 
+// defaultStoreDSN is the store of a command given none.
+const defaultStoreDSN = "sqlite:grit.db"
+
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "grit",
@@ -96,12 +99,12 @@ func newRoot(e *env) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: exitUsage, err: err} })
 	def := e.getenv("GRIT_STORE")
 	if def == "" {
-		def = "sqlite:grit.db"
+		def = defaultStoreDSN
 	}
 	root.PersistentFlags().StringVar(&e.storeDSN, "store", def, "the store: sqlite:PATH or postgres://… (env GRIT_STORE)")
 	e.logs.register(root.PersistentFlags(), e.getenv)
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return e.logs.check() }
-	root.AddCommand(newRunCmd(e), newSubmitCmd(e), newWaitCmd(e), newWorkerCmd(e), newTasksCmd(e), newTaskCmd(e),
+	root.AddCommand(newRunCmd(e), newDashboardCmd(e), newSubmitCmd(e), newWaitCmd(e), newWorkerCmd(e), newTasksCmd(e), newTaskCmd(e),
 		newDLQCmd(e), newStatusCmd(e), newMigrateCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newSimCmd(e), newBreakersCmd(e), newLimitsCmd(e),
 		newServerCmd(e), newEnqueueCmd(e), newGetCmd(e), newCancelCmd(e), newConfigCmd(e), newVersionCmd(e))
 	usageArgs(root)

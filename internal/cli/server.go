@@ -33,7 +33,7 @@ var (
 		func(s *settings) any { return &s.maxBatch }}
 )
 
-var serverOwnKnobs = []knob{knobListen, knobTokensFile, knobTLSCert, knobTLSKey, knobMaxPayload, knobMaxBatch}
+var serverOwnKnobs = []knob{knobListen, knobTokensFile, knobTLSCert, knobTLSKey, knobMaxPayload, knobMaxBatch, knobHTTP}
 
 func newServerCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
@@ -65,12 +65,15 @@ api/README.md.`,
 // store and logger. Its Protection and Alerting are the settings' ones,
 // as the engines' are (engineConfig): a knob means the same for both.
 func (e *env) serverConfig(s settings) (server.Config, error) {
-	tokens, err := server.LoadTokens(s.tokensFile, e.getenv(server.TokensEnv))
+	tokens, err := e.loadTokens(s)
 	if err != nil {
-		return server.Config{}, &exitError{code: exitUsage, err: err}
+		return server.Config{}, err
 	}
 	if _, err := server.Insecure(s.listen, tokens); err != nil {
 		return server.Config{}, &exitError{code: exitUsage, err: fmt.Errorf("--listen %s: %w", s.listen, err)}
+	}
+	if err := checkHTTP(s.http, tokens); err != nil {
+		return server.Config{}, err
 	}
 	return server.Config{
 		Tokens: tokens, CertFile: s.tlsCert, KeyFile: s.tlsKey, MaxPayload: s.maxPayload, MaxBatch: s.maxBatch,
@@ -115,5 +118,20 @@ func (e *env) serve(ctx context.Context, set settings) error {
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(e.stdout, "serving grit.v1 on %s (store %s)\n", lis.Addr(), shownDSN(e.storeDSN))
-	return s.Serve(sigCtx, lis)
+	if set.http == httpOff {
+		return s.Serve(sigCtx, lis)
+	}
+	d, hl, err := e.dashboard(st, cfg.Tokens, set)
+	if err != nil {
+		lis.Close()
+		return err
+	}
+	fmt.Fprintf(e.stdout, "dashboard on http://%s\n", hl.Addr())
+	sctx, cancel := context.WithCancel(sigCtx)
+	defer cancel()
+	dashDone := make(chan error, 1)
+	go func() { dashDone <- d.ServeListener(sctx, hl); cancel() }()
+	err = s.Serve(sctx, lis)
+	cancel()
+	return errors.Join(err, <-dashDone)
 }

@@ -51,7 +51,7 @@ func TestServerMemoryUnderAFlood(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "server", "--store", tempStore(t), "--listen", "127.0.0.1:0")
+	cmd := exec.Command(bin, "server", "--store", tempStore(t), "--listen", "127.0.0.1:0", "--http", "off")
 	cmd.Env = append(os.Environ(), "GRIT_TOKENS="+token)
 	out := &lockedBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out

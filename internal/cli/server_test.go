@@ -18,7 +18,7 @@ import (
 // port and returns its address.
 func startServer(t *testing.T, st string) (string, func() error) {
 	t.Helper()
-	cmd, out := gritProcess(t, t.TempDir(), "server", "--store", st, "--listen", "127.0.0.1:0")
+	cmd, out := gritProcess(t, t.TempDir(), "server", "--store", st, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
 	return waitServing(t, out), func() error { cmd.Process.Signal(syscall.SIGTERM); return cmd.Wait() }
 }
 
@@ -137,7 +137,7 @@ func TestReadArgs(t *testing.T) {
 func TestServerTLS(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := selfSigned(t, dir)
-	cmd, srvOut := gritProcess(t, dir, "server", "--store", tempStore(t), "--listen", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key)
+	cmd, srvOut := gritProcess(t, dir, "server", "--store", tempStore(t), "--listen", "127.0.0.1:0", "--http", "off", "--tls-cert", cert, "--tls-key", key)
 	re := regexp.MustCompile(`serving grit.v1 on (\S+)`)
 	var addr string
 	for deadline := time.Now().Add(30 * time.Second); addr == ""; time.Sleep(20 * time.Millisecond) {

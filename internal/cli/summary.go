@@ -42,6 +42,7 @@ func (e *env) summarize(ctx context.Context, st store.Store, runID int64, ts []t
 		}
 	} else {
 		printSummary(e, s)
+		e.pointToDashboard(s.Run)
 	}
 	if s.State != task.Success {
 		return &exitError{code: exitFailed, err: errSilent}
@@ -135,4 +136,14 @@ func spent(start, end *time.Time) string {
 		return "-"
 	}
 	return end.Sub(*start).Round(time.Millisecond).String()
+}
+
+// pointToDashboard tells, after a run's summary, where to look at it in a
+// browser.
+func (e *env) pointToDashboard(run int64) {
+	store := ""
+	if e.storeDSN != defaultStoreDSN {
+		store = " --store '" + shownDSN(e.storeDSN) + "'"
+	}
+	fmt.Fprintf(e.stdout, "\nsee it in a browser: grit dashboard%s, then open http://%s/runs/%d\n", store, knobHTTP.def, run)
 }

@@ -15,6 +15,10 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
+// ErrBadAction is wrapped by the errors of an action asked for wrongly
+// (an unknown action, a negative duration).
+var ErrBadAction = errors.New("ops: bad action")
+
 // BreakerAction is what an operator does to a group's breaker.
 type BreakerAction string
 
@@ -37,7 +41,7 @@ func Breaker(ctx context.Context, gb store.GroupBreakers, group string, a Breake
 		return store.Group{}, err
 	}
 	if openFor < 0 {
-		return store.Group{}, fmt.Errorf("breaker %s %s: a negative time (%v): want a positive duration, or 0 to stay open until closed", a, group, openFor)
+		return store.Group{}, fmt.Errorf("%w: breaker %s %s: a negative time (%v): want a positive duration, or 0 to stay open until closed", ErrBadAction, a, group, openFor)
 	}
 	if openFor == 0 {
 		openFor = UntilClosed
@@ -51,7 +55,7 @@ func Breaker(ctx context.Context, gb store.GroupBreakers, group string, a Breake
 	case BreakerReset:
 		act = func(s breaker.Settings, c *breaker.Circuit) { s.Reset(c) }
 	default:
-		return store.Group{}, fmt.Errorf("breaker %s: no such action %q: want open, close or reset", group, a)
+		return store.Group{}, fmt.Errorf("%w: breaker %s: no such action %q: want open, close or reset", ErrBadAction, group, a)
 	}
 	return gb.UpdateGroup(ctx, group, func(g *store.Group) {
 		var s breaker.Settings

@@ -33,9 +33,11 @@
 //
 // The store has every capability of package store, the required ones
 // (GroupBreakers, Limiter, Publisher, Durations) and the optional ones
-// (Waker, Advisor, Overview, PollReporter). SuccessDurations finds the
-// newest successes of a kind and name through a partial index of SUCCESS
-// tasks (migration 0016).
+// (Waker, Advisor, Overview, PollReporter, and the dashboard's Console and
+// Auditor). SuccessDurations finds the newest successes of a kind and
+// name through a partial index of SUCCESS tasks (migration 0016); the
+// Console's reads go through that index and those of migration 0020, and
+// the Auditor appends to its audit table.
 //
 // The schema (Config.Schema, the DSN's schema parameter, or "grit") is
 // created and migrated on open, and by Migrate, from the versioned SQL
@@ -52,6 +54,9 @@
 // migrations and finishTasksSQL. The claim and a batch of plain successes,
 // which every task goes through, are functions planned once per connection
 // (claim_tasks and succeed_alone, migrations 0010, 0011 and 0013), their
-// plans pinned to the claim index and primary key lookups. Rows of tasks
-// are read from their binary wire values where they come so (rows.go).
+// plans pinned to the claim index and primary key lookups. The
+// dashboard's reads (the Console) are planned at each call from the
+// statistics autovacuum keeps (console_test.go checks their plans on
+// analyzed tables). Rows of tasks are read from their binary wire values
+// where they come so (rows.go).
 package postgres

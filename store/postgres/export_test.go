@@ -5,3 +5,13 @@ var RawTaskRows = rawTaskRows
 
 // SuccessDurationsSQL is successDurationsSQL, for the test of its plan.
 const SuccessDurationsSQL = successDurationsSQL
+
+// DeadLetterGroupsSQL and SeriesSQL are the Console's statements, for the
+// tests of their plans.
+const (
+	DeadLetterGroupsSQL = deadLetterGroupsSQL
+	SeriesSQL           = seriesSQL
+)
+
+// ListTasksSQL is the statement ListTasks runs for f, and its arguments.
+var ListTasksSQL = listTasksSQL

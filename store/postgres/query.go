@@ -30,41 +30,97 @@ func (s *Store) GetTask(ctx context.Context, id int64) (task.Task, error) {
 	return t, nil
 }
 
-// ListTasks returns the tasks f selects, by id.
+// ListTasks returns the tasks f selects, by id: ascending, or descending
+// when f.Newest. With a state and Newest, a page is a backward walk of
+// tasks_state_id (or of the primary key, for the states of the hot path)
+// from BeforeID that stops at the page's size.
 func (s *Store) ListTasks(ctx context.Context, f store.Filter) ([]task.Task, error) {
-	var where []string
-	var args []any
-	add := func(cond string, arg any) {
-		args = append(args, arg)
-		where = append(where, fmt.Sprintf(cond, len(args)))
-	}
-	if f.RunID != 0 {
-		add("run_id = $%d", f.RunID)
-	}
-	if len(f.States) > 0 {
-		states := make([]string, len(f.States))
-		for i, st := range f.States {
-			states[i] = string(st)
-		}
-		add("state = ANY($%d::text[])", states)
-	}
-	if f.Kind != "" {
-		add("kind = $%d", f.Kind)
-	}
-	if f.Queue != "" {
-		add("queue = $%d", f.Queue)
-	}
-	add("id > $%d", f.AfterID)
-	q := `SELECT ` + taskCols + ` FROM $S.tasks WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id`
-	if f.Limit > 0 {
-		args = append(args, f.Limit)
-		q += fmt.Sprintf(` LIMIT $%d`, len(args))
-	}
+	q, args := listTasksSQL(f)
 	ts, err := scanTasks(s.pool.Query(ctx, s.sql(q), args...))
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}
 	return ts, nil
+}
+
+// listTasksSQL is the statement that lists the tasks f selects, and its
+// arguments.
+func listTasksSQL(f store.Filter) (string, []any) {
+	where, args := taskConds(f)
+	q := `SELECT ` + taskCols + ` FROM $S.tasks`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	q += ` ORDER BY id`
+	if f.Newest {
+		q += ` DESC`
+	}
+	if f.Limit > 0 {
+		args = append(args, f.Limit)
+		q += fmt.Sprintf(` LIMIT $%d`, len(args))
+	}
+	return q, args
+}
+
+// taskConds turns a filter into the conditions of a WHERE clause and
+// their arguments, numbered from $1.
+func taskConds(f store.Filter) (where []string, args []any) {
+	add := func(cond string, arg any) {
+		args = append(args, arg)
+		where = append(where, strings.ReplaceAll(cond, "$?", fmt.Sprintf("$%d", len(args))))
+	}
+	if f.RunID != 0 {
+		add("run_id = $?", f.RunID)
+	}
+	// One state is compared as one value: a page of it, newest first, is
+	// then a walk of an index on (state, id) in order. With an array, even
+	// of one, the planner cannot tell the walk is in id order, and sorts
+	// every task of the state.
+	switch {
+	case len(f.States) == 1:
+		add("state = $?", string(f.States[0]))
+	case len(f.States) > 1:
+		add("state = ANY($?::text[])", stateNames(f.States))
+	}
+	for _, c := range []struct{ col, v string }{
+		{"kind", f.Kind}, {"queue", f.Queue}, {"group_name", f.Group}, {"tenant", f.Tenant}, {"fingerprint", f.Fingerprint},
+	} {
+		if c.v != "" {
+			add(c.col+" = $?", c.v)
+		}
+	}
+	if f.Text != "" {
+		// Args are bytes kept as given; encode(..., 'escape') reads them
+		// as text whatever they hold (convert_from would fail the whole
+		// list on one task's bytes that are not UTF-8), writing bytes
+		// past ASCII as octal escapes, and the text sought is written
+		// the same way to match them. That text is ASCII alone, so it is
+		// lowered in the C collation: the same letters, in about a third
+		// less time than a UTF-8 collation's lower on a million rows.
+		add(`(strpos(lower(name), lower($?)) > 0 OR strpos(lower(last_error), lower($?)) > 0
+			OR strpos(lower(encode(args, 'escape') COLLATE "C"), lower(encode(convert_to($?, 'UTF8'), 'escape') COLLATE "C")) > 0)`, f.Text)
+	}
+	if !f.CreatedFrom.IsZero() {
+		add("created_at >= $?", f.CreatedFrom)
+	}
+	if !f.CreatedTo.IsZero() {
+		add("created_at < $?", f.CreatedTo)
+	}
+	if f.AfterID != 0 {
+		add("id > $?", f.AfterID)
+	}
+	if f.BeforeID != 0 {
+		add("id < $?", f.BeforeID)
+	}
+	return where, args
+}
+
+func stateNames(states []task.State) []string {
+	out := make([]string, len(states))
+	for i, st := range states {
+		out[i] = string(st)
+	}
+	return out
 }
 
 // attemptsSQL lists a task's attempts: the rows of those written to

@@ -22,8 +22,8 @@
 // transaction, so no task is claimed twice.
 //
 // The store has the capabilities the engine requires (GroupBreakers,
-// Limiter, Publisher, Durations) and the optional Overview and
-// PollReporter. It is not a store.Waker: a worker learns of work that
+// Limiter, Publisher, Durations) and the optional Overview,
+// PollReporter, and the dashboard's Console and Auditor. It is not a store.Waker: a worker learns of work that
 // another process made due at its next poll (in its own process, the
 // client wakes it), and it has no Advisor.
 //

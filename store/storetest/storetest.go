@@ -17,8 +17,9 @@
 //
 // Every case runs on every driver: a store that lacks a capability the
 // engine requires (store.CheckCapabilities) fails the cases of it. Only
-// the cases of an optional capability (store.Waker, store.CancelWatcher, store.Overview,
-// store.PollReporter) skip on a store without it.
+// the cases of an optional capability (store.Waker, store.CancelWatcher,
+// store.Overview, store.PollReporter, store.Console, store.Auditor) skip
+// on a store without it.
 package storetest
 
 import (
@@ -65,6 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Rescue", rescueTests},
 		{"NextDue", nextDueTests},
 		{"Query", queryTests},
+		{"List", listTests},
 		{"Act", actTests},
 		{"Workers", workerTests},
 		{"Overview", overviewTests},
@@ -77,6 +79,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Waker", wakerTests},
 		{"CancelWatcher", cancelTests},
 		{"Spreader", spreadTests},
+		{"Console", consoleTests},
+		{"Auditor", auditTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/grit-run/grit/api/server"
+	"github.com/grit-run/grit/internal/dash"
+	"github.com/grit-run/grit/internal/version"
+	"github.com/grit-run/grit/store"
+)
+
+// httpOff turns the dashboard of grit server off.
+const httpOff = "off"
+
+var knobHTTP = knob{"http", "GRIT_HTTP", "127.0.0.1:7421", "the address of the web dashboard (and /metrics); off to serve none",
+	func(s *settings) any { return &s.http }}
+
+// dashboardKnobs are grit dashboard's.
+var dashboardKnobs = []knob{knobHTTP, knobTokensFile, knobLease}
+
+func newDashboardCmd(e *env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "dashboard",
+		Short: "serve the web dashboard on a store (grit server serves it too)",
+		Long: `Serves grit's web dashboard on the store, until SIGTERM or Ctrl-C: an
+overview, runs and their graphs, tasks with filters and bulk actions, a
+task's attempts, dead letters by fingerprint, groups and their breakers,
+workers and the audit log. grit server serves the same beside its API.
+
+Visitors log in with a token from GRIT_TOKENS or --tokens-file; a token
+followed by "read-only" in the file may look but not act. Without tokens,
+only a loopback address is served, and every visitor may act. Every
+action is written to the store's audit log. See docs/dashboard.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := e.settings(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			return e.serveDashboard(cmd.Context(), s)
+		},
+	}
+	registerKnobs(cmd.Flags(), dashboardKnobs)
+	return cmd
+}
+
+// checkHTTP refuses a dashboard address other machines reach without
+// tokens, as the API does.
+func checkHTTP(addr string, tokens []server.Token) error {
+	if addr == httpOff {
+		return nil
+	}
+	if _, err := server.Insecure(addr, tokens); err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--http %s: %w", addr, err)}
+	}
+	return nil
+}
+
+// dashboardConfig is the dashboard's configuration, for grit dashboard
+// and grit server alike, from their settings.
+func dashboardConfig(st store.Store, tokens []server.Token, set settings, log *slog.Logger) dash.Config {
+	return dash.Config{Store: st, Tokens: tokens, Lease: set.lease, Version: version.Get().String(), Logger: log}
+}
+
+// loadTokens reads the tokens of grit server and grit dashboard: the
+// tokens file's and GRIT_TOKENS's.
+func (e *env) loadTokens(set settings) ([]server.Token, error) {
+	tokens, err := server.LoadTokens(set.tokensFile, e.getenv(server.TokensEnv))
+	if err != nil {
+		return nil, &exitError{code: exitUsage, err: err}
+	}
+	return tokens, nil
+}
+
+// dashboard makes the dashboard of st and listens on set.http.
+func (e *env) dashboard(st store.Store, tokens []server.Token, set settings) (*dash.Dashboard, net.Listener, error) {
+	d, err := dash.New(dashboardConfig(st, tokens, set, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))))
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := net.Listen("tcp", set.http)
+	if err != nil {
+		d.Close()
+		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("--http %s: %w (give another address, or --http off)", set.http, err)}
+	}
+	return d, l, nil
+}
+
+func (e *env) serveDashboard(ctx context.Context, set settings) error {
+	if set.http == httpOff {
+		return &exitError{code: exitUsage, err: fmt.Errorf("--http off: grit dashboard needs an address to serve, such as 127.0.0.1:7421")}
+	}
+	tokens, err := e.loadTokens(set)
+	if err != nil {
+		return err
+	}
+	if err := checkHTTP(set.http, tokens); err != nil {
+		return err
+	}
+	st, err := e.openExisting(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	d, l, err := e.dashboard(st, tokens, set)
+	if err != nil {
+		return err
+	}
+	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(e.stdout, "dashboard on http://%s (store %s)\n", l.Addr(), shownDSN(e.storeDSN))
+	return d.ServeListener(sigCtx, l)
+}

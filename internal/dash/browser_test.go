@@ -1,0 +1,373 @@
+package dash_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+)
+
+const (
+	opToken   = "operator-token-0123456789abcdef"
+	readToken = "reader-token-0123456789abcdef"
+)
+
+// chromium finds Debian's chromium (scripts/test installs it): under
+// CI=true a missing browser fails the test, elsewhere it skips loudly.
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("GRIT_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium is not installed: the dashboard's browser tests need it (apt-get install chromium; scripts/test installs it)")
+	}
+	t.Skip("SKIPPING the dashboard's browser tests: chromium is not installed (apt-get install chromium)")
+	return ""
+}
+
+// gritBin builds the grit command once per test.
+func gritBin(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "grit")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/grit")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startProc starts a grit command that runs until the test ends, and
+// returns its stdout's lines.
+func startProc(t *testing.T, bin string, env []string, args ...string) <-chan string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = &testLog{t: t, prefix: args[0] + ": "}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	return lines
+}
+
+type testLog struct {
+	t      *testing.T
+	prefix string
+}
+
+func (l *testLog) Write(b []byte) (int, error) {
+	if testing.Verbose() {
+		l.t.Logf("%s%s", l.prefix, strings.TrimRight(string(b), "\n"))
+	}
+	return len(b), nil
+}
+
+// dashboardAddr reads grit server's line "dashboard on http://ADDR" and returns its URL.
+func dashboardAddr(t *testing.T, lines <-chan string) string {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("grit server ended before it served the dashboard")
+			}
+			if rest, ok := strings.CutPrefix(l, "dashboard on "); ok {
+				return strings.Fields(rest)[0]
+			}
+		case <-timeout:
+			t.Fatal("grit server did not say where the dashboard is within 30s")
+		}
+	}
+}
+
+func run(t *testing.T, bin string, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("grit %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// screenshots is where the tests leave their screenshots: GRIT_SCREENSHOTS
+// if set, else a temporary directory.
+func screenshots(t *testing.T) string {
+	if d := os.Getenv("GRIT_SCREENSHOTS"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return t.TempDir()
+}
+
+// TestDashboardInABrowser drives a real headless Chromium against a real
+// grit server and a real grit worker on one SQLite store: an operator
+// logs in, sees a dead letter appear without reloading, replays its
+// fingerprint group and finds the audit entry; a read-only visitor sees
+// no buttons and is refused when posting anyway; a POST without its CSRF
+// token is refused.
+func TestDashboardInABrowser(t *testing.T) {
+	browser := chromium(t)
+	bin := gritBin(t)
+	dir := t.TempDir()
+	storeDSN := "sqlite:" + filepath.Join(dir, "grit.db")
+	env := []string{"GRIT_STORE=" + storeDSN, "GRIT_TOKENS=" + opToken + "," + readToken + " read-only"}
+	run(t, bin, env, "migrate")
+	lines := startProc(t, bin, env, "server", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	base := dashboardAddr(t, lines)
+	shots := screenshots(t)
+
+	ctx, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1360, 900),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-quic", true))...)
+	defer cancel()
+	ctx, cancel = chromedp.NewContext(ctx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	// Buttons that act on many tasks ask before they do: say yes.
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for _, err := range dialogs {
+			if err != nil {
+				return
+			}
+			chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+	shot := func(name string) chromedp.Action[chromedp.Void] {
+		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			png, err := chromedp.FullScreenshot(100)(ctx, tg)
+			if err != nil {
+				return chromedp.Void{}, err
+			}
+			return chromedp.Void{}, os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644)
+		}
+	}
+	text := func(ctx context.Context, sel string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		must(t, err)
+		return v
+	}
+
+	// Logged out, a page sends the visitor to the login page.
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/dead-letters"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=token]`)),
+		shot("login"),
+	))
+	if title, err := chromedp.Run(ctx, chromedp.Title()); err != nil || !strings.Contains(title, "Log in") {
+		t.Errorf("the login page's title is %q (%v)", title, err)
+	}
+	must(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.CSS(`input[name=token]`), opToken),
+		chromedp.Submit(chromedp.CSS(`input[name=token]`)),
+		chromedp.WaitVisible(`//h2[contains(., "Dead letters by fingerprint")]`),
+		chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
+	))
+	if empty := text(ctx, "main"); !strings.Contains(empty, "No dead letters") {
+		t.Fatalf("the dead letters page before any failure says %q", empty)
+	}
+
+	// A run whose charge task is poisoned, worked by a real worker: its
+	// dead letter appears on the open page, without a reload.
+	taskFile := filepath.Join(dir, "nightly.yaml")
+	os.WriteFile(taskFile, []byte(`name: nightly
+tasks:
+  extract:
+    run: "echo extracting"
+  transform:
+    run: "echo transforming"
+    needs: [extract]
+  charge:
+    run: "echo 'KeyError: order 42' >&2; exit 1"
+    retry: "5 10ms"
+    needs: [extract]
+  load:
+    run: "echo loading"
+    needs: [transform, charge]
+  report:
+    run: "echo report"
+    needs: [load]
+`), 0o644)
+	run(t, bin, env, "submit", taskFile)
+	startProc(t, bin, env, "worker", "--concurrency", "4")
+	must(t, chromedp.Do(ctx, chromedp.WaitVisible(chromedp.CSS(`.dlgroup`)), shot("dead-letters")))
+	if group := text(ctx, ".dlgroup"); !strings.Contains(group, "KeyError: order 42") ||
+		!strings.Contains(group, "exec") {
+		t.Errorf("the dead letter group says %q", group)
+	}
+
+	// The run's graph shows the dead letter and what waits on it.
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/runs/1"),
+		chromedp.WaitVisible(chromedp.CSS(`svg.dag`)),
+		chromedp.WaitVisible(chromedp.CSS(`svg.dag .st-dead_letter`)),
+		chromedp.WaitVisible(chromedp.CSS(`svg.dag .blocked`)),
+		shot("run"),
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`.tiles`)),
+		shot("overview"),
+	))
+
+	// Replay the fingerprint's group; the audit log says who did it.
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/dead-letters"),
+		chromedp.WaitVisible(chromedp.CSS(`.dlgroup form button[value=replay]`)),
+		chromedp.Click(chromedp.CSS(`.dlgroup form button[value=replay]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+	))
+	if flash := text(ctx, ".flash"); !strings.Contains(flash, "1 replayed") {
+		t.Errorf("after the replay the page says %q, want 1 replayed", flash)
+	}
+	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS(`table.grid`)), shot("audit")))
+	if audit := text(ctx, "table.grid tbody"); !regexp.MustCompile(`token [0-9a-f]{6}\s+replay\s+dead letters with fingerprint \S+\s+1`).MatchString(audit) {
+		t.Errorf("the audit log does not show the replay: %q", audit)
+	}
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/tasks?state=DEAD_LETTER&state=RETRYING&state=READY&state=RUNNING"),
+		chromedp.WaitVisible(chromedp.CSS(`table.grid`)),
+		shot("tasks"),
+		chromedp.Navigate(base+"/tasks/3"),
+		chromedp.WaitVisible(chromedp.CSS(`svg.timeline`)),
+		shot("task"),
+		chromedp.Navigate(base+"/groups"),
+		chromedp.WaitVisible(chromedp.CSS(`table.grid`)),
+		chromedp.Navigate(base+"/workers"),
+		chromedp.WaitVisible(`//td[contains(., "alive")]`),
+		shot("workers"),
+	))
+
+	// A read-only visitor sees the same pages without their buttons.
+	rctx, rcancel := chromedp.NewContext(ctx) // a tab of its own, with the same cookies: log out first
+	defer rcancel()
+	must(t, chromedp.Do(rctx,
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`form[action="/logout"] button`)),
+		chromedp.Click(chromedp.CSS(`form[action="/logout"] button`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=token]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=token]`), readToken),
+		chromedp.Submit(chromedp.CSS(`input[name=token]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.role-read-only`)),
+		chromedp.Navigate(base+"/dead-letters"),
+		chromedp.WaitVisible(`//h2[contains(., "Dead letters by fingerprint")]`),
+		shot("read-only"),
+	))
+	if buttons, err := chromedp.Run(rctx, chromedp.Evaluate[int](`document.querySelectorAll("main form button").length`)); err != nil || buttons != 0 {
+		t.Errorf("a read-only visitor sees %d buttons on the dead letters page (%v)", buttons, err)
+	}
+
+	// Posting anyway: a read-only session is refused, as is an operator's
+	// POST without its CSRF token.
+	for _, c := range []struct {
+		token, csrf string
+		want        string
+	}{
+		{readToken, "page", "read-only"},
+		{opToken, "", "CSRF"},
+		{opToken, "forged", "CSRF"},
+	} {
+		client := loggedIn(t, base, c.token)
+		csrf := c.csrf
+		if csrf == "page" {
+			csrf = csrfOf(t, client, base)
+		}
+		resp, err := client.PostForm(base+"/dead-letters/act", url.Values{"action": {"fail"}, "fingerprint": {""}, "csrf": {csrf}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), c.want) {
+			t.Errorf("a POST as %s with csrf %q: %d %q, want 403 saying %s", c.token[:6], c.csrf, resp.StatusCode, body, c.want)
+		}
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// loggedIn is an HTTP client logged in with token.
+func loggedIn(t *testing.T, base, token string) *http.Client {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	resp, err := c.PostForm(base+"/login", url.Values{"token": {token}, "next": {"/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("login with %s…: %d", token[:6], resp.StatusCode)
+	}
+	return c
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// csrfOf reads the CSRF token a page gives its forms.
+func csrfOf(t *testing.T, c *http.Client, base string) string {
+	t.Helper()
+	resp, err := c.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	m := csrfField.FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no CSRF token on the overview page:\n%s", b)
+	}
+	return string(m[1])
+}

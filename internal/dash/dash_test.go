@@ -1,0 +1,200 @@
+package dash_test
+
+import (
+	"context"
+	"html"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/grit-run/grit/api/server"
+	"github.com/grit-run/grit/internal/dash"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/postgres/pgtest"
+	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/task"
+)
+
+func openStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+func newDashboard(t *testing.T, st store.Store, tokens ...server.Token) *httptest.Server {
+	t.Helper()
+	d, err := dash.New(dash.Config{Store: st, Tokens: tokens})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(d)
+	t.Cleanup(func() { d.Close(); srv.Close() })
+	return srv
+}
+
+func get(t *testing.T, c *http.Client, u string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", u, nil)
+	req.Header.Set("Accept", "text/html")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, html.UnescapeString(string(b))
+}
+
+func post(t *testing.T, c *http.Client, u string, form url.Values) (int, string) {
+	t.Helper()
+	resp, err := c.PostForm(u, form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, html.UnescapeString(string(b))
+}
+
+// TestPagesWithoutTokens: every page answers, on either store, on a
+// store with a run and a task; a POST needs the page's CSRF token.
+func TestPagesWithoutTokens(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) store.Store{
+		"sqlite":   func(t *testing.T) store.Store { return openStore(t) },
+		"postgres": func(t *testing.T) store.Store { return pgtest.Open(t) },
+	} {
+		t.Run(name, func(t *testing.T) { testPages(t, open(t)) })
+	}
+}
+
+func testPages(t *testing.T, st store.Store) {
+	ctx := context.Background()
+	r, err := st.SubmitRun(ctx, store.NewRun{Name: "nightly"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Enqueue(ctx, []store.NewTask{{Kind: "charge", Args: []byte(`{"order":"o-42","note":"<b>&</b>"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	srv := newDashboard(t, st)
+	for _, path := range []string{"/", "/runs", "/tasks", "/tasks?state=READY&q=o-42", "/tasks/1", "/dead-letters", "/groups", "/workers", "/audit", "/runs/" + itoa(r.ID)} {
+		code, body := get(t, srv.Client(), srv.URL+path)
+		if code != http.StatusOK || !strings.Contains(body, "</html>") {
+			t.Errorf("GET %s: %d\n%s", path, code, body)
+		}
+	}
+	if _, body := get(t, srv.Client(), srv.URL+"/tasks/1"); !strings.Contains(body, `"note": "<b>&</b>"`) {
+		t.Errorf("the task's args are not shown as formatted, escaped JSON:\n%s", body)
+	}
+	for path, want := range map[string]string{
+		"/tasks/99":          "task 99 not found",
+		"/tasks/x":           "want a task id",
+		"/tasks?state=DONE":  `state "DONE" is not a task state`,
+		"/tasks?from=monday": `from "monday" is not a time`,
+	} {
+		code, body := get(t, srv.Client(), srv.URL+path)
+		if code < 400 || !strings.Contains(body, want) {
+			t.Errorf("GET %s: %d, want an error saying %q\n%s", path, code, want, body)
+		}
+	}
+
+	// A POST without the CSRF token is refused; with it, the task is
+	// cancelled.
+	code, body := post(t, srv.Client(), srv.URL+"/tasks/1/act", url.Values{"action": {"cancel"}})
+	if code != http.StatusForbidden || !strings.Contains(body, "CSRF") {
+		t.Errorf("a POST without its CSRF token: %d %q", code, body)
+	}
+	_, page := get(t, srv.Client(), srv.URL+"/tasks/1")
+	code, body = post(t, srv.Client(), srv.URL+"/tasks/1/act", url.Values{"action": {"cancel"}, "csrf": {csrfIn(t, page)}})
+	if code != http.StatusOK || !strings.Contains(body, "task 1 cancelled: now CANCELLED") {
+		t.Errorf("a cancel with its CSRF token: %d\n%s", code, body)
+	}
+	if got, _ := st.GetTask(ctx, 1); got.State != task.Cancelled {
+		t.Errorf("task 1 is %s after the cancel", got.State)
+	}
+}
+
+// TestTokensAndRoles: with tokens, a page sends the visitor to log in; a
+// bearer token opens it; a read-only token cannot act.
+func TestTokensAndRoles(t *testing.T) {
+	const op, ro = "operator-token-0123456789", "reader-token-0123456789"
+	st := openStore(t)
+	if _, err := st.Enqueue(context.Background(), []store.NewTask{{Kind: "k"}}); err != nil {
+		t.Fatal(err)
+	}
+	srv := newDashboard(t, st, server.Token{Value: op, Role: server.RoleOperator}, server.Token{Value: ro, Role: server.RoleReadOnly})
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	code, _ := get(t, noRedirect, srv.URL+"/tasks")
+	if code != http.StatusSeeOther {
+		t.Errorf("a page without a login: %d, want a redirect to the login page", code)
+	}
+	bearer := func(tok, method, path string, form url.Values) (int, string) {
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := bearer(ro, "GET", "/tasks", nil); code != http.StatusOK {
+		t.Errorf("GET with a read-only bearer token: %d", code)
+	}
+	if code, _ := bearer("wrong-token-0123456789", "GET", "/tasks", nil); code != http.StatusUnauthorized {
+		t.Errorf("GET with a wrong bearer token: %d", code)
+	}
+	if code, body := bearer(ro, "POST", "/tasks/1/act", url.Values{"action": {"cancel"}}); code != http.StatusForbidden || !strings.Contains(body, "read-only") {
+		t.Errorf("a read-only token's POST: %d %q", code, body)
+	}
+	if code, body := bearer(op, "POST", "/tasks/1/act", url.Values{"action": {"cancel"}}); code != http.StatusSeeOther {
+		t.Errorf("an operator token's POST: %d %q", code, body)
+	}
+	if got, _ := st.GetTask(context.Background(), 1); got.State != task.Cancelled {
+		t.Errorf("task 1 is %s after the operator's cancel", got.State)
+	}
+	// A wrong login says so and sets no session.
+	code, body := post(t, noRedirect, srv.URL+"/login", url.Values{"token": {"wrong-token-0123456789"}})
+	if code != http.StatusUnauthorized || !strings.Contains(body, "not one this dashboard accepts") {
+		t.Errorf("a wrong login: %d", code)
+	}
+}
+
+// TestServeRefusesAnOpenAddressWithoutTokens: as the API does.
+func TestServeRefusesAnOpenAddressWithoutTokens(t *testing.T) {
+	d, err := dash.New(dash.Config{Store: openStore(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Skip("cannot listen on 0.0.0.0 here: ", err)
+	}
+	err = d.ServeListener(context.Background(), l)
+	if err == nil || !strings.Contains(err.Error(), "GRIT_TOKENS") {
+		t.Errorf("ServeListener on %s without tokens: %v, want a refusal saying how to set tokens", l.Addr(), err)
+	}
+}
+
+func csrfIn(t *testing.T, page string) string {
+	t.Helper()
+	m := csrfField.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no CSRF token on the page:\n%s", page)
+	}
+	return m[1]
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

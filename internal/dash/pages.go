@@ -1,0 +1,599 @@
+package dash
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// pageSize is how many rows a list shows at a time.
+const pageSize = 50
+
+// allStates are the task states in the order the pages show them.
+var allStates = []task.State{task.Pending, task.Ready, task.Running, task.Retrying, task.Sensing,
+	task.Success, task.Failed, task.DeadLetter, task.UpstreamFailed, task.Skipped, task.Cancelled}
+
+// queueRow is one queue's tasks by state.
+type queueRow struct {
+	Queue  string
+	Counts map[task.State]int
+	Total  int
+}
+
+type overviewData struct {
+	States      []task.State
+	Queues      []queueRow
+	Totals      map[task.State]int
+	Chart       chart
+	HasChart    bool
+	Workers     int
+	Silent      int
+	Breakers    []groupRow // open or half-open
+	Outages     []groupRow
+	DeadLetters []store.DeadLetterGroup
+	DeadCount   int
+	OldestReady time.Duration
+	HasOldest   bool
+	// CountedAgo is how old the counts are (see counter).
+	CountedAgo time.Duration
+}
+
+// Stale reports whether the counts are old enough to say so.
+func (o overviewData) Stale() bool { return o.CountedAgo > 3*time.Second }
+
+// seriesSince is where the overview's hour of attempts starts, for a
+// series read at now.
+func seriesSince(now time.Time) time.Time { return now.Add(-time.Hour).Truncate(time.Minute) }
+
+// Total is how many tasks are in state s, over every queue.
+func (o overviewData) Total(s string) int { return o.Totals[task.State(s)] }
+
+func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v who) error {
+	ctx := r.Context()
+	data := overviewData{States: allStates, Totals: map[task.State]int{}}
+	if d.counts != nil {
+		counts, at, err := d.counts.get(ctx)
+		if err != nil {
+			return err
+		}
+		data.Queues, data.CountedAgo = queueRows(counts, data.Totals), time.Since(at)
+	}
+	data.DeadCount = data.Totals[task.DeadLetter]
+	if d.series != nil {
+		series, at, err := d.series.get(ctx)
+		if err != nil {
+			return err
+		}
+		data.Chart, data.HasChart = attemptChart(series, seriesSince(at), time.Minute), true
+		groups, _, err := d.letters.get(ctx)
+		if err != nil {
+			return err
+		}
+		data.DeadLetters = groups[:min(len(groups), 5)]
+	}
+	if c, ok := d.cfg.Store.(store.Console); ok {
+		at, ok, err := c.OldestReady(ctx)
+		if err != nil {
+			return err
+		}
+		if ok {
+			data.OldestReady, data.HasOldest = max(time.Since(at), 0), true
+		}
+	}
+	ws, err := d.cfg.Store.Workers(ctx)
+	if err != nil {
+		return err
+	}
+	for _, wk := range ws {
+		switch {
+		case wk.Active && time.Since(wk.LastSeen) <= d.cfg.Lease:
+			data.Workers++
+		case wk.Active:
+			data.Silent++
+		}
+	}
+	rows, err := d.groupRows(ctx)
+	if err != nil {
+		return err
+	}
+	for _, g := range rows {
+		if g.State != breaker.Closed {
+			data.Breakers = append(data.Breakers, g)
+		}
+		if g.Outage != nil {
+			data.Outages = append(data.Outages, g)
+		}
+	}
+	d.render(w, r, v, "overview", "Overview", data)
+	return nil
+}
+
+func queueRows(counts []store.QueueCount, totals map[task.State]int) []queueRow {
+	byQueue := map[string]*queueRow{}
+	for _, c := range counts {
+		q, ok := byQueue[c.Queue]
+		if !ok {
+			q = &queueRow{Queue: c.Queue, Counts: map[task.State]int{}}
+			byQueue[c.Queue] = q
+		}
+		q.Counts[c.State] += c.N
+		q.Total += c.N
+		totals[c.State] += c.N
+	}
+	var out []queueRow
+	for _, name := range slices.Sorted(maps.Keys(byQueue)) {
+		out = append(out, *byQueue[name])
+	}
+	return out
+}
+
+// taskFilter is the tasks page's filter, as its query string holds it.
+type taskFilter struct {
+	States                 []task.State
+	Kind, Queue, Group     string
+	Tenant, Fingerprint, Q string
+	Run                    int64
+	From, To               string // datetime-local values
+	Before, After          int64
+	from, to               time.Time
+}
+
+// parseTaskFilter reads the tasks page's query; a bad value is an error
+// that names it.
+func parseTaskFilter(q url.Values) (taskFilter, error) {
+	f := taskFilter{
+		Kind: q.Get("kind"), Queue: q.Get("queue"), Group: q.Get("group"), Tenant: q.Get("tenant"),
+		Fingerprint: q.Get("fingerprint"), Q: q.Get("q"), From: q.Get("from"), To: q.Get("to"),
+	}
+	for _, s := range q["state"] {
+		for _, one := range strings.Split(s, ",") {
+			if one == "" {
+				continue
+			}
+			st := task.State(strings.ToUpper(one))
+			if !st.Valid() {
+				return f, errBadRequest{fmt.Sprintf("state %q is not a task state: want one of %s", one, joinStates(allStates))}
+			}
+			f.States = append(f.States, st)
+		}
+	}
+	ints := map[string]*int64{"run": &f.Run, "before": &f.Before, "after": &f.After}
+	for name, dst := range ints {
+		if s := q.Get(name); s != "" {
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || n < 0 {
+				return f, errBadRequest{fmt.Sprintf("%s %q is not a task or run id: want a whole number", name, s)}
+			}
+			*dst = n
+		}
+	}
+	for _, t := range []struct {
+		name string
+		s    string
+		dst  *time.Time
+	}{{"from", f.From, &f.from}, {"to", f.To, &f.to}} {
+		if t.s == "" {
+			continue
+		}
+		at, err := parseLocal(t.s)
+		if err != nil {
+			return f, errBadRequest{fmt.Sprintf("%s %q is not a time: want 2026-11-25T14:30 (local time) or RFC 3339", t.name, t.s)}
+		}
+		*t.dst = at
+	}
+	return f, nil
+}
+
+func parseLocal(s string) (time.Time, error) {
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	return time.Parse(time.RFC3339, s)
+}
+
+func joinStates(ss []task.State) string {
+	var b []string
+	for _, s := range ss {
+		b = append(b, string(s))
+	}
+	return strings.Join(b, ", ")
+}
+
+// store is f as a store.Filter, newest first.
+func (f taskFilter) store() store.Filter {
+	return store.Filter{
+		RunID: f.Run, States: f.States, Kind: f.Kind, Queue: f.Queue, Group: f.Group, Tenant: f.Tenant,
+		Fingerprint: f.Fingerprint, Text: f.Q, CreatedFrom: f.from, CreatedTo: f.to,
+	}
+}
+
+// query is f's query string, without paging.
+func (f taskFilter) query() url.Values {
+	q := url.Values{}
+	for _, s := range f.States {
+		q.Add("state", string(s))
+	}
+	set := func(k, v string) {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	set("kind", f.Kind)
+	set("queue", f.Queue)
+	set("group", f.Group)
+	set("tenant", f.Tenant)
+	set("fingerprint", f.Fingerprint)
+	set("q", f.Q)
+	set("from", f.From)
+	set("to", f.To)
+	if f.Run != 0 {
+		q.Set("run", strconv.FormatInt(f.Run, 10))
+	}
+	return q
+}
+
+// Describe is f in words, for the audit log and the bulk form.
+func (f taskFilter) Describe() string {
+	q := f.query()
+	if len(q) == 0 {
+		return "every task"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		parts = append(parts, k+"="+strings.Join(q[k], ","))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (f taskFilter) HasState(s task.State) bool { return slices.Contains(f.States, s) }
+
+type tasksData struct {
+	Filter taskFilter
+	States []task.State
+	Tasks  []task.Task
+	Query  string // the filter's query string
+	Newer  string // the link to newer tasks, if any
+	Older  string // the link to older tasks, if any
+	Cancel bool   // the filter selects tasks a cancel applies to
+	Replay bool   // the filter selects dead letters
+	Paged  bool
+}
+
+func (d *Dashboard) tasks(w http.ResponseWriter, r *http.Request, v who) error {
+	f, err := parseTaskFilter(r.URL.Query())
+	if err != nil {
+		return err
+	}
+	sf := f.store()
+	sf.Limit = pageSize + 1
+	if f.After > 0 { // newer: the oldest first above After, shown newest first
+		sf.AfterID = f.After
+	} else {
+		sf.Newest, sf.BeforeID = true, f.Before
+	}
+	ts, err := d.cfg.Store.ListTasks(r.Context(), sf)
+	if err != nil {
+		return err
+	}
+	more := len(ts) > pageSize
+	ts = ts[:min(len(ts), pageSize)]
+	if f.After > 0 {
+		slices.Reverse(ts)
+	}
+	data := tasksData{Filter: f, States: allStates, Tasks: ts, Query: f.query().Encode(), Paged: f.Before > 0 || f.After > 0}
+	if len(ts) > 0 {
+		q := f.query()
+		if more || f.After > 0 {
+			q.Set("before", strconv.FormatInt(ts[len(ts)-1].ID, 10))
+			data.Older = "/tasks?" + q.Encode()
+		}
+		q = f.query()
+		if f.Before > 0 || (f.After > 0 && more) {
+			q.Set("after", strconv.FormatInt(ts[0].ID, 10))
+			data.Newer = "/tasks?" + q.Encode()
+		}
+	}
+	data.Replay = len(f.States) == 1 && f.States[0] == task.DeadLetter
+	data.Cancel = len(f.States) > 0 && !slices.ContainsFunc(f.States, task.State.Terminal)
+	d.render(w, r, v, "tasks", "Tasks", data)
+	return nil
+}
+
+type taskData struct {
+	Task     task.Task
+	Attempts []task.Attempt
+	Timeline timeline
+	Output   string
+	OutputOf int
+	Run      *task.Run
+	Actions  []string
+}
+
+func (d *Dashboard) task(w http.ResponseWriter, r *http.Request, v who) error {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return errBadRequest{fmt.Sprintf("task %q: want a task id, a whole number", r.PathValue("id"))}
+	}
+	ctx := r.Context()
+	t, err := d.cfg.Store.GetTask(ctx, id)
+	if errors.Is(err, task.ErrNotFound) {
+		return errNotFound{fmt.Sprintf("task %d", id)}
+	}
+	if err != nil {
+		return err
+	}
+	as, err := d.cfg.Store.Attempts(ctx, id)
+	if err != nil {
+		return err
+	}
+	data := taskData{Task: t, Attempts: as, Timeline: attemptTimeline(as, time.Now()), Actions: actionsFor(t.State)}
+	for i := len(as) - 1; i >= 0; i-- {
+		if as[i].Output != "" {
+			data.Output, data.OutputOf = tail(as[i].Output, 64<<10), as[i].Number
+			break
+		}
+	}
+	if t.RunID != 0 {
+		if run, err := d.cfg.Store.GetRun(ctx, t.RunID); err == nil {
+			data.Run = &run
+		}
+	}
+	d.render(w, r, v, "task", fmt.Sprintf("Task %d", id), data)
+	return nil
+}
+
+// actionsFor are the actions a task in state s can take.
+func actionsFor(s task.State) []string {
+	switch {
+	case s == task.DeadLetter:
+		return []string{string(store.ActReplay), string(store.ActSkip), string(store.ActFail)}
+	case !s.Terminal():
+		return []string{string(store.ActCancel)}
+	}
+	return nil
+}
+
+// tail is the last n bytes of s, from a line's start when it can.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 && i < 200 {
+		s = s[i+1:]
+	}
+	return "…\n" + s
+}
+
+type runsData struct {
+	Runs  []task.Run
+	Older string
+	Has   bool
+}
+
+func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request, v who) error {
+	c, ok := d.cfg.Store.(store.Console)
+	if !ok {
+		d.render(w, r, v, "runs", "Runs", runsData{})
+		return nil
+	}
+	var before int64
+	if s := r.URL.Query().Get("before"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return errBadRequest{fmt.Sprintf("before %q: want a run id", s)}
+		}
+		before = n
+	}
+	rs, err := c.ListRuns(r.Context(), store.RunFilter{BeforeID: before, Limit: pageSize + 1})
+	if err != nil {
+		return err
+	}
+	data := runsData{Runs: rs[:min(len(rs), pageSize)], Has: true}
+	if len(rs) > pageSize {
+		data.Older = fmt.Sprintf("/runs?before=%d", data.Runs[len(data.Runs)-1].ID)
+	}
+	d.render(w, r, v, "runs", "Runs", data)
+	return nil
+}
+
+type runData struct {
+	Run    task.Run
+	Graph  dag
+	Tasks  []task.Task
+	Counts map[task.State]int
+	States []task.State
+}
+
+func (d *Dashboard) run(w http.ResponseWriter, r *http.Request, v who) error {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return errBadRequest{fmt.Sprintf("run %q: want a run id, a whole number", r.PathValue("id"))}
+	}
+	ctx := r.Context()
+	run, err := d.cfg.Store.GetRun(ctx, id)
+	if errors.Is(err, task.ErrNotFound) {
+		return errNotFound{fmt.Sprintf("run %d", id)}
+	}
+	if err != nil {
+		return err
+	}
+	ts, err := d.cfg.Store.ListTasks(ctx, store.Filter{RunID: id})
+	if err != nil {
+		return err
+	}
+	edges, err := d.cfg.Store.Edges(ctx, id)
+	if err != nil {
+		return err
+	}
+	data := runData{Run: run, Tasks: ts, Graph: layoutDAG(ts, edges), Counts: map[task.State]int{}, States: allStates}
+	for _, t := range ts {
+		data.Counts[t.State]++
+	}
+	d.render(w, r, v, "run", fmt.Sprintf("Run %d · %s", id, run.Name), data)
+	return nil
+}
+
+func (d *Dashboard) deadLetters(w http.ResponseWriter, r *http.Request, v who) error {
+	var groups []store.DeadLetterGroup
+	if c, ok := d.cfg.Store.(store.Console); ok {
+		var err error
+		if groups, err = c.DeadLetterGroups(r.Context()); err != nil {
+			return err
+		}
+	}
+	d.render(w, r, v, "deadletters", "Dead letters", groups)
+	return nil
+}
+
+// groupRow is one group as the groups page shows it.
+type groupRow struct {
+	Name      string
+	State     breaker.State
+	Failures  int
+	Attempts  int
+	Opens     int
+	NextProbe time.Time
+	Budget    float64
+	Pressure  store.Pressure
+	Limit     int
+	Running   int
+	FailFast  bool
+	Outage    *store.Outage
+	Own       bool // settings of its own
+}
+
+func (d *Dashboard) groupRows(ctx context.Context) ([]groupRow, error) {
+	gb, ok := d.cfg.Store.(store.GroupBreakers)
+	if !ok {
+		return nil, nil
+	}
+	gs, err := gb.Groups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now, err := d.cfg.Store.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []groupRow
+	for _, name := range slices.Sorted(maps.Keys(gs)) {
+		g := gs[name]
+		var s breaker.Settings
+		if g.Settings != nil {
+			s = *g.Settings
+		}
+		row := groupRow{
+			Name: name, State: cmp.Or(g.Circuit.State, breaker.Closed), Opens: g.Circuit.Opens,
+			NextProbe: g.Circuit.NextProbe(), Budget: g.Budget.Tokens, Pressure: g.Pressure,
+			Limit: g.Limit, FailFast: g.FailFast, Outage: g.Outage, Own: g.Settings != nil,
+		}
+		row.Failures, row.Attempts = s.Counts(g.Circuit, now)
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+func (d *Dashboard) groups(w http.ResponseWriter, r *http.Request, v who) error {
+	rows, err := d.groupRows(r.Context())
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		if strings.HasPrefix(rows[i].Name, "kind:") {
+			continue
+		}
+		// The running attempts of a group: a page of them at most, read
+		// through the state index.
+		ts, err := d.cfg.Store.ListTasks(r.Context(), store.Filter{States: []task.State{task.Running}, Group: rows[i].Name, Limit: 1000})
+		if err != nil {
+			return err
+		}
+		rows[i].Running = len(ts)
+	}
+	d.render(w, r, v, "groups", "Groups", rows)
+	return nil
+}
+
+type workerRow struct {
+	task.Worker
+	Held   int
+	Silent bool
+}
+
+func (d *Dashboard) workers(w http.ResponseWriter, r *http.Request, v who) error {
+	ws, err := d.cfg.Store.Workers(r.Context())
+	if err != nil {
+		return err
+	}
+	held := map[string]int{}
+	if o, ok := d.cfg.Store.(store.Overview); ok {
+		if held, err = o.Held(r.Context()); err != nil {
+			return err
+		}
+	}
+	var rows []workerRow
+	for _, wk := range ws {
+		if !wk.Active && held[wk.ID] == 0 && time.Since(wk.LastSeen) > 24*time.Hour {
+			continue // long gone
+		}
+		rows = append(rows, workerRow{Worker: wk, Held: held[wk.ID], Silent: wk.Active && time.Since(wk.LastSeen) > d.cfg.Lease})
+	}
+	slices.SortFunc(rows, func(a, b workerRow) int {
+		if a.Active != b.Active {
+			if a.Active {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	d.render(w, r, v, "workers", "Workers", rows)
+	return nil
+}
+
+type auditData struct {
+	Entries []store.AuditEntry
+	Older   string
+	Has     bool
+}
+
+func (d *Dashboard) audit(w http.ResponseWriter, r *http.Request, v who) error {
+	a, ok := d.cfg.Store.(store.Auditor)
+	if !ok {
+		d.render(w, r, v, "audit", "Audit log", auditData{})
+		return nil
+	}
+	var before int64
+	if s := r.URL.Query().Get("before"); s != "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return errBadRequest{fmt.Sprintf("before %q: want an entry id", s)}
+		}
+		before = n
+	}
+	es, err := a.AuditLog(r.Context(), before, pageSize+1)
+	if err != nil {
+		return err
+	}
+	data := auditData{Entries: es[:min(len(es), pageSize)], Has: true}
+	if len(es) > pageSize {
+		data.Older = fmt.Sprintf("/audit?before=%d", data.Entries[len(data.Entries)-1].ID)
+	}
+	d.render(w, r, v, "audit", "Audit log", data)
+	return nil
+}

@@ -1,0 +1,188 @@
+package dash
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/grit-run/grit/task"
+)
+
+// view is what every page template gets.
+type view struct {
+	Title   string
+	Nav     string // the nav entry to highlight
+	Who     who
+	Open    bool // no tokens: everyone is the local operator
+	CSRF    string
+	Version string
+	Now     time.Time
+	Flash   string
+	Data    any
+}
+
+// pageNames are the page templates; each is parsed with layout.html.
+var pageNames = []string{"overview", "runs", "run", "tasks", "task", "deadletters", "groups", "workers", "audit", "error", "login"}
+
+func parsePages() (map[string]*template.Template, error) {
+	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html")
+	if err != nil {
+		return nil, err
+	}
+	pages := map[string]*template.Template{}
+	for _, name := range pageNames {
+		t, err := template.Must(base.Clone()).ParseFS(templateFS, "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("dashboard template %s: %w", name, err)
+		}
+		pages[name] = t
+	}
+	return pages, nil
+}
+
+// render writes page name. A request with the header X-Partial (the live
+// script's) gets the page's main part alone.
+func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, v who, name, title string, data any) {
+	vw := view{
+		Title: title, Nav: navOf(name), Who: v, Open: d.sess.open(), CSRF: d.sess.csrf(v),
+		Version: d.cfg.Version, Now: time.Now(), Flash: r.URL.Query().Get("done"), Data: data,
+	}
+	tmpl := "layout.html"
+	if r.Header.Get("X-Partial") != "" {
+		tmpl = "main"
+	}
+	var b bytes.Buffer
+	if err := d.pages[name].ExecuteTemplate(&b, tmpl, vw); err != nil {
+		d.cfg.Logger.Error("dashboard template failed", "page", name, "err", err)
+		http.Error(w, "the page could not be drawn (a bug): "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	b.WriteTo(w)
+}
+
+func navOf(page string) string {
+	switch page {
+	case "run":
+		return "runs"
+	case "task":
+		return "tasks"
+	}
+	return page
+}
+
+var funcs = template.FuncMap{
+	"stateClass": func(s task.State) string { return "st-" + strings.ToLower(string(s)) },
+	"ago":        ago,
+	"until":      func(t time.Time) string { return humanDur(time.Until(t)) },
+	"dur":        func(d time.Duration) string { return humanDur(d) },
+	"clock": func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return t.Local().Format("2006-01-02 15:04:05")
+	},
+	"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"short": func(s string) string { return shorten(s, 12) },
+	"trunc": func(n int, s string) string { return shorten(s, n) },
+	"firstLine": func(s string) string {
+		s, _, _ = strings.Cut(s, "\n")
+		return s
+	},
+	"prettyJSON": func(b []byte) string {
+		if len(b) == 0 {
+			return ""
+		}
+		var out bytes.Buffer
+		if json.Indent(&out, b, "", "  ") != nil {
+			return string(b)
+		}
+		// Go's encoder writes <, > and & as \u003c, \u003e and \u0026;
+		// the page escapes what it shows anyway, so show the characters.
+		return jsonHTMLEscapes.Replace(out.String())
+	},
+	"pct": func(a, b int) string {
+		if b == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f%%", 100*float64(a)/float64(b))
+	},
+	"add":   func(a, b int) int { return a + b },
+	"query": func(base string, kv ...string) template.URL { return template.URL(withQuery(base, kv...)) },
+	"seq": func(n int) []int {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	},
+}
+
+var jsonHTMLEscapes = strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&")
+
+// withQuery is base (a path with a query) with keys set to values; an
+// empty value removes its key.
+func withQuery(base string, kv ...string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base
+	}
+	q := u.Query()
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] == "" {
+			q.Del(kv[i])
+		} else {
+			q.Set(kv[i], kv[i+1])
+		}
+	}
+	u.RawQuery = q.Encode()
+	return path.Clean(u.Path) + strings.TrimSuffix("?"+u.RawQuery, "?")
+}
+
+func urlEscape(s string) string { return url.QueryEscape(s) }
+
+func shorten(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := time.Since(t)
+	if d < 0 {
+		return "in " + humanDur(-d)
+	}
+	return humanDur(d) + " ago"
+}
+
+// humanDur is a duration as an operator reads it: 340ms, 4.2s, 3m12s,
+// 5h03m, 2d04h.
+func humanDur(d time.Duration) string {
+	if d < 0 {
+		d = -d
+	}
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd%02dh", int(d.Hours())/24, int(d.Hours())%24)
+}
