@@ -232,7 +232,7 @@ func commandPaths(st store.Store, dsn string) map[string]commandPath {
 				t.Fatal(err)
 			}
 			sc := srv.Settings()
-			dc := dashboardConfig(st, cfg.Tokens, s, discard)
+			dc := dashboardConfig(st, cfg.Tokens, s, discard, nil)
 			return built{server: &sc, dashboard: &dc, protection: sc.Protection, alerting: sc.Alerting}
 		}},
 		"grit dashboard": {"dashboard", func(t *testing.T, e *env, _ *cobra.Command, s settings) built {
@@ -240,7 +240,7 @@ func commandPaths(st store.Store, dsn string) map[string]commandPath {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dc := dashboardConfig(st, tokens, s, discard)
+			dc := dashboardConfig(st, tokens, s, discard, nil)
 			if _, err := dash.New(dc); err != nil {
 				t.Fatal(err)
 			}

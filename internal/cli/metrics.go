@@ -26,15 +26,14 @@ func (e *env) serveMetrics(s settings, st store.Store, cfg *engine.Config, log *
 	if err != nil {
 		return nil, usageErr("--metrics %s: %v (give HOST:PORT or :PORT, free on this machine)", s.metrics, err)
 	}
-	reg := metrics.NewRegistry()
-	m, err := metrics.Register(reg, metrics.StoreConfig{Store: st, Budget: s.protection.RetryBudget, Logger: log})
+	m, h, err := storeMetrics(st, s, log)
 	if err != nil {
 		lis.Close()
 		return nil, err
 	}
 	cfg.Metrics = m
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", metrics.Handler(reg))
+	mux.Handle("/metrics", h)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	log.Info("serving metrics", "url", "http://"+lis.Addr().String()+"/metrics")
 	go func() {
@@ -47,4 +46,17 @@ func (e *env) serveMetrics(s settings, st store.Store, cfg *engine.Config, log *
 		defer cancel()
 		srv.Shutdown(ctx)
 	}, nil
+}
+
+// storeMetrics registers grit's metrics and st's gauges on a registry of
+// their own, with the Go runtime's and the process's, and returns them
+// with their handler: grit worker serves it on --metrics, grit server and
+// grit dashboard at /metrics beside the dashboard.
+func storeMetrics(st store.Store, s settings, log *slog.Logger) (*metrics.Metrics, http.Handler, error) {
+	reg := metrics.NewRegistry()
+	m, err := metrics.Register(reg, metrics.StoreConfig{Store: st, Budget: s.protection.RetryBudget, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, metrics.Handler(reg), nil
 }

@@ -8,8 +8,10 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -169,4 +171,34 @@ func contains(got, want map[string]float64) bool {
 		}
 	}
 	return true
+}
+
+// TestServerServesMetricsBesideTheDashboard: grit server serves /metrics
+// on its dashboard's address, counting what comes through its API (a
+// task enqueued) and reading the store's gauges.
+func TestServerServesMetricsBesideTheDashboard(t *testing.T) {
+	cmd, out := gritProcess(t, t.TempDir(), "server", "--store", tempStore(t), "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	addr := waitServing(t, out)
+	re := regexp.MustCompile(`dashboard on (http://\S+)`)
+	var dash []string
+	for deadline := time.Now().Add(30 * time.Second); dash == nil; dash = re.FindStringSubmatch(out.String()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("grit server did not say where its dashboard is:\n%s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code, _, errOut := grit(t, "enqueue", "--server", addr, "--kind", "email.send", "--queue", "mail"); code != 0 {
+		t.Fatalf("enqueue: exit %d: %s", code, errOut)
+	}
+	got := scrape(t, dash[1]+"/metrics")
+	for k, v := range map[string]float64{
+		`grit_tasks_enqueued_total{kind="email.send",queue="mail"}`: 1,
+		`grit_tasks{queue="mail",state="READY"}`:                    1,
+		`grit_store_up`:                                             1,
+	} {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
 }
