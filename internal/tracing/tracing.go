@@ -10,6 +10,7 @@ package tracing
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -41,6 +42,8 @@ const (
 	attrClass       = attribute.Key("grit.error.class")
 	attrState       = attribute.Key("grit.task.state")
 	attrLink        = attribute.Key("grit.link")
+	attrBatch       = attribute.Key("messaging.batch.message_count")
+	attrRun         = attribute.Key("grit.run.id")
 	// AttrLink's values: what a link of an attempt's span points to.
 	linkEnqueue  = "enqueue"
 	linkPrevious = "previous_attempt"
@@ -93,6 +96,30 @@ func (x *Tracer) Enqueue(ctx context.Context, ns []store.NewTask) func([]store.E
 			}
 			s.End()
 		}
+	}
+}
+
+// Submit starts a producer span for a run, a child of ctx's span, and
+// keeps its context in each of the run's tasks: the attempts of a whole
+// run are one trace. The function it returns ends it with what the store
+// answered.
+func (x *Tracer) Submit(ctx context.Context, r *store.NewRun) func(task.Run, error) {
+	if x == nil {
+		return func(task.Run, error) {}
+	}
+	_, s := x.t.Start(ctx, "send run "+r.Name, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(
+		system, attrOpType.String("send"), attrOpName.String("submit"), attrBatch.Int(len(r.Tasks))))
+	tp := Format(s.SpanContext())
+	for i := range r.Tasks {
+		r.Tasks[i].Trace = tp
+	}
+	return func(run task.Run, err error) {
+		if err != nil && !errors.Is(err, task.ErrDuplicate) {
+			s.RecordError(err)
+			s.SetStatus(codes.Error, err.Error())
+		}
+		s.SetAttributes(attrRun.Int64(run.ID))
+		s.End()
 	}
 }
 

@@ -3,7 +3,12 @@ package tracing
 import (
 	"testing"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // TestTraceparentRoundTrip: what Format writes, Parse reads; anything
@@ -28,4 +33,23 @@ func TestTraceparentRoundTrip(t *testing.T) {
 	var none *Tracer
 	none.Enqueue(t.Context(), nil)(nil, nil)
 	End(nil, nil)
+}
+
+// TestSubmitTracesTheWholeRun: a run's tasks all carry its span's
+// context, so the attempts of the run are one trace.
+func TestSubmitTracesTheWholeRun(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	x := New(sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp)))
+	r := store.NewRun{Name: "nightly", Tasks: []store.NewTask{{Name: "a", Kind: "exec"}, {Name: "b", Kind: "exec", Needs: []string{"a"}}}}
+	x.Submit(t.Context(), &r)(task.Run{ID: 7}, nil)
+	spans := exp.GetSpans()
+	if len(spans) != 1 || spans[0].Name != "send run nightly" || spans[0].SpanKind != trace.SpanKindProducer {
+		t.Fatalf("spans %+v, want the run's send", spans)
+	}
+	want := Format(spans[0].SpanContext)
+	for _, tk := range r.Tasks {
+		if tk.Trace != want {
+			t.Errorf("task %s has trace %q, want the run's %q", tk.Name, tk.Trace, want)
+		}
+	}
 }
