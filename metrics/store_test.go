@@ -10,6 +10,7 @@ import (
 	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/postgres/pgtest"
 	_ "github.com/grit-run/grit/store/sqlite"
 )
 
@@ -18,12 +19,19 @@ import (
 // and a kind held as an outage; then serves the same reading from its
 // cache while the store changes.
 func TestStoreCollector(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		st, err := store.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		testStoreCollector(t, st)
+	})
+	t.Run("postgres", func(t *testing.T) { testStoreCollector(t, pgtest.Open(t)) })
+}
+
+func testStoreCollector(t *testing.T, st store.Store) {
 	ctx := t.Context()
-	st, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	now, _ := st.Now(ctx)
 	if _, err := st.Enqueue(ctx, []store.NewTask{
 		{Kind: "k", RunAt: now.Add(-time.Minute)}, {Kind: "k"}, {Kind: "k", Queue: "mail", RunAt: now.Add(time.Hour)},

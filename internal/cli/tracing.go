@@ -11,7 +11,8 @@ import (
 
 // tracerProvider is the OpenTelemetry provider the standard OTEL_*
 // variables configure, for the commands that enqueue or work tasks (grit
-// worker, grit run, grit server); nil when they configure no traces. A
+// worker, grit run, grit submit, grit server); nil when they configure no
+// traces. A
 // configuration grit cannot follow is a usage error. stop sends the spans
 // still buffered, for at most five seconds.
 func (e *env) tracerProvider(ctx context.Context) (tp trace.TracerProvider, stop func(), err error) {
