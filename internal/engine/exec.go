@@ -70,8 +70,10 @@ func attemptEnv(ctx context.Context, t *task.Task) []string {
 	if a, ok := AttemptFrom(ctx); ok {
 		env = append(env, "GRIT_LEASE_TOKEN="+strconv.FormatInt(a.LeaseToken, 10), workerTag+"="+a.Worker)
 	}
-	if tp := tracing.Parent(ctx); tp != "" {
-		env = append(env, "TRACEPARENT="+tp)
+	// The attempt's own span, not whatever span the worker's context
+	// carried from its start: an untraced attempt passes none on.
+	if c, ok := ctx.Value(confirmKey{}).(*attemptCtx); ok && c.a != nil && c.a.span != nil {
+		env = append(env, "TRACEPARENT="+tracing.Format(c.a.span.SpanContext()))
 	}
 	return env
 }

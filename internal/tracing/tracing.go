@@ -185,12 +185,6 @@ func Parse(s string) trace.SpanContext {
 	return trace.SpanContextFromContext(ctx)
 }
 
-// Parent is the traceparent of ctx's span, for a process the attempt
-// starts (TRACEPARENT); "" when ctx has none.
-func Parent(ctx context.Context) string {
-	return Format(trace.SpanContextFromContext(ctx))
-}
-
 func or(s, def string) string {
 	if s == "" {
 		return def
