@@ -32,6 +32,7 @@ type Metrics struct {
 	rescued     *prometheus.CounterVec
 	stale       *prometheus.CounterVec
 	claimErrors prometheus.Counter
+	stuck       *prometheus.CounterVec
 	slotsUsed   prometheus.Gauge
 	slotsFree   prometheus.Gauge
 
@@ -86,6 +87,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.claimErrors = register(&r, prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "grit_claim_errors_total", Help: "Claims that failed with a store error.",
 	}))
+	m.stuck = register(&r, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "grit_stuck_attempts_total", Help: "Attempts whose Go handler ignored the end of its context for the grace period: its slot was freed, its goroutine left running.",
+	}, []string{"queue", "kind"}))
 	m.slotsUsed = register(&r, prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "grit_worker_slots_used", Help: "Attempts running now in this process's Go workers.",
 	}))
@@ -238,6 +242,15 @@ func (m *Metrics) Stale(t *task.Task) {
 		return
 	}
 	m.stale.WithLabelValues(t.Queue, t.Kind).Inc()
+}
+
+// Stuck counts an attempt whose handler ignored the end of its context
+// past its grace: hung code, not a slow downstream.
+func (m *Metrics) Stuck(t *task.Task) {
+	if m == nil {
+		return
+	}
+	m.stuck.WithLabelValues(t.Queue, t.Kind).Inc()
 }
 
 // ClaimFailed counts a claim the store failed.

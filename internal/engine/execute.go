@@ -224,6 +224,7 @@ func (e *Engine) watchdog() {
 func (e *Engine) abandonStuck(a *inflight) {
 	w := a.watched
 	e.stats.Stuck.Add(1)
+	e.cfg.Metrics.Stuck(&a.t)
 	e.cfg.Logger.Error("handler ignored the end of its context; its slot is freed", "task", a.t.ID, "kind", a.t.Kind)
 	o := w.began
 	o.stuck = true
