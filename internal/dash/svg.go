@@ -82,7 +82,7 @@ func attemptChart(series []store.AttemptBucket, since time.Time, step time.Durat
 			OK: k[0], Fail: k[1], At: at,
 			Label: fmt.Sprintf("%s: %d succeeded, %d failed", at.Local().Format("15:04"), k[0], k[1]),
 		})
-		if i%15 == 0 {
+		if i%15 == 0 && float64(i)*w < chartW-48 { // a label at the right edge would be cut
 			c.Ticks = append(c.Ticks, tick{X: float64(i) * w, Label: at.Local().Format("15:04")})
 		}
 	}
