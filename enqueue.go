@@ -62,10 +62,14 @@ func (c *Client) Enqueue(ctx context.Context, kind string, args any, opts ...Enq
 	if err != nil {
 		return Enqueued{}, err
 	}
-	ts, err := c.store.Enqueue(ctx, []store.NewTask{n})
+	ns := []store.NewTask{n}
+	traced := c.tracer.Enqueue(ctx, ns)
+	ts, err := c.store.Enqueue(ctx, ns)
+	traced(ts, err)
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("grit: enqueue %s: %w", kind, err)
 	}
+	c.metrics.Enqueued(ts)
 	if !ts[0].Existed {
 		c.engine.Wake()
 	}
@@ -91,10 +95,14 @@ func (c *Client) EnqueueTx(ctx context.Context, tx pgx.Tx, kind string, args any
 	if err != nil {
 		return Enqueued{}, err
 	}
-	ts, err := te.EnqueueTx(ctx, tx, []store.NewTask{n})
+	ns := []store.NewTask{n}
+	traced := c.tracer.Enqueue(ctx, ns)
+	ts, err := te.EnqueueTx(ctx, tx, ns)
+	traced(ts, err)
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("grit: enqueue %s in a transaction: %w", kind, err)
 	}
+	c.metrics.Enqueued(ts) // counted when enqueued, though tx may yet roll back
 	return ts[0], nil
 }
 

@@ -9,10 +9,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/internal/version"
+	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	_ "github.com/grit-run/grit/store/sqlite" // the embedded default
@@ -46,6 +51,22 @@ type Config struct {
 	// as JSON (docs/alerts.md). Stop delivers those still waiting within
 	// its context.
 	Alerting
+	// Metrics, if set, is where the client registers its Prometheus
+	// metrics: its attempts by outcome and class, their durations, the
+	// tasks it enqueues, its slots, and the store's gauges (tasks by queue
+	// and state, the oldest due task's age, the groups' breakers, budgets
+	// and outage holds), read when scraped. Serve them with
+	// metrics.Handler; docs/observability.md lists them. Several clients
+	// may share one registry. Nil: no metrics.
+	Metrics prometheus.Registerer
+	// TracerProvider, if set, makes the client's OpenTelemetry spans: one
+	// when a task is enqueued, whose context the store keeps with the
+	// task, and one for each attempt, linked to it and to the attempt
+	// before (docs/observability.md). Nil: the provider the standard
+	// OTEL_* variables configure (an OTLP exporter; Close flushes it), or
+	// none when they configure no traces. To use the application's own,
+	// pass otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
 }
 
 // Protection is how claimers protect downstreams: the groups' circuit
@@ -72,11 +93,16 @@ const (
 
 // Client enqueues tasks and, once started, works them.
 type Client struct {
-	store  store.Store
-	engine *engine.Engine
-	owned  bool
-	mu     sync.RWMutex
-	groups map[string]string // the group of each kind whose handler names one
+	store   store.Store
+	engine  *engine.Engine
+	metrics *metrics.Metrics // nil: none
+	tracer  *tracing.Tracer  // nil: none
+	// stopTracing flushes and stops the provider the client made from the
+	// environment (none: it does nothing).
+	stopTracing func(context.Context) error
+	owned       bool
+	mu          sync.RWMutex
+	groups      map[string]string // the group of each kind whose handler names one
 }
 
 // Open opens the store a DSN names ("sqlite:grit.db"; other drivers must
@@ -97,15 +123,35 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Client, error) {
 
 // New returns a client on an open store, which the caller closes.
 func New(st store.Store, cfg Config) (*Client, error) {
+	var m *metrics.Metrics
+	if cfg.Metrics != nil {
+		var err error
+		m, err = metrics.Register(cfg.Metrics, metrics.StoreConfig{Store: st, Budget: cfg.Protection.RetryBudget, Logger: cfg.Logger})
+		if err != nil {
+			return nil, fmt.Errorf("grit: %w", err)
+		}
+	}
+	tp, stopTracing := cfg.TracerProvider, func(context.Context) error { return nil }
+	if tp == nil {
+		env, stop, err := tracing.FromEnv(context.Background(), nil)
+		if err != nil {
+			return nil, fmt.Errorf("grit: %w", err)
+		}
+		if env != nil {
+			tp, stopTracing = env, stop
+		}
+	}
+	tr := tracing.New(tp)
 	e, err := engine.New(engine.Config{
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
 		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version(), Protection: cfg.Protection,
-		Alerting: cfg.Alerting,
+		Alerting: cfg.Alerting, Metrics: m, Tracer: tr,
 	})
 	if err != nil {
+		stopTracing(context.Background())
 		return nil, err
 	}
-	return &Client{store: st, engine: e, groups: map[string]string{}}, nil
+	return &Client{store: st, engine: e, metrics: m, tracer: tr, stopTracing: stopTracing, groups: map[string]string{}}, nil
 }
 
 // Version is grit's version, as the go command recorded it in the binary:
@@ -181,12 +227,16 @@ func (c *Client) Start(ctx context.Context) error { return c.engine.Start(ctx) }
 // gives back what is left without using an attempt.
 func (c *Client) Stop(ctx context.Context) error { return c.engine.Stop(ctx) }
 
-// Close closes the store if Open opened it.
+// Close sends the spans still buffered, when the client made its tracer
+// provider from the environment, and closes the store if Open opened it.
 func (c *Client) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := c.stopTracing(ctx)
 	if c.owned {
-		return c.store.Close()
+		err = errors.Join(c.store.Close(), err)
 	}
-	return nil
+	return err
 }
 
 // Snooze, returned by a handler, tries the task again after d without using

@@ -46,6 +46,8 @@ var optional = []capability{
 		"grit status cannot count tasks", has[Overview]},
 	{"store.PollReporter", "workers' last failed claims",
 		"grit status cannot show why a worker's claims fail", has[PollReporter]},
+	{"store.Backlog", "the age of each queue's oldest due task",
+		"the metrics cannot show how long the oldest due task has waited", has[Backlog]},
 }
 
 // CheckCapabilities returns an error matching ErrMissingCapability, a
@@ -69,7 +71,7 @@ func CheckCapabilities(st Store) error {
 }
 
 // MissingOptional lists, each with what is lost, the optional
-// capabilities st lacks (Waker, Advisor, Overview, PollReporter); none
+// capabilities st lacks (Waker, Advisor, Overview, PollReporter, Backlog); none
 // when it has them all.
 func MissingOptional(st Store) []string {
 	var out []string

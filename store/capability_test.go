@@ -29,6 +29,7 @@ type complete struct {
 	store.Advisor
 	store.Overview
 	store.PollReporter
+	store.Backlog
 }
 
 // noBreakers has every capability but GroupBreakers.
@@ -80,10 +81,10 @@ func TestCheckCapabilitiesNamesEachMissing(t *testing.T) {
 
 func TestMissingOptional(t *testing.T) {
 	got := store.MissingOptional(capable{})
-	if len(got) != 4 {
-		t.Fatalf("capable lacks %d optional capabilities, want 4: %q", len(got), got)
+	if len(got) != 5 {
+		t.Fatalf("capable lacks %d optional capabilities, want 5: %q", len(got), got)
 	}
-	for i, name := range []string{"store.Waker (", "store.Advisor (", "store.Overview (", "store.PollReporter ("} {
+	for i, name := range []string{"store.Waker (", "store.Advisor (", "store.Overview (", "store.PollReporter (", "store.Backlog ("} {
 		if !strings.HasPrefix(got[i], name) || !strings.Contains(got[i], ": ") {
 			t.Errorf("entry %d is %q, want %s... with what is lost", i, got[i], name)
 		}
@@ -94,7 +95,7 @@ func TestMissingOptional(t *testing.T) {
 	if got := store.MissingOptional(complete{}); len(got) != 0 {
 		t.Errorf("complete lacks %q", got)
 	}
-	if got := store.MissingOptional(bare{}); len(got) != 4 {
-		t.Errorf("bare lacks %d optional capabilities, want 4: %q", len(got), got)
+	if got := store.MissingOptional(bare{}); len(got) != 5 {
+		t.Errorf("bare lacks %d optional capabilities, want 5: %q", len(got), got)
 	}
 }

@@ -38,6 +38,10 @@ type Group struct {
 	Outage *Outage `json:"outage,omitempty"`
 }
 
+// KindHold is the prefix of the name of a group that holds a kind, not a
+// group, as an outage (see Group.Outage): "kind:" and the kind.
+const KindHold = "kind:"
+
 // Outage is the failure an outage is held for.
 type Outage struct {
 	Fingerprint string    `json:"fingerprint"`
@@ -74,6 +78,13 @@ func (b *Budget) refill(now time.Time, r BudgetRates) {
 		b.Tokens = min(b.Tokens+r.Floor*dt.Seconds(), r.Burst)
 		b.Last = now
 	}
+}
+
+// Available is how many tokens the budget holds at now: those it kept,
+// with what its floor brought in since.
+func (b Budget) Available(now time.Time, r BudgetRates) float64 {
+	b.refill(now, r)
+	return b.Tokens
 }
 
 // Deposit records n first attempts at now.

@@ -11,8 +11,8 @@
 // p99 beside a timeout that may be the bug). The engine and the API server
 // refuse a store without one of them (CheckCapabilities), rather than run
 // without the protection it gives. The others are optional: Waker,
-// Advisor, Overview and PollReporter; a worker logs, when it starts, which
-// its store lacks (MissingOptional).
+// Advisor, Overview, PollReporter and Backlog; a worker logs, when it
+// starts, which its store lacks (MissingOptional).
 //
 // Every change of a task's state is a compare-and-set: a claim takes only a
 // task that is due, and a Finish applies only if the task is still RUNNING
@@ -121,6 +121,9 @@ type NewTask struct {
 	// with a *task.KeyConflictError.
 	ReturnExisting bool
 	Needs          []string // names of tasks of the same run; only in SubmitRun
+	// Trace is the W3C traceparent of the span that enqueues the task
+	// ("" for none), kept as the task's Trace.
+	Trace string
 }
 
 // NewRun is a run to insert: a DAG of named tasks.
@@ -185,6 +188,10 @@ type Finish struct {
 	// Publisher inserts their deliveries in the same transaction, only if
 	// the item applies.
 	Publish []Event
+	// Trace is the W3C traceparent of the attempt's span ("" for none),
+	// kept as the task's AttemptTrace for its next attempt to link to. A
+	// success ends the task: a store may leave it unwritten then.
+	Trace string
 }
 
 // RescueRequest asks for expired leases.
@@ -326,6 +333,17 @@ type Overview interface {
 	QueueCounts(ctx context.Context) ([]QueueCount, error)
 	// Held counts the RUNNING tasks of each lease owner.
 	Held(ctx context.Context) (map[string]int, error)
+}
+
+// Backlog is an optional capability: how long the oldest due task of
+// each queue has waited for a worker, for the metrics that tell a backlog
+// from a quiet queue. It answers from the index of due tasks, one short
+// walk a queue.
+type Backlog interface {
+	// OldestDue returns, for each of queues that has a READY or RETRYING
+	// task due now, the NextAt of the one due the longest; queues with
+	// none are left out.
+	OldestDue(ctx context.Context, queues []string) (map[string]time.Time, error)
 }
 
 // Console is an optional capability: what the dashboard reads beyond

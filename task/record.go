@@ -25,8 +25,10 @@ type Task struct {
 	Timeout     time.Duration `json:"timeout,omitempty"`      // 0: none
 	Grace       time.Duration `json:"grace,omitempty"`        // SIGTERM to SIGKILL; 0: 5s
 
-	Attempt   int           `json:"attempt"`             // attempts started
-	NextAt    time.Time     `json:"next_at,omitzero"`    // when a waiting task may run
+	Attempt int `json:"attempt"` // attempts started
+	// NextAt is when a waiting task may run; on a task a claim returns,
+	// when it became due (the claim clears it on the stored task).
+	NextAt    time.Time     `json:"next_at,omitzero"`
 	PrevDelay time.Duration `json:"prev_delay,omitzero"` // the delay chosen before the current attempt
 
 	LeaseOwner   string    `json:"lease_owner,omitempty"`
@@ -44,6 +46,12 @@ type Task struct {
 	CreatedAt      time.Time `json:"created_at"`
 	FirstStartedAt time.Time `json:"first_started_at,omitzero"`
 	FinishedAt     time.Time `json:"finished_at,omitzero"`
+
+	// Trace is the W3C traceparent of the span that enqueued the task
+	// ("" when it was not traced), and AttemptTrace that of its last
+	// attempt that ended: the span of each attempt links to both.
+	Trace        string `json:"trace,omitempty"`
+	AttemptTrace string `json:"attempt_trace,omitempty"`
 }
 
 // Outcome is how an attempt ended.

@@ -8,8 +8,11 @@ import (
 	"os"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/store"
 )
 
@@ -81,6 +84,15 @@ type Config struct {
 	// opened. Serve delivers those still waiting, when it stops, within
 	// StopGrace.
 	alert.Alerting
+	// Metrics, if set, counts what the server's remote workers do as a Go
+	// worker's engine counts its own (see package metrics): their
+	// attempts, claims, rescues and stale results, and the tasks enqueued
+	// through the API.
+	Metrics *metrics.Metrics
+	// TracerProvider, if set, makes a producer span for each task enqueued
+	// through the API, whose context the store keeps with the task (see
+	// package grit's Config.TracerProvider).
+	TracerProvider trace.TracerProvider
 
 	Logger *slog.Logger
 }

@@ -166,7 +166,8 @@ func (s *Server) policy(t task.Task, worker string) retry.Policy {
 // held returns the task worker reports on. When the task is no longer
 // RUNNING under token, rec is the attempt under token if it ended with one
 // of want (the report was recorded before: answer OK); otherwise the error
-// is task.ErrLeaseLost, saying what happened. A worker that names itself
+// is task.ErrLeaseLost, saying what happened. A report refused so is counted
+// as a stale result (Config.Metrics). A worker that names itself
 // must be the one that holds, or held, the lease; one that does not
 // (written before reports named their worker) is checked by the token
 // alone, which is unique in the store.
@@ -175,6 +176,11 @@ func (s *Server) held(ctx context.Context, worker string, id, token int64, want 
 	if err != nil {
 		return t, nil, err
 	}
+	defer func() {
+		if errors.Is(err, task.ErrLeaseLost) {
+			s.cfg.Metrics.Stale(&t)
+		}
+	}()
 	if t.State == task.Running && t.LeaseToken == token {
 		if worker != "" && t.LeaseOwner != worker {
 			return t, nil, notHolder(t.ID, token, t.LeaseOwner, worker)
@@ -235,6 +241,7 @@ func (s *Server) finish(ctx context.Context, t task.Task, f store.Finish) (task.
 		cur, rec, err := s.held(ctx, t.LeaseOwner, t.ID, f.Token, f.Outcome())
 		if err == nil && rec == nil {
 			err = leaseLost(cur, f.Token, nil, -1)
+			s.cfg.Metrics.Stale(&t)
 		}
 		if err != nil {
 			return cur, f.Attempt, err

@@ -18,6 +18,7 @@ import (
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/store"
 )
 
@@ -42,6 +43,7 @@ type Server struct {
 	gate *gate.Gate
 	// alerts carries the gate's alerts (Config.Alerting).
 	alerts *alert.Alerter
+	tracer *tracing.Tracer // nil: no spans
 }
 
 // New returns a server for cfg; it reads the TLS certificate, if any.
@@ -52,6 +54,7 @@ func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
 	s := &Server{
 		cfg:      cfg,
+		tracer:   tracing.New(cfg.TracerProvider),
 		lim:      limits{maxPayload: cfg.MaxPayload, maxBatch: cfg.MaxBatch},
 		tokens:   NewTokenSet(cfg.Tokens),
 		health:   health.NewServer(),
@@ -60,7 +63,7 @@ func New(cfg Config) (*Server, error) {
 		seen:     map[string]bool{},
 	}
 	s.alerts = alert.New(cfg.Alerting, cfg.Logger)
-	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Logger: cfg.Logger, OnChange: s.wake.notify, Alert: s.alerts.Send})
+	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Logger: cfg.Logger, OnChange: s.wake.notify, Alert: s.alerts.Send, Metrics: cfg.Metrics})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}

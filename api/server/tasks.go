@@ -24,10 +24,14 @@ func (x *tasks) Enqueue(ctx context.Context, r *pb.EnqueueRequest) (*pb.EnqueueR
 	if err != nil {
 		return nil, statusOf("enqueue", err)
 	}
-	ts, err := x.s.cfg.Store.Enqueue(ctx, []store.NewTask{n})
+	ns := []store.NewTask{n}
+	traced := x.s.tracer.Enqueue(ctx, ns)
+	ts, err := x.s.cfg.Store.Enqueue(ctx, ns)
+	traced(ts, err)
 	if err != nil {
 		return nil, statusOf("enqueue", err)
 	}
+	x.s.cfg.Metrics.Enqueued(ts)
 	if !ts[0].Existed {
 		x.s.wake.notify()
 	}
@@ -39,10 +43,13 @@ func (x *tasks) EnqueueBatch(ctx context.Context, r *pb.EnqueueBatchRequest) (*p
 	if err != nil {
 		return nil, statusOf("enqueue batch", err)
 	}
+	traced := x.s.tracer.Enqueue(ctx, ns)
 	ts, err := x.s.cfg.Store.Enqueue(ctx, ns)
+	traced(ts, err)
 	if err != nil {
 		return nil, statusOf("enqueue batch", err)
 	}
+	x.s.cfg.Metrics.Enqueued(ts)
 	existed := make([]bool, len(ts))
 	for i, t := range ts {
 		existed[i] = t.Existed

@@ -15,6 +15,7 @@ import (
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 )
@@ -41,6 +42,9 @@ type settings struct {
 	// alerting is where the alerts of the engines of grit worker and grit
 	// run, and of grit server's remote workers, go: one knob for all.
 	alerting alert.Alerting
+
+	// metrics is the address grit worker serves /metrics on; "" is none.
+	metrics string
 
 	listen, tokensFile, tlsCert, tlsKey string
 	maxPayload, maxBatch                int
@@ -98,6 +102,11 @@ type outageTasks int
 var knobAlertWebhook = knob{"alert-webhook", "GRIT_ALERT_WEBHOOK", "", "an http or https URL to POST an alert to, as JSON, when a task is dead-lettered, a group's breaker opens or an outage is held (see docs/alerts.md)",
 	func(s *settings) any { return &s.alerting.AlertWebhook }}
 
+// knobMetrics is the address grit worker serves its Prometheus metrics
+// on.
+var knobMetrics = knob{"metrics", "GRIT_METRICS", "", "an address (HOST:PORT, or :PORT for every interface) to serve Prometheus metrics on, at /metrics (see docs/observability.md); default none",
+	func(s *settings) any { return &s.metrics }}
+
 var (
 	protectionKnobs = []knob{knobPressBase, knobPressMax, knobBudget, knobBudgetWait, knobBreaker, knobOutageTasks, knobOutageWindow}
 	alertKnobs      = []knob{knobAlertWebhook}
@@ -111,7 +120,7 @@ var (
 // allKnobs are the knobs with flags, in the order settings reads them
 // (the lease before the heartbeat) and grit config lists them.
 func allKnobs() []knob {
-	return append(append([]knob{}, workerKnobs...), serverOwnKnobs...)
+	return append(append([]knob{}, workerKnobs...), append([]knob{knobMetrics}, serverOwnKnobs...)...)
 }
 
 // knobAnnotation marks a flag as a knob's, for settings to find.
@@ -411,9 +420,9 @@ func (e *env) durationKnob(k knob, flag string) (time.Duration, error) {
 // runEngine returns grit run's engine: it works the tasks of one run only,
 // for it must not take the other tasks of a store it shares with workers
 // and other runs, and logs warnings to stderr.
-func (e *env) runEngine(st store.Store, run int64, s settings, onEvent func(engine.Event)) (*engine.Engine, error) {
+func (e *env) runEngine(st store.Store, run int64, s settings, onEvent func(engine.Event), tr *tracing.Tracer) (*engine.Engine, error) {
 	cfg := s.engineConfig(st)
-	cfg.Run, cfg.OnEvent = run, onEvent
-	cfg.Logger = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cfg.Run, cfg.OnEvent, cfg.Tracer = run, onEvent, tr
+	cfg.Logger = e.logger(slog.LevelWarn)
 	return engine.New(cfg)
 }

@@ -193,11 +193,11 @@ func commandPaths(st store.Store, dsn string) map[string]commandPath {
 	discard := slog.New(slog.DiscardHandler)
 	return map[string]commandPath{
 		"grit worker": {"worker", func(t *testing.T, _ *env, _ *cobra.Command, s settings) built {
-			eng, err := workerEngine(st, s, nil, discard)
+			eng, err := engine.New(workerConfig(st, s, nil, discard))
 			return engineBuilt(t, eng, err)
 		}},
 		"grit run": {"run", func(t *testing.T, e *env, _ *cobra.Command, s settings) built {
-			eng, err := e.runEngine(st, 1, s, nil)
+			eng, err := e.runEngine(st, 1, s, nil, nil)
 			return engineBuilt(t, eng, err)
 		}},
 		"grit bench (its engines in process)": {"bench", func(t *testing.T, _ *env, _ *cobra.Command, s settings) built {
@@ -232,7 +232,7 @@ func commandPaths(st store.Store, dsn string) map[string]commandPath {
 				t.Fatal(err)
 			}
 			sc := srv.Settings()
-			dc := dashboardConfig(st, cfg.Tokens, s, discard)
+			dc := dashboardConfig(st, cfg.Tokens, s, discard, nil)
 			return built{server: &sc, dashboard: &dc, protection: sc.Protection, alerting: sc.Alerting}
 		}},
 		"grit dashboard": {"dashboard", func(t *testing.T, e *env, _ *cobra.Command, s settings) built {
@@ -240,7 +240,7 @@ func commandPaths(st store.Store, dsn string) map[string]commandPath {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dc := dashboardConfig(st, tokens, s, discard)
+			dc := dashboardConfig(st, tokens, s, discard, nil)
 			if _, err := dash.New(dc); err != nil {
 				t.Fatal(err)
 			}
@@ -338,6 +338,8 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 				CoolDown: 5 * time.Second, MaxCoolDown: time.Minute, Probes: 2, RampUp: 10 * time.Second, RampStart: 0.2}},
 		"alert-webhook": {value: "https://alerts.example/grit?token=t", configures: "Alerting.AlertWebhook (the engine's or the server's)",
 			got: func(b built) any { return b.alerting.AlertWebhook }, want: "https://alerts.example/grit?token=t"},
+		"metrics": {value: "127.0.0.1:9464", configures: "the address grit worker serves /metrics on (settings.metrics, given to net.Listen)",
+			got: func(b built) any { return b.s.metrics }, want: "127.0.0.1:9464"},
 		"listen": {value: "127.0.0.1:7421", configures: "the address grit server listens on (settings.listen, given to net.Listen)",
 			got: func(b built) any { return b.s.listen }, want: "127.0.0.1:7421"},
 		"tokens-file": {value: tokensFile, configures: "the server's and the dashboard's Tokens", got: tokensOf, want: tokenWant},

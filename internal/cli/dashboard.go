@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -65,9 +66,10 @@ func checkHTTP(addr string, tokens []server.Token) error {
 }
 
 // dashboardConfig is the dashboard's configuration, for grit dashboard
-// and grit server alike, from their settings.
-func dashboardConfig(st store.Store, tokens []server.Token, set settings, log *slog.Logger) dash.Config {
-	return dash.Config{Store: st, Tokens: tokens, Lease: set.lease, Version: version.Get().String(), Logger: log}
+// and grit server alike, from their settings, with the handler of the
+// metrics it serves at /metrics (see storeMetrics).
+func dashboardConfig(st store.Store, tokens []server.Token, set settings, log *slog.Logger, metrics http.Handler) dash.Config {
+	return dash.Config{Store: st, Tokens: tokens, Lease: set.lease, Version: version.Get().String(), Logger: log, Metrics: metrics}
 }
 
 // loadTokens reads the tokens of grit server and grit dashboard: the
@@ -81,8 +83,8 @@ func (e *env) loadTokens(set settings) ([]server.Token, error) {
 }
 
 // dashboard makes the dashboard of st and listens on set.http.
-func (e *env) dashboard(st store.Store, tokens []server.Token, set settings) (*dash.Dashboard, net.Listener, error) {
-	d, err := dash.New(dashboardConfig(st, tokens, set, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))))
+func (e *env) dashboard(st store.Store, tokens []server.Token, set settings, metrics http.Handler) (*dash.Dashboard, net.Listener, error) {
+	d, err := dash.New(dashboardConfig(st, tokens, set, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})), metrics))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -110,7 +112,11 @@ func (e *env) serveDashboard(ctx context.Context, set settings) error {
 		return err
 	}
 	defer st.Close()
-	d, l, err := e.dashboard(st, tokens, set)
+	_, h, err := storeMetrics(st, set, e.logger(slog.LevelInfo))
+	if err != nil {
+		return err
+	}
+	d, l, err := e.dashboard(st, tokens, set, h)
 	if err != nil {
 		return err
 	}

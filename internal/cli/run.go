@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 	"github.com/grit-run/grit/taskfile"
@@ -85,17 +86,23 @@ func (e *env) run(ctx context.Context, o runOptions, path string) error {
 		return err
 	}
 	defer st.Close()
-	r, resumed, err := submitOrResume(ctx, st, f, o.resume)
+	tp, stopTracing, err := e.tracerProvider(ctx)
 	if err != nil {
 		return err
 	}
-	return e.work(ctx, st, r, resumed, o, ws)
+	defer stopTracing()
+	tr := tracing.New(tp)
+	r, resumed, err := submitOrResume(ctx, st, f, o.resume, tr)
+	if err != nil {
+		return err
+	}
+	return e.work(ctx, st, r, resumed, o, ws, tr)
 }
 
 // submitOrResume finds the file's unfinished run, or submits a new one. A
 // file's runs are keyed by its name and content: running the same file
 // again resumes its unfinished run, and starts a new run once it ended.
-func submitOrResume(ctx context.Context, st store.Store, f *taskfile.File, id int64) (task.Run, bool, error) {
+func submitOrResume(ctx context.Context, st store.Store, f *taskfile.File, id int64, tr *tracing.Tracer) (task.Run, bool, error) {
 	if f == nil {
 		r, err := st.GetRun(ctx, id)
 		if errors.Is(err, task.ErrNotFound) {
@@ -120,20 +127,22 @@ func submitOrResume(ctx context.Context, st store.Store, f *taskfile.File, id in
 		if err != nil {
 			return task.Run{}, false, &exitError{code: exitUsage, err: err}
 		}
+		traced := tr.Submit(ctx, &nr)
 		r, err = st.SubmitRun(ctx, nr)
+		traced(r, err)
 		return r, false, err
 	}
 }
 
 // work runs an engine until the run ends or the user stops it.
-func (e *env) work(ctx context.Context, st store.Store, r task.Run, resumed bool, o runOptions, ws settings) error {
+func (e *env) work(ctx context.Context, st store.Store, r task.Run, resumed bool, o runOptions, ws settings, tr *tracing.Tracer) error {
 	p := newProgress(e, r.ID, o.quiet || o.json)
 	if resumed {
 		p.notef("resuming run %d (%s)", r.ID, r.Name)
 	} else {
 		p.notef("run %d (%s) submitted", r.ID, r.Name)
 	}
-	eng, err := e.runEngine(st, r.ID, ws, p.event)
+	eng, err := e.runEngine(st, r.ID, ws, p.event, tr)
 	if err != nil {
 		return err
 	}

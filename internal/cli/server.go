@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -96,12 +97,26 @@ func (e *env) serve(ctx context.Context, set settings) error {
 	if err != nil {
 		return err
 	}
+	tp, stopTracing, err := e.tracerProvider(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	cfg.TracerProvider = tp
 	st, err := e.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	s, err := newServer(cfg, st, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	var metricsHandler http.Handler
+	if set.http != httpOff {
+		// The remote workers' attempts are counted into what the dashboard
+		// serves at /metrics.
+		if cfg.Metrics, metricsHandler, err = storeMetrics(st, set, e.logger(slog.LevelInfo)); err != nil {
+			return err
+		}
+	}
+	s, err := newServer(cfg, st, e.logger(slog.LevelInfo))
 	if err != nil {
 		return err
 	}
@@ -115,7 +130,7 @@ func (e *env) serve(ctx context.Context, set settings) error {
 	if set.http == httpOff {
 		return s.Serve(sigCtx, lis)
 	}
-	d, hl, err := e.dashboard(st, cfg.Tokens, set)
+	d, hl, err := e.dashboard(st, cfg.Tokens, set, metricsHandler)
 	if err != nil {
 		lis.Close()
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/task"
 	"github.com/grit-run/grit/taskfile"
 )
@@ -40,7 +41,12 @@ func (e *env) submit(ctx context.Context, path string, asJSON bool) error {
 		return err
 	}
 	defer st.Close()
-	r, _, err := submitOrResume(ctx, st, f, 0)
+	tp, stopTracing, err := e.tracerProvider(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	r, _, err := submitOrResume(ctx, st, f, 0, tracing.New(tp))
 	if err != nil {
 		return err
 	}

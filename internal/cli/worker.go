@@ -15,6 +15,7 @@ import (
 
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 )
@@ -38,13 +39,14 @@ settings (grit breakers set GROUP) replace --breaker. --outage-tasks and
 --outage-window tell an outage (many tasks failing alike, none
 succeeding: held) from poison (one task failing alike: dead-lettered).
 --alert-webhook POSTs an alert, as JSON, when a task is dead-lettered, a
-group's breaker opens or an outage is held (docs/alerts.md).`,
+group's breaker opens or an outage is held (docs/alerts.md). --metrics
+serves Prometheus metrics at /metrics (docs/observability.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return e.worker(cmd.Context(), cmd.Flags(), queues)
 		},
 	}
-	registerKnobs(cmd.Flags(), workerKnobs)
+	registerKnobs(cmd.Flags(), append(append([]knob{}, workerKnobs...), knobMetrics))
 	cmd.Flags().StringSliceVar(&queues, "queue", nil, "only claim from these queues (default: all)")
 	return cmd
 }
@@ -54,7 +56,7 @@ func (e *env) worker(ctx context.Context, fs *pflag.FlagSet, queues []string) er
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := e.logger(slog.LevelInfo)
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, err := e.openWhenWritable(sigCtx, log)
@@ -62,7 +64,19 @@ func (e *env) worker(ctx context.Context, fs *pflag.FlagSet, queues []string) er
 		return err
 	}
 	defer st.Close()
-	eng, err := workerEngine(st, ws, queues, log)
+	cfg := workerConfig(st, ws, queues, log)
+	tp, stopTracing, err := e.tracerProvider(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	cfg.Tracer = tracing.New(tp)
+	stopMetrics, err := e.serveMetrics(ws, st, &cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	eng, err := engine.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -72,6 +86,9 @@ func (e *env) worker(ctx context.Context, fs *pflag.FlagSet, queues []string) er
 	attrs := []any{"worker", eng.WorkerID(), "store", shownDSN(e.storeDSN), "concurrency", ws.concurrency, "lease", ws.lease}
 	if hook := ws.alerting.AlertWebhook; hook != "" {
 		attrs = append(attrs, "alert_webhook", alert.Redact(hook))
+	}
+	if ws.metrics != "" {
+		attrs = append(attrs, "metrics", ws.metrics)
 	}
 	log.Info("worker started", attrs...)
 	<-sigCtx.Done()
@@ -112,9 +129,9 @@ func (e *env) openWhenWritable(ctx context.Context, log *slog.Logger) (store.Sto
 // readOnlyBackoff spaces a worker's attempts to open a read-only store.
 var readOnlyBackoff = retry.Exponential{Min: time.Second, Max: 30 * time.Second}
 
-// workerEngine returns grit worker's engine over st.
-func workerEngine(st store.Store, s settings, queues []string, log *slog.Logger) (*engine.Engine, error) {
+// workerConfig is grit worker's engine configuration over st.
+func workerConfig(st store.Store, s settings, queues []string, log *slog.Logger) engine.Config {
 	cfg := s.engineConfig(st)
 	cfg.Queues, cfg.Logger = queues, log
-	return engine.New(cfg)
+	return cfg
 }

@@ -184,6 +184,7 @@ func (e *Engine) sleep(d time.Duration) {
 // a slot is free.
 func (e *Engine) launch(t task.Task) {
 	e.slots <- struct{}{}
+	e.cfg.Metrics.Slots(1, -1)
 	ctx, cancel := context.WithCancelCause(e.runCtx)
 	a := &inflight{t: t, cancel: cancel}
 	e.mu.Lock()

@@ -104,6 +104,7 @@ func (e *Engine) recorded(batch []pending, errs []error) {
 				e.cfg.Logger.Info("the cancelled task's attempt ended", "task", p.a.t.ID)
 			case errors.Is(err, task.ErrLeaseLost):
 				e.stats.LeaseLost.Add(1)
+				e.cfg.Metrics.Stale(&p.a.t)
 				e.cfg.Logger.Warn("result rejected: the lease was lost", "task", p.a.t.ID, "token", p.f.Token)
 			default:
 				e.cfg.Logger.Error("result rejected", "task", p.a.t.ID, "err", err)

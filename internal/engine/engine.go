@@ -14,6 +14,8 @@ import (
 	"github.com/grit-run/grit/internal/clock"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/or"
+	"github.com/grit-run/grit/internal/tracing"
+	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -61,6 +63,13 @@ type Config struct {
 	// an outage held, once the store has recorded it. Stop delivers those
 	// still waiting within its context.
 	alert.Alerting
+	// Metrics, if set, counts the engine's attempts (through its gate, as
+	// the API server counts its remote workers'), its slots and the
+	// results its lost leases made stale.
+	Metrics *metrics.Metrics
+	// Tracer, if set, makes a span for each attempt (see package
+	// tracing); process tasks get its context as TRACEPARENT.
+	Tracer *tracing.Tracer
 }
 
 func (c *Config) validate() error {
@@ -188,7 +197,7 @@ func New(cfg Config) (*Engine, error) {
 		done:     make(chan struct{}),
 	}
 	e.alerts = alert.New(cfg.Alerting, cfg.Logger)
-	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Policy: e.policyFor, Clock: cfg.Clock, Logger: cfg.Logger, OnChange: e.Wake, Alert: e.alerts.Send})
+	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Policy: e.policyFor, Clock: cfg.Clock, Logger: cfg.Logger, OnChange: e.Wake, Alert: e.alerts.Send, Metrics: cfg.Metrics})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}

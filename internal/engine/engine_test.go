@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
@@ -158,6 +162,12 @@ func TestStuckHandlerFreesItsSlot(t *testing.T) {
 	st := newStore(t)
 	cfg := testConfig(st)
 	cfg.Concurrency = 1
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Metrics = m
 	release := make(chan struct{})
 	defer close(release)
 	e := start(t, cfg,
@@ -173,6 +183,14 @@ func TestStuckHandlerFreesItsSlot(t *testing.T) {
 	done := waitState(t, st, stuck.ID, task.Failed)
 	if e.Stats().Stuck.Load() != 1 || done.Attempt != 1 {
 		t.Errorf("stuck count %d, attempts %d", e.Stats().Stuck.Load(), done.Attempt)
+	}
+	want := `
+# HELP grit_stuck_attempts_total Attempts whose Go handler ignored the end of its context for the grace period: its slot was freed, its goroutine left running.
+# TYPE grit_stuck_attempts_total counter
+grit_stuck_attempts_total{kind="stuck",queue="default"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "grit_stuck_attempts_total"); err != nil {
+		t.Error(err)
 	}
 }
 

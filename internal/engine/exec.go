@@ -11,6 +11,7 @@ import (
 
 	"github.com/grit-run/grit/internal/decide"
 	"github.com/grit-run/grit/internal/proc"
+	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/task"
 )
@@ -55,7 +56,9 @@ var workerPID = workerPIDTag + "=" + strconv.Itoa(os.Getpid())
 
 // attemptEnv tells a process which attempt it is: GRIT_TASK_ID,
 // GRIT_RUN_ID, GRIT_TASK_NAME, GRIT_ATTEMPT, GRIT_LEASE_TOKEN (a fencing
-// token for its downstream writes), GRIT_WORKER_ID and GRIT_WORKER_PID.
+// token for its downstream writes), GRIT_WORKER_ID and GRIT_WORKER_PID;
+// and, when the attempt is traced, TRACEPARENT, the W3C trace context of
+// its span, which OpenTelemetry SDKs in the process continue.
 func attemptEnv(ctx context.Context, t *task.Task) []string {
 	env := []string{
 		"GRIT_TASK_ID=" + strconv.FormatInt(t.ID, 10),
@@ -66,6 +69,11 @@ func attemptEnv(ctx context.Context, t *task.Task) []string {
 	}
 	if a, ok := AttemptFrom(ctx); ok {
 		env = append(env, "GRIT_LEASE_TOKEN="+strconv.FormatInt(a.LeaseToken, 10), workerTag+"="+a.Worker)
+	}
+	// The attempt's own span, not whatever span the worker's context
+	// carried from its start: an untraced attempt passes none on.
+	if c, ok := ctx.Value(confirmKey{}).(*attemptCtx); ok && c.a != nil && c.a.span != nil {
+		env = append(env, "TRACEPARENT="+tracing.Format(c.a.span.SpanContext()))
 	}
 	return env
 }

@@ -7,7 +7,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/grit-run/grit/internal/proc"
+	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -24,6 +27,7 @@ type inflight struct {
 	// result's refusal is expected.
 	cancelled atomic.Bool
 
+	span     trace.Span  // the attempt's span, when traced; ended by end
 	watched  *watched    // set before its handler runs, then only read
 	ended    atomic.Bool // by its handler's return or by the watchdog, whichever comes first
 	doneSeen time.Time   // when the watchdog first saw its context ended; guarded by Engine.watch
@@ -103,8 +107,10 @@ func (e *Engine) end(a *inflight, o outcome) {
 	a.cancel(nil)
 	f := e.finishFor(a.t, o)
 	e.gate.Ending(e.runCtx, &a.t, &f)
+	tracing.End(a.span, &f) // as decided, the gate's say included
 	e.finishes <- pending{a: a, f: f}
 	<-e.slots
+	e.cfg.Metrics.Slots(-1, 1)
 	if e.slotBound.Load() {
 		e.Wake() // the claim loop is waiting for a slot
 	}
@@ -121,6 +127,9 @@ func (e *Engine) callHandler(ctx context.Context, a *inflight, h *Handler) (outc
 	timeout := t.Timeout
 	if timeout == 0 {
 		timeout = h.Timeout
+	}
+	if e.cfg.Tracer != nil {
+		ctx, a.span = e.cfg.Tracer.Attempt(ctx, &a.t)
 	}
 	rec := &a.rec
 	rec.tenant = a.t.Tenant
@@ -215,6 +224,7 @@ func (e *Engine) watchdog() {
 func (e *Engine) abandonStuck(a *inflight) {
 	w := a.watched
 	e.stats.Stuck.Add(1)
+	e.cfg.Metrics.Stuck(&a.t)
 	e.cfg.Logger.Error("handler ignored the end of its context; its slot is freed", "task", a.t.ID, "kind", a.t.Kind)
 	o := w.began
 	o.stuck = true

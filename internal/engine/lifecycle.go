@@ -34,6 +34,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		return err
 	}
 	e.logMissingOptional()
+	e.cfg.Metrics.Slots(0, e.cfg.Concurrency)
 	e.listen()
 	e.watchCancels(ctx)
 	e.claimWG.Go(e.claimLoop)
@@ -122,6 +123,7 @@ func (e *Engine) Stop(ctx context.Context) error {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	err := e.cfg.Store.DeactivateWorker(dctx, e.cfg.WorkerID)
+	e.cfg.Metrics.Slots(0, -e.cfg.Concurrency)
 	close(e.done)
 	return err
 }

@@ -63,6 +63,12 @@ func (g *Gate) Claim(ctx context.Context, req Request) (Claimed, error) {
 		c.admit(g.admit(ctx, req.Worker, ts))
 	}
 	g.hold(req.Worker, c.Tasks)
+	if err != nil {
+		g.cfg.Metrics.ClaimFailed()
+	}
+	if len(c.Tasks) > 0 {
+		g.cfg.Metrics.Started(c.Tasks, g.StoreNow())
+	}
 	return c, err
 }
 

@@ -36,6 +36,7 @@ import (
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/clock"
 	"github.com/grit-run/grit/internal/decide"
+	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -66,6 +67,10 @@ type Config struct {
 	// held as an outage (HeldOutage). It must not block (alert.Alerter's
 	// Send queues).
 	Alert func(alert.Event)
+	// Metrics, if set, counts what the gate sees of every claimer: the
+	// attempts ended and their outcomes, claims and their errors, the
+	// tasks rescued. It is the one place both claimers count them.
+	Metrics *metrics.Metrics
 }
 
 // Gate is the downstream protection of a set of claimers on one store.

@@ -15,7 +15,7 @@ import (
 // KindHold is the prefix of the name under which the store's groups hold
 // a kind whose tasks have no group as an outage: "kind:" and the kind.
 // Group names may not start with it.
-const KindHold = "kind:"
+const KindHold = store.KindHold
 
 // HoldOf is the name an outage of t's failure holds: its group, or its
 // kind under KindHold.

@@ -26,7 +26,8 @@ type End struct {
 // as a probe), a resource failure raises the group's pressure and halves
 // the claimer's window of the group, a success eases both. One locked
 // update a group. A result the store did not take says nothing. A task
-// the store recorded DEAD_LETTER raises an alert (Config.Alert).
+// the store recorded DEAD_LETTER raises an alert (Config.Alert). Each
+// attempt the store took is counted (Config.Metrics).
 func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
 	var byGroup map[string][]groupResult
 	local := g.cfg.Clock.Now()
@@ -66,11 +67,21 @@ func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
 	}
 	g.mu.Unlock()
 	g.alertDeadLetters(ends)
+	g.count(ends)
 	for _, name := range slices.Sorted(maps.Keys(byGroup)) {
 		freed = g.recordGroup(ctx, worker, name, byGroup[name]) || freed
 	}
 	if freed {
 		g.changed()
+	}
+}
+
+// count counts the attempts the store took (Config.Metrics).
+func (g *Gate) count(ends []End) {
+	for _, e := range ends {
+		if e.Err == nil {
+			g.cfg.Metrics.Ended(e.Task, e.Finish)
+		}
 	}
 }
 

@@ -33,9 +33,11 @@ func (g *Gate) Rescue(ctx context.Context, req store.RescueRequest, done func([]
 			ends[i] = End{Task: &ts[i], Finish: &fs[i], Err: errs[i]}
 			if errs[i] == nil {
 				g.cfg.Logger.Info("rescued a task from a silent worker", "task", t.ID, "state", fs[i].State)
+				g.cfg.Metrics.Rescued(&ts[i])
 			}
 		}
 		g.alertDeadLetters(ends)
+		g.count(ends)
 		if done != nil {
 			done(ends)
 		}

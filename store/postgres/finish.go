@@ -167,17 +167,17 @@ const finishTasksSQL = `WITH f AS (
 	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::int[],
 		$6::text[], $7::text[], $8::int[], $9::bigint[], $10::timestamptz[], $11::text[],
 		$12::text[], $13::text[], $14::text[], $15::int[], $16::text[], $17::text[],
-		$18::bigint[], $19::text[], $20::int[])
+		$18::bigint[], $19::text[], $20::int[], $21::text[])
 	AS f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay_ns,
 		ended_at, outcome, class, a_error, a_fingerprint, exit_code, signal, output,
-		delay_ns, decision, deferred)
+		delay_ns, decision, deferred, trace)
 ), moved AS (
 	UPDATE $S.tasks t SET state = f.state,
 		next_at = CASE WHEN f.state IN ('READY', 'RETRYING', 'SENSING') THEN coalesce(f.next_at, now()) END,
 		finished_at = CASE WHEN f.state IN ('READY', 'RETRYING', 'SENSING') THEN NULL ELSE now() END,
 		attempt = greatest(t.attempt - f.refund, 0), deferrals = t.deferrals + f.deferred, last_error = f.error,
 		fingerprint = f.fingerprint, streak = f.streak, prev_delay_ns = f.prev_delay_ns,
-		lease_owner = '', lease_expires = NULL, started_at = NULL
+		lease_owner = '', lease_expires = NULL, started_at = NULL, attempt_trace = f.trace
 	FROM f JOIN $S.tasks o ON o.id = f.id
 	WHERE t.id = f.id AND CASE t.state WHEN 'RUNNING' THEN t.lease_token = f.token END
 	RETURNING t.id, t.run_id, o.attempt, o.lease_owner, o.started_at
@@ -283,6 +283,7 @@ type finishArgs struct {
 	ids, tokens, prevDelays, delays          []int64
 	states, errs, fps, outcomes, classes     []string
 	aErrs, aFPs, signals, outputs, decisions []string
+	traces                                   []string
 	nextAts, endeds                          []pgtype.Timestamptz
 	refunds, streaks, deferreds              []int32
 	exits                                    []pgtype.Int4
@@ -295,8 +296,8 @@ func newFinishArgs(n int) *finishArgs {
 		classes: make([]string, 0, n), aErrs: make([]string, 0, n), aFPs: make([]string, 0, n), signals: make([]string, 0, n),
 		outputs: make([]string, 0, n), decisions: make([]string, 0, n), nextAts: make([]pgtype.Timestamptz, 0, n),
 		endeds: make([]pgtype.Timestamptz, 0, n), refunds: make([]int32, 0, n), streaks: make([]int32, 0, n),
-		deferreds: make([]int32, 0, n),
-		exits:     make([]pgtype.Int4, 0, n),
+		deferreds: make([]int32, 0, n), traces: make([]string, 0, n),
+		exits: make([]pgtype.Int4, 0, n),
 	}
 }
 
@@ -321,11 +322,11 @@ func (a *finishArgs) add(f store.Finish) {
 	a.aErrs, a.aFPs, a.exits = append(a.aErrs, at.Error), append(a.aFPs, at.Fingerprint), append(a.exits, exit)
 	a.signals, a.outputs = append(a.signals, at.Signal), append(a.outputs, at.Output)
 	a.delays, a.decisions = append(a.delays, int64(at.Delay)), append(a.decisions, at.Decision)
-	a.deferreds = append(a.deferreds, deferred)
+	a.deferreds, a.traces = append(a.deferreds, deferred), append(a.traces, f.Trace)
 }
 
 func (a *finishArgs) list() []any {
 	return []any{a.ids, a.tokens, a.states, a.nextAts, a.refunds, a.errs, a.fps, a.streaks,
 		a.prevDelays, a.endeds, a.outcomes, a.classes, a.aErrs, a.aFPs, a.exits, a.signals,
-		a.outputs, a.delays, a.decisions, a.deferreds}
+		a.outputs, a.delays, a.decisions, a.deferreds, a.traces}
 }

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -38,6 +39,32 @@ func (s *Store) Held(ctx context.Context) (map[string]int, error) {
 	_, err = pgx.ForEachRow(rows, []any{&owner, &n}, func() error { out[owner] = n; return nil })
 	if err != nil {
 		return nil, fmt.Errorf("held tasks: %w", err)
+	}
+	return out, nil
+}
+
+// OldestDue returns, for each of queues with a READY or RETRYING task due
+// now, the NextAt of the one due the longest: a walk of tasks_due from
+// its start a queue, stopping at the queue's first task.
+func (s *Store) OldestDue(ctx context.Context, queues []string) (map[string]time.Time, error) {
+	rows, err := s.pool.Query(ctx, s.sql(`SELECT q.queue, (SELECT t.next_at FROM $S.tasks t
+			WHERE t.state IN ('READY', 'RETRYING') AND t.queue = q.queue AND t.next_at <= now()
+			ORDER BY t.next_at LIMIT 1)
+		FROM unnest($1::text[]) AS q (queue)`), queues)
+	if err != nil {
+		return nil, fmt.Errorf("oldest due tasks: %w", err)
+	}
+	out := map[string]time.Time{}
+	var queue string
+	var at *time.Time
+	_, err = pgx.ForEachRow(rows, []any{&queue, &at}, func() error {
+		if at != nil {
+			out[queue] = *at
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("oldest due tasks: %w", err)
 	}
 	return out, nil
 }

@@ -29,7 +29,7 @@ var taskColTypes = [...]uint32{
 	pgtype.Int4OID, pgtype.TextOID, pgtype.TextOID, pgtype.Int4OID, pgtype.Int8OID, pgtype.Int8OID,
 	pgtype.Int4OID, pgtype.TimestamptzOID, pgtype.Int8OID, pgtype.TextOID, pgtype.Int8OID, pgtype.TimestamptzOID,
 	pgtype.TextOID, pgtype.TextOID, pgtype.Int4OID, pgtype.TextOID, pgtype.TimestamptzOID, pgtype.TimestamptzOID,
-	pgtype.TimestamptzOID, pgtype.TextOID, pgtype.Int4OID,
+	pgtype.TimestamptzOID, pgtype.TextOID, pgtype.Int4OID, pgtype.TextOID, pgtype.TextOID,
 }
 
 // rawTaskRows reports whether rows of fds can be read by taskRow: the
@@ -82,6 +82,7 @@ func (r *taskRow) read(vs [][]byte) (task.Task, error) {
 	t.CreatedAt, t.FirstStartedAt, t.FinishedAt = r.time(vs, 23), r.time(vs, 24), r.time(vs, 25)
 	t.Tenant = r.text(vs[26])
 	t.Deferrals = r.int4(vs, 27)
+	t.Trace, t.AttemptTrace = r.trace(vs[28]), r.trace(vs[29])
 	if r.err != nil {
 		return task.Task{}, r.err
 	}
@@ -107,6 +108,14 @@ func (r *taskRow) text(v []byte) string {
 		r.strs[s] = s
 	}
 	return s
+}
+
+// trace is a trace context: distinct in every task, so never interned.
+func (r *taskRow) trace(v []byte) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return string(v)
 }
 
 // maxInterned bounds the strings a taskRow keeps: a column of distinct

@@ -96,7 +96,7 @@ WHERE id IN (SELECT value FROM json_each(?))`
 // claim selects and updates in the same IMMEDIATE transaction, so no other
 // writer, in this process or another, can take the same tasks.
 func claim(x *wtx, req store.ClaimRequest) ([]task.Task, error) {
-	ids, err := dueIDs(x, req)
+	ids, dues, err := dueIDs(x, req)
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
@@ -116,7 +116,11 @@ func claim(x *wtx, req store.ClaimRequest) ([]task.Task, error) {
 	if _, err := x.exec(openAttemptsSQL, now, list); err != nil {
 		return nil, fmt.Errorf("open attempts: %w", err)
 	}
-	return inOrder(ts, ids), nil
+	ts = inOrder(ts, ids)
+	for i := range ts {
+		ts[i].NextAt = dues[i] // when it became due: the claim cleared it on the row
+	}
+	return ts, nil
 }
 
 // takeTokens takes n lease tokens from the store's counter (migration
@@ -131,16 +135,29 @@ func takeTokens(x *wtx, n int) (last int64, err error) {
 	return last - int64(n), nil
 }
 
-func dueIDs(x *wtx, req store.ClaimRequest) ([]int64, error) {
+// dueIDs returns the tasks a claim takes, in claim order, with the time
+// each became due.
+func dueIDs(x *wtx, req store.ClaimRequest) ([]int64, []time.Time, error) {
 	where, args := dueWhere(req)
 	args = append([]any{x.now.UnixMicro()}, args...)
 	args = append(args, req.Limit)
-	rows, err := x.query(`SELECT id FROM tasks INDEXED BY tasks_claim WHERE `+where+`
+	rows, err := x.query(`SELECT id, next_at FROM tasks INDEXED BY tasks_claim WHERE `+where+`
 		ORDER BY priority DESC, next_at, id LIMIT ?`, args...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return scanIDs(rows)
+	defer rows.Close()
+	var ids []int64
+	var dues []time.Time
+	for rows.Next() {
+		var id int64
+		var due sql.NullInt64
+		if err := rows.Scan(&id, &due); err != nil {
+			return nil, nil, err
+		}
+		ids, dues = append(ids, id), append(dues, fromMicros(due))
+	}
+	return ids, dues, rows.Err()
 }
 
 func scanIDs(rows *sql.Rows) ([]int64, error) {

@@ -61,8 +61,8 @@ func enqueueIn(x *wtx, runID int64, t store.NewTask) (store.Enqueued, error) {
 
 const insertTaskSQL = `INSERT INTO tasks (run_id, name, kind, args, queue, group_name,
 	priority, state, policy, poison_after, timeout, grace, next_at,
-	idempotency_key, needs_left, created_at, tenant)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	idempotency_key, needs_left, created_at, tenant, trace)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 RETURNING ` + taskCols
 
 // insertTask inserts one task. A READY task is due at RunAt, or now; a
@@ -86,7 +86,7 @@ func insertTask(x *wtx, t store.NewTask, runID int64, state task.State, needsLef
 	}
 	got, err := scanTask(x.queryRow(insertTaskSQL, run, t.Name, t.Kind, args, queue, t.Group,
 		t.Priority, string(state), t.Policy, t.PoisonAfter, int64(t.Timeout), int64(t.Grace),
-		nextAt, nullString(t.IdempotencyKey), needsLeft, x.now.UnixMicro(), t.Tenant))
+		nextAt, nullString(t.IdempotencyKey), needsLeft, x.now.UnixMicro(), t.Tenant, t.Trace))
 	if err != nil {
 		return task.Task{}, fmt.Errorf("insert task %q: %w", t.Name, err)
 	}

@@ -5,15 +5,15 @@ import (
 )
 
 // finishTaskCols are the columns of a VALUES row of finishTasksSQL.
-const finishTaskCols = 11
+const finishTaskCols = 12
 
 func finishTasksSQL(rows int) string {
-	return `WITH f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay, finished_at, deferred)
+	return `WITH f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay, finished_at, deferred, trace)
 AS (` + valuesSQL(rows, finishTaskCols) + `)
 UPDATE tasks SET state = f.state, next_at = f.next_at,
 	attempt = max(tasks.attempt - f.refund, 0), deferrals = tasks.deferrals + f.deferred, last_error = f.error,
 	fingerprint = f.fingerprint, streak = f.streak, prev_delay = f.prev_delay,
-	finished_at = f.finished_at, lease_owner = '', lease_expires = NULL
+	finished_at = f.finished_at, lease_owner = '', lease_expires = NULL, attempt_trace = f.trace
 FROM f
 WHERE tasks.id = f.id AND tasks.state = 'RUNNING' AND tasks.lease_token = f.token
 RETURNING tasks.id, coalesce(tasks.run_id, 0)`
@@ -63,7 +63,7 @@ func finishTaskArgs(x *wtx, f store.Finish) []any {
 		deferred = 1
 	}
 	return []any{f.TaskID, f.Token, string(f.State), nextAt, refund, f.Error,
-		f.Fingerprint, f.Streak, int64(f.PrevDelay), finished, deferred}
+		f.Fingerprint, f.Streak, int64(f.PrevDelay), finished, deferred, f.Trace}
 }
 
 const closeAttemptCols = 12

@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/grit-run/grit/store"
 )
@@ -43,4 +45,27 @@ func (s *Store) Held(ctx context.Context) (map[string]int, error) {
 		out[owner] = n
 	}
 	return out, rows.Err()
+}
+
+// OldestDue returns, for each of queues with a READY or RETRYING task due
+// now, the NextAt of the one due the longest: a walk of tasks_due (by due
+// time, then queue) from its start a queue, stopping at the queue's
+// first task.
+func (s *Store) OldestDue(ctx context.Context, queues []string) (map[string]time.Time, error) {
+	now, _ := s.Now(ctx)
+	out := map[string]time.Time{}
+	for _, q := range queues {
+		var at sql.NullInt64
+		err := s.queryRow(ctx, `SELECT next_at FROM tasks INDEXED BY tasks_due
+			WHERE `+waitingStates+` AND state <> 'SENSING' AND next_at <= ? AND queue = ?
+			ORDER BY next_at LIMIT 1`, micros(now), q).Scan(&at)
+		if err == sql.ErrNoRows {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("oldest due task of queue %q: %w", q, err)
+		}
+		out[q] = fromMicros(at)
+	}
+	return out, nil
 }

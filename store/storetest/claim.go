@@ -12,6 +12,23 @@ import (
 )
 
 var claimTests = map[string]func(*testing.T, *harness){
+	"ClaimedTaskSaysWhenItBecameDue": func(t *testing.T, h *harness) {
+		due := h.now().Add(-time.Minute).Truncate(time.Millisecond)
+		h.enqueue(store.NewTask{Kind: "late", RunAt: due})
+		tk := h.take("late")
+		if !tk.NextAt.Equal(due) {
+			t.Errorf("claimed with NextAt %v, want %v, when it became due", tk.NextAt, due)
+		}
+		retry := h.now().Add(-time.Second).Truncate(time.Millisecond)
+		h.finish(store.Finish{TaskID: tk.ID, Token: tk.LeaseToken, State: task.Retrying, NextAt: retry,
+			Error: "boom", Attempt: task.Attempt{Outcome: task.OutcomeError, Error: "boom"}})
+		if tk = h.take("late"); !tk.NextAt.Equal(retry) {
+			t.Errorf("claimed again with NextAt %v, want the retry's time %v", tk.NextAt, retry)
+		}
+		if got := h.get(tk.ID); !got.NextAt.IsZero() {
+			t.Errorf("the RUNNING task reads with NextAt %v, want none", got.NextAt)
+		}
+	},
 	"OrderIsPriorityThenDueThenID": func(t *testing.T, h *harness) {
 		now := h.now()
 		at := func(d time.Duration, prio int) store.NewTask {

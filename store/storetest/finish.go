@@ -9,6 +9,24 @@ import (
 )
 
 var finishTests = map[string]func(*testing.T, *harness){
+	"TraceContextsTravelWithTheTask": func(t *testing.T, h *harness) {
+		const enqueued = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+		const first = "00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01"
+		h.enqueue(store.NewTask{Kind: "traced", Trace: enqueued})
+		tk := h.take("traced")
+		if tk.Trace != enqueued || tk.AttemptTrace != "" {
+			t.Fatalf("claimed with trace %q and attempt trace %q, want %q and none", tk.Trace, tk.AttemptTrace, enqueued)
+		}
+		h.finish(store.Finish{TaskID: tk.ID, Token: tk.LeaseToken, State: task.Retrying, NextAt: h.now().Add(-time.Second),
+			Error: "boom", Trace: first, Attempt: task.Attempt{Outcome: task.OutcomeError, Error: "boom"}})
+		tk = h.take("traced")
+		if tk.Trace != enqueued || tk.AttemptTrace != first {
+			t.Errorf("claimed again with trace %q and attempt trace %q, want %q and %q", tk.Trace, tk.AttemptTrace, enqueued, first)
+		}
+		if got := h.get(tk.ID); got.Trace != enqueued {
+			t.Errorf("read with trace %q, want %q", got.Trace, enqueued)
+		}
+	},
 	"SuccessEndsTaskAndAttempt": func(t *testing.T, h *harness) {
 		h.enqueue(job("k"))
 		c := h.endKind("k", task.Success)

@@ -43,6 +43,39 @@ var overviewTests = map[string]func(*testing.T, *harness){
 	},
 }
 
+// backlogTests check the optional store.Backlog capability.
+var backlogTests = map[string]func(*testing.T, *harness){
+	"OldestDueByQueueSkipsWhatIsNotDue": func(t *testing.T, h *harness) {
+		b, ok := h.s.(store.Backlog)
+		if !ok {
+			t.Skip("this driver has no store.Backlog (optional)")
+		}
+		past := h.now().Add(-time.Hour).Truncate(time.Millisecond)
+		h.enqueue(
+			store.NewTask{Kind: "k", RunAt: past.Add(time.Minute)},
+			store.NewTask{Kind: "k", RunAt: past}, // the oldest of default
+			store.NewTask{Kind: "k", Queue: "mail", RunAt: past.Add(2 * time.Minute)},
+			store.NewTask{Kind: "k", Queue: "later", RunAt: h.now().Add(time.Hour)}, // not due
+		)
+		// A claimed task is not waiting, however long it was due.
+		h.enqueue(store.NewTask{Kind: "k", Queue: "busy", RunAt: past})
+		h.claim(store.ClaimRequest{Worker: "w", Queues: []string{"busy"}, Limit: 1, Lease: time.Minute})
+		got, err := b.OldestDue(h.ctx, []string{"default", "mail", "later", "busy", "none"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]time.Time{"default": past, "mail": past.Add(2 * time.Minute)}
+		if len(got) != len(want) {
+			t.Fatalf("oldest due %v, want %v", got, want)
+		}
+		for q, at := range want {
+			if !got[q].Equal(at) {
+				t.Errorf("queue %s: oldest due %v, want %v", q, got[q], at)
+			}
+		}
+	},
+}
+
 // pollTests check the optional store.PollReporter capability.
 var pollTests = map[string]func(*testing.T, *harness){
 	"ReportedClaimErrorsShowOnTheWorker": func(t *testing.T, h *harness) {

@@ -71,6 +71,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Workers", workerTests},
 		{"Overview", overviewTests},
 		{"PollReport", pollTests},
+		{"Backlog", backlogTests},
 		{"Publish", publishTests},
 		{"Groups", groupTests},
 		{"Limits", limitTests},

@@ -1,0 +1,200 @@
+package metrics
+
+import (
+	"context"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// StoreConfig configures a StoreCollector. Zero fields mean the defaults.
+type StoreConfig struct {
+	Store store.Store
+	// CacheFor is how long a reading of the store answers scrapes; default
+	// 10s. Prometheus scrapes every 15s or more as a rule; a shorter cache
+	// would only multiply the queries when several scrape one process. A
+	// reading that took long is kept longer: twenty times what it took
+	// (at most a minute), so that on a large store the counts cost at most
+	// a twentieth of the database's time, as the dashboard's do.
+	CacheFor time.Duration
+	// Timeout bounds the store's reads for one scrape; default 5s. A
+	// scrape the store does not answer in time reports grit_store_up 0
+	// and the last reading's age, not a hung scrape.
+	Timeout time.Duration
+	// Budget is the groups' retry budget, for the tokens the budget holds
+	// now; default store.DefaultBudget (the workers' --retry-budget).
+	Budget store.BudgetRates
+	Logger *slog.Logger
+}
+
+// StoreCollector reports what the store holds when Prometheus scrapes:
+// tasks by queue and state, the age of each queue's oldest due task, the
+// groups' breakers, retry budgets and outage holds. It reads the store at
+// most once per CacheFor, with cheap queries (store.Overview,
+// store.Backlog, store.GroupBreakers); what the store cannot answer is
+// left out.
+type StoreCollector struct {
+	cfg StoreConfig
+
+	mu     sync.Mutex
+	at     time.Time     // when last read, successfully or not
+	took   time.Duration // how long that took
+	last   []prometheus.Metric
+	readOK time.Time
+}
+
+var (
+	descTasks = prometheus.NewDesc("grit_tasks", "Tasks in the store by queue and state (every worker reports the same: aggregate with max).",
+		[]string{"queue", "state"}, nil)
+	descOldest = prometheus.NewDesc("grit_queue_oldest_ready_age_seconds", "How long the READY or RETRYING task of the queue due the longest has waited for a worker; absent when none is due.",
+		[]string{"queue"}, nil)
+	descBreaker = prometheus.NewDesc("grit_group_breaker_state", "The group's circuit breaker: 1 for the state it is in, 0 for the others (closed, open, half-open).",
+		[]string{"group", "state"}, nil)
+	descBudget = prometheus.NewDesc("grit_group_retry_budget_tokens", "Retries the group's retry budget would let run now, fleet-wide.",
+		[]string{"group"}, nil)
+	descOutage = prometheus.NewDesc("grit_outage_held", "1 for each group (or kind without a group) held as an outage: many of its tasks failed alike and none succeeded.",
+		[]string{"group", "kind"}, nil)
+	descUp = prometheus.NewDesc("grit_store_up", "1 when the last reading of the store for these metrics succeeded, 0 when it failed or timed out.",
+		nil, nil)
+	descReadAge = prometheus.NewDesc("grit_store_reading_age_seconds", "How old the store's metrics are: the time since they were last read successfully.",
+		nil, nil)
+)
+
+var breakerStates = []breaker.State{breaker.Closed, breaker.Open, breaker.HalfOpen}
+
+// NewStoreCollector returns a collector of cfg.Store's gauges, for
+// prometheus.Registerer.Register.
+func NewStoreCollector(cfg StoreConfig) *StoreCollector {
+	if cfg.CacheFor <= 0 {
+		cfg.CacheFor = 10 * time.Second
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.Budget == (store.BudgetRates{}) {
+		cfg.Budget = store.DefaultBudget
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &StoreCollector{cfg: cfg}
+}
+
+// Describe implements prometheus.Collector.
+func (c *StoreCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descTasks, descOldest, descBreaker, descBudget, descOutage, descUp, descReadAge} {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector. Scrapes at once share one
+// reading: the lock is held while the store is read.
+func (c *StoreCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	up := 1.0
+	if c.at.IsZero() || now.Sub(c.at) >= max(c.cfg.CacheFor, min(20*c.took, time.Minute)) {
+		c.at = now
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
+		ms, err := c.read(ctx)
+		cancel()
+		c.took = time.Since(now)
+		if err != nil {
+			c.cfg.Logger.Warn("metrics: could not read the store; its gauges are left out until it answers", "err", err)
+			c.last = nil
+		} else {
+			c.last, c.readOK = ms, now
+		}
+	}
+	if c.last == nil {
+		up = 0
+	}
+	for _, m := range c.last {
+		ch <- m
+	}
+	ch <- prometheus.MustNewConstMetric(descUp, prometheus.GaugeValue, up)
+	if !c.readOK.IsZero() {
+		ch <- prometheus.MustNewConstMetric(descReadAge, prometheus.GaugeValue, now.Sub(c.readOK).Seconds())
+	}
+}
+
+// read reads the store's gauges.
+func (c *StoreCollector) read(ctx context.Context) ([]prometheus.Metric, error) {
+	st := c.cfg.Store
+	now, err := st.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []prometheus.Metric
+	if o, ok := st.(store.Overview); ok {
+		counts, err := o.QueueCounts(ctx)
+		if err != nil {
+			return nil, err
+		}
+		waiting := map[string]bool{}
+		for _, qc := range counts {
+			out = append(out, prometheus.MustNewConstMetric(descTasks, prometheus.GaugeValue, float64(qc.N), qc.Queue, string(qc.State)))
+			if qc.State == task.Ready || qc.State == task.Retrying {
+				waiting[qc.Queue] = true
+			}
+		}
+		if b, ok := st.(store.Backlog); ok && len(waiting) > 0 {
+			due, err := b.OldestDue(ctx, slices.Sorted(maps.Keys(waiting)))
+			if err != nil {
+				return nil, err
+			}
+			for q, at := range due {
+				out = append(out, prometheus.MustNewConstMetric(descOldest, prometheus.GaugeValue, max(now.Sub(at), 0).Seconds(), q))
+			}
+		}
+	}
+	if gb, ok := st.(store.GroupBreakers); ok {
+		groups, err := gb.Groups(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for name, g := range groups {
+			out = append(out, c.group(name, g, now)...)
+		}
+	}
+	return out, nil
+}
+
+// group is the gauges of one group the store keeps. A kind held as an
+// outage is kept as a group too (store.KindHold): it shows as the kind's
+// outage, not as a group of its own.
+func (c *StoreCollector) group(name string, g store.Group, now time.Time) []prometheus.Metric {
+	state := g.Circuit.State
+	if state == "" {
+		state = breaker.Closed
+	}
+	var out []prometheus.Metric
+	if kind, ok := strings.CutPrefix(name, store.KindHold); ok {
+		if g.Outage != nil && state != breaker.Closed {
+			out = append(out, prometheus.MustNewConstMetric(descOutage, prometheus.GaugeValue, 1, "", kind))
+		}
+		return out
+	}
+	for _, s := range breakerStates {
+		v := 0.0
+		if s == state {
+			v = 1
+		}
+		out = append(out, prometheus.MustNewConstMetric(descBreaker, prometheus.GaugeValue, v, name, string(s)))
+	}
+	out = append(out, prometheus.MustNewConstMetric(descBudget, prometheus.GaugeValue, g.Budget.Available(now, c.cfg.Budget), name))
+	if g.Outage != nil && state != breaker.Closed {
+		out = append(out, prometheus.MustNewConstMetric(descOutage, prometheus.GaugeValue, 1, name, g.Outage.Kind))
+	}
+	return out
+}
