@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/internal/keep"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -22,9 +23,10 @@ type StoreConfig struct {
 	// CacheFor is how long a reading of the store answers scrapes; default
 	// 10s. Prometheus scrapes every 15s or more as a rule; a shorter cache
 	// would only multiply the queries when several scrape one process. A
-	// reading that took long is kept longer: twenty times what it took
-	// (at most a minute), so that on a large store the counts cost at most
-	// a twentieth of the database's time, as the dashboard's do.
+	// reading that took long is kept longer (keep.For, the dashboard's
+	// rule too): twenty times what it took, at most a minute, so that on
+	// a large store the counts cost at most a twentieth of the database's
+	// time.
 	CacheFor time.Duration
 	// Timeout bounds the store's reads for one scrape; default 5s. A
 	// scrape the store does not answer in time reports grit_store_up 0
@@ -103,7 +105,7 @@ func (c *StoreCollector) Collect(ch chan<- prometheus.Metric) {
 	defer c.mu.Unlock()
 	now := time.Now()
 	up := 1.0
-	if c.at.IsZero() || now.Sub(c.at) >= max(c.cfg.CacheFor, min(20*c.took, time.Minute)) {
+	if c.at.IsZero() || now.Sub(c.at) >= keep.For(c.took, c.cfg.CacheFor) {
 		c.at = now
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
 		ms, err := c.read(ctx)

@@ -362,9 +362,6 @@ type Console interface {
 	// SeriesBuckets); a step that is not positive, or that would make more
 	// than MaxSeriesBuckets, is task.ErrInvalid.
 	AttemptSeries(ctx context.Context, since time.Time, step time.Duration) ([]AttemptBucket, error)
-	// OldestReady is the NextAt of the READY or RETRYING task due the
-	// longest, and false when no task is due.
-	OldestReady(ctx context.Context) (time.Time, bool, error)
 }
 
 // RunFilter selects runs.

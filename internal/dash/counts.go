@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/grit-run/grit/internal/keep"
 )
 
 // Some of what the overview shows reads many tasks: counting every task
@@ -12,16 +14,15 @@ import (
 // are as many as the hour had. A page must not wait for that, nor should
 // an open page make the store do it every second. So the dashboard keeps
 // the last answer of each, and asks again in the background once it is
-// older than twenty times what asking took (at least every 2s, at most
-// every minute): on a small store they are live, on a large one they cost
-// at most a twentieth of the database's time while someone looks, and the
-// overview shows how old its counts are. Only the first look after the
-// dashboard starts waits.
+// older than keep.For allows (twenty times what asking took, at least 2s,
+// at most a minute): on a small store they are live, on a large one they
+// cost at most a twentieth of the database's time while someone looks,
+// and the overview shows how old its counts are. Only the first look
+// after the dashboard starts waits.
 
-const (
-	minCachedAge = 2 * time.Second
-	maxCachedAge = time.Minute
-)
+// minCachedAge is the freshest the dashboard asks for: a look every 2s
+// at least, on a store that answers at once.
+const minCachedAge = 2 * time.Second
 
 // cached keeps the last value load gave.
 type cached[T any] struct {
@@ -53,7 +54,7 @@ func (c *cached[T]) get(ctx context.Context) (T, time.Time, error) {
 	if time.Since(at) > c.maxAge() && !c.loading {
 		c.loading = true
 		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), maxCachedAge)
+			ctx, cancel := context.WithTimeout(context.Background(), keep.Most)
 			defer cancel()
 			if _, _, err := c.refresh(ctx); err != nil {
 				c.log("dashboard: could not read "+c.what, "err", err)
@@ -65,9 +66,7 @@ func (c *cached[T]) get(ctx context.Context) (T, time.Time, error) {
 }
 
 // maxAge is how old the value may get before it is loaded again.
-func (c *cached[T]) maxAge() time.Duration {
-	return min(max(20*c.took, minCachedAge), maxCachedAge)
-}
+func (c *cached[T]) maxAge() time.Duration { return keep.For(c.took, minCachedAge) }
 
 func (c *cached[T]) refresh(ctx context.Context) (T, time.Time, error) {
 	start := time.Now()

@@ -30,6 +30,9 @@ type queueRow struct {
 	Queue  string
 	Counts map[task.State]int
 	Total  int
+	// Oldest is how long the queue's oldest due task has waited.
+	Oldest    time.Duration
+	HasOldest bool
 }
 
 type overviewData struct {
@@ -83,13 +86,25 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v who) erro
 		}
 		data.DeadLetters = groups[:min(len(groups), 5)]
 	}
-	if c, ok := d.cfg.Store.(store.Console); ok {
-		at, ok, err := c.OldestReady(ctx)
+	if b, ok := d.cfg.Store.(store.Backlog); ok && len(data.Queues) > 0 {
+		// How long each queue's oldest due task has waited: one short walk
+		// of the due index a queue, fresh on every look.
+		var queues []string
+		for _, q := range data.Queues {
+			queues = append(queues, q.Queue)
+		}
+		due, err := b.OldestDue(ctx, queues)
 		if err != nil {
 			return err
 		}
-		if ok {
-			data.OldestReady, data.HasOldest = max(time.Since(at), 0), true
+		for i, q := range data.Queues {
+			if at, ok := due[q.Queue]; ok {
+				wait := max(time.Since(at), 0)
+				data.Queues[i].Oldest, data.Queues[i].HasOldest = wait, true
+				if !data.HasOldest || wait > data.OldestReady {
+					data.OldestReady, data.HasOldest = wait, true
+				}
+			}
 		}
 	}
 	ws, err := d.cfg.Store.Workers(ctx)

@@ -132,15 +132,3 @@ func (s *Store) AttemptSeries(ctx context.Context, since time.Time, step time.Du
 	}
 	return bs, nil
 }
-
-// OldestReady is the NextAt of the READY or RETRYING task due the
-// longest: the first entry of tasks_due.
-func (s *Store) OldestReady(ctx context.Context) (time.Time, bool, error) {
-	var at pgtype.Timestamptz
-	err := s.pool.QueryRow(ctx, s.sql(`SELECT min(next_at) FROM $S.tasks
-		WHERE state IN ('READY', 'RETRYING') AND next_at <= now()`)).Scan(&at)
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("oldest ready task: %w", err)
-	}
-	return at.Time, at.Valid, nil
-}

@@ -59,8 +59,7 @@ func fillConsole(t testing.TB, ctx context.Context, schema string, n int) {
 // tasks_state_id, the attempt series through tasks_success (a probe per
 // kind and name, never a join by hash that would read every success) and
 // attempts_ended, a page of dead letters, newest first, by a backward walk
-// of tasks_state_id that stops at the page's size, and the oldest due task
-// from tasks_due. None scans the tasks or sorts them. Unlike the hot
+// of tasks_state_id that stops at the page's size. None scans the tasks or sorts them. Unlike the hot
 // statements' plans (plans_test.go), made once per connection while the
 // table may be empty, these are made at each call (custom plans) from the
 // statistics autovacuum keeps: they are checked once the tables are
@@ -128,9 +127,6 @@ func TestConsoleReadsUseIndexes(t *testing.T) {
 			[]string{"using tasks_success", "attempts_ended"}, []string{"Seq Scan", "Hash Join"}},
 		{"a page of dead letters", func() int { return run(page, -1, pageArgs...) }, 50,
 			[]string{"Index Scan Backward using tasks_state_id"}, []string{"Seq Scan", "Sort"}},
-		{"oldest ready", func() int {
-			return run(`SELECT min(next_at) FROM $S.tasks WHERE state IN ('READY', 'RETRYING') AND next_at <= now()`, -1)
-		}, 1, []string{"using tasks_due"}, []string{"Seq Scan"}},
 	}
 	if _, err := admin(t).Exec(ctx, `ANALYZE `+pgx.Identifier{schema, "tasks"}.Sanitize()+`, `+
 		pgx.Identifier{schema, "attempts"}.Sanitize()); err != nil {
@@ -180,7 +176,7 @@ func BenchmarkConsoleMillion(b *testing.B) {
 		{"DeadLetterGroups", func() error { _, err := s.DeadLetterGroups(ctx); return err }},
 		{"AttemptSeries/hour", func() error { _, err := s.AttemptSeries(ctx, now.Add(-time.Hour), time.Minute); return err }},
 		{"AttemptSeries/day", func() error { _, err := s.AttemptSeries(ctx, now.Add(-24*time.Hour), 15*time.Minute); return err }},
-		{"OldestReady", func() error { _, _, err := s.OldestReady(ctx); return err }},
+		{"OldestDue", func() error { _, err := s.OldestDue(ctx, []string{"default"}); return err }},
 		{"ListTasks/newest", func() error {
 			_, err := s.ListTasks(ctx, store.Filter{Newest: true, Limit: 50})
 			return err

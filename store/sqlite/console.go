@@ -161,23 +161,3 @@ func (s *Store) AttemptSeries(ctx context.Context, since time.Time, step time.Du
 	}
 	return bs, nil
 }
-
-// OldestReady is the NextAt of the READY or RETRYING task due the
-// longest: the first such entry of tasks_due.
-func (s *Store) OldestReady(ctx context.Context) (time.Time, bool, error) {
-	now, err := s.Now(ctx)
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("oldest ready task: %w", err)
-	}
-	var at sql.NullInt64
-	err = s.queryRow(ctx, `SELECT next_at FROM tasks INDEXED BY tasks_due
-		WHERE state IN ('READY', 'RETRYING', 'SENSING') AND state <> 'SENSING' AND next_at <= ?
-		ORDER BY next_at LIMIT 1`, now.UnixMicro()).Scan(&at)
-	if err == sql.ErrNoRows {
-		return time.Time{}, false, nil
-	}
-	if err != nil {
-		return time.Time{}, false, fmt.Errorf("oldest ready task: %w", err)
-	}
-	return fromMicros(at), true, nil
-}

@@ -56,7 +56,7 @@ func BenchmarkConsoleMillion(b *testing.B) {
 		{"DeadLetterGroups", func() error { _, err := s.DeadLetterGroups(ctx); return err }},
 		{"AttemptSeries/hour", func() error { _, err := s.AttemptSeries(ctx, now.Add(-time.Hour), time.Minute); return err }},
 		{"AttemptSeries/day", func() error { _, err := s.AttemptSeries(ctx, now.Add(-24*time.Hour), 15*time.Minute); return err }},
-		{"OldestReady", func() error { _, _, err := s.OldestReady(ctx); return err }},
+		{"OldestDue", func() error { _, err := s.OldestDue(ctx, []string{"default"}); return err }},
 		{"ListTasks/newest", func() error {
 			_, err := s.ListTasks(ctx, store.Filter{Newest: true, Limit: 50})
 			return err

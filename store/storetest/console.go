@@ -158,24 +158,6 @@ var consoleTests = map[string]func(*testing.T, *harness){
 			wantErr(t, err, task.ErrInvalid)
 		}
 	},
-	"OldestReadyIsTheLongestDue": func(t *testing.T, h *harness) {
-		c := console(h)
-		h.wantOldestReady(c, time.Time{})
-		now := h.now()
-		h.enqueue(store.NewTask{Kind: "future", RunAt: now.Add(time.Hour)})
-		h.wantOldestReady(c, time.Time{})
-		h.enqueue(store.NewTask{Kind: "a", RunAt: now.Add(-time.Hour)}, store.NewTask{Kind: "b", RunAt: now.Add(-2 * time.Hour)})
-		h.wantOldestReady(c, now.Add(-2*time.Hour))
-		b := h.take("b")
-		h.wantOldestReady(c, now.Add(-time.Hour))
-		// A retry due long ago is the oldest; a sensor is not waiting for
-		// a worker, however long it has been due.
-		h.finish(store.Finish{TaskID: b.ID, Token: b.LeaseToken, State: task.Retrying, NextAt: now.Add(-4 * time.Hour)})
-		h.wantOldestReady(c, now.Add(-4*time.Hour))
-		a := h.take("a")
-		h.finish(store.Finish{TaskID: a.ID, Token: a.LeaseToken, State: task.Sensing, NextAt: now.Add(-5 * time.Hour), Refund: true})
-		h.wantOldestReady(c, now.Add(-4*time.Hour))
-	},
 }
 
 // auditTests check the optional store.Auditor capability.
@@ -314,19 +296,6 @@ func wantOutcomes(t *testing.T, what string, got, want map[task.Outcome]int) {
 			t.Errorf("%s counts %v, want %v", what, got, want)
 			return
 		}
-	}
-}
-
-func (h *harness) wantOldestReady(c store.Console, want time.Time) {
-	h.t.Helper()
-	got, ok, err := c.OldestReady(h.ctx)
-	switch {
-	case err != nil:
-		h.t.Fatalf("oldest ready: %v", err)
-	case want.IsZero() && ok:
-		h.t.Errorf("oldest ready at %v, want none due", got)
-	case !want.IsZero() && (!ok || !near(got, want)):
-		h.t.Errorf("oldest ready at %v (%v), want %v", got, ok, want)
 	}
 }
 
