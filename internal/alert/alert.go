@@ -119,9 +119,9 @@ func link(ev Event, dashboard string) string {
 	case ev.Type == DeadLetter:
 		cmd, page = "grit task "+strconv.FormatInt(ev.TaskID, 10), "/tasks/"+strconv.FormatInt(ev.TaskID, 10)
 	case ev.Type == OutageHeld && ev.Kind != "":
-		cmd, page = "grit tasks --kind "+ev.Kind, "/kinds/"+url.PathEscape(ev.Kind)
+		cmd, page = "grit tasks --kind "+ev.Kind, "/tasks?kind="+url.QueryEscape(ev.Kind)
 	default:
-		cmd, page = "grit breakers", "/groups/"+url.PathEscape(ev.Group)
+		cmd, page = "grit breakers", "/groups#g-"+url.PathEscape(ev.Group)
 	}
 	if dashboard == "" {
 		return cmd

@@ -327,10 +327,10 @@ func TestLink(t *testing.T) {
 		{DeadLettered(deadTask, "", "", time.Now()), "", "grit task 42"},
 		{DeadLettered(deadTask, "", "", time.Now()), "https://dash.example/grit/", "https://dash.example/grit/tasks/42"},
 		{Opened("a b", time.Now(), time.Now()), "", "grit breakers"},
-		{Opened("a b", time.Now(), time.Now()), "https://d.example", "https://d.example/groups/a%20b"},
+		{Opened("a b", time.Now(), time.Now()), "https://d.example", "https://d.example/groups#g-a%20b"},
 		{out, "", "grit tasks --kind send mail"},
-		{out, "https://d.example", "https://d.example/kinds/send%20mail"},
-		{grp, "https://d.example", "https://d.example/groups/smtp"},
+		{out, "https://d.example", "https://d.example/tasks?kind=send+mail"},
+		{grp, "https://d.example", "https://d.example/groups#g-smtp"},
 	} {
 		if got := link(c.ev, c.dashboard); got != c.want {
 			t.Errorf("%s with %q: link %q, want %q", c.ev.Summary, c.dashboard, got, c.want)

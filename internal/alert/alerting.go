@@ -24,9 +24,10 @@ type Alerting struct {
 	// other 4xx is not retried. The alerts wait in a queue of their own,
 	// as for OnAlert.
 	AlertWebhook string
-	// DashboardURL, if set, is the base URL of a dashboard: an alert's
-	// Link is a page under it (/tasks/ID, /groups/NAME, /kinds/NAME)
-	// rather than a grit command.
+	// DashboardURL, if set, is the base URL of grit's dashboard (grit
+	// server --http, grit dashboard): an alert's Link is its page (the
+	// task's /tasks/ID, the group's row of /groups, the kind's tasks at
+	// /tasks?kind=NAME) rather than a grit command.
 	DashboardURL string
 }
 

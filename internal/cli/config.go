@@ -102,6 +102,9 @@ type outageTasks int
 var knobAlertWebhook = knob{"alert-webhook", "GRIT_ALERT_WEBHOOK", "", "an http or https URL to POST an alert to, as JSON, when a task is dead-lettered, a group's breaker opens or an outage is held (see docs/alerts.md)",
 	func(s *settings) any { return &s.alerting.AlertWebhook }}
 
+var knobDashboardURL = knob{"dashboard-url", "GRIT_DASHBOARD_URL", "", "the dashboard's base URL, such as https://grit.example.com: alerts link to its pages instead of naming a grit command",
+	func(s *settings) any { return &s.alerting.DashboardURL }}
+
 // knobMetrics is the address grit worker serves its Prometheus metrics
 // on.
 var knobMetrics = knob{"metrics", "GRIT_METRICS", "", "an address (HOST:PORT, or :PORT for every interface) to serve Prometheus metrics on, at /metrics (see docs/observability.md); default none",
@@ -109,7 +112,7 @@ var knobMetrics = knob{"metrics", "GRIT_METRICS", "", "an address (HOST:PORT, or
 
 var (
 	protectionKnobs = []knob{knobPressBase, knobPressMax, knobBudget, knobBudgetWait, knobBreaker, knobOutageTasks, knobOutageWindow}
-	alertKnobs      = []knob{knobAlertWebhook}
+	alertKnobs      = []knob{knobAlertWebhook, knobDashboardURL}
 	// workerKnobs are grit worker's and grit run's knobs.
 	workerKnobs = append(append([]knob{knobWorkerID, knobConcurrency, knobLease, knobHeartbeat, knobDrain}, protectionKnobs...), alertKnobs...)
 	// benchKnobs are grit bench's, which it passes on to its worker

@@ -340,6 +340,8 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 			got: func(b built) any { return b.alerting.AlertWebhook }, want: "https://alerts.example/grit?token=t"},
 		"metrics": {value: "127.0.0.1:9464", configures: "the address grit worker serves /metrics on (settings.metrics, given to net.Listen)",
 			got: func(b built) any { return b.s.metrics }, want: "127.0.0.1:9464"},
+		"dashboard-url": {value: "https://grit.example/", configures: "Alerting.DashboardURL (the engine's or the server's)",
+			got: func(b built) any { return b.alerting.DashboardURL }, want: "https://grit.example/"},
 		"listen": {value: "127.0.0.1:7421", configures: "the address grit server listens on (settings.listen, given to net.Listen)",
 			got: func(b built) any { return b.s.listen }, want: "127.0.0.1:7421"},
 		"tokens-file": {value: tokensFile, configures: "the server's and the dashboard's Tokens", got: tokensOf, want: tokenWant},
