@@ -24,6 +24,8 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/grit-run/grit/task"
@@ -243,6 +245,12 @@ const (
 	ActSkip   Action = "skip"   // DEAD_LETTER -> SKIPPED, dependents go on
 	ActFail   Action = "fail"   // DEAD_LETTER -> FAILED, dependents UPSTREAM_FAILED
 	ActCancel Action = "cancel" // a task not ended -> CANCELLED, dependents CANCELLED
+	// ActRetry runs a FAILED or CANCELLED task again, with all its
+	// attempts (and deferrals) anew: READY now. Only a task outside any
+	// run: a run's tasks are retried with their run (its dependents and
+	// its state would have to be undone), and refusing one is a
+	// *task.StateError that says so.
+	ActRetry Action = "retry"
 )
 
 // Durations is a required capability (see CheckCapabilities): the
@@ -421,4 +429,16 @@ type AuditEntry struct {
 // claims again), so that grit status can show it.
 type PollReporter interface {
 	ReportPoll(ctx context.Context, worker, lastError string, failures int) error
+}
+
+// RetryRefusal is the error of an action refused for err (whyNot's: the
+// task is missing, or in another state). A retry refused although the
+// task is FAILED or CANCELLED was refused because the task belongs to a
+// run: the error says so, and stays a *task.StateError.
+func RetryRefusal(a Action, err error) error {
+	var wrong *task.StateError
+	if a == ActRetry && errors.As(err, &wrong) && (wrong.State == task.Failed || wrong.State == task.Cancelled) {
+		return fmt.Errorf("it belongs to a run, whose tasks are retried with the run (grit run FILE again starts it anew): %w", err)
+	}
+	return err
 }

@@ -62,7 +62,7 @@ func (d *Dashboard) actTask(w http.ResponseWriter, r *http.Request, v who) error
 	if err != nil {
 		return errBadRequest{fmt.Sprintf("task %q: want a task id", r.PathValue("id"))}
 	}
-	a, err := parseAction(r, store.ActCancel, store.ActReplay, store.ActSkip, store.ActFail)
+	a, err := parseAction(r, store.ActCancel, store.ActReplay, store.ActSkip, store.ActFail, store.ActRetry)
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (d *Dashboard) actTask(w http.ResponseWriter, r *http.Request, v who) error
 	case errors.Is(err, task.ErrNotFound):
 		return errNotFound{fmt.Sprintf("task %d", id)}
 	case errors.As(err, &wrong):
-		return errBadRequest{fmt.Sprintf("task %d is %s: it cannot be %s", id, wrong.State, pastOf(a))}
+		return errBadRequest{fmt.Sprintf("task %d cannot be %s: %v", id, pastOf(a), err)}
 	case err != nil:
 		return err
 	}
@@ -84,7 +84,7 @@ func (d *Dashboard) actTask(w http.ResponseWriter, r *http.Request, v who) error
 // actTasks applies an action to every task the posted filter selects:
 // all of them, however many pages they take.
 func (d *Dashboard) actTasks(w http.ResponseWriter, r *http.Request, v who) error {
-	a, err := parseAction(r, store.ActCancel, store.ActReplay)
+	a, err := parseAction(r, store.ActCancel, store.ActReplay, store.ActRetry)
 	if err != nil {
 		return err
 	}
@@ -210,6 +210,8 @@ func pastOf(a store.Action) string {
 		return "failed"
 	case store.ActCancel:
 		return "cancelled"
+	case store.ActRetry:
+		return "retried"
 	}
 	return string(a)
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/internal/dash"
@@ -198,3 +199,42 @@ func csrfIn(t *testing.T, page string) string {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestBulkActionsTakeEveryMatchingTask: cancel and retry apply to every
+// task the filter selects, more than a page of them, and say so in the
+// audit log.
+func TestBulkActionsTakeEveryMatchingTask(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	var nts []store.NewTask
+	for range 1200 { // more than a page of the store's (500) and of the dashboard's (50)
+		nts = append(nts, store.NewTask{Kind: "sync", RunAt: time.Now().Add(time.Hour)})
+	}
+	nts = append(nts, store.NewTask{Kind: "other"})
+	if _, err := st.Enqueue(ctx, nts); err != nil {
+		t.Fatal(err)
+	}
+	srv := newDashboard(t, st)
+	_, page := get(t, srv.Client(), srv.URL+"/tasks?state=READY&kind=sync")
+	csrf := csrfIn(t, page)
+	bulk := func(action, filter string) (int, string) {
+		return post(t, srv.Client(), srv.URL+"/tasks/act", url.Values{"action": {action}, "filter": {filter}, "confirm": {"all"}, "csrf": {csrf}})
+	}
+	if code, body := post(t, srv.Client(), srv.URL+"/tasks/act", url.Values{"action": {"cancel"}, "filter": {"state=READY&kind=sync"}, "csrf": {csrf}}); code != http.StatusBadRequest || !strings.Contains(body, "tick the box") {
+		t.Errorf("a bulk action without its confirmation: %d", code)
+	}
+	if code, body := bulk("cancel", "state=READY&kind=sync"); code != http.StatusOK || !strings.Contains(body, "1200 tasks cancelled") {
+		t.Fatalf("bulk cancel: %d\n%s", code, body)
+	}
+	if code, body := bulk("retry", "state=CANCELLED"); code != http.StatusOK || !strings.Contains(body, "1200 tasks retried") {
+		t.Fatalf("bulk retry: %d\n%s", code, body)
+	}
+	ready, err := st.ListTasks(ctx, store.Filter{States: []task.State{task.Ready}})
+	if err != nil || len(ready) != 1201 {
+		t.Fatalf("%d READY tasks after the retry (%v), want all 1201", len(ready), err)
+	}
+	log, err := st.AuditLog(ctx, 0, 0)
+	if err != nil || len(log) != 2 || log[0].Action != "retry" || log[0].Count != 1200 || log[1].Action != "cancel" || log[1].Target != "kind=sync state=READY" {
+		t.Errorf("audit log %+v (%v), want the cancel and the retry of 1200 tasks each", log, err)
+	}
+}

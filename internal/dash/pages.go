@@ -285,6 +285,7 @@ type tasksData struct {
 	Older  string // the link to older tasks, if any
 	Cancel bool   // the filter selects tasks a cancel applies to
 	Replay bool   // the filter selects dead letters
+	Retry  bool   // the filter selects FAILED or CANCELLED tasks
 	Paged  bool
 }
 
@@ -324,6 +325,7 @@ func (d *Dashboard) tasks(w http.ResponseWriter, r *http.Request, v who) error {
 	}
 	data.Replay = len(f.States) == 1 && f.States[0] == task.DeadLetter
 	data.Cancel = len(f.States) > 0 && !slices.ContainsFunc(f.States, task.State.Terminal)
+	data.Retry = len(f.States) > 0 && !slices.ContainsFunc(f.States, func(s task.State) bool { return s != task.Failed && s != task.Cancelled })
 	d.render(w, r, v, "tasks", "Tasks", data)
 	return nil
 }
@@ -355,7 +357,7 @@ func (d *Dashboard) task(w http.ResponseWriter, r *http.Request, v who) error {
 	if err != nil {
 		return err
 	}
-	data := taskData{Task: t, Attempts: as, Timeline: attemptTimeline(as, time.Now()), Actions: actionsFor(t.State)}
+	data := taskData{Task: t, Attempts: as, Timeline: attemptTimeline(as, time.Now()), Actions: actionsFor(t)}
 	for i := len(as) - 1; i >= 0; i-- {
 		if as[i].Output != "" {
 			data.Output, data.OutputOf = tail(as[i].Output, 64<<10), as[i].Number
@@ -371,13 +373,15 @@ func (d *Dashboard) task(w http.ResponseWriter, r *http.Request, v who) error {
 	return nil
 }
 
-// actionsFor are the actions a task in state s can take.
-func actionsFor(s task.State) []string {
-	switch {
+// actionsFor are the actions an operator can take on t.
+func actionsFor(t task.Task) []string {
+	switch s := t.State; {
 	case s == task.DeadLetter:
 		return []string{string(store.ActReplay), string(store.ActSkip), string(store.ActFail)}
 	case !s.Terminal():
 		return []string{string(store.ActCancel)}
+	case (s == task.Failed || s == task.Cancelled) && t.RunID == 0:
+		return []string{string(store.ActRetry)} // a run's tasks are retried with their run
 	}
 	return nil
 }

@@ -21,6 +21,9 @@ var actSQL = map[store.Action]string{
 		WHERE id = $1 AND state = 'DEAD_LETTER' RETURNING ` + taskColsOf,
 	store.ActFail: `UPDATE $S.tasks t SET state = 'FAILED', finished_at = now()
 		WHERE id = $1 AND state = 'DEAD_LETTER' RETURNING ` + taskColsOf,
+	store.ActRetry: `UPDATE $S.tasks t SET state = 'READY', attempt = 0, streak = 0, deferrals = 0, prev_delay_ns = 0,
+			next_at = now(), finished_at = NULL
+		WHERE id = $1 AND state IN ('FAILED', 'CANCELLED') AND run_id IS NULL RETURNING ` + taskColsOf,
 	store.ActCancel: `UPDATE $S.tasks t SET state = 'CANCELLED', finished_at = now(), next_at = NULL,
 			lease_owner = '', lease_expires = NULL, started_at = NULL
 		WHERE id = $1 AND state IN ('PENDING', 'READY', 'RUNNING', 'RETRYING', 'SENSING', 'DEAD_LETTER')
@@ -34,7 +37,7 @@ var actSQL = map[store.Action]string{
 // gives a *task.StateError (task.ErrWrongState) with its state.
 func (s *Store) Act(ctx context.Context, id int64, a store.Action) (task.Task, error) {
 	if _, ok := actSQL[a]; !ok {
-		return task.Task{}, fmt.Errorf("act %q on task %d: unknown action (want replay, skip, fail or cancel): %w", a, id, task.ErrInvalid)
+		return task.Task{}, fmt.Errorf("act %q on task %d: unknown action (want replay, skip, fail, cancel or retry): %w", a, id, task.ErrInvalid)
 	}
 	var out task.Task
 	err := s.tx(ctx, func(tx pgx.Tx) error {
@@ -63,14 +66,14 @@ func (s *Store) act(ctx context.Context, tx pgx.Tx, id int64, a store.Action) (t
 	}
 	t, err := scanTask(tx.QueryRow(ctx, s.sql(actSQL[a]), id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return task.Task{}, s.whyNot(ctx, tx, id)
+		return task.Task{}, store.RetryRefusal(a, s.whyNot(ctx, tx, id))
 	}
 	if err != nil {
 		return task.Task{}, err
 	}
 	wake := false
 	switch a {
-	case store.ActReplay:
+	case store.ActReplay, store.ActRetry:
 		return t, s.notify(ctx, tx)
 	case store.ActSkip:
 		wake, err = s.satisfy(ctx, tx, []int64{id})

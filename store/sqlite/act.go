@@ -19,6 +19,9 @@ var actSQL = map[store.Action]string{
 		WHERE id = ?2 AND state = 'DEAD_LETTER' RETURNING ` + taskCols,
 	store.ActFail: `UPDATE tasks SET state = 'FAILED', finished_at = ?1
 		WHERE id = ?2 AND state = 'DEAD_LETTER' RETURNING ` + taskCols,
+	store.ActRetry: `UPDATE tasks SET state = 'READY', attempt = 0, streak = 0, deferrals = 0, prev_delay = 0,
+			next_at = ?1, finished_at = NULL
+		WHERE id = ?2 AND state IN ('FAILED', 'CANCELLED') AND run_id IS NULL RETURNING ` + taskCols,
 	store.ActCancel: `UPDATE tasks SET state = 'CANCELLED', finished_at = ?1, next_at = NULL,
 			lease_owner = '', lease_expires = NULL
 		WHERE id = ?2 AND state IN ('PENDING', 'READY', 'RUNNING', 'RETRYING', 'SENSING', 'DEAD_LETTER')
@@ -32,7 +35,7 @@ var actSQL = map[store.Action]string{
 // state.
 func (s *Store) Act(ctx context.Context, id int64, a store.Action) (task.Task, error) {
 	if _, ok := actSQL[a]; !ok {
-		return task.Task{}, fmt.Errorf("act %q on task %d: unknown action (want replay, skip, fail or cancel): %w", a, id, task.ErrInvalid)
+		return task.Task{}, fmt.Errorf("act %q on task %d: unknown action (want replay, skip, fail, cancel or retry): %w", a, id, task.ErrInvalid)
 	}
 	var out task.Task
 	var stopped bool
@@ -61,13 +64,13 @@ func (s *Store) WatchCancels(ctx context.Context) (<-chan int64, error) {
 func act(x *wtx, id int64, a store.Action) (t task.Task, stopped bool, err error) {
 	t, err = scanTask(x.queryRow(actSQL[a], x.now.UnixMicro(), id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return task.Task{}, false, whyNot(x, id)
+		return task.Task{}, false, store.RetryRefusal(a, whyNot(x, id))
 	}
 	if err != nil {
 		return task.Task{}, false, err
 	}
 	switch a {
-	case store.ActReplay:
+	case store.ActReplay, store.ActRetry:
 		return t, false, nil
 	case store.ActSkip:
 		err = satisfy(x, []int64{id})

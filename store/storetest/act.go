@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/grit-run/grit/store"
@@ -28,6 +30,43 @@ var actTests = map[string]func(*testing.T, *harness){
 		if again := h.take("k"); again.ID != c.ID || again.Attempt != 2 {
 			t.Errorf("claimed %+v, want task %d at attempt 2", again, c.ID)
 		}
+	},
+	"RetryRunsAFailedTaskAnew": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		c := h.take("k")
+		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Retrying, NextAt: h.now(), Refund: true, Deferred: true, Error: "full"})
+		c = h.take("k")
+		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Failed, Error: "boom", Fingerprint: "fp", Streak: 1})
+		got := h.act(c.ID, store.ActRetry)
+		if got.State != task.Ready || got.Attempt != 0 || got.Deferrals != 0 || got.Streak != 0 || !got.FinishedAt.IsZero() {
+			t.Errorf("retried %+v, want READY with its attempts and deferrals anew", got)
+		}
+		if again := h.take("k"); again.ID != c.ID || again.Attempt != 1 {
+			t.Errorf("claimed %+v, want task %d at attempt 1", again, c.ID)
+		}
+		if n := len(h.attempts(c.ID)); n != 3 {
+			t.Errorf("%d attempts, want the two before the retry kept and the one running", n)
+		}
+		// A cancelled task too; a task that has not ended, or a run's
+		// task, is refused with its state.
+		x := h.enqueue(job("x"))[0]
+		h.act(x.ID, store.ActCancel)
+		if got := h.act(x.ID, store.ActRetry); got.State != task.Ready {
+			t.Errorf("a cancelled task retried is %s", got.State)
+		}
+		_, err := h.s.Act(h.ctx, x.ID, store.ActRetry)
+		var wrong *task.StateError
+		if !errors.As(err, &wrong) || wrong.State != task.Ready {
+			t.Errorf("retry of a READY task: %v, want a state error saying READY", err)
+		}
+		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a")}})
+		a := h.endKind("a", task.DeadLetter)
+		h.act(a.ID, store.ActFail)
+		_, err = h.s.Act(h.ctx, a.ID, store.ActRetry)
+		if !errors.As(err, &wrong) || wrong.State != task.Failed || !strings.Contains(err.Error(), "run") {
+			t.Errorf("retry of a run's FAILED task: %v, want a state error saying it belongs to a run", err)
+		}
+		h.wantRunState(r.ID, task.Failed)
 	},
 	"SkipLetsDependentsGoOn": func(t *testing.T, h *harness) {
 		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a")}})
