@@ -102,6 +102,7 @@ func BenchmarkPages(b *testing.B) {
 				{"tasks-dead-letters-of-a-fingerprint", "/tasks?state=DEAD_LETTER&fingerprint=fp7"},
 				{"tasks-page-deep", "/tasks?before=" + strconv.Itoa(n/2)},
 				{"tasks-text", "/tasks?state=FAILED&q=o-4242"},
+				{"tasks-text-alone", "/tasks?q=o-4242"},
 				{"task", "/tasks/" + strconv.Itoa(n/3)},
 				{"dead-letters", "/dead-letters"},
 				{"runs", "/runs"},
