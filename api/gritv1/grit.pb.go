@@ -203,7 +203,11 @@ type Task struct {
 	Tenant         string                 `protobuf:"bytes,27,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	// deferrals counts the attempts that ended in resource pressure and
 	// were deferred; they are not counted in attempt.
-	Deferrals     int64 `protobuf:"varint,28,opt,name=deferrals,proto3" json:"deferrals,omitempty"`
+	Deferrals int64 `protobuf:"varint,28,opt,name=deferrals,proto3" json:"deferrals,omitempty"`
+	// traceparent, in a claim's answer when the server traces (OTEL_*), is
+	// the W3C traceparent of this attempt's span: a worker makes its own
+	// spans children of it, as a process task does with TRACEPARENT.
+	Traceparent   string `protobuf:"bytes,29,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -432,6 +436,13 @@ func (x *Task) GetDeferrals() int64 {
 		return x.Deferrals
 	}
 	return 0
+}
+
+func (x *Task) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
 }
 
 // Attempt is one execution of a task.
@@ -2502,7 +2513,7 @@ var File_grit_v1_grit_proto protoreflect.FileDescriptor
 
 const file_grit_v1_grit_proto_rawDesc = "" +
 	"\n" +
-	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xea\a\n" +
+	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8c\b\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\x03R\x05runId\x12\x12\n" +
@@ -2538,7 +2549,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\vfinished_at\x18\x1a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
 	"finishedAt\x12\x16\n" +
 	"\x06tenant\x18\x1b \x01(\tR\x06tenant\x12\x1c\n" +
-	"\tdeferrals\x18\x1c \x01(\x03R\tdeferrals\"\xfa\x03\n" +
+	"\tdeferrals\x18\x1c \x01(\x03R\tdeferrals\x12 \n" +
+	"\vtraceparent\x18\x1d \x01(\tR\vtraceparent\"\xfa\x03\n" +
 	"\aAttempt\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\x03R\x06number\x12\x16\n" +

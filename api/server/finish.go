@@ -228,6 +228,7 @@ func leaseLost(t task.Task, token int64, as []task.Attempt, i int) error {
 // attempt as recorded (f's, or the one found when f was recorded before).
 func (s *Server) finish(ctx context.Context, t task.Task, f store.Finish) (task.Task, task.Attempt, error) {
 	s.gate.Ending(ctx, &t, &f)
+	s.spans.end(&f)
 	errs, err := s.cfg.Store.Finish(ctx, []store.Finish{f})
 	if err != nil {
 		return t, f.Attempt, err
@@ -276,6 +277,7 @@ func (s *Server) release(ctx context.Context, worker string, ts []task.Task) ([]
 		f := gate.BaseFinish(t)
 		f.State, f.NextAt, f.Refund = task.Ready, now, true
 		f.Attempt.Outcome, f.Attempt.Error = task.OutcomeReleased, "released: worker "+worker+" gave the task back"
+		s.spans.end(&f)
 		fs[i] = f
 	}
 	errs, err := s.cfg.Store.Finish(ctx, fs)

@@ -44,6 +44,7 @@ type Server struct {
 	// alerts carries the gate's alerts (Config.Alerting).
 	alerts *alert.Alerter
 	tracer *tracing.Tracer // nil: no spans
+	spans  *attemptSpans   // the remote attempts' spans
 }
 
 // New returns a server for cfg; it reads the TLS certificate, if any.
@@ -55,6 +56,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:      cfg,
 		tracer:   tracing.New(cfg.TracerProvider),
+		spans:    newAttemptSpans(tracing.New(cfg.TracerProvider)),
 		lim:      limits{maxPayload: cfg.MaxPayload, maxBatch: cfg.MaxBatch},
 		tokens:   NewTokenSet(cfg.Tokens),
 		health:   health.NewServer(),

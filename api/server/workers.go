@@ -30,7 +30,13 @@ func (x *workers) Claim(ctx context.Context, r *pb.ClaimRequest) (*pb.ClaimRespo
 	if err != nil {
 		return nil, statusOf("claim", err)
 	}
-	return &pb.ClaimResponse{Tasks: toTasks(ts, true), Lease: durationpb.New(req.Lease)}, nil
+	out := toTasks(ts, true)
+	if parents := x.s.spans.start(ts, req.Lease); parents != nil {
+		for _, t := range out {
+			t.Traceparent = parents[t.GetId()]
+		}
+	}
+	return &pb.ClaimResponse{Tasks: out, Lease: durationpb.New(req.Lease)}, nil
 }
 
 // maxSeen bounds the workers a server remembers having registered; past
