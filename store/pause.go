@@ -1,0 +1,44 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// ScopeKind names a kind of task, for a pause.
+const ScopeKind Scope = "kind"
+
+// Pause stops the claims of a queue's, a kind's or a tenant's tasks
+// across the fleet until it is resumed: the tasks wait where they are,
+// using no attempt; attempts already running go on.
+type Pause struct {
+	Scope Scope     `json:"scope"` // ScopeQueue, ScopeKind or ScopeTenant
+	Name  string    `json:"name"`
+	Since time.Time `json:"since"` // the store's time of the pause
+	Who   string    `json:"who"`   // who paused it, as the audit log names operators
+}
+
+// Pauser is an optional capability: the pauses, kept in the store so that
+// every worker of a fleet sees them (the gate reads them with the
+// groups, at every heartbeat).
+type Pauser interface {
+	// Pause pauses p.Scope p.Name; pausing what is paused already keeps
+	// the first pause (its Since and Who) and is not an error. It returns
+	// the pause as the store keeps it.
+	Pause(ctx context.Context, p Pause) (Pause, error)
+	// Resume ends a pause, and reports whether there was one.
+	Resume(ctx context.Context, scope Scope, name string) (bool, error)
+	// Pauses lists the pauses, by scope, then name.
+	Pauses(ctx context.Context) ([]Pause, error)
+}
+
+// ValidatePause checks a pause's scope and name.
+func ValidatePause(scope Scope, name string) error {
+	switch {
+	case scope != ScopeQueue && scope != ScopeKind && scope != ScopeTenant:
+		return invalid("pause scope %q: want queue, kind or tenant", scope)
+	case name == "" || len(name) > 200:
+		return invalid("pause of %s %q: want a name of 1 to 200 characters", scope, name)
+	}
+	return nil
+}
