@@ -98,7 +98,8 @@ func (s *Server) claim(ctx context.Context, req store.ClaimRequest, wait time.Du
 		}
 		// NextDue outside what the gate holds back: a held-back group's due
 		// tasks must not wake the wait at once, again and again.
-		if !s.sleep(ctx, s.gate.Skips(gate.Request{ClaimRequest: req}), min(left, s.cfg.Poll), woken) {
+		skips, open := s.gate.Skips(gate.Request{ClaimRequest: req})
+		if !s.sleep(ctx, skips, open, min(left, s.cfg.Poll), woken) {
 			return nil, nil
 		}
 	}
@@ -132,13 +133,17 @@ func (s *Server) claimGated(ctx context.Context, req store.ClaimRequest) ([]task
 
 // sleep waits up to d, less if a task is due sooner, or until woken; it
 // reports false when the call or the server ended.
-func (s *Server) sleep(ctx context.Context, req store.ClaimRequest, d time.Duration, woken <-chan struct{}) bool {
+// open is false when everything req asks for is paused: nothing is due
+// for it.
+func (s *Server) sleep(ctx context.Context, req store.ClaimRequest, open bool, d time.Duration, woken <-chan struct{}) bool {
 	if p, ok := s.gate.UntilProbe(); ok {
 		d = min(d, max(p, time.Millisecond))
 	}
-	if next, ok, err := s.cfg.Store.NextDue(ctx, req); err == nil && ok {
-		if now, err := s.cfg.Store.Now(ctx); err == nil {
-			d = min(d, max(next.Sub(now), time.Millisecond))
+	if open {
+		if next, ok, err := s.cfg.Store.NextDue(ctx, req); err == nil && ok {
+			if now, err := s.cfg.Store.Now(ctx); err == nil {
+				d = min(d, max(next.Sub(now), time.Millisecond))
+			}
 		}
 	}
 	t := time.NewTimer(d)

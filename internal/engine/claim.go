@@ -144,9 +144,9 @@ func (e *Engine) waitForWork(canClaim bool) {
 	if p, ok := e.gate.UntilProbe(); ok && canClaim {
 		d = min(d, max(p, minWait))
 	}
-	if canClaim {
+	if req, ok := e.gate.Skips(e.request(0)); canClaim && ok {
 		ctx, cancel := e.storeCtx(e.runCtx)
-		next, ok, err := e.cfg.Store.NextDue(ctx, e.gate.Skips(e.request(0)))
+		next, ok, err := e.cfg.Store.NextDue(ctx, req)
 		cancel()
 		if err == nil && ok {
 			d = min(d, max(e.untilStore(next), minWait))

@@ -23,7 +23,9 @@ func (g *Gate) admit(ctx context.Context, worker string, ts []task.Task) ([]task
 	}
 	now := g.StoreNow()
 	var back, ramped []Back
-	ts, back = g.refuseFailFast(ts, now)
+	ts, back = g.refusePaused(worker, ts, now)
+	ts, fast := g.refuseFailFast(ts, now)
+	back = append(back, fast...)
 	ts, held := g.refuseHeld(ctx, worker, ts, now)
 	back = append(back, held...)
 	ts, ramped = g.ramp(worker, ts, now)

@@ -40,6 +40,9 @@ type Back struct {
 // claimed before it are returned with it, to run.
 func (g *Gate) Claim(ctx context.Context, req Request) (Claimed, error) {
 	var c Claimed
+	if g.allPaused(req.ClaimRequest) {
+		return c, nil
+	}
 	g.setCapacity(req)
 	left := req.Limit
 	probes := g.probe(ctx, req, left)
@@ -185,6 +188,12 @@ func (g *Gate) claimFreed(ctx context.Context, req Request, n int) ([]task.Task,
 	}) {
 		if len(out) == n {
 			break
+		}
+		g.mu.Lock()
+		paused := g.pausedLocked(f.Scope, f.Name)
+		g.mu.Unlock()
+		if paused {
+			continue
 		}
 		one := g.skips(withLimit(req, min(freed[f], n-len(out))))
 		drop := func(s string) bool { return s == f.Name }

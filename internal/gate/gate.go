@@ -84,6 +84,7 @@ type Gate struct {
 	read   time.Time // when the groups and limits were read, on this machine's clock
 	groups map[string]store.Group
 	max    map[store.Scope]map[string]int
+	paused pausedSet // the pauses (see pause.go)
 	full   map[Full]time.Time   // queues, tenants and groups at their limit, until when
 	tried  map[string]time.Time // when a probe of a group was last sought
 	probes map[int64]int64      // the tasks claimed as their group's probe, with their lease token
@@ -187,6 +188,14 @@ func (g *Gate) Refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read the limits: %w", err)
 	}
+	var paused pausedSet
+	if p, ok := g.cfg.Store.(store.Pauser); ok {
+		ps, err := p.Pauses(ctx)
+		if err != nil {
+			return fmt.Errorf("read the pauses: %w", err)
+		}
+		paused = pausesOf(ps)
+	}
 	max := map[store.Scope]map[string]int{}
 	for _, l := range ls {
 		if max[l.Scope] == nil {
@@ -197,7 +206,7 @@ func (g *Gate) Refresh(ctx context.Context) error {
 	now := g.StoreNow()
 	g.mu.Lock()
 	before := g.heldBackLocked(now)
-	g.read, g.groups, g.max = g.cfg.Clock.Now(), groups, max
+	g.read, g.groups, g.max, g.paused = g.cfg.Clock.Now(), groups, max, paused
 	g.countKindHoldsLocked("")
 	after := g.heldBackLocked(now)
 	g.mu.Unlock()

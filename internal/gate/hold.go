@@ -26,9 +26,14 @@ type Request struct {
 // fast), held back by resource pressure, at their limit, or whose share
 // of the claimer's slots is taken (the ramp after closing, the window
 // under pressure); and the queues and tenants at their limit.
-func (g *Gate) Skips(req Request) store.ClaimRequest {
+// ok is false when everything req asks for is paused: there is nothing
+// to claim, nor to wait for.
+func (g *Gate) Skips(req Request) (_ store.ClaimRequest, ok bool) {
 	g.setCapacity(req)
-	return g.skips(req.ClaimRequest)
+	if g.allPaused(req.ClaimRequest) {
+		return req.ClaimRequest, false
+	}
+	return g.skips(req.ClaimRequest), true
 }
 
 // setCapacity records the claimer's capacity as req says it.
@@ -100,6 +105,7 @@ func (g *Gate) skipsLocked(l *ledger, req store.ClaimRequest, now, local time.Ti
 			req.SkipGroups = append(req.SkipGroups, name)
 		}
 	}
+	req = g.skipPausedLocked(req)
 	for _, s := range [][]string{req.SkipGroups, req.SkipQueues, req.SkipTenants} {
 		slices.Sort(s)
 	}
