@@ -84,7 +84,7 @@ type Gate struct {
 	read   time.Time // when the groups and limits were read, on this machine's clock
 	groups map[string]store.Group
 	max    map[store.Scope]map[string]int
-	paused pausedSet // the pauses (see pause.go)
+	paused pausedSet            // the pauses (see pause.go)
 	full   map[Full]time.Time   // queues, tenants and groups at their limit, until when
 	tried  map[string]time.Time // when a probe of a group was last sought
 	probes map[int64]int64      // the tasks claimed as their group's probe, with their lease token
