@@ -55,6 +55,8 @@ type statusReport struct {
 	Store   []string       `json:"store"`
 	Workers []workerStatus `json:"workers"`
 	Queues  []queueStatus  `json:"queues"`
+	// Pauses are the paused queues, kinds and tenants.
+	Pauses []store.Pause `json:"pauses"`
 }
 
 func (e *env) status(ctx context.Context, lease time.Duration, asJSON bool) error {
@@ -117,6 +119,14 @@ func buildStatus(ctx context.Context, st store.Store, o store.Overview, lease ti
 		r.Queues = append(r.Queues, queueStatus{Queue: q, Counts: counts})
 	}
 	sort.Slice(r.Queues, func(i, j int) bool { return r.Queues[i].Queue < r.Queues[j].Queue })
+	r.Pauses = []store.Pause{}
+	if p, ok := st.(store.Pauser); ok {
+		ps, err := p.Pauses(ctx)
+		if err != nil {
+			return r, err
+		}
+		r.Pauses = append(r.Pauses, ps...)
+	}
 	return r, nil
 }
 
@@ -151,4 +161,10 @@ func printStatus(e *env, r statusReport) {
 		fmt.Fprintf(w, "%s\t%s\n", q.Queue, strings.Join(parts, ", "))
 	}
 	w.Flush()
+	for _, p := range r.Pauses {
+		fmt.Fprintf(e.stdout, "\npaused: %s %s since %s (grit resume %s %s)", p.Scope, p.Name, p.Since.Local().Format("2006-01-02 15:04:05"), p.Scope, p.Name)
+	}
+	if len(r.Pauses) > 0 {
+		fmt.Fprintln(e.stdout)
+	}
 }

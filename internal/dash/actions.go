@@ -192,6 +192,41 @@ func (d *Dashboard) actBreaker(w http.ResponseWriter, r *http.Request, v who) er
 	return nil
 }
 
+// actPause pauses or resumes a queue, kind or tenant.
+func (d *Dashboard) actPause(w http.ResponseWriter, r *http.Request, v who) error {
+	p, ok := d.cfg.Store.(store.Pauser)
+	if !ok {
+		return errBadRequest{"the store keeps no pauses"}
+	}
+	scope, name := store.Scope(r.PostFormValue("scope")), r.PostFormValue("name")
+	if err := store.ValidatePause(scope, name); err != nil {
+		return errBadRequest{err.Error()}
+	}
+	note := fmt.Sprintf("%s %s: ", scope, name)
+	switch a := r.PostFormValue("action"); a {
+	case "pause":
+		if _, err := p.Pause(r.Context(), store.Pause{Scope: scope, Name: name, Who: v.Name}); err != nil {
+			return err
+		}
+		note += "paused: workers stop claiming its tasks within a heartbeat"
+	case "resume":
+		was, err := p.Resume(r.Context(), scope, name)
+		if err != nil {
+			return err
+		}
+		if !was {
+			back(w, r, "/", note+"was not paused")
+			return nil
+		}
+		note += "resumed"
+	default:
+		return errBadRequest{fmt.Sprintf("action %q: want pause or resume", a)}
+	}
+	d.record(r.Context(), v, r.PostFormValue("action"), string(scope)+" "+name, 0, "")
+	back(w, r, "/", note)
+	return nil
+}
+
 func stateOr(s string) string {
 	if s == "" {
 		return "closed"

@@ -178,6 +178,7 @@ func (d *Dashboard) routes() {
 	m.Handle("POST /tasks/act", d.action(d.actTasks))
 	m.Handle("POST /dead-letters/act", d.action(d.actDeadLetters))
 	m.Handle("POST /groups/breaker", d.action(d.actBreaker))
+	m.Handle("POST /pauses", d.action(d.actPause))
 	m.Handle("GET /live", d.page(d.stream))
 	if d.cfg.Metrics != nil {
 		m.Handle("GET /metrics", d.page(func(w http.ResponseWriter, r *http.Request, _ who) error {

@@ -55,6 +55,20 @@ type overviewData struct {
 	HasOldest   bool
 	// CountedAgo is how old the counts are (see counter).
 	CountedAgo time.Duration
+	// Pauses are the paused queues, kinds and tenants; CanPause says the
+	// store keeps pauses.
+	Pauses   []store.Pause
+	CanPause bool
+}
+
+// QueuePaused reports whether queue q is paused.
+func (o overviewData) QueuePaused(q string) bool {
+	for _, p := range o.Pauses {
+		if p.Scope == store.ScopeQueue && p.Name == q {
+			return true
+		}
+	}
+	return false
 }
 
 // Stale reports whether the counts are old enough to say so.
@@ -110,6 +124,13 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v who) erro
 				}
 			}
 		}
+	}
+	if p, ok := d.cfg.Store.(store.Pauser); ok {
+		ps, err := p.Pauses(ctx)
+		if err != nil {
+			return err
+		}
+		data.Pauses, data.CanPause = ps, true
 	}
 	ws, err := d.cfg.Store.Workers(ctx)
 	if err != nil {
