@@ -90,8 +90,10 @@ func (g *Gate) refusePaused(worker string, ts []task.Task, now time.Time) ([]tas
 }
 
 // pausedRecheck is how long a task of a paused kind, given back, waits
-// before a claim looks at it again.
-const pausedRecheck = 10 * time.Second
+// before a claim looks at it again: long enough that claims for any kind
+// do not take and give it back at every turn, short enough that a resume
+// reaches it within a few seconds.
+const pausedRecheck = 5 * time.Second
 
 func sortedKeys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))

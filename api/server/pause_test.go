@@ -1,0 +1,52 @@
+package server_test
+
+import (
+	"testing"
+	"time"
+
+	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/api/server"
+	"github.com/grit-run/grit/store"
+)
+
+// TestPausedKindIsNotClaimedByARemoteWorker: a remote worker that asks
+// for any kind does not get a paused kind's task (it is given back,
+// using no attempt), and one that asks for the paused kind alone waits
+// for nothing; resumed, the task is claimed.
+func TestPausedKindIsNotClaimedByARemoteWorker(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	var st store.Store = h.store
+	p, ok := st.(store.Pauser)
+	if !ok {
+		t.Fatalf("%T keeps no pauses", h.store)
+	}
+	if _, err := p.Pause(ctx(t), store.Pause{Scope: store.ScopeKind, Name: "charge"}); err != nil {
+		t.Fatal(err)
+	}
+	tk := h.enqueue(t, &pb.NewTask{Kind: "charge"})
+	for _, kinds := range [][]string{nil, {"charge"}} {
+		start := time.Now()
+		r, err := h.workers.Claim(ctx(t), &pb.ClaimRequest{WorkerId: "w", Kinds: kinds, Limit: 1, Wait: dpb(300 * time.Millisecond)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.GetTasks()) != 0 {
+			t.Fatalf("a claim for kinds %v got %v while the kind is paused", kinds, r.GetTasks())
+		}
+		if took := time.Since(start); took < 250*time.Millisecond {
+			t.Errorf("a claim for kinds %v answered in %v: it should wait out its 300ms, not spin", kinds, took)
+		}
+	}
+	if got := h.get(t, tk.GetId()); got.GetState() != "READY" || got.GetAttempt() != 0 {
+		t.Errorf("the paused task is %v, want READY at attempt 0", got)
+	}
+	if _, err := p.Resume(ctx(t), store.ScopeKind, "charge"); err != nil {
+		t.Fatal(err)
+	}
+	// The claim waits (up to 10s) for the task: the server reads the
+	// pauses again within a second, and the task given back is due again
+	// after the give-back's wait.
+	if c := h.claimOne(t, "w", "charge"); c.GetId() != tk.GetId() {
+		t.Errorf("claimed %v after the resume, want task %d", c, tk.GetId())
+	}
+}
