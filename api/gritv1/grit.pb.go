@@ -92,6 +92,59 @@ func (DeadLetterAction) EnumDescriptor() ([]byte, []int) {
 	return file_grit_v1_grit_proto_rawDescGZIP(), []int{0}
 }
 
+// PauseScope is what a pause applies to.
+type PauseScope int32
+
+const (
+	PauseScope_PAUSE_SCOPE_UNSPECIFIED PauseScope = 0
+	PauseScope_PAUSE_SCOPE_QUEUE       PauseScope = 1
+	PauseScope_PAUSE_SCOPE_KIND        PauseScope = 2
+	PauseScope_PAUSE_SCOPE_TENANT      PauseScope = 3
+)
+
+// Enum value maps for PauseScope.
+var (
+	PauseScope_name = map[int32]string{
+		0: "PAUSE_SCOPE_UNSPECIFIED",
+		1: "PAUSE_SCOPE_QUEUE",
+		2: "PAUSE_SCOPE_KIND",
+		3: "PAUSE_SCOPE_TENANT",
+	}
+	PauseScope_value = map[string]int32{
+		"PAUSE_SCOPE_UNSPECIFIED": 0,
+		"PAUSE_SCOPE_QUEUE":       1,
+		"PAUSE_SCOPE_KIND":        2,
+		"PAUSE_SCOPE_TENANT":      3,
+	}
+)
+
+func (x PauseScope) Enum() *PauseScope {
+	p := new(PauseScope)
+	*p = x
+	return p
+}
+
+func (x PauseScope) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (PauseScope) Descriptor() protoreflect.EnumDescriptor {
+	return file_grit_v1_grit_proto_enumTypes[1].Descriptor()
+}
+
+func (PauseScope) Type() protoreflect.EnumType {
+	return &file_grit_v1_grit_proto_enumTypes[1]
+}
+
+func (x PauseScope) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use PauseScope.Descriptor instead.
+func (PauseScope) EnumDescriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{1}
+}
+
 // ErrorClass is how a worker classifies a failure; it decides what
 // follows, as for a Go handler.
 type ErrorClass int32
@@ -144,11 +197,11 @@ func (x ErrorClass) String() string {
 }
 
 func (ErrorClass) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[1].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[2].Descriptor()
 }
 
 func (ErrorClass) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[1]
+	return &file_grit_v1_grit_proto_enumTypes[2]
 }
 
 func (x ErrorClass) Number() protoreflect.EnumNumber {
@@ -157,7 +210,7 @@ func (x ErrorClass) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ErrorClass.Descriptor instead.
 func (ErrorClass) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{1}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{2}
 }
 
 // Task is a task as the store keeps it. States are spelled as everywhere
@@ -1641,6 +1694,347 @@ func (x *DeadLetterResponse) GetTask() *Task {
 	return nil
 }
 
+type PauseInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Scope PauseScope             `protobuf:"varint,1,opt,name=scope,proto3,enum=grit.v1.PauseScope" json:"scope,omitempty"`
+	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Since *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
+	// who paused it, as the audit log names operators.
+	Who           string `protobuf:"bytes,4,opt,name=who,proto3" json:"who,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseInfo) Reset() {
+	*x = PauseInfo{}
+	mi := &file_grit_v1_grit_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseInfo) ProtoMessage() {}
+
+func (x *PauseInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseInfo.ProtoReflect.Descriptor instead.
+func (*PauseInfo) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *PauseInfo) GetScope() PauseScope {
+	if x != nil {
+		return x.Scope
+	}
+	return PauseScope_PAUSE_SCOPE_UNSPECIFIED
+}
+
+func (x *PauseInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *PauseInfo) GetSince() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Since
+	}
+	return nil
+}
+
+func (x *PauseInfo) GetWho() string {
+	if x != nil {
+		return x.Who
+	}
+	return ""
+}
+
+type PausesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PausesRequest) Reset() {
+	*x = PausesRequest{}
+	mi := &file_grit_v1_grit_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PausesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PausesRequest) ProtoMessage() {}
+
+func (x *PausesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PausesRequest.ProtoReflect.Descriptor instead.
+func (*PausesRequest) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{21}
+}
+
+type PausesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pauses        []*PauseInfo           `protobuf:"bytes,1,rep,name=pauses,proto3" json:"pauses,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PausesResponse) Reset() {
+	*x = PausesResponse{}
+	mi := &file_grit_v1_grit_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PausesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PausesResponse) ProtoMessage() {}
+
+func (x *PausesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PausesResponse.ProtoReflect.Descriptor instead.
+func (*PausesResponse) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *PausesResponse) GetPauses() []*PauseInfo {
+	if x != nil {
+		return x.Pauses
+	}
+	return nil
+}
+
+type PauseRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scope         PauseScope             `protobuf:"varint,1,opt,name=scope,proto3,enum=grit.v1.PauseScope" json:"scope,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseRequest) Reset() {
+	*x = PauseRequest{}
+	mi := &file_grit_v1_grit_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseRequest) ProtoMessage() {}
+
+func (x *PauseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseRequest.ProtoReflect.Descriptor instead.
+func (*PauseRequest) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *PauseRequest) GetScope() PauseScope {
+	if x != nil {
+		return x.Scope
+	}
+	return PauseScope_PAUSE_SCOPE_UNSPECIFIED
+}
+
+func (x *PauseRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type PauseResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Pause         *PauseInfo             `protobuf:"bytes,1,opt,name=pause,proto3" json:"pause,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PauseResponse) Reset() {
+	*x = PauseResponse{}
+	mi := &file_grit_v1_grit_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PauseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PauseResponse) ProtoMessage() {}
+
+func (x *PauseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PauseResponse.ProtoReflect.Descriptor instead.
+func (*PauseResponse) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *PauseResponse) GetPause() *PauseInfo {
+	if x != nil {
+		return x.Pause
+	}
+	return nil
+}
+
+type ResumeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scope         PauseScope             `protobuf:"varint,1,opt,name=scope,proto3,enum=grit.v1.PauseScope" json:"scope,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeRequest) Reset() {
+	*x = ResumeRequest{}
+	mi := &file_grit_v1_grit_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeRequest) ProtoMessage() {}
+
+func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
+func (*ResumeRequest) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ResumeRequest) GetScope() PauseScope {
+	if x != nil {
+		return x.Scope
+	}
+	return PauseScope_PAUSE_SCOPE_UNSPECIFIED
+}
+
+func (x *ResumeRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type ResumeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	WasPaused     bool                   `protobuf:"varint,1,opt,name=was_paused,json=wasPaused,proto3" json:"was_paused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResumeResponse) Reset() {
+	*x = ResumeResponse{}
+	mi := &file_grit_v1_grit_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResumeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResumeResponse) ProtoMessage() {}
+
+func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
+func (*ResumeResponse) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ResumeResponse) GetWasPaused() bool {
+	if x != nil {
+		return x.WasPaused
+	}
+	return false
+}
+
 type ClaimRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// worker_id names the worker: 1 to 200 letters, digits and _ . : / -.
@@ -1669,7 +2063,7 @@ type ClaimRequest struct {
 
 func (x *ClaimRequest) Reset() {
 	*x = ClaimRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[20]
+	mi := &file_grit_v1_grit_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1681,7 +2075,7 @@ func (x *ClaimRequest) String() string {
 func (*ClaimRequest) ProtoMessage() {}
 
 func (x *ClaimRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[20]
+	mi := &file_grit_v1_grit_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1694,7 +2088,7 @@ func (x *ClaimRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimRequest.ProtoReflect.Descriptor instead.
 func (*ClaimRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{20}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ClaimRequest) GetWorkerId() string {
@@ -1772,7 +2166,7 @@ type ClaimResponse struct {
 
 func (x *ClaimResponse) Reset() {
 	*x = ClaimResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[21]
+	mi := &file_grit_v1_grit_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1784,7 +2178,7 @@ func (x *ClaimResponse) String() string {
 func (*ClaimResponse) ProtoMessage() {}
 
 func (x *ClaimResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[21]
+	mi := &file_grit_v1_grit_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1797,7 +2191,7 @@ func (x *ClaimResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimResponse.ProtoReflect.Descriptor instead.
 func (*ClaimResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{21}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ClaimResponse) GetTasks() []*Task {
@@ -1825,7 +2219,7 @@ type Lease struct {
 
 func (x *Lease) Reset() {
 	*x = Lease{}
-	mi := &file_grit_v1_grit_proto_msgTypes[22]
+	mi := &file_grit_v1_grit_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1837,7 +2231,7 @@ func (x *Lease) String() string {
 func (*Lease) ProtoMessage() {}
 
 func (x *Lease) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[22]
+	mi := &file_grit_v1_grit_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1850,7 +2244,7 @@ func (x *Lease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lease.ProtoReflect.Descriptor instead.
 func (*Lease) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{22}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Lease) GetTaskId() int64 {
@@ -1880,7 +2274,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[23]
+	mi := &file_grit_v1_grit_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1892,7 +2286,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[23]
+	mi := &file_grit_v1_grit_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1905,7 +2299,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{23}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *HeartbeatRequest) GetWorkerId() string {
@@ -1939,7 +2333,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[24]
+	mi := &file_grit_v1_grit_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1951,7 +2345,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[24]
+	mi := &file_grit_v1_grit_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1964,7 +2358,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{24}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *HeartbeatResponse) GetLost() []*Lease {
@@ -1993,7 +2387,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[25]
+	mi := &file_grit_v1_grit_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2005,7 +2399,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[25]
+	mi := &file_grit_v1_grit_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2018,7 +2412,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{25}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CompleteRequest) GetTaskId() int64 {
@@ -2065,7 +2459,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[26]
+	mi := &file_grit_v1_grit_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2077,7 +2471,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[26]
+	mi := &file_grit_v1_grit_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2090,7 +2484,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{26}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *CompleteResponse) GetTask() *Task {
@@ -2135,7 +2529,7 @@ type FailRequest struct {
 
 func (x *FailRequest) Reset() {
 	*x = FailRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[27]
+	mi := &file_grit_v1_grit_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2147,7 +2541,7 @@ func (x *FailRequest) String() string {
 func (*FailRequest) ProtoMessage() {}
 
 func (x *FailRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[27]
+	mi := &file_grit_v1_grit_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2160,7 +2554,7 @@ func (x *FailRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailRequest.ProtoReflect.Descriptor instead.
 func (*FailRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{27}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *FailRequest) GetTaskId() int64 {
@@ -2246,7 +2640,7 @@ type FailResponse struct {
 
 func (x *FailResponse) Reset() {
 	*x = FailResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[28]
+	mi := &file_grit_v1_grit_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2258,7 +2652,7 @@ func (x *FailResponse) String() string {
 func (*FailResponse) ProtoMessage() {}
 
 func (x *FailResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[28]
+	mi := &file_grit_v1_grit_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2271,7 +2665,7 @@ func (x *FailResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailResponse.ProtoReflect.Descriptor instead.
 func (*FailResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{28}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *FailResponse) GetTask() *Task {
@@ -2302,7 +2696,7 @@ type SnoozeRequest struct {
 
 func (x *SnoozeRequest) Reset() {
 	*x = SnoozeRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[29]
+	mi := &file_grit_v1_grit_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2314,7 +2708,7 @@ func (x *SnoozeRequest) String() string {
 func (*SnoozeRequest) ProtoMessage() {}
 
 func (x *SnoozeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[29]
+	mi := &file_grit_v1_grit_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2327,7 +2721,7 @@ func (x *SnoozeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnoozeRequest.ProtoReflect.Descriptor instead.
 func (*SnoozeRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{29}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *SnoozeRequest) GetTaskId() int64 {
@@ -2367,7 +2761,7 @@ type SnoozeResponse struct {
 
 func (x *SnoozeResponse) Reset() {
 	*x = SnoozeResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[30]
+	mi := &file_grit_v1_grit_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2379,7 +2773,7 @@ func (x *SnoozeResponse) String() string {
 func (*SnoozeResponse) ProtoMessage() {}
 
 func (x *SnoozeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[30]
+	mi := &file_grit_v1_grit_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2392,7 +2786,7 @@ func (x *SnoozeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnoozeResponse.ProtoReflect.Descriptor instead.
 func (*SnoozeResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{30}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SnoozeResponse) GetTask() *Task {
@@ -2414,7 +2808,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[31]
+	mi := &file_grit_v1_grit_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2426,7 +2820,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[31]
+	mi := &file_grit_v1_grit_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2439,7 +2833,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{31}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ReleaseRequest) GetWorkerId() string {
@@ -2474,7 +2868,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[32]
+	mi := &file_grit_v1_grit_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2486,7 +2880,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[32]
+	mi := &file_grit_v1_grit_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2499,7 +2893,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{32}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ReleaseResponse) GetLost() []*Lease {
@@ -2636,7 +3030,26 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x121\n" +
 	"\x06action\x18\x02 \x01(\x0e2\x19.grit.v1.DeadLetterActionR\x06action\"7\n" +
 	"\x12DeadLetterResponse\x12!\n" +
-	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\x8f\x02\n" +
+	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\x8e\x01\n" +
+	"\tPauseInfo\x12)\n" +
+	"\x05scope\x18\x01 \x01(\x0e2\x13.grit.v1.PauseScopeR\x05scope\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x120\n" +
+	"\x05since\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x05since\x12\x10\n" +
+	"\x03who\x18\x04 \x01(\tR\x03who\"\x0f\n" +
+	"\rPausesRequest\"<\n" +
+	"\x0ePausesResponse\x12*\n" +
+	"\x06pauses\x18\x01 \x03(\v2\x12.grit.v1.PauseInfoR\x06pauses\"M\n" +
+	"\fPauseRequest\x12)\n" +
+	"\x05scope\x18\x01 \x01(\x0e2\x13.grit.v1.PauseScopeR\x05scope\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"9\n" +
+	"\rPauseResponse\x12(\n" +
+	"\x05pause\x18\x01 \x01(\v2\x12.grit.v1.PauseInfoR\x05pause\"N\n" +
+	"\rResumeRequest\x12)\n" +
+	"\x05scope\x18\x01 \x01(\x0e2\x13.grit.v1.PauseScopeR\x05scope\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"/\n" +
+	"\x0eResumeResponse\x12\x1d\n" +
+	"\n" +
+	"was_paused\x18\x01 \x01(\bR\twasPaused\"\x8f\x02\n" +
 	"\fClaimRequest\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x14\n" +
 	"\x05kinds\x18\x02 \x03(\tR\x05kinds\x12\x16\n" +
@@ -2708,7 +3121,13 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x1eDEAD_LETTER_ACTION_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19DEAD_LETTER_ACTION_REPLAY\x10\x01\x12\x1b\n" +
 	"\x17DEAD_LETTER_ACTION_SKIP\x10\x02\x12\x1b\n" +
-	"\x17DEAD_LETTER_ACTION_FAIL\x10\x03*\xaa\x01\n" +
+	"\x17DEAD_LETTER_ACTION_FAIL\x10\x03*n\n" +
+	"\n" +
+	"PauseScope\x12\x1b\n" +
+	"\x17PAUSE_SCOPE_UNSPECIFIED\x10\x00\x12\x15\n" +
+	"\x11PAUSE_SCOPE_QUEUE\x10\x01\x12\x14\n" +
+	"\x10PAUSE_SCOPE_KIND\x10\x02\x12\x16\n" +
+	"\x12PAUSE_SCOPE_TENANT\x10\x03*\xaa\x01\n" +
 	"\n" +
 	"ErrorClass\x12\x1c\n" +
 	"\x18ERROR_CLASS_UNCLASSIFIED\x10\x00\x12\x19\n" +
@@ -2716,7 +3135,7 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x15ERROR_CLASS_PERMANENT\x10\x02\x12\x18\n" +
 	"\x14ERROR_CLASS_RESOURCE\x10\x03\x12\x15\n" +
 	"\x11ERROR_CLASS_AFTER\x10\x04\x12\x17\n" +
-	"\x13ERROR_CLASS_TIMEOUT\x10\x052\xfa\x03\n" +
+	"\x13ERROR_CLASS_TIMEOUT\x10\x052\xa8\x05\n" +
 	"\x05Tasks\x12<\n" +
 	"\aEnqueue\x12\x17.grit.v1.EnqueueRequest\x1a\x18.grit.v1.EnqueueResponse\x12K\n" +
 	"\fEnqueueBatch\x12\x1c.grit.v1.EnqueueBatchRequest\x1a\x1d.grit.v1.EnqueueBatchResponse\x120\n" +
@@ -2726,7 +3145,10 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x06Cancel\x12\x16.grit.v1.CancelRequest\x1a\x17.grit.v1.CancelResponse\x12<\n" +
 	"\aPublish\x12\x17.grit.v1.PublishRequest\x1a\x18.grit.v1.PublishResponse\x12E\n" +
 	"\n" +
-	"DeadLetter\x12\x1a.grit.v1.DeadLetterRequest\x1a\x1b.grit.v1.DeadLetterResponse2\xf4\x02\n" +
+	"DeadLetter\x12\x1a.grit.v1.DeadLetterRequest\x1a\x1b.grit.v1.DeadLetterResponse\x129\n" +
+	"\x06Pauses\x12\x16.grit.v1.PausesRequest\x1a\x17.grit.v1.PausesResponse\x126\n" +
+	"\x05Pause\x12\x15.grit.v1.PauseRequest\x1a\x16.grit.v1.PauseResponse\x129\n" +
+	"\x06Resume\x12\x16.grit.v1.ResumeRequest\x1a\x17.grit.v1.ResumeResponse2\xf4\x02\n" +
 	"\aWorkers\x126\n" +
 	"\x05Claim\x12\x15.grit.v1.ClaimRequest\x1a\x16.grit.v1.ClaimResponse\x12B\n" +
 	"\tHeartbeat\x12\x19.grit.v1.HeartbeatRequest\x1a\x1a.grit.v1.HeartbeatResponse\x12?\n" +
@@ -2747,123 +3169,143 @@ func file_grit_v1_grit_proto_rawDescGZIP() []byte {
 	return file_grit_v1_grit_proto_rawDescData
 }
 
-var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_grit_v1_grit_proto_goTypes = []any{
 	(DeadLetterAction)(0),         // 0: grit.v1.DeadLetterAction
-	(ErrorClass)(0),               // 1: grit.v1.ErrorClass
-	(*Task)(nil),                  // 2: grit.v1.Task
-	(*Attempt)(nil),               // 3: grit.v1.Attempt
-	(*NewTask)(nil),               // 4: grit.v1.NewTask
-	(*EnqueueRequest)(nil),        // 5: grit.v1.EnqueueRequest
-	(*EnqueueResponse)(nil),       // 6: grit.v1.EnqueueResponse
-	(*EnqueueBatchRequest)(nil),   // 7: grit.v1.EnqueueBatchRequest
-	(*EnqueueBatchResponse)(nil),  // 8: grit.v1.EnqueueBatchResponse
-	(*GetRequest)(nil),            // 9: grit.v1.GetRequest
-	(*GetResponse)(nil),           // 10: grit.v1.GetResponse
-	(*ListRequest)(nil),           // 11: grit.v1.ListRequest
-	(*ListResponse)(nil),          // 12: grit.v1.ListResponse
-	(*AttemptsRequest)(nil),       // 13: grit.v1.AttemptsRequest
-	(*AttemptsResponse)(nil),      // 14: grit.v1.AttemptsResponse
-	(*CancelRequest)(nil),         // 15: grit.v1.CancelRequest
-	(*CancelResponse)(nil),        // 16: grit.v1.CancelResponse
-	(*Event)(nil),                 // 17: grit.v1.Event
-	(*PublishRequest)(nil),        // 18: grit.v1.PublishRequest
-	(*PublishResponse)(nil),       // 19: grit.v1.PublishResponse
-	(*DeadLetterRequest)(nil),     // 20: grit.v1.DeadLetterRequest
-	(*DeadLetterResponse)(nil),    // 21: grit.v1.DeadLetterResponse
-	(*ClaimRequest)(nil),          // 22: grit.v1.ClaimRequest
-	(*ClaimResponse)(nil),         // 23: grit.v1.ClaimResponse
-	(*Lease)(nil),                 // 24: grit.v1.Lease
-	(*HeartbeatRequest)(nil),      // 25: grit.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 26: grit.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 27: grit.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 28: grit.v1.CompleteResponse
-	(*FailRequest)(nil),           // 29: grit.v1.FailRequest
-	(*FailResponse)(nil),          // 30: grit.v1.FailResponse
-	(*SnoozeRequest)(nil),         // 31: grit.v1.SnoozeRequest
-	(*SnoozeResponse)(nil),        // 32: grit.v1.SnoozeResponse
-	(*ReleaseRequest)(nil),        // 33: grit.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 34: grit.v1.ReleaseResponse
-	(*durationpb.Duration)(nil),   // 35: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 36: google.protobuf.Timestamp
+	(PauseScope)(0),               // 1: grit.v1.PauseScope
+	(ErrorClass)(0),               // 2: grit.v1.ErrorClass
+	(*Task)(nil),                  // 3: grit.v1.Task
+	(*Attempt)(nil),               // 4: grit.v1.Attempt
+	(*NewTask)(nil),               // 5: grit.v1.NewTask
+	(*EnqueueRequest)(nil),        // 6: grit.v1.EnqueueRequest
+	(*EnqueueResponse)(nil),       // 7: grit.v1.EnqueueResponse
+	(*EnqueueBatchRequest)(nil),   // 8: grit.v1.EnqueueBatchRequest
+	(*EnqueueBatchResponse)(nil),  // 9: grit.v1.EnqueueBatchResponse
+	(*GetRequest)(nil),            // 10: grit.v1.GetRequest
+	(*GetResponse)(nil),           // 11: grit.v1.GetResponse
+	(*ListRequest)(nil),           // 12: grit.v1.ListRequest
+	(*ListResponse)(nil),          // 13: grit.v1.ListResponse
+	(*AttemptsRequest)(nil),       // 14: grit.v1.AttemptsRequest
+	(*AttemptsResponse)(nil),      // 15: grit.v1.AttemptsResponse
+	(*CancelRequest)(nil),         // 16: grit.v1.CancelRequest
+	(*CancelResponse)(nil),        // 17: grit.v1.CancelResponse
+	(*Event)(nil),                 // 18: grit.v1.Event
+	(*PublishRequest)(nil),        // 19: grit.v1.PublishRequest
+	(*PublishResponse)(nil),       // 20: grit.v1.PublishResponse
+	(*DeadLetterRequest)(nil),     // 21: grit.v1.DeadLetterRequest
+	(*DeadLetterResponse)(nil),    // 22: grit.v1.DeadLetterResponse
+	(*PauseInfo)(nil),             // 23: grit.v1.PauseInfo
+	(*PausesRequest)(nil),         // 24: grit.v1.PausesRequest
+	(*PausesResponse)(nil),        // 25: grit.v1.PausesResponse
+	(*PauseRequest)(nil),          // 26: grit.v1.PauseRequest
+	(*PauseResponse)(nil),         // 27: grit.v1.PauseResponse
+	(*ResumeRequest)(nil),         // 28: grit.v1.ResumeRequest
+	(*ResumeResponse)(nil),        // 29: grit.v1.ResumeResponse
+	(*ClaimRequest)(nil),          // 30: grit.v1.ClaimRequest
+	(*ClaimResponse)(nil),         // 31: grit.v1.ClaimResponse
+	(*Lease)(nil),                 // 32: grit.v1.Lease
+	(*HeartbeatRequest)(nil),      // 33: grit.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),     // 34: grit.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),       // 35: grit.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 36: grit.v1.CompleteResponse
+	(*FailRequest)(nil),           // 37: grit.v1.FailRequest
+	(*FailResponse)(nil),          // 38: grit.v1.FailResponse
+	(*SnoozeRequest)(nil),         // 39: grit.v1.SnoozeRequest
+	(*SnoozeResponse)(nil),        // 40: grit.v1.SnoozeResponse
+	(*ReleaseRequest)(nil),        // 41: grit.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 42: grit.v1.ReleaseResponse
+	(*durationpb.Duration)(nil),   // 43: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 44: google.protobuf.Timestamp
 }
 var file_grit_v1_grit_proto_depIdxs = []int32{
-	35, // 0: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
-	35, // 1: grit.v1.Task.grace:type_name -> google.protobuf.Duration
-	36, // 2: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
-	35, // 3: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
-	36, // 4: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
-	36, // 5: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	36, // 6: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
-	36, // 7: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	36, // 8: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	36, // 9: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
-	35, // 10: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
-	35, // 11: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
-	35, // 12: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
-	36, // 13: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
-	4,  // 14: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
-	2,  // 15: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
-	4,  // 16: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
-	2,  // 17: grit.v1.EnqueueBatchResponse.tasks:type_name -> grit.v1.Task
-	2,  // 18: grit.v1.GetResponse.task:type_name -> grit.v1.Task
-	2,  // 19: grit.v1.ListResponse.tasks:type_name -> grit.v1.Task
-	3,  // 20: grit.v1.AttemptsResponse.attempts:type_name -> grit.v1.Attempt
-	2,  // 21: grit.v1.CancelResponse.task:type_name -> grit.v1.Task
-	17, // 22: grit.v1.PublishRequest.events:type_name -> grit.v1.Event
-	2,  // 23: grit.v1.PublishResponse.deliveries:type_name -> grit.v1.Task
+	43, // 0: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
+	43, // 1: grit.v1.Task.grace:type_name -> google.protobuf.Duration
+	44, // 2: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
+	43, // 3: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
+	44, // 4: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
+	44, // 5: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	44, // 6: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
+	44, // 7: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	44, // 8: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	44, // 9: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
+	43, // 10: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
+	43, // 11: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
+	43, // 12: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
+	44, // 13: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
+	5,  // 14: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
+	3,  // 15: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
+	5,  // 16: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
+	3,  // 17: grit.v1.EnqueueBatchResponse.tasks:type_name -> grit.v1.Task
+	3,  // 18: grit.v1.GetResponse.task:type_name -> grit.v1.Task
+	3,  // 19: grit.v1.ListResponse.tasks:type_name -> grit.v1.Task
+	4,  // 20: grit.v1.AttemptsResponse.attempts:type_name -> grit.v1.Attempt
+	3,  // 21: grit.v1.CancelResponse.task:type_name -> grit.v1.Task
+	18, // 22: grit.v1.PublishRequest.events:type_name -> grit.v1.Event
+	3,  // 23: grit.v1.PublishResponse.deliveries:type_name -> grit.v1.Task
 	0,  // 24: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
-	2,  // 25: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
-	35, // 26: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
-	35, // 27: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	2,  // 28: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
-	35, // 29: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
-	24, // 30: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
-	35, // 31: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
-	24, // 32: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
-	17, // 33: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
-	2,  // 34: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
-	1,  // 35: grit.v1.FailRequest.class:type_name -> grit.v1.ErrorClass
-	35, // 36: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	2,  // 37: grit.v1.FailResponse.task:type_name -> grit.v1.Task
-	35, // 38: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
-	2,  // 39: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
-	24, // 40: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
-	24, // 41: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
-	5,  // 42: grit.v1.Tasks.Enqueue:input_type -> grit.v1.EnqueueRequest
-	7,  // 43: grit.v1.Tasks.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
-	9,  // 44: grit.v1.Tasks.Get:input_type -> grit.v1.GetRequest
-	11, // 45: grit.v1.Tasks.List:input_type -> grit.v1.ListRequest
-	13, // 46: grit.v1.Tasks.Attempts:input_type -> grit.v1.AttemptsRequest
-	15, // 47: grit.v1.Tasks.Cancel:input_type -> grit.v1.CancelRequest
-	18, // 48: grit.v1.Tasks.Publish:input_type -> grit.v1.PublishRequest
-	20, // 49: grit.v1.Tasks.DeadLetter:input_type -> grit.v1.DeadLetterRequest
-	22, // 50: grit.v1.Workers.Claim:input_type -> grit.v1.ClaimRequest
-	25, // 51: grit.v1.Workers.Heartbeat:input_type -> grit.v1.HeartbeatRequest
-	27, // 52: grit.v1.Workers.Complete:input_type -> grit.v1.CompleteRequest
-	29, // 53: grit.v1.Workers.Fail:input_type -> grit.v1.FailRequest
-	31, // 54: grit.v1.Workers.Snooze:input_type -> grit.v1.SnoozeRequest
-	33, // 55: grit.v1.Workers.Release:input_type -> grit.v1.ReleaseRequest
-	6,  // 56: grit.v1.Tasks.Enqueue:output_type -> grit.v1.EnqueueResponse
-	8,  // 57: grit.v1.Tasks.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
-	10, // 58: grit.v1.Tasks.Get:output_type -> grit.v1.GetResponse
-	12, // 59: grit.v1.Tasks.List:output_type -> grit.v1.ListResponse
-	14, // 60: grit.v1.Tasks.Attempts:output_type -> grit.v1.AttemptsResponse
-	16, // 61: grit.v1.Tasks.Cancel:output_type -> grit.v1.CancelResponse
-	19, // 62: grit.v1.Tasks.Publish:output_type -> grit.v1.PublishResponse
-	21, // 63: grit.v1.Tasks.DeadLetter:output_type -> grit.v1.DeadLetterResponse
-	23, // 64: grit.v1.Workers.Claim:output_type -> grit.v1.ClaimResponse
-	26, // 65: grit.v1.Workers.Heartbeat:output_type -> grit.v1.HeartbeatResponse
-	28, // 66: grit.v1.Workers.Complete:output_type -> grit.v1.CompleteResponse
-	30, // 67: grit.v1.Workers.Fail:output_type -> grit.v1.FailResponse
-	32, // 68: grit.v1.Workers.Snooze:output_type -> grit.v1.SnoozeResponse
-	34, // 69: grit.v1.Workers.Release:output_type -> grit.v1.ReleaseResponse
-	56, // [56:70] is the sub-list for method output_type
-	42, // [42:56] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	3,  // 25: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
+	1,  // 26: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
+	44, // 27: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
+	23, // 28: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
+	1,  // 29: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
+	23, // 30: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
+	1,  // 31: grit.v1.ResumeRequest.scope:type_name -> grit.v1.PauseScope
+	43, // 32: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
+	43, // 33: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	3,  // 34: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
+	43, // 35: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
+	32, // 36: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
+	43, // 37: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
+	32, // 38: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
+	18, // 39: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
+	3,  // 40: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
+	2,  // 41: grit.v1.FailRequest.class:type_name -> grit.v1.ErrorClass
+	43, // 42: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	3,  // 43: grit.v1.FailResponse.task:type_name -> grit.v1.Task
+	43, // 44: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
+	3,  // 45: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
+	32, // 46: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
+	32, // 47: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
+	6,  // 48: grit.v1.Tasks.Enqueue:input_type -> grit.v1.EnqueueRequest
+	8,  // 49: grit.v1.Tasks.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
+	10, // 50: grit.v1.Tasks.Get:input_type -> grit.v1.GetRequest
+	12, // 51: grit.v1.Tasks.List:input_type -> grit.v1.ListRequest
+	14, // 52: grit.v1.Tasks.Attempts:input_type -> grit.v1.AttemptsRequest
+	16, // 53: grit.v1.Tasks.Cancel:input_type -> grit.v1.CancelRequest
+	19, // 54: grit.v1.Tasks.Publish:input_type -> grit.v1.PublishRequest
+	21, // 55: grit.v1.Tasks.DeadLetter:input_type -> grit.v1.DeadLetterRequest
+	24, // 56: grit.v1.Tasks.Pauses:input_type -> grit.v1.PausesRequest
+	26, // 57: grit.v1.Tasks.Pause:input_type -> grit.v1.PauseRequest
+	28, // 58: grit.v1.Tasks.Resume:input_type -> grit.v1.ResumeRequest
+	30, // 59: grit.v1.Workers.Claim:input_type -> grit.v1.ClaimRequest
+	33, // 60: grit.v1.Workers.Heartbeat:input_type -> grit.v1.HeartbeatRequest
+	35, // 61: grit.v1.Workers.Complete:input_type -> grit.v1.CompleteRequest
+	37, // 62: grit.v1.Workers.Fail:input_type -> grit.v1.FailRequest
+	39, // 63: grit.v1.Workers.Snooze:input_type -> grit.v1.SnoozeRequest
+	41, // 64: grit.v1.Workers.Release:input_type -> grit.v1.ReleaseRequest
+	7,  // 65: grit.v1.Tasks.Enqueue:output_type -> grit.v1.EnqueueResponse
+	9,  // 66: grit.v1.Tasks.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
+	11, // 67: grit.v1.Tasks.Get:output_type -> grit.v1.GetResponse
+	13, // 68: grit.v1.Tasks.List:output_type -> grit.v1.ListResponse
+	15, // 69: grit.v1.Tasks.Attempts:output_type -> grit.v1.AttemptsResponse
+	17, // 70: grit.v1.Tasks.Cancel:output_type -> grit.v1.CancelResponse
+	20, // 71: grit.v1.Tasks.Publish:output_type -> grit.v1.PublishResponse
+	22, // 72: grit.v1.Tasks.DeadLetter:output_type -> grit.v1.DeadLetterResponse
+	25, // 73: grit.v1.Tasks.Pauses:output_type -> grit.v1.PausesResponse
+	27, // 74: grit.v1.Tasks.Pause:output_type -> grit.v1.PauseResponse
+	29, // 75: grit.v1.Tasks.Resume:output_type -> grit.v1.ResumeResponse
+	31, // 76: grit.v1.Workers.Claim:output_type -> grit.v1.ClaimResponse
+	34, // 77: grit.v1.Workers.Heartbeat:output_type -> grit.v1.HeartbeatResponse
+	36, // 78: grit.v1.Workers.Complete:output_type -> grit.v1.CompleteResponse
+	38, // 79: grit.v1.Workers.Fail:output_type -> grit.v1.FailResponse
+	40, // 80: grit.v1.Workers.Snooze:output_type -> grit.v1.SnoozeResponse
+	42, // 81: grit.v1.Workers.Release:output_type -> grit.v1.ReleaseResponse
+	65, // [65:82] is the sub-list for method output_type
+	48, // [48:65] is the sub-list for method input_type
+	48, // [48:48] is the sub-list for extension type_name
+	48, // [48:48] is the sub-list for extension extendee
+	0,  // [0:48] is the sub-list for field type_name
 }
 
 func init() { file_grit_v1_grit_proto_init() }
@@ -2872,14 +3314,14 @@ func file_grit_v1_grit_proto_init() {
 		return
 	}
 	file_grit_v1_grit_proto_msgTypes[1].OneofWrappers = []any{}
-	file_grit_v1_grit_proto_msgTypes[27].OneofWrappers = []any{}
+	file_grit_v1_grit_proto_msgTypes[34].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grit_v1_grit_proto_rawDesc), len(file_grit_v1_grit_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   33,
+			NumEnums:      3,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

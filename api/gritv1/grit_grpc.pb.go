@@ -40,6 +40,9 @@ const (
 	Tasks_Cancel_FullMethodName       = "/grit.v1.Tasks/Cancel"
 	Tasks_Publish_FullMethodName      = "/grit.v1.Tasks/Publish"
 	Tasks_DeadLetter_FullMethodName   = "/grit.v1.Tasks/DeadLetter"
+	Tasks_Pauses_FullMethodName       = "/grit.v1.Tasks/Pauses"
+	Tasks_Pause_FullMethodName        = "/grit.v1.Tasks/Pause"
+	Tasks_Resume_FullMethodName       = "/grit.v1.Tasks/Resume"
 )
 
 // TasksClient is the client API for Tasks service.
@@ -75,6 +78,14 @@ type TasksClient interface {
 	// (READY, SKIPPED, FAILED) is returned as it is: a retried action is not
 	// an error. Any other state is FAILED_PRECONDITION.
 	DeadLetter(ctx context.Context, in *DeadLetterRequest, opts ...grpc.CallOption) (*DeadLetterResponse, error)
+	// Pauses lists the paused queues, kinds and tenants.
+	Pauses(ctx context.Context, in *PausesRequest, opts ...grpc.CallOption) (*PausesResponse, error)
+	// Pause pauses a queue, a kind or a tenant: every worker of the fleet
+	// stops claiming its tasks within a heartbeat; they wait, using no
+	// attempt. Pausing what is paused keeps the first pause.
+	Pause(ctx context.Context, in *PauseRequest, opts ...grpc.CallOption) (*PauseResponse, error)
+	// Resume ends a pause; was_paused says whether there was one.
+	Resume(ctx context.Context, in *ResumeRequest, opts ...grpc.CallOption) (*ResumeResponse, error)
 }
 
 type tasksClient struct {
@@ -165,6 +176,36 @@ func (c *tasksClient) DeadLetter(ctx context.Context, in *DeadLetterRequest, opt
 	return out, nil
 }
 
+func (c *tasksClient) Pauses(ctx context.Context, in *PausesRequest, opts ...grpc.CallOption) (*PausesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PausesResponse)
+	err := c.cc.Invoke(ctx, Tasks_Pauses_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksClient) Pause(ctx context.Context, in *PauseRequest, opts ...grpc.CallOption) (*PauseResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PauseResponse)
+	err := c.cc.Invoke(ctx, Tasks_Pause_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksClient) Resume(ctx context.Context, in *ResumeRequest, opts ...grpc.CallOption) (*ResumeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ResumeResponse)
+	err := c.cc.Invoke(ctx, Tasks_Resume_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TasksServer is the server API for Tasks service.
 // All implementations must embed UnimplementedTasksServer
 // for forward compatibility.
@@ -198,6 +239,14 @@ type TasksServer interface {
 	// (READY, SKIPPED, FAILED) is returned as it is: a retried action is not
 	// an error. Any other state is FAILED_PRECONDITION.
 	DeadLetter(context.Context, *DeadLetterRequest) (*DeadLetterResponse, error)
+	// Pauses lists the paused queues, kinds and tenants.
+	Pauses(context.Context, *PausesRequest) (*PausesResponse, error)
+	// Pause pauses a queue, a kind or a tenant: every worker of the fleet
+	// stops claiming its tasks within a heartbeat; they wait, using no
+	// attempt. Pausing what is paused keeps the first pause.
+	Pause(context.Context, *PauseRequest) (*PauseResponse, error)
+	// Resume ends a pause; was_paused says whether there was one.
+	Resume(context.Context, *ResumeRequest) (*ResumeResponse, error)
 	mustEmbedUnimplementedTasksServer()
 }
 
@@ -231,6 +280,15 @@ func (UnimplementedTasksServer) Publish(context.Context, *PublishRequest) (*Publ
 }
 func (UnimplementedTasksServer) DeadLetter(context.Context, *DeadLetterRequest) (*DeadLetterResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeadLetter not implemented")
+}
+func (UnimplementedTasksServer) Pauses(context.Context, *PausesRequest) (*PausesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Pauses not implemented")
+}
+func (UnimplementedTasksServer) Pause(context.Context, *PauseRequest) (*PauseResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Pause not implemented")
+}
+func (UnimplementedTasksServer) Resume(context.Context, *ResumeRequest) (*ResumeResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Resume not implemented")
 }
 func (UnimplementedTasksServer) mustEmbedUnimplementedTasksServer() {}
 func (UnimplementedTasksServer) testEmbeddedByValue()               {}
@@ -397,6 +455,60 @@ func _Tasks_DeadLetter_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Tasks_Pauses_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PausesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServer).Pauses(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Tasks_Pauses_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServer).Pauses(ctx, req.(*PausesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Tasks_Pause_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PauseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServer).Pause(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Tasks_Pause_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServer).Pause(ctx, req.(*PauseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Tasks_Resume_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ResumeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServer).Resume(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Tasks_Resume_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServer).Resume(ctx, req.(*ResumeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Tasks_ServiceDesc is the grpc.ServiceDesc for Tasks service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -435,6 +547,18 @@ var Tasks_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeadLetter",
 			Handler:    _Tasks_DeadLetter_Handler,
+		},
+		{
+			MethodName: "Pauses",
+			Handler:    _Tasks_Pauses_Handler,
+		},
+		{
+			MethodName: "Pause",
+			Handler:    _Tasks_Pause_Handler,
+		},
+		{
+			MethodName: "Resume",
+			Handler:    _Tasks_Resume_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

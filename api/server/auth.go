@@ -96,7 +96,7 @@ func (s *Server) checkToken(method string, md metadata.MD) error {
 		return status.Errorf(codes.Unauthenticated, "%s: the bearer token is not one this server accepts: check it against the server's %s or tokens file", method, TokensEnv)
 	}
 	if role == RoleReadOnly && !readMethods[method] && !strings.HasPrefix(method, reflectionPrefix) {
-		return status.Errorf(codes.PermissionDenied, "%s: the bearer token is read-only: it may call Get, List and Attempts; give an operator's token to change anything", method)
+		return status.Errorf(codes.PermissionDenied, "%s: the bearer token is read-only: it may call Get, List, Attempts and Pauses; give an operator's token to change anything", method)
 	}
 	return nil
 }
@@ -110,6 +110,7 @@ var readMethods = map[string]bool{
 	pb.Tasks_Get_FullMethodName:      true,
 	pb.Tasks_List_FullMethodName:     true,
 	pb.Tasks_Attempts_FullMethodName: true,
+	pb.Tasks_Pauses_FullMethodName:   true,
 }
 
 // unary authorizes a call (again: the tap did before its message was

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/store"
@@ -48,5 +50,34 @@ func TestPausedKindIsNotClaimedByARemoteWorker(t *testing.T) {
 	// after the give-back's wait.
 	if c := h.claimOne(t, "w", "charge"); c.GetId() != tk.GetId() {
 		t.Errorf("claimed %v after the resume, want task %d", c, tk.GetId())
+	}
+}
+
+// TestPausesThroughTheAPI: pause, list and resume through the API; a
+// read-only token lists but cannot pause; a bad scope or name is
+// INVALID_ARGUMENT naming the field.
+func TestPausesThroughTheAPI(t *testing.T) {
+	const reader = "reader-token-0123456789"
+	h := start(t, server.Config{Tokens: []server.Token{{Value: testToken}, {Value: reader, Role: server.RoleReadOnly}}}, testToken)
+	r, err := h.tasks.Pause(ctx(t), &pb.PauseRequest{Scope: pb.PauseScope_PAUSE_SCOPE_QUEUE, Name: "mail"})
+	if err != nil || r.GetPause().GetName() != "mail" || r.GetPause().GetSince() == nil || r.GetPause().GetWho() == "" {
+		t.Fatalf("pause: %v, %v", r, err)
+	}
+	ro := pb.NewTasksClient(dial(t, h.addr, reader))
+	l, err := ro.Pauses(ctx(t), &pb.PausesRequest{})
+	if err != nil || len(l.GetPauses()) != 1 || l.GetPauses()[0].GetScope() != pb.PauseScope_PAUSE_SCOPE_QUEUE {
+		t.Fatalf("pauses with a read-only token: %v, %v", l, err)
+	}
+	_, err = ro.Pause(ctx(t), &pb.PauseRequest{Scope: pb.PauseScope_PAUSE_SCOPE_KIND, Name: "k"})
+	wantCode(t, err, codes.PermissionDenied)
+	_, err = h.tasks.Pause(ctx(t), &pb.PauseRequest{Name: "mail"})
+	wantCode(t, err, codes.InvalidArgument)
+	_, err = h.tasks.Pause(ctx(t), &pb.PauseRequest{Scope: pb.PauseScope_PAUSE_SCOPE_TENANT})
+	wantCode(t, err, codes.InvalidArgument)
+	for _, want := range []bool{true, false} {
+		res, err := h.tasks.Resume(ctx(t), &pb.ResumeRequest{Scope: pb.PauseScope_PAUSE_SCOPE_QUEUE, Name: "mail"})
+		if err != nil || res.GetWasPaused() != want {
+			t.Errorf("resume: %v, %v; want was_paused %v", res, err, want)
+		}
 	}
 }
