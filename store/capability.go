@@ -48,6 +48,8 @@ var optional = []capability{
 		"grit status cannot show why a worker's claims fail", has[PollReporter]},
 	{"store.Backlog", "the age of each queue's oldest due task",
 		"the metrics cannot show how long the oldest due task has waited", has[Backlog]},
+	{"store.Pauser", "pauses of queues, kinds and tenants, shared by the fleet",
+		"nothing can be paused: workers claim every queue's, kind's and tenant's tasks", has[Pauser]},
 }
 
 // CheckCapabilities returns an error matching ErrMissingCapability, a
@@ -71,8 +73,8 @@ func CheckCapabilities(st Store) error {
 }
 
 // MissingOptional lists, each with what is lost, the optional
-// capabilities st lacks (Waker, Advisor, Overview, PollReporter, Backlog); none
-// when it has them all.
+// capabilities st lacks (Waker, Advisor, Overview, PollReporter, Backlog,
+// Pauser); none when it has them all.
 func MissingOptional(st Store) []string {
 	var out []string
 	for _, c := range optional {

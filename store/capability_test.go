@@ -30,6 +30,7 @@ type complete struct {
 	store.Overview
 	store.PollReporter
 	store.Backlog
+	store.Pauser
 }
 
 // noBreakers has every capability but GroupBreakers.
@@ -81,10 +82,10 @@ func TestCheckCapabilitiesNamesEachMissing(t *testing.T) {
 
 func TestMissingOptional(t *testing.T) {
 	got := store.MissingOptional(capable{})
-	if len(got) != 5 {
-		t.Fatalf("capable lacks %d optional capabilities, want 5: %q", len(got), got)
+	if len(got) != 6 {
+		t.Fatalf("capable lacks %d optional capabilities, want 6: %q", len(got), got)
 	}
-	for i, name := range []string{"store.Waker (", "store.Advisor (", "store.Overview (", "store.PollReporter (", "store.Backlog ("} {
+	for i, name := range []string{"store.Waker (", "store.Advisor (", "store.Overview (", "store.PollReporter (", "store.Backlog (", "store.Pauser ("} {
 		if !strings.HasPrefix(got[i], name) || !strings.Contains(got[i], ": ") {
 			t.Errorf("entry %d is %q, want %s... with what is lost", i, got[i], name)
 		}
@@ -95,7 +96,7 @@ func TestMissingOptional(t *testing.T) {
 	if got := store.MissingOptional(complete{}); len(got) != 0 {
 		t.Errorf("complete lacks %q", got)
 	}
-	if got := store.MissingOptional(bare{}); len(got) != 5 {
-		t.Errorf("bare lacks %d optional capabilities, want 5: %q", len(got), got)
+	if got := store.MissingOptional(bare{}); len(got) != 6 {
+		t.Errorf("bare lacks %d optional capabilities, want 6: %q", len(got), got)
 	}
 }

@@ -18,8 +18,8 @@
 // Every case runs on every driver: a store that lacks a capability the
 // engine requires (store.CheckCapabilities) fails the cases of it. Only
 // the cases of an optional capability (store.Waker, store.CancelWatcher,
-// store.Overview, store.PollReporter, store.Console, store.Auditor) skip
-// on a store without it.
+// store.Overview, store.PollReporter, store.Console, store.Auditor,
+// store.Pauser) skip on a store without it.
 package storetest
 
 import (
@@ -81,6 +81,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Spreader", spreadTests},
 		{"Console", consoleTests},
 		{"Auditor", auditTests},
+		{"Pauser", pauseTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

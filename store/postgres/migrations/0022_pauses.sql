@@ -1,0 +1,10 @@
+-- Queues, kinds and tenants paused across the fleet: workers claim none
+-- of their tasks until they are resumed. A row is a pause; pausing again
+-- keeps the row, so since and who are those of the first pause.
+CREATE TABLE pauses (
+    scope text        NOT NULL CHECK (scope IN ('queue', 'kind', 'tenant')),
+    name  text        NOT NULL,
+    since timestamptz NOT NULL DEFAULT now(),
+    who   text        NOT NULL DEFAULT '',
+    PRIMARY KEY (scope, name)
+);
