@@ -23,9 +23,7 @@ func (g *Gate) admit(ctx context.Context, worker string, ts []task.Task) ([]task
 	}
 	now := g.StoreNow()
 	var back, ramped []Back
-	ts, back = g.refusePaused(worker, ts, now)
-	ts, fast := g.refuseFailFast(ts, now)
-	back = append(back, fast...)
+	ts, back = g.refuseFailFast(ts, now)
 	ts, held := g.refuseHeld(ctx, worker, ts, now)
 	back = append(back, held...)
 	ts, ramped = g.ramp(worker, ts, now)

@@ -1,21 +1,18 @@
 package gate
 
 import (
-	"fmt"
 	"slices"
-	"time"
 
 	"github.com/grit-run/grit/store"
-	"github.com/grit-run/grit/task"
 )
 
 // Pauses stop the claims of a queue's, a kind's or a tenant's tasks
 // fleet-wide: the gate reads them with the groups and limits (Refresh, at
 // every heartbeat), and every claim path builds its request through
 // skips, which leaves the paused queues and tenants out and takes the
-// paused kinds off the kinds asked for. A claim for any kind (a remote
-// worker's that names none) cannot leave a kind out in the store, so the
-// tasks of a paused kind it takes are given back, using no attempt.
+// paused kinds off the kinds asked for. (Every claimer names its kinds:
+// a Go worker its handlers', a remote worker those it asks for, which the
+// API requires.)
 
 // pausedSet is the pauses by scope and name.
 type pausedSet map[store.Scope]map[string]bool
@@ -67,33 +64,6 @@ func (g *Gate) allPaused(req store.ClaimRequest) bool {
 // pausedLocked reports whether f's queue, tenant is paused (a freed place
 // of a paused queue or tenant is not claimed again).
 func (g *Gate) pausedLocked(scope store.Scope, name string) bool { return g.paused[scope][name] }
-
-// refusePaused gives back the claimed tasks of paused kinds, using no
-// attempt: a claim for any kind took them.
-func (g *Gate) refusePaused(worker string, ts []task.Task, now time.Time) ([]task.Task, []Back) {
-	g.mu.Lock()
-	kinds := g.paused[store.ScopeKind]
-	var back []Back
-	kept := ts
-	if len(kinds) > 0 {
-		kept = ts[:0:0]
-		for _, t := range ts {
-			if kinds[t.Kind] {
-				back = append(back, Back{t, GiveBack(t, worker, now, pausedRecheck, fmt.Sprintf("kind %s is paused: waiting for grit resume kind %s", t.Kind, t.Kind))})
-				continue
-			}
-			kept = append(kept, t)
-		}
-	}
-	g.mu.Unlock()
-	return kept, back
-}
-
-// pausedRecheck is how long a task of a paused kind, given back, waits
-// before a claim looks at it again: long enough that claims for any kind
-// do not take and give it back at every turn, short enough that a resume
-// reaches it within a few seconds.
-const pausedRecheck = 5 * time.Second
 
 func sortedKeys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))
