@@ -1,0 +1,79 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	"github.com/grit-run/grit/task"
+)
+
+// PruneRule keeps the finished tasks of a state (and, when Queue is set,
+// of a queue) for Keep after they finished; then Prune deletes them. A
+// rule with a Queue wins over the rule without one for the same state.
+type PruneRule struct {
+	Queue string // "" for every queue without a rule of its own for State
+	State task.State
+	Keep  time.Duration // > 0
+}
+
+// PruneRequest asks for one bounded round of pruning.
+type PruneRequest struct {
+	// Rules say which finished tasks go, and when. A state without a rule
+	// is kept forever (DEAD_LETTER has none: an operator ends it).
+	Rules []PruneRule
+	// Limit bounds the tasks deleted in the round (at least 1).
+	Limit int
+	// Workers, when above 0, deletes the rows of workers inactive (or not
+	// seen) for that long that hold no task.
+	Workers time.Duration
+}
+
+// PruneResult counts what a round deleted.
+type PruneResult struct {
+	Tasks    int // event deliveries are tasks, and count here
+	Attempts int
+	Runs     int
+	Workers  int
+}
+
+// Pruner is an optional capability: it deletes what the retention rules
+// let go, a bounded round at a time, so that a store that runs for months
+// stops growing.
+//
+// A round deletes at most Limit finished tasks, oldest finished first,
+// with their attempts; a task of a run goes only once its run has ended,
+// and the run (with its edges) goes with its last task. Any number of
+// claimers may prune at once, without a leader: two rounds never delete
+// the same rows (each takes rows the other has not locked, or waits for
+// none), and a round never holds a lock a claim waits for beyond its own
+// short transaction.
+type Pruner interface {
+	Prune(ctx context.Context, req PruneRequest) (PruneResult, error)
+	// RunPruned tells whether a run that GetRun does not find was once
+	// there and has been pruned (its id was handed out), rather than
+	// never made.
+	RunPruned(ctx context.Context, id int64) (bool, error)
+}
+
+// ValidatePrune checks a request before a round.
+func ValidatePrune(req PruneRequest) error {
+	if req.Limit < 1 {
+		return invalid("prune: limit %d: want 1 or more tasks a round", req.Limit)
+	}
+	for _, r := range req.Rules {
+		switch {
+		case r.State == task.DeadLetter:
+			return invalid("prune: DEAD_LETTER tasks wait for an operator: replay, skip or fail them")
+		case !r.State.Terminal():
+			return invalid("prune: state %s: only finished tasks are pruned (SUCCESS, FAILED, CANCELLED, SKIPPED, UPSTREAM_FAILED)", r.State)
+		case r.Keep <= 0:
+			return invalid("prune: keep %v for %s: want a positive duration", r.Keep, r.State)
+		case len(r.Queue) > 200:
+			return invalid("prune: queue %q: want a name of at most 200 characters", r.Queue)
+		}
+	}
+	if req.Workers < 0 {
+		return invalid("prune: workers %v: want a positive duration, or 0 to keep them", req.Workers)
+	}
+	return nil
+}
