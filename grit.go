@@ -18,6 +18,7 @@ import (
 	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/internal/version"
 	"github.com/grit-run/grit/metrics"
+	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	_ "github.com/grit-run/grit/store/sqlite" // the embedded default
@@ -67,6 +68,14 @@ type Config struct {
 	// none when they configure no traces. To use the application's own,
 	// pass otel.GetTracerProvider().
 	TracerProvider trace.TracerProvider
+	// Retention is how long finished tasks (with their attempts, and a
+	// run with its last task) and stopped workers' rows are kept before
+	// the client prunes them, as every worker of the fleet does, a batch
+	// at a time: the zero Policy is retention.Default() (SUCCESS and
+	// CANCELLED a day, FAILED, UPSTREAM_FAILED and SKIPPED a week, dead
+	// letters until an operator acts); Off keeps everything
+	// (docs/retention.md).
+	Retention retention.Policy
 }
 
 // Protection is how claimers protect downstreams: the groups' circuit
@@ -145,7 +154,7 @@ func New(st store.Store, cfg Config) (*Client, error) {
 	e, err := engine.New(engine.Config{
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
 		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version(), Protection: cfg.Protection,
-		Alerting: cfg.Alerting, Metrics: m, Tracer: tr,
+		Alerting: cfg.Alerting, Metrics: m, Tracer: tr, Retention: cfg.Retention,
 	})
 	if err != nil {
 		stopTracing(context.Background())

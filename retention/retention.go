@@ -50,6 +50,14 @@ func Default() Policy {
 	}
 }
 
+// OrDefault is p, or Default when p is the zero Policy (nothing said).
+func (p Policy) OrDefault() Policy {
+	if p.Keep == nil && p.Queues == nil && p.Workers == 0 && !p.Off {
+		return Default()
+	}
+	return p
+}
+
 // states are the prunable states, in the order String writes them.
 var states = []task.State{task.Success, task.Cancelled, task.Failed, task.UpstreamFailed, task.Skipped}
 

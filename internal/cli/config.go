@@ -16,6 +16,7 @@ import (
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/tracing"
+	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 )
@@ -42,6 +43,9 @@ type settings struct {
 	// alerting is where the alerts of the engines of grit worker and grit
 	// run, and of grit server's remote workers, go: one knob for all.
 	alerting alert.Alerting
+	// retention is how long the engines of grit worker and grit run keep
+	// finished tasks and stopped workers' rows.
+	retention retention.Policy
 
 	// metrics is the address grit worker serves /metrics on; "" is none.
 	metrics string
@@ -102,6 +106,9 @@ type outageTasks int
 var knobAlertWebhook = knob{"alert-webhook", "GRIT_ALERT_WEBHOOK", "", "an http or https URL to POST an alert to, as JSON, when a task is dead-lettered, a group's breaker opens or an outage is held (see docs/alerts.md)",
 	func(s *settings) any { return &s.alerting.AlertWebhook }}
 
+var knobRetention = knob{"retention", "GRIT_RETENTION", retention.Default().String(), "how long finished tasks are kept before workers prune them, as STATE=DURATION,… (success, cancelled, failed, upstream_failed, skipped), QUEUE/STATE=DURATION for a queue of its own, and workers=DURATION for stopped workers' rows; durations like 36h, 7d or forever; off keeps everything (see docs/retention.md)",
+	func(s *settings) any { return &s.retention }}
+
 var knobDashboardURL = knob{"dashboard-url", "GRIT_DASHBOARD_URL", "", "the dashboard's base URL, such as https://grit.example.com: alerts link to its pages instead of naming a grit command",
 	func(s *settings) any { return &s.alerting.DashboardURL }}
 
@@ -114,7 +121,7 @@ var (
 	protectionKnobs = []knob{knobPressBase, knobPressMax, knobBudget, knobBudgetWait, knobBreaker, knobOutageTasks, knobOutageWindow}
 	alertKnobs      = []knob{knobAlertWebhook, knobDashboardURL}
 	// workerKnobs are grit worker's and grit run's knobs.
-	workerKnobs = append(append([]knob{knobWorkerID, knobConcurrency, knobLease, knobHeartbeat, knobDrain}, protectionKnobs...), alertKnobs...)
+	workerKnobs = append(append([]knob{knobWorkerID, knobConcurrency, knobLease, knobHeartbeat, knobDrain, knobRetention}, protectionKnobs...), alertKnobs...)
 	// benchKnobs are grit bench's, which it passes on to its worker
 	// processes; its concurrency is a measurement's, not a knob.
 	benchKnobs = append([]knob{knobLease, knobHeartbeat}, protectionKnobs...)
@@ -277,6 +284,12 @@ func (k knob) set(s *settings, v string) error {
 			return err
 		}
 		*p = b
+	case *retention.Policy:
+		r, err := retention.Parse(v)
+		if err != nil {
+			return err
+		}
+		*p = r
 	default:
 		panic(fmt.Sprintf("knob %s: no reader for %T", k.name, p))
 	}
@@ -393,7 +406,7 @@ func setBreakerKey(b *breaker.Settings, key, val string) error {
 func (s settings) engineConfig(st store.Store) engine.Config {
 	return engine.Config{
 		Store: st, WorkerID: s.workerID, Concurrency: s.concurrency, Lease: s.lease, Heartbeat: s.heartbeat,
-		Version: Version, Protection: s.protection, Alerting: s.alerting,
+		Version: Version, Protection: s.protection, Alerting: s.alerting, Retention: s.retention,
 	}
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/gritbench"
 	"github.com/grit-run/grit/internal/testcert"
+	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/store"
 )
 
@@ -340,6 +341,8 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 			got: func(b built) any { return b.alerting.AlertWebhook }, want: "https://alerts.example/grit?token=t"},
 		"metrics": {value: "127.0.0.1:9464", configures: "the address grit worker serves /metrics on (settings.metrics, given to net.Listen)",
 			got: func(b built) any { return b.s.metrics }, want: "127.0.0.1:9464"},
+		"retention": {value: "success=1h,mail/failed=forever", configures: "the engine's Retention",
+			got: func(b built) any { return b.engine.Retention.String() }, want: mustRetention(t, "success=1h,mail/failed=forever").String()},
 		"dashboard-url": {value: "https://grit.example/", configures: "Alerting.DashboardURL (the engine's or the server's)",
 			got: func(b built) any { return b.alerting.DashboardURL }, want: "https://grit.example/"},
 		"listen": {value: "127.0.0.1:7421", configures: "the address grit server listens on (settings.listen, given to net.Listen)",
@@ -532,4 +535,12 @@ func TestConfigListsEveryKnob(t *testing.T) {
 	if r := byName["budget-wait"]; r.Value != "2s" || r.Source != "flag --budget-wait" {
 		t.Errorf("budget-wait row %+v", r)
 	}
+}
+
+func mustRetention(t *testing.T, s string) retention.Policy {
+	p, err := retention.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

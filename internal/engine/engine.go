@@ -16,6 +16,7 @@ import (
 	"github.com/grit-run/grit/internal/or"
 	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/metrics"
+	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -70,6 +71,18 @@ type Config struct {
 	// Tracer, if set, makes a span for each attempt (see package
 	// tracing); process tasks get its context as TRACEPARENT.
 	Tracer *tracing.Tracer
+	// Retention is how long finished tasks and stopped workers' rows are
+	// kept; the zero Policy is retention.Default(), and Off keeps them
+	// all. The engine prunes (on a store that is a store.Pruner) a
+	// PruneBatch at a time every PruneEvery, jittered, as every engine of
+	// the fleet does, without a leader.
+	Retention retention.Policy
+	// PruneEvery is how often the engine prunes; default a minute.
+	PruneEvery time.Duration
+	// PruneBatch is how many tasks a prune round deletes at most; default
+	// 1000. A round that deletes a full batch is followed by another, up
+	// to ten a turn.
+	PruneBatch int
 }
 
 func (c *Config) validate() error {
@@ -103,6 +116,9 @@ func (c *Config) setDefaults() {
 	c.Lease = or.Positive(c.Lease, 15*time.Second)
 	c.Heartbeat = or.Positive(c.Heartbeat, c.Lease/3)
 	c.Poll = or.Positive(c.Poll, time.Second)
+	c.Retention = c.Retention.OrDefault()
+	c.PruneEvery = or.Positive(c.PruneEvery, time.Minute)
+	c.PruneBatch = or.Positive(c.PruneBatch, 1000)
 	c.StuckGrace = or.Positive(c.StuckGrace, 5*time.Second)
 	c.RecordTimeout = or.Positive(c.RecordTimeout, 10*time.Second)
 	c.Protection = c.Protection.WithDefaults()

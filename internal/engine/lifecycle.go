@@ -43,6 +43,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.leaseWG.Go(e.rescueLoop)
 	e.leaseWG.Go(e.watchdog)
 	e.leaseWG.Go(e.orphanLoop)
+	e.leaseWG.Go(e.pruneLoop)
 	if e.cfg.OnEvent != nil {
 		e.eventWG.Go(e.eventLoop)
 	}

@@ -1,0 +1,61 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/grit-run/grit/store"
+)
+
+// maxPruneRounds bounds the rounds of one turn: a backlog of finished
+// tasks (a retention just shortened, a store that never pruned) goes
+// down a few batches a minute on each worker, never in one long burst
+// that would compete with the claims.
+const maxPruneRounds = 10
+
+// pruneLoop deletes what the retention lets go, every PruneEvery (the
+// first turn at a random point of the first period, so that a fleet
+// started at once does not prune at once), on a store that is a
+// store.Pruner.
+func (e *Engine) pruneLoop() {
+	p, ok := e.cfg.Store.(store.Pruner)
+	if !ok || e.cfg.Retention.Off {
+		return
+	}
+	req := e.cfg.Retention.Request(e.cfg.PruneBatch)
+	if len(req.Rules) == 0 && req.Workers == 0 {
+		return
+	}
+	wait := time.Duration(rand.Int64N(int64(e.cfg.PruneEvery)) + 1)
+	for {
+		t := e.cfg.Clock.NewTimer(wait)
+		select {
+		case <-e.runCtx.Done():
+			t.Stop()
+			return
+		case <-t.C():
+		}
+		wait = e.cfg.PruneEvery
+		var sum store.PruneResult
+		for range maxPruneRounds {
+			ctx, cancel := e.storeCtx(e.runCtx)
+			r, err := p.Prune(ctx, req)
+			cancel()
+			if err != nil {
+				if e.runCtx.Err() == nil {
+					e.cfg.Logger.Warn("pruning failed; trying again at the next turn", "err", err)
+				}
+				break
+			}
+			req.Workers = 0 // once a turn is enough for the workers' rows
+			sum.Tasks, sum.Attempts, sum.Runs, sum.Workers = sum.Tasks+r.Tasks, sum.Attempts+r.Attempts, sum.Runs+r.Runs, sum.Workers+r.Workers
+			if r.Tasks < req.Limit {
+				break
+			}
+		}
+		req.Workers = e.cfg.Retention.Request(e.cfg.PruneBatch).Workers
+		if sum != (store.PruneResult{}) {
+			e.cfg.Logger.Info("pruned what the retention let go", "tasks", sum.Tasks, "attempts", sum.Attempts, "runs", sum.Runs, "workers", sum.Workers)
+		}
+	}
+}
