@@ -15,3 +15,9 @@ const (
 
 // ListTasksSQL is the statement ListTasks runs for f, and its arguments.
 var ListTasksSQL = listTasksSQL
+
+// PruneTasksSQL and PruneRules are a prune round's statement and how its
+// rules become arguments, for the test of its plan.
+var PruneRules = pruneRules
+
+const PruneTasksSQL = pruneTasksSQL

@@ -58,18 +58,22 @@ const pruneTasksSQL = `WITH RECURSIVE rules AS (
 ), picked AS (
 	SELECT id FROM due ORDER BY finished_at LIMIT $1
 ), attempts_gone AS (
-	DELETE FROM $S.attempts a USING picked p WHERE a.task_id = p.id RETURNING a.task_id
+	DELETE FROM $S.attempts a WHERE a.task_id = ANY (ARRAY(SELECT id FROM picked)) RETURNING a.task_id
 ), tasks_gone AS (
-	DELETE FROM $S.tasks t USING picked p WHERE t.id = p.id RETURNING t.run_id
+	DELETE FROM $S.tasks t WHERE t.id = ANY (ARRAY(SELECT id FROM picked)) RETURNING t.run_id
 )
 SELECT (SELECT count(*) FROM tasks_gone), (SELECT count(*) FROM attempts_gone),
 	coalesce((SELECT array_agg(DISTINCT run_id ORDER BY run_id) FROM tasks_gone WHERE run_id IS NOT NULL), '{}')`
 
-// prunable is the rest of a due task's condition, on a task t.
+// prunable is the rest of a due task's condition, on a task t. Its run's
+// state is looked up by key, task by task: written as EXISTS, the planner
+// hashed every ended run to answer it. The round deletes by arrays of ids
+// for the same reason: a join with its few ids was hashed against a scan
+// of attempts.
 const prunable = `t.finished_at < now() - coalesce(
 		(SELECT r.us FROM rules r WHERE r.state = t.state AND r.queue = t.queue),
 		(SELECT r.us FROM rules r WHERE r.state = t.state AND r.queue = '')) * interval '1 microsecond'
-	AND (t.run_id IS NULL OR EXISTS (SELECT FROM $S.runs r WHERE r.id = t.run_id AND r.state IN ` + endedRun + `))`
+	AND (t.run_id IS NULL OR (SELECT r.state FROM $S.runs r WHERE r.id = t.run_id) IN ` + endedRun + `)`
 
 // endedRun lists the states of a run that has ended.
 const endedRun = `('SUCCESS', 'FAILED', 'UPSTREAM_FAILED', 'SKIPPED', 'CANCELLED')`
