@@ -25,11 +25,16 @@ var _ store.Pruner = (*Store)(nil)
 // ended. Each state is walked oldest first from the shortest keep of its
 // rules, through an index that holds it alone: SUCCESS through
 // tasks_success, kind and name at a time (a loose index scan, as
-// seriesSQL walks it), the other states through tasks_finished. Every
-// walk locks what it takes and skips what another round has locked, so
-// two rounds take disjoint tasks and neither waits; a claim never locks a
-// finished task, so neither waits for a claim nor holds one back. The
-// walks may lock a few tasks beyond the limit, which the commit lets go.
+// seriesSQL walks it), the other states through tasks_finished; the
+// oldest of all the walks are the round's. Only those are locked, the
+// others skipped if another round holds them, so two rounds take
+// disjoint tasks and neither waits; the lock checks the task again, as
+// it is now, in case it was replayed since the walk read it. A claim
+// never locks a finished task, so a round neither waits for a claim nor
+// holds one back. Two rounds at once may walk to the same oldest tasks,
+// and the later then deletes fewer; locking in the walks would spare it
+// that, at the cost of a tuple lock written for every task each walk
+// reads, most of which the round does not delete.
 const pruneTasksSQL = `WITH RECURSIVE rules AS (
 	SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[]) AS r (queue, state, us)
 ), k AS (
@@ -47,16 +52,19 @@ const pruneTasksSQL = `WITH RECURSIVE rules AS (
 		WHERE t.state = 'SUCCESS' AND t.kind = k.kind AND t.name = k.name
 			AND t.finished_at < now() - (SELECT us FROM shortest WHERE state = 'SUCCESS') * interval '1 microsecond'
 			AND ` + prunable + `
-		ORDER BY t.finished_at LIMIT $1 FOR UPDATE OF t SKIP LOCKED) c
+		ORDER BY t.finished_at LIMIT $1) c
 	UNION ALL
 	SELECT c.id, c.finished_at FROM shortest s CROSS JOIN LATERAL (
 		SELECT t.id, t.finished_at FROM $S.tasks t
 		WHERE t.state = s.state AND t.state IN ('FAILED', 'UPSTREAM_FAILED', 'SKIPPED', 'CANCELLED')
 			AND t.finished_at < now() - s.us * interval '1 microsecond' AND ` + prunable + `
-		ORDER BY t.finished_at LIMIT $1 FOR UPDATE OF t SKIP LOCKED) c
+		ORDER BY t.finished_at LIMIT $1) c
 	WHERE s.state <> 'SUCCESS'
 ), picked AS (
-	SELECT id FROM due ORDER BY finished_at LIMIT $1
+	SELECT t.id FROM $S.tasks t
+	WHERE t.id = ANY (ARRAY(SELECT id FROM due ORDER BY finished_at LIMIT $1))
+		AND t.state IN ('SUCCESS', 'FAILED', 'UPSTREAM_FAILED', 'SKIPPED', 'CANCELLED') AND ` + prunable + `
+	FOR UPDATE OF t SKIP LOCKED
 ), attempts_gone AS (
 	DELETE FROM $S.attempts a WHERE a.task_id = ANY (ARRAY(SELECT id FROM picked)) RETURNING a.task_id
 ), tasks_gone AS (
