@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -137,18 +138,26 @@ var pruneTests = map[string]func(*testing.T, *harness){
 	},
 	"RoundsAtOnceDeleteDisjointSets": func(t *testing.T, h *harness) {
 		p := pruner(h)
+		// Half the tasks are one run's, so that rounds at once delete
+		// some of its last tasks each, and one of them must see it empty.
 		const n, limit, rounds = 40, 7, 4
-		var ended []int64
-		for range n {
+		var nodes []store.NewTask
+		for i := range n / 2 {
+			nodes = append(nodes, node(fmt.Sprint("n", i)))
 			h.enqueue(job("x"))
 		}
-		for _, c := range h.claim(store.ClaimRequest{Kinds: []string{"x"}, Limit: n}) {
+		r := h.submit(store.NewRun{Name: "wide", Tasks: nodes})
+		var ended []int64
+		for _, c := range h.claim(store.ClaimRequest{Limit: n}) {
 			h.end(c, task.Success)
 			ended = append(ended, c.ID)
 		}
+		if len(ended) != n {
+			t.Fatalf("claimed %d tasks, want %d", len(ended), n)
+		}
 		h.aged(ended...)
 		var mu sync.Mutex
-		total := 0
+		total, runs := 0, 0
 		var wg sync.WaitGroup
 		for range rounds {
 			wg.Go(func() {
@@ -162,7 +171,7 @@ var pruneTests = map[string]func(*testing.T, *harness){
 						t.Errorf("a round deleted %d tasks, over its limit of %d", got.Tasks, limit)
 					}
 					mu.Lock()
-					total += got.Tasks
+					total, runs = total+got.Tasks, runs+got.Runs
 					mu.Unlock()
 					if got.Tasks == 0 {
 						return
@@ -171,10 +180,13 @@ var pruneTests = map[string]func(*testing.T, *harness){
 			})
 		}
 		wg.Wait()
-		if total != n {
-			t.Errorf("rounds at once counted %d deleted tasks in all, want %d: each once", total, n)
+		if total != n || runs != 1 {
+			t.Errorf("rounds at once counted %d deleted tasks and %d runs in all, want %d and 1: each once", total, runs, n)
 		}
 		h.wantGone(ended...)
+		if _, err := h.s.GetRun(h.ctx, r.ID); !errors.Is(err, task.ErrNotFound) {
+			t.Errorf("get run %d after rounds at once deleted its tasks: %v, want not found", r.ID, err)
+		}
 	},
 	"DeadWorkersGoActiveStay": func(t *testing.T, h *harness) {
 		p := pruner(h)
