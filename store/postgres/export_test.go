@@ -1,5 +1,11 @@
 package postgres
 
+import (
+	"context"
+
+	"github.com/jackc/pgx/v5"
+)
+
 // RawTaskRows is rawTaskRows, for the tests of the package's users.
 var RawTaskRows = rawTaskRows
 
@@ -21,3 +27,9 @@ var ListTasksSQL = listTasksSQL
 var PruneRules = pruneRules
 
 const PruneTasksSQL = pruneTasksSQL
+
+// PruneRuns is pruneRuns, for the test of rounds that each delete some of
+// a run's last tasks.
+func (s *Store) PruneRuns(ctx context.Context, tx pgx.Tx, runs []int64) (int, error) {
+	return s.pruneRuns(ctx, tx, runs)
+}

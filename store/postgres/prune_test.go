@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -56,5 +57,76 @@ func TestPruneRoundUsesIndexes(t *testing.T) {
 		if strings.Contains(all, bad) {
 			t.Errorf("%q in the plan:\n%s", bad, all)
 		}
+	}
+}
+
+// TestPruneRoundsSharingARunLeaveItNotEmpty: two rounds at once each
+// delete one of a run's last two tasks. The first to look for the run's
+// tasks sees the other's task, not yet deleted for it, and keeps the run;
+// the second must then wait for the first to commit, and see the run
+// empty, rather than keep it too and leave it, empty, for ever.
+func TestPruneRoundsSharingARunLeaveItNotEmpty(t *testing.T) {
+	schema := newSchema(t)
+	s := openIn(t, schema)
+	ctx := bounded(t)
+	r, err := s.SubmitRun(ctx, store.NewRun{Name: "r", Tasks: []store.NewTask{{Name: "a", Kind: "a"}, {Name: "b", Kind: "b"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := s.Claim(ctx, store.ClaimRequest{Worker: "w", Lease: time.Minute, Limit: 2})
+	if err != nil || len(ts) != 2 {
+		t.Fatalf("claim: %d tasks (%v), want 2", len(ts), err)
+	}
+	for _, c := range ts {
+		if errs, err := s.Finish(ctx, []store.Finish{{TaskID: c.ID, Token: c.LeaseToken, State: task.Success}}); err != nil || errs[0] != nil {
+			t.Fatalf("finish %d: %v %v", c.ID, err, errs)
+		}
+	}
+	tasks := pgx.Identifier{schema, "tasks"}.Sanitize()
+	var txs [2]pgx.Tx
+	for i, c := range ts {
+		if txs[i], err = s.Pool().Begin(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer txs[i].Rollback(ctx)
+		if _, err := txs[i].Exec(ctx, `DELETE FROM `+tasks+` WHERE id = $1`, c.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := s.PruneRuns(ctx, txs[0], []int64{r.ID}); err != nil || n != 0 {
+		t.Fatalf("first round: %d runs deleted (%v), want 0: the other's task is still there for it", n, err)
+	}
+	second := make(chan int, 1)
+	go func() {
+		n, err := s.PruneRuns(ctx, txs[1], []int64{r.ID})
+		if err != nil {
+			t.Error(err)
+		}
+		second <- n
+	}()
+	for waiting := false; !waiting; {
+		select {
+		case n := <-second:
+			t.Fatalf("second round: %d runs deleted before the first committed, want it to wait for the run's lock", n)
+		case <-ctx.Done():
+			t.Fatal("the second round never waited for the run's lock")
+		case <-time.After(2 * time.Millisecond):
+		}
+		if err := admin(t).QueryRow(ctx, `SELECT EXISTS (SELECT FROM pg_locks WHERE NOT granted AND pid = $1)`,
+			txs[1].Conn().PgConn().PID()).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := txs[0].Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-second; n != 1 {
+		t.Errorf("second round: %d runs deleted, want 1: the run is empty once the first committed", n)
+	}
+	if err := txs[1].Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetRun(ctx, r.ID); !errors.Is(err, task.ErrNotFound) {
+		t.Errorf("get run %d: %v, want not found", r.ID, err)
 	}
 }
