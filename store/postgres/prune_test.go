@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -128,5 +129,27 @@ func TestPruneRoundsSharingARunLeaveItNotEmpty(t *testing.T) {
 	}
 	if _, err := s.GetRun(ctx, r.ID); !errors.Is(err, task.ErrNotFound) {
 		t.Errorf("get run %d: %v, want not found", r.ID, err)
+	}
+}
+
+// BenchmarkPruneRound times a round of 500 on a store of 200,000 tasks
+// (fillConsole's mix, analyzed), each round deleting the 500 oldest
+// successes and failures due.
+func BenchmarkPruneRound(b *testing.B) {
+	schema := newSchema(b)
+	s := openIn(b, schema)
+	ctx := context.Background()
+	fillConsole(b, ctx, schema, 200000)
+	if _, err := admin(b).Exec(ctx, `VACUUM ANALYZE `+pgx.Identifier{schema, "tasks"}.Sanitize()); err != nil {
+		b.Fatal(err)
+	}
+	req := store.PruneRequest{Limit: 500, Rules: []store.PruneRule{
+		{State: task.Success, Keep: time.Hour}, {State: task.Failed, Keep: time.Hour},
+	}}
+	for b.Loop() {
+		got, err := s.Prune(ctx, req)
+		if err != nil || got.Tasks != 500 {
+			b.Fatalf("round: %+v, %v; want 500 tasks", got, err)
+		}
 	}
 }
