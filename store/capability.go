@@ -50,6 +50,8 @@ var optional = []capability{
 		"the metrics cannot show how long the oldest due task has waited", has[Backlog]},
 	{"store.Pauser", "pauses of queues, kinds and tenants, shared by the fleet",
 		"nothing can be paused: workers claim every queue's, kind's and tenant's tasks", has[Pauser]},
+	{"store.Pruner", "retention: finished tasks deleted once their states' rules let them go",
+		"finished tasks are kept forever, whatever the retention: the store grows for as long as it runs", has[Pruner]},
 }
 
 // CheckCapabilities returns an error matching ErrMissingCapability, a
@@ -74,7 +76,7 @@ func CheckCapabilities(st Store) error {
 
 // MissingOptional lists, each with what is lost, the optional
 // capabilities st lacks (Waker, Advisor, Overview, PollReporter, Backlog,
-// Pauser); none when it has them all.
+// Pauser, Pruner); none when it has them all.
 func MissingOptional(st Store) []string {
 	var out []string
 	for _, c := range optional {

@@ -31,6 +31,7 @@ type complete struct {
 	store.PollReporter
 	store.Backlog
 	store.Pauser
+	store.Pruner
 }
 
 // noBreakers has every capability but GroupBreakers.
@@ -82,10 +83,10 @@ func TestCheckCapabilitiesNamesEachMissing(t *testing.T) {
 
 func TestMissingOptional(t *testing.T) {
 	got := store.MissingOptional(capable{})
-	if len(got) != 6 {
-		t.Fatalf("capable lacks %d optional capabilities, want 6: %q", len(got), got)
+	if len(got) != 7 {
+		t.Fatalf("capable lacks %d optional capabilities, want 7: %q", len(got), got)
 	}
-	for i, name := range []string{"store.Waker (", "store.Advisor (", "store.Overview (", "store.PollReporter (", "store.Backlog (", "store.Pauser ("} {
+	for i, name := range []string{"store.Waker (", "store.Advisor (", "store.Overview (", "store.PollReporter (", "store.Backlog (", "store.Pauser (", "store.Pruner ("} {
 		if !strings.HasPrefix(got[i], name) || !strings.Contains(got[i], ": ") {
 			t.Errorf("entry %d is %q, want %s... with what is lost", i, got[i], name)
 		}
@@ -96,7 +97,7 @@ func TestMissingOptional(t *testing.T) {
 	if got := store.MissingOptional(complete{}); len(got) != 0 {
 		t.Errorf("complete lacks %q", got)
 	}
-	if got := store.MissingOptional(bare{}); len(got) != 6 {
-		t.Errorf("bare lacks %d optional capabilities, want 6: %q", len(got), got)
+	if got := store.MissingOptional(bare{}); len(got) != 7 {
+		t.Errorf("bare lacks %d optional capabilities, want 7: %q", len(got), got)
 	}
 }

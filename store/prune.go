@@ -77,3 +77,38 @@ func ValidatePrune(req PruneRequest) error {
 	}
 	return nil
 }
+
+// PruneKeep is how long rules keep a finished task of state in queue: the
+// queue's own rule for the state, else the rule without a queue. ok is
+// false when neither is there, and the task is kept forever. Of two rules
+// for the same queue and state, the longer keep wins: a repeated rule is
+// a mistake, and keeping too long is the one that can be undone.
+func PruneKeep(rules []PruneRule, queue string, state task.State) (keep time.Duration, ok bool) {
+	var def time.Duration
+	for _, r := range rules {
+		switch {
+		case r.State != state:
+		case r.Queue == queue && queue != "":
+			keep = max(keep, r.Keep)
+		case r.Queue == "":
+			def = max(def, r.Keep)
+		}
+	}
+	if keep > 0 {
+		return keep, true
+	}
+	return def, def > 0
+}
+
+// PruneShortest is the shortest keep of state's rules, in any queue, and
+// false when state has none: no task of state finished later than now
+// minus it is due, which bounds a driver's walk of its index.
+func PruneShortest(rules []PruneRule, state task.State) (time.Duration, bool) {
+	var d time.Duration
+	for _, r := range rules {
+		if r.State == state && (d == 0 || r.Keep < d) {
+			d = r.Keep
+		}
+	}
+	return d, d > 0
+}

@@ -11,8 +11,8 @@
 // p99 beside a timeout that may be the bug). The engine and the API server
 // refuse a store without one of them (CheckCapabilities), rather than run
 // without the protection it gives. The others are optional: Waker,
-// Advisor, Overview, PollReporter, Backlog and Pauser; a worker logs, when
-// it starts, which its store lacks (MissingOptional).
+// Advisor, Overview, PollReporter, Backlog, Pauser and Pruner; a worker
+// logs, when it starts, which its store lacks (MissingOptional).
 //
 // Every change of a task's state is a compare-and-set: a claim takes only a
 // task that is due, and a Finish applies only if the task is still RUNNING

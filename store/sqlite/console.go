@@ -93,19 +93,10 @@ func (s *Store) DeadLetterGroups(ctx context.Context) ([]store.DeadLetterGroup, 
 	return gs, nil
 }
 
-// seriesSQL counts, by bucket (the whole steps ?2 since ?1, both in
-// microseconds) and outcome, the attempts that ended at or after ?1.
-// Successes come from tasks_success, as on PostgreSQL (where a plain
-// success writes no attempts row): the index is ordered by kind and name
-// before its time, so the query skips from one kind to the next, and
-// within a kind from one name to the next (a loose index scan, one probe
-// each), and reads the window of each. The probes compare one column at
-// a time: SQLite walks a comparison of rows, (kind, name) > (?, ?), from
-// the kind alone, reading every name of the kind before the next one.
-// The cost grows with the kinds and names that ever succeeded, and with
-// the successes in the window, not with the tasks. Every other ending is
-// read through attempts_ended.
-const seriesSQL = `WITH RECURSIVE kinds (kind) AS (
+// successNamesSQL is the start of a statement that reads the kinds and
+// names of SUCCESS tasks through tasks_success, in k (kind, name), where a
+// NULL name ends each kind: the loose index scan seriesSQL describes.
+const successNamesSQL = `WITH RECURSIVE kinds (kind) AS (
 	SELECT (SELECT kind FROM tasks INDEXED BY tasks_success WHERE state = 'SUCCESS' ORDER BY kind LIMIT 1)
 	UNION ALL
 	SELECT (SELECT t.kind FROM tasks t INDEXED BY tasks_success
@@ -119,7 +110,21 @@ const seriesSQL = `WITH RECURSIVE kinds (kind) AS (
 	SELECT k.kind, (SELECT t.name FROM tasks t INDEXED BY tasks_success
 			WHERE t.state = 'SUCCESS' AND t.kind = k.kind AND t.name > k.name ORDER BY t.name LIMIT 1)
 	FROM k WHERE k.name IS NOT NULL
-)
+)`
+
+// seriesSQL counts, by bucket (the whole steps ?2 since ?1, both in
+// microseconds) and outcome, the attempts that ended at or after ?1.
+// Successes come from tasks_success, as on PostgreSQL (where a plain
+// success writes no attempts row): the index is ordered by kind and name
+// before its time, so the query skips from one kind to the next, and
+// within a kind from one name to the next (a loose index scan, one probe
+// each), and reads the window of each. The probes compare one column at
+// a time: SQLite walks a comparison of rows, (kind, name) > (?, ?), from
+// the kind alone, reading every name of the kind before the next one.
+// The cost grows with the kinds and names that ever succeeded, and with
+// the successes in the window, not with the tasks. Every other ending is
+// read through attempts_ended.
+const seriesSQL = successNamesSQL + `
 SELECT (t.finished_at - ?1) / ?2, 'SUCCESS', count(*)
 FROM k CROSS JOIN tasks t INDEXED BY tasks_success
 WHERE k.name IS NOT NULL AND t.state = 'SUCCESS' AND t.kind = k.kind AND t.name = k.name AND t.finished_at >= ?1

@@ -51,8 +51,11 @@ func insertRun(x *wtx, r store.NewRun) (task.Run, error) {
 	if len(r.Tasks) == 0 { // nothing to wait for: every task has ended
 		state, finished = task.Success, x.now.UnixMicro()
 	}
-	run, err := scanRun(x.queryRow(`INSERT INTO runs (name, key, max_failures, state, created_at, finished_at)
-		VALUES (?, ?, ?, ?, ?, ?) RETURNING `+runCols,
+	// Past the largest id pruning deleted (see migration 0012): ids are
+	// never handed out twice.
+	run, err := scanRun(x.queryRow(`INSERT INTO runs (id, name, key, max_failures, state, created_at, finished_at)
+		VALUES ((SELECT max(last, (SELECT coalesce(max(id), 0) FROM runs)) + 1 FROM run_ids), ?, ?, ?, ?, ?, ?)
+		RETURNING `+runCols,
 		r.Name, nullString(r.Key), r.MaxFailures, string(state), x.now.UnixMicro(), finished))
 	if err != nil {
 		return task.Run{}, fmt.Errorf("insert run: %w", err)

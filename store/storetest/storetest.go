@@ -19,7 +19,7 @@
 // engine requires (store.CheckCapabilities) fails the cases of it. Only
 // the cases of an optional capability (store.Waker, store.CancelWatcher,
 // store.Overview, store.PollReporter, store.Console, store.Auditor,
-// store.Pauser) skip on a store without it.
+// store.Pauser, store.Pruner) skip on a store without it.
 package storetest
 
 import (
@@ -82,6 +82,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Console", consoleTests},
 		{"Auditor", auditTests},
 		{"Pauser", pauseTests},
+		{"Pruner", pruneTests},
+		{"Pruner", pruneTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
