@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -159,8 +157,7 @@ func caller(ctx context.Context) string {
 		return "api"
 	}
 	_, tok, _ := strings.Cut(strings.TrimSpace(vals[0]), " ")
-	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	return "api token " + hex.EncodeToString(sum[:3])
+	return "api " + TokenName(tok)
 }
 
 // audit writes an operator's action through the API to the store's audit

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -141,6 +142,14 @@ func (t Token) Check() error {
 		return err
 	}
 	return nil
+}
+
+// TokenName names a token for logs and the audit log, the same way
+// wherever it is shown: "token 3f9a1c", a prefix of its hash, never the
+// token.
+func TokenName(tok string) string {
+	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	return "token " + hex.EncodeToString(sum[:3])
 }
 
 // TokenSet finds a bearer token's role without showing, in its timing,

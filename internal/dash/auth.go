@@ -74,13 +74,12 @@ func (s *sessions) login(token string) (who, bool) {
 	if !ok {
 		return who{}, false
 	}
-	sum := sha256.Sum256([]byte(token))
 	nonce := make([]byte, 12)
 	if _, err := rand.Read(nonce); err != nil {
 		return who{}, false
 	}
 	return who{
-		Name: "token " + hex.EncodeToString(sum[:3]), Role: role,
+		Name: server.TokenName(token), Role: role,
 		Exp: s.now().Add(sessionTTL).Unix(), Nonce: hex.EncodeToString(nonce),
 	}, true
 }

@@ -314,7 +314,6 @@ type tasksData struct {
 	// Bounded says a text search alone looked at the newest Window tasks.
 	Bounded bool
 	Window  int64
-	Paged   bool
 }
 
 func (d *Dashboard) tasks(w http.ResponseWriter, r *http.Request, v who) error {
@@ -351,7 +350,7 @@ func (d *Dashboard) tasks(w http.ResponseWriter, r *http.Request, v who) error {
 	if f.After > 0 {
 		slices.Reverse(ts)
 	}
-	data := tasksData{Filter: f, States: allStates, Tasks: ts, Query: f.query().Encode(), Paged: f.Before > 0 || f.After > 0, Bounded: bounded, Window: textWindow}
+	data := tasksData{Filter: f, States: allStates, Tasks: ts, Query: f.query().Encode(), Bounded: bounded, Window: textWindow}
 	if len(ts) > 0 {
 		q := f.query()
 		if more || f.After > 0 {

@@ -26,6 +26,7 @@ func (e *Engine) pruneLoop() {
 	if len(req.Rules) == 0 && req.Workers == 0 {
 		return
 	}
+	workers := req.Workers // once a turn is enough for the workers' rows
 	wait := time.Duration(rand.Int64N(int64(e.cfg.PruneEvery)) + 1)
 	for {
 		t := e.cfg.Clock.NewTimer(wait)
@@ -36,6 +37,7 @@ func (e *Engine) pruneLoop() {
 		case <-t.C():
 		}
 		wait = e.cfg.PruneEvery
+		req.Workers = workers
 		var sum store.PruneResult
 		for range maxPruneRounds {
 			ctx, cancel := e.storeCtx(e.runCtx)
@@ -47,13 +49,12 @@ func (e *Engine) pruneLoop() {
 				}
 				break
 			}
-			req.Workers = 0 // once a turn is enough for the workers' rows
+			req.Workers = 0
 			sum.Tasks, sum.Attempts, sum.Runs, sum.Workers = sum.Tasks+r.Tasks, sum.Attempts+r.Attempts, sum.Runs+r.Runs, sum.Workers+r.Workers
 			if r.Tasks < req.Limit {
 				break
 			}
 		}
-		req.Workers = e.cfg.Retention.Request(e.cfg.PruneBatch).Workers
 		if sum != (store.PruneResult{}) {
 			e.cfg.Logger.Info("pruned what the retention let go", "tasks", sum.Tasks, "attempts", sum.Attempts, "runs", sum.Runs, "workers", sum.Workers)
 		}
