@@ -287,7 +287,8 @@ func (k knob) set(s *settings, v string) error {
 	case *retention.Policy:
 		r, err := retention.Parse(v)
 		if err != nil {
-			return err
+			// The knob's error names the flag and the value already.
+			return errors.New(strings.TrimPrefix(err.Error(), fmt.Sprintf("retention %q: ", v)))
 		}
 		*p = r
 	default:
