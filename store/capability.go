@@ -52,6 +52,8 @@ var optional = []capability{
 		"nothing can be paused: workers claim every queue's, kind's and tenant's tasks", has[Pauser]},
 	{"store.Pruner", "retention: finished tasks deleted once their states' rules let them go",
 		"finished tasks are kept forever, whatever the retention: the store grows for as long as it runs", has[Pruner]},
+	{"store.Scheduler", "schedules: periodic tasks, kept in the store and ticked by the fleet",
+		"no schedule can be declared: periodic tasks must be enqueued from outside", has[Scheduler]},
 }
 
 // CheckCapabilities returns an error matching ErrMissingCapability, a
@@ -76,7 +78,7 @@ func CheckCapabilities(st Store) error {
 
 // MissingOptional lists, each with what is lost, the optional
 // capabilities st lacks (Waker, Advisor, Overview, PollReporter, Backlog,
-// Pauser, Pruner); none when it has them all.
+// Pauser, Pruner, Scheduler); none when it has them all.
 func MissingOptional(st Store) []string {
 	var out []string
 	for _, c := range optional {

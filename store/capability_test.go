@@ -32,6 +32,7 @@ type complete struct {
 	store.Backlog
 	store.Pauser
 	store.Pruner
+	store.Scheduler
 }
 
 // noBreakers has every capability but GroupBreakers.
@@ -83,10 +84,10 @@ func TestCheckCapabilitiesNamesEachMissing(t *testing.T) {
 
 func TestMissingOptional(t *testing.T) {
 	got := store.MissingOptional(capable{})
-	if len(got) != 7 {
-		t.Fatalf("capable lacks %d optional capabilities, want 7: %q", len(got), got)
+	if len(got) != 8 {
+		t.Fatalf("capable lacks %d optional capabilities, want 8: %q", len(got), got)
 	}
-	for i, name := range []string{"store.Waker (", "store.Advisor (", "store.Overview (", "store.PollReporter (", "store.Backlog (", "store.Pauser (", "store.Pruner ("} {
+	for i, name := range []string{"store.Waker (", "store.Advisor (", "store.Overview (", "store.PollReporter (", "store.Backlog (", "store.Pauser (", "store.Pruner (", "store.Scheduler ("} {
 		if !strings.HasPrefix(got[i], name) || !strings.Contains(got[i], ": ") {
 			t.Errorf("entry %d is %q, want %s... with what is lost", i, got[i], name)
 		}
@@ -97,7 +98,7 @@ func TestMissingOptional(t *testing.T) {
 	if got := store.MissingOptional(complete{}); len(got) != 0 {
 		t.Errorf("complete lacks %q", got)
 	}
-	if got := store.MissingOptional(bare{}); len(got) != 7 {
+	if got := store.MissingOptional(bare{}); len(got) != 8 {
 		t.Errorf("bare lacks %d optional capabilities, want 7: %q", len(got), got)
 	}
 }

@@ -19,7 +19,7 @@
 // engine requires (store.CheckCapabilities) fails the cases of it. Only
 // the cases of an optional capability (store.Waker, store.CancelWatcher,
 // store.Overview, store.PollReporter, store.Console, store.Auditor,
-// store.Pauser, store.Pruner) skip on a store without it.
+// store.Pauser, store.Pruner, store.Scheduler) skip on a store without it.
 package storetest
 
 import (
@@ -83,7 +83,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Auditor", auditTests},
 		{"Pauser", pauseTests},
 		{"Pruner", pruneTests},
-		{"Pruner", pruneTests},
+		{"Scheduler", scheduleTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
