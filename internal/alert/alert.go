@@ -35,6 +35,9 @@ const (
 	// none succeeded; the kind or group is held, as an open breaker holds
 	// its group, rather than each task dead-lettered.
 	OutageHeld Type = "outage_held"
+	// SchedulePaused: a schedule paused itself after slots in a row whose
+	// tasks failed (its PauseAfter): no slot runs until it is resumed.
+	SchedulePaused Type = "schedule_paused"
 )
 
 // MaxError bounds an alert's Error, in bytes: a receiver (a chat room, a
@@ -57,8 +60,11 @@ type Event struct {
 	// Until is when an opened breaker lets a probe through, or when an
 	// outage's hold ends; zero when unknown.
 	Until time.Time
-	// Tasks is how many distinct tasks failed alike, for an outage.
+	// Tasks is how many distinct tasks failed alike, for an outage; how
+	// many slots in a row failed, for a schedule that paused itself.
 	Tasks int
+	// Schedule is the schedule that paused itself.
+	Schedule string
 	// Summary says what happened in a line, for a human.
 	Summary string
 	// Link is where an operator looks next: a grit command ("grit task
@@ -111,6 +117,17 @@ func OutageEvent(o Outage, at time.Time) Event {
 	}
 }
 
+// SchedulePausedEvent is the alert for schedule name, paused at at after
+// failed slots in a row, the last task's (t) error errMsg.
+func SchedulePausedEvent(name string, failed int, t task.Task, at time.Time) Event {
+	return Event{
+		Type: SchedulePaused, Time: at, Schedule: name, Tasks: failed,
+		TaskID: t.ID, Kind: t.Kind, Queue: t.Queue, Group: t.Group, Tenant: t.Tenant,
+		Fingerprint: t.Fingerprint, Error: Bounded(t.LastError),
+		Summary: fmt.Sprintf("schedule %s paused itself: %d slots in a row failed, the last (task %d, %s): %s", name, failed, t.ID, t.Kind, firstLine(t.LastError)),
+	}
+}
+
 // link is where an operator looks next at ev: a grit command, or a page
 // under dashboard when it is set.
 func link(ev Event, dashboard string) string {
@@ -118,6 +135,8 @@ func link(ev Event, dashboard string) string {
 	switch {
 	case ev.Type == DeadLetter:
 		cmd, page = "grit task "+strconv.FormatInt(ev.TaskID, 10), "/tasks/"+strconv.FormatInt(ev.TaskID, 10)
+	case ev.Type == SchedulePaused:
+		cmd, page = "grit schedules list", "/schedules#s-"+url.PathEscape(ev.Schedule)
 	case ev.Type == OutageHeld && ev.Kind != "":
 		cmd, page = "grit tasks --kind "+ev.Kind, "/tasks?kind="+url.QueryEscape(ev.Kind)
 	default:

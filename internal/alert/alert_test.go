@@ -302,7 +302,7 @@ func TestJSON(t *testing.T) {
 	delete(m, "error")
 	delete(m, "summary")
 	want := map[string]any{"type": "dead_letter", "time": "2026-01-02T14:04:05Z", "task_id": 42.0, "kind": "charge", "queue": "billing",
-		"group": "payments", "tenant": "acme", "run_id": 7.0, "attempt": 2.0, "fingerprint": "b4fa8541b842", "until": nil, "tasks": 0.0,
+		"group": "payments", "tenant": "acme", "run_id": 7.0, "attempt": 2.0, "fingerprint": "b4fa8541b842", "until": nil, "tasks": 0.0, "schedule": "",
 		"link": "https://dash.example/tasks/42"}
 	if !reflect.DeepEqual(m, want) {
 		t.Errorf("body %v\nwant %v", m, want)

@@ -60,6 +60,7 @@ type body struct {
 	Error       string     `json:"error"`
 	Until       *time.Time `json:"until"`
 	Tasks       int        `json:"tasks"`
+	Schedule    string     `json:"schedule"`
 	Link        string     `json:"link"`
 }
 
@@ -68,7 +69,7 @@ func JSON(ev Event) ([]byte, error) {
 	b := body{
 		Type: ev.Type, Time: ev.Time.UTC(), Summary: ev.Summary,
 		Kind: ev.Kind, Queue: ev.Queue, Group: ev.Group, Tenant: ev.Tenant, Attempt: ev.Attempt,
-		Fingerprint: ev.Fingerprint, Error: Bounded(ev.Error), Tasks: ev.Tasks, Link: ev.Link,
+		Fingerprint: ev.Fingerprint, Error: Bounded(ev.Error), Tasks: ev.Tasks, Schedule: ev.Schedule, Link: ev.Link,
 	}
 	if ev.TaskID != 0 {
 		b.TaskID = &ev.TaskID
