@@ -17,7 +17,6 @@ var _ store.Scheduler = (*Store)(nil)
 
 const scheduleCols = `name, def, state, due, version, updated`
 
-
 func scanSchedule(row scanner) (store.ScheduleRow, error) {
 	var r store.ScheduleRow
 	var def, state string
