@@ -14,9 +14,11 @@ import (
 	"github.com/grit-run/grit/internal/clock"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/or"
+	"github.com/grit-run/grit/internal/sched"
 	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/retention"
+	"github.com/grit-run/grit/schedule"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -83,6 +85,12 @@ type Config struct {
 	// 1000. A round that deletes a full batch is followed by another, up
 	// to ten a turn.
 	PruneBatch int
+	// Schedules are declared in the store when the engine starts (see
+	// sched.Declare). Every engine ticks every schedule the store holds,
+	// whoever declared it, each ScheduleEvery (default a second), unless
+	// it works one run (Run).
+	Schedules     []schedule.Schedule
+	ScheduleEvery time.Duration
 }
 
 func (c *Config) validate() error {
@@ -100,6 +108,19 @@ func (c *Config) validate() error {
 	}
 	if err := c.Alerting.Validate(); err != nil {
 		return fmt.Errorf("engine: %w", err)
+	}
+	if len(c.Schedules) > 0 {
+		if _, err := sched.Of(c.Store); err != nil {
+			return fmt.Errorf("engine: %d schedules declared: %w", len(c.Schedules), err)
+		}
+		for _, s := range c.Schedules {
+			if err := s.Validate(); err != nil {
+				return fmt.Errorf("engine: %w", err)
+			}
+		}
+	}
+	if c.ScheduleEvery < 0 {
+		return errors.New("engine: negative schedule tick")
 	}
 	if c.Heartbeat > 0 && c.Lease > 0 && c.Heartbeat >= c.Lease {
 		return fmt.Errorf("engine: heartbeat %v must be shorter than the lease %v", c.Heartbeat, c.Lease)
@@ -119,6 +140,7 @@ func (c *Config) setDefaults() {
 	c.Retention = c.Retention.OrDefault()
 	c.PruneEvery = or.Positive(c.PruneEvery, time.Minute)
 	c.PruneBatch = or.Positive(c.PruneBatch, 1000)
+	c.ScheduleEvery = or.Positive(c.ScheduleEvery, time.Second)
 	c.StuckGrace = or.Positive(c.StuckGrace, 5*time.Second)
 	c.RecordTimeout = or.Positive(c.RecordTimeout, 10*time.Second)
 	c.Protection = c.Protection.WithDefaults()

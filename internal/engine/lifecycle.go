@@ -33,6 +33,12 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.started.Store(false)
 		return err
 	}
+	if err := e.declareSchedules(ctx); err != nil {
+		e.cancel()
+		e.abandon()
+		e.started.Store(false)
+		return err
+	}
 	e.logMissingOptional()
 	e.cfg.Metrics.Slots(0, e.cfg.Concurrency)
 	e.listen()
@@ -44,6 +50,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.leaseWG.Go(e.watchdog)
 	e.leaseWG.Go(e.orphanLoop)
 	e.leaseWG.Go(e.pruneLoop)
+	e.leaseWG.Go(e.scheduleLoop)
 	if e.cfg.OnEvent != nil {
 		e.eventWG.Go(e.eventLoop)
 	}
