@@ -19,6 +19,7 @@ import (
 	"github.com/grit-run/grit/internal/version"
 	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/retention"
+	"github.com/grit-run/grit/schedule"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	_ "github.com/grit-run/grit/store/sqlite" // the embedded default
@@ -76,6 +77,13 @@ type Config struct {
 	// letters until an operator acts); Off keeps everything
 	// (docs/retention.md).
 	Retention retention.Policy
+	// Schedules are periodic tasks, declared in the store when the client
+	// starts (docs/schedules.md): a task of a kind on a cron expression
+	// or at an interval, in a time zone, one task per slot across the
+	// fleet. Every started client (and grit worker) ticks every schedule
+	// the store holds, whoever declared it; a restart keeps each one's
+	// last slot and an operator's pause.
+	Schedules []schedule.Schedule
 }
 
 // Protection is how claimers protect downstreams: the groups' circuit
@@ -154,7 +162,7 @@ func New(st store.Store, cfg Config) (*Client, error) {
 	e, err := engine.New(engine.Config{
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
 		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version(), Protection: cfg.Protection,
-		Alerting: cfg.Alerting, Metrics: m, Tracer: tr, Retention: cfg.Retention,
+		Alerting: cfg.Alerting, Metrics: m, Tracer: tr, Retention: cfg.Retention, Schedules: cfg.Schedules,
 	})
 	if err != nil {
 		stopTracing(context.Background())
