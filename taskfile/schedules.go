@@ -173,7 +173,6 @@ func (p *parser) scheduleTiming(kv pair, s schedule.Schedule, keys schedKV) {
 	switch {
 	case hasCron && hasEvery:
 		p.errs.add(max(cron.key.Line, every.key.Line), "schedule %q has both cron and every (keep one: cron for times of day, every for an interval)", s.Name)
-		return
 	case !hasCron && !hasEvery:
 		p.errs.add(kv.key.Line, `schedule %q has no cron and no every (add cron: with a cron expression, e.g. cron: "0 2 * * *", or every: with an interval, e.g. every: 30s)`, s.Name)
 	case hasCron && s.Cron != "":
@@ -188,7 +187,7 @@ func (p *parser) scheduleTiming(kv pair, s schedule.Schedule, keys schedKV) {
 	if hasZone && s.Zone != "" {
 		t := probe
 		t.Zone, t.Cron = s.Zone, "@daily"
-		if _, err := t.Timing(); err == nil && hasEvery && s.Every > 0 {
+		if _, err := t.Timing(); err == nil && !hasCron && s.Every > 0 {
 			t.Cron, t.Every = "", s.Every
 		}
 		check(zone.key.Line, t)
