@@ -42,6 +42,9 @@
 //   - tasks (required, at least one): a mapping from task names to tasks,
 //     kept in the file's order. A name has letters, digits, _, . and -,
 //     starts with a letter or a digit, and is at most 128 characters.
+//   - schedules: a mapping from schedule names to schedules, each running
+//     a task of the file (one without needs) on a cron expression or at an
+//     interval, kept in [File.Schedules]. A run does not hold them.
 //
 // # A task's keys
 //

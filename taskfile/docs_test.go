@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/grit-run/grit/taskfile"
 )
@@ -18,17 +19,19 @@ func TestDocs(t *testing.T) {
 		t.Skipf("no docs: %v", err)
 	}
 	blocks := regexp.MustCompile("(?s)```([a-z]*)\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
-	var complete, broken, errs string
+	var complete, scheduled, broken, errs string
 	for i, b := range blocks {
 		switch {
 		case strings.Contains(b[2], "x-eu: &eu"):
 			complete = b[2]
+		case strings.Contains(b[2], "schedules:") && strings.Contains(b[2], "name: reports"):
+			scheduled = b[2]
 		case strings.Contains(b[2], "timout: 30s") && i+1 < len(blocks):
 			broken, errs = b[2], blocks[i+1][2]
 		}
 	}
-	if complete == "" || broken == "" {
-		t.Fatal("docs/taskfile.md lost its complete example or its error example")
+	if complete == "" || scheduled == "" || broken == "" {
+		t.Fatal("docs/taskfile.md lost its complete example, its schedules example or its error example")
 	}
 
 	f, err := taskfile.Parse("settlement.yaml", []byte(complete))
@@ -47,8 +50,29 @@ func TestDocs(t *testing.T) {
 		t.Errorf("settle's policy = %q", got)
 	}
 
+	checkDocsSchedules(t, scheduled)
+
 	_, err = taskfile.Parse("settle.yaml", []byte(broken))
 	if err == nil || err.Error() != strings.TrimSpace(errs) {
 		t.Errorf("the error example gives:\n%v\nthe docs show:\n%s", err, errs)
+	}
+}
+
+// checkDocsSchedules checks the schedules example of docs/taskfile.md.
+func checkDocsSchedules(t *testing.T, example string) {
+	t.Helper()
+	f, err := taskfile.Parse("reports.yaml", []byte(example))
+	if err != nil {
+		t.Fatalf("the schedules example: %v", err)
+	}
+	if len(f.Schedules) != 2 {
+		t.Fatalf("the schedules example has %d schedules, want 2", len(f.Schedules))
+	}
+	nightly, ping := f.Schedules[0], f.Schedules[1]
+	if nightly.Name != "nightly-report" || nightly.Zone != "Europe/Paris" || nightly.Task.Policy != "3 1s 30s" || nightly.Task.Queue != "reports" {
+		t.Errorf("nightly-report = %+v", nightly)
+	}
+	if ping.Name != "health/ping" || ping.Every != 30*time.Second || ping.Task.Policy != "never" {
+		t.Errorf("health/ping = %+v", ping)
 	}
 }

@@ -60,3 +60,33 @@ tasks:
 	// taskfile settle.yaml:8: task "settle" needs "fetc", which is not a task of this file (did you mean "fetch"? tasks: fetch)
 	// taskfile settle.yaml:9: retry "10 5x": "5x" is not a duration (e.g. 300ms, 5s, 2m)
 }
+
+func ExampleParse_schedules() {
+	const file = `name: reports
+tasks:
+  report:
+    run: ./report.sh
+    retry: "3 1s 30s"
+schedules:
+  nightly-report:
+    task: report
+    cron: "0 2 * * *"
+    zone: Europe/Paris
+  every-hour:
+    task: report
+    every: 1h
+    overlap: buffer_one
+`
+	f, err := taskfile.Parse("reports.yaml", []byte(file))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range f.Schedules {
+		s = s.OrDefault()
+		fmt.Printf("%s: cron %q every %v in %s, overlap %s: %s %s, policy %q\n", s.Name, s.Cron, s.Every, s.Zone, s.Overlap, s.Task.Kind, s.Task.Args, s.Task.Policy)
+	}
+	// Output:
+	// nightly-report: cron "0 2 * * *" every 0s in Europe/Paris, overlap skip: exec {"shell":"./report.sh"}, policy "3 1s 30s"
+	// every-hour: cron "" every 1h0m0s in UTC, overlap buffer_one: exec {"shell":"./report.sh"}, policy "3 1s 30s"
+}

@@ -20,6 +20,9 @@ func FuzzParse(f *testing.F) {
 	for _, tt := range invalidTests {
 		f.Add([]byte(tt.yaml))
 	}
+	for _, tt := range validScheduleTests {
+		f.Add([]byte(tt.yaml))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := taskfile.Parse("fuzz.yaml", data)
 		if err != nil {
@@ -36,7 +39,33 @@ func FuzzParse(f *testing.F) {
 		for i, nt := range run.Tasks {
 			checkFuzzTask(t, file.Tasks[i], nt.Policy, nt.Args)
 		}
+		checkFuzzSchedules(t, file)
 	})
+}
+
+// checkFuzzSchedules checks that the schedules of a file Parse accepted
+// can be kept, each enqueuing a task of the file.
+func checkFuzzSchedules(t *testing.T, file *taskfile.File) {
+	seen := make(map[string]bool, len(file.Schedules))
+	for _, s := range file.Schedules {
+		if seen[s.Name] {
+			t.Fatalf("schedule %q twice", s.Name)
+		}
+		seen[s.Name] = true
+		if err := s.Validate(); err != nil {
+			t.Fatalf("Parse accepted a schedule that Validate refuses: %v", err)
+		}
+		if s.Task.Kind != task.KindExec {
+			t.Fatalf("schedule %q: task of kind %q", s.Name, s.Task.Kind)
+		}
+		if _, err := s.Encode(); err != nil {
+			t.Fatalf("schedule %q: %v", s.Name, err)
+		}
+		var e task.Exec
+		if err := json.Unmarshal(s.Task.Args, &e); err != nil || (len(e.Argv) == 0) == (e.Shell == "") {
+			t.Fatalf("schedule %q: args %s: %v", s.Name, s.Task.Args, err)
+		}
+	}
 }
 
 func checkFuzzError(t *testing.T, data []byte, file *taskfile.File, err error) {

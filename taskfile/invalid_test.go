@@ -11,6 +11,10 @@ import (
 // head starts most invalid files; the problem is on line 3 or later.
 const head = "name: x\ntasks:\n"
 
+// schedHead starts the files of invalid schedules; the first schedule is
+// on line 6.
+const schedHead = "name: x\ntasks:\n  report: {run: ./report}\n  mail: {run: ./mail, needs: report}\nschedules:\n"
+
 var invalidTests = []struct {
 	name string
 	yaml string
@@ -40,7 +44,7 @@ var invalidTests = []struct {
 
 	// Unknown keys.
 	{"unknown top-level key", "name: x\ntask:\n  a: {run: x}\n", 2, `unknown key "task" (did you mean "tasks"?)`},
-	{"unknown top-level key, far", "name: x\nowner: me\ntasks: {a: {run: x}}\n", 2, `unknown key "owner" (the top-level keys are name, max_failures, defaults, tasks)`},
+	{"unknown top-level key, far", "name: x\nowner: me\ntasks: {a: {run: x}}\n", 2, `unknown key "owner" (the top-level keys are name, max_failures, defaults, tasks, schedules)`},
 	{"task key at the top", "name: x\ntimeout: 1s\ntasks: {a: {run: x}}\n", 2, `unknown key "timeout" at the top level (it is a task's key: put it under defaults:`},
 	{"unknown key in defaults", "name: x\ndefaults:\n  timout: 1s\ntasks: {a: {run: x}}\n", 3, `unknown key "timout" (did you mean "timeout"?)`},
 	{"run in defaults", "name: x\ndefaults:\n  run: x\ntasks: {a: {run: x}}\n", 3, "run cannot have a default (set it in each task)"},
@@ -136,6 +140,48 @@ var invalidTests = []struct {
 	{"priority not whole", head + "  a: {run: x, priority: 1.5}\n", 3, `priority "1.5" is not a whole number`},
 	{"poison_after zero", head + "  a: {run: x, poison_after: 0}\n", 3, "poison_after 0 is out of range"},
 	{"defaults not a mapping", "name: x\ndefaults: [a]\ntasks: {a: {run: x}}\n", 2, "defaults is a list"},
+
+	// Schedules.
+	{"schedules a list", "name: x\ntasks: {a: {run: x}}\nschedules: [a]\n", 3, "schedules is a list (it takes a mapping of schedule names"},
+	{"schedules empty", "name: x\ntasks: {a: {run: x}}\nschedules:\n", 3, "schedules is empty"},
+	{"schedule not a mapping", schedHead + "  nightly: report\n", 6, `schedule "nightly" is "report" (a schedule is a mapping with task:`},
+	{"schedule name not valid", schedHead + "  nightly report: {task: report, every: 1m}\n", 6, `schedule name "nightly report" is not valid (use 1 to 200 letters, digits and - _ . /)`},
+	{"schedule twice", schedHead + "  a: {task: report, every: 1m}\n  a: {task: report, every: 2m}\n", 7, `schedule "a" is defined twice, at lines 6 and 7 (rename or remove one)`},
+	{"schedule key unknown", schedHead + "  a:\n    task: report\n    crn: \"@daily\"\n", 8, `unknown key "crn" (did you mean "cron"?)`},
+	{"schedule key unknown, far", schedHead + "  a: {task: report, every: 1m, owner: me}\n", 6, `unknown key "owner" (a schedule's keys are task, cron, every, zone, jitter, overlap, catch_up, pause_after)`},
+	{"schedule key synonym", schedHead + "  a: {task: report, every: 1m, timezone: UTC}\n", 6, `unknown key "timezone" (did you mean "zone"?)`},
+	{"task key in a schedule", schedHead + "  a:\n    task: report\n    every: 1m\n    retry: never\n", 9, `unknown key "retry" in a schedule (it is a task's key: set it on the task the schedule runs)`},
+	{"schedule without task", schedHead + "  a: {every: 1m}\n", 6, `schedule "a" has no task (add task: with the name of a task of this file)`},
+	{"schedule of an unknown task", schedHead + "  a:\n    task: reprot\n    every: 1m\n", 7, `schedule "a" runs task "reprot", which is not a task of this file (did you mean "report"? tasks: report, mail)`},
+	{"schedule task a list", schedHead + "  a: {task: [report], every: 1m}\n", 6, "task is a list (it takes the name of a task of this file)"},
+	{"schedule of a task with needs", schedHead + "  a:\n    every: 1m\n    task: mail\n", 8, `a schedule runs one task alone; task "mail" needs "report" (schedule a task without needs`},
+	{"schedule with cron and every", schedHead + "  a:\n    task: report\n    cron: \"@daily\"\n    every: 1h\n", 9, `schedule "a" has both cron and every (keep one: cron for times of day, every for an interval)`},
+	{"schedule without cron or every", schedHead + "  a: {task: report}\n", 6, `schedule "a" has no cron and no every (add cron: with a cron expression`},
+	{"cron of four fields", schedHead + "  a:\n    task: report\n    cron: \"0 2 * *\"\n", 8, `schedule "a": cron "0 2 * *" has 4 fields (want five fields, minute hour day-of-month month day-of-week, e.g. "0 2 * * *"`},
+	{"cron out of range", schedHead + "  a:\n    task: report\n    cron: \"0 25 * * *\"\n", 8, `schedule "a": cron "0 25 * * *": end of range (25) above maximum (23): 25 (want five fields`},
+	{"cron that never comes", schedHead + "  a: {task: report, cron: \"0 2 31 2 *\"}\n", 6, `cron "0 2 31 2 *" never comes`},
+	{"cron with a zone", schedHead + "  a:\n    task: report\n    cron: \"CRON_TZ=Europe/Paris 0 2 * * *\"\n", 8, `cron "CRON_TZ=Europe/Paris 0 2 * * *" (set the time zone with zone, not in the expression)`},
+	{"cron of an interval", schedHead + "  a: {task: report, cron: \"@every 5m\"}\n", 6, `cron "@every 5m" (write an interval as every (e.g. every: 5m), not in cron)`},
+	{"cron blank", schedHead + "  a: {task: report, cron: \" \"}\n", 6, "cron is blank (it takes a cron expression"},
+	{"cron a list", schedHead + "  a: {task: report, cron: [0, 2]}\n", 6, "cron is a list (it takes a cron expression"},
+	{"every not a duration", schedHead + "  a:\n    task: report\n    every: 30\n", 8, `every "30" is not a duration (a number needs a unit: 30s, not 30)`},
+	{"every zero", schedHead + "  a: {task: report, every: 0s}\n", 6, `every "0s" must be longer than zero (an interval such as 30s or 1h`},
+	{"every not whole seconds", schedHead + "  a:\n    task: report\n    every: 1500ms\n", 8, `schedule "a": every 1.5s (want a whole number of seconds, 1s or more)`},
+	{"bad zone", schedHead + "  a:\n    task: report\n    cron: \"@daily\"\n    zone: Europe/Pariss\n", 9, `schedule "a": zone "Europe/Pariss" (want an IANA time zone, e.g. UTC, Europe/Paris`},
+	{"zone Local", schedHead + "  a: {task: report, cron: \"@daily\", zone: Local}\n", 6, `zone "Local" (want an IANA time zone`},
+	{"zone with every", schedHead + "  a:\n    task: report\n    every: 1m\n    zone: Europe/Paris\n", 9, `schedule "a": zone "Europe/Paris" with every 1m0s (an interval's slots are the same instants in every zone; set a zone with cron)`},
+	{"jitter not a duration", schedHead + "  a: {task: report, every: 1m, jitter: some}\n", 6, `jitter "some" is not a duration`},
+	{"jitter too long", schedHead + "  a:\n    task: report\n    every: 1m\n    jitter: 25h\n", 9, `jitter "25h" is too long (a slot's task waits at most 24h`},
+	{"jitter negative", schedHead + "  a: {task: report, every: 1m, jitter: -1s}\n", 6, `jitter "-1s" is negative`},
+	{"bad overlap", schedHead + "  a:\n    task: report\n    every: 1m\n    overlap: buffer\n", 9, `overlap "buffer" is not an overlap policy (it takes skip, buffer_one, allow)`},
+	{"overlap typo", schedHead + "  a: {task: report, every: 1m, overlap: alow}\n", 6, `overlap "alow" is not an overlap policy (did you mean "allow"?`},
+	{"catch_up zero", schedHead + "  a: {task: report, every: 1m, catch_up: 0s}\n", 6, `catch_up "0s" must be longer than zero (how late a missed slot may still run; leave catch_up out for 1h)`},
+	{"catch_up not a duration", schedHead + "  a:\n    task: report\n    every: 1m\n    catch_up: 1d\n", 9, `catch_up "1d" is not a duration`},
+	{"pause_after too many", schedHead + "  a:\n    task: report\n    every: 1m\n    pause_after: 101\n", 9, "pause_after 101 is out of range (it takes a whole number from 0 to 100"},
+	{"pause_after negative", schedHead + "  a: {task: report, every: 1m, pause_after: -1}\n", 6, "pause_after -1 is out of range"},
+	{"schedule key twice", schedHead + "  a:\n    task: report\n    every: 1m\n    every: 2m\n", 9, `key "every" is defined twice, at lines 8 and 9 (keep one)`},
+	{"schedules without tasks", "name: x\nschedules:\n  a: {task: report, every: 1m}\n", 1, "the file has no tasks"},
+	{"schedules, a typo at the top", "name: x\ntasks: {a: {run: x}}\nschedule:\n  a: {task: a, every: 1m}\n", 3, `unknown key "schedule" (did you mean "schedules"?)`},
 
 	// Merge keys.
 	{"merge of a scalar", head + "  a:\n    <<: x\n    run: x\n", 4, `<< merges "x" (merge a mapping`},

@@ -8,7 +8,7 @@ import (
 )
 
 var (
-	topKeys  = []string{"name", "max_failures", "defaults", "tasks"}
+	topKeys  = []string{"name", "max_failures", "defaults", "tasks", "schedules"}
 	taskKeys = append([]string{"run", "needs"}, settingKeys...)
 )
 
@@ -24,7 +24,7 @@ func (p *parser) file(root *yaml.Node, path string) *File {
 		return f
 	}
 	var defaults settings
-	var tasks *pair
+	var tasks, schedules *pair
 	hasName := false
 	for _, kv := range p.fields(root, "key") {
 		switch kv.key.Value {
@@ -37,6 +37,8 @@ func (p *parser) file(root *yaml.Node, path string) *File {
 			defaults = p.defaults(kv.val)
 		case "tasks":
 			tasks = &kv
+		case "schedules":
+			schedules = &kv
 		default:
 			if strings.HasPrefix(kv.key.Value, extensionPrefix) {
 				continue
@@ -49,9 +51,12 @@ func (p *parser) file(root *yaml.Node, path string) *File {
 	}
 	if tasks == nil {
 		p.errs.add(root.Line, "the file has no tasks (add tasks: with at least one task)")
-		return f
+	} else {
+		f.Tasks = p.tasks(*tasks, defaults)
 	}
-	f.Tasks = p.tasks(*tasks, defaults)
+	if schedules != nil {
+		f.Schedules = p.schedules(schedules.val, f.Tasks)
+	}
 	return f
 }
 

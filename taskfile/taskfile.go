@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/schedule"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -19,6 +20,11 @@ type File struct {
 	Name        string // the run's name
 	MaxFailures int    // the run fails when more tasks than this fail; 0: no limit
 	Tasks       []Task // in the file's order
+
+	// Schedules are the file's periodic tasks, in the file's order, each
+	// enqueuing one of Tasks (one without needs) as NewRun builds it.
+	// A run does not hold them: they are declared in a store on their own.
+	Schedules []schedule.Schedule
 }
 
 // Task is one task of a file, with the file's defaults applied.
@@ -88,29 +94,39 @@ func (f *File) NewRun(key string) (store.NewRun, error) {
 	}
 	r := store.NewRun{Name: f.Name, Key: key, MaxFailures: f.MaxFailures, Tasks: make([]store.NewTask, 0, len(f.Tasks))}
 	for _, t := range f.Tasks {
-		args, err := json.Marshal(t.Exec)
+		nt, err := t.newTask()
 		if err != nil {
-			return store.NewRun{}, fmt.Errorf("taskfile: task %q: encode its command: %w", t.Name, err)
-		}
-		nt := store.NewTask{
-			Name:        t.Name,
-			Kind:        task.KindExec,
-			Args:        args,
-			Queue:       t.Queue,
-			Group:       t.Group,
-			Tenant:      t.Tenant,
-			Priority:    t.Priority,
-			PoisonAfter: t.PoisonAfter,
-			Timeout:     t.Timeout,
-			Grace:       t.Grace,
-			Needs:       t.Needs,
-		}
-		if t.PolicySet {
-			nt.Policy = t.Policy.String()
+			return store.NewRun{}, err
 		}
 		r.Tasks = append(r.Tasks, nt)
 	}
 	return r, nil
+}
+
+// newTask is the store's task for t: the one place a task of a file
+// becomes a task to run, whether a run or a schedule enqueues it.
+func (t Task) newTask() (store.NewTask, error) {
+	args, err := json.Marshal(t.Exec)
+	if err != nil {
+		return store.NewTask{}, fmt.Errorf("taskfile: task %q: encode its command: %w", t.Name, err)
+	}
+	nt := store.NewTask{
+		Name:        t.Name,
+		Kind:        task.KindExec,
+		Args:        args,
+		Queue:       t.Queue,
+		Group:       t.Group,
+		Tenant:      t.Tenant,
+		Priority:    t.Priority,
+		PoisonAfter: t.PoisonAfter,
+		Timeout:     t.Timeout,
+		Grace:       t.Grace,
+		Needs:       t.Needs,
+	}
+	if t.PolicySet {
+		nt.Policy = t.Policy.String()
+	}
+	return nt, nil
 }
 
 // validate checks a File the way a store needs it.

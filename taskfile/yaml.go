@@ -170,7 +170,7 @@ func (p *parser) readFields(n *yaml.Node, what string) []pair {
 		}
 		if first, ok := own[k.Value]; ok {
 			hint := "keep one"
-			if what == "task" {
+			if what == "task" || what == "schedule" {
 				hint = "rename or remove one"
 			}
 			p.errs.add(k.Line, "%s %q is defined twice, at lines %d and %d (%s)", what, k.Value, first.Line, k.Line, hint)
