@@ -2,6 +2,7 @@ package dash_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -155,10 +156,21 @@ func TestSchedulesPage(t *testing.T) {
 		}
 	}
 
+	// A row this grit cannot read (a declaration of a newer one) has its
+	// card, which says what is wrong, and no buttons.
+	if _, _, err := st.WriteSchedule(context.Background(), store.ScheduleWrite{Name: "newer", Def: []byte(`{"name":"newer","cron":"@fortnightly"}`),
+		Then: func([]store.Enqueued) (json.RawMessage, time.Time, error) { return []byte(`{}`), time.Time{}, nil }}); err != nil {
+		t.Fatal(err)
+	}
+	_, page = get(t, srv.Client(), srv.URL+"/schedules")
+	if c := card(t, page, "newer"); !strings.Contains(c, "unreadable") || !strings.Contains(c, `cron "@fortnightly"`) || strings.Contains(c, "<form") {
+		t.Errorf("the unreadable schedule's card:\n%s", c)
+	}
+
 	// The overview counts them.
-	if _, ov := get(t, srv.Client(), srv.URL+"/"); !strings.Contains(ov, `href="/schedules"><div class="k">Schedules</div><div class="v">3</div>`) ||
+	if _, ov := get(t, srv.Client(), srv.URL+"/"); !strings.Contains(ov, `href="/schedules"><div class="k">Schedules</div><div class="v">4</div>`) ||
 		!strings.Contains(ov, "1 paused") {
-		t.Errorf("the overview does not count 3 schedules, 1 paused")
+		t.Errorf("the overview does not count 4 schedules, 1 paused")
 	}
 }
 
