@@ -17,6 +17,8 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/grit-run/grit/internal/dash"
+	"github.com/grit-run/grit/internal/sched"
+	"github.com/grit-run/grit/schedule"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/store/sqlite"
@@ -90,6 +92,7 @@ func BenchmarkPages(b *testing.B) {
 	for _, kind := range []string{"sqlite", "postgres"} {
 		b.Run(kind, func(b *testing.B) {
 			st := filledStore(b, kind, n)
+			declareBenchSchedules(b, st)
 			d, err := dash.New(dash.Config{Store: st})
 			if err != nil {
 				b.Fatal(err)
@@ -108,6 +111,7 @@ func BenchmarkPages(b *testing.B) {
 				{"runs", "/runs"},
 				{"groups", "/groups"},
 				{"workers", "/workers"},
+				{"schedules", "/schedules"},
 			} {
 				b.Run(page.name, func(b *testing.B) {
 					var took []time.Duration
@@ -128,6 +132,28 @@ func BenchmarkPages(b *testing.B) {
 				})
 			}
 		})
+	}
+}
+
+// declareBenchSchedules declares 50 schedules of every minute, five
+// minutes ago, and ticks them: each has five tasks not ended, which the
+// schedules page reads one by one.
+func declareBenchSchedules(b *testing.B, st store.Store) {
+	b.Helper()
+	ctx := context.Background()
+	now, err := st.Now(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ss []schedule.Schedule
+	for i := range 50 {
+		ss = append(ss, schedule.Schedule{Name: fmt.Sprintf("bench-%02d", i), Every: time.Minute, Task: schedule.Task{Kind: "bench-schedule"}})
+	}
+	if err := sched.Declare(ctx, st, now.Add(-5*time.Minute), ss...); err != nil {
+		b.Fatal(err)
+	}
+	if err := (&sched.Ticker{Store: st}).Tick(ctx, now); err != nil {
+		b.Fatal(err)
 	}
 }
 

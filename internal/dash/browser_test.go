@@ -3,6 +3,7 @@ package dash_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -17,6 +18,11 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/grit-run/grit/internal/sched"
+	"github.com/grit-run/grit/schedule"
+	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/task"
 )
 
 const (
@@ -285,6 +291,44 @@ tasks:
 		shot("workers"),
 	))
 
+	// Schedules, declared in the store the server and the worker share,
+	// and ticked by the worker: heartbeat's slots succeed; flaky's fail,
+	// and it pauses itself after two; the operator pauses nightly/report
+	// with a reason and triggers it anyway.
+	declareSchedules(t, storeDSN)
+	nightly := `[id="s-nightly/report"]`
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/schedules"),
+		chromedp.WaitVisible(chromedp.CSS(`#s-heartbeat .st-success`)),
+		chromedp.WaitVisible(chromedp.CSS(`#s-flaky .pausenote`)),
+		chromedp.SendKeys(chromedp.CSS(nightly+` input[name=reason]`), "the warehouse is migrating"),
+		chromedp.Click(chromedp.CSS(nightly+` button[value=pause]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+	))
+	if flash := text(ctx, ".flash"); !strings.Contains(flash, "schedule nightly/report: paused") {
+		t.Errorf("after the pause the page says %q", flash)
+	}
+	must(t, chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(nightly+` .pausenote`)),
+		chromedp.Click(chromedp.CSS(nightly+` button[value=trigger]`)),
+		chromedp.WaitVisible(`//div[contains(@class, "flash") and contains(., "triggered task")]`),
+		chromedp.WaitVisible(chromedp.CSS(nightly+` .tag`)),
+		chromedp.Navigate(base+"/schedules"), // at the top: the redirect went to the card
+		chromedp.WaitVisible(chromedp.CSS(`#s-heartbeat .st-success`)),
+		shot("schedules"),
+	))
+	if note := text(ctx, nightly+" .pausenote"); !strings.Contains(note, "Paused by token") || !strings.Contains(note, "the warehouse is migrating") {
+		t.Errorf("nightly/report's pause says %q", note)
+	}
+	if note := text(ctx, "#s-flaky .pausenote"); !strings.Contains(note, "Paused itself after 2 failed slots in a row") {
+		t.Errorf("flaky's pause says %q", note)
+	}
+	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS(`table.grid`))))
+	if audit := text(ctx, "table.grid tbody"); !regexp.MustCompile(`trigger\s+schedule nightly/report\s+0\s+task \d+`).MatchString(audit) ||
+		!regexp.MustCompile(`pause\s+schedule nightly/report\s+0\s+the warehouse is migrating`).MatchString(audit) {
+		t.Errorf("the audit log does not show the pause and the trigger: %q", audit)
+	}
+
 	// A read-only visitor sees the same pages without their buttons.
 	rctx, rcancel := chromedp.NewContext(ctx) // a tab of its own, with the same cookies: log out first
 	defer rcancel()
@@ -302,6 +346,10 @@ tasks:
 	))
 	if buttons, err := chromedp.Run(rctx, chromedp.Evaluate[int](`document.querySelectorAll("main form button").length`)); err != nil || buttons != 0 {
 		t.Errorf("a read-only visitor sees %d buttons on the dead letters page (%v)", buttons, err)
+	}
+	must(t, chromedp.Do(rctx, chromedp.Navigate(base+"/schedules"), chromedp.WaitVisible(chromedp.CSS(`#s-heartbeat`))))
+	if buttons, err := chromedp.Run(rctx, chromedp.Evaluate[int](`document.querySelectorAll("main form button").length`)); err != nil || buttons != 0 {
+		t.Errorf("a read-only visitor sees %d buttons on the schedules page (%v)", buttons, err)
 	}
 
 	// Posting anyway: a read-only session is refused, as is an operator's
@@ -328,6 +376,34 @@ tasks:
 		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(body), c.want) {
 			t.Errorf("a POST as %s with csrf %q: %d %q, want 403 saying %s", c.token[:6], c.csrf, resp.StatusCode, body, c.want)
 		}
+	}
+}
+
+// declareSchedules puts the browser test's schedules in the store at dsn.
+func declareSchedules(t *testing.T, dsn string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	now, err := st.Now(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argsOf := func(shell string) json.RawMessage {
+		b, _ := json.Marshal(task.Exec{Shell: shell, PermanentOnExit: []int{3}})
+		return b
+	}
+	if err := sched.Declare(ctx, st, now,
+		schedule.Schedule{Name: "heartbeat", Every: 2 * time.Second, Task: schedule.Task{Kind: task.KindExec, Args: argsOf("echo ok")}},
+		schedule.Schedule{Name: "flaky", Every: 2 * time.Second, PauseAfter: 2,
+			Task: schedule.Task{Kind: task.KindExec, Args: argsOf("echo 'upstream said 503' >&2; exit 3")}},
+		schedule.Schedule{Name: "nightly/report", Cron: "0 2 * * *", Zone: "Europe/Paris", Jitter: 30 * time.Second, PauseAfter: 3,
+			Overlap: schedule.BufferOne, Task: schedule.Task{Kind: task.KindExec, Queue: "reports", Args: argsOf("echo report")}},
+	); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -6,10 +6,10 @@
 // without JavaScript; a small script makes them live, refreshing the
 // page's main part when the server-sent events of /live say the store
 // changed. Its reads go through the store's optional capabilities
-// (store.Overview, store.Console, store.GroupBreakers, store.Auditor),
-// each of which answers from indexes, so that a page stays fast on a
-// store of millions of tasks; a store without one shows less, never
-// fails.
+// (store.Overview, store.Console, store.GroupBreakers, store.Auditor,
+// store.Scheduler), each of which answers from indexes, so that a page
+// stays fast on a store of millions of tasks; a store without one shows
+// less, never fails.
 package dash
 
 import (
@@ -172,6 +172,7 @@ func (d *Dashboard) routes() {
 	m.Handle("GET /tasks/{id}", d.page(d.task))
 	m.Handle("GET /dead-letters", d.page(d.deadLetters))
 	m.Handle("GET /groups", d.page(d.groups))
+	m.Handle("GET /schedules", d.page(d.schedules))
 	m.Handle("GET /workers", d.page(d.workers))
 	m.Handle("GET /audit", d.page(d.audit))
 	m.Handle("POST /tasks/{id}/act", d.action(d.actTask))
@@ -179,6 +180,7 @@ func (d *Dashboard) routes() {
 	m.Handle("POST /dead-letters/act", d.action(d.actDeadLetters))
 	m.Handle("POST /groups/breaker", d.action(d.actBreaker))
 	m.Handle("POST /pauses", d.action(d.actPause))
+	m.Handle("POST /schedules/act", d.action(d.actSchedule))
 	m.Handle("GET /live", d.page(d.stream))
 	if d.cfg.Metrics != nil {
 		m.Handle("GET /metrics", d.page(func(w http.ResponseWriter, r *http.Request, _ who) error {

@@ -88,7 +88,7 @@ func testPages(t *testing.T, st store.Store) {
 		t.Fatal(err)
 	}
 	srv := newDashboard(t, st)
-	for _, path := range []string{"/", "/runs", "/tasks", "/tasks?state=READY&q=o-42", "/tasks/1", "/dead-letters", "/groups", "/workers", "/audit", "/runs/" + itoa(r.ID)} {
+	for _, path := range []string{"/", "/runs", "/tasks", "/tasks?state=READY&q=o-42", "/tasks/1", "/dead-letters", "/groups", "/workers", "/audit", "/schedules", "/runs/" + itoa(r.ID)} {
 		code, body := get(t, srv.Client(), srv.URL+path)
 		if code != http.StatusOK || !strings.Contains(body, "</html>") {
 			t.Errorf("GET %s: %d\n%s", path, code, body)

@@ -83,6 +83,17 @@ func (d *Dashboard) signature(ctx context.Context) (string, error) {
 	for _, t := range newest {
 		fmt.Fprintf(h, "task/%d/%s;", t.ID, t.State)
 	}
+	if sc, ok := d.cfg.Store.(store.Scheduler); ok {
+		// Each schedule's version: a pause, a resume or a tick that
+		// changed its state shows on the schedules page.
+		rows, err := sc.Schedules(ctx, time.Time{})
+		if err != nil {
+			return "", err
+		}
+		for _, r := range rows {
+			fmt.Fprintf(h, "schedule/%s/%d;", r.Name, r.Version)
+		}
+	}
 	if a, ok := d.cfg.Store.(store.Auditor); ok {
 		es, err := a.AuditLog(ctx, 0, 1)
 		if err != nil {

@@ -59,6 +59,10 @@ type overviewData struct {
 	// store keeps pauses.
 	Pauses   []store.Pause
 	CanPause bool
+	// Schedules and SchedPaused count the store's schedules and the
+	// paused ones; HasSchedules says the store keeps them.
+	Schedules, SchedPaused int
+	HasSchedules           bool
 }
 
 // QueuePaused reports whether queue q is paused.
@@ -131,6 +135,10 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v who) erro
 			return err
 		}
 		data.Pauses, data.CanPause = ps, true
+	}
+	var err error
+	if data.Schedules, data.SchedPaused, data.HasSchedules, err = scheduleCounts(ctx, d.cfg.Store); err != nil {
+		return err
 	}
 	ws, err := d.cfg.Store.Workers(ctx)
 	if err != nil {

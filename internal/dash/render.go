@@ -28,7 +28,7 @@ type view struct {
 }
 
 // pageNames are the page templates; each is parsed with layout.html.
-var pageNames = []string{"overview", "runs", "run", "tasks", "task", "deadletters", "groups", "workers", "audit", "error", "login"}
+var pageNames = []string{"overview", "runs", "run", "tasks", "task", "deadletters", "groups", "workers", "audit", "schedules", "error", "login"}
 
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html")
@@ -89,9 +89,11 @@ var funcs = template.FuncMap{
 		}
 		return t.Local().Format("2006-01-02 15:04:05")
 	},
-	"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"short": func(s string) string { return shorten(s, 12) },
-	"trunc": func(n int, s string) string { return shorten(s, n) },
+	"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"inZone":   inZone,
+	"interval": interval,
+	"short":    func(s string) string { return shorten(s, 12) },
+	"trunc":    func(n int, s string) string { return shorten(s, n) },
 	"firstLine": func(s string) string {
 		s, _, _ = strings.Cut(s, "\n")
 		return s
@@ -144,6 +146,33 @@ func withQuery(base string, kv ...string) string {
 	}
 	u.RawQuery = q.Encode()
 	return path.Clean(u.Path) + strings.TrimSuffix("?"+u.RawQuery, "?")
+}
+
+// inZone is t as a clock in zone reads it, with the zone's abbreviation:
+// "Thu 26 Nov 02:00 CET".
+func inZone(t time.Time, zone string) string {
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		loc = time.UTC
+	}
+	layout := "Mon 2 Jan 15:04 MST"
+	if t.Second() != 0 {
+		layout = "Mon 2 Jan 15:04:05 MST"
+	}
+	return t.In(loc).Format(layout)
+}
+
+// interval is a duration as a schedule is written: 30s, 5m, 1h30m.
+func interval(d time.Duration) string {
+	s := d.String()
+	s = strings.TrimSuffix(s, "m0s")
+	if s != d.String() {
+		s += "m"
+	}
+	if t := strings.TrimSuffix(s, "h0m"); t != s {
+		s = t + "h"
+	}
+	return s
 }
 
 func urlEscape(s string) string { return url.QueryEscape(s) }
