@@ -18,6 +18,7 @@ import (
 	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/schedule"
 	"github.com/grit-run/grit/store"
 )
 
@@ -46,6 +47,9 @@ type settings struct {
 	// retention is how long the engines of grit worker and grit run keep
 	// finished tasks and stopped workers' rows.
 	retention retention.Policy
+	// schedules are the schedules of the task files grit worker
+	// declares when it starts.
+	schedules []schedule.Schedule
 
 	// metrics is the address grit worker serves /metrics on; "" is none.
 	metrics string
@@ -114,6 +118,9 @@ var knobDashboardURL = knob{"dashboard-url", "GRIT_DASHBOARD_URL", "", "the dash
 
 // knobMetrics is the address grit worker serves its Prometheus metrics
 // on.
+var knobSchedules = knob{"schedules", "GRIT_SCHEDULES", "", "task files (comma-separated) whose schedules: sections the worker declares in the store when it starts (see docs/schedules.md); every worker ticks every schedule the store holds, whoever declared it",
+	func(s *settings) any { return &s.schedules }}
+
 var knobMetrics = knob{"metrics", "GRIT_METRICS", "", "an address (HOST:PORT, or :PORT for every interface) to serve Prometheus metrics on, at /metrics (see docs/observability.md); default none",
 	func(s *settings) any { return &s.metrics }}
 
@@ -130,7 +137,7 @@ var (
 // allKnobs are the knobs with flags, in the order settings reads them
 // (the lease before the heartbeat) and grit config lists them.
 func allKnobs() []knob {
-	return append(append([]knob{}, workerKnobs...), append([]knob{knobMetrics}, serverOwnKnobs...)...)
+	return append(append([]knob{}, workerKnobs...), append([]knob{knobMetrics, knobSchedules}, serverOwnKnobs...)...)
 }
 
 // knobAnnotation marks a flag as a knob's, for settings to find.
@@ -284,6 +291,15 @@ func (k knob) set(s *settings, v string) error {
 			return err
 		}
 		*p = b
+	case *[]schedule.Schedule:
+		if v == "" {
+			return nil
+		}
+		ss, err := fileSchedules(strings.Split(v, ","))
+		if err != nil {
+			return err
+		}
+		*p = ss
 	case *retention.Policy:
 		r, err := retention.Parse(v)
 		if err != nil {
@@ -408,6 +424,7 @@ func (s settings) engineConfig(st store.Store) engine.Config {
 	return engine.Config{
 		Store: st, WorkerID: s.workerID, Concurrency: s.concurrency, Lease: s.lease, Heartbeat: s.heartbeat,
 		Version: Version, Protection: s.protection, Alerting: s.alerting, Retention: s.retention,
+		Schedules: s.schedules,
 	}
 }
 

@@ -285,6 +285,10 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 	st := openStore(t, dsn)
 	cert, key, _ := testcert.Write(t, dir)
 	token := strings.Repeat("t", 32)
+	schedFile := filepath.Join(dir, "beat.yaml")
+	if err := os.WriteFile(schedFile, []byte("name: b\ntasks:\n  beat: {run: \"true\"}\nschedules:\n  beat: {task: beat, every: 1m}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tokensFile := filepath.Join(dir, "tokens")
 	if err := os.WriteFile(tokensFile, []byte(token+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -343,6 +347,14 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 			got: func(b built) any { return b.s.metrics }, want: "127.0.0.1:9464"},
 		"retention": {value: "success=1h,mail/failed=forever", configures: "the engine's Retention",
 			got: func(b built) any { return b.engine.Retention.String() }, want: mustRetention(t, "success=1h,mail/failed=forever").String()},
+		"schedules": {value: schedFile, configures: "the engine's Schedules, declared when it starts",
+			got: eng(func(c engine.Config) any {
+				var names []string
+				for _, s := range c.Schedules {
+					names = append(names, s.Name+" "+s.Task.Kind)
+				}
+				return names
+			}), want: []string{"beat exec"}},
 		"dashboard-url": {value: "https://grit.example/", configures: "Alerting.DashboardURL (the engine's or the server's)",
 			got: func(b built) any { return b.alerting.DashboardURL }, want: "https://grit.example/"},
 		"listen": {value: "127.0.0.1:7421", configures: "the address grit server listens on (settings.listen, given to net.Listen)",

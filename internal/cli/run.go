@@ -72,6 +72,7 @@ func (e *env) run(ctx context.Context, o runOptions, path string) error {
 		if f, err = taskfile.Load(path); err != nil {
 			return &exitError{code: exitUsage, err: err}
 		}
+		e.noteSchedules(f, "grit run")
 	}
 	ws, err := e.settings(o.flags)
 	if err != nil {

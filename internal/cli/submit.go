@@ -37,6 +37,7 @@ func (e *env) submit(ctx context.Context, path string, asJSON bool) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
+	e.noteSchedules(f, "grit submit")
 	st, err := e.openStore(ctx)
 	if err != nil {
 		return err

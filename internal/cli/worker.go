@@ -46,7 +46,7 @@ serves Prometheus metrics at /metrics (docs/observability.md).`,
 			return e.worker(cmd.Context(), cmd.Flags(), queues)
 		},
 	}
-	registerKnobs(cmd.Flags(), append(append([]knob{}, workerKnobs...), knobMetrics))
+	registerKnobs(cmd.Flags(), append(append([]knob{}, workerKnobs...), knobMetrics, knobSchedules))
 	cmd.Flags().StringSliceVar(&queues, "queue", nil, "only claim from these queues (default: all)")
 	return cmd
 }
@@ -89,6 +89,9 @@ func (e *env) worker(ctx context.Context, fs *pflag.FlagSet, queues []string) er
 	}
 	if ws.metrics != "" {
 		attrs = append(attrs, "metrics", ws.metrics)
+	}
+	if len(ws.schedules) > 0 {
+		attrs = append(attrs, "schedules_declared", len(ws.schedules))
 	}
 	log.Info("worker started", attrs...)
 	<-sigCtx.Done()

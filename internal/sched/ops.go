@@ -114,15 +114,15 @@ func Trigger(ctx context.Context, st store.Store, name string, now time.Time) (t
 // slots the range has and how many got a new task.
 func Backfill(ctx context.Context, st store.Store, name string, from, to, now time.Time) (slots, enqueued int, err error) {
 	if to.Before(from) {
-		return 0, 0, fmt.Errorf("backfill of schedule %q: from %s is after to %s", name, from.Format(time.RFC3339), to.Format(time.RFC3339))
+		return 0, 0, fmt.Errorf("%w: backfill of schedule %q: from %s is after to %s", schedule.ErrInvalid, name, from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
 	var before int64
 	row, err := change(ctx, st, name, now, func(_ schedule.Schedule, tm schedule.Timing, state *State) ([]time.Time, bool, error) {
 		var at []time.Time
 		for a := tm.Next(from.Add(-time.Nanosecond)); !a.IsZero() && !a.After(to); a = tm.Next(a) {
 			if len(at) == maxBackfill {
-				return nil, false, fmt.Errorf("backfill of schedule %q: more than %d slots from %s to %s: backfill a shorter range at a time",
-					name, maxBackfill, from.Format(time.RFC3339), to.Format(time.RFC3339))
+				return nil, false, fmt.Errorf("%w: backfill of schedule %q: more than %d slots from %s to %s: backfill a shorter range at a time",
+					schedule.ErrInvalid, name, maxBackfill, from.Format(time.RFC3339), to.Format(time.RFC3339))
 			}
 			at = append(at, a)
 		}

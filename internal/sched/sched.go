@@ -118,12 +118,17 @@ func observe(ctx context.Context, st store.Store, s *State) bool {
 		switch {
 		case errors.Is(err, task.ErrNotFound):
 			sl.Outcome, found = Gone, true
-		case err == nil && t.State.Terminal():
+		case err == nil && ended(t.State):
 			sl.Outcome, found = t.State, true
 		}
 	}
 	return found
 }
+
+// ended reports whether a slot's task has ended: finished, or dead-lettered
+// (it waits for an operator, and a replay does not make its slot run
+// again: the schedule goes on).
+func ended(s task.State) bool { return s.Terminal() || s == task.DeadLetter }
 
 // lastFailed is the task of the newest failed slot, for the alert.
 func lastFailed(ctx context.Context, st store.Store, s State) task.Task {
@@ -170,7 +175,7 @@ func write(ctx context.Context, sc store.Scheduler, r store.ScheduleRow, def jso
 			for i, e := range enq {
 				sl := slots[i]
 				sl.Task = e.ID
-				if e.State.Terminal() {
+				if ended(e.State) {
 					sl.Outcome = e.State
 				}
 				if !e.Existed {

@@ -245,10 +245,15 @@ func TestPausesItselfAfterFailedSlots(t *testing.T) {
 			var alerts []alert.Event
 			k := &Ticker{Store: st, Alert: func(ev alert.Event) { alerts = append(alerts, ev) }}
 			at := t0
-			for range 2 {
+			// A failure, then a dead letter: both are failed slots, and a
+			// dead letter's slot has ended (the next slot is not held
+			// back as overlapping it).
+			for _, end := range []task.State{task.Failed, task.DeadLetter} {
 				at = at.Add(10 * time.Second)
 				tick(t, k, at)
-				endAll(t, st, "tick", task.Failed)
+				if n := endAll(t, st, "tick", end); n != 1 {
+					t.Fatalf("slot at %v: %d tasks, want 1", at.Sub(t0), n)
+				}
 			}
 			tick(t, k, at.Add(Watch)) // sees the second failure
 			s := state(t, st, "s")

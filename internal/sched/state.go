@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/schedule"
+	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -53,8 +54,9 @@ type Slot struct {
 	Task int64     `json:"task"`
 	// Trigger is a task an operator asked for: a trigger or a backfill.
 	Trigger bool `json:"trigger,omitempty"`
-	// Outcome is the task's end (a finished task.State), Gone when it was
-	// pruned before a ticker saw it end, "" while it has not ended.
+	// Outcome is the task's end (a finished task.State, or DEAD_LETTER:
+	// a dead letter's slot has ended, and the schedule goes on), Gone when
+	// it was pruned before a ticker saw it end, "" while it has not ended.
 	Outcome task.State `json:"outcome,omitempty"`
 }
 
@@ -74,6 +76,9 @@ type Paused struct {
 
 // keepRecent is how many slots State.Recent keeps at least.
 const keepRecent = 20
+
+// StateOf is the state of a schedule's row.
+func StateOf(r store.ScheduleRow) (State, error) { return decodeState(r.State) }
 
 func decodeState(b []byte) (State, error) {
 	var st State
