@@ -19,8 +19,8 @@ import (
 	"github.com/grit-run/grit/internal/version"
 	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/retention"
-	"github.com/grit-run/grit/schedule"
 	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/schedule"
 	"github.com/grit-run/grit/store"
 	_ "github.com/grit-run/grit/store/sqlite" // the embedded default
 	"github.com/grit-run/grit/task"
