@@ -58,50 +58,50 @@ const (
 type Schedule struct {
 	// Name names the schedule in the store, the CLI and its tasks' keys:
 	// 1 to 200 letters, digits and - _ . / characters.
-	Name string `json:"name"`
+	Name string
 	// Cron is a cron expression of five fields (minute, hour, day of
 	// month, month, day of week), or one of @yearly, @annually,
 	// @monthly, @weekly, @daily, @midnight and @hourly.
-	Cron string `json:"cron,omitempty"`
+	Cron string
 	// Every is an interval, a whole number of seconds: slots are the
 	// multiples of it since midnight UTC of 1 January of year 1 (for an
 	// interval that divides a day, the multiples since midnight UTC).
-	Every time.Duration `json:"every,omitempty"`
+	Every time.Duration
 	// Zone is the IANA time zone Cron is read in (e.g. Europe/Paris);
 	// default UTC. A daylight-saving change neither skips nor doubles a
 	// slot (see Timing.Next).
-	Zone string `json:"zone,omitempty"`
+	Zone string
 	// Jitter delays each slot's task by up to this much, by an amount
 	// drawn from the schedule's name and the slot (the same on every
 	// worker), so that schedules on the same minute spread their load.
-	Jitter time.Duration `json:"jitter,omitempty"`
+	Jitter time.Duration
 	// Overlap is what a slot does while an earlier slot's task has not
 	// finished; default Skip.
-	Overlap Overlap `json:"overlap,omitempty"`
+	Overlap Overlap
 	// CatchUp is how late a slot may be enqueued after the fleet was
 	// down: slots missed within it run once each, older ones are skipped
 	// and counted. Default an hour.
-	CatchUp time.Duration `json:"catch_up,omitempty"`
+	CatchUp time.Duration
 	// PauseAfter pauses the schedule after that many slots in a row
 	// whose tasks failed (FAILED or DEAD_LETTER), with an alert, as a
 	// dead letter has; 0 never pauses it.
-	PauseAfter int `json:"pause_after,omitempty"`
+	PauseAfter int
 	// Task is what each slot enqueues.
-	Task Task `json:"task"`
+	Task Task
 }
 
 // Task is the task a schedule enqueues at each slot.
 type Task struct {
-	Kind        string          `json:"kind"`
-	Args        json.RawMessage `json:"args,omitempty"`
-	Queue       string          `json:"queue,omitempty"`
-	Group       string          `json:"group,omitempty"`
-	Tenant      string          `json:"tenant,omitempty"`
-	Priority    int             `json:"priority,omitempty"`
-	Policy      string          `json:"policy,omitempty"` // a retry policy string ("" for the engine's default)
-	Timeout     time.Duration   `json:"timeout,omitempty"`
-	Grace       time.Duration   `json:"grace,omitempty"`
-	PoisonAfter int             `json:"poison_after,omitempty"`
+	Kind        string
+	Args        json.RawMessage
+	Queue       string
+	Group       string
+	Tenant      string
+	Priority    int
+	Policy      string // a retry policy string ("" for the engine's default)
+	Timeout     time.Duration
+	Grace       time.Duration
+	PoisonAfter int
 }
 
 // OrDefault is s with its defaults in place: Zone UTC, Overlap Skip,

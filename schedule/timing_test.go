@@ -208,3 +208,25 @@ func TestJitterIsTheSameEverywhereAndBounded(t *testing.T) {
 		t.Error("no jitter delayed a slot")
 	}
 }
+
+func TestJSONRoundTrip(t *testing.T) {
+	s := Schedule{Name: "a", Every: 90 * time.Second, Jitter: time.Second, CatchUp: time.Hour, PauseAfter: 3,
+		Task: Task{Kind: "k", Args: []byte(`{"x":1}`), Timeout: 20 * time.Minute, Priority: 2}}
+	b, err := s.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"every":"1m30s"`; !strings.Contains(string(b), want) || !strings.Contains(string(b), `"timeout":"20m0s"`) {
+		t.Errorf("encoded %s, want durations written as such (%s)", b, want)
+	}
+	got, err := Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := s.OrDefault(); got.Every != w.Every || got.Task.Timeout != w.Task.Timeout || got.Zone != "UTC" || string(got.Task.Args) != `{"x":1}` || got.PauseAfter != 3 {
+		t.Errorf("decoded %+v, want %+v", got, w)
+	}
+	if _, err := Decode([]byte(`{"name":"a","every":"soon"}`)); err == nil {
+		t.Error("a bad duration decoded")
+	}
+}
