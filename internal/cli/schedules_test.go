@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,4 +168,28 @@ func TestScheduleCommandsErrors(t *testing.T) {
 	if code, out, _ := grit(t, "schedules", "delete", "nightly", "--store", dsn); code != 0 || !strings.Contains(out, "deleted") {
 		t.Errorf("delete: %d %q", code, out)
 	}
+}
+
+// FuzzParseWhen reads any backfill time: a time, or a usage error that
+// says what to write.
+func FuzzParseWhen(f *testing.F) {
+	for _, s := range []string{"2026-11-01", "2026-11-01T02:00", "2026-11-01 02:00", "2026-11-01T02:00:00Z", "6h", "-1h", "0s", "yesterday", ""} {
+		f.Add(s, "Europe/Paris")
+	}
+	f.Add("2026-03-29T02:30", "Europe/Paris")
+	f.Add("1h", "Nowhere/Else")
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, s, zone string) {
+		at, err := parseWhen("--from", s, zone, now)
+		if err != nil {
+			var ee *exitError
+			if !errors.As(err, &ee) || ee.code != exitUsage || !strings.Contains(err.Error(), "want RFC 3339") {
+				t.Fatalf("%q in %q: %v, want a usage error that says what to write", s, zone, err)
+			}
+			return
+		}
+		if at.IsZero() && s != "" {
+			t.Fatalf("%q: the zero time", s)
+		}
+	})
 }
