@@ -54,6 +54,8 @@ var optional = []capability{
 		"finished tasks are kept forever, whatever the retention: the store grows for as long as it runs", has[Pruner]},
 	{"store.Scheduler", "schedules: periodic tasks, kept in the store and ticked by the fleet",
 		"no schedule can be declared: periodic tasks must be enqueued from outside", has[Scheduler]},
+	{"store.Stepper", "durable steps: the results of a handler's steps, kept across its attempts",
+		"grit.Step cannot record: a retried handler runs all its steps again", has[Stepper]},
 }
 
 // CheckCapabilities returns an error matching ErrMissingCapability, a
@@ -78,7 +80,7 @@ func CheckCapabilities(st Store) error {
 
 // MissingOptional lists, each with what is lost, the optional
 // capabilities st lacks (Waker, Advisor, Overview, PollReporter, Backlog,
-// Pauser, Pruner, Scheduler); none when it has them all.
+// Pauser, Pruner, Scheduler, Stepper); none when it has them all.
 func MissingOptional(st Store) []string {
 	var out []string
 	for _, c := range optional {

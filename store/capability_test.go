@@ -33,6 +33,7 @@ type complete struct {
 	store.Pauser
 	store.Pruner
 	store.Scheduler
+	store.Stepper
 }
 
 // noBreakers has every capability but GroupBreakers.
@@ -84,10 +85,10 @@ func TestCheckCapabilitiesNamesEachMissing(t *testing.T) {
 
 func TestMissingOptional(t *testing.T) {
 	got := store.MissingOptional(capable{})
-	if len(got) != 8 {
-		t.Fatalf("capable lacks %d optional capabilities, want 8: %q", len(got), got)
+	if len(got) != 9 {
+		t.Fatalf("capable lacks %d optional capabilities, want 9: %q", len(got), got)
 	}
-	for i, name := range []string{"store.Waker (", "store.Advisor (", "store.Overview (", "store.PollReporter (", "store.Backlog (", "store.Pauser (", "store.Pruner (", "store.Scheduler ("} {
+	for i, name := range []string{"store.Waker (", "store.Advisor (", "store.Overview (", "store.PollReporter (", "store.Backlog (", "store.Pauser (", "store.Pruner (", "store.Scheduler (", "store.Stepper ("} {
 		if !strings.HasPrefix(got[i], name) || !strings.Contains(got[i], ": ") {
 			t.Errorf("entry %d is %q, want %s... with what is lost", i, got[i], name)
 		}
@@ -98,7 +99,7 @@ func TestMissingOptional(t *testing.T) {
 	if got := store.MissingOptional(complete{}); len(got) != 0 {
 		t.Errorf("complete lacks %q", got)
 	}
-	if got := store.MissingOptional(bare{}); len(got) != 8 {
+	if got := store.MissingOptional(bare{}); len(got) != 9 {
 		t.Errorf("bare lacks %d optional capabilities, want 7: %q", len(got), got)
 	}
 }

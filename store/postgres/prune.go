@@ -14,7 +14,7 @@ import (
 // transaction, any number at once.
 var _ store.Pruner = (*Store)(nil)
 
-// pruneTasksSQL deletes one round's tasks and their attempts, and returns
+// pruneTasksSQL deletes one round's tasks and their attempts (and steps), and returns
 // how many went and the runs they were in. $1 is the round's limit; $2-$4
 // the rules, one per queue and state ("" for every other queue), keeps in
 // microseconds.
@@ -67,6 +67,8 @@ const pruneTasksSQL = `WITH RECURSIVE rules AS (
 	FOR UPDATE OF t SKIP LOCKED
 ), attempts_gone AS (
 	DELETE FROM $S.attempts a WHERE a.task_id = ANY (ARRAY(SELECT id FROM picked)) RETURNING a.task_id
+), steps_gone AS (
+	DELETE FROM $S.steps s WHERE s.task_id = ANY (ARRAY(SELECT id FROM picked))
 ), tasks_gone AS (
 	DELETE FROM $S.tasks t WHERE t.id = ANY (ARRAY(SELECT id FROM picked)) RETURNING t.run_id
 )

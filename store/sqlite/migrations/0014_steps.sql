@@ -1,0 +1,16 @@
+-- Durable steps (store.Stepper): the results of a task's handler's steps,
+-- recorded as they finish, so that a later attempt of the task answers
+-- them without running them again. A step is recorded only by the
+-- attempt that holds the task's lease; its rows go with their task
+-- (retention deletes them in the same round).
+CREATE TABLE steps (
+    task_id     INTEGER NOT NULL,
+    seq         INTEGER NOT NULL,
+    name        TEXT    NOT NULL,
+    occurrence  INTEGER NOT NULL,
+    attempt     INTEGER NOT NULL,
+    result      TEXT    NOT NULL,
+    recorded_at INTEGER NOT NULL,
+    PRIMARY KEY (task_id, seq),
+    UNIQUE (task_id, name, occurrence)
+) WITHOUT ROWID;
