@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -59,14 +60,52 @@ func (e *env) showTask(ctx context.Context, id int64, asJSON bool) error {
 	if err != nil {
 		return err
 	}
+	var steps []store.Step
+	if sp, ok := st.(store.Stepper); ok {
+		if steps, err = sp.Steps(ctx, id); err != nil {
+			return err
+		}
+	}
 	if asJSON {
+		if steps == nil {
+			steps = []store.Step{}
+		}
 		return json.NewEncoder(e.stdout).Encode(struct {
 			Task     taskJSON      `json:"task"`
 			Attempts []attemptJSON `json:"attempts"`
-		}{taskView(t), attemptViews(as)})
+			Steps    []store.Step  `json:"steps"`
+		}{taskView(t), attemptViews(as), steps})
 	}
 	printTask(e, t, as)
+	printSteps(e, steps)
 	return nil
+}
+
+// printSteps prints a task's recorded steps (grit.Step), by the attempt
+// that ran each.
+func printSteps(e *env, steps []store.Step) {
+	if len(steps) == 0 {
+		return
+	}
+	fmt.Fprintln(e.stdout, "\nsteps (recorded: a later attempt answers them without running them):")
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "  #\tSTEP\tBY ATTEMPT\tRECORDED\tRESULT")
+	for _, s := range steps {
+		name := s.Name
+		if s.Occurrence > 1 {
+			name += " (" + strconv.Itoa(s.Occurrence) + ")"
+		}
+		fmt.Fprintf(w, "  %d\t%s\t%d\t%s\t%s\n", s.Seq, name, s.Attempt, s.RecordedAt.Local().Format("15:04:05.000"), clip(string(s.Result), 80))
+	}
+	w.Flush()
+}
+
+// clip is s in at most n characters, marked when cut.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 func printTask(e *env, t task.Task, as []task.Attempt) {

@@ -35,10 +35,11 @@ type inflight struct {
 	// What a run needs besides lives in the attempt's own allocation: on a
 	// busy worker, allocations per attempt are most of the garbage
 	// collector's work.
-	view task.Task  // the handler's copy of t: what it changes is not the engine's
-	rec  record     // what the handler leaves on the attempt
-	w    watched    // what watched points to
-	actx attemptCtx // the handler's context, below its deadline
+	view  task.Task  // the handler's copy of t: what it changes is not the engine's
+	rec   record     // what the handler leaves on the attempt
+	w     watched    // what watched points to
+	actx  attemptCtx // the handler's context, below its deadline
+	steps stepLog    // its handler's durable steps
 }
 
 // attemptCtx carries an attempt's information (AttemptFrom) and its record
@@ -57,7 +58,7 @@ func (c *attemptCtx) Value(key any) any {
 		return &c.info
 	case recordKey:
 		return c.rec
-	case confirmKey:
+	case confirmKey, stepKey:
 		return c
 	}
 	return c.Context.Value(key)

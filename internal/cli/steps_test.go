@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/grit-run/grit/store"
+)
+
+// TestTaskShowsItsSteps: grit task lists a task's recorded steps, by the
+// attempt that ran each, and --json has them.
+func TestTaskShowsItsSteps(t *testing.T) {
+	dsn := migratedStore(t)
+	st := openStore(t, dsn)
+	ctx := context.Background()
+	if _, err := st.Enqueue(ctx, []store.NewTask{{Kind: "pay"}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := st.Claim(ctx, store.ClaimRequest{Worker: "w", Limit: 1})
+	if err != nil || len(c) != 1 {
+		t.Fatal(c, err)
+	}
+	for i, name := range []string{"charge", "charge"} {
+		if _, err := st.(store.Stepper).RecordStep(ctx, c[0].ID, c[0].LeaseToken, store.Step{Seq: i + 1, Name: name, Occurrence: i + 1, Attempt: 1, Result: json.RawMessage(`{"id":"ch-1"}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, errOut := grit(t, "task", "--store", dsn, itoa(c[0].ID))
+	if code != 0 || !strings.Contains(out, "steps (recorded") || !strings.Contains(out, "charge (2)") || !strings.Contains(out, `{"id":"ch-1"}`) {
+		t.Errorf("grit task: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = grit(t, "task", "--json", "--store", dsn, itoa(c[0].ID))
+	var got struct{ Steps []store.Step }
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || len(got.Steps) != 2 || got.Steps[1].Occurrence != 2 {
+		t.Errorf("grit task --json: %d %q", code, out)
+	}
+}

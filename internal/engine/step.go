@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store"
+)
+
+var (
+	// ErrStepOrder is matched by the error of a step reached in another
+	// place than an earlier attempt of the task recorded: the handler's
+	// steps changed, or depend on something other than its args and
+	// its steps' results.
+	ErrStepOrder = errors.New("engine: a step reached out of the recorded order")
+	// ErrNoAttempt is matched by the error of a step run outside a
+	// handler's attempt (with a context the engine did not give).
+	ErrNoAttempt = errors.New("engine: a step outside a handler's attempt")
+)
+
+// stepLog is an attempt's steps: those its task recorded (read once, at
+// its first step) and where the handler is among them.
+type stepLog struct {
+	mu     sync.Mutex // steps run one at a time
+	loaded bool
+	done   []store.Step // by Seq
+	seq    int          // the steps reached
+	occ    map[string]int
+	// allow holds the attempt's allowance of in-process retries, which
+	// every step's retries draw on.
+	allow context.Context
+}
+
+type stepKey struct{}
+
+// Step runs fn as the step name of the handler's task, or answers the
+// result an earlier attempt recorded for it without running fn. Steps are
+// identified by name and occurrence (the third "fetch" is ("fetch", 3)),
+// and must be reached in the order recorded: a step reached elsewhere
+// fails the attempt permanently, matching ErrStepOrder. With a policy, fn
+// is retried in-process, its retries drawn from the attempt's allowance
+// (the retries its task's policy has left), so a step's retries and the
+// task's never multiply. A result is JSON of at most store.MaxStepResult
+// bytes. replayed reports an answer from the record.
+func Step(ctx context.Context, name string, policy *retry.Policy, fn func(context.Context) (json.RawMessage, error)) (result json.RawMessage, replayed bool, err error) {
+	c, ok := ctx.Value(stepKey{}).(*attemptCtx)
+	if !ok {
+		return nil, false, fmt.Errorf("step %q: %w (give it the context the handler got)", name, ErrNoAttempt)
+	}
+	sp, ok := c.e.cfg.Store.(store.Stepper)
+	if !ok {
+		return nil, false, retry.Permanent(fmt.Errorf("step %q: the store (%T) keeps no steps", name, c.e.cfg.Store))
+	}
+	l := &c.a.steps
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.loaded {
+		done, err := sp.Steps(ctx, c.a.t.ID)
+		if err != nil {
+			return nil, false, fmt.Errorf("step %q: read the task's steps: %w", name, err)
+		}
+		l.done, l.occ, l.loaded = done, map[string]int{}, true
+	}
+	seq, occ := l.seq+1, l.occ[name]+1
+	if seq <= len(l.done) {
+		r := l.done[seq-1]
+		if r.Name != name || r.Occurrence != occ {
+			return nil, false, retry.Permanent(fmt.Errorf("%w: the handler reached step %q (occurrence %d) as its step %d, where attempt %d recorded %q (occurrence %d): its steps must come in the same order on every attempt, so their order may depend only on its args and earlier steps' results",
+				ErrStepOrder, name, occ, seq, r.Attempt, r.Name, r.Occurrence))
+		}
+		l.seq, l.occ[name] = seq, occ
+		return r.Result, true, nil
+	}
+	res, err := l.run(ctx, c, policy, fn)
+	if err != nil {
+		return nil, false, err
+	}
+	rec, err := sp.RecordStep(ctx, c.a.t.ID, c.a.t.LeaseToken, store.Step{Seq: seq, Name: name, Occurrence: occ, Attempt: c.a.t.Attempt, Result: res})
+	if err != nil {
+		return nil, false, fmt.Errorf("step %q: %w", name, err)
+	}
+	l.done = append(l.done, rec)
+	l.seq, l.occ[name] = seq, occ
+	return rec.Result, false, nil
+}
+
+// run runs fn, with its policy's retries drawn from the attempt's
+// allowance, and checks its result.
+func (l *stepLog) run(ctx context.Context, c *attemptCtx, policy *retry.Policy, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	var res json.RawMessage
+	var err error
+	if policy == nil {
+		res, err = fn(ctx)
+	} else {
+		if l.allow == nil {
+			p := c.e.policyFor(c.a.t)
+			left := math.MaxInt32
+			if p.MaxAttempts > 0 {
+				left = max(p.MaxAttempts-c.a.t.Attempt, 0)
+			}
+			l.allow = retry.WithAllowance(context.Background(), left)
+		}
+		res, err = retry.Do(sharedAllowance{ctx, l.allow}, fn, retry.WithPolicy(*policy))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(res) == 0 {
+		res = json.RawMessage("null")
+	}
+	if len(res) > store.MaxStepResult {
+		return nil, retry.Permanent(fmt.Errorf("a result of %d bytes: the most a step records is %d; record a reference (a key, a URL) to a large result instead", len(res), store.MaxStepResult))
+	}
+	return res, nil
+}
+
+// sharedAllowance is ctx with the retry allowance of from.
+type sharedAllowance struct {
+	context.Context
+	from context.Context
+}
+
+func (s sharedAllowance) Value(key any) any {
+	if a, ok := s.from.Value(key).(*retry.Allowance); ok {
+		return a
+	}
+	return s.Context.Value(key)
+}
