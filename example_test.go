@@ -201,3 +201,43 @@ func ExampleProtection_outage() {
 	// outage_held sync
 	// SUCCESS SUCCESS SUCCESS SUCCESS SUCCESS SUCCESS
 }
+
+// A durable step runs once per task: when the handler fails after its
+// first step and is retried, the step answers its recorded result instead
+// of charging again.
+func ExampleStep() {
+	dir, _ := os.MkdirTemp("", "grit-example-")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	c, err := grit.Open(ctx, "sqlite:"+filepath.Join(dir, "grit.db"), grit.Config{})
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+
+	done := make(chan struct{})
+	grit.Handle(c, "pay", func(ctx context.Context, order string) error {
+		a, _ := grit.AttemptFrom(ctx)
+		charge, err := grit.Step(ctx, "charge", func(ctx context.Context) (string, error) {
+			fmt.Printf("attempt %d charges %s\n", a.Number, order)
+			return "ch-" + order, nil
+		})
+		if err != nil {
+			return err
+		}
+		if a.Number == 1 {
+			return errors.New("mail server: connection reset") // retried
+		}
+		fmt.Printf("attempt %d mails the receipt of %s\n", a.Number, charge)
+		close(done)
+		return nil
+	}, grit.HandlerConfig{Policy: "3 10ms 10ms"})
+
+	c.Enqueue(ctx, "pay", "o-42")
+	c.Start(ctx)
+	<-done
+	c.Stop(ctx)
+	// Output:
+	// attempt 1 charges o-42
+	// attempt 2 mails the receipt of ch-o-42
+}

@@ -386,6 +386,7 @@ type taskData struct {
 	OutputOf int
 	Run      *task.Run
 	Actions  []string
+	Steps    []store.Step // its handler's recorded steps (grit.Step)
 }
 
 func (d *Dashboard) task(w http.ResponseWriter, r *http.Request, v who) error {
@@ -406,6 +407,11 @@ func (d *Dashboard) task(w http.ResponseWriter, r *http.Request, v who) error {
 		return err
 	}
 	data := taskData{Task: t, Attempts: as, Timeline: attemptTimeline(as, time.Now()), Actions: actionsFor(t)}
+	if sp, ok := d.cfg.Store.(store.Stepper); ok {
+		if data.Steps, err = sp.Steps(ctx, id); err != nil {
+			return err
+		}
+	}
 	for i := len(as) - 1; i >= 0; i-- {
 		if as[i].Output != "" {
 			data.Output, data.OutputOf = tail(as[i].Output, 64<<10), as[i].Number
