@@ -92,6 +92,9 @@ schedules:
 			if s := schedulesJSON(t, dsn)[0]; s.Paused == nil || s.Paused.Reason != "maintenance" || len(s.NextSlots) != 0 {
 				t.Errorf("paused: %+v", s)
 			}
+			if code, out, _ := grit(t, "status", "--store", dsn); code != 0 || !strings.Contains(out, "paused: schedule heartbeat since") || !strings.Contains(out, ": maintenance (grit schedules resume heartbeat)") {
+				t.Errorf("grit status does not show the paused schedule: %d\n%s", code, out)
+			}
 			if code, out, errOut := grit(t, "schedules", "trigger", "heartbeat", "--store", dsn); code != 0 || !strings.Contains(out, "triggered: task") {
 				t.Fatalf("trigger: %d %q %q", code, out, errOut)
 			}

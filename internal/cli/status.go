@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/grit-run/grit/internal/sched"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -57,6 +58,14 @@ type statusReport struct {
 	Queues  []queueStatus  `json:"queues"`
 	// Pauses are the paused queues, kinds and tenants.
 	Pauses []store.Pause `json:"pauses"`
+	// PausedSchedules are the schedules no slot of which runs, by an
+	// operator's pause or their own (pause_after).
+	PausedSchedules []pausedSchedule `json:"paused_schedules"`
+}
+
+type pausedSchedule struct {
+	Name string `json:"name"`
+	sched.Paused
 }
 
 func (e *env) status(ctx context.Context, lease time.Duration, asJSON bool) error {
@@ -127,6 +136,18 @@ func buildStatus(ctx context.Context, st store.Store, o store.Overview, lease ti
 		}
 		r.Pauses = append(r.Pauses, ps...)
 	}
+	r.PausedSchedules = []pausedSchedule{}
+	if sc, err := sched.Of(st); err == nil {
+		rows, err := sc.Schedules(ctx, time.Time{})
+		if err != nil {
+			return r, err
+		}
+		for _, row := range rows {
+			if s, err := sched.StateOf(row); err == nil && s.Paused != nil {
+				r.PausedSchedules = append(r.PausedSchedules, pausedSchedule{Name: row.Name, Paused: *s.Paused})
+			}
+		}
+	}
 	return r, nil
 }
 
@@ -164,7 +185,14 @@ func printStatus(e *env, r statusReport) {
 	for _, p := range r.Pauses {
 		fmt.Fprintf(e.stdout, "\npaused: %s %s since %s (grit resume %s %s)", p.Scope, p.Name, p.Since.Local().Format("2006-01-02 15:04:05"), p.Scope, p.Name)
 	}
-	if len(r.Pauses) > 0 {
+	for _, p := range r.PausedSchedules {
+		why := ""
+		if p.Reason != "" {
+			why = ": " + p.Reason
+		}
+		fmt.Fprintf(e.stdout, "\npaused: schedule %s since %s by %s%s (grit schedules resume %s)", p.Name, p.Since.Local().Format("2006-01-02 15:04:05"), p.Who, why, p.Name)
+	}
+	if len(r.Pauses) > 0 || len(r.PausedSchedules) > 0 {
 		fmt.Fprintln(e.stdout)
 	}
 }
