@@ -2903,6 +2903,299 @@ func (x *ReleaseResponse) GetLost() []*Lease {
 	return nil
 }
 
+// Step is a recorded durable step of a task (docs/steps.md).
+type Step struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// seq is its place in the order the task's handler reaches its steps,
+	// from 1; name and occurrence (from 1) identify it.
+	Seq        int32  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Name       string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Occurrence int32  `protobuf:"varint,3,opt,name=occurrence,proto3" json:"occurrence,omitempty"`
+	// attempt is the attempt that ran it.
+	Attempt int32 `protobuf:"varint,4,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// result is JSON.
+	Result        []byte                 `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
+	RecordedAt    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=recorded_at,json=recordedAt,proto3" json:"recorded_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Step) Reset() {
+	*x = Step{}
+	mi := &file_grit_v1_grit_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Step) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Step) ProtoMessage() {}
+
+func (x *Step) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Step.ProtoReflect.Descriptor instead.
+func (*Step) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *Step) GetSeq() int32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *Step) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Step) GetOccurrence() int32 {
+	if x != nil {
+		return x.Occurrence
+	}
+	return 0
+}
+
+func (x *Step) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *Step) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+func (x *Step) GetRecordedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.RecordedAt
+	}
+	return nil
+}
+
+type RecordStepRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// worker_id is the worker that claimed the task, as in its Claim.
+	WorkerId   string `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	TaskId     int64  `protobuf:"varint,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	LeaseToken int64  `protobuf:"varint,3,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// step is the step to record (its recorded_at is ignored).
+	Step          *Step `protobuf:"bytes,4,opt,name=step,proto3" json:"step,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordStepRequest) Reset() {
+	*x = RecordStepRequest{}
+	mi := &file_grit_v1_grit_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordStepRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordStepRequest) ProtoMessage() {}
+
+func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordStepRequest.ProtoReflect.Descriptor instead.
+func (*RecordStepRequest) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *RecordStepRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *RecordStepRequest) GetTaskId() int64 {
+	if x != nil {
+		return x.TaskId
+	}
+	return 0
+}
+
+func (x *RecordStepRequest) GetLeaseToken() int64 {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return 0
+}
+
+func (x *RecordStepRequest) GetStep() *Step {
+	if x != nil {
+		return x.Step
+	}
+	return nil
+}
+
+type RecordStepResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// step is the step as recorded: the one given, or the one recorded at
+	// its place before.
+	Step          *Step `protobuf:"bytes,1,opt,name=step,proto3" json:"step,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RecordStepResponse) Reset() {
+	*x = RecordStepResponse{}
+	mi := &file_grit_v1_grit_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RecordStepResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RecordStepResponse) ProtoMessage() {}
+
+func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RecordStepResponse.ProtoReflect.Descriptor instead.
+func (*RecordStepResponse) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *RecordStepResponse) GetStep() *Step {
+	if x != nil {
+		return x.Step
+	}
+	return nil
+}
+
+type StepsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TaskId        int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepsRequest) Reset() {
+	*x = StepsRequest{}
+	mi := &file_grit_v1_grit_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepsRequest) ProtoMessage() {}
+
+func (x *StepsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepsRequest.ProtoReflect.Descriptor instead.
+func (*StepsRequest) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *StepsRequest) GetTaskId() int64 {
+	if x != nil {
+		return x.TaskId
+	}
+	return 0
+}
+
+type StepsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Steps         []*Step                `protobuf:"bytes,1,rep,name=steps,proto3" json:"steps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepsResponse) Reset() {
+	*x = StepsResponse{}
+	mi := &file_grit_v1_grit_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepsResponse) ProtoMessage() {}
+
+func (x *StepsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepsResponse.ProtoReflect.Descriptor instead.
+func (*StepsResponse) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *StepsResponse) GetSteps() []*Step {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
 var File_grit_v1_grit_proto protoreflect.FileDescriptor
 
 const file_grit_v1_grit_proto_rawDesc = "" +
@@ -3116,7 +3409,29 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"deactivate\x18\x03 \x01(\bR\n" +
 	"deactivate\"5\n" +
 	"\x0fReleaseResponse\x12\"\n" +
-	"\x04lost\x18\x01 \x03(\v2\x0e.grit.v1.LeaseR\x04lost*\x8f\x01\n" +
+	"\x04lost\x18\x01 \x03(\v2\x0e.grit.v1.LeaseR\x04lost\"\xbb\x01\n" +
+	"\x04Step\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x05R\x03seq\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1e\n" +
+	"\n" +
+	"occurrence\x18\x03 \x01(\x05R\n" +
+	"occurrence\x12\x18\n" +
+	"\aattempt\x18\x04 \x01(\x05R\aattempt\x12\x16\n" +
+	"\x06result\x18\x05 \x01(\fR\x06result\x12;\n" +
+	"\vrecorded_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"recordedAt\"\x8d\x01\n" +
+	"\x11RecordStepRequest\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x17\n" +
+	"\atask_id\x18\x02 \x01(\x03R\x06taskId\x12\x1f\n" +
+	"\vlease_token\x18\x03 \x01(\x03R\n" +
+	"leaseToken\x12!\n" +
+	"\x04step\x18\x04 \x01(\v2\r.grit.v1.StepR\x04step\"7\n" +
+	"\x12RecordStepResponse\x12!\n" +
+	"\x04step\x18\x01 \x01(\v2\r.grit.v1.StepR\x04step\"'\n" +
+	"\fStepsRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\x03R\x06taskId\"4\n" +
+	"\rStepsResponse\x12#\n" +
+	"\x05steps\x18\x01 \x03(\v2\r.grit.v1.StepR\x05steps*\x8f\x01\n" +
 	"\x10DeadLetterAction\x12\"\n" +
 	"\x1eDEAD_LETTER_ACTION_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19DEAD_LETTER_ACTION_REPLAY\x10\x01\x12\x1b\n" +
@@ -3148,14 +3463,17 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"DeadLetter\x12\x1a.grit.v1.DeadLetterRequest\x1a\x1b.grit.v1.DeadLetterResponse\x129\n" +
 	"\x06Pauses\x12\x16.grit.v1.PausesRequest\x1a\x17.grit.v1.PausesResponse\x126\n" +
 	"\x05Pause\x12\x15.grit.v1.PauseRequest\x1a\x16.grit.v1.PauseResponse\x129\n" +
-	"\x06Resume\x12\x16.grit.v1.ResumeRequest\x1a\x17.grit.v1.ResumeResponse2\xf4\x02\n" +
+	"\x06Resume\x12\x16.grit.v1.ResumeRequest\x1a\x17.grit.v1.ResumeResponse2\xf3\x03\n" +
 	"\aWorkers\x126\n" +
 	"\x05Claim\x12\x15.grit.v1.ClaimRequest\x1a\x16.grit.v1.ClaimResponse\x12B\n" +
 	"\tHeartbeat\x12\x19.grit.v1.HeartbeatRequest\x1a\x1a.grit.v1.HeartbeatResponse\x12?\n" +
 	"\bComplete\x12\x18.grit.v1.CompleteRequest\x1a\x19.grit.v1.CompleteResponse\x123\n" +
 	"\x04Fail\x12\x14.grit.v1.FailRequest\x1a\x15.grit.v1.FailResponse\x129\n" +
 	"\x06Snooze\x12\x16.grit.v1.SnoozeRequest\x1a\x17.grit.v1.SnoozeResponse\x12<\n" +
-	"\aRelease\x12\x17.grit.v1.ReleaseRequest\x1a\x18.grit.v1.ReleaseResponseB,Z*github.com/grit-run/grit/api/gritv1;gritv1b\x06proto3"
+	"\aRelease\x12\x17.grit.v1.ReleaseRequest\x1a\x18.grit.v1.ReleaseResponse\x12E\n" +
+	"\n" +
+	"RecordStep\x12\x1a.grit.v1.RecordStepRequest\x1a\x1b.grit.v1.RecordStepResponse\x126\n" +
+	"\x05Steps\x12\x15.grit.v1.StepsRequest\x1a\x16.grit.v1.StepsResponseB,Z*github.com/grit-run/grit/api/gritv1;gritv1b\x06proto3"
 
 var (
 	file_grit_v1_grit_proto_rawDescOnce sync.Once
@@ -3170,7 +3488,7 @@ func file_grit_v1_grit_proto_rawDescGZIP() []byte {
 }
 
 var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_grit_v1_grit_proto_goTypes = []any{
 	(DeadLetterAction)(0),         // 0: grit.v1.DeadLetterAction
 	(PauseScope)(0),               // 1: grit.v1.PauseScope
@@ -3215,24 +3533,29 @@ var file_grit_v1_grit_proto_goTypes = []any{
 	(*SnoozeResponse)(nil),        // 40: grit.v1.SnoozeResponse
 	(*ReleaseRequest)(nil),        // 41: grit.v1.ReleaseRequest
 	(*ReleaseResponse)(nil),       // 42: grit.v1.ReleaseResponse
-	(*durationpb.Duration)(nil),   // 43: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 44: google.protobuf.Timestamp
+	(*Step)(nil),                  // 43: grit.v1.Step
+	(*RecordStepRequest)(nil),     // 44: grit.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),    // 45: grit.v1.RecordStepResponse
+	(*StepsRequest)(nil),          // 46: grit.v1.StepsRequest
+	(*StepsResponse)(nil),         // 47: grit.v1.StepsResponse
+	(*durationpb.Duration)(nil),   // 48: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 49: google.protobuf.Timestamp
 }
 var file_grit_v1_grit_proto_depIdxs = []int32{
-	43, // 0: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
-	43, // 1: grit.v1.Task.grace:type_name -> google.protobuf.Duration
-	44, // 2: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
-	43, // 3: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
-	44, // 4: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
-	44, // 5: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	44, // 6: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
-	44, // 7: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	44, // 8: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	44, // 9: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
-	43, // 10: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
-	43, // 11: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
-	43, // 12: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
-	44, // 13: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
+	48, // 0: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
+	48, // 1: grit.v1.Task.grace:type_name -> google.protobuf.Duration
+	49, // 2: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
+	48, // 3: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
+	49, // 4: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
+	49, // 5: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	49, // 6: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
+	49, // 7: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	49, // 8: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	49, // 9: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
+	48, // 10: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
+	48, // 11: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
+	48, // 12: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
+	49, // 13: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
 	5,  // 14: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
 	3,  // 15: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
 	5,  // 16: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
@@ -3246,66 +3569,74 @@ var file_grit_v1_grit_proto_depIdxs = []int32{
 	0,  // 24: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
 	3,  // 25: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
 	1,  // 26: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
-	44, // 27: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
+	49, // 27: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
 	23, // 28: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
 	1,  // 29: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
 	23, // 30: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
 	1,  // 31: grit.v1.ResumeRequest.scope:type_name -> grit.v1.PauseScope
-	43, // 32: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
-	43, // 33: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	48, // 32: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
+	48, // 33: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
 	3,  // 34: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
-	43, // 35: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
+	48, // 35: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
 	32, // 36: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
-	43, // 37: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
+	48, // 37: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
 	32, // 38: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
 	18, // 39: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
 	3,  // 40: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
 	2,  // 41: grit.v1.FailRequest.class:type_name -> grit.v1.ErrorClass
-	43, // 42: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	48, // 42: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
 	3,  // 43: grit.v1.FailResponse.task:type_name -> grit.v1.Task
-	43, // 44: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
+	48, // 44: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
 	3,  // 45: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
 	32, // 46: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
 	32, // 47: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
-	6,  // 48: grit.v1.Tasks.Enqueue:input_type -> grit.v1.EnqueueRequest
-	8,  // 49: grit.v1.Tasks.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
-	10, // 50: grit.v1.Tasks.Get:input_type -> grit.v1.GetRequest
-	12, // 51: grit.v1.Tasks.List:input_type -> grit.v1.ListRequest
-	14, // 52: grit.v1.Tasks.Attempts:input_type -> grit.v1.AttemptsRequest
-	16, // 53: grit.v1.Tasks.Cancel:input_type -> grit.v1.CancelRequest
-	19, // 54: grit.v1.Tasks.Publish:input_type -> grit.v1.PublishRequest
-	21, // 55: grit.v1.Tasks.DeadLetter:input_type -> grit.v1.DeadLetterRequest
-	24, // 56: grit.v1.Tasks.Pauses:input_type -> grit.v1.PausesRequest
-	26, // 57: grit.v1.Tasks.Pause:input_type -> grit.v1.PauseRequest
-	28, // 58: grit.v1.Tasks.Resume:input_type -> grit.v1.ResumeRequest
-	30, // 59: grit.v1.Workers.Claim:input_type -> grit.v1.ClaimRequest
-	33, // 60: grit.v1.Workers.Heartbeat:input_type -> grit.v1.HeartbeatRequest
-	35, // 61: grit.v1.Workers.Complete:input_type -> grit.v1.CompleteRequest
-	37, // 62: grit.v1.Workers.Fail:input_type -> grit.v1.FailRequest
-	39, // 63: grit.v1.Workers.Snooze:input_type -> grit.v1.SnoozeRequest
-	41, // 64: grit.v1.Workers.Release:input_type -> grit.v1.ReleaseRequest
-	7,  // 65: grit.v1.Tasks.Enqueue:output_type -> grit.v1.EnqueueResponse
-	9,  // 66: grit.v1.Tasks.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
-	11, // 67: grit.v1.Tasks.Get:output_type -> grit.v1.GetResponse
-	13, // 68: grit.v1.Tasks.List:output_type -> grit.v1.ListResponse
-	15, // 69: grit.v1.Tasks.Attempts:output_type -> grit.v1.AttemptsResponse
-	17, // 70: grit.v1.Tasks.Cancel:output_type -> grit.v1.CancelResponse
-	20, // 71: grit.v1.Tasks.Publish:output_type -> grit.v1.PublishResponse
-	22, // 72: grit.v1.Tasks.DeadLetter:output_type -> grit.v1.DeadLetterResponse
-	25, // 73: grit.v1.Tasks.Pauses:output_type -> grit.v1.PausesResponse
-	27, // 74: grit.v1.Tasks.Pause:output_type -> grit.v1.PauseResponse
-	29, // 75: grit.v1.Tasks.Resume:output_type -> grit.v1.ResumeResponse
-	31, // 76: grit.v1.Workers.Claim:output_type -> grit.v1.ClaimResponse
-	34, // 77: grit.v1.Workers.Heartbeat:output_type -> grit.v1.HeartbeatResponse
-	36, // 78: grit.v1.Workers.Complete:output_type -> grit.v1.CompleteResponse
-	38, // 79: grit.v1.Workers.Fail:output_type -> grit.v1.FailResponse
-	40, // 80: grit.v1.Workers.Snooze:output_type -> grit.v1.SnoozeResponse
-	42, // 81: grit.v1.Workers.Release:output_type -> grit.v1.ReleaseResponse
-	65, // [65:82] is the sub-list for method output_type
-	48, // [48:65] is the sub-list for method input_type
-	48, // [48:48] is the sub-list for extension type_name
-	48, // [48:48] is the sub-list for extension extendee
-	0,  // [0:48] is the sub-list for field type_name
+	49, // 48: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
+	43, // 49: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
+	43, // 50: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
+	43, // 51: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
+	6,  // 52: grit.v1.Tasks.Enqueue:input_type -> grit.v1.EnqueueRequest
+	8,  // 53: grit.v1.Tasks.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
+	10, // 54: grit.v1.Tasks.Get:input_type -> grit.v1.GetRequest
+	12, // 55: grit.v1.Tasks.List:input_type -> grit.v1.ListRequest
+	14, // 56: grit.v1.Tasks.Attempts:input_type -> grit.v1.AttemptsRequest
+	16, // 57: grit.v1.Tasks.Cancel:input_type -> grit.v1.CancelRequest
+	19, // 58: grit.v1.Tasks.Publish:input_type -> grit.v1.PublishRequest
+	21, // 59: grit.v1.Tasks.DeadLetter:input_type -> grit.v1.DeadLetterRequest
+	24, // 60: grit.v1.Tasks.Pauses:input_type -> grit.v1.PausesRequest
+	26, // 61: grit.v1.Tasks.Pause:input_type -> grit.v1.PauseRequest
+	28, // 62: grit.v1.Tasks.Resume:input_type -> grit.v1.ResumeRequest
+	30, // 63: grit.v1.Workers.Claim:input_type -> grit.v1.ClaimRequest
+	33, // 64: grit.v1.Workers.Heartbeat:input_type -> grit.v1.HeartbeatRequest
+	35, // 65: grit.v1.Workers.Complete:input_type -> grit.v1.CompleteRequest
+	37, // 66: grit.v1.Workers.Fail:input_type -> grit.v1.FailRequest
+	39, // 67: grit.v1.Workers.Snooze:input_type -> grit.v1.SnoozeRequest
+	41, // 68: grit.v1.Workers.Release:input_type -> grit.v1.ReleaseRequest
+	44, // 69: grit.v1.Workers.RecordStep:input_type -> grit.v1.RecordStepRequest
+	46, // 70: grit.v1.Workers.Steps:input_type -> grit.v1.StepsRequest
+	7,  // 71: grit.v1.Tasks.Enqueue:output_type -> grit.v1.EnqueueResponse
+	9,  // 72: grit.v1.Tasks.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
+	11, // 73: grit.v1.Tasks.Get:output_type -> grit.v1.GetResponse
+	13, // 74: grit.v1.Tasks.List:output_type -> grit.v1.ListResponse
+	15, // 75: grit.v1.Tasks.Attempts:output_type -> grit.v1.AttemptsResponse
+	17, // 76: grit.v1.Tasks.Cancel:output_type -> grit.v1.CancelResponse
+	20, // 77: grit.v1.Tasks.Publish:output_type -> grit.v1.PublishResponse
+	22, // 78: grit.v1.Tasks.DeadLetter:output_type -> grit.v1.DeadLetterResponse
+	25, // 79: grit.v1.Tasks.Pauses:output_type -> grit.v1.PausesResponse
+	27, // 80: grit.v1.Tasks.Pause:output_type -> grit.v1.PauseResponse
+	29, // 81: grit.v1.Tasks.Resume:output_type -> grit.v1.ResumeResponse
+	31, // 82: grit.v1.Workers.Claim:output_type -> grit.v1.ClaimResponse
+	34, // 83: grit.v1.Workers.Heartbeat:output_type -> grit.v1.HeartbeatResponse
+	36, // 84: grit.v1.Workers.Complete:output_type -> grit.v1.CompleteResponse
+	38, // 85: grit.v1.Workers.Fail:output_type -> grit.v1.FailResponse
+	40, // 86: grit.v1.Workers.Snooze:output_type -> grit.v1.SnoozeResponse
+	42, // 87: grit.v1.Workers.Release:output_type -> grit.v1.ReleaseResponse
+	45, // 88: grit.v1.Workers.RecordStep:output_type -> grit.v1.RecordStepResponse
+	47, // 89: grit.v1.Workers.Steps:output_type -> grit.v1.StepsResponse
+	71, // [71:90] is the sub-list for method output_type
+	52, // [52:71] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_grit_v1_grit_proto_init() }
@@ -3321,7 +3652,7 @@ func file_grit_v1_grit_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grit_v1_grit_proto_rawDesc), len(file_grit_v1_grit_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   40,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

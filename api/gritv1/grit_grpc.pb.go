@@ -566,12 +566,14 @@ var Tasks_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	Workers_Claim_FullMethodName     = "/grit.v1.Workers/Claim"
-	Workers_Heartbeat_FullMethodName = "/grit.v1.Workers/Heartbeat"
-	Workers_Complete_FullMethodName  = "/grit.v1.Workers/Complete"
-	Workers_Fail_FullMethodName      = "/grit.v1.Workers/Fail"
-	Workers_Snooze_FullMethodName    = "/grit.v1.Workers/Snooze"
-	Workers_Release_FullMethodName   = "/grit.v1.Workers/Release"
+	Workers_Claim_FullMethodName      = "/grit.v1.Workers/Claim"
+	Workers_Heartbeat_FullMethodName  = "/grit.v1.Workers/Heartbeat"
+	Workers_Complete_FullMethodName   = "/grit.v1.Workers/Complete"
+	Workers_Fail_FullMethodName       = "/grit.v1.Workers/Fail"
+	Workers_Snooze_FullMethodName     = "/grit.v1.Workers/Snooze"
+	Workers_Release_FullMethodName    = "/grit.v1.Workers/Release"
+	Workers_RecordStep_FullMethodName = "/grit.v1.Workers/RecordStep"
+	Workers_Steps_FullMethodName      = "/grit.v1.Workers/Steps"
 )
 
 // WorkersClient is the client API for Workers service.
@@ -609,6 +611,17 @@ type WorkersClient interface {
 	// e.g. on a graceful stop; with deactivate, the worker is marked
 	// inactive.
 	Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error)
+	// RecordStep records a durable step of a task the worker holds
+	// (docs/steps.md): its JSON result, at its place (seq, from 1) in the
+	// order the handler reaches its steps, named by name and occurrence.
+	// A later attempt of the task reads it with Steps and answers it
+	// without running it again. Recording a place again answers what was
+	// recorded there. Refused (FAILED_PRECONDITION) unless the worker holds
+	// the task under lease_token; a result over the server's max payload,
+	// or not JSON, is INVALID_ARGUMENT.
+	RecordStep(ctx context.Context, in *RecordStepRequest, opts ...grpc.CallOption) (*RecordStepResponse, error)
+	// Steps lists a task's recorded steps, by place.
+	Steps(ctx context.Context, in *StepsRequest, opts ...grpc.CallOption) (*StepsResponse, error)
 }
 
 type workersClient struct {
@@ -679,6 +692,26 @@ func (c *workersClient) Release(ctx context.Context, in *ReleaseRequest, opts ..
 	return out, nil
 }
 
+func (c *workersClient) RecordStep(ctx context.Context, in *RecordStepRequest, opts ...grpc.CallOption) (*RecordStepResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RecordStepResponse)
+	err := c.cc.Invoke(ctx, Workers_RecordStep_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *workersClient) Steps(ctx context.Context, in *StepsRequest, opts ...grpc.CallOption) (*StepsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StepsResponse)
+	err := c.cc.Invoke(ctx, Workers_Steps_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkersServer is the server API for Workers service.
 // All implementations must embed UnimplementedWorkersServer
 // for forward compatibility.
@@ -714,6 +747,17 @@ type WorkersServer interface {
 	// e.g. on a graceful stop; with deactivate, the worker is marked
 	// inactive.
 	Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error)
+	// RecordStep records a durable step of a task the worker holds
+	// (docs/steps.md): its JSON result, at its place (seq, from 1) in the
+	// order the handler reaches its steps, named by name and occurrence.
+	// A later attempt of the task reads it with Steps and answers it
+	// without running it again. Recording a place again answers what was
+	// recorded there. Refused (FAILED_PRECONDITION) unless the worker holds
+	// the task under lease_token; a result over the server's max payload,
+	// or not JSON, is INVALID_ARGUMENT.
+	RecordStep(context.Context, *RecordStepRequest) (*RecordStepResponse, error)
+	// Steps lists a task's recorded steps, by place.
+	Steps(context.Context, *StepsRequest) (*StepsResponse, error)
 	mustEmbedUnimplementedWorkersServer()
 }
 
@@ -741,6 +785,12 @@ func (UnimplementedWorkersServer) Snooze(context.Context, *SnoozeRequest) (*Snoo
 }
 func (UnimplementedWorkersServer) Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Release not implemented")
+}
+func (UnimplementedWorkersServer) RecordStep(context.Context, *RecordStepRequest) (*RecordStepResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RecordStep not implemented")
+}
+func (UnimplementedWorkersServer) Steps(context.Context, *StepsRequest) (*StepsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Steps not implemented")
 }
 func (UnimplementedWorkersServer) mustEmbedUnimplementedWorkersServer() {}
 func (UnimplementedWorkersServer) testEmbeddedByValue()                 {}
@@ -871,6 +921,42 @@ func _Workers_Release_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Workers_RecordStep_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RecordStepRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkersServer).RecordStep(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Workers_RecordStep_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkersServer).RecordStep(ctx, req.(*RecordStepRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Workers_Steps_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StepsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkersServer).Steps(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Workers_Steps_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkersServer).Steps(ctx, req.(*StepsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Workers_ServiceDesc is the grpc.ServiceDesc for Workers service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -901,6 +987,14 @@ var Workers_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Release",
 			Handler:    _Workers_Release_Handler,
+		},
+		{
+			MethodName: "RecordStep",
+			Handler:    _Workers_RecordStep_Handler,
+		},
+		{
+			MethodName: "Steps",
+			Handler:    _Workers_Steps_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

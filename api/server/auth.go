@@ -109,6 +109,7 @@ var readMethods = map[string]bool{
 	pb.Tasks_List_FullMethodName:     true,
 	pb.Tasks_Attempts_FullMethodName: true,
 	pb.Tasks_Pauses_FullMethodName:   true,
+	pb.Workers_Steps_FullMethodName:  true,
 }
 
 // unary authorizes a call (again: the tap did before its message was

@@ -1,0 +1,67 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// A remote worker's durable steps go through the same store call as a Go
+// handler's (store.RecordStep), fenced by the lease token there; the
+// server checks first that the worker names itself as the holder.
+
+func (x *workers) RecordStep(ctx context.Context, r *pb.RecordStepRequest) (*pb.RecordStepResponse, error) {
+	const op = "record step"
+	sp, ok := x.s.cfg.Store.(store.Stepper)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "record step: the server's store keeps no steps")
+	}
+	st := r.GetStep()
+	if st == nil {
+		return nil, statusOf(op, &FieldError{Field: "step", Problem: "missing: give the step to record"})
+	}
+	if n := len(st.GetResult()); n > x.s.cfg.MaxPayload {
+		return nil, statusOf(op, &FieldError{Field: "step.result", Problem: fmt.Sprintf("%d bytes: the server takes at most %d (--max-payload); record a reference (a key, a URL) to a large result", n, x.s.cfg.MaxPayload)})
+	}
+	t, err := x.s.cfg.Store.GetTask(ctx, r.GetTaskId())
+	if err != nil {
+		return nil, statusOf(op, err)
+	}
+	if t.State != task.Running || t.LeaseToken != r.GetLeaseToken() || (r.GetWorkerId() != "" && t.LeaseOwner != r.GetWorkerId()) {
+		return nil, statusOf(op, fmt.Errorf("task %d, lease token %d: not held by worker %q (the task is %s under token %d): the step is not recorded: %w",
+			t.ID, r.GetLeaseToken(), r.GetWorkerId(), t.State, t.LeaseToken, task.ErrLeaseLost))
+	}
+	got, err := sp.RecordStep(ctx, t.ID, t.LeaseToken, store.Step{Seq: int(st.GetSeq()), Name: st.GetName(),
+		Occurrence: int(st.GetOccurrence()), Attempt: int(st.GetAttempt()), Result: st.GetResult()})
+	if err != nil {
+		return nil, statusOf(op, err)
+	}
+	return &pb.RecordStepResponse{Step: toStep(got)}, nil
+}
+
+func (x *workers) Steps(ctx context.Context, r *pb.StepsRequest) (*pb.StepsResponse, error) {
+	const op = "steps"
+	sp, ok := x.s.cfg.Store.(store.Stepper)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "steps: the server's store keeps no steps")
+	}
+	ss, err := sp.Steps(ctx, r.GetTaskId())
+	if err != nil {
+		return nil, statusOf(op, err)
+	}
+	out := &pb.StepsResponse{Steps: make([]*pb.Step, len(ss))}
+	for i, s := range ss {
+		out.Steps[i] = toStep(s)
+	}
+	return out, nil
+}
+
+func toStep(s store.Step) *pb.Step {
+	return &pb.Step{Seq: int32(s.Seq), Name: s.Name, Occurrence: int32(s.Occurrence), Attempt: int32(s.Attempt), Result: s.Result, RecordedAt: ts(s.RecordedAt)}
+}
