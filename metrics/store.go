@@ -13,6 +13,7 @@ import (
 
 	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/internal/keep"
+	"github.com/grit-run/grit/internal/sched"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -65,6 +66,12 @@ var (
 		[]string{"group"}, nil)
 	descOutage = prometheus.NewDesc("grit_outage_held", "1 for each group (or kind without a group) held as an outage: many of its tasks failed alike and none succeeded.",
 		[]string{"group", "kind"}, nil)
+	descSchedPaused = prometheus.NewDesc("grit_schedule_paused", "1 for a schedule that is paused (by an operator, or by itself after failed slots), 0 for one that is not.",
+		[]string{"schedule"}, nil)
+	descSchedSlots = prometheus.NewDesc("grit_schedule_slots_total", "The schedule's slots by what became of them: enqueued (a task; triggers and backfills too), missed (older than the catch-up window), overlapped (dropped while an earlier slot's task ran).",
+		[]string{"schedule", "result"}, nil)
+	descSchedLate = prometheus.NewDesc("grit_schedule_late_seconds", "How long the schedule's next slot is overdue: above a few seconds, no worker ticks it (none runs, or none reaches the store); 0 when it is not due yet or paused.",
+		[]string{"schedule"}, nil)
 	descUp = prometheus.NewDesc("grit_store_up", "1 when the last reading of the store for these metrics succeeded, 0 when it failed or timed out.",
 		nil, nil)
 	descReadAge = prometheus.NewDesc("grit_store_reading_age_seconds", "How old the store's metrics are: the time since they were last read successfully.",
@@ -93,7 +100,7 @@ func NewStoreCollector(cfg StoreConfig) *StoreCollector {
 
 // Describe implements prometheus.Collector.
 func (c *StoreCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTasks, descOldest, descBreaker, descBudget, descOutage, descUp, descReadAge} {
+	for _, d := range []*prometheus.Desc{descTasks, descOldest, descBreaker, descBudget, descOutage, descSchedPaused, descSchedSlots, descSchedLate, descUp, descReadAge} {
 		ch <- d
 	}
 }
@@ -169,7 +176,35 @@ func (c *StoreCollector) read(ctx context.Context) ([]prometheus.Metric, error) 
 			out = append(out, c.group(name, g, now)...)
 		}
 	}
+	if sc, err := sched.Of(st); err == nil {
+		rows, err := sc.Schedules(ctx, time.Time{})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			if s, err := sched.StateOf(r); err == nil {
+				out = append(out, schedule(r.Name, s, now)...)
+			}
+		}
+	}
 	return out, nil
+}
+
+// schedule is the gauges and counts of one schedule.
+func schedule(name string, s sched.State, now time.Time) []prometheus.Metric {
+	paused, late := 0.0, 0.0
+	if s.Paused != nil {
+		paused = 1
+	} else if !s.Next.IsZero() && now.After(s.Next) {
+		late = now.Sub(s.Next).Seconds()
+	}
+	return []prometheus.Metric{
+		prometheus.MustNewConstMetric(descSchedPaused, prometheus.GaugeValue, paused, name),
+		prometheus.MustNewConstMetric(descSchedLate, prometheus.GaugeValue, late, name),
+		prometheus.MustNewConstMetric(descSchedSlots, prometheus.CounterValue, float64(s.Enqueued), name, "enqueued"),
+		prometheus.MustNewConstMetric(descSchedSlots, prometheus.CounterValue, float64(s.Missed), name, "missed"),
+		prometheus.MustNewConstMetric(descSchedSlots, prometheus.CounterValue, float64(s.Overlapped), name, "overlapped"),
+	}
 }
 
 // group is the gauges of one group the store keeps. A kind held as an

@@ -8,7 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/internal/sched"
 	"github.com/grit-run/grit/metrics"
+	"github.com/grit-run/grit/schedule"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	_ "github.com/grit-run/grit/store/sqlite"
@@ -52,23 +54,41 @@ func testStoreCollector(t *testing.T, st store.Store) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// A schedule declared an hour ago and never ticked is late; a paused
+	// one is not.
+	for _, s := range []schedule.Schedule{{Name: "beat", Every: time.Minute}, {Name: "nightly", Cron: "@daily"}} {
+		s.Task.Kind = "k"
+		if err := sched.Declare(ctx, st, now.Add(-time.Hour), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := sched.Pause(ctx, st, "nightly", "ops", "", now); err != nil {
+		t.Fatal(err)
+	}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(metrics.NewStoreCollector(metrics.StoreConfig{Store: st, CacheFor: time.Hour, Budget: store.BudgetRates{Ratio: 0.2, Burst: 10}}))
 	got := gather(t, reg)
 	want := map[string]float64{
-		`grit_tasks{queue="default",state="READY"}`:             2,
-		`grit_tasks{queue="mail",state="READY"}`:                1,
-		`grit_group_breaker_state{group="smtp",state="open"}`:   1,
-		`grit_group_breaker_state{group="smtp",state="closed"}`: 0,
-		`grit_group_retry_budget_tokens{group="smtp"}`:          3,
-		`grit_outage_held{group="smtp",kind="send"}`:            1,
-		`grit_outage_held{group="",kind="resize"}`:              1,
+		`grit_tasks{queue="default",state="READY"}`:                    2,
+		`grit_tasks{queue="mail",state="READY"}`:                       1,
+		`grit_group_breaker_state{group="smtp",state="open"}`:          1,
+		`grit_group_breaker_state{group="smtp",state="closed"}`:        0,
+		`grit_group_retry_budget_tokens{group="smtp"}`:                 3,
+		`grit_outage_held{group="smtp",kind="send"}`:                   1,
+		`grit_outage_held{group="",kind="resize"}`:                     1,
+		`grit_schedule_paused{schedule="nightly"}`:                     1,
+		`grit_schedule_paused{schedule="beat"}`:                        0,
+		`grit_schedule_late_seconds{schedule="nightly"}`:               0,
+		`grit_schedule_slots_total{result="enqueued",schedule="beat"}`: 0,
 		`grit_store_up`: 1,
 	}
 	for k, v := range want {
 		if g, ok := got[k]; !ok || g != v {
 			t.Errorf("%s = %v (present: %v), want %v", k, g, ok, v)
 		}
+	}
+	if late := got[`grit_schedule_late_seconds{schedule="beat"}`]; late < 59*60 || late > 61*60 {
+		t.Errorf("a schedule of every minute, not ticked for an hour, is %vs late, want about an hour", late)
 	}
 	if age := got[`grit_queue_oldest_ready_age_seconds{queue="default"}`]; age < 60 || age > 120 {
 		t.Errorf("the default queue's oldest due task waited %vs, want a minute", age)
