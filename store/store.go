@@ -207,6 +207,9 @@ type RescueRequest struct {
 // Filter selects tasks. Every field set narrows the selection; the zero
 // Filter selects every task.
 type Filter struct {
+	// IDs, when set, keeps only these tasks (a ticker's or a page's
+	// handful: one query for them all).
+	IDs         []int64
 	RunID       int64
 	States      []task.State
 	Kind        string

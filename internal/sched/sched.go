@@ -105,21 +105,37 @@ func dueAt(s schedule.Schedule, st State, now time.Time) time.Time {
 	return st.Next
 }
 
-// observe fills in the outcomes of the slots whose tasks have ended, and
-// reports whether it found any.
+// observe fills in the outcomes of the slots whose tasks have ended, in
+// one read of those tasks, and reports whether it found any.
 func observe(ctx context.Context, st store.Store, s *State) bool {
+	var ids []int64
+	for _, sl := range s.Recent {
+		if sl.Outcome == "" && sl.Task != 0 {
+			ids = append(ids, sl.Task)
+		}
+	}
+	if len(ids) == 0 {
+		return false
+	}
+	ts, err := st.ListTasks(ctx, store.Filter{IDs: ids})
+	if err != nil {
+		return false // known next time
+	}
+	states := make(map[int64]task.State, len(ts))
+	for _, t := range ts {
+		states[t.ID] = t.State
+	}
 	found := false
 	for i := range s.Recent {
 		sl := &s.Recent[i]
 		if sl.Outcome != "" || sl.Task == 0 {
 			continue
 		}
-		t, err := st.GetTask(ctx, sl.Task)
-		switch {
-		case errors.Is(err, task.ErrNotFound):
+		switch state, ok := states[sl.Task]; {
+		case !ok:
 			sl.Outcome, found = Gone, true
-		case err == nil && ended(t.State):
-			sl.Outcome, found = t.State, true
+		case ended(state):
+			sl.Outcome, found = state, true
 		}
 	}
 	return found

@@ -18,8 +18,8 @@ import (
 )
 
 // bothStores opens each store kind for a subtest.
-var bothStores = map[string]func(t *testing.T) store.Store{
-	"sqlite": func(t *testing.T) store.Store {
+var bothStores = map[string]func(t testing.TB) store.Store{
+	"sqlite": func(t testing.TB) store.Store {
 		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "grit.db"))
 		if err != nil {
 			t.Fatal(err)
@@ -27,7 +27,7 @@ var bothStores = map[string]func(t *testing.T) store.Store{
 		t.Cleanup(func() { st.Close() })
 		return st
 	},
-	"postgres": func(t *testing.T) store.Store { return pgtest.Open(t) },
+	"postgres": func(t testing.TB) store.Store { return pgtest.Open(t) },
 }
 
 // base is the start of a test's simulated time: in the past, so that the

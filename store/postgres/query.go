@@ -69,6 +69,9 @@ func taskConds(f store.Filter) (where []string, args []any) {
 		args = append(args, arg)
 		where = append(where, strings.ReplaceAll(cond, "$?", fmt.Sprintf("$%d", len(args))))
 	}
+	if len(f.IDs) > 0 {
+		add("id = ANY($?::bigint[])", f.IDs)
+	}
 	if f.RunID != 0 {
 		add("run_id = $?", f.RunID)
 	}

@@ -98,6 +98,9 @@ func taskConds(f store.Filter) (where []string, args []any) {
 		where = append(where, cond)
 		args = append(args, arg...)
 	}
+	if len(f.IDs) > 0 {
+		add("id IN (SELECT value FROM json_each(?))", jsonList(f.IDs))
+	}
 	if f.RunID != 0 {
 		add("run_id = ?", f.RunID)
 	}

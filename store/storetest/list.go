@@ -28,6 +28,11 @@ var listTests = map[string]func(*testing.T, *harness){
 		h.wantList(store.Filter{Fingerprint: "fp2"}, ts[1].ID)
 		h.wantList(store.Filter{Fingerprint: "fp1", Tenant: "globex"})
 	},
+	"IDsKeepTheTasksNamed": func(t *testing.T, h *harness) {
+		ts := h.enqueue(job("a"), job("b"), job("c"), job("d"))
+		h.wantList(store.Filter{IDs: []int64{ts[3].ID, ts[1].ID, ts[3].ID + 1000}}, ts[1].ID, ts[3].ID)
+		h.wantList(store.Filter{IDs: []int64{ts[0].ID, ts[2].ID}, Kind: "c"}, ts[2].ID)
+	},
 	"TextMatchesArgsErrorOrNameWithoutCase": func(t *testing.T, h *harness) {
 		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{{Name: "Nightly-Report", Kind: "n"}}})
 		named := h.list(store.Filter{RunID: r.ID})[0]
