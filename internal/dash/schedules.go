@@ -2,7 +2,6 @@ package dash
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -69,29 +68,52 @@ func (d *Dashboard) schedules(w http.ResponseWriter, r *http.Request, v who) err
 		}
 		rec := sv.State.Recent
 		for i := len(rec) - 1; i >= 0 && len(row.Recent) < recentOutcome; i-- {
-			row.Recent = append(row.Recent, slotRow{Slot: rec[i], State: d.slotState(ctx, rec[i])})
+			row.Recent = append(row.Recent, slotRow{Slot: rec[i], State: rec[i].Outcome})
 		}
 		data.Schedules = append(data.Schedules, row)
+	}
+	if err := d.slotStates(ctx, data.Schedules); err != nil {
+		return err
 	}
 	d.render(w, r, v, "schedules", "Schedules", data)
 	return nil
 }
 
-// slotState is a slot's outcome, or, while its task has not ended, the
-// task's state now (one read by primary key): READY while its jitter
-// delays it, RUNNING, RETRYING.
-func (d *Dashboard) slotState(ctx context.Context, sl sched.Slot) task.State {
-	if sl.Outcome != "" {
-		return sl.Outcome
+// slotStates fills in the state now of the shown slots whose tasks have
+// not ended (READY while a jitter delays one, RUNNING, RETRYING), in one
+// read of those tasks; a task not found was pruned.
+func (d *Dashboard) slotStates(ctx context.Context, rows []scheduleRow) error {
+	var ids []int64
+	for _, r := range rows {
+		for _, sl := range r.Recent {
+			if sl.State == "" {
+				ids = append(ids, sl.Task)
+			}
+		}
 	}
-	t, err := d.cfg.Store.GetTask(ctx, sl.Task)
-	switch {
-	case errors.Is(err, task.ErrNotFound):
-		return sched.Gone
-	case err != nil:
-		return task.Running
+	if len(ids) == 0 {
+		return nil
 	}
-	return t.State
+	ts, err := d.cfg.Store.ListTasks(ctx, store.Filter{IDs: ids})
+	if err != nil {
+		return err
+	}
+	now := make(map[int64]task.State, len(ts))
+	for _, t := range ts {
+		now[t.ID] = t.State
+	}
+	for i := range rows {
+		for j := range rows[i].Recent {
+			sl := &rows[i].Recent[j]
+			if sl.State != "" {
+				continue
+			}
+			if sl.State = now[sl.Task]; sl.State == "" {
+				sl.State = sched.Gone
+			}
+		}
+	}
+	return nil
 }
 
 // scheduleCounts are the overview's count of schedules and of the paused
@@ -107,10 +129,7 @@ func scheduleCounts(ctx context.Context, st store.Store) (n, paused int, ok bool
 		return 0, 0, true, err
 	}
 	for _, row := range rows {
-		var s struct {
-			Paused *sched.Paused `json:"paused"`
-		}
-		if json.Unmarshal(row.State, &s) == nil && s.Paused != nil {
+		if s, err := sched.StateOf(row); err == nil && s.Paused != nil {
 			paused++
 		}
 	}
@@ -158,8 +177,7 @@ func (d *Dashboard) doSchedule(ctx context.Context, v who, name, a, reason strin
 		if err != nil {
 			return "", "", false, err
 		}
-		var st sched.State
-		if json.Unmarshal(row.State, &st) == nil && st.Paused != nil && !st.Paused.Since.Equal(now) {
+		if st, err := sched.StateOf(row); err == nil && st.Paused != nil && !st.Paused.Since.Equal(now) {
 			return "was paused already", "", false, nil
 		}
 		return "paused: no slot gets a task until it is resumed", reason, true, nil
@@ -168,8 +186,7 @@ func (d *Dashboard) doSchedule(ctx context.Context, v who, name, a, reason strin
 		if err != nil {
 			return "", "", false, err
 		}
-		var st sched.State
-		if json.Unmarshal(row.State, &st) == nil && !st.Resumed.Equal(now) {
+		if st, err := sched.StateOf(row); err == nil && !st.Resumed.Equal(now) {
 			return "was not paused", "", false, nil
 		}
 		return "resumed from its next slot", "", true, nil
