@@ -23,6 +23,9 @@ type Handler struct {
 	Timeout time.Duration
 	// Group names the downstream the tasks call.
 	Group string
+	// Catch, if set, is the kind of the task enqueued, with a Caught as
+	// its args, when a task of this kind ends FAILED (see withCatch).
+	Catch string
 }
 
 func (h *Handler) validate() error {
