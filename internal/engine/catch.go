@@ -35,7 +35,11 @@ func (e *Engine) withCatch(t task.Task, f *store.Finish) {
 	if !ok || h.Catch == "" {
 		return
 	}
-	f.Enqueue = append(f.Enqueue[:0:0], catchTask(t, f.Error, h.Catch))
+	n := catchTask(t, f.Error, h.Catch)
+	if ch, ok := e.handlers[h.Catch]; ok {
+		n.Group = ch.Group // as grit.Client.Enqueue would put it
+	}
+	f.Enqueue = append(f.Enqueue[:0:0], n)
 }
 
 func catchTask(t task.Task, errText string, kind string) store.NewTask {
