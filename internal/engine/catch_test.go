@@ -3,11 +3,14 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/sqlite"
 	"github.com/grit-run/grit/task"
 )
 
@@ -57,5 +60,34 @@ func TestCatchTaskArgs(t *testing.T) {
 		if string(c.Args) != tc.want || c.Task != 7 || c.Error != "boom" || c.Attempts != 2 || n.Queue != "q" || n.Tenant != "t" || n.Kind != "c" {
 			t.Errorf("args %q: catch task %+v with %+v, want args %s", tc.args, n, c, tc.want)
 		}
+	}
+}
+
+// refuseSuccess is a store that cannot record a success.
+type refuseSuccess struct{ *sqlite.Store }
+
+func (s refuseSuccess) Finish(ctx context.Context, fs []store.Finish) ([]error, error) {
+	for _, f := range fs {
+		if f.State == task.Success {
+			return nil, errors.New("could not extend file: No space left on device")
+		}
+	}
+	return s.Store.Finish(ctx, fs)
+}
+
+// TestCatchTaskFailedByItsCommitErrorHook: a policy's commit-error hook
+// that fails the task (its success cannot be recorded) enqueues its catch.
+func TestCatchTaskFailedByItsCommitErrorHook(t *testing.T) {
+	st := refuseSuccess{newSQLite(t)}
+	p := retry.Policy{MaxAttempts: 3, OnCommitError: func(retry.Attempt, retry.Decision) retry.Decision {
+		return retry.Decision{Reason: retry.ReasonPermanent}
+	}}
+	ok := func(context.Context, *task.Task) error { return nil }
+	start(t, testConfig(st), Handler{Kind: "charge", Fn: ok, Policy: &p, Catch: "refund"})
+	tk := enqueue(t, st, store.NewTask{Kind: "charge"})
+	waitState(t, st, tk.ID, task.Failed)
+	got, err := st.ListTasks(context.Background(), store.Filter{Kind: "refund"})
+	if err != nil || len(got) != 1 || !strings.Contains(string(got[0].Args), "could not be recorded") {
+		t.Fatalf("catch tasks %+v (%v), want one with the error", got, err)
 	}
 }
