@@ -50,7 +50,7 @@ func (e *env) gen(args []string, check bool) error {
 	if err != nil {
 		return usageErr("gen: %v", err)
 	}
-	files, err := gen.Generate(dirs)
+	files, err := gen.Generate(uniqueDirs(dirs))
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -126,4 +126,18 @@ func hasGoFiles(dir string) bool {
 		}
 	}
 	return false
+}
+
+// uniqueDirs drops the directories named twice (". ./..." names "." twice),
+// which would otherwise declare each of their kinds twice.
+func uniqueDirs(dirs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range dirs {
+		if c := filepath.Clean(d); !seen[c] {
+			seen[c] = true
+			out = append(out, d)
+		}
+	}
+	return out
 }

@@ -41,8 +41,8 @@ func TestGenWritesChecksAndRemoves(t *testing.T) {
 	if err != nil || !strings.Contains(string(body), `grit.Handle(c, "charge_card", ChargeCard, grit.HandlerConfig{Policy: "3 1s 1m", Catch: "refund"})`) {
 		t.Fatalf("generated %s (%v)", body, err)
 	}
-	if code, _, stderr := grit(t, "gen", "--check", dir); code != 0 {
-		t.Errorf("check after gen: exit %d, %q", code, stderr)
+	if code, _, stderr := grit(t, "gen", "--check", dir, root+"/..."); code != 0 {
+		t.Errorf("check after gen, the package named twice: exit %d, %q", code, stderr)
 	}
 	os.WriteFile(src, []byte(strings.Replace(genSrc, "3 1s 1m", "4 1s 1m", 1)), 0o644)
 	if code, _, _ := grit(t, "gen", "--check", dir); code != exitFailed {

@@ -1,6 +1,8 @@
 package gen
 
 import (
+	"go/parser"
+	"go/token"
 	"strings"
 	"testing"
 
@@ -80,4 +82,26 @@ func isASCIIIdent(s string) bool {
 		}
 	}
 	return true
+}
+
+// FuzzGenerate puts any directive on a handler: generation does not
+// panic, and what it accepts is Go that parses.
+func FuzzGenerate(f *testing.F) {
+	for _, s := range []string{"retry 5s", "retry 3 1s 1m catch a", "handler x", "handler a\"b", "retry \x00", "retries 1s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if strings.ContainsAny(line, "\n\r") {
+			return
+		}
+		dir := writePkg(t, map[string]string{"a.go": "package p\n\nimport \"context\"\n\n//grit:" + line +
+			"\nfunc A(context.Context, int) error { return nil }\n\n//grit:handler a\nfunc B(context.Context, int) error { return nil }\n"})
+		files, err := Generate([]string{dir})
+		if err != nil {
+			return
+		}
+		if _, err := parser.ParseFile(token.NewFileSet(), FileName, files[0].Content, 0); err != nil {
+			t.Errorf("directive %q: generated Go that does not parse: %v\n%s", line, err, files[0].Content)
+		}
+	})
 }
