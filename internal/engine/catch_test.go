@@ -91,3 +91,14 @@ func TestCatchTaskFailedByItsCommitErrorHook(t *testing.T) {
 		t.Fatalf("catch tasks %+v (%v), want one with the error", got, err)
 	}
 }
+
+func TestCatchOfItselfIsRefused(t *testing.T) {
+	e, err := New(testConfig(newStore(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.Register(Handler{Kind: "k", Fn: func(context.Context, *task.Task) error { return nil }, Catch: "k"})
+	if err == nil || !strings.Contains(err.Error(), "its own catch") {
+		t.Errorf("register: %v, want its own catch refused", err)
+	}
+}

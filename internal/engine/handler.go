@@ -35,6 +35,9 @@ func (h *Handler) validate() error {
 	if h.Fn == nil {
 		return fmt.Errorf("engine: handler %q without a function", h.Kind)
 	}
+	if h.Catch == h.Kind {
+		return fmt.Errorf("engine: handler %q is its own catch: a catch task that fails would enqueue another, without end; name another kind", h.Kind)
+	}
 	if h.Timeout < 0 {
 		return fmt.Errorf("engine: handler %q: negative timeout %v", h.Kind, h.Timeout)
 	}

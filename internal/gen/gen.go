@@ -97,6 +97,10 @@ func crossCheck(pkgs []Package) []*Error {
 	}
 	for _, p := range pkgs {
 		for _, h := range p.Handlers {
+			if h.Catch != "" && h.Catch == h.Kind {
+				errs = append(errs, &Error{h.Pos, fmt.Sprintf("%s is its own catch (%q): a catch task that fails would enqueue another, without end; name another kind", h.Func, h.Kind)})
+				continue
+			}
 			if _, ok := first[h.Catch]; h.Catch != "" && !ok {
 				errs = append(errs, &Error{h.Pos, fmt.Sprintf("catch kind %q: no handler in the packages generated declares it (write a handler of that kind, with //grit:handler %s on it, or generate its package too)",
 					h.Catch, h.Catch)})

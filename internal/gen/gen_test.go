@@ -108,6 +108,7 @@ func TestGenerateErrors(t *testing.T) {
 		"three params":     {"//grit:retry 5s\nfunc A(ctx context.Context, a, b int) error { return nil }\n", "a.go:6: A is not a handler"},
 		"generic":          {"//grit:retry 5s\nfunc A[T any](context.Context, T) error { return nil }\n", "a.go:6: A is generic"},
 		"duplicate kind":   {"//grit:retry 5s\nfunc A(context.Context, int) error { return nil }\n\n//grit:handler a\nfunc B(context.Context, int) error { return nil }\n", `a.go:9: kind "a" of B is also A's`},
+		"own catch":        {"//grit:retry 5s catch a\nfunc A(context.Context, int) error { return nil }\n", `a.go:6: A is its own catch ("a")`},
 		"twice":            {"//grit:retry 5s\n//grit:retry 6s\nfunc A(context.Context, int) error { return nil }\n", "a.go:6: //grit:retry twice on A (keep one)"},
 		"unknown":          {"//grit:retries 5s\nfunc A(context.Context, int) error { return nil }\n", "a.go:5: unknown directive //grit:retries"},
 		"not on a func":    {"//grit:retry 5s\ntype T int\n", "a.go:5: //grit:retry is not in a function's doc comment"},
