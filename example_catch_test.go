@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/grit-run/grit"
 	"github.com/grit-run/grit/retry"
@@ -37,9 +38,13 @@ func ExampleHandlerConfig_catch() {
 
 	c.Enqueue(ctx, "ship", order{ID: "o-7"})
 	c.Start(ctx)
-	k := <-caught
+	select {
+	case k := <-caught:
+		fmt.Printf("%s %s after %d attempt: %s\n", k.Kind, k.Args, k.Attempts, k.Error)
+	case <-time.After(20 * time.Second):
+		fmt.Println("not caught")
+	}
 	c.Stop(ctx)
-	fmt.Printf("%s %s after %d attempt: %s\n", k.Kind, k.Args, k.Attempts, k.Error)
 	// Output:
 	// ship {"ID":"o-7"} after 1 attempt: address unknown
 }
