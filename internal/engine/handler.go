@@ -24,7 +24,8 @@ type Handler struct {
 	// Group names the downstream the tasks call.
 	Group string
 	// Catch, if set, is the kind of the task enqueued, with a Caught as
-	// its args, when a task of this kind ends FAILED (see withCatch).
+	// its args, when this engine records a task of this kind ending
+	// FAILED: in the same store transaction, under the key CatchKey.
 	Catch string
 }
 
