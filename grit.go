@@ -195,6 +195,11 @@ type HandlerConfig struct {
 	// that this client enqueues are in it, unless they name another
 	// (InGroup). A group's tasks share its circuit breaker and pressure.
 	Group string
+	// Catch, if set, is a kind: when a task of this kind ends FAILED
+	// (its retries ran out, or its failure was permanent), a task of kind
+	// Catch is enqueued, exactly once, with a Caught as its args
+	// (docs/directives.md). A DEAD_LETTER is not caught.
+	Catch string
 }
 
 // Handle registers fn for tasks of kind. Each task's args are decoded from
@@ -210,7 +215,7 @@ func Handle[A any](c *Client, kind string, fn func(ctx context.Context, args A) 
 		c.mu.Unlock()
 	}
 	return c.engine.Register(engine.Handler{
-		Kind: kind, Policy: p, Timeout: cfg.Timeout, Group: cfg.Group,
+		Kind: kind, Policy: p, Timeout: cfg.Timeout, Group: cfg.Group, Catch: cfg.Catch,
 		Fn: func(ctx context.Context, t *task.Task) error {
 			var args A
 			if len(t.Args) > 0 {

@@ -31,6 +31,10 @@ func CheckFinishes(fs []Finish) (errs []error, todo []int) {
 			errs[i] = err
 			continue
 		}
+		if err := checkEnqueue(f); err != nil {
+			errs[i] = err
+			continue
+		}
 		todo = append(todo, i)
 	}
 	return errs, todo
@@ -128,4 +132,30 @@ func checkPublish(f Finish) error {
 		}
 	}
 	return nil
+}
+
+// checkEnqueue rejects the tasks of a finish that cannot be enqueued: an
+// invalid task, or one that needs others (it joins no run).
+func checkEnqueue(f Finish) error {
+	for i, t := range f.Enqueue {
+		if len(t.Needs) > 0 {
+			return fmt.Errorf("finish task %d: enqueue task %d (%q): needs are only for tasks of a run: %w", f.TaskID, i, t.Name, task.ErrInvalid)
+		}
+		if err := ValidateTask(t); err != nil {
+			return fmt.Errorf("finish task %d: enqueue task %d: %w", f.TaskID, i, err)
+		}
+	}
+	return nil
+}
+
+// FinishEnqueues is the tasks an item enqueues as a driver inserts them:
+// a key already held answers its holder, whatever work it is, and never
+// fails the finish.
+func FinishEnqueues(f Finish) []NewTask {
+	out := make([]NewTask, len(f.Enqueue))
+	for i, t := range f.Enqueue {
+		t.ReturnExisting = true
+		out[i] = t
+	}
+	return out
 }

@@ -190,6 +190,13 @@ type Finish struct {
 	// Publisher inserts their deliveries in the same transaction, only if
 	// the item applies.
 	Publish []Event
+	// Enqueue are tasks to insert, outside any run, in the same
+	// transaction, only if the item applies: the engine enqueues a
+	// handler's catch task with the failure that calls for it, so that
+	// it exists exactly when the failure is recorded. A task whose
+	// IdempotencyKey is taken is not inserted, whatever work holds the
+	// key (as ReturnExisting): the item applies all the same.
+	Enqueue []NewTask
 	// Trace is the W3C traceparent of the attempt's span ("" for none),
 	// kept as the task's AttemptTrace for its next attempt to link to. A
 	// success ends the task: a store may leave it unwritten then.

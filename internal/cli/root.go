@@ -106,7 +106,7 @@ func newRoot(e *env) *cobra.Command {
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return e.logs.check() }
 	root.AddCommand(newRunCmd(e), newDashboardCmd(e), newPauseCmd(e), newResumeCmd(e), newSchedulesCmd(e), newSubmitCmd(e), newWaitCmd(e), newWorkerCmd(e), newTasksCmd(e), newTaskCmd(e),
 		newDLQCmd(e), newStatusCmd(e), newMigrateCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newSimCmd(e), newBreakersCmd(e), newLimitsCmd(e),
-		newServerCmd(e), newEnqueueCmd(e), newGetCmd(e), newCancelCmd(e), newConfigCmd(e), newVersionCmd(e))
+		newServerCmd(e), newEnqueueCmd(e), newGetCmd(e), newCancelCmd(e), newConfigCmd(e), newVersionCmd(e), newGenCmd(e))
 	usageArgs(root)
 	// An unknown command is a usage error (exit 2), with cobra's
 	// suggestions: cobra's own error for it would exit 1. grit alone

@@ -47,6 +47,7 @@ func (e *Engine) onCommitError(batch []pending, fs []store.Finish, err error, n 
 			changed = true
 		default:
 			f := failedToRecord(p.f, err, d.Reason, now)
+			e.withCatch(p.a.t, &f)
 			p.f = f
 			kept, keptFs = append(kept, p), append(keptFs, f)
 			changed = true

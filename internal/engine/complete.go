@@ -49,8 +49,9 @@ func (e *Engine) commit(batch []pending, fs []store.Finish) []store.Finish {
 	if fs == nil {
 		fs = make([]store.Finish, 0, len(batch))
 	}
-	for _, p := range batch {
-		fs = append(fs, p.f)
+	for i := range batch {
+		e.withCatch(batch[i].a.t, &batch[i].f)
+		fs = append(fs, batch[i].f)
 	}
 	var errs []error
 	cut := false // a call ended by its deadline: the store may still read fs
@@ -97,7 +98,7 @@ func (e *Engine) commit(batch []pending, fs []store.Finish) []store.Finish {
 func (e *Engine) recorded(batch []pending, errs []error) {
 	due := false
 	for i, p := range batch {
-		due = due || p.f.State.Waiting() || p.a.t.RunID != 0 || len(p.f.Publish) > 0
+		due = due || p.f.State.Waiting() || p.a.t.RunID != 0 || len(p.f.Publish) > 0 || len(p.f.Enqueue) > 0
 		if err := errs[i]; err != nil {
 			switch {
 			case errors.Is(err, task.ErrLeaseLost) && p.a.cancelled.Load():

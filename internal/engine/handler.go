@@ -23,6 +23,10 @@ type Handler struct {
 	Timeout time.Duration
 	// Group names the downstream the tasks call.
 	Group string
+	// Catch, if set, is the kind of the task enqueued, with a Caught as
+	// its args, when this engine records a task of this kind ending
+	// FAILED: in the same store transaction, under the key CatchKey.
+	Catch string
 }
 
 func (h *Handler) validate() error {
@@ -31,6 +35,9 @@ func (h *Handler) validate() error {
 	}
 	if h.Fn == nil {
 		return fmt.Errorf("engine: handler %q without a function", h.Kind)
+	}
+	if h.Catch == h.Kind {
+		return fmt.Errorf("engine: handler %q is its own catch: a catch task that fails would enqueue another, without end; name another kind", h.Kind)
 	}
 	if h.Timeout < 0 {
 		return fmt.Errorf("engine: handler %q: negative timeout %v", h.Kind, h.Timeout)

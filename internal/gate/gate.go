@@ -52,6 +52,9 @@ type Config struct {
 	// task's interrupted rule, a fail-fast refusal); default the task's
 	// own, else retry.CommonFourTimes.
 	Policy func(task.Task) retry.Policy
+	// Decided, if set, may add to the end the gate decided for a rescued
+	// task before it is recorded (the engine's catch task).
+	Decided func(task.Task, *store.Finish)
 	// Clock is this machine's clock; default the real one. The store's
 	// clock is read through it (see StoreNow).
 	Clock  clock.Clock

@@ -23,6 +23,9 @@ func (g *Gate) Rescue(ctx context.Context, req store.RescueRequest, done func([]
 		fs := make([]store.Finish, len(ts))
 		for i, t := range ts {
 			fs[i] = decide.Interrupted(t, g.cfg.Policy(t), now)
+			if g.cfg.Decided != nil {
+				g.cfg.Decided(t, &fs[i])
+			}
 		}
 		errs, err := g.cfg.Store.Finish(ctx, fs)
 		if err != nil {

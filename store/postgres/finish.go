@@ -116,8 +116,12 @@ func (s *Store) finish(ctx context.Context, tx pgx.Tx, fs []store.Finish, todo [
 			return nil, err
 		}
 		var ended []int
+		var enqueue []store.NewTask
 		events := map[int64][]store.Event{} // by run (0: none)
 		for _, i := range round {
+			if _, ok := moved[fs[i].TaskID]; ok {
+				enqueue = append(enqueue, store.FinishEnqueues(fs[i])...)
+			}
 			run, ok := moved[fs[i].TaskID]
 			applied[i] = applied[i] || ok
 			wake = wake || ok && fs[i].State.Waiting()
@@ -133,6 +137,11 @@ func (s *Store) finish(ctx context.Context, tx pgx.Tx, fs []store.Finish, todo [
 		// notifies, as they are due at once.
 		for _, run := range slices.Sorted(maps.Keys(events)) {
 			if _, err := s.publish(ctx, tx, run, events[run]); err != nil {
+				return nil, err
+			}
+		}
+		if len(enqueue) > 0 {
+			if _, err := s.enqueueIn(ctx, tx, 0, enqueue); err != nil {
 				return nil, err
 			}
 		}
@@ -226,7 +235,7 @@ SELECT id, coalesce(run_id, 0) FROM moved`
 // succeedSQL writes.
 func plainSuccess(f store.Finish) bool {
 	a := f.Attempt
-	return len(f.Publish) == 0 && f.State == task.Success && f.Outcome() == task.OutcomeSuccess && !f.Refund && !f.Deferred &&
+	return len(f.Publish) == 0 && len(f.Enqueue) == 0 && f.State == task.Success && f.Outcome() == task.OutcomeSuccess && !f.Refund && !f.Deferred &&
 		f.Error == "" && f.Fingerprint == "" && f.Streak == 0 && f.PrevDelay == 0 &&
 		a.Class == "" && a.Error == "" && a.Fingerprint == "" && a.ExitCode == nil &&
 		a.Signal == "" && a.Output == "" && a.Delay == 0 && a.Decision == ""

@@ -55,6 +55,11 @@ func finish(x *wtx, fs []store.Finish, todo []int) (map[int]bool, error) {
 						return nil, err
 					}
 				}
+				if _, ok := moved[fs[i].TaskID]; ok {
+					if err := enqueueAll(x, store.FinishEnqueues(fs[i])); err != nil {
+						return nil, err
+					}
+				}
 			}
 			if err := afterFinish(x, fs, items, moved); err != nil {
 				return nil, err
@@ -101,4 +106,14 @@ func propagateFinish(x *wtx, fs []store.Finish, done []int, runOf map[int64]int6
 		return err
 	}
 	return settleRuns(x, runs)
+}
+
+// enqueueAll inserts a finish's tasks outside any run.
+func enqueueAll(x *wtx, ts []store.NewTask) error {
+	for _, t := range ts {
+		if _, err := enqueueIn(x, 0, t); err != nil {
+			return fmt.Errorf("enqueue %s: %w", t.Kind, err)
+		}
+	}
+	return nil
 }

@@ -1,0 +1,15 @@
+package grit
+
+import "github.com/grit-run/grit/internal/engine"
+
+// Caught is the args of a catch task (HandlerConfig.Catch), as JSON:
+//
+//	{"task": 42, "kind": "charge_card", "args": {...}, "error": "...", "attempts": 5}
+//
+// Task is the id of the task that ended FAILED, Kind and Args its own,
+// Error its last error and Attempts the attempts it used. A catch handler
+// takes it as its args: grit.Handle(c, "refund", func(ctx context.Context,
+// c grit.Caught) error {...}, grit.HandlerConfig{}). The catch task is in
+// the failed task's queue and tenant, outside any run, under the
+// idempotency key "catch:" and the failed task's id.
+type Caught = engine.Caught
