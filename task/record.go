@@ -22,7 +22,7 @@ type Task struct {
 	// handler's or the default.
 	Policy      string        `json:"policy,omitempty"`
 	PoisonAfter int           `json:"poison_after,omitempty"` // 0: the policy's
-	Timeout     time.Duration `json:"timeout,omitempty"`      // 0: none
+	Timeout     time.Duration `json:"timeout,omitempty"`      // 0: none; AutoTimeout: learned
 	Grace       time.Duration `json:"grace,omitempty"`        // SIGTERM to SIGKILL; 0: 5s
 
 	Attempt int `json:"attempt"` // attempts started

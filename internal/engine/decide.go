@@ -58,7 +58,7 @@ func (e *Engine) failed(f *store.Finish, t task.Task, o outcome, now time.Time) 
 	err := o.err
 	f.Attempt.Outcome = task.OutcomeError
 	if errors.Is(o.cause, errTimedOut) || o.stuck {
-		err = retry.Transient(&TimeoutError{After: o.timeout, Stuck: o.stuck, Err: o.err})
+		err = retry.Transient(&TimeoutError{After: o.timeout, Source: autoSource(o.timeoutSource), Stuck: o.stuck, Err: o.err})
 		f.Attempt.Outcome = task.OutcomeTimeout
 	}
 	decide.Failure(f, t, err, e.policyFor(t), now)

@@ -91,6 +91,9 @@ type Config struct {
 	// it works one run (Run).
 	Schedules     []schedule.Schedule
 	ScheduleEvery time.Duration
+	// AutoTimeout is how the timeout of a task that asks for
+	// task.AutoTimeout is learned from its successful runs.
+	AutoTimeout AutoTimeout
 }
 
 func (c *Config) validate() error {
@@ -119,6 +122,9 @@ func (c *Config) validate() error {
 			}
 		}
 	}
+	if err := c.AutoTimeout.Validate(); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
 	if c.ScheduleEvery < 0 {
 		return errors.New("engine: negative schedule tick")
 	}
@@ -144,6 +150,7 @@ func (c *Config) setDefaults() {
 	c.StuckGrace = or.Positive(c.StuckGrace, 5*time.Second)
 	c.RecordTimeout = or.Positive(c.RecordTimeout, 10*time.Second)
 	c.Protection = c.Protection.WithDefaults()
+	c.AutoTimeout = c.AutoTimeout.WithDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -195,6 +202,7 @@ type Engine struct {
 
 	executors executors
 	cancels   cancelled // the tasks whose cancel the store announced
+	learned   learned   // the p99s behind auto timeouts
 
 	watch struct { // the attempts whose handler runs, for the watchdog
 		sync.Mutex
