@@ -15,7 +15,7 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// The defaults of AutoTimeout. The factor is set by the failure it exists
+// The defaults of AutoTimeouts. The factor is set by the failure it exists
 // to prevent: a timeout tighter than the work turns a slow night (a
 // seasonal load four times the usual) into timeouts, retries and dead
 // letters. Five times the p99 lets runs four times slower than usual
@@ -32,12 +32,12 @@ const (
 	DefaultAutoRefresh = time.Minute
 )
 
-// AutoTimeout is how the engine sets the timeout of an attempt whose task
+// AutoTimeouts is how the engine sets the timeout of an attempt whose task
 // (or handler) asks for task.AutoTimeout: Factor × the p99 of the task's
 // successful runs (of its kind, and its name when it has one), within
 // Floor and Ceiling, once MinRuns runs are on record; Default before.
 // Zero fields mean the defaults above.
-type AutoTimeout struct {
+type AutoTimeouts struct {
 	Factor  float64
 	Floor   time.Duration
 	Ceiling time.Duration
@@ -50,7 +50,7 @@ type AutoTimeout struct {
 }
 
 // WithDefaults returns a with its zero fields set to the defaults.
-func (a AutoTimeout) WithDefaults() AutoTimeout {
+func (a AutoTimeouts) WithDefaults() AutoTimeouts {
 	if a.Factor == 0 {
 		a.Factor = DefaultAutoFactor
 	}
@@ -63,7 +63,7 @@ func (a AutoTimeout) WithDefaults() AutoTimeout {
 }
 
 // Validate checks a's fields; zero ones are the defaults.
-func (a AutoTimeout) Validate() error {
+func (a AutoTimeouts) Validate() error {
 	switch {
 	case a.Factor < 0 || math.IsNaN(a.Factor) || math.IsInf(a.Factor, 0):
 		return fmt.Errorf("auto timeout: factor %v: want a positive number (e.g. 5)", a.Factor)
@@ -81,7 +81,7 @@ func (a AutoTimeout) Validate() error {
 // the given p99 over runs runs, and how it was chosen, e.g.
 // "auto: 5 × p99 2m of 140 runs" or "auto: default, 3 runs so far". a must
 // have its defaults set.
-func (a AutoTimeout) Choose(p99 time.Duration, runs int) (time.Duration, string) {
+func (a AutoTimeouts) Choose(p99 time.Duration, runs int) (time.Duration, string) {
 	if runs < a.MinRuns {
 		return a.Default, fmt.Sprintf("auto: default, %d runs so far", runs)
 	}
@@ -105,7 +105,7 @@ func formatFactor(f float64) string {
 }
 
 // learned caches each task's p99 (by kind and name), refreshed at most
-// once per AutoTimeout.Refresh.
+// once per AutoTimeouts.Refresh.
 type learned struct {
 	mu      sync.Mutex
 	entries map[[2]string]*learnedEntry
@@ -119,7 +119,7 @@ type learnedEntry struct {
 }
 
 // autoTimeout returns the timeout of an attempt of t under the engine's
-// AutoTimeout, and its source.
+// AutoTimeouts, and its source.
 func (e *Engine) autoTimeout(t *task.Task) (time.Duration, string) {
 	e.learned.mu.Lock()
 	if e.learned.entries == nil {
@@ -136,7 +136,7 @@ func (e *Engine) autoTimeout(t *task.Task) (time.Duration, string) {
 	en.mu.Lock()
 	defer en.mu.Unlock()
 	now := e.cfg.Clock.Now()
-	if en.at.IsZero() || now.Sub(en.at) >= e.cfg.AutoTimeout.Refresh {
+	if en.at.IsZero() || now.Sub(en.at) >= e.cfg.AutoTimeouts.Refresh {
 		en.at = now
 		if ds, ok := e.cfg.Store.(store.Durations); ok {
 			ctx, cancel := context.WithTimeout(e.runCtx, 2*time.Second)
@@ -150,7 +150,7 @@ func (e *Engine) autoTimeout(t *task.Task) (time.Duration, string) {
 			}
 		}
 	}
-	return e.cfg.AutoTimeout.Choose(en.p99, en.runs)
+	return e.cfg.AutoTimeouts.Choose(en.p99, en.runs)
 }
 
 // timeoutFor is the timeout of an attempt of t by handler h, and where it

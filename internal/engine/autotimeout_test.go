@@ -17,7 +17,7 @@ import (
 )
 
 func TestAutoTimeoutChoose(t *testing.T) {
-	a := AutoTimeout{}.WithDefaults() // 5×, 1m floor, 1h ceiling, 20 runs, 30m default
+	a := AutoTimeouts{}.WithDefaults() // 5×, 1m floor, 1h ceiling, 20 runs, 30m default
 	for _, c := range []struct {
 		p99      time.Duration
 		runs     int
@@ -37,7 +37,7 @@ func TestAutoTimeoutChoose(t *testing.T) {
 			t.Errorf("Choose(%v, %d) = %v, %q; want %v, %q", c.p99, c.runs, got, from, c.want, c.wantFrom)
 		}
 	}
-	b := AutoTimeout{Factor: 2.5, Floor: time.Millisecond, MinRuns: 3}.WithDefaults()
+	b := AutoTimeouts{Factor: 2.5, Floor: time.Millisecond, MinRuns: 3}.WithDefaults()
 	if got, from := b.Choose(100*time.Millisecond, 3); got != 250*time.Millisecond || from != "auto: 2.5 × p99 100ms of 3 runs" {
 		t.Errorf("Choose with factor 2.5 = %v, %q", got, from)
 	}
@@ -45,15 +45,15 @@ func TestAutoTimeoutChoose(t *testing.T) {
 
 func TestAutoTimeoutValidate(t *testing.T) {
 	for _, c := range []struct {
-		a  AutoTimeout
+		a  AutoTimeouts
 		ok bool
 	}{
-		{AutoTimeout{}, true},
-		{AutoTimeout{Factor: 3, Floor: time.Second, Ceiling: time.Minute}, true},
-		{AutoTimeout{Factor: -1}, false},
-		{AutoTimeout{Floor: -time.Second}, false},
-		{AutoTimeout{MinRuns: -1}, false},
-		{AutoTimeout{Floor: 2 * time.Hour}, false}, // above the default ceiling
+		{AutoTimeouts{}, true},
+		{AutoTimeouts{Factor: 3, Floor: time.Second, Ceiling: time.Minute}, true},
+		{AutoTimeouts{Factor: -1}, false},
+		{AutoTimeouts{Floor: -time.Second}, false},
+		{AutoTimeouts{MinRuns: -1}, false},
+		{AutoTimeouts{Floor: 2 * time.Hour}, false}, // above the default ceiling
 	} {
 		if err := c.a.Validate(); (err == nil) != c.ok {
 			t.Errorf("%+v.Validate() = %v, want ok %v", c.a, err, c.ok)
@@ -74,7 +74,7 @@ func slowNight(t *testing.T, st store.Store) {
 	const T = 200 * time.Millisecond
 	cfg := testConfig(st)
 	cfg.Concurrency = 16
-	cfg.AutoTimeout = AutoTimeout{Factor: 5, Floor: time.Millisecond, Ceiling: time.Minute, MinRuns: 10, Default: time.Minute, Refresh: time.Nanosecond}
+	cfg.AutoTimeouts = AutoTimeouts{Factor: 5, Floor: time.Millisecond, Ceiling: time.Minute, MinRuns: 10, Default: time.Minute, Refresh: time.Nanosecond}
 	var mu sync.Mutex
 	seen := map[int64]HandlerAttempt{}
 	start(t, cfg, Handler{Kind: "nightly", Timeout: task.AutoTimeout, Policy: &retry.Never,
@@ -163,7 +163,7 @@ func slowNight(t *testing.T, st store.Store) {
 func TestAutoTimeoutCached(t *testing.T) {
 	st := &countingDurations{Store: newSQLite(t)}
 	cfg := testConfig(st)
-	cfg.AutoTimeout = AutoTimeout{Refresh: time.Hour}
+	cfg.AutoTimeouts = AutoTimeouts{Refresh: time.Hour}
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -91,9 +91,9 @@ type Config struct {
 	// it works one run (Run).
 	Schedules     []schedule.Schedule
 	ScheduleEvery time.Duration
-	// AutoTimeout is how the timeout of a task that asks for
+	// AutoTimeouts is how the timeout of a task that asks for
 	// task.AutoTimeout is learned from its successful runs.
-	AutoTimeout AutoTimeout
+	AutoTimeouts AutoTimeouts
 }
 
 func (c *Config) validate() error {
@@ -122,7 +122,7 @@ func (c *Config) validate() error {
 			}
 		}
 	}
-	if err := c.AutoTimeout.Validate(); err != nil {
+	if err := c.AutoTimeouts.Validate(); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
 	if c.ScheduleEvery < 0 {
@@ -150,7 +150,7 @@ func (c *Config) setDefaults() {
 	c.StuckGrace = or.Positive(c.StuckGrace, 5*time.Second)
 	c.RecordTimeout = or.Positive(c.RecordTimeout, 10*time.Second)
 	c.Protection = c.Protection.WithDefaults()
-	c.AutoTimeout = c.AutoTimeout.WithDefaults()
+	c.AutoTimeouts = c.AutoTimeouts.WithDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
