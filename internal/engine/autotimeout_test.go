@@ -9,57 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/autotimeout"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/store/sqlite"
 	"github.com/grit-run/grit/task"
 )
-
-func TestAutoTimeoutChoose(t *testing.T) {
-	a := AutoTimeouts{}.WithDefaults() // 5×, 1m floor, 1h ceiling, 20 runs, 30m default
-	for _, c := range []struct {
-		p99      time.Duration
-		runs     int
-		want     time.Duration
-		wantFrom string
-	}{
-		{0, 0, 30 * time.Minute, "auto: default, 0 runs so far"},
-		{2 * time.Minute, 19, 30 * time.Minute, "auto: default, 19 runs so far"},
-		{2 * time.Minute, 20, 10 * time.Minute, "auto: 5 × p99 2m of 20 runs"},
-		{72 * time.Second, 140, 6 * time.Minute, "auto: 5 × p99 1m12s of 140 runs"},
-		{time.Second, 200, time.Minute, "auto: 5 × p99 1s of 200 runs, floor"},
-		{20 * time.Minute, 200, time.Hour, "auto: 5 × p99 20m of 200 runs, ceiling"},
-		{time.Duration(1 << 62), 200, time.Hour, "auto: 5 × p99"}, // no overflow
-	} {
-		got, from := a.Choose(c.p99, c.runs)
-		if got != c.want || !strings.HasPrefix(from, c.wantFrom) {
-			t.Errorf("Choose(%v, %d) = %v, %q; want %v, %q", c.p99, c.runs, got, from, c.want, c.wantFrom)
-		}
-	}
-	b := AutoTimeouts{Factor: 2.5, Floor: time.Millisecond, MinRuns: 3}.WithDefaults()
-	if got, from := b.Choose(100*time.Millisecond, 3); got != 250*time.Millisecond || from != "auto: 2.5 × p99 100ms of 3 runs" {
-		t.Errorf("Choose with factor 2.5 = %v, %q", got, from)
-	}
-}
-
-func TestAutoTimeoutValidate(t *testing.T) {
-	for _, c := range []struct {
-		a  AutoTimeouts
-		ok bool
-	}{
-		{AutoTimeouts{}, true},
-		{AutoTimeouts{Factor: 3, Floor: time.Second, Ceiling: time.Minute}, true},
-		{AutoTimeouts{Factor: -1}, false},
-		{AutoTimeouts{Floor: -time.Second}, false},
-		{AutoTimeouts{MinRuns: -1}, false},
-		{AutoTimeouts{Floor: 2 * time.Hour}, false}, // above the default ceiling
-	} {
-		if err := c.a.Validate(); (err == nil) != c.ok {
-			t.Errorf("%+v.Validate() = %v, want ok %v", c.a, err, c.ok)
-		}
-	}
-}
 
 // The seed's warning as a test: a kind with enough successful runs of
 // about T, then a night when its runs take 4T. Under an auto timeout
@@ -171,7 +127,7 @@ func TestAutoTimeoutCached(t *testing.T) {
 	e.runCtx = context.Background()
 	h := &Handler{Kind: "k", Timeout: task.AutoTimeout}
 	for range 50 {
-		if d, _ := e.timeoutFor(&task.Task{Kind: "k"}, h); d != DefaultAutoDefault {
+		if d, _ := e.timeoutFor(&task.Task{Kind: "k"}, h); d != autotimeout.DefaultDefault {
 			t.Fatalf("timeout %v, want the default", d)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/internal/alert"
+	"github.com/grit-run/grit/internal/autotimeout"
 	"github.com/grit-run/grit/internal/clock"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/or"
@@ -201,8 +202,8 @@ type Engine struct {
 	stats Stats
 
 	executors executors
-	cancels   cancelled // the tasks whose cancel the store announced
-	learned   learned   // the p99s behind auto timeouts
+	cancels   cancelled          // the tasks whose cancel the store announced
+	auto      *autotimeout.Cache // the p99s behind auto timeouts
 
 	watch struct { // the attempts whose handler runs, for the watchdog
 		sync.Mutex
@@ -248,6 +249,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.gate = g
+	e.auto = autotimeout.NewCache(cfg.Store, cfg.AutoTimeouts, cfg.Clock.Now)
 	e.watch.running = map[*inflight]struct{}{}
 	if err := e.Register(Handler{Kind: task.KindExec, Fn: execHandler}); err != nil {
 		return nil, err
