@@ -17,6 +17,7 @@ import (
 
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/internal/alert"
+	"github.com/grit-run/grit/internal/autotimeout"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/store"
@@ -45,6 +46,7 @@ type Server struct {
 	alerts *alert.Alerter
 	tracer *tracing.Tracer // nil: no spans
 	spans  *attemptSpans   // the remote attempts' spans
+	auto   *autotimeout.Cache
 }
 
 // New returns a server for cfg; it reads the TLS certificate, if any.
@@ -70,6 +72,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	s.gate = g
+	s.auto = autotimeout.NewCache(cfg.Store, cfg.AutoTimeouts, time.Now)
 	if cfg.CertFile != "" {
 		creds, err := credentials.NewServerTLSFromFile(cfg.CertFile, cfg.KeyFile)
 		if err != nil {
