@@ -88,6 +88,10 @@ func slowNight(t *testing.T, st store.Store) {
 		if a.Timeout < 5*T || !strings.HasPrefix(a.TimeoutSource, "auto: 5 × p99 ") || !strings.HasSuffix(a.TimeoutSource, " of 10 runs") {
 			t.Errorf("slow run: timeout %v (%s), want 5 × the p99 of the 10 usual runs", a.Timeout, a.TimeoutSource)
 		}
+		// The attempt's record keeps the timeout it ran under, and why.
+		if as := attempts(t, st, tk.ID); len(as) != 1 || as[0].Timeout != a.Timeout || as[0].TimeoutSource != a.TimeoutSource {
+			t.Errorf("slow run's attempts %+v, want its timeout %v (%s)", as, a.Timeout, a.TimeoutSource)
+		}
 	}
 
 	// The same night under a fixed timeout of 2T: dead on the first try.
@@ -108,7 +112,7 @@ func slowNight(t *testing.T, st store.Store) {
 		if tk.State != task.Failed || len(as) != 1 || as[0].Outcome != task.OutcomeTimeout {
 			t.Fatalf("hang under auto: %s, attempts %+v; want FAILED by a timeout", tk.State, as)
 		}
-		if !strings.Contains(as[0].Error, "(auto: 5 × p99 ") {
+		if !strings.Contains(as[0].Error, "(auto: 5 × p99 ") || !strings.HasPrefix(as[0].TimeoutSource, "auto: 5 × p99 ") {
 			t.Errorf("auto timeout's error %q does not say how it was chosen", as[0].Error)
 		}
 	}

@@ -21,6 +21,9 @@ func (e *Engine) finishFor(t task.Task, o outcome) store.Finish {
 			StartedAt: o.started, EndedAt: o.ended,
 		},
 	}
+	if src := autoSource(o.timeoutSource); src != "" {
+		f.Attempt.Timeout, f.Attempt.TimeoutSource = o.timeout, src
+	}
 	if o.rec != nil {
 		f.Attempt.Output, f.Attempt.ExitCode, f.Attempt.Signal = o.rec.output, o.rec.exitCode, o.rec.signal
 	}
