@@ -54,3 +54,20 @@ func TestEnqueueAutoTimeout(t *testing.T) {
 		t.Errorf("enqueue --timeout soon: exit %d: %s", code, errOut)
 	}
 }
+
+func TestParseAutoTimeouts(t *testing.T) {
+	for _, c := range []struct{ in, err string }{
+		{"", ""},
+		{"factor=2.5, min-runs=5", ""},
+		{"factor=0", "factor=0: want a positive number"},
+		{"floor=soon", "floor=soon: want a positive duration"},
+		{"min-runs=-1", "min-runs=-1: want a positive whole number"},
+		{"floor=2h", "floor 2h above ceiling 1h"},
+		{"flor=1m", `"flor": want KEY=VALUE pairs`},
+	} {
+		_, err := parseAutoTimeouts(c.in)
+		if (c.err == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.err) {
+			t.Errorf("parseAutoTimeouts(%q) = %v, want %q", c.in, err, c.err)
+		}
+	}
+}
