@@ -36,6 +36,9 @@ func TestAutoTimeout(t *testing.T) {
 	if _, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken()}); err != nil {
 		t.Fatal(err)
 	}
+	if as := h.attempts(t, c.GetId()); len(as) != 1 || as[0].Timeout != 7*time.Minute || as[0].TimeoutSource != "auto: default, 0 runs so far" {
+		t.Fatalf("the remote attempt's record %+v: want the timeout its claim gave it", as)
+	}
 	h.enqueue(t, &pb.NewTask{Kind: "nightly", AutoTimeout: true})
 	c = h.claimOne(t, "py-1", "nightly")
 	if c.GetTimeout().AsDuration() != time.Minute || !strings.HasPrefix(c.GetTimeoutSource(), "auto: 5 × p99 ") ||

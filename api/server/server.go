@@ -17,7 +17,6 @@ import (
 
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/internal/alert"
-	"github.com/grit-run/grit/internal/autotimeout"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/store"
@@ -46,7 +45,7 @@ type Server struct {
 	alerts *alert.Alerter
 	tracer *tracing.Tracer // nil: no spans
 	spans  *attemptSpans   // the remote attempts' spans
-	auto   *autotimeout.Cache
+	auto   *autoTimeouts   // the auto timeouts claims gave
 }
 
 // New returns a server for cfg; it reads the TLS certificate, if any.
@@ -72,7 +71,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	s.gate = g
-	s.auto = autotimeout.NewCache(cfg.Store, cfg.AutoTimeouts, time.Now)
+	s.auto = newAutoTimeouts(cfg.Store, cfg.AutoTimeouts)
 	if cfg.CertFile != "" {
 		creds, err := credentials.NewServerTLSFromFile(cfg.CertFile, cfg.KeyFile)
 		if err != nil {

@@ -31,12 +31,7 @@ func (x *workers) Claim(ctx context.Context, r *pb.ClaimRequest) (*pb.ClaimRespo
 		return nil, statusOf("claim", err)
 	}
 	out := toTasks(ts, true)
-	for _, t := range out {
-		if t.GetAutoTimeout() { // the attempt's timeout, chosen now
-			d, src := x.s.auto.Timeout(ctx, t.GetKind(), t.GetName())
-			t.Timeout, t.TimeoutSource = dur(d), src
-		}
-	}
+	x.s.auto.set(ctx, out)
 	if parents := x.s.spans.start(ts, req.Lease); parents != nil {
 		for _, t := range out {
 			t.Traceparent = parents[t.GetId()]
