@@ -73,8 +73,10 @@ func slowNight(t *testing.T, st store.Store) {
 		if tk.State != task.Success {
 			t.Fatalf("usual run: %s %s", tk.State, tk.LastError)
 		}
-		if a := attemptOf(tk.ID); a.Timeout != time.Minute || a.TimeoutSource != "auto: default, 0 runs so far" {
-			t.Errorf("first runs: timeout %v (%s), want the default 1m (auto: default, 0 runs so far)", a.Timeout, a.TimeoutSource)
+		// Fewer than 10 runs were on record when each started (how many
+		// depends on how the claims fell).
+		if a := attemptOf(tk.ID); a.Timeout != time.Minute || !strings.HasPrefix(a.TimeoutSource, "auto: default, ") {
+			t.Errorf("first runs: timeout %v (%s), want the default 1m (auto: default, N runs so far)", a.Timeout, a.TimeoutSource)
 		}
 	}
 
