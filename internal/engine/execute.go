@@ -128,7 +128,9 @@ func (e *Engine) callHandler(ctx context.Context, a *inflight, h *Handler) (outc
 	t := &a.view
 	*t = a.t
 	timeout, source := e.timeoutFor(t, h)
-	t.Timeout = timeout // the handler sees the bound it runs under
+	if t.Timeout == task.AutoTimeout {
+		t.Timeout = timeout // the handler sees the bound it runs under, not the sentinel
+	}
 	if e.cfg.Tracer != nil {
 		ctx, a.span = e.cfg.Tracer.Attempt(ctx, &a.t)
 	}
