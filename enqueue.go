@@ -43,7 +43,8 @@ type Enqueued = store.Enqueued
 // WithPolicy overrides the handler's retry policy for this task.
 func WithPolicy(p string) EnqueueOption { return func(n *store.NewTask) { n.Policy = p } }
 
-// WithTimeout overrides the handler's timeout for this task.
+// WithTimeout overrides the handler's timeout for this task; AutoTimeout
+// asks for one learned from the task's successful runs.
 func WithTimeout(d time.Duration) EnqueueOption { return func(n *store.NewTask) { n.Timeout = d } }
 
 // InGroup names the downstream the task calls.

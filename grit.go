@@ -84,7 +84,21 @@ type Config struct {
 	// the store holds, whoever declared it; a restart keeps each one's
 	// last slot and an operator's pause.
 	Schedules []schedule.Schedule
+	// AutoTimeouts is how the timeout of a task that asks for AutoTimeout
+	// is learned: 5 × the p99 of its successful runs, within 1m and 1h,
+	// once 20 are on record, 30m before (docs/engine.md#auto-timeouts).
+	// Zero fields mean those defaults.
+	AutoTimeouts AutoTimeouts
 }
+
+// AutoTimeout, as HandlerConfig.Timeout or WithTimeout's, asks for a
+// timeout learned from the task's successful runs (see AutoTimeouts): one
+// that follows the work as it slows down, instead of a fixed one that
+// turns a slow night into timeouts and dead letters.
+const AutoTimeout = task.AutoTimeout
+
+// AutoTimeouts is how auto timeouts are chosen (see its fields).
+type AutoTimeouts = engine.AutoTimeouts
 
 // Protection is how claimers protect downstreams: the groups' circuit
 // breakers, resource pressure and retry budgets (see its fields).
@@ -163,6 +177,7 @@ func New(st store.Store, cfg Config) (*Client, error) {
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
 		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version(), Protection: cfg.Protection,
 		Alerting: cfg.Alerting, Metrics: m, Tracer: tr, Retention: cfg.Retention, Schedules: cfg.Schedules,
+		AutoTimeouts: cfg.AutoTimeouts,
 	})
 	if err != nil {
 		stopTracing(context.Background())
@@ -189,7 +204,8 @@ type HandlerConfig struct {
 	// schedule.
 	Policy      string
 	RetryPolicy *retry.Policy
-	// Timeout bounds each attempt; 0 is no bound.
+	// Timeout bounds each attempt; 0 is no bound, AutoTimeout one learned
+	// from the kind's successful runs.
 	Timeout time.Duration
 	// Group names the downstream the tasks call: the tasks of this kind
 	// that this client enqueues are in it, unless they name another

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/grit-run/grit/task"
 )
 
 // Durations are written as Go durations ("2s", "1h0m0s") in JSON, as
@@ -11,7 +13,12 @@ import (
 
 type jsonDuration time.Duration
 
-func (d jsonDuration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+func (d jsonDuration) MarshalJSON() ([]byte, error) {
+	if time.Duration(d) == task.AutoTimeout { // a task's timeout: learned
+		return json.Marshal("auto")
+	}
+	return json.Marshal(time.Duration(d).String())
+}
 
 func (d *jsonDuration) UnmarshalJSON(b []byte) error {
 	var s string
@@ -21,6 +28,10 @@ func (d *jsonDuration) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("a duration: want a string such as \"30s\": %s", b)
 		}
 		*d = jsonDuration(n)
+		return nil
+	}
+	if s == "auto" {
+		*d = jsonDuration(task.AutoTimeout)
 		return nil
 	}
 	v, err := time.ParseDuration(s)

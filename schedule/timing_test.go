@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grit-run/grit/task"
 )
 
 func mustTiming(t *testing.T, s Schedule) Timing {
@@ -228,5 +230,21 @@ func TestJSONRoundTrip(t *testing.T) {
 	}
 	if _, err := Decode([]byte(`{"name":"a","every":"soon"}`)); err == nil {
 		t.Error("a bad duration decoded")
+	}
+}
+
+// A scheduled task's auto timeout is written "auto" and read back as
+// task.AutoTimeout.
+func TestJSONAutoTimeout(t *testing.T) {
+	s := Schedule{Name: "a", Every: time.Minute, Task: Task{Kind: "k", Timeout: task.AutoTimeout}}
+	b, err := s.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"timeout":"auto"`) {
+		t.Errorf("encoded %s, want the timeout as auto", b)
+	}
+	if got, err := Decode(b); err != nil || got.Task.Timeout != task.AutoTimeout {
+		t.Errorf("decoded %+v (%v), want task.AutoTimeout", got.Task, err)
 	}
 }

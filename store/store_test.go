@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -142,6 +143,20 @@ func TestArgsMustBeUTF8JSON(t *testing.T) {
 			if err := store.ValidateEvent(store.Event{Topic: "t", Payload: tt.args}); err == nil || !strings.Contains(err.Error(), tt.says) {
 				t.Errorf("payload %q: error %v, want one saying %q", tt.args, err, tt.says)
 			}
+		}
+	}
+}
+
+// A timeout is 0 or more, or task.AutoTimeout, the one negative value a
+// store keeps, as is.
+func TestValidateTaskTimeout(t *testing.T) {
+	for _, c := range []struct {
+		d  time.Duration
+		ok bool
+	}{{0, true}, {time.Second, true}, {task.AutoTimeout, true}, {-2, false}, {-time.Second, false}} {
+		err := store.ValidateTask(store.NewTask{Name: "n", Kind: "k", Timeout: c.d})
+		if (err == nil) != c.ok {
+			t.Errorf("timeout %v: %v, want ok %v", c.d, err, c.ok)
 		}
 	}
 }

@@ -18,8 +18,8 @@ func ValidateTask(t NewTask) error {
 	switch {
 	case t.Kind == "":
 		return invalid("task %q: no kind", t.Name)
-	case t.Timeout < 0 || t.Grace < 0:
-		return invalid("task %q: negative timeout or grace", t.Name)
+	case (t.Timeout < 0 && t.Timeout != task.AutoTimeout) || t.Grace < 0:
+		return invalid("task %q: negative timeout or grace (task.AutoTimeout asks for a learned timeout)", t.Name)
 	case t.PoisonAfter < 0:
 		return invalid("task %q: negative poison_after", t.Name)
 	case strings.HasPrefix(t.Group, "kind:"):

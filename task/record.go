@@ -22,7 +22,7 @@ type Task struct {
 	// handler's or the default.
 	Policy      string        `json:"policy,omitempty"`
 	PoisonAfter int           `json:"poison_after,omitempty"` // 0: the policy's
-	Timeout     time.Duration `json:"timeout,omitempty"`      // 0: none
+	Timeout     time.Duration `json:"timeout,omitempty"`      // 0: none; AutoTimeout: learned
 	Grace       time.Duration `json:"grace,omitempty"`        // SIGTERM to SIGKILL; 0: 5s
 
 	Attempt int `json:"attempt"` // attempts started
@@ -84,6 +84,12 @@ type Attempt struct {
 	Output      string        `json:"output,omitempty"` // tail of stdout and stderr
 	Delay       time.Duration `json:"delay,omitempty"`  // chosen before the next attempt
 	Decision    string        `json:"decision,omitempty"`
+	// Timeout is the attempt's timeout when it was learned (AutoTimeout),
+	// and TimeoutSource how it was chosen ("auto: 5 × p99 2m of 140 runs",
+	// "auto: default, 3 runs so far"); zero and "" for a fixed timeout,
+	// which is the task's (or its handler's).
+	Timeout       time.Duration `json:"timeout,omitempty"`
+	TimeoutSource string        `json:"timeout_source,omitempty"`
 }
 
 // Run is a set of tasks with dependencies, submitted together.

@@ -57,7 +57,8 @@
 //   - retry: the retry policy, a string or a mapping (below). Without it,
 //     the engine's default policy applies.
 //   - timeout: a duration (300ms, 30s, 1h30m) after which the attempt is cut
-//     off; 0 (the default) is none.
+//     off; 0 (the default) is none; auto is one learned from the task's
+//     successful runs (task.AutoTimeout).
 //   - grace: how long the process has between SIGTERM and SIGKILL when it is
 //     cut off; above zero, 5s when not set.
 //   - group: the downstream the task calls (payments-api): circuit breakers

@@ -81,6 +81,8 @@ var invalidTests = []struct {
 	{"not a duration", head + "  a: {run: x, timeout: soon}\n", 3, `timeout "soon" is not a duration (e.g. 300ms`},
 	{"duration without a unit", head + "  a: {run: x, timeout: 30}\n", 3, `timeout "30" is not a duration (a number needs a unit`},
 	{"negative timeout", head + "  a: {run: x, timeout: -5s}\n", 3, `timeout "-5s" is negative`},
+	{"timeout nearly auto", head + "  a: {run: x, timeout: automatic}\n", 3, `timeout "automatic" is not a duration (e.g. 300ms, 30s, 2m, 1h30m, or auto)`},
+	{"auto grace", head + "  a: {run: x, grace: auto}\n", 3, `grace "auto" is not a duration (e.g. 300ms, 30s, 2m, 1h30m)`},
 	{"zero grace", head + "  a: {run: x, grace: 0s}\n", 3, `grace "0s" must be longer than zero`},
 	{"duration a list", head + "  a: {run: x, grace: [1s]}\n", 3, "grace is a list (it takes a duration"},
 
@@ -246,7 +248,7 @@ tasks:
 	_, err := taskfile.Parse("many.yaml", []byte(file))
 	want := []string{
 		`taskfile many.yaml:5: task "b" needs "nope", which is not a task of this file (tasks: a)`,
-		`taskfile many.yaml:6: timeout "forever" is not a duration (e.g. 300ms, 30s, 2m, 1h30m)`,
+		`taskfile many.yaml:6: timeout "forever" is not a duration (e.g. 300ms, 30s, 2m, 1h30m, or auto)`,
 		`taskfile many.yaml:8: run item 1 is not a string (quote it: "1")`,
 		`taskfile many.yaml:9: retry "10 5x": "5x" is not a duration (e.g. 300ms, 5s, 2m)`,
 		`taskfile many.yaml:10: unknown key "timout" (did you mean "timeout"?)`,

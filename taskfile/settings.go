@@ -40,7 +40,7 @@ func (p *parser) setting(s *settings, kv pair) bool {
 	case "retry":
 		set(&s.policy)(p.policy(v))
 	case "timeout":
-		set(&s.timeout)(p.duration(key, v, ""))
+		set(&s.timeout)(p.timeout(v))
 	case "grace":
 		set(&s.grace)(p.duration(key, v, "it is the time from SIGTERM to SIGKILL; leave it out for the default 5s"))
 	case "group", "queue", "tenant":

@@ -44,7 +44,7 @@ type Task struct {
 	Policy    retry.Policy
 	PolicySet bool
 
-	Timeout     time.Duration // 0: none
+	Timeout     time.Duration // 0: none; task.AutoTimeout: learned (timeout: auto)
 	Grace       time.Duration // SIGTERM to SIGKILL; 0: the engine's default (5s)
 	Group       string        // the downstream it calls; "" for none
 	Queue       string        // "": the default queue

@@ -88,6 +88,15 @@ var validTests = []struct {
 		}},
 	},
 	{
+		name: "auto timeout",
+		yaml: "name: nightly\ndefaults: {timeout: auto}\ntasks:\n  a: {run: make}\n  b: {run: make, timeout: 10m}\n  c: {run: make, timeout: Auto}\n",
+		want: &taskfile.File{Name: "nightly", Tasks: []taskfile.Task{
+			{Name: "a", Line: 4, Exec: task.Exec{Shell: "make"}, Timeout: task.AutoTimeout},
+			{Name: "b", Line: 5, Exec: task.Exec{Shell: "make"}, Timeout: 10 * time.Minute},
+			{Name: "c", Line: 6, Exec: task.Exec{Shell: "make"}, Timeout: task.AutoTimeout},
+		}},
+	},
+	{
 		name: "defaults merge per key",
 		yaml: `name: merge
 defaults:

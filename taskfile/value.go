@@ -8,6 +8,8 @@ import (
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/grit-run/grit/task"
 )
 
 // parser turns the YAML nodes of one file into a File, collecting every
@@ -42,6 +44,9 @@ func (p *parser) duration(key string, n *yaml.Node, zero string) (time.Duration,
 		if strings.Trim(s, "0123456789.") == "" {
 			hint = "a number needs a unit: 30s, not 30"
 		}
+		if key == "timeout" {
+			hint += ", or auto"
+		}
 		p.errs.add(n.Line, "%s %q is not a duration (%s)", key, s, hint)
 	case d < 0:
 		p.errs.add(n.Line, "%s %q is negative (give a duration above zero, e.g. 30s)", key, s)
@@ -51,6 +56,15 @@ func (p *parser) duration(key string, n *yaml.Node, zero string) (time.Duration,
 		return d, true
 	}
 	return 0, false
+}
+
+// timeout reads a timeout: a duration, or auto (task.AutoTimeout), a
+// timeout learned from the task's successful runs.
+func (p *parser) timeout(n *yaml.Node) (time.Duration, bool) {
+	if n.Kind == yaml.ScalarNode && strings.EqualFold(n.Value, "auto") {
+		return task.AutoTimeout, true
+	}
+	return p.duration("timeout", n, "")
 }
 
 // integer reads a whole number from lo to hi; want describes the range.

@@ -260,7 +260,14 @@ type Task struct {
 	// traceparent, in a claim's answer when the server traces (OTEL_*), is
 	// the W3C traceparent of this attempt's span: a worker makes its own
 	// spans children of it, as a process task does with TRACEPARENT.
-	Traceparent   string `protobuf:"bytes,29,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Traceparent string `protobuf:"bytes,29,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	// auto_timeout is set when the task's timeout is learned from its
+	// successful runs (NewTask.auto_timeout): timeout is then unset, except
+	// in a claim's answer, where it is this attempt's, chosen at the claim,
+	// and timeout_source says how (e.g. "auto: 5 × p99 2m of 140 runs" or
+	// "auto: default, 3 runs so far"). A worker bounds the attempt by it.
+	AutoTimeout   bool   `protobuf:"varint,30,opt,name=auto_timeout,json=autoTimeout,proto3" json:"auto_timeout,omitempty"`
+	TimeoutSource string `protobuf:"bytes,31,opt,name=timeout_source,json=timeoutSource,proto3" json:"timeout_source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -498,6 +505,20 @@ func (x *Task) GetTraceparent() string {
 	return ""
 }
 
+func (x *Task) GetAutoTimeout() bool {
+	if x != nil {
+		return x.AutoTimeout
+	}
+	return false
+}
+
+func (x *Task) GetTimeoutSource() string {
+	if x != nil {
+		return x.TimeoutSource
+	}
+	return ""
+}
+
 // Attempt is one execution of a task.
 type Attempt struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
@@ -696,8 +717,13 @@ type NewTask struct {
 	// return_existing answers the task that holds idempotency_key even when
 	// it is other work, instead of ALREADY_EXISTS.
 	ReturnExisting bool `protobuf:"varint,14,opt,name=return_existing,json=returnExisting,proto3" json:"return_existing,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// auto_timeout asks for a timeout learned from the successful runs of
+	// the task's kind (and name): a multiple of their p99 within a floor and
+	// a ceiling, and a stated default until there are enough of them. Leave
+	// timeout unset with it.
+	AutoTimeout   bool `protobuf:"varint,15,opt,name=auto_timeout,json=autoTimeout,proto3" json:"auto_timeout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *NewTask) Reset() {
@@ -824,6 +850,13 @@ func (x *NewTask) GetTenant() string {
 func (x *NewTask) GetReturnExisting() bool {
 	if x != nil {
 		return x.ReturnExisting
+	}
+	return false
+}
+
+func (x *NewTask) GetAutoTimeout() bool {
+	if x != nil {
+		return x.AutoTimeout
 	}
 	return false
 }
@@ -3200,7 +3233,7 @@ var File_grit_v1_grit_proto protoreflect.FileDescriptor
 
 const file_grit_v1_grit_proto_rawDesc = "" +
 	"\n" +
-	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8c\b\n" +
+	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\b\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\x03R\x05runId\x12\x12\n" +
@@ -3237,7 +3270,9 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"finishedAt\x12\x16\n" +
 	"\x06tenant\x18\x1b \x01(\tR\x06tenant\x12\x1c\n" +
 	"\tdeferrals\x18\x1c \x01(\x03R\tdeferrals\x12 \n" +
-	"\vtraceparent\x18\x1d \x01(\tR\vtraceparent\"\xfa\x03\n" +
+	"\vtraceparent\x18\x1d \x01(\tR\vtraceparent\x12!\n" +
+	"\fauto_timeout\x18\x1e \x01(\bR\vautoTimeout\x12%\n" +
+	"\x0etimeout_source\x18\x1f \x01(\tR\rtimeoutSource\"\xfa\x03\n" +
 	"\aAttempt\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\x03R\x06number\x12\x16\n" +
@@ -3258,7 +3293,7 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x05delay\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\x05delay\x12\x1a\n" +
 	"\bdecision\x18\x0f \x01(\tR\bdecisionB\f\n" +
 	"\n" +
-	"_exit_code\"\xcb\x03\n" +
+	"_exit_code\"\xee\x03\n" +
 	"\aNewTask\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04args\x18\x02 \x01(\fR\x04args\x12\x14\n" +
@@ -3274,7 +3309,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x0fidempotency_key\x18\v \x01(\tR\x0eidempotencyKey\x12\x12\n" +
 	"\x04name\x18\f \x01(\tR\x04name\x12\x16\n" +
 	"\x06tenant\x18\r \x01(\tR\x06tenant\x12'\n" +
-	"\x0freturn_existing\x18\x0e \x01(\bR\x0ereturnExisting\"6\n" +
+	"\x0freturn_existing\x18\x0e \x01(\bR\x0ereturnExisting\x12!\n" +
+	"\fauto_timeout\x18\x0f \x01(\bR\vautoTimeout\"6\n" +
 	"\x0eEnqueueRequest\x12$\n" +
 	"\x04task\x18\x01 \x01(\v2\x10.grit.v1.NewTaskR\x04task\"N\n" +
 	"\x0fEnqueueResponse\x12!\n" +

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/grit-run/grit/internal/alert"
+	"github.com/grit-run/grit/internal/autotimeout"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/store"
@@ -93,6 +94,10 @@ type Config struct {
 	// through the API, whose context the store keeps with the task (see
 	// package grit's Config.TracerProvider).
 	TracerProvider trace.TracerProvider
+	// AutoTimeouts is how a claim's answer sets the timeout of a task
+	// that asks for an auto timeout, as a Go worker's engine does
+	// (engine.Config).
+	AutoTimeouts autotimeout.Settings
 
 	Logger *slog.Logger
 }
@@ -146,6 +151,9 @@ func (c *Config) validate() error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	if err := c.Alerting.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if err := c.AutoTimeouts.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	for i, t := range c.Tokens {

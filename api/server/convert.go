@@ -26,6 +26,9 @@ func toTask(t task.Task, withArgs bool) *pb.Task {
 		FirstStartedAt: ts(t.FirstStartedAt), FinishedAt: ts(t.FinishedAt),
 		Tenant: t.Tenant, Deferrals: int64(t.Deferrals),
 	}
+	if t.Timeout == task.AutoTimeout {
+		out.Timeout, out.AutoTimeout = nil, true
+	}
 	if withArgs {
 		out.Args = t.Args
 	}

@@ -228,6 +228,7 @@ func leaseLost(t task.Task, token int64, as []task.Attempt, i int) error {
 // attempt as recorded (f's, or the one found when f was recorded before).
 func (s *Server) finish(ctx context.Context, t task.Task, f store.Finish) (task.Task, task.Attempt, error) {
 	s.gate.Ending(ctx, &t, &f)
+	s.auto.record(t, &f)
 	s.spans.end(&f)
 	errs, err := s.cfg.Store.Finish(ctx, []store.Finish{f})
 	if err != nil {

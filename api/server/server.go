@@ -45,6 +45,7 @@ type Server struct {
 	alerts *alert.Alerter
 	tracer *tracing.Tracer // nil: no spans
 	spans  *attemptSpans   // the remote attempts' spans
+	auto   *autoTimeouts   // the auto timeouts claims gave
 }
 
 // New returns a server for cfg; it reads the TLS certificate, if any.
@@ -70,6 +71,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	s.gate = g
+	s.auto = newAutoTimeouts(cfg.Store, cfg.AutoTimeouts)
 	if cfg.CertFile != "" {
 		creds, err := credentials.NewServerTLSFromFile(cfg.CertFile, cfg.KeyFile)
 		if err != nil {

@@ -192,6 +192,12 @@ func numbers(field string, n *pb.NewTask, t *store.NewTask) (err error) {
 	if t.Timeout, err = checkDuration(field+".timeout", n.GetTimeout(), 0, 0); err != nil {
 		return err
 	}
+	if n.GetAutoTimeout() {
+		if n.GetTimeout() != nil {
+			return bad(field+".auto_timeout", "set with a timeout (%s): set one of them", retry.FormatDuration(t.Timeout))
+		}
+		t.Timeout = task.AutoTimeout
+	}
 	if t.Grace, err = checkDuration(field+".grace", n.GetGrace(), 0, 0); err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ func (x *workers) Claim(ctx context.Context, r *pb.ClaimRequest) (*pb.ClaimRespo
 		return nil, statusOf("claim", err)
 	}
 	out := toTasks(ts, true)
+	x.s.auto.set(ctx, out)
 	if parents := x.s.spans.start(ts, req.Lease); parents != nil {
 		for _, t := range out {
 			t.Traceparent = parents[t.GetId()]

@@ -13,6 +13,7 @@ import (
 
 	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/internal/alert"
+	"github.com/grit-run/grit/internal/autotimeout"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/tracing"
@@ -50,6 +51,9 @@ type settings struct {
 	// schedules are the schedules of the task files grit worker
 	// declares when it starts.
 	schedules []schedule.Schedule
+	// autoTimeouts is how the engines of grit worker and grit run, and
+	// grit server for its remote workers, choose auto timeouts.
+	autoTimeouts autotimeout.Settings
 
 	// metrics is the address grit worker serves /metrics on; "" is none.
 	metrics string
@@ -128,7 +132,7 @@ var (
 	protectionKnobs = []knob{knobPressBase, knobPressMax, knobBudget, knobBudgetWait, knobBreaker, knobOutageTasks, knobOutageWindow}
 	alertKnobs      = []knob{knobAlertWebhook, knobDashboardURL}
 	// workerKnobs are grit worker's and grit run's knobs.
-	workerKnobs = append(append([]knob{knobWorkerID, knobConcurrency, knobLease, knobHeartbeat, knobDrain, knobRetention}, protectionKnobs...), alertKnobs...)
+	workerKnobs = append(append([]knob{knobWorkerID, knobConcurrency, knobLease, knobHeartbeat, knobDrain, knobRetention, knobAutoTimeout}, protectionKnobs...), alertKnobs...)
 	// benchKnobs are grit bench's, which it passes on to its worker
 	// processes; its concurrency is a measurement's, not a knob.
 	benchKnobs = append([]knob{knobLease, knobHeartbeat}, protectionKnobs...)
@@ -285,6 +289,12 @@ func (k knob) set(s *settings, v string) error {
 			return err
 		}
 		*p = r
+	case *autotimeout.Settings:
+		a, err := parseAutoTimeouts(v)
+		if err != nil {
+			return err
+		}
+		*p = a
 	case *breaker.Settings:
 		b, err := parseBreaker(v)
 		if err != nil {
@@ -424,7 +434,7 @@ func (s settings) engineConfig(st store.Store) engine.Config {
 	return engine.Config{
 		Store: st, WorkerID: s.workerID, Concurrency: s.concurrency, Lease: s.lease, Heartbeat: s.heartbeat,
 		Version: Version, Protection: s.protection, Alerting: s.alerting, Retention: s.retention,
-		Schedules: s.schedules,
+		Schedules: s.schedules, AutoTimeouts: s.autoTimeouts,
 	}
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/internal/alert"
+	"github.com/grit-run/grit/internal/autotimeout"
 	"github.com/grit-run/grit/internal/dash"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gate"
@@ -355,6 +356,14 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 				}
 				return names
 			}), want: []string{"beat exec"}},
+		"auto-timeout": {value: "factor=4,floor=30s,ceiling=2h,min-runs=10,default=20m,refresh=2m",
+			configures: "the engine's AutoTimeouts (the server's, for its remote workers)",
+			got: func(b built) any {
+				if b.engine == nil {
+					return b.server.AutoTimeouts
+				}
+				return b.engine.AutoTimeouts
+			}, want: autotimeout.Settings{Factor: 4, Floor: 30 * time.Second, Ceiling: 2 * time.Hour, MinRuns: 10, Default: 20 * time.Minute, Refresh: 2 * time.Minute}},
 		"dashboard-url": {value: "https://grit.example/", configures: "Alerting.DashboardURL (the engine's or the server's)",
 			got: func(b built) any { return b.alerting.DashboardURL }, want: "https://grit.example/"},
 		"listen": {value: "127.0.0.1:7421", configures: "the address grit server listens on (settings.listen, given to net.Listen)",

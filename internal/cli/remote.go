@@ -81,10 +81,13 @@ false.`,
 				return err
 			}
 			t.Args = raw
-			if timeout < 0 {
+			if timeout < 0 && timeout != task.AutoTimeout {
 				return usageErr("enqueue: --timeout %v: want a positive duration, or none", timeout)
 			}
-			if timeout > 0 {
+			switch {
+			case timeout == task.AutoTimeout:
+				t.AutoTimeout = true
+			case timeout > 0:
 				t.Timeout = durationpb.New(timeout)
 			}
 			if runAt != "" {
@@ -108,7 +111,7 @@ false.`,
 	f.StringVar(&t.Tenant, "tenant", "", "whose work it is, for per-tenant limits")
 	f.Int64Var(&t.Priority, "priority", 0, "higher runs first")
 	f.StringVar(&t.Policy, "policy", "", `the retry policy, e.g. "4 1s 1m"`)
-	f.DurationVar(&timeout, "timeout", 0, "cut each attempt off after this long")
+	f.Var((*timeoutFlag)(&timeout), "timeout", "cut each attempt off after this long; auto: a timeout learned from the kind's successful runs")
 	f.StringVar(&runAt, "run-at", "", "when the task is due (RFC 3339), instead of now")
 	f.BoolVar(&asJSON, "json", false, "print the task as JSON")
 	return cmd
@@ -244,3 +247,28 @@ func (e *env) remoteTask(ctx context.Context, server, arg string, call func(*cli
 	}
 	return e.printRemote(t, asJSON, text)
 }
+
+// timeoutFlag is --timeout: a duration, or auto (task.AutoTimeout).
+type timeoutFlag time.Duration
+
+func (f *timeoutFlag) String() string {
+	if time.Duration(*f) == task.AutoTimeout {
+		return "auto"
+	}
+	return time.Duration(*f).String()
+}
+
+func (f *timeoutFlag) Set(s string) error {
+	if strings.EqualFold(s, "auto") {
+		*f = timeoutFlag(task.AutoTimeout)
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a duration (e.g. 30s, 2m) or auto", s)
+	}
+	*f = timeoutFlag(d)
+	return nil
+}
+
+func (f *timeoutFlag) Type() string { return "duration|auto" }

@@ -58,7 +58,7 @@ api/README.md.`,
 			return e.serve(cmd.Context(), s)
 		},
 	}
-	registerKnobs(cmd.Flags(), append(append(append([]knob{}, serverOwnKnobs...), protectionKnobs...), alertKnobs...))
+	registerKnobs(cmd.Flags(), append(append(append([]knob{}, serverOwnKnobs...), protectionKnobs...), append(alertKnobs, knobAutoTimeout)...))
 	return cmd
 }
 
@@ -78,7 +78,7 @@ func (e *env) serverConfig(s settings) (server.Config, error) {
 	}
 	return server.Config{
 		Tokens: tokens, CertFile: s.tlsCert, KeyFile: s.tlsKey, MaxPayload: s.maxPayload, MaxBatch: s.maxBatch,
-		Protection: s.protection, Alerting: s.alerting,
+		Protection: s.protection, Alerting: s.alerting, AutoTimeouts: s.autoTimeouts,
 	}, nil
 }
 

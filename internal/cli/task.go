@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -119,6 +120,11 @@ func printTask(e *env, t task.Task, as []task.Attempt) {
 	}
 	w.Flush()
 	for _, a := range as {
+		if a.TimeoutSource != "" {
+			fmt.Fprintf(e.stdout, "attempt %d: timeout %s (%s)\n", a.Number, retry.FormatDuration(a.Timeout), a.TimeoutSource)
+		}
+	}
+	for _, a := range as {
 		if a.Output != "" {
 			fmt.Fprintf(e.stdout, "\nattempt %d output:\n%s\n", a.Number, strings.TrimRight(a.Output, "\n"))
 		}
@@ -138,6 +144,12 @@ func printTaskFields(out io.Writer, t task.Task) {
 	}
 	if t.Policy != "" {
 		fmt.Fprintf(w, "policy\t%s\n", t.Policy)
+	}
+	switch {
+	case t.Timeout == task.AutoTimeout:
+		fmt.Fprintf(w, "timeout\tauto (learned from its successful runs; each attempt's is below)\n")
+	case t.Timeout > 0:
+		fmt.Fprintf(w, "timeout\t%s\n", retry.FormatDuration(t.Timeout))
 	}
 	if t.State.Waiting() && !t.NextAt.IsZero() {
 		fmt.Fprintf(w, "next\t%s\n", t.NextAt.Local().Format(time.RFC3339Nano))

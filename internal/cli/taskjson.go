@@ -29,6 +29,7 @@ type taskJSON struct {
 	Policy         string          `json:"policy"`
 	PoisonAfter    int             `json:"poison_after"`
 	TimeoutMS      int64           `json:"timeout_ms"`
+	AutoTimeout    bool            `json:"auto_timeout"` // learned from the kind's runs: each attempt says its own
 	GraceMS        int64           `json:"grace_ms"`
 	Attempt        int             `json:"attempt"` // attempts started
 	NextAt         *time.Time      `json:"next_at"`
@@ -50,7 +51,7 @@ func taskView(t task.Task) taskJSON {
 	v := taskJSON{
 		ID: t.ID, Name: t.Name, Kind: t.Kind, Args: argsJSON(t.Args), Queue: t.Queue, Group: t.Group, Tenant: t.Tenant,
 		Priority: t.Priority, State: t.State, Policy: t.Policy, PoisonAfter: t.PoisonAfter,
-		TimeoutMS: t.Timeout.Milliseconds(), GraceMS: t.Grace.Milliseconds(), Attempt: t.Attempt,
+		TimeoutMS: max(t.Timeout, 0).Milliseconds(), AutoTimeout: t.Timeout == task.AutoTimeout, GraceMS: t.Grace.Milliseconds(), Attempt: t.Attempt,
 		NextAt: timeOrNull(t.NextAt), PrevDelayMS: t.PrevDelay.Milliseconds(),
 		LeaseOwner: t.LeaseOwner, LeaseToken: t.LeaseToken, LeaseExpires: timeOrNull(t.LeaseExpires),
 		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, Deferrals: t.Deferrals,
@@ -109,6 +110,10 @@ type attemptJSON struct {
 	Output      string       `json:"output"`
 	DelayMS     int64        `json:"delay_ms"` // chosen before the next attempt
 	Decision    string       `json:"decision"`
+	// An auto timeout's: the attempt's, and how it was chosen; 0 and ""
+	// for a fixed one, which is the task's timeout_ms.
+	TimeoutMS     int64  `json:"timeout_ms"`
+	TimeoutSource string `json:"timeout_source"`
 }
 
 func attemptViews(as []task.Attempt) []attemptJSON {
@@ -119,6 +124,7 @@ func attemptViews(as []task.Attempt) []attemptJSON {
 			StartedAt: timeOrNull(a.StartedAt), EndedAt: timeOrNull(a.EndedAt), Outcome: a.Outcome,
 			Class: a.Class, Error: a.Error, Fingerprint: a.Fingerprint, ExitCode: a.ExitCode, Signal: a.Signal,
 			Output: a.Output, DelayMS: a.Delay.Milliseconds(), Decision: a.Decision,
+			TimeoutMS: a.Timeout.Milliseconds(), TimeoutSource: a.TimeoutSource,
 		}
 	}
 	return out
@@ -126,7 +132,7 @@ func attemptViews(as []task.Attempt) []attemptJSON {
 
 // fromPB is a task a grit server sent, as the store keeps it.
 func fromPB(t *pb.Task) task.Task {
-	return task.Task{
+	out := task.Task{
 		ID: t.GetId(), RunID: t.GetRunId(), Name: t.GetName(), Kind: t.GetKind(), Args: t.GetArgs(),
 		Queue: t.GetQueue(), Group: t.GetGroup(), Tenant: t.GetTenant(), Priority: int(t.GetPriority()),
 		State: task.State(t.GetState()), Policy: t.GetPolicy(), PoisonAfter: int(t.GetPoisonAfter()),
@@ -137,6 +143,10 @@ func fromPB(t *pb.Task) task.Task {
 		Deferrals: int(t.GetDeferrals()), IdempotencyKey: t.GetIdempotencyKey(), CreatedAt: pbTime(t.GetCreatedAt()),
 		FirstStartedAt: pbTime(t.GetFirstStartedAt()), FinishedAt: pbTime(t.GetFinishedAt()),
 	}
+	if t.GetAutoTimeout() && t.GetTimeout() == nil {
+		out.Timeout = task.AutoTimeout
+	}
+	return out
 }
 
 // pbTime is a protobuf time, zero when absent.

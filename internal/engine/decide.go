@@ -21,6 +21,9 @@ func (e *Engine) finishFor(t task.Task, o outcome) store.Finish {
 			StartedAt: o.started, EndedAt: o.ended,
 		},
 	}
+	if src := autoSource(o.timeoutSource); src != "" {
+		f.Attempt.Timeout, f.Attempt.TimeoutSource = o.timeout, src
+	}
 	if o.rec != nil {
 		f.Attempt.Output, f.Attempt.ExitCode, f.Attempt.Signal = o.rec.output, o.rec.exitCode, o.rec.signal
 	}
@@ -58,7 +61,7 @@ func (e *Engine) failed(f *store.Finish, t task.Task, o outcome, now time.Time) 
 	err := o.err
 	f.Attempt.Outcome = task.OutcomeError
 	if errors.Is(o.cause, errTimedOut) || o.stuck {
-		err = retry.Transient(&TimeoutError{After: o.timeout, Stuck: o.stuck, Err: o.err})
+		err = retry.Transient(&TimeoutError{After: o.timeout, Source: autoSource(o.timeoutSource), Stuck: o.stuck, Err: o.err})
 		f.Attempt.Outcome = task.OutcomeTimeout
 	}
 	decide.Failure(f, t, err, e.policyFor(t), now)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/internal/alert"
+	"github.com/grit-run/grit/internal/autotimeout"
 	"github.com/grit-run/grit/internal/clock"
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/or"
@@ -91,6 +92,9 @@ type Config struct {
 	// it works one run (Run).
 	Schedules     []schedule.Schedule
 	ScheduleEvery time.Duration
+	// AutoTimeouts is how the timeout of a task that asks for
+	// task.AutoTimeout is learned from its successful runs.
+	AutoTimeouts AutoTimeouts
 }
 
 func (c *Config) validate() error {
@@ -119,6 +123,9 @@ func (c *Config) validate() error {
 			}
 		}
 	}
+	if err := c.AutoTimeouts.Validate(); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
 	if c.ScheduleEvery < 0 {
 		return errors.New("engine: negative schedule tick")
 	}
@@ -144,6 +151,7 @@ func (c *Config) setDefaults() {
 	c.StuckGrace = or.Positive(c.StuckGrace, 5*time.Second)
 	c.RecordTimeout = or.Positive(c.RecordTimeout, 10*time.Second)
 	c.Protection = c.Protection.WithDefaults()
+	c.AutoTimeouts = c.AutoTimeouts.WithDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -194,7 +202,8 @@ type Engine struct {
 	stats Stats
 
 	executors executors
-	cancels   cancelled // the tasks whose cancel the store announced
+	cancels   cancelled          // the tasks whose cancel the store announced
+	auto      *autotimeout.Cache // the p99s behind auto timeouts
 
 	watch struct { // the attempts whose handler runs, for the watchdog
 		sync.Mutex
@@ -240,6 +249,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e.gate = g
+	e.auto = autotimeout.NewCache(cfg.Store, cfg.AutoTimeouts, cfg.Clock.Now)
 	e.watch.running = map[*inflight]struct{}{}
 	if err := e.Register(Handler{Kind: task.KindExec, Fn: execHandler}); err != nil {
 		return nil, err

@@ -70,9 +70,12 @@ type outcome struct {
 	cause   error // why the attempt's context ended, if it did
 	stuck   bool  // the handler ignored the end of its context
 	timeout time.Duration
-	started time.Time
-	ended   time.Time
-	rec     *record // nil when the handler is stuck: what it left is not read
+	// timeoutSource says where timeout came from ("task", "handler", or
+	// how an auto timeout was chosen).
+	timeoutSource string
+	started       time.Time
+	ended         time.Time
+	rec           *record // nil when the handler is stuck: what it left is not read
 }
 
 // record is what a handler leaves on its attempt's record besides its
@@ -125,9 +128,9 @@ func (e *Engine) end(a *inflight, o outcome) {
 func (e *Engine) callHandler(ctx context.Context, a *inflight, h *Handler) (outcome, bool) {
 	t := &a.view
 	*t = a.t
-	timeout := t.Timeout
-	if timeout == 0 {
-		timeout = h.Timeout
+	timeout, source := e.timeoutFor(t, h)
+	if t.Timeout == task.AutoTimeout {
+		t.Timeout = timeout // the handler sees the bound it runs under, not the sentinel
 	}
 	if e.cfg.Tracer != nil {
 		ctx, a.span = e.cfg.Tracer.Attempt(ctx, &a.t)
@@ -135,14 +138,15 @@ func (e *Engine) callHandler(ctx context.Context, a *inflight, h *Handler) (outc
 	rec := &a.rec
 	rec.tenant = a.t.Tenant
 	a.actx = attemptCtx{Context: ctx, rec: rec, e: e, a: a,
-		info: HandlerAttempt{TaskID: t.ID, Number: t.Attempt, LeaseToken: t.LeaseToken, Worker: e.cfg.WorkerID}}
+		info: HandlerAttempt{TaskID: t.ID, Number: t.Attempt, LeaseToken: t.LeaseToken, Worker: e.cfg.WorkerID,
+			Timeout: timeout, TimeoutSource: source}}
 	ctx = &a.actx
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, timeout, errTimedOut)
 		defer cancel()
 	}
-	o := outcome{started: e.storeNow(), timeout: timeout}
+	o := outcome{started: e.storeNow(), timeout: timeout, timeoutSource: source}
 	a.w = watched{ctx: ctx, began: o, grace: e.graceFor(t)}
 	a.watched = &a.w
 	e.watch.Lock()
@@ -260,12 +264,18 @@ func call(ctx context.Context, h *Handler, t *task.Task) (err error) {
 // TimeoutError is an attempt cut off by the executor.
 type TimeoutError struct {
 	After time.Duration
-	Stuck bool  // the handler did not return even then
-	Err   error // what the handler returned, if it did
+	// Source is how an auto timeout was chosen ("auto: 5 × p99 2m of 140
+	// runs"); "" for a fixed one.
+	Source string
+	Stuck  bool  // the handler did not return even then
+	Err    error // what the handler returned, if it did
 }
 
 func (e *TimeoutError) Error() string {
 	s := fmt.Sprintf("timed out after %s", retry.FormatDuration(e.After))
+	if e.Source != "" {
+		s += " (" + e.Source + ")"
+	}
 	if e.Stuck {
 		s += " and ignored cancellation (stuck)"
 	}

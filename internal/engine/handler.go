@@ -19,7 +19,8 @@ type Handler struct {
 	// Policy is the retry policy of tasks of this kind that do not carry
 	// their own; nil means retry.CommonFourTimes.
 	Policy *retry.Policy
-	// Timeout bounds each attempt when the task sets none; 0 is no bound.
+	// Timeout bounds each attempt when the task sets none; 0 is no bound,
+	// task.AutoTimeout a bound learned from the kind's successful runs.
 	Timeout time.Duration
 	// Group names the downstream the tasks call.
 	Group string
@@ -39,7 +40,7 @@ func (h *Handler) validate() error {
 	if h.Catch == h.Kind {
 		return fmt.Errorf("engine: handler %q is its own catch: a catch task that fails would enqueue another, without end; name another kind", h.Kind)
 	}
-	if h.Timeout < 0 {
+	if h.Timeout < 0 && h.Timeout != task.AutoTimeout {
 		return fmt.Errorf("engine: handler %q: negative timeout %v", h.Kind, h.Timeout)
 	}
 	return nil
@@ -51,6 +52,10 @@ type HandlerAttempt struct {
 	Number     int   // from 1
 	LeaseToken int64 // a fencing token: unique in the store, larger for every new owner of a task
 	Worker     string
+	// Timeout is the attempt's (0: none), and TimeoutSource where it came
+	// from: "task", "handler" or how an auto timeout was chosen.
+	Timeout       time.Duration
+	TimeoutSource string
 }
 
 type attemptKey struct{}

@@ -3,17 +3,17 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
+	"github.com/grit-run/grit/internal/autotimeout"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
 // hintSamples is how many recent successful attempts the timeout hint
-// looks at.
-const hintSamples = 200
+// looks at: as many as an auto timeout's p99 is taken over.
+const hintSamples = autotimeout.Samples
 
 // timeoutHint says, when a task has timed out twice or more in a row, that
 // the timeout may be the bug, beside how long the task's successful runs
@@ -50,11 +50,5 @@ func (e *Engine) timeoutHint(t task.Task, timeout time.Duration) string {
 	case len(durs) == 0:
 		return hint + "; no successful run of this task is on record"
 	}
-	return hint + fmt.Sprintf("; its successful runs took p99 %s (%d runs)", p99(durs).Round(time.Millisecond), len(durs))
-}
-
-func p99(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	return s[(len(s)-1)*99/100]
+	return hint + fmt.Sprintf("; its successful runs took p99 %s (%d runs)", autotimeout.P99(durs).Round(time.Millisecond), len(durs))
 }

@@ -178,16 +178,17 @@ func placed(ts []task.Task, ords []int64) ([]task.Task, error) {
 }
 
 const attemptCols = `task_id, number, worker, lease_token, started_at, ended_at,
-	outcome, class, error, fingerprint, exit_code, signal, output, delay_ns, decision`
+	outcome, class, error, fingerprint, exit_code, signal, output, delay_ns, decision,
+	timeout_ns, timeout_source`
 
 func scanAttempt(r pgx.Row) (task.Attempt, error) {
 	var a task.Attempt
 	var started, ended pgtype.Timestamptz
 	var exit pgtype.Int4
-	var delay int64
+	var delay, timeout int64
 	err := r.Scan(&a.TaskID, &a.Number, &a.Worker, &a.LeaseToken, &started, &ended,
 		&a.Outcome, &a.Class, &a.Error, &a.Fingerprint, &exit, &a.Signal, &a.Output,
-		&delay, &a.Decision)
+		&delay, &a.Decision, &timeout, &a.TimeoutSource)
 	if err != nil {
 		return task.Attempt{}, err
 	}
@@ -196,7 +197,7 @@ func scanAttempt(r pgx.Row) (task.Attempt, error) {
 		code := int(exit.Int32)
 		a.ExitCode = &code
 	}
-	a.Delay = time.Duration(delay)
+	a.Delay, a.Timeout = time.Duration(delay), time.Duration(timeout)
 	return a, nil
 }
 

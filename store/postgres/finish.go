@@ -176,10 +176,10 @@ const finishTasksSQL = `WITH f AS (
 	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::int[],
 		$6::text[], $7::text[], $8::int[], $9::bigint[], $10::timestamptz[], $11::text[],
 		$12::text[], $13::text[], $14::text[], $15::int[], $16::text[], $17::text[],
-		$18::bigint[], $19::text[], $20::int[], $21::text[])
+		$18::bigint[], $19::text[], $20::int[], $21::text[], $22::bigint[], $23::text[])
 	AS f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay_ns,
 		ended_at, outcome, class, a_error, a_fingerprint, exit_code, signal, output,
-		delay_ns, decision, deferred, trace)
+		delay_ns, decision, deferred, trace, timeout_ns, timeout_source)
 ), moved AS (
 	UPDATE $S.tasks t SET state = f.state,
 		next_at = CASE WHEN f.state IN ('READY', 'RETRYING', 'SENSING') THEN coalesce(f.next_at, now()) END,
@@ -192,9 +192,10 @@ const finishTasksSQL = `WITH f AS (
 	RETURNING t.id, t.run_id, o.attempt, o.lease_owner, o.started_at
 ), closed AS (
 	INSERT INTO $S.attempts (task_id, lease_token, number, worker, started_at, ended_at, outcome,
-		class, error, fingerprint, exit_code, signal, output, delay_ns, decision)
+		class, error, fingerprint, exit_code, signal, output, delay_ns, decision, timeout_ns, timeout_source)
 	SELECT f.id, f.token, moved.attempt, moved.lease_owner, moved.started_at, coalesce(f.ended_at, now()),
-		f.outcome, f.class, f.a_error, f.a_fingerprint, f.exit_code, f.signal, f.output, f.delay_ns, f.decision
+		f.outcome, f.class, f.a_error, f.a_fingerprint, f.exit_code, f.signal, f.output, f.delay_ns, f.decision,
+		f.timeout_ns, f.timeout_source
 	FROM f JOIN moved ON moved.id = f.id
 	WHERE moved.started_at IS NOT NULL
 ), rescued AS (
@@ -238,7 +239,7 @@ func plainSuccess(f store.Finish) bool {
 	return len(f.Publish) == 0 && len(f.Enqueue) == 0 && f.State == task.Success && f.Outcome() == task.OutcomeSuccess && !f.Refund && !f.Deferred &&
 		f.Error == "" && f.Fingerprint == "" && f.Streak == 0 && f.PrevDelay == 0 &&
 		a.Class == "" && a.Error == "" && a.Fingerprint == "" && a.ExitCode == nil &&
-		a.Signal == "" && a.Output == "" && a.Delay == 0 && a.Decision == ""
+		a.Signal == "" && a.Output == "" && a.Delay == 0 && a.Decision == "" && a.Timeout == 0 && a.TimeoutSource == ""
 }
 
 // finishTasks applies the items of a round, each only if its task is
@@ -289,13 +290,13 @@ func collectMoved(rows pgx.Rows, err error) func(moved map[int64]int64) error {
 
 // finishArgs are the columns of finishTasksSQL's f, as arrays.
 type finishArgs struct {
-	ids, tokens, prevDelays, delays          []int64
-	states, errs, fps, outcomes, classes     []string
-	aErrs, aFPs, signals, outputs, decisions []string
-	traces                                   []string
-	nextAts, endeds                          []pgtype.Timestamptz
-	refunds, streaks, deferreds              []int32
-	exits                                    []pgtype.Int4
+	ids, tokens, prevDelays, delays, timeouts []int64
+	states, errs, fps, outcomes, classes      []string
+	aErrs, aFPs, signals, outputs, decisions  []string
+	traces, timeoutSources                    []string
+	nextAts, endeds                           []pgtype.Timestamptz
+	refunds, streaks, deferreds               []int32
+	exits                                     []pgtype.Int4
 }
 
 func newFinishArgs(n int) *finishArgs {
@@ -306,6 +307,7 @@ func newFinishArgs(n int) *finishArgs {
 		outputs: make([]string, 0, n), decisions: make([]string, 0, n), nextAts: make([]pgtype.Timestamptz, 0, n),
 		endeds: make([]pgtype.Timestamptz, 0, n), refunds: make([]int32, 0, n), streaks: make([]int32, 0, n),
 		deferreds: make([]int32, 0, n), traces: make([]string, 0, n),
+		timeouts: make([]int64, 0, n), timeoutSources: make([]string, 0, n),
 		exits: make([]pgtype.Int4, 0, n),
 	}
 }
@@ -332,10 +334,11 @@ func (a *finishArgs) add(f store.Finish) {
 	a.signals, a.outputs = append(a.signals, at.Signal), append(a.outputs, at.Output)
 	a.delays, a.decisions = append(a.delays, int64(at.Delay)), append(a.decisions, at.Decision)
 	a.deferreds, a.traces = append(a.deferreds, deferred), append(a.traces, f.Trace)
+	a.timeouts, a.timeoutSources = append(a.timeouts, int64(at.Timeout)), append(a.timeoutSources, at.TimeoutSource)
 }
 
 func (a *finishArgs) list() []any {
 	return []any{a.ids, a.tokens, a.states, a.nextAts, a.refunds, a.errs, a.fps, a.streaks,
 		a.prevDelays, a.endeds, a.outcomes, a.classes, a.aErrs, a.aFPs, a.exits, a.signals,
-		a.outputs, a.delays, a.decisions, a.deferreds, a.traces}
+		a.outputs, a.delays, a.decisions, a.deferreds, a.traces, a.timeouts, a.timeoutSources}
 }

@@ -134,7 +134,7 @@ const attemptsSQL = `SELECT ` + attemptCols + ` FROM $S.attempts WHERE task_id =
 UNION ALL
 SELECT id, attempt, lease_owner, lease_token, started_at,
 	CASE state WHEN 'SUCCESS' THEN finished_at END, CASE state WHEN 'SUCCESS' THEN 'SUCCESS' ELSE 'RUNNING' END,
-	'', '', '', NULL, '', '', 0, ''
+	'', '', '', NULL, '', '', 0, '', 0, ''
 FROM $S.tasks WHERE id = $1 AND state IN ('RUNNING', 'SUCCESS') AND started_at IS NOT NULL
 ORDER BY lease_token`
 

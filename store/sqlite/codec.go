@@ -89,15 +89,16 @@ func scanTasks(rows *sql.Rows) ([]task.Task, error) {
 }
 
 const attemptCols = `task_id, number, worker, lease_token, started_at, ended_at,
-	outcome, class, error, fingerprint, exit_code, signal, output, delay, decision`
+	outcome, class, error, fingerprint, exit_code, signal, output, delay, decision,
+	timeout, timeout_source`
 
 func scanAttempt(r scanner) (task.Attempt, error) {
 	var a task.Attempt
 	var started, ended, exit sql.NullInt64
-	var delay int64
+	var delay, timeout int64
 	err := r.Scan(&a.TaskID, &a.Number, &a.Worker, &a.LeaseToken, &started, &ended,
 		&a.Outcome, &a.Class, &a.Error, &a.Fingerprint, &exit, &a.Signal, &a.Output,
-		&delay, &a.Decision)
+		&delay, &a.Decision, &timeout, &a.TimeoutSource)
 	if err != nil {
 		return task.Attempt{}, err
 	}
@@ -106,7 +107,7 @@ func scanAttempt(r scanner) (task.Attempt, error) {
 		code := int(exit.Int64)
 		a.ExitCode = &code
 	}
-	a.Delay = time.Duration(delay)
+	a.Delay, a.Timeout = time.Duration(delay), time.Duration(timeout)
 	return a, nil
 }
 

@@ -66,15 +66,16 @@ func finishTaskArgs(x *wtx, f store.Finish) []any {
 		f.Fingerprint, f.Streak, int64(f.PrevDelay), finished, deferred, f.Trace}
 }
 
-const closeAttemptCols = 12
+const closeAttemptCols = 14
 
 func closeAttemptsSQL(rows int) string {
 	return `WITH f (task_id, token, ended_at, outcome, class, error, fingerprint,
-	exit_code, signal, output, delay, decision)
+	exit_code, signal, output, delay, decision, timeout, timeout_source)
 AS (` + valuesSQL(rows, closeAttemptCols) + `)
 UPDATE attempts SET ended_at = f.ended_at, outcome = f.outcome, class = f.class,
 	error = f.error, fingerprint = f.fingerprint, exit_code = f.exit_code,
-	signal = f.signal, output = f.output, delay = f.delay, decision = f.decision
+	signal = f.signal, output = f.output, delay = f.delay, decision = f.decision,
+	timeout = f.timeout, timeout_source = f.timeout_source
 FROM f
 WHERE attempts.task_id = f.task_id AND attempts.lease_token = f.token
 RETURNING attempts.task_id`
@@ -112,7 +113,7 @@ func closeAttemptArgs(x *wtx, f store.Finish) []any {
 		exit = *a.ExitCode
 	}
 	return []any{f.TaskID, f.Token, ended, string(f.Outcome()), a.Class, a.Error,
-		a.Fingerprint, exit, a.Signal, a.Output, int64(a.Delay), a.Decision}
+		a.Fingerprint, exit, a.Signal, a.Output, int64(a.Delay), a.Decision, int64(a.Timeout), a.TimeoutSource}
 }
 
 func annotateRescued(x *wtx, fs []store.Finish, done []int, closed []int64) error {

@@ -54,6 +54,35 @@ var durationTests = map[string]func(*testing.T, *harness){
 		h.wantDurations("other", "", 10, nil)
 		h.wantDurations("nosuch", "a", 10, nil)
 	},
+	// A task that asks for an auto timeout keeps the sentinel as is; its
+	// attempts keep the timeout each ran under and how it was chosen,
+	// successes among them, and count in the durations as any other.
+	"AutoTimeoutKept": func(t *testing.T, h *harness) {
+		nt := store.NewTask{Kind: "nightly", Timeout: task.AutoTimeout}
+		run := func(nt store.NewTask, d time.Duration, fin store.Finish) (int64, ended) {
+			id := h.enqueue(nt)[0].ID
+			return id, h.endAfter(h.take(nt.Kind), d, fin)
+		}
+		ok := task.Attempt{Timeout: 30 * time.Minute, TimeoutSource: "auto: default, 0 runs so far"}
+		okID, okEnd := run(nt, 20*time.Millisecond, store.Finish{State: task.Success, Attempt: ok})
+		if got := h.get(okID).Timeout; got != task.AutoTimeout {
+			t.Fatalf("stored timeout %v, want task.AutoTimeout", got)
+		}
+		late := task.Attempt{Outcome: task.OutcomeTimeout, Timeout: time.Minute, TimeoutSource: "auto: 5 × p99 20ms of 1 runs, floor",
+			Class: "transient", Error: "timed out after 1m"}
+		lateID, _ := run(nt, time.Minute, store.Finish{State: task.Failed, Error: "timed out after 1m", Attempt: late})
+		fixedID, fixedEnd := run(job("nightly"), 10*time.Millisecond, store.Finish{State: task.Success})
+		for _, c := range []struct {
+			id   int64
+			want task.Attempt
+		}{{okID, ok}, {lateID, late}, {fixedID, task.Attempt{}}} {
+			as := h.attempts(c.id)
+			if len(as) != 1 || as[0].Timeout != c.want.Timeout || as[0].TimeoutSource != c.want.TimeoutSource {
+				t.Errorf("task %d's attempts %+v, want one with timeout %v (%q)", c.id, as, c.want.Timeout, c.want.TimeoutSource)
+			}
+		}
+		h.wantDurations("nightly", "", 10, []ended{okEnd, fixedEnd})
+	},
 }
 
 // ended is a successful attempt: how long it took and when it ended.
