@@ -69,6 +69,11 @@ type Config struct {
 	// Go workers do; default 5s. Negative: never (the Go workers of the
 	// fleet do it).
 	Rescue time.Duration
+	// Schedules is how often Serve ticks the store's schedules (see
+	// docs/schedules.md), as every Go worker does, so that a fleet of
+	// remote workers has its schedules too; default a second. Negative:
+	// never.
+	Schedules time.Duration
 	// ID names the server in the store when it rescues tasks; default
 	// grit-server-HOST-PID.
 	ID string
@@ -172,6 +177,7 @@ func (c *Config) setDefaults() {
 	c.Lease = cmp.Or(c.Lease, 15*time.Second)
 	c.Poll = cmp.Or(c.Poll, time.Second)
 	c.Rescue = cmp.Or(c.Rescue, 5*time.Second)
+	c.Schedules = cmp.Or(c.Schedules, time.Second)
 	c.StopGrace = cmp.Or(c.StopGrace, 10*time.Second)
 	c.Protection = c.Protection.WithDefaults()
 	if c.ID == "" {

@@ -18,6 +18,7 @@ import (
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/internal/sched"
 	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/store"
 )
@@ -126,8 +127,8 @@ func (s *Server) Register(gs *grpc.Server) {
 // warns when it has tokens but no TLS there: they would travel in clear
 // text.
 // Beside the requests, it rescues the tasks of workers whose leases
-// expired (Config.Rescue) and, on a store that notifies, wakes waiting
-// claims when work is due.
+// expired (Config.Rescue), ticks the store's schedules (Config.Schedules)
+// and, on a store that notifies, wakes waiting claims when work is due.
 func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	insecure, err := Insecure(lis.Addr().String(), s.cfg.Tokens)
 	if err != nil {
@@ -201,14 +202,18 @@ func (s *Server) Stop() {
 }
 
 // Maintain runs, until ctx ends, what the server does beside answering
-// requests: rescuing expired leases and listening for the store's
-// notifications. Serve runs it; a server registered on a grpc.Server of
+// requests: rescuing expired leases, ticking the store's schedules and
+// listening for the store's notifications. Serve runs it; a server registered on a grpc.Server of
 // the caller's should too.
 func (s *Server) Maintain(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.listen(ctx) })
 	if s.cfg.Rescue > 0 {
 		wg.Go(func() { s.rescueLoop(ctx) })
+	}
+	if s.cfg.Schedules > 0 {
+		k := &sched.Ticker{Store: s.cfg.Store, Logger: s.cfg.Logger, Alert: s.alerts.Send}
+		wg.Go(func() { sched.Loop(ctx, k, s.cfg.Schedules, nil, s.gate.StoreNow) })
 	}
 	wg.Wait()
 }

@@ -24,22 +24,9 @@ func (e *Engine) declareSchedules(ctx context.Context) error {
 // store's clock, as every engine of the fleet does: the slots' keys and
 // the schedules' versioned writes make one task per slot.
 func (e *Engine) scheduleLoop() {
-	if _, err := sched.Of(e.cfg.Store); err != nil || e.cfg.Run != 0 {
+	if e.cfg.Run != 0 {
 		return
 	}
 	k := &sched.Ticker{Store: e.cfg.Store, Logger: e.cfg.Logger, Alert: e.alerts.Send}
-	for {
-		t := e.cfg.Clock.NewTimer(e.cfg.ScheduleEvery)
-		select {
-		case <-e.runCtx.Done():
-			t.Stop()
-			return
-		case <-t.C():
-		}
-		ctx, cancel := e.storeCtx(e.runCtx)
-		if err := k.Tick(ctx, e.gate.StoreNow()); err != nil && e.runCtx.Err() == nil {
-			e.cfg.Logger.Warn("schedules could not be ticked; trying again at the next tick", "err", err)
-		}
-		cancel()
-	}
+	sched.Loop(e.runCtx, k, e.cfg.ScheduleEvery, e.cfg.Clock, e.gate.StoreNow)
 }
