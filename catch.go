@@ -11,5 +11,6 @@ import "github.com/grit-run/grit/internal/engine"
 // takes it as its args: grit.Handle(c, "refund", func(ctx context.Context,
 // c grit.Caught) error {...}, grit.HandlerConfig{}). The catch task is in
 // the failed task's queue and tenant, outside any run, under the
-// idempotency key "catch:" and the failed task's id.
+// idempotency key catch:ID:TOKEN (the failed task's id and the lease token
+// of the attempt that failed it): one per failure.
 type Caught = engine.Caught

@@ -18,9 +18,11 @@ type Caught struct {
 	Attempts int             `json:"attempts"`
 }
 
-// CatchKey is the idempotency key of the catch task of task id: one catch
-// task per failed task, whoever records the failure and however often.
-func CatchKey(id int64) string { return fmt.Sprintf("catch:%d", id) }
+// CatchKey is the idempotency key of the catch task of task id, failed
+// by its attempt under lease token: one catch task per failure, whoever
+// records it and however often; a task an operator retries that fails
+// again is caught again (its new attempt has a new token).
+func CatchKey(id, token int64) string { return fmt.Sprintf("catch:%d:%d", id, token) }
 
 // withCatch adds to f, the end of an attempt of t, the catch task of t's
 // handler when f fails t: retries ran out or the failure was permanent.
@@ -35,14 +37,14 @@ func (e *Engine) withCatch(t task.Task, f *store.Finish) {
 	if !ok || h.Catch == "" {
 		return
 	}
-	n := catchTask(t, f.Error, h.Catch)
+	n := catchTask(t, f.Token, f.Error, h.Catch)
 	if ch, ok := e.handlers[h.Catch]; ok {
 		n.Group = ch.Group // as grit.Client.Enqueue would put it
 	}
 	f.Enqueue = append(f.Enqueue[:0:0], n)
 }
 
-func catchTask(t task.Task, errText string, kind string) store.NewTask {
+func catchTask(t task.Task, token int64, errText string, kind string) store.NewTask {
 	args := json.RawMessage(t.Args)
 	if len(args) == 0 || !json.Valid(args) {
 		args, _ = json.Marshal(string(t.Args)) // not JSON: kept as a string
@@ -51,5 +53,5 @@ func catchTask(t task.Task, errText string, kind string) store.NewTask {
 		}
 	}
 	b, _ := json.Marshal(Caught{Task: t.ID, Kind: t.Kind, Args: args, Error: errText, Attempts: t.Attempt})
-	return store.NewTask{Kind: kind, Args: b, Queue: t.Queue, Tenant: t.Tenant, IdempotencyKey: CatchKey(t.ID)}
+	return store.NewTask{Kind: kind, Args: b, Queue: t.Queue, Tenant: t.Tenant, IdempotencyKey: CatchKey(t.ID, token)}
 }

@@ -41,8 +41,9 @@ func TestCatchRescuedTask(t *testing.T) {
 	if c.Task != tk.ID || c.Kind != "charge" || string(c.Args) != `{"order":"o-1"}` || c.Attempts != 1 || !strings.Contains(c.Error, "interrupted") {
 		t.Errorf("caught %+v", c)
 	}
-	if got[0].IdempotencyKey != CatchKey(tk.ID) {
-		t.Errorf("catch task's key %q, want %q", got[0].IdempotencyKey, CatchKey(tk.ID))
+	done := waitState(t, st, tk.ID, task.Failed)
+	if want := CatchKey(tk.ID, done.LeaseToken); got[0].IdempotencyKey != want || done.LeaseToken == 0 {
+		t.Errorf("catch task's key %q, want %q (the task and the token of the attempt that failed it)", got[0].IdempotencyKey, want)
 	}
 }
 
@@ -52,7 +53,7 @@ func TestCatchTaskArgs(t *testing.T) {
 		{``, `null`},
 		{`not json`, `"not json"`},
 	} {
-		n := catchTask(task.Task{ID: 7, Kind: "k", Args: json.RawMessage(tc.args), Attempt: 2, Queue: "q", Tenant: "t"}, "boom", "c")
+		n := catchTask(task.Task{ID: 7, Kind: "k", Args: json.RawMessage(tc.args), Attempt: 2, Queue: "q", Tenant: "t"}, 9, "boom", "c")
 		var c Caught
 		if err := json.Unmarshal(n.Args, &c); err != nil {
 			t.Fatalf("args %q: catch args %s: %v", tc.args, n.Args, err)

@@ -26,7 +26,7 @@ type Handler struct {
 	Group string
 	// Catch, if set, is the kind of the task enqueued, with a Caught as
 	// its args, when this engine records a task of this kind ending
-	// FAILED: in the same store transaction, under the key CatchKey.
+	// FAILED: in the same store transaction, under the key CatchKey (the task's id and its failed attempt's token).
 	Catch string
 }
 
