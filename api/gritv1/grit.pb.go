@@ -2555,7 +2555,13 @@ type FailRequest struct {
 	Policy string `protobuf:"bytes,9,opt,name=policy,proto3" json:"policy,omitempty"`
 	// worker_id is the worker that claimed the task, as in its Claim: a
 	// result from any other worker is refused (FAILED_PRECONDITION).
-	WorkerId      string `protobuf:"bytes,10,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	WorkerId string `protobuf:"bytes,10,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// catch is the kind of the task to enqueue when this failure ends the
+	// task FAILED (its retries ran out, or it was permanent), as a Go
+	// handler's HandlerConfig.Catch: in the same transaction, once per
+	// failure, with the failure as its args (docs/directives.md). Not for a
+	// DEAD_LETTER.
+	Catch         string `protobuf:"bytes,11,opt,name=catch,proto3" json:"catch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2656,6 +2662,13 @@ func (x *FailRequest) GetPolicy() string {
 func (x *FailRequest) GetWorkerId() string {
 	if x != nil {
 		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *FailRequest) GetCatch() string {
+	if x != nil {
+		return x.Catch
 	}
 	return ""
 }
@@ -3410,7 +3423,7 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\apublish\x18\x04 \x03(\v2\x0e.grit.v1.EventR\apublish\x12\x1b\n" +
 	"\tworker_id\x18\x05 \x01(\tR\bworkerId\"5\n" +
 	"\x10CompleteResponse\x12!\n" +
-	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xdd\x02\n" +
+	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xf3\x02\n" +
 	"\vFailRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x1f\n" +
 	"\vlease_token\x18\x02 \x01(\x03R\n" +
@@ -3424,7 +3437,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x06output\x18\b \x01(\tR\x06output\x12\x16\n" +
 	"\x06policy\x18\t \x01(\tR\x06policy\x12\x1b\n" +
 	"\tworker_id\x18\n" +
-	" \x01(\tR\bworkerIdB\f\n" +
+	" \x01(\tR\bworkerId\x12\x14\n" +
+	"\x05catch\x18\v \x01(\tR\x05catchB\f\n" +
 	"\n" +
 	"_exit_code\"M\n" +
 	"\fFailResponse\x12!\n" +

@@ -70,6 +70,7 @@ func (x *workers) Fail(ctx context.Context, r *pb.FailRequest) (*pb.FailResponse
 	f := gate.BaseFinish(t)
 	f.Attempt.Outcome = outcome
 	decide.Failure(&f, t, cause, x.s.policy(t, r.GetPolicy()), now)
+	decide.Catch(t, &f, r.GetCatch(), "")
 	f.Attempt.Output, f.Attempt.Signal = r.GetOutput(), r.GetSignal()
 	if r.ExitCode != nil {
 		code := int(r.GetExitCode())

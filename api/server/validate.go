@@ -451,6 +451,7 @@ func (l limits) failure(r *pb.FailRequest) (time.Duration, error) {
 		func() error { return checkOutput("output", r.GetOutput()) },
 		func() error { return checkText("signal", r.GetSignal()) },
 		func() error { return checkPolicy("policy", r.GetPolicy()) },
+		func() error { return checkName("catch", r.GetCatch(), "refund_order", false) },
 	)
 }
 

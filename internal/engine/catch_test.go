@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/decide"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
@@ -53,7 +54,9 @@ func TestCatchTaskArgs(t *testing.T) {
 		{``, `null`},
 		{`not json`, `"not json"`},
 	} {
-		n := catchTask(task.Task{ID: 7, Kind: "k", Args: json.RawMessage(tc.args), Attempt: 2, Queue: "q", Tenant: "t"}, 9, "boom", "c")
+		f := store.Finish{TaskID: 7, Token: 9, State: task.Failed, Error: "boom"}
+		decide.Catch(task.Task{ID: 7, Kind: "k", Args: json.RawMessage(tc.args), Attempt: 2, Queue: "q", Tenant: "t"}, &f, "c", "")
+		n := f.Enqueue[0]
 		var c Caught
 		if err := json.Unmarshal(n.Args, &c); err != nil {
 			t.Fatalf("args %q: catch args %s: %v", tc.args, n.Args, err)
