@@ -56,6 +56,8 @@ var optional = []capability{
 		"no schedule can be declared: periodic tasks must be enqueued from outside", has[Scheduler]},
 	{"store.Stepper", "durable steps: the results of a handler's steps, kept across its attempts",
 		"grit.Step cannot record: a retried handler runs all its steps again", has[Stepper]},
+	{"store.Machines", "state machines: their instances, delivered one event at a time",
+		"no state machine can run: grit.Send has nowhere to keep an instance", has[Machines]},
 }
 
 // CheckCapabilities returns an error matching ErrMissingCapability, a
@@ -80,7 +82,7 @@ func CheckCapabilities(st Store) error {
 
 // MissingOptional lists, each with what is lost, the optional
 // capabilities st lacks (Waker, Advisor, Overview, PollReporter, Backlog,
-// Pauser, Pruner, Scheduler, Stepper); none when it has them all.
+// Pauser, Pruner, Scheduler, Stepper, Machines); none when it has them all.
 func MissingOptional(st Store) []string {
 	var out []string
 	for _, c := range optional {

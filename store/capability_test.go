@@ -34,6 +34,7 @@ type complete struct {
 	store.Pruner
 	store.Scheduler
 	store.Stepper
+	store.Machines
 }
 
 // noBreakers has every capability but GroupBreakers.
@@ -85,10 +86,10 @@ func TestCheckCapabilitiesNamesEachMissing(t *testing.T) {
 
 func TestMissingOptional(t *testing.T) {
 	got := store.MissingOptional(capable{})
-	if len(got) != 9 {
-		t.Fatalf("capable lacks %d optional capabilities, want 9: %q", len(got), got)
+	if len(got) != 10 {
+		t.Fatalf("capable lacks %d optional capabilities, want 10: %q", len(got), got)
 	}
-	for i, name := range []string{"store.Waker (", "store.Advisor (", "store.Overview (", "store.PollReporter (", "store.Backlog (", "store.Pauser (", "store.Pruner (", "store.Scheduler (", "store.Stepper ("} {
+	for i, name := range []string{"store.Waker (", "store.Advisor (", "store.Overview (", "store.PollReporter (", "store.Backlog (", "store.Pauser (", "store.Pruner (", "store.Scheduler (", "store.Stepper (", "store.Machines ("} {
 		if !strings.HasPrefix(got[i], name) || !strings.Contains(got[i], ": ") {
 			t.Errorf("entry %d is %q, want %s... with what is lost", i, got[i], name)
 		}
@@ -99,7 +100,7 @@ func TestMissingOptional(t *testing.T) {
 	if got := store.MissingOptional(complete{}); len(got) != 0 {
 		t.Errorf("complete lacks %q", got)
 	}
-	if got := store.MissingOptional(bare{}); len(got) != 9 {
+	if got := store.MissingOptional(bare{}); len(got) != 10 {
 		t.Errorf("bare lacks %d optional capabilities, want 7: %q", len(got), got)
 	}
 }

@@ -19,7 +19,7 @@
 // engine requires (store.CheckCapabilities) fails the cases of it. Only
 // the cases of an optional capability (store.Waker, store.CancelWatcher,
 // store.Overview, store.PollReporter, store.Console, store.Auditor,
-// store.Pauser, store.Pruner, store.Scheduler, store.Stepper) skip on a store without it.
+// store.Pauser, store.Pruner, store.Scheduler, store.Stepper, store.Machines) skip on a store without it.
 package storetest
 
 import (
@@ -85,6 +85,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Pruner", pruneTests},
 		{"Scheduler", scheduleTests},
 		{"Stepper", stepTests},
+		{"Machines", machineTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
