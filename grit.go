@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/grit-run/grit/fsm"
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/internal/gate"
@@ -84,6 +85,11 @@ type Config struct {
 	// the store holds, whoever declared it; a restart keeps each one's
 	// last slot and an operator's pause.
 	Schedules []schedule.Schedule
+	// Machines are the state machines this client's worker moves on
+	// (docs/fsm.md): the handlers of their states' kinds are registered
+	// with Handle, as any; an event sent (Send) to an instance is
+	// delivered one at a time, in order.
+	Machines []fsm.Machine
 	// AutoTimeouts is how the timeout of a task that asks for AutoTimeout
 	// is learned: 5 × the p99 of its successful runs, within 1m and 1h,
 	// once 20 are on record, 30m before (docs/engine.md#auto-timeouts).
@@ -133,7 +139,8 @@ type Client struct {
 	stopTracing func(context.Context) error
 	owned       bool
 	mu          sync.RWMutex
-	groups      map[string]string // the group of each kind whose handler names one
+	groups      map[string]string      // the group of each kind whose handler names one
+	machines    map[string]fsm.Machine // Config.Machines, by name
 }
 
 // Open opens the store a DSN names ("sqlite:grit.db"; other drivers must
@@ -176,14 +183,18 @@ func New(st store.Store, cfg Config) (*Client, error) {
 	e, err := engine.New(engine.Config{
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
 		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version(), Protection: cfg.Protection,
-		Alerting: cfg.Alerting, Metrics: m, Tracer: tr, Retention: cfg.Retention, Schedules: cfg.Schedules,
+		Alerting: cfg.Alerting, Metrics: m, Tracer: tr, Retention: cfg.Retention, Schedules: cfg.Schedules, Machines: cfg.Machines,
 		AutoTimeouts: cfg.AutoTimeouts,
 	})
 	if err != nil {
 		stopTracing(context.Background())
 		return nil, err
 	}
-	return &Client{store: st, engine: e, metrics: m, tracer: tr, stopTracing: stopTracing, groups: map[string]string{}}, nil
+	machines := map[string]fsm.Machine{}
+	for _, mc := range cfg.Machines {
+		machines[mc.Name] = mc
+	}
+	return &Client{store: st, engine: e, metrics: m, tracer: tr, stopTracing: stopTracing, groups: map[string]string{}, machines: machines}, nil
 }
 
 // Version is grit's version, as the go command recorded it in the binary:

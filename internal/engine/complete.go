@@ -114,6 +114,7 @@ func (e *Engine) recorded(batch []pending, errs []error) {
 		}
 		e.stats.Finished.Add(1)
 		e.emit(Event{Time: e.cfg.Clock.Now(), Task: applied(p.a.t, p.f), Attempt: p.f.Attempt})
+		e.machineEnded(p.a.t, p.f.State)
 	}
 	e.forget(batch, errs)
 	if due {

@@ -10,10 +10,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/grit-run/grit/fsm"
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/autotimeout"
 	"github.com/grit-run/grit/internal/clock"
 	"github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/internal/machine"
 	"github.com/grit-run/grit/internal/or"
 	"github.com/grit-run/grit/internal/sched"
 	"github.com/grit-run/grit/internal/tracing"
@@ -92,6 +94,11 @@ type Config struct {
 	// it works one run (Run).
 	Schedules     []schedule.Schedule
 	ScheduleEvery time.Duration
+	// Machines are the state machines whose instances the engine moves
+	// on (package fsm): it delivers their events, one at a time per
+	// instance, at once when it finished the task of a state, and at each
+	// ScheduleEvery for the others.
+	Machines []fsm.Machine
 	// AutoTimeouts is how the timeout of a task that asks for
 	// task.AutoTimeout is learned from its successful runs.
 	AutoTimeouts AutoTimeouts
@@ -125,6 +132,21 @@ func (c *Config) validate() error {
 	}
 	if err := c.AutoTimeouts.Validate(); err != nil {
 		return fmt.Errorf("engine: %w", err)
+	}
+	if len(c.Machines) > 0 {
+		if _, err := machine.Of(c.Store); err != nil {
+			return fmt.Errorf("engine: %d state machines: %w", len(c.Machines), err)
+		}
+		names := map[string]bool{}
+		for _, m := range c.Machines {
+			if err := m.Validate(); err != nil {
+				return fmt.Errorf("engine: %w", err)
+			}
+			if names[m.Name] {
+				return fmt.Errorf("engine: machine %q given twice", m.Name)
+			}
+			names[m.Name] = true
+		}
 	}
 	if c.ScheduleEvery < 0 {
 		return errors.New("engine: negative schedule tick")
@@ -198,6 +220,7 @@ type Engine struct {
 	slotBound atomic.Bool
 	gate      *gate.Gate // the downstream protection, and the rescue of expired leases
 	alerts    *alert.Alerter
+	pokes     chan machine.Poke // instances whose state's task this engine finished
 
 	stats Stats
 
@@ -242,6 +265,7 @@ func New(cfg Config) (*Engine, error) {
 		running:  map[int64]*inflight{},
 		stopping: make(chan struct{}),
 		done:     make(chan struct{}),
+		pokes:    make(chan machine.Poke, 256),
 	}
 	e.alerts = alert.New(cfg.Alerting, cfg.Logger)
 	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Policy: e.policyFor, Decided: e.withCatch, Clock: cfg.Clock, Logger: cfg.Logger, OnChange: e.Wake, Alert: e.alerts.Send, Metrics: cfg.Metrics})

@@ -51,6 +51,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.leaseWG.Go(e.orphanLoop)
 	e.leaseWG.Go(e.pruneLoop)
 	e.leaseWG.Go(e.scheduleLoop)
+	e.leaseWG.Go(e.machineLoop)
 	if e.cfg.OnEvent != nil {
 		e.eventWG.Go(e.eventLoop)
 	}

@@ -1,0 +1,175 @@
+// Package machine runs state machines' instances (package fsm): events
+// are queued on the instance, and delivered one at a time by the one rule
+// of advance, in a write of the instance at the version read with the
+// task of the state it enters (store.Machines), so that two workers never
+// both move an instance.
+package machine
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/grit-run/grit/fsm"
+	"github.com/grit-run/grit/task"
+)
+
+// Instance is an instance's state as the store keeps it.
+type Instance struct {
+	// State is the state the instance is in.
+	State string `json:"state"`
+	// Entering is the transition under way: its state's task has not
+	// ended; nil when none.
+	Entering *Entering `json:"entering,omitempty"`
+	// Held is set when Entering's task is a dead letter: the instance
+	// waits for an operator to replay, skip or fail it.
+	Held bool `json:"held,omitempty"`
+	// Queue are the events waiting, in the order sent.
+	Queue []Event `json:"queue,omitempty"`
+	// History are the latest events' ends, oldest first.
+	History []Entry `json:"history,omitempty"`
+	// Sent counts the events sent to the instance: the next is Sent+1.
+	Sent int64 `json:"sent"`
+}
+
+// Event is an event sent to an instance.
+type Event struct {
+	Seq     int64           `json:"seq"`
+	Event   string          `json:"event"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+	At      time.Time       `json:"at"`
+}
+
+// Entering is a transition under way.
+type Entering struct {
+	Event
+	From string `json:"from"`
+	To   string `json:"to"`
+	Task int64  `json:"task"`
+	// Next is the event the state's handler asked for (grit.Next): it is
+	// delivered first once the handler has succeeded.
+	Next *Event `json:"next,omitempty"`
+}
+
+// Entry is how an event ended.
+type Entry struct {
+	Seq   int64  `json:"seq"`
+	Event string `json:"event"`
+	From  string `json:"from"`
+	To    string `json:"to"` // the state entered; "" when ignored
+	Task  int64  `json:"task,omitempty"`
+	// Outcome: ENTERED (its handler succeeded, or it had none), FAILED
+	// (its handler failed for good: the instance went to the machine's
+	// Failed state), IGNORED (no transition from the state on the event).
+	Outcome string    `json:"outcome"`
+	Why     string    `json:"why,omitempty"`
+	At      time.Time `json:"at"`
+}
+
+// The outcomes of an Entry.
+const (
+	Entered = "ENTERED"
+	Failed  = "FAILED"
+	Ignored = "IGNORED"
+)
+
+// keepHistory bounds Instance.History.
+const keepHistory = 100
+
+// Watch is how often a worker looks at an instance whose state's task has
+// not ended, when nothing told it the task ended (a task finished by
+// another process).
+const Watch = 5 * time.Second
+
+func decode(b []byte) (Instance, error) {
+	var in Instance
+	if len(b) == 0 {
+		return in, nil
+	}
+	if err := json.Unmarshal(b, &in); err != nil {
+		return Instance{}, fmt.Errorf("instance state: %w", err)
+	}
+	return in, nil
+}
+
+// Decode reads an instance's state as the store keeps it.
+func Decode(b []byte) (Instance, error) { return decode(b) }
+
+func (in *Instance) record(e Entry) {
+	in.History = append(in.History, e)
+	if len(in.History) > keepHistory {
+		in.History = append([]Entry(nil), in.History[len(in.History)-keepHistory:]...)
+	}
+}
+
+// send queues an event.
+func (in *Instance) send(event string, payload json.RawMessage, at time.Time) Event {
+	in.Sent++
+	ev := Event{Seq: in.Sent, Event: event, Payload: payload, At: at}
+	in.Queue = append(in.Queue, ev)
+	return ev
+}
+
+// advance is the one rule of an instance: the transition under way ends
+// with its task (outcome: the task's state, "" while it has not ended,
+// Gone when it was pruned), then the events waiting are delivered in
+// order until one enters a state with a handler, whose task is returned
+// to be enqueued (nil for none). now stamps what it records.
+func (in *Instance) advance(m fsm.Machine, outcome task.State, now time.Time) *Entering {
+	if e := in.Entering; e != nil {
+		switch outcome {
+		case "", task.Ready, task.Running, task.Retrying, task.Sensing, task.Pending:
+			in.Held = false
+			return nil
+		case task.DeadLetter:
+			in.Held = true
+			return nil
+		case task.Success, task.Skipped, Gone:
+			in.State = e.To
+			in.record(Entry{Seq: e.Seq, Event: e.Event.Event, From: e.From, To: e.To, Task: e.Task, Outcome: Entered, At: now})
+			if e.Next != nil {
+				in.Queue = append([]Event{*e.Next}, in.Queue...)
+			}
+		default: // FAILED, CANCELLED, UPSTREAM_FAILED
+			in.State = m.FailedState()
+			in.record(Entry{Seq: e.Seq, Event: e.Event.Event, From: e.From, To: in.State, Task: e.Task, Outcome: Failed,
+				Why: fmt.Sprintf("the handler of %q ended %s", e.To, outcome), At: now})
+		}
+		in.Entering, in.Held = nil, false
+	}
+	for len(in.Queue) > 0 {
+		ev := in.Queue[0]
+		in.Queue = in.Queue[1:]
+		to, ok := m.Target(in.State, ev.Event)
+		if !ok {
+			in.record(Entry{Seq: ev.Seq, Event: ev.Event, From: in.State, Outcome: Ignored,
+				Why: fmt.Sprintf("no transition from %q on %q", in.State, ev.Event), At: now})
+			continue
+		}
+		if m.KindOf(to) == "" {
+			in.record(Entry{Seq: ev.Seq, Event: ev.Event, From: in.State, To: to, Outcome: Entered, At: now})
+			in.State = to
+			continue
+		}
+		in.Entering = &Entering{Event: ev, From: in.State, To: to}
+		return in.Entering
+	}
+	return nil
+}
+
+// Gone is the outcome of a state's task pruned before a worker saw it end:
+// it had ended, and retention keeps failures longer than successes.
+const Gone task.State = "GONE"
+
+// due is when a worker next has work on in at now: soon while its state's
+// task runs (a backstop for a task that ended in another process), at
+// once when events wait, never when it is idle.
+func (in *Instance) due(now time.Time) time.Time {
+	switch {
+	case in.Entering != nil:
+		return now.Add(Watch)
+	case len(in.Queue) > 0:
+		return now
+	}
+	return time.Time{}
+}
