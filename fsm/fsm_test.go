@@ -25,9 +25,15 @@ func TestValidate(t *testing.T) {
 		{func(m *Machine) { m.Initial = "authorized" }, "has a kind"},
 		{func(m *Machine) { m.States = append(m.States, State{Name: "created"}) }, "declared twice"},
 		{func(m *Machine) { m.States = append(m.States, State{Name: "a b"}) }, "not allowed"},
-		{func(m *Machine) { m.Transitions = append(m.Transitions, Transition{From: "created", Event: "authorize", To: "failed"}) }, "two transitions"},
-		{func(m *Machine) { m.Transitions = append(m.Transitions, Transition{From: "created", Event: "x", To: "nowhere"}) }, `no state "nowhere"`},
-		{func(m *Machine) { m.Transitions = append(m.Transitions, Transition{From: "created", Event: "", To: "failed"}) }, "event"},
+		{func(m *Machine) {
+			m.Transitions = append(m.Transitions, Transition{From: "created", Event: "authorize", To: "failed"})
+		}, "two transitions"},
+		{func(m *Machine) {
+			m.Transitions = append(m.Transitions, Transition{From: "created", Event: "x", To: "nowhere"})
+		}, `no state "nowhere"`},
+		{func(m *Machine) {
+			m.Transitions = append(m.Transitions, Transition{From: "created", Event: "", To: "failed"})
+		}, "event"},
 	} {
 		m := good
 		m.States = append([]State(nil), good.States...)
