@@ -77,9 +77,12 @@ const (
 const keepHistory = 100
 
 // Watch is how often a worker looks at an instance whose state's task has
-// not ended, when nothing told it the task ended (a task finished by
-// another process).
-const Watch = 5 * time.Second
+// not ended, when nothing told it the task ended: a backstop for a task
+// finished by a process that does not have the machine (a remote worker,
+// a worker without it in its config). The worker that finishes a state's
+// task and has the machine moves the instance at once. Each look is a
+// write of the instance, so it is not often.
+const Watch = 15 * time.Second
 
 func decode(b []byte) (Instance, error) {
 	var in Instance
