@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"regexp"
 	"time"
 	"unicode/utf8"
 
@@ -10,6 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/fsm"
 	"github.com/grit-run/grit/internal/machine"
 	"github.com/grit-run/grit/store"
 )
@@ -18,21 +18,18 @@ import (
 // the workers' programs), so Send only queues the event, as machine.Send
 // does without a machine: a worker that has the machine delivers it.
 
-// fsmNameRE is package fsm's rule for names of machines and events,
-// narrower than nameRE: ':' would make a machine's task keys ambiguous.
-var fsmNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,200}$`)
-
-const fsmNameRule = "want 1 to 200 letters, digits and - _ ."
-
 // maxInstanceKey bounds an instance's key, as the stores do.
 const maxInstanceKey = 500
 
+// checkFSMName checks the name of a machine or an event by package fsm's
+// rule, narrower than checkName's: a ':' would make a machine's task keys
+// ambiguous.
 func checkFSMName(field, v, example string) error {
 	if v == "" {
 		return bad(field, "missing: give one (e.g. %s)", example)
 	}
-	if !fsmNameRE.MatchString(v) {
-		return bad(field, "%s is not a name: %s (e.g. %s)", quote(v), fsmNameRule, example)
+	if p := fsm.NameProblem(v); p != "" {
+		return bad(field, "%s is not a name: %s (e.g. %s)", quote(v), p, example)
 	}
 	return nil
 }
