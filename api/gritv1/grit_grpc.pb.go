@@ -93,6 +93,8 @@ type TasksClient interface {
 	// The server does not know machines' definitions: the event waits in
 	// the instance's queue, and a worker that has the machine delivers it
 	// (within a second), after the events sent before it.
+	// Each call queues an event: a Send retried after a lost answer queues
+	// it twice (Instance shows the queue).
 	Send(ctx context.Context, in *SendRequest, opts ...grpc.CallOption) (*SendResponse, error)
 	// Instance returns an instance of a state machine; NOT_FOUND if there
 	// is none.
@@ -283,6 +285,8 @@ type TasksServer interface {
 	// The server does not know machines' definitions: the event waits in
 	// the instance's queue, and a worker that has the machine delivers it
 	// (within a second), after the events sent before it.
+	// Each call queues an event: a Send retried after a lost answer queues
+	// it twice (Instance shows the queue).
 	Send(context.Context, *SendRequest) (*SendResponse, error)
 	// Instance returns an instance of a state machine; NOT_FOUND if there
 	// is none.
