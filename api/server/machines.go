@@ -46,6 +46,21 @@ func checkInstanceKey(v string) error {
 	return nil
 }
 
+// send checks a SendRequest.
+func (l limits) send(r *pb.SendRequest) error {
+	for _, err := range []error{
+		checkFSMName("machine", r.GetMachine(), "order"),
+		checkInstanceKey(r.GetKey()),
+		checkFSMName("event", r.GetEvent(), "paid"),
+		l.checkPayload("payload", r.GetPayload()),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // machines is the store's instances, or UNIMPLEMENTED.
 func (s *Server) machines(op string) error {
 	if _, err := machine.Of(s.cfg.Store); err != nil {
@@ -59,15 +74,8 @@ func (x *tasks) Send(ctx context.Context, r *pb.SendRequest) (*pb.SendResponse, 
 	if err := x.s.machines(op); err != nil {
 		return nil, err
 	}
-	for _, err := range []error{
-		checkFSMName("machine", r.GetMachine(), "order"),
-		checkInstanceKey(r.GetKey()),
-		checkFSMName("event", r.GetEvent(), "paid"),
-		x.s.lim.checkPayload("payload", r.GetPayload()),
-	} {
-		if err != nil {
-			return nil, statusOf(op, err)
-		}
+	if err := x.s.lim.send(r); err != nil {
+		return nil, statusOf(op, err)
 	}
 	if _, err := machine.Send(ctx, x.s.cfg.Store, nil, r.GetMachine(), r.GetKey(), r.GetEvent(), r.GetPayload(), time.Now()); err != nil {
 		return nil, statusOf(op, err)
