@@ -2068,6 +2068,600 @@ func (x *ResumeResponse) GetWasPaused() bool {
 	return false
 }
 
+// Instance is an instance of a state machine: the state it is in, the
+// transition under way, the events waiting and how the latest ended.
+type Instance struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Machine string                 `protobuf:"bytes,1,opt,name=machine,proto3" json:"machine,omitempty"`
+	Key     string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	State   string                 `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	// entering is the transition under way: the handler (task task_id) of
+	// the state it enters has not ended. Unset when none.
+	Entering *InstanceTransition `protobuf:"bytes,4,opt,name=entering,proto3" json:"entering,omitempty"`
+	// held: entering's task is a dead letter; the instance waits for an
+	// operator to replay, skip or fail it (DeadLetter).
+	Held bool `protobuf:"varint,5,opt,name=held,proto3" json:"held,omitempty"`
+	// queue are the events waiting, in the order sent.
+	Queue []*InstanceEvent `protobuf:"bytes,6,rep,name=queue,proto3" json:"queue,omitempty"`
+	// history are the latest events' ends (at most 100), oldest first.
+	History []*InstanceEntry `protobuf:"bytes,7,rep,name=history,proto3" json:"history,omitempty"`
+	// sent counts the events sent to the instance.
+	Sent int64 `protobuf:"varint,8,opt,name=sent,proto3" json:"sent,omitempty"`
+	// version is one more at each write of the instance.
+	Version       int64                  `protobuf:"varint,9,opt,name=version,proto3" json:"version,omitempty"`
+	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Instance) Reset() {
+	*x = Instance{}
+	mi := &file_grit_v1_grit_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Instance) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Instance) ProtoMessage() {}
+
+func (x *Instance) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Instance.ProtoReflect.Descriptor instead.
+func (*Instance) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *Instance) GetMachine() string {
+	if x != nil {
+		return x.Machine
+	}
+	return ""
+}
+
+func (x *Instance) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Instance) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *Instance) GetEntering() *InstanceTransition {
+	if x != nil {
+		return x.Entering
+	}
+	return nil
+}
+
+func (x *Instance) GetHeld() bool {
+	if x != nil {
+		return x.Held
+	}
+	return false
+}
+
+func (x *Instance) GetQueue() []*InstanceEvent {
+	if x != nil {
+		return x.Queue
+	}
+	return nil
+}
+
+func (x *Instance) GetHistory() []*InstanceEntry {
+	if x != nil {
+		return x.History
+	}
+	return nil
+}
+
+func (x *Instance) GetSent() int64 {
+	if x != nil {
+		return x.Sent
+	}
+	return 0
+}
+
+func (x *Instance) GetVersion() int64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *Instance) GetUpdatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.UpdatedAt
+	}
+	return nil
+}
+
+// InstanceEvent is an event sent to an instance.
+type InstanceEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// seq is the event's number in the instance, from 1.
+	Seq   int64  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Event string `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
+	// payload is the event's JSON; empty for none.
+	Payload       []byte                 `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	SentAt        *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=sent_at,json=sentAt,proto3" json:"sent_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InstanceEvent) Reset() {
+	*x = InstanceEvent{}
+	mi := &file_grit_v1_grit_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InstanceEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InstanceEvent) ProtoMessage() {}
+
+func (x *InstanceEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InstanceEvent.ProtoReflect.Descriptor instead.
+func (*InstanceEvent) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *InstanceEvent) GetSeq() int64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *InstanceEvent) GetEvent() string {
+	if x != nil {
+		return x.Event
+	}
+	return ""
+}
+
+func (x *InstanceEvent) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *InstanceEvent) GetSentAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SentAt
+	}
+	return nil
+}
+
+// InstanceTransition is a transition under way.
+type InstanceTransition struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Seq   int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Event string                 `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
+	From  string                 `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	To    string                 `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
+	// task_id is the task of to's handler; 0 until it is enqueued.
+	TaskId        int64 `protobuf:"varint,5,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InstanceTransition) Reset() {
+	*x = InstanceTransition{}
+	mi := &file_grit_v1_grit_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InstanceTransition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InstanceTransition) ProtoMessage() {}
+
+func (x *InstanceTransition) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InstanceTransition.ProtoReflect.Descriptor instead.
+func (*InstanceTransition) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *InstanceTransition) GetSeq() int64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *InstanceTransition) GetEvent() string {
+	if x != nil {
+		return x.Event
+	}
+	return ""
+}
+
+func (x *InstanceTransition) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *InstanceTransition) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *InstanceTransition) GetTaskId() int64 {
+	if x != nil {
+		return x.TaskId
+	}
+	return 0
+}
+
+// InstanceEntry is how an event ended.
+type InstanceEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Seq   int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Event string                 `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
+	From  string                 `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	// to is the state entered; empty when the event was ignored.
+	To     string `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
+	TaskId int64  `protobuf:"varint,5,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// outcome: ENTERED (its handler succeeded, or it had none), FAILED (its
+	// handler failed for good: the instance went to the machine's failed
+	// state) or IGNORED (no transition from the state on the event).
+	Outcome       string                 `protobuf:"bytes,6,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	Why           string                 `protobuf:"bytes,7,opt,name=why,proto3" json:"why,omitempty"`
+	At            *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=at,proto3" json:"at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InstanceEntry) Reset() {
+	*x = InstanceEntry{}
+	mi := &file_grit_v1_grit_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InstanceEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InstanceEntry) ProtoMessage() {}
+
+func (x *InstanceEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InstanceEntry.ProtoReflect.Descriptor instead.
+func (*InstanceEntry) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *InstanceEntry) GetSeq() int64 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *InstanceEntry) GetEvent() string {
+	if x != nil {
+		return x.Event
+	}
+	return ""
+}
+
+func (x *InstanceEntry) GetFrom() string {
+	if x != nil {
+		return x.From
+	}
+	return ""
+}
+
+func (x *InstanceEntry) GetTo() string {
+	if x != nil {
+		return x.To
+	}
+	return ""
+}
+
+func (x *InstanceEntry) GetTaskId() int64 {
+	if x != nil {
+		return x.TaskId
+	}
+	return 0
+}
+
+func (x *InstanceEntry) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
+}
+
+func (x *InstanceEntry) GetWhy() string {
+	if x != nil {
+		return x.Why
+	}
+	return ""
+}
+
+func (x *InstanceEntry) GetAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.At
+	}
+	return nil
+}
+
+type SendRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// machine: 1 to 200 letters, digits and - _ . (e.g. order).
+	Machine string `protobuf:"bytes,1,opt,name=machine,proto3" json:"machine,omitempty"`
+	// key names the instance: 1 to 500 bytes (e.g. order-1042).
+	Key string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// event: 1 to 200 letters, digits and - _ . (e.g. paid).
+	Event string `protobuf:"bytes,3,opt,name=event,proto3" json:"event,omitempty"`
+	// payload is JSON, at most the server's payload limit; empty for none.
+	// The state's handler gets it with the event.
+	Payload       []byte `protobuf:"bytes,4,opt,name=payload,proto3" json:"payload,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendRequest) Reset() {
+	*x = SendRequest{}
+	mi := &file_grit_v1_grit_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendRequest) ProtoMessage() {}
+
+func (x *SendRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
+func (*SendRequest) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *SendRequest) GetMachine() string {
+	if x != nil {
+		return x.Machine
+	}
+	return ""
+}
+
+func (x *SendRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *SendRequest) GetEvent() string {
+	if x != nil {
+		return x.Event
+	}
+	return ""
+}
+
+func (x *SendRequest) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+type SendResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// instance is the instance with the event in its queue.
+	Instance      *Instance `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendResponse) Reset() {
+	*x = SendResponse{}
+	mi := &file_grit_v1_grit_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendResponse) ProtoMessage() {}
+
+func (x *SendResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
+func (*SendResponse) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *SendResponse) GetInstance() *Instance {
+	if x != nil {
+		return x.Instance
+	}
+	return nil
+}
+
+type InstanceRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Machine       string                 `protobuf:"bytes,1,opt,name=machine,proto3" json:"machine,omitempty"`
+	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InstanceRequest) Reset() {
+	*x = InstanceRequest{}
+	mi := &file_grit_v1_grit_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InstanceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InstanceRequest) ProtoMessage() {}
+
+func (x *InstanceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InstanceRequest.ProtoReflect.Descriptor instead.
+func (*InstanceRequest) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *InstanceRequest) GetMachine() string {
+	if x != nil {
+		return x.Machine
+	}
+	return ""
+}
+
+func (x *InstanceRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+type InstanceResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Instance      *Instance              `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InstanceResponse) Reset() {
+	*x = InstanceResponse{}
+	mi := &file_grit_v1_grit_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InstanceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InstanceResponse) ProtoMessage() {}
+
+func (x *InstanceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InstanceResponse.ProtoReflect.Descriptor instead.
+func (*InstanceResponse) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *InstanceResponse) GetInstance() *Instance {
+	if x != nil {
+		return x.Instance
+	}
+	return nil
+}
+
 type ClaimRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// worker_id names the worker: 1 to 200 letters, digits and _ . : / -.
@@ -2096,7 +2690,7 @@ type ClaimRequest struct {
 
 func (x *ClaimRequest) Reset() {
 	*x = ClaimRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[27]
+	mi := &file_grit_v1_grit_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2108,7 +2702,7 @@ func (x *ClaimRequest) String() string {
 func (*ClaimRequest) ProtoMessage() {}
 
 func (x *ClaimRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[27]
+	mi := &file_grit_v1_grit_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2121,7 +2715,7 @@ func (x *ClaimRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimRequest.ProtoReflect.Descriptor instead.
 func (*ClaimRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{27}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ClaimRequest) GetWorkerId() string {
@@ -2199,7 +2793,7 @@ type ClaimResponse struct {
 
 func (x *ClaimResponse) Reset() {
 	*x = ClaimResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[28]
+	mi := &file_grit_v1_grit_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2211,7 +2805,7 @@ func (x *ClaimResponse) String() string {
 func (*ClaimResponse) ProtoMessage() {}
 
 func (x *ClaimResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[28]
+	mi := &file_grit_v1_grit_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2224,7 +2818,7 @@ func (x *ClaimResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimResponse.ProtoReflect.Descriptor instead.
 func (*ClaimResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{28}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ClaimResponse) GetTasks() []*Task {
@@ -2252,7 +2846,7 @@ type Lease struct {
 
 func (x *Lease) Reset() {
 	*x = Lease{}
-	mi := &file_grit_v1_grit_proto_msgTypes[29]
+	mi := &file_grit_v1_grit_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2264,7 +2858,7 @@ func (x *Lease) String() string {
 func (*Lease) ProtoMessage() {}
 
 func (x *Lease) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[29]
+	mi := &file_grit_v1_grit_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2277,7 +2871,7 @@ func (x *Lease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lease.ProtoReflect.Descriptor instead.
 func (*Lease) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{29}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *Lease) GetTaskId() int64 {
@@ -2307,7 +2901,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[30]
+	mi := &file_grit_v1_grit_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2319,7 +2913,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[30]
+	mi := &file_grit_v1_grit_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2332,7 +2926,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{30}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *HeartbeatRequest) GetWorkerId() string {
@@ -2366,7 +2960,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[31]
+	mi := &file_grit_v1_grit_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2378,7 +2972,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[31]
+	mi := &file_grit_v1_grit_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2391,7 +2985,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{31}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *HeartbeatResponse) GetLost() []*Lease {
@@ -2420,7 +3014,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[32]
+	mi := &file_grit_v1_grit_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2432,7 +3026,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[32]
+	mi := &file_grit_v1_grit_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2445,7 +3039,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{32}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CompleteRequest) GetTaskId() int64 {
@@ -2492,7 +3086,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[33]
+	mi := &file_grit_v1_grit_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2504,7 +3098,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[33]
+	mi := &file_grit_v1_grit_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2517,7 +3111,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{33}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CompleteResponse) GetTask() *Task {
@@ -2568,7 +3162,7 @@ type FailRequest struct {
 
 func (x *FailRequest) Reset() {
 	*x = FailRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[34]
+	mi := &file_grit_v1_grit_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2580,7 +3174,7 @@ func (x *FailRequest) String() string {
 func (*FailRequest) ProtoMessage() {}
 
 func (x *FailRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[34]
+	mi := &file_grit_v1_grit_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2593,7 +3187,7 @@ func (x *FailRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailRequest.ProtoReflect.Descriptor instead.
 func (*FailRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{34}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *FailRequest) GetTaskId() int64 {
@@ -2686,7 +3280,7 @@ type FailResponse struct {
 
 func (x *FailResponse) Reset() {
 	*x = FailResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[35]
+	mi := &file_grit_v1_grit_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2698,7 +3292,7 @@ func (x *FailResponse) String() string {
 func (*FailResponse) ProtoMessage() {}
 
 func (x *FailResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[35]
+	mi := &file_grit_v1_grit_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2711,7 +3305,7 @@ func (x *FailResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailResponse.ProtoReflect.Descriptor instead.
 func (*FailResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{35}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *FailResponse) GetTask() *Task {
@@ -2742,7 +3336,7 @@ type SnoozeRequest struct {
 
 func (x *SnoozeRequest) Reset() {
 	*x = SnoozeRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[36]
+	mi := &file_grit_v1_grit_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2754,7 +3348,7 @@ func (x *SnoozeRequest) String() string {
 func (*SnoozeRequest) ProtoMessage() {}
 
 func (x *SnoozeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[36]
+	mi := &file_grit_v1_grit_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2767,7 +3361,7 @@ func (x *SnoozeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnoozeRequest.ProtoReflect.Descriptor instead.
 func (*SnoozeRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{36}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SnoozeRequest) GetTaskId() int64 {
@@ -2807,7 +3401,7 @@ type SnoozeResponse struct {
 
 func (x *SnoozeResponse) Reset() {
 	*x = SnoozeResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[37]
+	mi := &file_grit_v1_grit_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2819,7 +3413,7 @@ func (x *SnoozeResponse) String() string {
 func (*SnoozeResponse) ProtoMessage() {}
 
 func (x *SnoozeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[37]
+	mi := &file_grit_v1_grit_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2832,7 +3426,7 @@ func (x *SnoozeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnoozeResponse.ProtoReflect.Descriptor instead.
 func (*SnoozeResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{37}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SnoozeResponse) GetTask() *Task {
@@ -2854,7 +3448,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[38]
+	mi := &file_grit_v1_grit_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2866,7 +3460,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[38]
+	mi := &file_grit_v1_grit_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2879,7 +3473,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{38}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ReleaseRequest) GetWorkerId() string {
@@ -2914,7 +3508,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[39]
+	mi := &file_grit_v1_grit_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2926,7 +3520,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[39]
+	mi := &file_grit_v1_grit_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2939,7 +3533,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{39}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *ReleaseResponse) GetLost() []*Lease {
@@ -2968,7 +3562,7 @@ type Step struct {
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_grit_v1_grit_proto_msgTypes[40]
+	mi := &file_grit_v1_grit_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2980,7 +3574,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[40]
+	mi := &file_grit_v1_grit_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2993,7 +3587,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{40}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *Step) GetSeq() int32 {
@@ -3052,7 +3646,7 @@ type RecordStepRequest struct {
 
 func (x *RecordStepRequest) Reset() {
 	*x = RecordStepRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[41]
+	mi := &file_grit_v1_grit_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3064,7 +3658,7 @@ func (x *RecordStepRequest) String() string {
 func (*RecordStepRequest) ProtoMessage() {}
 
 func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[41]
+	mi := &file_grit_v1_grit_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3077,7 +3671,7 @@ func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordStepRequest.ProtoReflect.Descriptor instead.
 func (*RecordStepRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{41}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RecordStepRequest) GetWorkerId() string {
@@ -3119,7 +3713,7 @@ type RecordStepResponse struct {
 
 func (x *RecordStepResponse) Reset() {
 	*x = RecordStepResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[42]
+	mi := &file_grit_v1_grit_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3131,7 +3725,7 @@ func (x *RecordStepResponse) String() string {
 func (*RecordStepResponse) ProtoMessage() {}
 
 func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[42]
+	mi := &file_grit_v1_grit_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3144,7 +3738,7 @@ func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordStepResponse.ProtoReflect.Descriptor instead.
 func (*RecordStepResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{42}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *RecordStepResponse) GetStep() *Step {
@@ -3163,7 +3757,7 @@ type StepsRequest struct {
 
 func (x *StepsRequest) Reset() {
 	*x = StepsRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[43]
+	mi := &file_grit_v1_grit_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3175,7 +3769,7 @@ func (x *StepsRequest) String() string {
 func (*StepsRequest) ProtoMessage() {}
 
 func (x *StepsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[43]
+	mi := &file_grit_v1_grit_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3188,7 +3782,7 @@ func (x *StepsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepsRequest.ProtoReflect.Descriptor instead.
 func (*StepsRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{43}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *StepsRequest) GetTaskId() int64 {
@@ -3207,7 +3801,7 @@ type StepsResponse struct {
 
 func (x *StepsResponse) Reset() {
 	*x = StepsResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[44]
+	mi := &file_grit_v1_grit_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3219,7 +3813,7 @@ func (x *StepsResponse) String() string {
 func (*StepsResponse) ProtoMessage() {}
 
 func (x *StepsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[44]
+	mi := &file_grit_v1_grit_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3232,7 +3826,7 @@ func (x *StepsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepsResponse.ProtoReflect.Descriptor instead.
 func (*StepsResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{44}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *StepsResponse) GetSteps() []*Step {
@@ -3391,7 +3985,52 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"/\n" +
 	"\x0eResumeResponse\x12\x1d\n" +
 	"\n" +
-	"was_paused\x18\x01 \x01(\bR\twasPaused\"\x8f\x02\n" +
+	"was_paused\x18\x01 \x01(\bR\twasPaused\"\xe2\x02\n" +
+	"\bInstance\x12\x18\n" +
+	"\amachine\x18\x01 \x01(\tR\amachine\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x127\n" +
+	"\bentering\x18\x04 \x01(\v2\x1b.grit.v1.InstanceTransitionR\bentering\x12\x12\n" +
+	"\x04held\x18\x05 \x01(\bR\x04held\x12,\n" +
+	"\x05queue\x18\x06 \x03(\v2\x16.grit.v1.InstanceEventR\x05queue\x120\n" +
+	"\ahistory\x18\a \x03(\v2\x16.grit.v1.InstanceEntryR\ahistory\x12\x12\n" +
+	"\x04sent\x18\b \x01(\x03R\x04sent\x12\x18\n" +
+	"\aversion\x18\t \x01(\x03R\aversion\x129\n" +
+	"\n" +
+	"updated_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\x86\x01\n" +
+	"\rInstanceEvent\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x14\n" +
+	"\x05event\x18\x02 \x01(\tR\x05event\x12\x18\n" +
+	"\apayload\x18\x03 \x01(\fR\apayload\x123\n" +
+	"\asent_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\"y\n" +
+	"\x12InstanceTransition\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x14\n" +
+	"\x05event\x18\x02 \x01(\tR\x05event\x12\x12\n" +
+	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x04 \x01(\tR\x02to\x12\x17\n" +
+	"\atask_id\x18\x05 \x01(\x03R\x06taskId\"\xcc\x01\n" +
+	"\rInstanceEntry\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x14\n" +
+	"\x05event\x18\x02 \x01(\tR\x05event\x12\x12\n" +
+	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
+	"\x02to\x18\x04 \x01(\tR\x02to\x12\x17\n" +
+	"\atask_id\x18\x05 \x01(\x03R\x06taskId\x12\x18\n" +
+	"\aoutcome\x18\x06 \x01(\tR\aoutcome\x12\x10\n" +
+	"\x03why\x18\a \x01(\tR\x03why\x12*\n" +
+	"\x02at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"i\n" +
+	"\vSendRequest\x12\x18\n" +
+	"\amachine\x18\x01 \x01(\tR\amachine\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x14\n" +
+	"\x05event\x18\x03 \x01(\tR\x05event\x12\x18\n" +
+	"\apayload\x18\x04 \x01(\fR\apayload\"=\n" +
+	"\fSendResponse\x12-\n" +
+	"\binstance\x18\x01 \x01(\v2\x11.grit.v1.InstanceR\binstance\"=\n" +
+	"\x0fInstanceRequest\x12\x18\n" +
+	"\amachine\x18\x01 \x01(\tR\amachine\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\"A\n" +
+	"\x10InstanceResponse\x12-\n" +
+	"\binstance\x18\x01 \x01(\v2\x11.grit.v1.InstanceR\binstance\"\x8f\x02\n" +
 	"\fClaimRequest\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x14\n" +
 	"\x05kinds\x18\x02 \x03(\tR\x05kinds\x12\x16\n" +
@@ -3500,7 +4139,7 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x15ERROR_CLASS_PERMANENT\x10\x02\x12\x18\n" +
 	"\x14ERROR_CLASS_RESOURCE\x10\x03\x12\x15\n" +
 	"\x11ERROR_CLASS_AFTER\x10\x04\x12\x17\n" +
-	"\x13ERROR_CLASS_TIMEOUT\x10\x052\xa8\x05\n" +
+	"\x13ERROR_CLASS_TIMEOUT\x10\x052\x9e\x06\n" +
 	"\x05Tasks\x12<\n" +
 	"\aEnqueue\x12\x17.grit.v1.EnqueueRequest\x1a\x18.grit.v1.EnqueueResponse\x12K\n" +
 	"\fEnqueueBatch\x12\x1c.grit.v1.EnqueueBatchRequest\x1a\x1d.grit.v1.EnqueueBatchResponse\x120\n" +
@@ -3513,7 +4152,9 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"DeadLetter\x12\x1a.grit.v1.DeadLetterRequest\x1a\x1b.grit.v1.DeadLetterResponse\x129\n" +
 	"\x06Pauses\x12\x16.grit.v1.PausesRequest\x1a\x17.grit.v1.PausesResponse\x126\n" +
 	"\x05Pause\x12\x15.grit.v1.PauseRequest\x1a\x16.grit.v1.PauseResponse\x129\n" +
-	"\x06Resume\x12\x16.grit.v1.ResumeRequest\x1a\x17.grit.v1.ResumeResponse2\xf3\x03\n" +
+	"\x06Resume\x12\x16.grit.v1.ResumeRequest\x1a\x17.grit.v1.ResumeResponse\x123\n" +
+	"\x04Send\x12\x14.grit.v1.SendRequest\x1a\x15.grit.v1.SendResponse\x12?\n" +
+	"\bInstance\x12\x18.grit.v1.InstanceRequest\x1a\x19.grit.v1.InstanceResponse2\xf3\x03\n" +
 	"\aWorkers\x126\n" +
 	"\x05Claim\x12\x15.grit.v1.ClaimRequest\x1a\x16.grit.v1.ClaimResponse\x12B\n" +
 	"\tHeartbeat\x12\x19.grit.v1.HeartbeatRequest\x1a\x1a.grit.v1.HeartbeatResponse\x12?\n" +
@@ -3538,7 +4179,7 @@ func file_grit_v1_grit_proto_rawDescGZIP() []byte {
 }
 
 var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
+var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
 var file_grit_v1_grit_proto_goTypes = []any{
 	(DeadLetterAction)(0),         // 0: grit.v1.DeadLetterAction
 	(PauseScope)(0),               // 1: grit.v1.PauseScope
@@ -3570,42 +4211,50 @@ var file_grit_v1_grit_proto_goTypes = []any{
 	(*PauseResponse)(nil),         // 27: grit.v1.PauseResponse
 	(*ResumeRequest)(nil),         // 28: grit.v1.ResumeRequest
 	(*ResumeResponse)(nil),        // 29: grit.v1.ResumeResponse
-	(*ClaimRequest)(nil),          // 30: grit.v1.ClaimRequest
-	(*ClaimResponse)(nil),         // 31: grit.v1.ClaimResponse
-	(*Lease)(nil),                 // 32: grit.v1.Lease
-	(*HeartbeatRequest)(nil),      // 33: grit.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 34: grit.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 35: grit.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 36: grit.v1.CompleteResponse
-	(*FailRequest)(nil),           // 37: grit.v1.FailRequest
-	(*FailResponse)(nil),          // 38: grit.v1.FailResponse
-	(*SnoozeRequest)(nil),         // 39: grit.v1.SnoozeRequest
-	(*SnoozeResponse)(nil),        // 40: grit.v1.SnoozeResponse
-	(*ReleaseRequest)(nil),        // 41: grit.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 42: grit.v1.ReleaseResponse
-	(*Step)(nil),                  // 43: grit.v1.Step
-	(*RecordStepRequest)(nil),     // 44: grit.v1.RecordStepRequest
-	(*RecordStepResponse)(nil),    // 45: grit.v1.RecordStepResponse
-	(*StepsRequest)(nil),          // 46: grit.v1.StepsRequest
-	(*StepsResponse)(nil),         // 47: grit.v1.StepsResponse
-	(*durationpb.Duration)(nil),   // 48: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 49: google.protobuf.Timestamp
+	(*Instance)(nil),              // 30: grit.v1.Instance
+	(*InstanceEvent)(nil),         // 31: grit.v1.InstanceEvent
+	(*InstanceTransition)(nil),    // 32: grit.v1.InstanceTransition
+	(*InstanceEntry)(nil),         // 33: grit.v1.InstanceEntry
+	(*SendRequest)(nil),           // 34: grit.v1.SendRequest
+	(*SendResponse)(nil),          // 35: grit.v1.SendResponse
+	(*InstanceRequest)(nil),       // 36: grit.v1.InstanceRequest
+	(*InstanceResponse)(nil),      // 37: grit.v1.InstanceResponse
+	(*ClaimRequest)(nil),          // 38: grit.v1.ClaimRequest
+	(*ClaimResponse)(nil),         // 39: grit.v1.ClaimResponse
+	(*Lease)(nil),                 // 40: grit.v1.Lease
+	(*HeartbeatRequest)(nil),      // 41: grit.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),     // 42: grit.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),       // 43: grit.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 44: grit.v1.CompleteResponse
+	(*FailRequest)(nil),           // 45: grit.v1.FailRequest
+	(*FailResponse)(nil),          // 46: grit.v1.FailResponse
+	(*SnoozeRequest)(nil),         // 47: grit.v1.SnoozeRequest
+	(*SnoozeResponse)(nil),        // 48: grit.v1.SnoozeResponse
+	(*ReleaseRequest)(nil),        // 49: grit.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 50: grit.v1.ReleaseResponse
+	(*Step)(nil),                  // 51: grit.v1.Step
+	(*RecordStepRequest)(nil),     // 52: grit.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),    // 53: grit.v1.RecordStepResponse
+	(*StepsRequest)(nil),          // 54: grit.v1.StepsRequest
+	(*StepsResponse)(nil),         // 55: grit.v1.StepsResponse
+	(*durationpb.Duration)(nil),   // 56: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 57: google.protobuf.Timestamp
 }
 var file_grit_v1_grit_proto_depIdxs = []int32{
-	48, // 0: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
-	48, // 1: grit.v1.Task.grace:type_name -> google.protobuf.Duration
-	49, // 2: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
-	48, // 3: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
-	49, // 4: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
-	49, // 5: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	49, // 6: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
-	49, // 7: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	49, // 8: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	49, // 9: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
-	48, // 10: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
-	48, // 11: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
-	48, // 12: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
-	49, // 13: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
+	56, // 0: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
+	56, // 1: grit.v1.Task.grace:type_name -> google.protobuf.Duration
+	57, // 2: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
+	56, // 3: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
+	57, // 4: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
+	57, // 5: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	57, // 6: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
+	57, // 7: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	57, // 8: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	57, // 9: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
+	56, // 10: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
+	56, // 11: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
+	56, // 12: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
+	57, // 13: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
 	5,  // 14: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
 	3,  // 15: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
 	5,  // 16: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
@@ -3619,74 +4268,86 @@ var file_grit_v1_grit_proto_depIdxs = []int32{
 	0,  // 24: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
 	3,  // 25: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
 	1,  // 26: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
-	49, // 27: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
+	57, // 27: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
 	23, // 28: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
 	1,  // 29: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
 	23, // 30: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
 	1,  // 31: grit.v1.ResumeRequest.scope:type_name -> grit.v1.PauseScope
-	48, // 32: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
-	48, // 33: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	3,  // 34: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
-	48, // 35: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
-	32, // 36: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
-	48, // 37: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
-	32, // 38: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
-	18, // 39: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
-	3,  // 40: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
-	2,  // 41: grit.v1.FailRequest.class:type_name -> grit.v1.ErrorClass
-	48, // 42: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	3,  // 43: grit.v1.FailResponse.task:type_name -> grit.v1.Task
-	48, // 44: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
-	3,  // 45: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
-	32, // 46: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
-	32, // 47: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
-	49, // 48: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
-	43, // 49: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
-	43, // 50: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
-	43, // 51: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
-	6,  // 52: grit.v1.Tasks.Enqueue:input_type -> grit.v1.EnqueueRequest
-	8,  // 53: grit.v1.Tasks.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
-	10, // 54: grit.v1.Tasks.Get:input_type -> grit.v1.GetRequest
-	12, // 55: grit.v1.Tasks.List:input_type -> grit.v1.ListRequest
-	14, // 56: grit.v1.Tasks.Attempts:input_type -> grit.v1.AttemptsRequest
-	16, // 57: grit.v1.Tasks.Cancel:input_type -> grit.v1.CancelRequest
-	19, // 58: grit.v1.Tasks.Publish:input_type -> grit.v1.PublishRequest
-	21, // 59: grit.v1.Tasks.DeadLetter:input_type -> grit.v1.DeadLetterRequest
-	24, // 60: grit.v1.Tasks.Pauses:input_type -> grit.v1.PausesRequest
-	26, // 61: grit.v1.Tasks.Pause:input_type -> grit.v1.PauseRequest
-	28, // 62: grit.v1.Tasks.Resume:input_type -> grit.v1.ResumeRequest
-	30, // 63: grit.v1.Workers.Claim:input_type -> grit.v1.ClaimRequest
-	33, // 64: grit.v1.Workers.Heartbeat:input_type -> grit.v1.HeartbeatRequest
-	35, // 65: grit.v1.Workers.Complete:input_type -> grit.v1.CompleteRequest
-	37, // 66: grit.v1.Workers.Fail:input_type -> grit.v1.FailRequest
-	39, // 67: grit.v1.Workers.Snooze:input_type -> grit.v1.SnoozeRequest
-	41, // 68: grit.v1.Workers.Release:input_type -> grit.v1.ReleaseRequest
-	44, // 69: grit.v1.Workers.RecordStep:input_type -> grit.v1.RecordStepRequest
-	46, // 70: grit.v1.Workers.Steps:input_type -> grit.v1.StepsRequest
-	7,  // 71: grit.v1.Tasks.Enqueue:output_type -> grit.v1.EnqueueResponse
-	9,  // 72: grit.v1.Tasks.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
-	11, // 73: grit.v1.Tasks.Get:output_type -> grit.v1.GetResponse
-	13, // 74: grit.v1.Tasks.List:output_type -> grit.v1.ListResponse
-	15, // 75: grit.v1.Tasks.Attempts:output_type -> grit.v1.AttemptsResponse
-	17, // 76: grit.v1.Tasks.Cancel:output_type -> grit.v1.CancelResponse
-	20, // 77: grit.v1.Tasks.Publish:output_type -> grit.v1.PublishResponse
-	22, // 78: grit.v1.Tasks.DeadLetter:output_type -> grit.v1.DeadLetterResponse
-	25, // 79: grit.v1.Tasks.Pauses:output_type -> grit.v1.PausesResponse
-	27, // 80: grit.v1.Tasks.Pause:output_type -> grit.v1.PauseResponse
-	29, // 81: grit.v1.Tasks.Resume:output_type -> grit.v1.ResumeResponse
-	31, // 82: grit.v1.Workers.Claim:output_type -> grit.v1.ClaimResponse
-	34, // 83: grit.v1.Workers.Heartbeat:output_type -> grit.v1.HeartbeatResponse
-	36, // 84: grit.v1.Workers.Complete:output_type -> grit.v1.CompleteResponse
-	38, // 85: grit.v1.Workers.Fail:output_type -> grit.v1.FailResponse
-	40, // 86: grit.v1.Workers.Snooze:output_type -> grit.v1.SnoozeResponse
-	42, // 87: grit.v1.Workers.Release:output_type -> grit.v1.ReleaseResponse
-	45, // 88: grit.v1.Workers.RecordStep:output_type -> grit.v1.RecordStepResponse
-	47, // 89: grit.v1.Workers.Steps:output_type -> grit.v1.StepsResponse
-	71, // [71:90] is the sub-list for method output_type
-	52, // [52:71] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	32, // 32: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
+	31, // 33: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
+	33, // 34: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
+	57, // 35: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
+	57, // 36: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
+	57, // 37: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
+	30, // 38: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
+	30, // 39: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
+	56, // 40: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
+	56, // 41: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	3,  // 42: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
+	56, // 43: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
+	40, // 44: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
+	56, // 45: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
+	40, // 46: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
+	18, // 47: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
+	3,  // 48: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
+	2,  // 49: grit.v1.FailRequest.class:type_name -> grit.v1.ErrorClass
+	56, // 50: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	3,  // 51: grit.v1.FailResponse.task:type_name -> grit.v1.Task
+	56, // 52: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
+	3,  // 53: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
+	40, // 54: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
+	40, // 55: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
+	57, // 56: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
+	51, // 57: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
+	51, // 58: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
+	51, // 59: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
+	6,  // 60: grit.v1.Tasks.Enqueue:input_type -> grit.v1.EnqueueRequest
+	8,  // 61: grit.v1.Tasks.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
+	10, // 62: grit.v1.Tasks.Get:input_type -> grit.v1.GetRequest
+	12, // 63: grit.v1.Tasks.List:input_type -> grit.v1.ListRequest
+	14, // 64: grit.v1.Tasks.Attempts:input_type -> grit.v1.AttemptsRequest
+	16, // 65: grit.v1.Tasks.Cancel:input_type -> grit.v1.CancelRequest
+	19, // 66: grit.v1.Tasks.Publish:input_type -> grit.v1.PublishRequest
+	21, // 67: grit.v1.Tasks.DeadLetter:input_type -> grit.v1.DeadLetterRequest
+	24, // 68: grit.v1.Tasks.Pauses:input_type -> grit.v1.PausesRequest
+	26, // 69: grit.v1.Tasks.Pause:input_type -> grit.v1.PauseRequest
+	28, // 70: grit.v1.Tasks.Resume:input_type -> grit.v1.ResumeRequest
+	34, // 71: grit.v1.Tasks.Send:input_type -> grit.v1.SendRequest
+	36, // 72: grit.v1.Tasks.Instance:input_type -> grit.v1.InstanceRequest
+	38, // 73: grit.v1.Workers.Claim:input_type -> grit.v1.ClaimRequest
+	41, // 74: grit.v1.Workers.Heartbeat:input_type -> grit.v1.HeartbeatRequest
+	43, // 75: grit.v1.Workers.Complete:input_type -> grit.v1.CompleteRequest
+	45, // 76: grit.v1.Workers.Fail:input_type -> grit.v1.FailRequest
+	47, // 77: grit.v1.Workers.Snooze:input_type -> grit.v1.SnoozeRequest
+	49, // 78: grit.v1.Workers.Release:input_type -> grit.v1.ReleaseRequest
+	52, // 79: grit.v1.Workers.RecordStep:input_type -> grit.v1.RecordStepRequest
+	54, // 80: grit.v1.Workers.Steps:input_type -> grit.v1.StepsRequest
+	7,  // 81: grit.v1.Tasks.Enqueue:output_type -> grit.v1.EnqueueResponse
+	9,  // 82: grit.v1.Tasks.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
+	11, // 83: grit.v1.Tasks.Get:output_type -> grit.v1.GetResponse
+	13, // 84: grit.v1.Tasks.List:output_type -> grit.v1.ListResponse
+	15, // 85: grit.v1.Tasks.Attempts:output_type -> grit.v1.AttemptsResponse
+	17, // 86: grit.v1.Tasks.Cancel:output_type -> grit.v1.CancelResponse
+	20, // 87: grit.v1.Tasks.Publish:output_type -> grit.v1.PublishResponse
+	22, // 88: grit.v1.Tasks.DeadLetter:output_type -> grit.v1.DeadLetterResponse
+	25, // 89: grit.v1.Tasks.Pauses:output_type -> grit.v1.PausesResponse
+	27, // 90: grit.v1.Tasks.Pause:output_type -> grit.v1.PauseResponse
+	29, // 91: grit.v1.Tasks.Resume:output_type -> grit.v1.ResumeResponse
+	35, // 92: grit.v1.Tasks.Send:output_type -> grit.v1.SendResponse
+	37, // 93: grit.v1.Tasks.Instance:output_type -> grit.v1.InstanceResponse
+	39, // 94: grit.v1.Workers.Claim:output_type -> grit.v1.ClaimResponse
+	42, // 95: grit.v1.Workers.Heartbeat:output_type -> grit.v1.HeartbeatResponse
+	44, // 96: grit.v1.Workers.Complete:output_type -> grit.v1.CompleteResponse
+	46, // 97: grit.v1.Workers.Fail:output_type -> grit.v1.FailResponse
+	48, // 98: grit.v1.Workers.Snooze:output_type -> grit.v1.SnoozeResponse
+	50, // 99: grit.v1.Workers.Release:output_type -> grit.v1.ReleaseResponse
+	53, // 100: grit.v1.Workers.RecordStep:output_type -> grit.v1.RecordStepResponse
+	55, // 101: grit.v1.Workers.Steps:output_type -> grit.v1.StepsResponse
+	81, // [81:102] is the sub-list for method output_type
+	60, // [60:81] is the sub-list for method input_type
+	60, // [60:60] is the sub-list for extension type_name
+	60, // [60:60] is the sub-list for extension extendee
+	0,  // [0:60] is the sub-list for field type_name
 }
 
 func init() { file_grit_v1_grit_proto_init() }
@@ -3695,14 +4356,14 @@ func file_grit_v1_grit_proto_init() {
 		return
 	}
 	file_grit_v1_grit_proto_msgTypes[1].OneofWrappers = []any{}
-	file_grit_v1_grit_proto_msgTypes[34].OneofWrappers = []any{}
+	file_grit_v1_grit_proto_msgTypes[42].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grit_v1_grit_proto_rawDesc), len(file_grit_v1_grit_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   45,
+			NumMessages:   53,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -43,6 +43,8 @@ const (
 	Tasks_Pauses_FullMethodName       = "/grit.v1.Tasks/Pauses"
 	Tasks_Pause_FullMethodName        = "/grit.v1.Tasks/Pause"
 	Tasks_Resume_FullMethodName       = "/grit.v1.Tasks/Resume"
+	Tasks_Send_FullMethodName         = "/grit.v1.Tasks/Send"
+	Tasks_Instance_FullMethodName     = "/grit.v1.Tasks/Instance"
 )
 
 // TasksClient is the client API for Tasks service.
@@ -86,6 +88,17 @@ type TasksClient interface {
 	Pause(ctx context.Context, in *PauseRequest, opts ...grpc.CallOption) (*PauseResponse, error)
 	// Resume ends a pause; was_paused says whether there was one.
 	Resume(ctx context.Context, in *ResumeRequest, opts ...grpc.CallOption) (*ResumeResponse, error)
+	// Send queues an event on an instance of a state machine (docs/fsm.md),
+	// making the instance when it is not there, and returns the instance.
+	// The server does not know machines' definitions: the event waits in
+	// the instance's queue, and a worker that has the machine delivers it
+	// (within a second), after the events sent before it.
+	// Each call queues an event: a Send retried after a lost answer queues
+	// it twice (Instance shows the queue).
+	Send(ctx context.Context, in *SendRequest, opts ...grpc.CallOption) (*SendResponse, error)
+	// Instance returns an instance of a state machine; NOT_FOUND if there
+	// is none.
+	Instance(ctx context.Context, in *InstanceRequest, opts ...grpc.CallOption) (*InstanceResponse, error)
 }
 
 type tasksClient struct {
@@ -206,6 +219,26 @@ func (c *tasksClient) Resume(ctx context.Context, in *ResumeRequest, opts ...grp
 	return out, nil
 }
 
+func (c *tasksClient) Send(ctx context.Context, in *SendRequest, opts ...grpc.CallOption) (*SendResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendResponse)
+	err := c.cc.Invoke(ctx, Tasks_Send_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksClient) Instance(ctx context.Context, in *InstanceRequest, opts ...grpc.CallOption) (*InstanceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(InstanceResponse)
+	err := c.cc.Invoke(ctx, Tasks_Instance_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TasksServer is the server API for Tasks service.
 // All implementations must embed UnimplementedTasksServer
 // for forward compatibility.
@@ -247,6 +280,17 @@ type TasksServer interface {
 	Pause(context.Context, *PauseRequest) (*PauseResponse, error)
 	// Resume ends a pause; was_paused says whether there was one.
 	Resume(context.Context, *ResumeRequest) (*ResumeResponse, error)
+	// Send queues an event on an instance of a state machine (docs/fsm.md),
+	// making the instance when it is not there, and returns the instance.
+	// The server does not know machines' definitions: the event waits in
+	// the instance's queue, and a worker that has the machine delivers it
+	// (within a second), after the events sent before it.
+	// Each call queues an event: a Send retried after a lost answer queues
+	// it twice (Instance shows the queue).
+	Send(context.Context, *SendRequest) (*SendResponse, error)
+	// Instance returns an instance of a state machine; NOT_FOUND if there
+	// is none.
+	Instance(context.Context, *InstanceRequest) (*InstanceResponse, error)
 	mustEmbedUnimplementedTasksServer()
 }
 
@@ -289,6 +333,12 @@ func (UnimplementedTasksServer) Pause(context.Context, *PauseRequest) (*PauseRes
 }
 func (UnimplementedTasksServer) Resume(context.Context, *ResumeRequest) (*ResumeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Resume not implemented")
+}
+func (UnimplementedTasksServer) Send(context.Context, *SendRequest) (*SendResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Send not implemented")
+}
+func (UnimplementedTasksServer) Instance(context.Context, *InstanceRequest) (*InstanceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Instance not implemented")
 }
 func (UnimplementedTasksServer) mustEmbedUnimplementedTasksServer() {}
 func (UnimplementedTasksServer) testEmbeddedByValue()               {}
@@ -509,6 +559,42 @@ func _Tasks_Resume_Handler(srv interface{}, ctx context.Context, dec func(interf
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Tasks_Send_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServer).Send(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Tasks_Send_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServer).Send(ctx, req.(*SendRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Tasks_Instance_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(InstanceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServer).Instance(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Tasks_Instance_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServer).Instance(ctx, req.(*InstanceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Tasks_ServiceDesc is the grpc.ServiceDesc for Tasks service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -559,6 +645,14 @@ var Tasks_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Resume",
 			Handler:    _Tasks_Resume_Handler,
+		},
+		{
+			MethodName: "Send",
+			Handler:    _Tasks_Send_Handler,
+		},
+		{
+			MethodName: "Instance",
+			Handler:    _Tasks_Instance_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

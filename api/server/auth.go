@@ -94,7 +94,7 @@ func (s *Server) checkToken(method string, md metadata.MD) error {
 		return status.Errorf(codes.Unauthenticated, "%s: the bearer token is not one this server accepts: check it against the server's %s or tokens file", method, TokensEnv)
 	}
 	if role == RoleReadOnly && !readMethods[method] && !strings.HasPrefix(method, reflectionPrefix) {
-		return status.Errorf(codes.PermissionDenied, "%s: the bearer token is read-only: it may call Get, List, Attempts and Pauses; give an operator's token to change anything", method)
+		return status.Errorf(codes.PermissionDenied, "%s: the bearer token is read-only: it may call Get, List, Attempts, Pauses, Instance and Steps; give an operator's token to change anything", method)
 	}
 	return nil
 }
@@ -109,6 +109,7 @@ var readMethods = map[string]bool{
 	pb.Tasks_List_FullMethodName:     true,
 	pb.Tasks_Attempts_FullMethodName: true,
 	pb.Tasks_Pauses_FullMethodName:   true,
+	pb.Tasks_Instance_FullMethodName: true,
 	pb.Workers_Steps_FullMethodName:  true,
 }
 

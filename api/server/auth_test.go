@@ -154,7 +154,15 @@ func TestReadOnlyTokenOnlyReads(t *testing.T) {
 	if _, err := listServices(ctx(t), conn); err != nil {
 		t.Fatalf("reflection with a read-only token: %v", err)
 	}
-	_, err := tasks.Enqueue(ctx(t), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k"}})
+	if _, err := h.tasks.Send(ctx(t), &pb.SendRequest{Machine: "m", Key: "k", Event: "e"}); err != nil {
+		t.Fatalf("send with an operator's token: %v", err)
+	}
+	if _, err := tasks.Instance(ctx(t), &pb.InstanceRequest{Machine: "m", Key: "k"}); err != nil {
+		t.Fatalf("instance with a read-only token: %v", err)
+	}
+	_, err := tasks.Send(ctx(t), &pb.SendRequest{Machine: "m", Key: "k", Event: "e"})
+	wantCode(t, err, codes.PermissionDenied, "read-only")
+	_, err = tasks.Enqueue(ctx(t), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k"}})
 	wantCode(t, err, codes.PermissionDenied)
 	if !strings.Contains(err.Error(), "read-only") {
 		t.Errorf("the refusal does not say the token is read-only: %v", err)
