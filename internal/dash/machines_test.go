@@ -188,6 +188,16 @@ func TestInstancePage(t *testing.T) {
 	if !strings.Contains(page, `oc-FAILED">FAILED`) || !strings.Contains(page, `the handler of "refunding" ended FAILED`) || !strings.Contains(page, "asked → failed") {
 		t.Errorf("the page of r-failed does not show its failed entry:\n%s", page)
 	}
+	// A key with what a path or a query would read: its row's link is its
+	// page.
+	send(t, st, orderMachine, "a/../b?c#d 50%", "pay")
+	_, page = get(t, srv.Client(), srv.URL+"/machines?machine=order")
+	if !strings.Contains(page, `<a href="/machines/order/a%2F..%2Fb%3Fc%23d%2050%25">`) {
+		t.Errorf("the row of key a/../b?c#d 50%% does not link to its escaped page:\n%s", page)
+	}
+	if code, page := get(t, srv.Client(), srv.URL+"/machines/order/a%2F..%2Fb%3Fc%23d%2050%25"); code != http.StatusOK || !strings.Contains(page, "<code>a/../b?c#d 50%</code>") {
+		t.Errorf("the page of key a/../b?c#d 50%%: %d\n%s", code, page)
+	}
 	if code, page := get(t, srv.Client(), srv.URL+"/machines/order/nope"); code != http.StatusNotFound || !strings.Contains(page, `instance "nope" of machine "order" not found`) {
 		t.Errorf("an instance not in the store: %d\n%s", code, page)
 	}
