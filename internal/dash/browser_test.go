@@ -19,6 +19,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/grit-run/grit/internal/machine"
 	"github.com/grit-run/grit/internal/sched"
 	"github.com/grit-run/grit/schedule"
 	"github.com/grit-run/grit/store/sqlite"
@@ -329,6 +330,40 @@ tasks:
 		t.Errorf("the audit log does not show the pause and the trigger: %q", audit)
 	}
 
+	// State machines' instances, made in the shared store by a process
+	// that has the machines (the worker does not: their tasks wait): the
+	// operator lists them, opens one whose key has a slash and sends it
+	// an event with a payload; one is held by its dead-lettered task.
+	declareInstances(t, storeDSN)
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/machines"),
+		chromedp.WaitVisible(chromedp.CSS(`table.machines`)),
+		shot("machines"),
+		chromedp.Click(`//a[code[.="eu/2024:17"]]`),
+		chromedp.WaitVisible(chromedp.CSS(`.mstate`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=event]`), "refund"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=payload]`), `{"amount": 42, "note": "<late>"}`),
+		chromedp.Click(chromedp.CSS(`form[method=post] button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+		shot("machine"),
+	))
+	if flash := text(ctx, ".flash"); !strings.Contains(flash, "event refund sent to order/eu/2024:17 (seq 4)") {
+		t.Errorf("after the send the page says %q", flash)
+	}
+	if h := text(ctx, "table.history tbody"); !regexp.MustCompile(`(?s)2\s+cancel.*IGNORED.*1\s+pay\s+new → paid\s+ENTERED`).MatchString(h) {
+		t.Errorf("the instance's history says %q", h)
+	}
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/machines/refund/r-held"),
+		chromedp.WaitVisible(chromedp.CSS(`.badge.st-dead_letter`)),
+		shot("machine-held"),
+		chromedp.Navigate(base+"/audit"),
+		chromedp.WaitVisible(chromedp.CSS(`table.grid`)),
+	))
+	if audit := text(ctx, "table.grid tbody"); !regexp.MustCompile(`send\s+instance order/eu/2024:17\s+0\s+event refund \(seq 4\)`).MatchString(audit) {
+		t.Errorf("the audit log does not show the send: %q", audit)
+	}
+
 	// A read-only visitor sees the same pages without their buttons.
 	rctx, rcancel := chromedp.NewContext(ctx) // a tab of its own, with the same cookies: log out first
 	defer rcancel()
@@ -350,6 +385,11 @@ tasks:
 	must(t, chromedp.Do(rctx, chromedp.Navigate(base+"/schedules"), chromedp.WaitVisible(chromedp.CSS(`#s-heartbeat`))))
 	if buttons, err := chromedp.Run(rctx, chromedp.Evaluate[int](`document.querySelectorAll("main form button").length`)); err != nil || buttons != 0 {
 		t.Errorf("a read-only visitor sees %d buttons on the schedules page (%v)", buttons, err)
+	}
+
+	must(t, chromedp.Do(rctx, chromedp.Navigate(base+"/machines/order/eu%2F2024:17"), chromedp.WaitVisible(chromedp.CSS(`.mstate`))))
+	if buttons, err := chromedp.Run(rctx, chromedp.Evaluate[int](`document.querySelectorAll("main form button").length`)); err != nil || buttons != 0 {
+		t.Errorf("a read-only visitor sees %d buttons on an instance's page (%v)", buttons, err)
 	}
 
 	// Posting anyway: a read-only session is refused, as is an operator's
@@ -403,6 +443,26 @@ func declareSchedules(t *testing.T, dsn string) {
 		schedule.Schedule{Name: "nightly/report", Cron: "0 2 * * *", Zone: "Europe/Paris", Jitter: 30 * time.Second, PauseAfter: 3,
 			Overlap: schedule.BufferOne, Task: schedule.Task{Kind: task.KindExec, Queue: "reports", Args: argsOf("echo report")}},
 	); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// declareInstances makes the browser test's instances in the store at
+// dsn: order eu/2024:17 paid, an ignored cancel, entering shipped;
+// refund r-held, whose refunding task is a dead letter.
+func declareInstances(t *testing.T, dsn string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	send(t, st, orderMachine, orderKey, "pay", "cancel", "ship")
+	send(t, st, orderMachine, "eu/2024:18", "cancel")
+	send(t, st, refundMachine, "r-held", "start")
+	endAll(t, st, "refund", task.DeadLetter)
+	if _, err := machine.Advance(ctx, st, refundMachine, "r-held", time.Now()); err != nil {
 		t.Fatal(err)
 	}
 }

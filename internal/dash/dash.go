@@ -7,9 +7,9 @@
 // page's main part when the server-sent events of /live say the store
 // changed. Its reads go through the store's optional capabilities
 // (store.Overview, store.Console, store.GroupBreakers, store.Auditor,
-// store.Scheduler), each of which answers from indexes, so that a page
-// stays fast on a store of millions of tasks; a store without one shows
-// less, never fails.
+// store.Scheduler, store.Machines), each of which answers from indexes,
+// so that a page stays fast on a store of millions of tasks; a store
+// without one shows less, never fails.
 package dash
 
 import (
@@ -173,6 +173,8 @@ func (d *Dashboard) routes() {
 	m.Handle("GET /dead-letters", d.page(d.deadLetters))
 	m.Handle("GET /groups", d.page(d.groups))
 	m.Handle("GET /schedules", d.page(d.schedules))
+	m.Handle("GET /machines", d.page(d.machines))
+	m.Handle("GET /machines/{machine}/{key...}", d.page(d.instance))
 	m.Handle("GET /workers", d.page(d.workers))
 	m.Handle("GET /audit", d.page(d.audit))
 	m.Handle("POST /tasks/{id}/act", d.action(d.actTask))
@@ -181,6 +183,7 @@ func (d *Dashboard) routes() {
 	m.Handle("POST /groups/breaker", d.action(d.actBreaker))
 	m.Handle("POST /pauses", d.action(d.actPause))
 	m.Handle("POST /schedules/act", d.action(d.actSchedule))
+	m.Handle("POST /machines/{machine}/{key...}", d.action(d.actSend))
 	m.Handle("GET /live", d.page(d.stream))
 	if d.cfg.Metrics != nil {
 		m.Handle("GET /metrics", d.page(func(w http.ResponseWriter, r *http.Request, _ who) error {

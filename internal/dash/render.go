@@ -28,7 +28,7 @@ type view struct {
 }
 
 // pageNames are the page templates; each is parsed with layout.html.
-var pageNames = []string{"overview", "runs", "run", "tasks", "task", "deadletters", "groups", "workers", "audit", "schedules", "error", "login"}
+var pageNames = []string{"overview", "runs", "run", "tasks", "task", "deadletters", "groups", "workers", "audit", "schedules", "machines", "machine", "error", "login"}
 
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html")
@@ -74,6 +74,8 @@ func navOf(page string) string {
 		return "runs"
 	case "task":
 		return "tasks"
+	case "machine":
+		return "machines"
 	}
 	return page
 }
@@ -110,6 +112,9 @@ var funcs = template.FuncMap{
 		// the page escapes what it shows anyway, so show the characters.
 		return jsonHTMLEscapes.Replace(out.String())
 	},
+	// payload is JSON on one line, as the store keeps it, cut to n
+	// characters, with the characters Go's encoder escapes shown.
+	"payload": func(n int, b []byte) string { return shorten(jsonHTMLEscapes.Replace(string(b)), n) },
 	"pct": func(a, b int) string {
 		if b == 0 {
 			return "-"
