@@ -92,7 +92,7 @@ type Config struct {
 	Machines []fsm.Machine
 	// AutoTimeouts is how the timeout of a task that asks for AutoTimeout
 	// is learned: 5 × the p99 of its successful runs, within 1m and 1h,
-	// once 20 are on record, 30m before (docs/engine.md#auto-timeouts).
+	// once 20 are on record, 30m before (docs/timeouts.md).
 	// Zero fields mean those defaults.
 	AutoTimeouts AutoTimeouts
 }

@@ -15,7 +15,7 @@ import (
 // for an auto timeout.
 var knobAutoTimeout = knob{"auto-timeout", "GRIT_AUTO_TIMEOUT",
 	fmt.Sprintf("factor=%g,floor=1m,ceiling=1h,min-runs=%d,default=30m,refresh=1m", autotimeout.DefaultFactor, autotimeout.DefaultMinRuns),
-	"how a task with timeout auto gets its timeout, as KEY=VALUE,…: factor × the p99 of its successful runs, within floor and ceiling, once it has min-runs of them, default before; refresh is how long a worker keeps a p99 (see docs/engine.md#auto-timeouts)",
+	"how a task with timeout auto gets its timeout, as KEY=VALUE,…: factor × the p99 of its successful runs, within floor and ceiling, once it has min-runs of them, default before; refresh is how long a worker keeps a p99 (see docs/timeouts.md)",
 	func(s *settings) any { return &s.autoTimeouts }}
 
 // parseAutoTimeouts reads the knob's KEY=VALUE pairs; keys not given keep
