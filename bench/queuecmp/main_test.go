@@ -139,8 +139,8 @@ func checkCPU(t *testing.T, s result, local bool) {
 
 func checkRatios(t *testing.T, rs []ratio, rounds int) {
 	t.Helper()
-	if len(rs) != 4 {
-		t.Fatalf("%d ratios, want one per grit and River pair (4): %+v", len(rs), rs)
+	if len(rs) != 6 {
+		t.Fatalf("%d ratios, want one per grit system and River or limit system (2 × 3): %+v", len(rs), rs)
 	}
 	for _, r := range rs {
 		if r.Throughput == nil || *r.Throughput <= 0 || r.LatencyP99 == nil || *r.LatencyP99 <= 0 {

@@ -103,7 +103,7 @@ func (r report) writeTable(w io.Writer) error {
 	fmt.Fprintf(w, "cpu/job: CPU time per job during the throughput workload (µs), of this process and of the PostgreSQL server (n/a: not on this machine);\n")
 	fmt.Fprintf(w, "retry late: start of attempt 2 − (end of attempt 1 + %gms), %d jobs (ms)\n", p.RetryDelayMs, p.RetryJobs)
 	if len(r.Ratios) > 0 {
-		fmt.Fprintln(w, "\nratios, grit ÷ River (throughput above 1 and latency below 1 favour grit):")
+		fmt.Fprintln(w, "\nratios, grit ÷ River and ÷ the limit (throughput above 1 and latency below 1 favour grit):")
 	}
 	for _, x := range r.Ratios {
 		byRound := ""
