@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/grit-run/grit/store"
@@ -76,44 +77,23 @@ func (s *Store) Instances(ctx context.Context, f store.InstanceFilter) ([]store.
 }
 
 // WriteInstance takes the instance at w.Version (or makes it), enqueues
-// w's tasks and writes the state w.Then returns, in one transaction; the
-// row is locked first, so two writers at one version do not both enqueue.
+// w's tasks and writes the state w.Then returns, in one transaction
+// (writeVersioned).
 func (s *Store) WriteInstance(ctx context.Context, w store.InstanceWrite) (store.InstanceRow, bool, error) {
 	if err := store.ValidateInstanceWrite(w); err != nil {
 		return store.InstanceRow{}, false, err
 	}
 	var row store.InstanceRow
-	var ok bool
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		ok = false
-		var tag interface{ RowsAffected() int64 }
-		var err error
+	ok, err := s.writeVersioned(ctx, func(tx pgx.Tx) (pgconn.CommandTag, error) {
 		if w.Version == 0 {
-			tag, err = tx.Exec(ctx, s.sql(`INSERT INTO $S.fsm_instances (machine, key, state, version) VALUES ($1, $2, '{}', 0)
+			return tx.Exec(ctx, s.sql(`INSERT INTO $S.fsm_instances (machine, key, state, version) VALUES ($1, $2, '{}', 0)
 				ON CONFLICT (machine, key) DO NOTHING`), w.Machine, w.Key)
-		} else {
-			tag, err = tx.Exec(ctx, s.sql(`UPDATE $S.fsm_instances SET version = version WHERE machine = $1 AND key = $2 AND version = $3`), w.Machine, w.Key, w.Version)
 		}
-		if err != nil || tag.RowsAffected() == 0 {
-			return err
-		}
-		var enq []store.Enqueued
-		if len(w.Tasks) > 0 {
-			if enq, err = s.enqueue(ctx, tx, w.Tasks); err != nil {
-				return err
-			}
-		}
-		state, due, err := w.Then(enq)
-		if err != nil {
-			return err
-		}
-		var dueAt pgtype.Timestamptz
-		if !due.IsZero() {
-			dueAt = pgtype.Timestamptz{Time: due, Valid: true}
-		}
+		return tx.Exec(ctx, s.sql(`UPDATE $S.fsm_instances SET version = version WHERE machine = $1 AND key = $2 AND version = $3`), w.Machine, w.Key, w.Version)
+	}, w.Tasks, w.Then, func(tx pgx.Tx, state string, due pgtype.Timestamptz) error {
+		var err error
 		row, err = scanInstance(tx.QueryRow(ctx, s.sql(`UPDATE $S.fsm_instances SET state = $3, due = $4, version = version + 1, updated = now()
-			WHERE machine = $1 AND key = $2 RETURNING `+instanceCols), w.Machine, w.Key, string(state), dueAt))
-		ok = err == nil
+			WHERE machine = $1 AND key = $2 RETURNING `+instanceCols), w.Machine, w.Key, state, due))
 		return err
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/grit-run/grit/store"
@@ -71,49 +72,28 @@ func (s *Store) GetSchedule(ctx context.Context, name string) (store.ScheduleRow
 }
 
 // WriteSchedule takes the row at w.Version (or makes it), enqueues w's
-// tasks, and writes the state w.Then returns, in one transaction. The row
-// is locked first, so two writers at one version do not both enqueue.
+// tasks, and writes the state w.Then returns, in one transaction
+// (writeVersioned).
 func (s *Store) WriteSchedule(ctx context.Context, w store.ScheduleWrite) (store.ScheduleRow, bool, error) {
 	if err := store.ValidateScheduleWrite(w); err != nil {
 		return store.ScheduleRow{}, false, err
 	}
 	var row store.ScheduleRow
-	var ok bool
-	err := s.tx(ctx, func(tx pgx.Tx) error {
-		ok = false
-		var tag interface{ RowsAffected() int64 }
-		var err error
+	ok, err := s.writeVersioned(ctx, func(tx pgx.Tx) (pgconn.CommandTag, error) {
 		if w.Version == 0 {
-			tag, err = tx.Exec(ctx, s.sql(`INSERT INTO $S.schedules (name, def, state, version) VALUES ($1, $2, '{}', 0)
+			return tx.Exec(ctx, s.sql(`INSERT INTO $S.schedules (name, def, state, version) VALUES ($1, $2, '{}', 0)
 				ON CONFLICT (name) DO NOTHING`), w.Name, string(w.Def))
-		} else {
-			tag, err = tx.Exec(ctx, s.sql(`UPDATE $S.schedules SET version = version WHERE name = $1 AND version = $2`), w.Name, w.Version)
 		}
-		if err != nil || tag.RowsAffected() == 0 {
-			return err
-		}
-		var enq []store.Enqueued
-		if len(w.Tasks) > 0 {
-			if enq, err = s.enqueue(ctx, tx, w.Tasks); err != nil {
-				return err
-			}
-		}
-		state, due, err := w.Then(enq)
-		if err != nil {
-			return err
-		}
-		var dueAt pgtype.Timestamptz
-		if !due.IsZero() {
-			dueAt = pgtype.Timestamptz{Time: due, Valid: true}
-		}
+		return tx.Exec(ctx, s.sql(`UPDATE $S.schedules SET version = version WHERE name = $1 AND version = $2`), w.Name, w.Version)
+	}, w.Tasks, w.Then, func(tx pgx.Tx, state string, due pgtype.Timestamptz) error {
 		var def any // NULL keeps the declaration
 		if len(w.Def) > 0 {
 			def = string(w.Def)
 		}
+		var err error
 		row, err = scanSchedule(tx.QueryRow(ctx, s.sql(`UPDATE $S.schedules SET def = coalesce($2::json, def), state = $3,
 			due = $4, version = version + 1, updated = now() WHERE name = $1 RETURNING `+scheduleCols),
-			w.Name, def, string(state), dueAt))
-		ok = err == nil
+			w.Name, def, state, due))
 		return err
 	})
 	if err != nil {

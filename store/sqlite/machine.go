@@ -73,36 +73,16 @@ func (s *Store) WriteInstance(ctx context.Context, w store.InstanceWrite) (store
 		return store.InstanceRow{}, false, err
 	}
 	var row store.InstanceRow
-	var ok bool
-	err := s.w.do(ctx, func(x *wtx) error {
-		ok = false
-		var res sql.Result
-		var err error
+	ok, err := s.writeVersioned(ctx, func(x *wtx) (sql.Result, error) {
 		if w.Version == 0 {
-			res, err = x.exec(`INSERT INTO fsm_instances (machine, key, state, version, updated) VALUES (?, ?, '{}', 0, ?)
+			return x.exec(`INSERT INTO fsm_instances (machine, key, state, version, updated) VALUES (?, ?, '{}', 0, ?)
 				ON CONFLICT (machine, key) DO NOTHING`, w.Machine, w.Key, x.now.UnixMicro())
-		} else {
-			res, err = x.exec(`UPDATE fsm_instances SET version = version WHERE machine = ? AND key = ? AND version = ?`, w.Machine, w.Key, w.Version)
 		}
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return err
-		}
-		enq := make([]store.Enqueued, len(w.Tasks))
-		for i, t := range w.Tasks {
-			if enq[i], err = enqueueIn(x, 0, t); err != nil {
-				return fmt.Errorf("task %d: %w", i, err)
-			}
-		}
-		state, due, err := w.Then(enq)
-		if err != nil {
-			return err
-		}
+		return x.exec(`UPDATE fsm_instances SET version = version WHERE machine = ? AND key = ? AND version = ?`, w.Machine, w.Key, w.Version)
+	}, w.Tasks, w.Then, func(x *wtx, state string, due any) error {
+		var err error
 		row, err = scanInstance(x.queryRow(`UPDATE fsm_instances SET state = ?, due = ?, version = version + 1, updated = ?
-			WHERE machine = ? AND key = ? RETURNING `+instanceCols, string(state), micros(due), x.now.UnixMicro(), w.Machine, w.Key))
-		ok = err == nil
+			WHERE machine = ? AND key = ? RETURNING `+instanceCols, state, due, x.now.UnixMicro(), w.Machine, w.Key))
 		return err
 	})
 	if err != nil {

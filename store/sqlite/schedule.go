@@ -74,41 +74,21 @@ func (s *Store) WriteSchedule(ctx context.Context, w store.ScheduleWrite) (store
 		return store.ScheduleRow{}, false, err
 	}
 	var row store.ScheduleRow
-	var ok bool
-	err := s.w.do(ctx, func(x *wtx) error {
-		ok = false
-		var res sql.Result
-		var err error
+	ok, err := s.writeVersioned(ctx, func(x *wtx) (sql.Result, error) {
 		if w.Version == 0 {
-			res, err = x.exec(`INSERT INTO schedules (name, def, state, version, updated) VALUES (?, ?, '{}', 0, ?)
+			return x.exec(`INSERT INTO schedules (name, def, state, version, updated) VALUES (?, ?, '{}', 0, ?)
 				ON CONFLICT (name) DO NOTHING`, w.Name, string(w.Def), x.now.UnixMicro())
-		} else {
-			res, err = x.exec(`UPDATE schedules SET version = version WHERE name = ? AND version = ?`, w.Name, w.Version)
 		}
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return err
-		}
-		enq := make([]store.Enqueued, len(w.Tasks))
-		for i, t := range w.Tasks {
-			if enq[i], err = enqueueIn(x, 0, t); err != nil {
-				return fmt.Errorf("task %d: %w", i, err)
-			}
-		}
-		state, due, err := w.Then(enq)
-		if err != nil {
-			return err
-		}
+		return x.exec(`UPDATE schedules SET version = version WHERE name = ? AND version = ?`, w.Name, w.Version)
+	}, w.Tasks, w.Then, func(x *wtx, state string, due any) error {
 		var def any // NULL keeps the declaration
 		if len(w.Def) > 0 {
 			def = string(w.Def)
 		}
+		var err error
 		row, err = scanSchedule(x.queryRow(`UPDATE schedules SET def = coalesce(?, def), state = ?, due = ?,
 			version = version + 1, updated = ? WHERE name = ? RETURNING `+scheduleCols,
-			def, string(state), micros(due), x.now.UnixMicro(), w.Name))
-		ok = err == nil
+			def, state, due, x.now.UnixMicro(), w.Name))
 		return err
 	})
 	if err != nil {

@@ -1,0 +1,48 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/grit-run/grit/store"
+)
+
+// writeVersioned is the one write of a row kept at a version, with tasks
+// enqueued in the same write transaction (a schedule, a machine's
+// instance): take takes the row at the version its writer read, or makes
+// it; when it found no row, nothing is written and ok is false. Otherwise
+// the tasks go in, then says the new state and due time, and put writes
+// them.
+func (s *Store) writeVersioned(ctx context.Context, take func(*wtx) (sql.Result, error), tasks []store.NewTask,
+	then func([]store.Enqueued) (json.RawMessage, time.Time, error),
+	put func(x *wtx, state string, due any) error) (ok bool, err error) {
+	err = s.w.do(ctx, func(x *wtx) error {
+		ok = false
+		res, err := take(x)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		enq := make([]store.Enqueued, len(tasks))
+		for i, t := range tasks {
+			if enq[i], err = enqueueIn(x, 0, t); err != nil {
+				return fmt.Errorf("task %d: %w", i, err)
+			}
+		}
+		state, due, err := then(enq)
+		if err != nil {
+			return err
+		}
+		if err := put(x, string(state), micros(due)); err != nil {
+			return err
+		}
+		ok = true
+		return nil
+	})
+	return ok, err
+}
