@@ -261,8 +261,7 @@ func openBenchSchema(ctx context.Context, dsn string, n int) (gritbench.Target, 
 	st, err := postgres.OpenConfig(ctx, postgres.Config{DSN: dsn, Schema: schema})
 	if err != nil {
 		// An open cut short (Ctrl-C) may have made the schema already.
-		dropSchema(dsn, schema)
-		return gritbench.Target{}, &exitError{code: exitUsage, err: err}
+		return gritbench.Target{}, &exitError{code: exitUsage, err: errors.Join(err, dropSchema(dsn, schema))}
 	}
 	u, err := url.Parse(dsn)
 	if err != nil {
@@ -272,13 +271,16 @@ func openBenchSchema(ctx context.Context, dsn string, n int) (gritbench.Target, 
 	q := u.Query()
 	q.Set("schema", schema)
 	u.RawQuery = q.Encode()
-	return gritbench.Target{Store: dropOnClose{st}, DSN: u.String()}, nil
+	return gritbench.Target{Store: dropOnClose{st, dsn, schema}, DSN: u.String()}, nil
 }
 
 // dropSchema drops a benchmark's schema, if it was made, on a connection
-// of its own; it is best effort, for a store that could not be opened.
-func dropSchema(dsn, schema string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+// of its own. A statement of the measurement cut short by Ctrl-C may still
+// hold its locks for a moment, and DROP … CASCADE can then lose a deadlock
+// to it, so a failed drop is tried again until a minute has passed; what
+// still fails is said, with the statement that finishes the job.
+func dropSchema(dsn, schema string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if u, err := url.Parse(dsn); err == nil {
 		q := u.Query()
@@ -286,22 +288,35 @@ func dropSchema(dsn, schema string) {
 		u.RawQuery = q.Encode()
 		dsn = u.String()
 	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		return
+	drop := "DROP SCHEMA IF EXISTS " + pgx.Identifier{schema}.Sanitize() + " CASCADE"
+	var err error
+	for {
+		var conn *pgx.Conn
+		if conn, err = pgx.Connect(ctx, dsn); err == nil {
+			_, err = conn.Exec(ctx, drop)
+			conn.Close(context.Background())
+			if err == nil {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("benchmark schema %s left behind (%w); remove it with: %s", schema, err, drop)
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	defer conn.Close(ctx)
-	conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 }
 
-// dropOnClose drops a benchmark's schema when its store is closed.
-type dropOnClose struct{ *postgres.Store }
+// dropOnClose drops a benchmark's schema when its store is closed: the
+// store's connections first, so none of them holds a lock the drop waits
+// for.
+type dropOnClose struct {
+	*postgres.Store
+	dsn, schema string
+}
 
 func (d dropOnClose) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	_, err := d.Pool().Exec(ctx, "DROP SCHEMA "+d.Schema()+" CASCADE")
-	return errors.Join(err, d.Store.Close())
+	return errors.Join(d.Store.Close(), dropSchema(d.dsn, d.schema))
 }
 
 func isPostgres(dsn string) bool {

@@ -180,12 +180,14 @@ func Run(ctx context.Context, open Opener, cfg Config, progress func(string)) (R
 	return r, nil
 }
 
-func withTarget(open Opener, fn func(Target) error) error {
+// withTarget runs fn on a fresh target and discards it after; a target
+// that cannot be discarded is an error too (a schema left behind).
+func withTarget(open Opener, fn func(Target) error) (err error) {
 	tg, err := open()
 	if err != nil {
 		return err
 	}
-	defer tg.Close()
+	defer func() { err = errors.Join(err, tg.Close()) }()
 	return fn(tg)
 }
 
