@@ -27,7 +27,6 @@ func (e *Engine) finishFor(t task.Task, o outcome) store.Finish {
 	if o.rec != nil {
 		f.Attempt.Output, f.Attempt.ExitCode, f.Attempt.Signal = o.rec.output, o.rec.exitCode, o.rec.signal
 	}
-	var snooze *SnoozeError
 	switch {
 	case o.err == nil && !o.stuck:
 		f.State, f.Attempt.Outcome = task.Success, task.OutcomeSuccess
@@ -37,13 +36,25 @@ func (e *Engine) finishFor(t task.Task, o outcome) store.Finish {
 		// not count. A lost lease's write is rejected by the store anyway.
 		f.State, f.NextAt, f.Refund = task.Ready, now, true
 		f.Attempt.Outcome, f.Attempt.Error = task.OutcomeReleased, causeText(o.cause)
-	case o.cause == nil && errors.As(o.err, &snooze):
-		f.State, f.NextAt, f.Refund = task.Sensing, now.Add(snooze.Delay), true
-		f.Attempt.Outcome, f.Attempt.Delay = task.OutcomeSnoozed, snooze.Delay
+	case o.cause == nil && snoozed(o.err) != nil:
+		delay := snoozed(o.err).Delay
+		f.State, f.NextAt, f.Refund = task.Sensing, now.Add(delay), true
+		f.Attempt.Outcome, f.Attempt.Delay = task.OutcomeSnoozed, delay
 	default:
 		e.failed(&f, t, o, now)
 	}
 	return f
+}
+
+// snoozed is err's SnoozeError, if it has one. It is a function of its
+// own so that the variable errors.As needs is allocated only when a
+// failure is looked at, not for every success.
+func snoozed(err error) *SnoozeError {
+	var s *SnoozeError
+	if errors.As(err, &s) {
+		return s
+	}
+	return nil
 }
 
 func causeText(cause error) string {

@@ -35,11 +35,12 @@ type inflight struct {
 	// What a run needs besides lives in the attempt's own allocation: on a
 	// busy worker, allocations per attempt are most of the garbage
 	// collector's work.
-	view  task.Task  // the handler's copy of t: what it changes is not the engine's
-	rec   record     // what the handler leaves on the attempt
-	w     watched    // what watched points to
-	actx  attemptCtx // the handler's context, below its deadline
-	steps stepLog    // its handler's durable steps
+	view  task.Task    // the handler's copy of t: what it changes is not the engine's
+	rec   record       // what the handler leaves on the attempt
+	w     watched      // what watched points to
+	actx  attemptCtx   // the handler's context, below its deadline
+	steps stepLog      // its handler's durable steps
+	fin   store.Finish // its result as end decides it, before it is sent to the completer
 }
 
 // attemptCtx carries an attempt's information (AttemptFrom) and its record
@@ -109,10 +110,11 @@ func (e *Engine) execute(ctx context.Context, a *inflight, h *Handler) {
 func (e *Engine) end(a *inflight, o outcome) {
 	defer e.execs.Done()
 	a.cancel(nil)
-	f := e.finishFor(a.t, o)
-	e.gate.Ending(e.runCtx, &a.t, &f)
-	tracing.End(a.span, &f) // as decided, the gate's say included
-	e.finishes <- pending{a: a, f: f}
+	f := &a.fin // in the attempt's allocation: a Finish of its own would be one more per attempt
+	*f = e.finishFor(a.t, o)
+	e.gate.Ending(e.runCtx, &a.t, f)
+	tracing.End(a.span, f) // as decided, the gate's say included
+	e.finishes <- pending{a: a, f: *f}
 	<-e.slots
 	e.cfg.Metrics.Slots(-1, 1)
 	if e.slotBound.Load() {
