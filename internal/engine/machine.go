@@ -23,7 +23,7 @@ func (e *Engine) machineLoop() {
 // machineEnded pokes the machine loop when t, whose attempt just ended in
 // state, enters a state of an instance and has ended (or waits for an
 // operator).
-func (e *Engine) machineEnded(t task.Task, state task.State) {
+func (e *Engine) machineEnded(t *task.Task, state task.State) {
 	if len(e.cfg.Machines) == 0 || state.Waiting() {
 		return
 	}
