@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/batch"
@@ -47,7 +48,8 @@ func ReportError(a *gritv1.ReportAnswer) error {
 // recorded (a refusal's status error, FAILED_PRECONDITION for a lease the
 // worker lost). The results that many goroutines send go out together,
 // at ReportBatchSize results or ReportInterval after the first, as Send's
-// tasks do; a report that fails as a whole with DEADLINE_EXCEEDED,
+// tasks do (in several reports of at most 8 MiB each when their outputs
+// are large); a report that fails as a whole with DEADLINE_EXCEEDED,
 // UNAVAILABLE or INTERNAL is sent again (a result recorded by the first
 // answers OK).
 func (c *Client) SendResult(ctx context.Context, worker string, r *gritv1.Result) *batch.Future[Reported] {
@@ -73,22 +75,23 @@ func (c *Client) flushReports(ctx context.Context, items []workerResult) ([]Repo
 		byWorker[it.worker] = append(byWorker[it.worker], i)
 	}
 	for _, w := range order {
-		idx := byWorker[w]
-		rs := make([]*gritv1.Result, len(idx))
-		for j, i := range idx {
-			rs[j] = items[i].r
-		}
-		as, err := c.Report(ctx, w, rs)
-		if err != nil {
-			return nil, err
-		}
-		for j, a := range as {
-			out[idx[j]] = Reported{Task: a.GetTask(), Decision: a.GetDecision()}
-			if err := ReportError(a); err != nil {
-				if refused == nil {
-					refused = make(batch.ItemErrors, len(items))
+		for _, idx := range bySize(items, byWorker[w], maxReportBytes) {
+			rs := make([]*gritv1.Result, len(idx))
+			for j, i := range idx {
+				rs[j] = items[i].r
+			}
+			as, err := c.Report(ctx, w, rs)
+			if err != nil {
+				return nil, err
+			}
+			for j, a := range as {
+				out[idx[j]] = Reported{Task: a.GetTask(), Decision: a.GetDecision()}
+				if err := ReportError(a); err != nil {
+					if refused == nil {
+						refused = make(batch.ItemErrors, len(items))
+					}
+					refused[idx[j]] = fmt.Errorf("client: result of task %d: %w", items[idx[j]].r.GetTaskId(), err)
 				}
-				refused[idx[j]] = fmt.Errorf("client: result of task %d: %w", items[idx[j]].r.GetTaskId(), err)
 			}
 		}
 	}
@@ -96,4 +99,27 @@ func (c *Client) flushReports(ctx context.Context, items []workerResult) ([]Repo
 		return out, refused
 	}
 	return out, nil
+}
+
+// maxReportBytes bounds a Report the client sends, well within the
+// server's default message limit (16 MiB): a result's message and output
+// may be 64 KiB each, so a full batch of large ones would be refused
+// whole.
+const maxReportBytes = 8 << 20
+
+// bySize splits the items idx names into runs, in order, whose results
+// take at most max bytes on the wire together; a result larger than max
+// goes alone, for the server to judge.
+func bySize(items []workerResult, idx []int, max int) [][]int {
+	var out [][]int
+	size := 0
+	for _, i := range idx {
+		n := proto.Size(items[i].r) + 8 // its tag and length, generously
+		if len(out) == 0 || size+n > max {
+			out, size = append(out, nil), 0
+		}
+		out[len(out)-1] = append(out[len(out)-1], i)
+		size += n
+	}
+	return out
 }
