@@ -104,11 +104,6 @@ func (s *Server) record(ctx context.Context, worker string, rs []result) ([]ende
 	if err != nil {
 		return nil, err
 	}
-	now, err := s.cfg.Store.Now(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var fs []store.Finish
 	var ts []task.Task
 	var items []int
 	for i, r := range rs {
@@ -120,18 +115,24 @@ func (s *Server) record(ctx context.Context, worker string, rs []result) ([]ende
 		case !found:
 			out[i].err = fmt.Errorf("task %d: %w", id, task.ErrNotFound)
 		case t.State == task.Running && t.LeaseToken == token && (worker == "" || t.LeaseOwner == worker):
-			fs, ts, items = append(fs, s.decide(t, r, now)), append(ts, t), append(items, i)
+			ts, items = append(ts, t), append(items, i)
 		default:
 			out[i] = s.recordedBefore(ctx, worker, r)
 		}
 	}
-	for j := range fs {
+	if len(items) == 0 {
+		return out, nil
+	}
+	now, err := s.cfg.Store.Now(ctx)
+	if err != nil {
+		return nil, err
+	}
+	fs := make([]store.Finish, len(items))
+	for j, i := range items {
+		fs[j] = s.decide(ts[j], rs[i], now)
 		s.gate.Ending(ctx, &ts[j], &fs[j])
 		s.auto.record(ts[j], &fs[j])
 		s.spans.end(&fs[j])
-	}
-	if len(fs) == 0 {
-		return out, nil
 	}
 	errs, err := s.cfg.Store.Finish(ctx, fs)
 	if err != nil {
