@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/grit-run/grit/task"
 )
@@ -158,4 +159,32 @@ func FinishEnqueues(f Finish) []NewTask {
 		out[i] = t
 	}
 	return out
+}
+
+// Applied is t, read RUNNING under f's token, as Finish leaves it when f
+// applies at now on the store's clock: what a caller that holds t answers
+// without reading it again. Every driver writes exactly this
+// (storetest's FinishApplied case); now stands for the time of the
+// driver's write, which the caller reads before it. Times are kept to the
+// microsecond, as the drivers keep them.
+func (f Finish) Applied(t task.Task, now time.Time) task.Task {
+	t.State, t.NextAt, t.FinishedAt = f.State, time.Time{}, time.Time{}
+	if f.State.Waiting() {
+		t.NextAt = f.NextAt
+		if t.NextAt.IsZero() {
+			t.NextAt = now
+		}
+		t.NextAt = t.NextAt.Truncate(time.Microsecond)
+	} else {
+		t.FinishedAt = now.Truncate(time.Microsecond)
+	}
+	if f.Refund {
+		t.Attempt = max(t.Attempt-1, 0)
+	}
+	if f.Deferred {
+		t.Deferrals++
+	}
+	t.LastError, t.Fingerprint, t.Streak, t.PrevDelay = f.Error, f.Fingerprint, f.Streak, f.PrevDelay
+	t.LeaseOwner, t.LeaseExpires, t.AttemptTrace = "", time.Time{}, f.Trace
+	return t
 }

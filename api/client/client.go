@@ -31,6 +31,7 @@ type Client struct {
 	tasks   gritv1.TasksClient
 	workers gritv1.WorkersClient
 	batcher *batch.Batcher[*gritv1.NewTask, Enqueued]
+	reports *batch.Batcher[workerResult, Reported]
 }
 
 // Dial returns a client of the server at cfg.Addr. It does not wait for
@@ -67,6 +68,13 @@ func Dial(cfg Config, opts ...grpc.DialOption) (*Client, error) {
 		Retries: cfg.SendRetries, Retryable: callRetryable,
 		Backoff: retry.Exponential{Min: cfg.SendBackoff, Max: 4 * cfg.SendBackoff, Jitter: retry.JitterEqual},
 	})
+	if err == nil {
+		c.reports, err = batch.New(batch.Config[workerResult, Reported]{
+			Flush: c.flushReports, MaxSize: cfg.ReportBatchSize, Interval: cfg.ReportInterval,
+			Timeout: -1, Retries: cfg.SendRetries, Retryable: callRetryable,
+			Backoff: retry.Exponential{Min: cfg.SendBackoff, Max: 4 * cfg.SendBackoff, Jitter: retry.JitterEqual},
+		})
+	}
 	if err != nil {
 		conn.Close()
 		return nil, err
@@ -174,10 +182,10 @@ func (c *Client) Cancel(ctx context.Context, id int64) (*gritv1.Task, error) {
 	return resp.GetTask(), nil
 }
 
-// Close flushes what Send buffered (bounded by ctx) and closes the
+// Close flushes what Send and SendResult buffered (bounded by ctx) and closes the
 // connection.
 func (c *Client) Close(ctx context.Context) error {
-	err := c.batcher.Close(ctx)
+	err := errors.Join(c.batcher.Close(ctx), c.reports.Close(ctx))
 	return errors.Join(err, c.conn.Close())
 }
 

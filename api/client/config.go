@@ -37,6 +37,13 @@ type Config struct {
 	// others (GRIT_FLUSH_INTERVAL, 0.1s).
 	MaxBatchSize  int
 	FlushInterval time.Duration
+	// ReportBatchSize is the most results per Report that SendResult
+	// gathers (GRIT_REPORT_BATCH_SIZE, 500); ReportInterval how long the
+	// first result of a report waits for others (GRIT_REPORT_INTERVAL,
+	// 2ms: a worker waits for its results' answers, so a long window
+	// would slow it more than a call per result).
+	ReportBatchSize int
+	ReportInterval  time.Duration
 	// CallRetries is the budget of a call made on its own, not batched
 	// (default 4: enough for the channel layer's retries).
 	CallRetries int
@@ -87,6 +94,15 @@ var knobDefs = []knobDef{
 		return nil
 	}},
 	{"flush-interval", "GRIT_FLUSH_INTERVAL", "0.1s", func(c *Config, v string) (err error) { c.FlushInterval, err = seconds(v); return err }},
+	{"report-batch-size", "GRIT_REPORT_BATCH_SIZE", "500", func(c *Config, v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return errors.New("want a positive whole number of results")
+		}
+		c.ReportBatchSize = n
+		return nil
+	}},
+	{"report-interval", "GRIT_REPORT_INTERVAL", "2ms", func(c *Config, v string) (err error) { c.ReportInterval, err = seconds(v); return err }},
 	{"server-tls", "GRIT_SERVER_TLS", "false", func(c *Config, v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -163,6 +179,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.FlushInterval <= 0 {
 		c.FlushInterval = 100 * time.Millisecond
+	}
+	if c.ReportBatchSize <= 0 {
+		c.ReportBatchSize = 500
+	}
+	if c.ReportInterval <= 0 {
+		c.ReportInterval = 2 * time.Millisecond
 	}
 	if c.CallRetries == 0 {
 		c.CallRetries = 4

@@ -1,6 +1,8 @@
 // Package client is grit's Go client for the gRPC API (api/gritv1): it
-// enqueues tasks one at a time or batched, reads and cancels them, and
-// survives burst load and a slow or failing server.
+// enqueues tasks one at a time or batched, reads and cancels them,
+// reports a remote worker's results in batches (Report, and SendResult,
+// which gathers many goroutines' results into one Report), and survives
+// burst load and a slow or failing server.
 //
 // Calls are retried in three layers that draw on one budget:
 //
@@ -14,6 +16,9 @@
 //  3. Batch: Send buffers tasks into EnqueueBatch calls (batch package);
 //     a failed batch is retried as a whole (Config.SendRetries, from
 //     Config.SendBackoff doubling to four times it, with jitter).
+//     SendResult's reports are batched and retried the same way: a
+//     result recorded by a report whose answer was lost answers OK when
+//     sent again.
 //
 // The budget is a retry.Allowance carried in the call's context: the
 // outermost layer puts it there (the batch, or the call for a direct one),

@@ -63,6 +63,12 @@ func (f *faults) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 // serveFaulty runs a real server on a SQLite store, behind f.
 func serveFaulty(t *testing.T, f *faults) (string, store.Store) {
 	t.Helper()
+	return serveWith(t, f.intercept)
+}
+
+// serveWith runs a real server on a SQLite store, behind intercept.
+func serveWith(t *testing.T, intercept grpc.UnaryServerInterceptor) (string, store.Store) {
+	t.Helper()
 	st, err := sqlite.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +78,7 @@ func serveFaulty(t *testing.T, f *faults) (string, store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gs := grpc.NewServer(append(s.ServerOptions(), grpc.ChainUnaryInterceptor(f.intercept))...)
+	gs := grpc.NewServer(append(s.ServerOptions(), grpc.ChainUnaryInterceptor(intercept))...)
 	s.Register(gs)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

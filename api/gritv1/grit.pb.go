@@ -20,6 +20,7 @@
 package gritv1
 
 import (
+	status "google.golang.org/genproto/googleapis/rpc/status"
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
@@ -3436,6 +3437,507 @@ func (x *SnoozeResponse) GetTask() *Task {
 	return nil
 }
 
+type ReportRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// worker_id is the worker that claimed the tasks, as in its Claim:
+	// required. A result for a lease another worker holds is refused
+	// (FAILED_PRECONDITION).
+	WorkerId string `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// results are the attempts' ends, at least one and at most the
+	// server's batch limit. Several may name one task: each is answered as
+	// if sent alone after those before it.
+	Results       []*Result `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportRequest) Reset() {
+	*x = ReportRequest{}
+	mi := &file_grit_v1_grit_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportRequest) ProtoMessage() {}
+
+func (x *ReportRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportRequest.ProtoReflect.Descriptor instead.
+func (*ReportRequest) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *ReportRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *ReportRequest) GetResults() []*Result {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// Result is how one attempt ended: what Complete, Fail or Snooze carry
+// for it.
+type Result struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id and lease_token name the attempt, as the claim gave them.
+	TaskId     int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	LeaseToken int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// end is how it ended: exactly one of them.
+	//
+	// Types that are valid to be assigned to End:
+	//
+	//	*Result_Complete
+	//	*Result_Fail
+	//	*Result_Snooze
+	End           isResult_End `protobuf_oneof:"end"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Result) Reset() {
+	*x = Result{}
+	mi := &file_grit_v1_grit_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Result) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Result) ProtoMessage() {}
+
+func (x *Result) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Result.ProtoReflect.Descriptor instead.
+func (*Result) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *Result) GetTaskId() int64 {
+	if x != nil {
+		return x.TaskId
+	}
+	return 0
+}
+
+func (x *Result) GetLeaseToken() int64 {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return 0
+}
+
+func (x *Result) GetEnd() isResult_End {
+	if x != nil {
+		return x.End
+	}
+	return nil
+}
+
+func (x *Result) GetComplete() *Completed {
+	if x != nil {
+		if x, ok := x.End.(*Result_Complete); ok {
+			return x.Complete
+		}
+	}
+	return nil
+}
+
+func (x *Result) GetFail() *Failed {
+	if x != nil {
+		if x, ok := x.End.(*Result_Fail); ok {
+			return x.Fail
+		}
+	}
+	return nil
+}
+
+func (x *Result) GetSnooze() *Snoozed {
+	if x != nil {
+		if x, ok := x.End.(*Result_Snooze); ok {
+			return x.Snooze
+		}
+	}
+	return nil
+}
+
+type isResult_End interface {
+	isResult_End()
+}
+
+type Result_Complete struct {
+	Complete *Completed `protobuf:"bytes,3,opt,name=complete,proto3,oneof"`
+}
+
+type Result_Fail struct {
+	Fail *Failed `protobuf:"bytes,4,opt,name=fail,proto3,oneof"`
+}
+
+type Result_Snooze struct {
+	Snooze *Snoozed `protobuf:"bytes,5,opt,name=snooze,proto3,oneof"`
+}
+
+func (*Result_Complete) isResult_End() {}
+
+func (*Result_Fail) isResult_End() {}
+
+func (*Result_Snooze) isResult_End() {}
+
+// Completed is a successful attempt, as CompleteRequest reports it
+// (without publish: a complete that publishes goes by Complete).
+type Completed struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// output is the tail of the work's output (at most 64 KiB), kept on the
+	// attempt.
+	Output        string `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Completed) Reset() {
+	*x = Completed{}
+	mi := &file_grit_v1_grit_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Completed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Completed) ProtoMessage() {}
+
+func (x *Completed) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Completed.ProtoReflect.Descriptor instead.
+func (*Completed) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *Completed) GetOutput() string {
+	if x != nil {
+		return x.Output
+	}
+	return ""
+}
+
+// Failed is a failed attempt; its fields mean what FailRequest's do.
+type Failed struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// class is how the worker classifies the failure.
+	Class ErrorClass `protobuf:"varint,1,opt,name=class,proto3,enum=grit.v1.ErrorClass" json:"class,omitempty"`
+	// message is the error (at most 64 KiB), fingerprinted with numbers,
+	// ids and quoted values masked.
+	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// retry_after is the least delay before the retry, for class AFTER.
+	RetryAfter *durationpb.Duration `protobuf:"bytes,3,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
+	// exit_code, for a process, is its exit status (75 is transient when
+	// the class is UNCLASSIFIED).
+	ExitCode *int32 `protobuf:"varint,4,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
+	// signal is what killed the process, if anything (e.g. SIGKILL).
+	Signal string `protobuf:"bytes,5,opt,name=signal,proto3" json:"signal,omitempty"`
+	// output is the tail of the work's output (at most 64 KiB).
+	Output string `protobuf:"bytes,6,opt,name=output,proto3" json:"output,omitempty"`
+	// policy is the worker's retry policy for the task's kind (e.g.
+	// "3 1s 30s"), used when the task has none of its own.
+	Policy string `protobuf:"bytes,7,opt,name=policy,proto3" json:"policy,omitempty"`
+	// catch is the kind of the task to enqueue when this failure ends the
+	// task FAILED.
+	Catch         string `protobuf:"bytes,8,opt,name=catch,proto3" json:"catch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Failed) Reset() {
+	*x = Failed{}
+	mi := &file_grit_v1_grit_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Failed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Failed) ProtoMessage() {}
+
+func (x *Failed) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Failed.ProtoReflect.Descriptor instead.
+func (*Failed) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *Failed) GetClass() ErrorClass {
+	if x != nil {
+		return x.Class
+	}
+	return ErrorClass_ERROR_CLASS_UNCLASSIFIED
+}
+
+func (x *Failed) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *Failed) GetRetryAfter() *durationpb.Duration {
+	if x != nil {
+		return x.RetryAfter
+	}
+	return nil
+}
+
+func (x *Failed) GetExitCode() int32 {
+	if x != nil && x.ExitCode != nil {
+		return *x.ExitCode
+	}
+	return 0
+}
+
+func (x *Failed) GetSignal() string {
+	if x != nil {
+		return x.Signal
+	}
+	return ""
+}
+
+func (x *Failed) GetOutput() string {
+	if x != nil {
+		return x.Output
+	}
+	return ""
+}
+
+func (x *Failed) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+func (x *Failed) GetCatch() string {
+	if x != nil {
+		return x.Catch
+	}
+	return ""
+}
+
+// Snoozed is a sensor whose condition does not hold yet, as
+// SnoozeRequest reports it: SENSING for delay, no attempt used.
+type Snoozed struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// delay is how long the task waits before it is due again.
+	Delay         *durationpb.Duration `protobuf:"bytes,1,opt,name=delay,proto3" json:"delay,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Snoozed) Reset() {
+	*x = Snoozed{}
+	mi := &file_grit_v1_grit_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Snoozed) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Snoozed) ProtoMessage() {}
+
+func (x *Snoozed) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Snoozed.ProtoReflect.Descriptor instead.
+func (*Snoozed) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *Snoozed) GetDelay() *durationpb.Duration {
+	if x != nil {
+		return x.Delay
+	}
+	return nil
+}
+
+type ReportResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// answers[i] answers the request's results[i].
+	Answers       []*ReportAnswer `protobuf:"bytes,1,rep,name=answers,proto3" json:"answers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportResponse) Reset() {
+	*x = ReportResponse{}
+	mi := &file_grit_v1_grit_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportResponse) ProtoMessage() {}
+
+func (x *ReportResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportResponse.ProtoReflect.Descriptor instead.
+func (*ReportResponse) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *ReportResponse) GetAnswers() []*ReportAnswer {
+	if x != nil {
+		return x.Answers
+	}
+	return nil
+}
+
+// ReportAnswer is what one result came to.
+type ReportAnswer struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// status is unset when the result is recorded (by this call, or before
+	// it under the same token). Otherwise it is the code and message the
+	// single call (Complete, Fail or Snooze) would have answered, and the
+	// result is not recorded: FAILED_PRECONDITION for a lease the worker
+	// does not hold (lost, another task's or another worker's: stop working
+	// the task), NOT_FOUND for no such task, INVALID_ARGUMENT for a bad
+	// result (with a google.rpc.BadRequest detail naming the field).
+	Status *status.Status `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	// task is the task after the result, without its args and last_error
+	// (the request has them; Get the task for them); unset when status is.
+	Task *Task `protobuf:"bytes,2,opt,name=task,proto3" json:"task,omitempty"`
+	// decision, for a fail: retry, exhausted, permanent, budget or poison.
+	Decision      string `protobuf:"bytes,3,opt,name=decision,proto3" json:"decision,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportAnswer) Reset() {
+	*x = ReportAnswer{}
+	mi := &file_grit_v1_grit_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportAnswer) ProtoMessage() {}
+
+func (x *ReportAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportAnswer.ProtoReflect.Descriptor instead.
+func (*ReportAnswer) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *ReportAnswer) GetStatus() *status.Status {
+	if x != nil {
+		return x.Status
+	}
+	return nil
+}
+
+func (x *ReportAnswer) GetTask() *Task {
+	if x != nil {
+		return x.Task
+	}
+	return nil
+}
+
+func (x *ReportAnswer) GetDecision() string {
+	if x != nil {
+		return x.Decision
+	}
+	return ""
+}
+
 type ReleaseRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	WorkerId string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
@@ -3448,7 +3950,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[46]
+	mi := &file_grit_v1_grit_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3460,7 +3962,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[46]
+	mi := &file_grit_v1_grit_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3473,7 +3975,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{46}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ReleaseRequest) GetWorkerId() string {
@@ -3508,7 +4010,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[47]
+	mi := &file_grit_v1_grit_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3520,7 +4022,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[47]
+	mi := &file_grit_v1_grit_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3533,7 +4035,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{47}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ReleaseResponse) GetLost() []*Lease {
@@ -3562,7 +4064,7 @@ type Step struct {
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_grit_v1_grit_proto_msgTypes[48]
+	mi := &file_grit_v1_grit_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3574,7 +4076,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[48]
+	mi := &file_grit_v1_grit_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3587,7 +4089,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{48}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *Step) GetSeq() int32 {
@@ -3646,7 +4148,7 @@ type RecordStepRequest struct {
 
 func (x *RecordStepRequest) Reset() {
 	*x = RecordStepRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[49]
+	mi := &file_grit_v1_grit_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3658,7 +4160,7 @@ func (x *RecordStepRequest) String() string {
 func (*RecordStepRequest) ProtoMessage() {}
 
 func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[49]
+	mi := &file_grit_v1_grit_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3671,7 +4173,7 @@ func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordStepRequest.ProtoReflect.Descriptor instead.
 func (*RecordStepRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{49}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *RecordStepRequest) GetWorkerId() string {
@@ -3713,7 +4215,7 @@ type RecordStepResponse struct {
 
 func (x *RecordStepResponse) Reset() {
 	*x = RecordStepResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[50]
+	mi := &file_grit_v1_grit_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3725,7 +4227,7 @@ func (x *RecordStepResponse) String() string {
 func (*RecordStepResponse) ProtoMessage() {}
 
 func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[50]
+	mi := &file_grit_v1_grit_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3738,7 +4240,7 @@ func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordStepResponse.ProtoReflect.Descriptor instead.
 func (*RecordStepResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{50}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *RecordStepResponse) GetStep() *Step {
@@ -3757,7 +4259,7 @@ type StepsRequest struct {
 
 func (x *StepsRequest) Reset() {
 	*x = StepsRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[51]
+	mi := &file_grit_v1_grit_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3769,7 +4271,7 @@ func (x *StepsRequest) String() string {
 func (*StepsRequest) ProtoMessage() {}
 
 func (x *StepsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[51]
+	mi := &file_grit_v1_grit_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3782,7 +4284,7 @@ func (x *StepsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepsRequest.ProtoReflect.Descriptor instead.
 func (*StepsRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{51}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *StepsRequest) GetTaskId() int64 {
@@ -3801,7 +4303,7 @@ type StepsResponse struct {
 
 func (x *StepsResponse) Reset() {
 	*x = StepsResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[52]
+	mi := &file_grit_v1_grit_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3813,7 +4315,7 @@ func (x *StepsResponse) String() string {
 func (*StepsResponse) ProtoMessage() {}
 
 func (x *StepsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[52]
+	mi := &file_grit_v1_grit_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3826,7 +4328,7 @@ func (x *StepsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepsResponse.ProtoReflect.Descriptor instead.
 func (*StepsResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{52}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *StepsResponse) GetSteps() []*Step {
@@ -3840,7 +4342,7 @@ var File_grit_v1_grit_proto protoreflect.FileDescriptor
 
 const file_grit_v1_grit_proto_rawDesc = "" +
 	"\n" +
-	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xd6\b\n" +
+	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\xd6\b\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\x03R\x05runId\x12\x12\n" +
@@ -4090,7 +4592,40 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x05delay\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x05delay\x12\x1b\n" +
 	"\tworker_id\x18\x04 \x01(\tR\bworkerId\"3\n" +
 	"\x0eSnoozeResponse\x12!\n" +
-	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"u\n" +
+	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"W\n" +
+	"\rReportRequest\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12)\n" +
+	"\aresults\x18\x02 \x03(\v2\x0f.grit.v1.ResultR\aresults\"\xce\x01\n" +
+	"\x06Result\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x1f\n" +
+	"\vlease_token\x18\x02 \x01(\x03R\n" +
+	"leaseToken\x120\n" +
+	"\bcomplete\x18\x03 \x01(\v2\x12.grit.v1.CompletedH\x00R\bcomplete\x12%\n" +
+	"\x04fail\x18\x04 \x01(\v2\x0f.grit.v1.FailedH\x00R\x04fail\x12*\n" +
+	"\x06snooze\x18\x05 \x01(\v2\x10.grit.v1.SnoozedH\x00R\x06snoozeB\x05\n" +
+	"\x03end\"#\n" +
+	"\tCompleted\x12\x16\n" +
+	"\x06output\x18\x01 \x01(\tR\x06output\"\x97\x02\n" +
+	"\x06Failed\x12)\n" +
+	"\x05class\x18\x01 \x01(\x0e2\x13.grit.v1.ErrorClassR\x05class\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12:\n" +
+	"\vretry_after\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"retryAfter\x12 \n" +
+	"\texit_code\x18\x04 \x01(\x05H\x00R\bexitCode\x88\x01\x01\x12\x16\n" +
+	"\x06signal\x18\x05 \x01(\tR\x06signal\x12\x16\n" +
+	"\x06output\x18\x06 \x01(\tR\x06output\x12\x16\n" +
+	"\x06policy\x18\a \x01(\tR\x06policy\x12\x14\n" +
+	"\x05catch\x18\b \x01(\tR\x05catchB\f\n" +
+	"\n" +
+	"_exit_code\":\n" +
+	"\aSnoozed\x12/\n" +
+	"\x05delay\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x05delay\"A\n" +
+	"\x0eReportResponse\x12/\n" +
+	"\aanswers\x18\x01 \x03(\v2\x15.grit.v1.ReportAnswerR\aanswers\"y\n" +
+	"\fReportAnswer\x12*\n" +
+	"\x06status\x18\x01 \x01(\v2\x12.google.rpc.StatusR\x06status\x12!\n" +
+	"\x04task\x18\x02 \x01(\v2\r.grit.v1.TaskR\x04task\x12\x1a\n" +
+	"\bdecision\x18\x03 \x01(\tR\bdecision\"u\n" +
 	"\x0eReleaseRequest\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12&\n" +
 	"\x06leases\x18\x02 \x03(\v2\x0e.grit.v1.LeaseR\x06leases\x12\x1e\n" +
@@ -4154,13 +4689,14 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x05Pause\x12\x15.grit.v1.PauseRequest\x1a\x16.grit.v1.PauseResponse\x129\n" +
 	"\x06Resume\x12\x16.grit.v1.ResumeRequest\x1a\x17.grit.v1.ResumeResponse\x123\n" +
 	"\x04Send\x12\x14.grit.v1.SendRequest\x1a\x15.grit.v1.SendResponse\x12?\n" +
-	"\bInstance\x12\x18.grit.v1.InstanceRequest\x1a\x19.grit.v1.InstanceResponse2\xf3\x03\n" +
+	"\bInstance\x12\x18.grit.v1.InstanceRequest\x1a\x19.grit.v1.InstanceResponse2\xae\x04\n" +
 	"\aWorkers\x126\n" +
 	"\x05Claim\x12\x15.grit.v1.ClaimRequest\x1a\x16.grit.v1.ClaimResponse\x12B\n" +
 	"\tHeartbeat\x12\x19.grit.v1.HeartbeatRequest\x1a\x1a.grit.v1.HeartbeatResponse\x12?\n" +
 	"\bComplete\x12\x18.grit.v1.CompleteRequest\x1a\x19.grit.v1.CompleteResponse\x123\n" +
 	"\x04Fail\x12\x14.grit.v1.FailRequest\x1a\x15.grit.v1.FailResponse\x129\n" +
-	"\x06Snooze\x12\x16.grit.v1.SnoozeRequest\x1a\x17.grit.v1.SnoozeResponse\x12<\n" +
+	"\x06Snooze\x12\x16.grit.v1.SnoozeRequest\x1a\x17.grit.v1.SnoozeResponse\x129\n" +
+	"\x06Report\x12\x16.grit.v1.ReportRequest\x1a\x17.grit.v1.ReportResponse\x12<\n" +
 	"\aRelease\x12\x17.grit.v1.ReleaseRequest\x1a\x18.grit.v1.ReleaseResponse\x12E\n" +
 	"\n" +
 	"RecordStep\x12\x1a.grit.v1.RecordStepRequest\x1a\x1b.grit.v1.RecordStepResponse\x126\n" +
@@ -4179,7 +4715,7 @@ func file_grit_v1_grit_proto_rawDescGZIP() []byte {
 }
 
 var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 53)
+var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_grit_v1_grit_proto_goTypes = []any{
 	(DeadLetterAction)(0),         // 0: grit.v1.DeadLetterAction
 	(PauseScope)(0),               // 1: grit.v1.PauseScope
@@ -4230,31 +4766,39 @@ var file_grit_v1_grit_proto_goTypes = []any{
 	(*FailResponse)(nil),          // 46: grit.v1.FailResponse
 	(*SnoozeRequest)(nil),         // 47: grit.v1.SnoozeRequest
 	(*SnoozeResponse)(nil),        // 48: grit.v1.SnoozeResponse
-	(*ReleaseRequest)(nil),        // 49: grit.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 50: grit.v1.ReleaseResponse
-	(*Step)(nil),                  // 51: grit.v1.Step
-	(*RecordStepRequest)(nil),     // 52: grit.v1.RecordStepRequest
-	(*RecordStepResponse)(nil),    // 53: grit.v1.RecordStepResponse
-	(*StepsRequest)(nil),          // 54: grit.v1.StepsRequest
-	(*StepsResponse)(nil),         // 55: grit.v1.StepsResponse
-	(*durationpb.Duration)(nil),   // 56: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 57: google.protobuf.Timestamp
+	(*ReportRequest)(nil),         // 49: grit.v1.ReportRequest
+	(*Result)(nil),                // 50: grit.v1.Result
+	(*Completed)(nil),             // 51: grit.v1.Completed
+	(*Failed)(nil),                // 52: grit.v1.Failed
+	(*Snoozed)(nil),               // 53: grit.v1.Snoozed
+	(*ReportResponse)(nil),        // 54: grit.v1.ReportResponse
+	(*ReportAnswer)(nil),          // 55: grit.v1.ReportAnswer
+	(*ReleaseRequest)(nil),        // 56: grit.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 57: grit.v1.ReleaseResponse
+	(*Step)(nil),                  // 58: grit.v1.Step
+	(*RecordStepRequest)(nil),     // 59: grit.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),    // 60: grit.v1.RecordStepResponse
+	(*StepsRequest)(nil),          // 61: grit.v1.StepsRequest
+	(*StepsResponse)(nil),         // 62: grit.v1.StepsResponse
+	(*durationpb.Duration)(nil),   // 63: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 64: google.protobuf.Timestamp
+	(*status.Status)(nil),         // 65: google.rpc.Status
 }
 var file_grit_v1_grit_proto_depIdxs = []int32{
-	56, // 0: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
-	56, // 1: grit.v1.Task.grace:type_name -> google.protobuf.Duration
-	57, // 2: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
-	56, // 3: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
-	57, // 4: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
-	57, // 5: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	57, // 6: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
-	57, // 7: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	57, // 8: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	57, // 9: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
-	56, // 10: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
-	56, // 11: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
-	56, // 12: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
-	57, // 13: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
+	63, // 0: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
+	63, // 1: grit.v1.Task.grace:type_name -> google.protobuf.Duration
+	64, // 2: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
+	63, // 3: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
+	64, // 4: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
+	64, // 5: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	64, // 6: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
+	64, // 7: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	64, // 8: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	64, // 9: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
+	63, // 10: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
+	63, // 11: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
+	63, // 12: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
+	64, // 13: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
 	5,  // 14: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
 	3,  // 15: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
 	5,  // 16: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
@@ -4268,7 +4812,7 @@ var file_grit_v1_grit_proto_depIdxs = []int32{
 	0,  // 24: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
 	3,  // 25: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
 	1,  // 26: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
-	57, // 27: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
+	64, // 27: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
 	23, // 28: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
 	1,  // 29: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
 	23, // 30: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
@@ -4276,78 +4820,90 @@ var file_grit_v1_grit_proto_depIdxs = []int32{
 	32, // 32: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
 	31, // 33: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
 	33, // 34: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
-	57, // 35: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
-	57, // 36: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
-	57, // 37: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
+	64, // 35: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
+	64, // 36: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
+	64, // 37: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
 	30, // 38: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
 	30, // 39: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
-	56, // 40: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
-	56, // 41: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	63, // 40: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
+	63, // 41: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
 	3,  // 42: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
-	56, // 43: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
+	63, // 43: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
 	40, // 44: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
-	56, // 45: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
+	63, // 45: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
 	40, // 46: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
 	18, // 47: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
 	3,  // 48: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
 	2,  // 49: grit.v1.FailRequest.class:type_name -> grit.v1.ErrorClass
-	56, // 50: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	63, // 50: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
 	3,  // 51: grit.v1.FailResponse.task:type_name -> grit.v1.Task
-	56, // 52: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
+	63, // 52: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
 	3,  // 53: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
-	40, // 54: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
-	40, // 55: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
-	57, // 56: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
-	51, // 57: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
-	51, // 58: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
-	51, // 59: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
-	6,  // 60: grit.v1.Tasks.Enqueue:input_type -> grit.v1.EnqueueRequest
-	8,  // 61: grit.v1.Tasks.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
-	10, // 62: grit.v1.Tasks.Get:input_type -> grit.v1.GetRequest
-	12, // 63: grit.v1.Tasks.List:input_type -> grit.v1.ListRequest
-	14, // 64: grit.v1.Tasks.Attempts:input_type -> grit.v1.AttemptsRequest
-	16, // 65: grit.v1.Tasks.Cancel:input_type -> grit.v1.CancelRequest
-	19, // 66: grit.v1.Tasks.Publish:input_type -> grit.v1.PublishRequest
-	21, // 67: grit.v1.Tasks.DeadLetter:input_type -> grit.v1.DeadLetterRequest
-	24, // 68: grit.v1.Tasks.Pauses:input_type -> grit.v1.PausesRequest
-	26, // 69: grit.v1.Tasks.Pause:input_type -> grit.v1.PauseRequest
-	28, // 70: grit.v1.Tasks.Resume:input_type -> grit.v1.ResumeRequest
-	34, // 71: grit.v1.Tasks.Send:input_type -> grit.v1.SendRequest
-	36, // 72: grit.v1.Tasks.Instance:input_type -> grit.v1.InstanceRequest
-	38, // 73: grit.v1.Workers.Claim:input_type -> grit.v1.ClaimRequest
-	41, // 74: grit.v1.Workers.Heartbeat:input_type -> grit.v1.HeartbeatRequest
-	43, // 75: grit.v1.Workers.Complete:input_type -> grit.v1.CompleteRequest
-	45, // 76: grit.v1.Workers.Fail:input_type -> grit.v1.FailRequest
-	47, // 77: grit.v1.Workers.Snooze:input_type -> grit.v1.SnoozeRequest
-	49, // 78: grit.v1.Workers.Release:input_type -> grit.v1.ReleaseRequest
-	52, // 79: grit.v1.Workers.RecordStep:input_type -> grit.v1.RecordStepRequest
-	54, // 80: grit.v1.Workers.Steps:input_type -> grit.v1.StepsRequest
-	7,  // 81: grit.v1.Tasks.Enqueue:output_type -> grit.v1.EnqueueResponse
-	9,  // 82: grit.v1.Tasks.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
-	11, // 83: grit.v1.Tasks.Get:output_type -> grit.v1.GetResponse
-	13, // 84: grit.v1.Tasks.List:output_type -> grit.v1.ListResponse
-	15, // 85: grit.v1.Tasks.Attempts:output_type -> grit.v1.AttemptsResponse
-	17, // 86: grit.v1.Tasks.Cancel:output_type -> grit.v1.CancelResponse
-	20, // 87: grit.v1.Tasks.Publish:output_type -> grit.v1.PublishResponse
-	22, // 88: grit.v1.Tasks.DeadLetter:output_type -> grit.v1.DeadLetterResponse
-	25, // 89: grit.v1.Tasks.Pauses:output_type -> grit.v1.PausesResponse
-	27, // 90: grit.v1.Tasks.Pause:output_type -> grit.v1.PauseResponse
-	29, // 91: grit.v1.Tasks.Resume:output_type -> grit.v1.ResumeResponse
-	35, // 92: grit.v1.Tasks.Send:output_type -> grit.v1.SendResponse
-	37, // 93: grit.v1.Tasks.Instance:output_type -> grit.v1.InstanceResponse
-	39, // 94: grit.v1.Workers.Claim:output_type -> grit.v1.ClaimResponse
-	42, // 95: grit.v1.Workers.Heartbeat:output_type -> grit.v1.HeartbeatResponse
-	44, // 96: grit.v1.Workers.Complete:output_type -> grit.v1.CompleteResponse
-	46, // 97: grit.v1.Workers.Fail:output_type -> grit.v1.FailResponse
-	48, // 98: grit.v1.Workers.Snooze:output_type -> grit.v1.SnoozeResponse
-	50, // 99: grit.v1.Workers.Release:output_type -> grit.v1.ReleaseResponse
-	53, // 100: grit.v1.Workers.RecordStep:output_type -> grit.v1.RecordStepResponse
-	55, // 101: grit.v1.Workers.Steps:output_type -> grit.v1.StepsResponse
-	81, // [81:102] is the sub-list for method output_type
-	60, // [60:81] is the sub-list for method input_type
-	60, // [60:60] is the sub-list for extension type_name
-	60, // [60:60] is the sub-list for extension extendee
-	0,  // [0:60] is the sub-list for field type_name
+	50, // 54: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
+	51, // 55: grit.v1.Result.complete:type_name -> grit.v1.Completed
+	52, // 56: grit.v1.Result.fail:type_name -> grit.v1.Failed
+	53, // 57: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
+	2,  // 58: grit.v1.Failed.class:type_name -> grit.v1.ErrorClass
+	63, // 59: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
+	63, // 60: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
+	55, // 61: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
+	65, // 62: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
+	3,  // 63: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
+	40, // 64: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
+	40, // 65: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
+	64, // 66: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
+	58, // 67: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
+	58, // 68: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
+	58, // 69: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
+	6,  // 70: grit.v1.Tasks.Enqueue:input_type -> grit.v1.EnqueueRequest
+	8,  // 71: grit.v1.Tasks.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
+	10, // 72: grit.v1.Tasks.Get:input_type -> grit.v1.GetRequest
+	12, // 73: grit.v1.Tasks.List:input_type -> grit.v1.ListRequest
+	14, // 74: grit.v1.Tasks.Attempts:input_type -> grit.v1.AttemptsRequest
+	16, // 75: grit.v1.Tasks.Cancel:input_type -> grit.v1.CancelRequest
+	19, // 76: grit.v1.Tasks.Publish:input_type -> grit.v1.PublishRequest
+	21, // 77: grit.v1.Tasks.DeadLetter:input_type -> grit.v1.DeadLetterRequest
+	24, // 78: grit.v1.Tasks.Pauses:input_type -> grit.v1.PausesRequest
+	26, // 79: grit.v1.Tasks.Pause:input_type -> grit.v1.PauseRequest
+	28, // 80: grit.v1.Tasks.Resume:input_type -> grit.v1.ResumeRequest
+	34, // 81: grit.v1.Tasks.Send:input_type -> grit.v1.SendRequest
+	36, // 82: grit.v1.Tasks.Instance:input_type -> grit.v1.InstanceRequest
+	38, // 83: grit.v1.Workers.Claim:input_type -> grit.v1.ClaimRequest
+	41, // 84: grit.v1.Workers.Heartbeat:input_type -> grit.v1.HeartbeatRequest
+	43, // 85: grit.v1.Workers.Complete:input_type -> grit.v1.CompleteRequest
+	45, // 86: grit.v1.Workers.Fail:input_type -> grit.v1.FailRequest
+	47, // 87: grit.v1.Workers.Snooze:input_type -> grit.v1.SnoozeRequest
+	49, // 88: grit.v1.Workers.Report:input_type -> grit.v1.ReportRequest
+	56, // 89: grit.v1.Workers.Release:input_type -> grit.v1.ReleaseRequest
+	59, // 90: grit.v1.Workers.RecordStep:input_type -> grit.v1.RecordStepRequest
+	61, // 91: grit.v1.Workers.Steps:input_type -> grit.v1.StepsRequest
+	7,  // 92: grit.v1.Tasks.Enqueue:output_type -> grit.v1.EnqueueResponse
+	9,  // 93: grit.v1.Tasks.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
+	11, // 94: grit.v1.Tasks.Get:output_type -> grit.v1.GetResponse
+	13, // 95: grit.v1.Tasks.List:output_type -> grit.v1.ListResponse
+	15, // 96: grit.v1.Tasks.Attempts:output_type -> grit.v1.AttemptsResponse
+	17, // 97: grit.v1.Tasks.Cancel:output_type -> grit.v1.CancelResponse
+	20, // 98: grit.v1.Tasks.Publish:output_type -> grit.v1.PublishResponse
+	22, // 99: grit.v1.Tasks.DeadLetter:output_type -> grit.v1.DeadLetterResponse
+	25, // 100: grit.v1.Tasks.Pauses:output_type -> grit.v1.PausesResponse
+	27, // 101: grit.v1.Tasks.Pause:output_type -> grit.v1.PauseResponse
+	29, // 102: grit.v1.Tasks.Resume:output_type -> grit.v1.ResumeResponse
+	35, // 103: grit.v1.Tasks.Send:output_type -> grit.v1.SendResponse
+	37, // 104: grit.v1.Tasks.Instance:output_type -> grit.v1.InstanceResponse
+	39, // 105: grit.v1.Workers.Claim:output_type -> grit.v1.ClaimResponse
+	42, // 106: grit.v1.Workers.Heartbeat:output_type -> grit.v1.HeartbeatResponse
+	44, // 107: grit.v1.Workers.Complete:output_type -> grit.v1.CompleteResponse
+	46, // 108: grit.v1.Workers.Fail:output_type -> grit.v1.FailResponse
+	48, // 109: grit.v1.Workers.Snooze:output_type -> grit.v1.SnoozeResponse
+	54, // 110: grit.v1.Workers.Report:output_type -> grit.v1.ReportResponse
+	57, // 111: grit.v1.Workers.Release:output_type -> grit.v1.ReleaseResponse
+	60, // 112: grit.v1.Workers.RecordStep:output_type -> grit.v1.RecordStepResponse
+	62, // 113: grit.v1.Workers.Steps:output_type -> grit.v1.StepsResponse
+	92, // [92:114] is the sub-list for method output_type
+	70, // [70:92] is the sub-list for method input_type
+	70, // [70:70] is the sub-list for extension type_name
+	70, // [70:70] is the sub-list for extension extendee
+	0,  // [0:70] is the sub-list for field type_name
 }
 
 func init() { file_grit_v1_grit_proto_init() }
@@ -4357,13 +4913,19 @@ func file_grit_v1_grit_proto_init() {
 	}
 	file_grit_v1_grit_proto_msgTypes[1].OneofWrappers = []any{}
 	file_grit_v1_grit_proto_msgTypes[42].OneofWrappers = []any{}
+	file_grit_v1_grit_proto_msgTypes[47].OneofWrappers = []any{
+		(*Result_Complete)(nil),
+		(*Result_Fail)(nil),
+		(*Result_Snooze)(nil),
+	}
+	file_grit_v1_grit_proto_msgTypes[49].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grit_v1_grit_proto_rawDesc), len(file_grit_v1_grit_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   53,
+			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -665,6 +665,7 @@ const (
 	Workers_Complete_FullMethodName   = "/grit.v1.Workers/Complete"
 	Workers_Fail_FullMethodName       = "/grit.v1.Workers/Fail"
 	Workers_Snooze_FullMethodName     = "/grit.v1.Workers/Snooze"
+	Workers_Report_FullMethodName     = "/grit.v1.Workers/Report"
 	Workers_Release_FullMethodName    = "/grit.v1.Workers/Release"
 	Workers_RecordStep_FullMethodName = "/grit.v1.Workers/RecordStep"
 	Workers_Steps_FullMethodName      = "/grit.v1.Workers/Steps"
@@ -701,6 +702,19 @@ type WorkersClient interface {
 	// Snooze puts a task back to SENSING for a delay without using an
 	// attempt: a sensor whose condition does not hold yet.
 	Snooze(ctx context.Context, in *SnoozeRequest, opts ...grpc.CallOption) (*SnoozeResponse, error)
+	// Report records how many attempts the worker holds ended, each a
+	// complete, a fail or a snooze, in one transaction: a worker that
+	// reports a claim's results together pays one call and one commit for
+	// them, not one each. Each result is decided and recorded on its own,
+	// as Complete, Fail or Snooze would (the same fencing, policy and
+	// idempotency: a result recorded before under its token answers OK),
+	// and answered in order, accepted or refused alone: one stale lease
+	// does not spoil the rest. The call itself fails only for what spoils
+	// every result: authentication, a bad worker_id, more results than the
+	// batch limit (1000 by default), a request over the message limit, or
+	// a store that cannot be reached (then nothing is recorded; send it
+	// again). A complete that publishes events goes by Complete.
+	Report(ctx context.Context, in *ReportRequest, opts ...grpc.CallOption) (*ReportResponse, error)
 	// Release gives tasks back (READY at once, the attempt not counted),
 	// e.g. on a graceful stop; with deactivate, the worker is marked
 	// inactive.
@@ -776,6 +790,16 @@ func (c *workersClient) Snooze(ctx context.Context, in *SnoozeRequest, opts ...g
 	return out, nil
 }
 
+func (c *workersClient) Report(ctx context.Context, in *ReportRequest, opts ...grpc.CallOption) (*ReportResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportResponse)
+	err := c.cc.Invoke(ctx, Workers_Report_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *workersClient) Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ReleaseResponse)
@@ -837,6 +861,19 @@ type WorkersServer interface {
 	// Snooze puts a task back to SENSING for a delay without using an
 	// attempt: a sensor whose condition does not hold yet.
 	Snooze(context.Context, *SnoozeRequest) (*SnoozeResponse, error)
+	// Report records how many attempts the worker holds ended, each a
+	// complete, a fail or a snooze, in one transaction: a worker that
+	// reports a claim's results together pays one call and one commit for
+	// them, not one each. Each result is decided and recorded on its own,
+	// as Complete, Fail or Snooze would (the same fencing, policy and
+	// idempotency: a result recorded before under its token answers OK),
+	// and answered in order, accepted or refused alone: one stale lease
+	// does not spoil the rest. The call itself fails only for what spoils
+	// every result: authentication, a bad worker_id, more results than the
+	// batch limit (1000 by default), a request over the message limit, or
+	// a store that cannot be reached (then nothing is recorded; send it
+	// again). A complete that publishes events goes by Complete.
+	Report(context.Context, *ReportRequest) (*ReportResponse, error)
 	// Release gives tasks back (READY at once, the attempt not counted),
 	// e.g. on a graceful stop; with deactivate, the worker is marked
 	// inactive.
@@ -876,6 +913,9 @@ func (UnimplementedWorkersServer) Fail(context.Context, *FailRequest) (*FailResp
 }
 func (UnimplementedWorkersServer) Snooze(context.Context, *SnoozeRequest) (*SnoozeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Snooze not implemented")
+}
+func (UnimplementedWorkersServer) Report(context.Context, *ReportRequest) (*ReportResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Report not implemented")
 }
 func (UnimplementedWorkersServer) Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Release not implemented")
@@ -997,6 +1037,24 @@ func _Workers_Snooze_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Workers_Report_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkersServer).Report(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Workers_Report_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkersServer).Report(ctx, req.(*ReportRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Workers_Release_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ReleaseRequest)
 	if err := dec(in); err != nil {
@@ -1077,6 +1135,10 @@ var Workers_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Snooze",
 			Handler:    _Workers_Snooze_Handler,
+		},
+		{
+			MethodName: "Report",
+			Handler:    _Workers_Report_Handler,
 		},
 		{
 			MethodName: "Release",

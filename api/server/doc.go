@@ -27,7 +27,7 @@
 // Writes are idempotent: an enqueue with an idempotency key used before,
 // or an event with a key published before, returns what the first made; a
 // cancel or dead-letter action already applied returns the task; a
-// Complete, Fail or Snooze already recorded under its lease token answers
-// OK. A report under a lease token that is no longer the task's is
+// Complete, Fail or Snooze (or a Report's result) already recorded under
+// its lease token answers OK. A report under a lease token that is no longer the task's is
 // FAILED_PRECONDITION (task.ErrLeaseLost) and changes nothing.
 package server

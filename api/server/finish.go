@@ -22,92 +22,61 @@ import (
 // the worker holds, decide with the engine's code, and Finish under the
 // claim's lease token, which the store compares-and-sets. A result that
 // was recorded already (the worker repeats a call whose answer was lost)
-// is found on the attempt under that token and answered OK.
+// is found on the attempt under that token and answered OK. Complete,
+// Fail and Snooze are reports of one result (report.go).
 
 func (x *workers) Complete(ctx context.Context, r *pb.CompleteRequest) (*pb.CompleteResponse, error) {
 	const op = "complete"
-	evs, err := x.s.lim.complete(r)
+	res, err := x.s.lim.result(r.GetWorkerId(), &pb.Result{TaskId: r.GetTaskId(), LeaseToken: r.GetLeaseToken(),
+		End: &pb.Result_Complete{Complete: &pb.Completed{Output: r.GetOutput()}}})
+	if err == nil {
+		res.publish, err = x.s.lim.events("publish", r.GetPublish(), false)
+	}
 	if err != nil {
 		return nil, statusOf(op, err)
 	}
-	if _, ok := x.s.cfg.Store.(store.Publisher); len(evs) > 0 && !ok {
+	if _, ok := x.s.cfg.Store.(store.Publisher); len(res.publish) > 0 && !ok {
 		return nil, status.Error(codes.Unimplemented, "complete: publish: the server's store has no topics")
 	}
-	t, rec, err := x.s.held(ctx, r.GetWorkerId(), r.GetTaskId(), r.GetLeaseToken(), task.OutcomeSuccess)
+	e, err := x.s.one(ctx, r.GetWorkerId(), res)
 	if err != nil {
 		return nil, statusOf(op, err)
 	}
-	if rec != nil {
-		return &pb.CompleteResponse{Task: toTask(t, true)}, nil
-	}
-	f := gate.BaseFinish(t)
-	f.State, f.Attempt.Outcome, f.Attempt.Output, f.Publish = task.Success, task.OutcomeSuccess, r.GetOutput(), evs
-	t, _, err = x.s.finish(ctx, t, f)
-	if err != nil {
-		return nil, statusOf(op, err)
-	}
-	return &pb.CompleteResponse{Task: toTask(t, true)}, nil
+	return &pb.CompleteResponse{Task: toTask(e.t, true)}, nil
 }
 
 func (x *workers) Fail(ctx context.Context, r *pb.FailRequest) (*pb.FailResponse, error) {
 	const op = "fail"
-	after, err := x.s.lim.failure(r)
+	res, err := x.s.lim.result(r.GetWorkerId(), &pb.Result{TaskId: r.GetTaskId(), LeaseToken: r.GetLeaseToken(),
+		End: &pb.Result_Fail{Fail: failedOf(r)}})
 	if err != nil {
 		return nil, statusOf(op, err)
 	}
-	outcome, cause := failureOf(r, after)
-	t, rec, err := x.s.held(ctx, r.GetWorkerId(), r.GetTaskId(), r.GetLeaseToken(), task.OutcomeError, task.OutcomeTimeout)
+	e, err := x.s.one(ctx, r.GetWorkerId(), res)
 	if err != nil {
 		return nil, statusOf(op, err)
 	}
-	if rec != nil {
-		return &pb.FailResponse{Task: toTask(t, true), Decision: rec.Decision}, nil
-	}
-	now, err := x.s.cfg.Store.Now(ctx)
-	if err != nil {
-		return nil, statusOf(op, err)
-	}
-	f := gate.BaseFinish(t)
-	f.Attempt.Outcome = outcome
-	decide.Failure(&f, t, cause, x.s.policy(t, r.GetPolicy()), now)
-	decide.Catch(t, &f, r.GetCatch(), "")
-	f.Attempt.Output, f.Attempt.Signal = r.GetOutput(), r.GetSignal()
-	if r.ExitCode != nil {
-		code := int(r.GetExitCode())
-		f.Attempt.ExitCode = &code
-	}
-	t, a, err := x.s.finish(ctx, t, f)
-	if err != nil {
-		return nil, statusOf(op, err)
-	}
-	return &pb.FailResponse{Task: toTask(t, true), Decision: a.Decision}, nil
+	return &pb.FailResponse{Task: toTask(e.t, true), Decision: e.decision}, nil
 }
 
 func (x *workers) Snooze(ctx context.Context, r *pb.SnoozeRequest) (*pb.SnoozeResponse, error) {
 	const op = "snooze"
-	delay, err := x.s.lim.snooze(r)
+	res, err := x.s.lim.result(r.GetWorkerId(), &pb.Result{TaskId: r.GetTaskId(), LeaseToken: r.GetLeaseToken(),
+		End: &pb.Result_Snooze{Snooze: &pb.Snoozed{Delay: r.GetDelay()}}})
 	if err != nil {
 		return nil, statusOf(op, err)
 	}
-	t, rec, err := x.s.held(ctx, r.GetWorkerId(), r.GetTaskId(), r.GetLeaseToken(), task.OutcomeSnoozed)
+	e, err := x.s.one(ctx, r.GetWorkerId(), res)
 	if err != nil {
 		return nil, statusOf(op, err)
 	}
-	if rec != nil {
-		return &pb.SnoozeResponse{Task: toTask(t, true)}, nil
-	}
-	now, err := x.s.cfg.Store.Now(ctx)
-	if err != nil {
-		return nil, statusOf(op, err)
-	}
-	f := gate.BaseFinish(t)
-	f.State, f.NextAt, f.Refund = task.Sensing, now.Add(delay), true
-	f.Attempt.Outcome, f.Attempt.Delay = task.OutcomeSnoozed, delay
-	t, _, err = x.s.finish(ctx, t, f)
-	if err != nil {
-		return nil, statusOf(op, err)
-	}
-	return &pb.SnoozeResponse{Task: toTask(t, true)}, nil
+	return &pb.SnoozeResponse{Task: toTask(e.t, true)}, nil
+}
+
+// failedOf is a Fail's failure as a Report carries it.
+func failedOf(r *pb.FailRequest) *pb.Failed {
+	return &pb.Failed{Class: r.GetClass(), Message: r.GetMessage(), RetryAfter: r.GetRetryAfter(), ExitCode: r.ExitCode,
+		Signal: r.GetSignal(), Output: r.GetOutput(), Policy: r.GetPolicy(), Catch: r.GetCatch()}
 }
 
 // failureOf is the outcome of the attempt a Fail reports, and its error,
@@ -116,7 +85,7 @@ func (x *workers) Snooze(ctx context.Context, r *pb.SnoozeRequest) (*pb.SnoozeRe
 // *decide.ExitError, fingerprinted by its status and the last line of
 // message, as the engine fingerprints process tasks; an unclassified exit
 // 75 (EX_TEMPFAIL) is transient.
-func failureOf(r *pb.FailRequest, after time.Duration) (task.Outcome, error) {
+func failureOf(r *pb.Failed, after time.Duration) (task.Outcome, error) {
 	msg := r.GetMessage()
 	if msg == "" {
 		msg = "the worker reported a failure without a message"
@@ -223,44 +192,6 @@ func leaseLost(t task.Task, token int64, as []task.Attempt, i int) error {
 		why = fmt.Sprintf("the task is %s under lease token %d", t.State, t.LeaseToken)
 	}
 	return fmt.Errorf("task %d, lease token %d: %s: stop working it, the result is not recorded: %w", t.ID, token, why, task.ErrLeaseLost)
-}
-
-// finish records f for t and returns the task as it is then, with the
-// attempt as recorded (f's, or the one found when f was recorded before).
-func (s *Server) finish(ctx context.Context, t task.Task, f store.Finish) (task.Task, task.Attempt, error) {
-	s.gate.Ending(ctx, &t, &f)
-	s.auto.record(t, &f)
-	s.spans.end(&f)
-	errs, err := s.cfg.Store.Finish(ctx, []store.Finish{f})
-	if err != nil {
-		return t, f.Attempt, err
-	}
-	if errs[0] != nil {
-		if !errors.Is(errs[0], task.ErrLeaseLost) {
-			return t, f.Attempt, errs[0]
-		}
-		// Lost between the read and the write: maybe to this very report,
-		// sent twice at once.
-		cur, rec, err := s.held(ctx, t.LeaseOwner, t.ID, f.Token, f.Outcome())
-		if err == nil && rec == nil {
-			err = leaseLost(cur, f.Token, nil, -1)
-			s.cfg.Metrics.Stale(&t)
-		}
-		if err != nil {
-			return cur, f.Attempt, err
-		}
-		return cur, *rec, nil
-	}
-	if f.State.Waiting() || t.RunID != 0 || len(f.Publish) > 0 {
-		s.wake.notify() // a retry, a dependent or a delivery may be due
-	}
-	s.gate.Ended(ctx, t.LeaseOwner, []gate.End{{Task: &t, Finish: &f}})
-	cur, err := s.cfg.Store.GetTask(ctx, t.ID)
-	if err != nil {
-		cur = t
-		cur.State, cur.NextAt, cur.LeaseOwner = f.State, f.NextAt, ""
-	}
-	return cur, f.Attempt, nil
 }
 
 // release gives back claimed tasks: READY at once, the attempt not

@@ -40,12 +40,21 @@ type harness struct {
 // ends; the clients send token, if any.
 func start(t *testing.T, cfg server.Config, token string) *harness {
 	t.Helper()
+	return startOn(t, cfg, token, nil)
+}
+
+// startOn is start with the server's store wrapped by wrap, if not nil.
+func startOn(t *testing.T, cfg server.Config, token string, wrap func(store.Store) store.Store) *harness {
+	t.Helper()
 	st, err := sqlite.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	cfg.Store = st
+	if wrap != nil {
+		cfg.Store = wrap(st)
+	}
 	s, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,7 @@ import (
 
 // attemptSpans holds the consumer spans of remote workers' attempts, from
 // the claim that starts one to the report that ends it (Complete, Fail,
-// Snooze, Release), by lease token, which is unique in the store. A
+// Snooze, a Report's result, Release), by lease token, which is unique in the store. A
 // remote worker gets its attempt's traceparent with the task, to make its
 // own spans children of it. A span whose attempt never reports (its
 // worker died, a sibling took the task over, the server restarted) is

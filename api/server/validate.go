@@ -417,25 +417,49 @@ func checkOutput(field, s string) error {
 	return nil
 }
 
-// complete checks a Complete and returns the events it publishes.
-func (l limits) complete(r *pb.CompleteRequest) ([]store.Event, error) {
-	if err := checkLeaseOf(r.GetWorkerId(), r.GetTaskId(), r.GetLeaseToken()); err != nil {
+// report checks a Report: what spoils every result is its error; a
+// result that fails its own check carries that error, to be answered with
+// it and not recorded.
+func (l limits) report(r *pb.ReportRequest) ([]result, error) {
+	if err := checkName("worker_id", r.GetWorkerId(), "mailer-1", true); err != nil {
 		return nil, err
 	}
-	if err := checkOutput("output", r.GetOutput()); err != nil {
+	if err := l.checkBatch("results", len(r.GetResults())); err != nil {
 		return nil, err
 	}
-	return l.events("publish", r.GetPublish(), false)
+	out := make([]result, len(r.GetResults()))
+	for i, x := range r.GetResults() {
+		out[i], out[i].err = l.result(r.GetWorkerId(), x)
+	}
+	return out, nil
+}
+
+// result checks how one attempt ended, as a Report's item or a single
+// Complete, Fail or Snooze (whose worker may be left out) reports it.
+func (l limits) result(worker string, r *pb.Result) (result, error) {
+	res := result{r: r}
+	if err := checkLeaseOf(worker, r.GetTaskId(), r.GetLeaseToken()); err != nil {
+		return res, err
+	}
+	var err error
+	switch e := r.GetEnd().(type) {
+	case *pb.Result_Complete:
+		err = checkOutput("output", e.Complete.GetOutput())
+	case *pb.Result_Fail:
+		res.after, err = l.failure(e.Fail)
+	case *pb.Result_Snooze:
+		res.delay, err = checkDuration("delay", e.Snooze.GetDelay(), 0, 0)
+	default:
+		err = bad("end", "no result: set one of complete, fail or snooze")
+	}
+	return res, err
 }
 
 // maxRetryAfter bounds the delay a worker may ask for before a retry.
 const maxRetryAfter = 24 * time.Hour
 
-// failure checks a Fail and returns the delay of class AFTER.
-func (l limits) failure(r *pb.FailRequest) (time.Duration, error) {
-	if err := checkLeaseOf(r.GetWorkerId(), r.GetTaskId(), r.GetLeaseToken()); err != nil {
-		return 0, err
-	}
+// failure checks a failure and returns the delay of class AFTER.
+func (l limits) failure(r *pb.Failed) (time.Duration, error) {
 	if _, ok := pb.ErrorClass_name[int32(r.GetClass())]; !ok {
 		return 0, bad("class", "%d is not an error class: want UNCLASSIFIED, TRANSIENT, PERMANENT, RESOURCE, AFTER or TIMEOUT", r.GetClass())
 	}
@@ -453,14 +477,6 @@ func (l limits) failure(r *pb.FailRequest) (time.Duration, error) {
 		func() error { return checkPolicy("policy", r.GetPolicy()) },
 		func() error { return checkName("catch", r.GetCatch(), "refund_order", false) },
 	)
-}
-
-// snooze checks a Snooze and returns its delay.
-func (l limits) snooze(r *pb.SnoozeRequest) (time.Duration, error) {
-	if err := checkLeaseOf(r.GetWorkerId(), r.GetTaskId(), r.GetLeaseToken()); err != nil {
-		return 0, err
-	}
-	return checkDuration("delay", r.GetDelay(), 0, 0)
 }
 
 // quote quotes a value for a message, cut short if it is long.

@@ -124,7 +124,8 @@ func FuzzValidateFail(f *testing.F) {
 		if hasExit {
 			r.ExitCode = &exit
 		}
-		after, err := l.failure(r)
+		res, err := l.result("", &pb.Result{TaskId: id, LeaseToken: token, End: &pb.Result_Fail{Fail: failedOf(r)}})
+		after := res.after
 		if err != nil {
 			var fe *FieldError
 			if !errors.As(err, &fe) {
@@ -135,9 +136,68 @@ func FuzzValidateFail(f *testing.F) {
 		if after < 0 || after > maxRetryAfter || id <= 0 || token <= 0 {
 			t.Fatalf("accepted id %d token %d after %v", id, token, after)
 		}
-		outcome, cause := failureOf(r, after)
+		outcome, cause := failureOf(failedOf(r), after)
 		if cause == nil || (outcome != task.OutcomeError && outcome != task.OutcomeTimeout) {
 			t.Fatalf("failure %v, %v", outcome, cause)
+		}
+	})
+}
+
+// FuzzValidateReport: a Report validates without panicking; the request
+// is refused only for what spoils every result (its worker, its size),
+// each result alone for its own fault, always as a FieldError, and an
+// accepted result names a task and a token and ends one way.
+func FuzzValidateReport(f *testing.F) {
+	f.Add("mailer-1", 2, int64(1), int64(1), uint8(0), int64(0), int32(0))
+	f.Add("", 1, int64(0), int64(-1), uint8(1), int64(-5), int32(99))
+	f.Add("w w", 4, int64(7), int64(2), uint8(2), int64(600), int32(4))
+	f.Add("w", 0, int64(7), int64(2), uint8(3), int64(1), int32(1))
+	l := limits{maxPayload: 64, maxBatch: 3}
+	f.Fuzz(func(t *testing.T, worker string, n int, id, token int64, end uint8, sec int64, class int32) {
+		n = min(max(n, 0), 5)
+		d := &durationpb.Duration{Seconds: sec}
+		ends := []func() *pb.Result{
+			func() *pb.Result { return &pb.Result{End: &pb.Result_Complete{Complete: &pb.Completed{Output: "ok"}}} },
+			func() *pb.Result {
+				return &pb.Result{End: &pb.Result_Fail{Fail: &pb.Failed{Class: pb.ErrorClass(class), RetryAfter: d}}}
+			},
+			func() *pb.Result { return &pb.Result{End: &pb.Result_Snooze{Snooze: &pb.Snoozed{Delay: d}}} },
+			func() *pb.Result { return &pb.Result{} },
+		}
+		r := &pb.ReportRequest{WorkerId: worker}
+		for i := range n {
+			x := ends[(int(end)+i)%len(ends)]()
+			x.TaskId, x.LeaseToken = id+int64(i), token
+			r.Results = append(r.Results, x)
+		}
+		rs, err := l.report(r)
+		if err != nil {
+			var fe *FieldError
+			if !errors.As(err, &fe) || (fe.Field != "worker_id" && fe.Field != "results") {
+				t.Fatalf("refused the request with %v (%T): want a FieldError on worker_id or results", err, err)
+			}
+			if nameRE.MatchString(worker) && len(worker) <= maxText && n >= 1 && n <= l.maxBatch {
+				t.Fatalf("refused a request of %d results from %q: %v", n, worker, err)
+			}
+			return
+		}
+		if len(rs) != n || n == 0 || n > l.maxBatch {
+			t.Fatalf("accepted %d results of %d, limit %d", len(rs), n, l.maxBatch)
+		}
+		for i, x := range rs {
+			if x.err != nil {
+				var fe *FieldError
+				if !errors.As(x.err, &fe) || !errors.Is(x.err, task.ErrInvalid) {
+					t.Fatalf("result %d refused with %v (%T): want a FieldError", i, x.err, x.err)
+				}
+				continue
+			}
+			if x.r.GetTaskId() <= 0 || x.r.GetLeaseToken() <= 0 || x.r.GetEnd() == nil || x.op() == "report" {
+				t.Fatalf("accepted result %d: %v", i, x.r)
+			}
+			if x.delay < 0 || x.after < 0 || x.after > maxRetryAfter {
+				t.Fatalf("accepted result %d with delay %v, after %v", i, x.delay, x.after)
+			}
 		}
 	})
 }

@@ -1,17 +1,20 @@
 // Command remoteworker works grit tasks through the gRPC API alone: it
 // uses the generated code (api/gritv1) and nothing of grit's Go library,
-// as a worker written in another language would. It claims tasks of kind
-// "shell" (args {"cmd": "…"}), runs each command with sh -c, renews its
-// leases while the command runs, and reports the result: exit 0 is
-// Complete; 75 (EX_TEMPFAIL) a TRANSIENT failure; anything else an
-// UNCLASSIFIED one, which the task's policy retries (and dead-letters when
-// the same failure comes twice); --policy is the policy of tasks without
-// one of their own.
+// as a worker written in another language would. It claims up to --batch
+// tasks of kind "shell" (args {"cmd": "…"}) at a time, runs each command
+// with sh -c, all of a claim's at once, renews their leases in one
+// heartbeat while they run, and reports the claim's results in one Report
+// call when its commands have ended: exit 0 completes the task; 75
+// (EX_TEMPFAIL) is a TRANSIENT failure; anything else an UNCLASSIFIED
+// one, which the task's policy retries (and dead-letters when the same
+// failure comes twice); --policy is the policy of tasks without one of
+// their own. A report is one call and one transaction for the claim's
+// results, where a call per result (Complete, Fail) would be one each.
 //
 //	go run ./examples/remoteworker --server 127.0.0.1:7420
 //
 // The token is GRIT_TOKEN. On SIGTERM it stops claiming, lets the running
-// command finish, and gives back what it has not started.
+// commands finish, reports them, and deactivates itself.
 package main
 
 import (
@@ -23,6 +26,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
+	"sync"
 	"syscall"
 	"time"
 
@@ -39,33 +44,48 @@ func main() {
 	id := flag.String("worker-id", "", "the worker's name (default remote-HOST-PID)")
 	lease := flag.Duration("lease", 15*time.Second, "how long a claim holds a task without a heartbeat")
 	policy := flag.String("policy", "", `the retry policy of shell tasks without one of their own, sent with each failure (e.g. "5 1s 30s"; empty: the server's default)`)
+	batch := flag.Int("batch", 10, "the most tasks a claim takes, run at once and reported together (1 to the server's batch limit)")
 	flag.Parse()
+	if *batch < 1 {
+		fmt.Fprintf(os.Stderr, "remoteworker: --batch %d: want at least 1\n", *batch)
+		os.Exit(2)
+	}
 	if *id == "" {
 		host, _ := os.Hostname()
 		*id = fmt.Sprintf("remote-%s-%d", host, os.Getpid())
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	if err := run(ctx, *addr, *id, *lease, *policy); err != nil && !errors.Is(err, context.Canceled) {
+	wk := &shellWorker{id: *id, lease: *lease, policy: *policy, batch: *batch}
+	if err := wk.run(ctx, *addr); err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintln(os.Stderr, "remoteworker:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, addr, id string, lease time.Duration, policy string) error {
+// shellWorker is the worker's settings and its connection.
+type shellWorker struct {
+	id     string
+	lease  time.Duration
+	policy string
+	batch  int
+	w      pb.WorkersClient
+}
+
+func (wk *shellWorker) run(ctx context.Context, addr string) error {
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return err
 	}
 	defer conn.Close()
-	w := pb.NewWorkersClient(conn)
+	wk.w = pb.NewWorkersClient(conn)
 	if tok := os.Getenv("GRIT_TOKEN"); tok != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
 	}
-	fmt.Printf("worker %s on %s\n", id, addr)
+	fmt.Printf("worker %s on %s\n", wk.id, addr)
 	for ctx.Err() == nil {
-		resp, err := w.Claim(ctx, &pb.ClaimRequest{WorkerId: id, Kinds: []string{"shell"}, Limit: 1,
-			Lease: durationpb.New(lease), Wait: durationpb.New(5 * time.Second), Pid: int64(os.Getpid())})
+		resp, err := wk.w.Claim(ctx, &pb.ClaimRequest{WorkerId: wk.id, Kinds: []string{"shell"}, Limit: int64(wk.batch),
+			Lease: durationpb.New(wk.lease), Wait: durationpb.New(5 * time.Second), Pid: int64(os.Getpid())})
 		if err != nil {
 			if ctx.Err() != nil {
 				break
@@ -74,69 +94,97 @@ func run(ctx context.Context, addr, id string, lease time.Duration, policy strin
 			time.Sleep(time.Second)
 			continue
 		}
-		for _, t := range resp.GetTasks() {
-			work(ctx, w, id, lease, policy, t)
+		if len(resp.GetTasks()) > 0 {
+			wk.report(ctx, wk.workAll(ctx, resp.GetTasks()))
 		}
 	}
 	// Deactivate: this worker holds nothing now, so siblings need not wait
 	// for its leases.
-	_, err = w.Release(context.WithoutCancel(ctx), &pb.ReleaseRequest{WorkerId: id, Deactivate: true})
+	_, err = wk.w.Release(context.WithoutCancel(ctx), &pb.ReleaseRequest{WorkerId: wk.id, Deactivate: true})
 	return err
 }
 
-// work runs one task's command while heartbeats hold its lease, and
-// reports how it ended; a failure carries the worker's policy.
-func work(ctx context.Context, w pb.WorkersClient, id string, lease time.Duration, policy string, t *pb.Task) {
-	fmt.Printf("claimed %d attempt %d\n", t.GetId(), t.GetAttempt())
+// workAll runs a claim's tasks at once while one heartbeat holds their
+// leases, and returns their results, in the claim's order.
+func (wk *shellWorker) workAll(ctx context.Context, ts []*pb.Task) []*pb.Result {
+	cmdCtx, cancel := context.WithCancel(context.WithoutCancel(ctx)) // SIGTERM lets them finish
+	defer cancel()
+	cancels := make(map[int64]context.CancelFunc, len(ts)) // by lease token
+	leases := make([]*pb.Lease, len(ts))
+	ctxs := make([]context.Context, len(ts))
+	for i, t := range ts {
+		fmt.Printf("claimed %d attempt %d\n", t.GetId(), t.GetAttempt())
+		leases[i] = &pb.Lease{TaskId: t.GetId(), LeaseToken: t.GetLeaseToken()}
+		ctxs[i], cancels[t.GetLeaseToken()] = context.WithCancel(cmdCtx)
+	}
+	go wk.heartbeat(cmdCtx, leases, cancels)
+	rs := make([]*pb.Result, len(ts))
+	var wg sync.WaitGroup
+	for i, t := range ts {
+		wg.Go(func() { rs[i] = wk.work(ctxs[i], t) })
+	}
+	wg.Wait()
+	return rs
+}
+
+// work runs one task's command and says how it ended; a failure carries
+// the worker's policy.
+func (wk *shellWorker) work(ctx context.Context, t *pb.Task) *pb.Result {
+	r := &pb.Result{TaskId: t.GetId(), LeaseToken: t.GetLeaseToken()}
 	var args struct {
 		Cmd string `json:"cmd"`
 	}
-	held := &pb.Lease{TaskId: t.GetId(), LeaseToken: t.GetLeaseToken()}
 	if err := json.Unmarshal(t.GetArgs(), &args); err != nil || args.Cmd == "" {
-		report(ctx, w, &pb.FailRequest{WorkerId: id, TaskId: held.TaskId, LeaseToken: held.LeaseToken, Class: pb.ErrorClass_ERROR_CLASS_PERMANENT,
-			Message: fmt.Sprintf("args %s: want {\"cmd\": \"a shell command\"}", t.GetArgs())})
-		return
+		r.End = &pb.Result_Fail{Fail: &pb.Failed{Class: pb.ErrorClass_ERROR_CLASS_PERMANENT,
+			Message: fmt.Sprintf("args %s: want {\"cmd\": \"a shell command\"}", t.GetArgs())}}
+		return r
 	}
-	cmdCtx, cancel := context.WithCancel(context.WithoutCancel(ctx)) // SIGTERM lets it finish
-	defer cancel()
-	go heartbeat(cmdCtx, w, id, lease, held, cancel)
-	cmd := exec.CommandContext(cmdCtx, "sh", "-c", args.Cmd)
-	out, err := cmd.CombinedOutput()
+	out, err := exec.CommandContext(ctx, "sh", "-c", args.Cmd).CombinedOutput()
 	tail := string(out[max(0, len(out)-4096):])
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		_, err = w.Complete(context.WithoutCancel(ctx), &pb.CompleteRequest{WorkerId: id, TaskId: held.TaskId, LeaseToken: held.LeaseToken, Output: tail})
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "complete:", err)
-			return
-		}
-		fmt.Printf("completed %d\n", t.GetId())
+		r.End = &pb.Result_Complete{Complete: &pb.Completed{Output: tail}}
 	case errors.As(err, &exit) && exit.ExitCode() == 75:
-		report(ctx, w, &pb.FailRequest{WorkerId: id, TaskId: held.TaskId, LeaseToken: held.LeaseToken, Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT,
-			Message: "exit status 75", ExitCode: ptr(int32(75)), Output: tail, Policy: policy})
+		r.End = &pb.Result_Fail{Fail: &pb.Failed{Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT,
+			Message: "exit status 75", ExitCode: ptr(int32(75)), Output: tail, Policy: wk.policy}}
 	default:
-		req := &pb.FailRequest{WorkerId: id, TaskId: held.TaskId, LeaseToken: held.LeaseToken, Message: err.Error(), Output: tail, Policy: policy}
+		f := &pb.Failed{Message: err.Error(), Output: tail, Policy: wk.policy}
 		if errors.As(err, &exit) {
-			req.ExitCode = ptr(int32(exit.ExitCode()))
+			f.ExitCode = ptr(int32(exit.ExitCode()))
 		}
-		report(ctx, w, req)
+		r.End = &pb.Result_Fail{Fail: f}
 	}
+	return r
 }
 
-func report(ctx context.Context, w pb.WorkersClient, req *pb.FailRequest) {
-	resp, err := w.Fail(context.WithoutCancel(ctx), req)
+// report sends a claim's results in one call and prints what each came
+// to; a result refused (its lease was lost) is said so, the others stand.
+func (wk *shellWorker) report(ctx context.Context, rs []*pb.Result) {
+	resp, err := wk.w.Report(context.WithoutCancel(ctx), &pb.ReportRequest{WorkerId: wk.id, Results: rs})
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "fail:", err)
+		fmt.Fprintf(os.Stderr, "report %d results: %v\n", len(rs), err)
 		return
 	}
-	fmt.Printf("failed %d: %s\n", req.GetTaskId(), resp.GetDecision())
+	fmt.Printf("reported %d results in one call\n", len(rs))
+	for i, a := range resp.GetAnswers() {
+		id := rs[i].GetTaskId()
+		switch {
+		case a.GetStatus() != nil:
+			fmt.Fprintf(os.Stderr, "result of %d refused: %s\n", id, a.GetStatus().GetMessage())
+		case rs[i].GetComplete() != nil:
+			fmt.Printf("completed %d\n", id)
+		default:
+			fmt.Printf("failed %d: %s\n", id, a.GetDecision())
+		}
+	}
 }
 
-// heartbeat renews the lease every third of it; a lease the server says is
-// lost (taken over, cancelled) kills the command.
-func heartbeat(ctx context.Context, w pb.WorkersClient, id string, lease time.Duration, held *pb.Lease, lost func()) {
-	t := time.NewTicker(lease / 3)
+// heartbeat renews the claim's leases every third of the lease, in one
+// call; a lease the server says is lost (taken over, cancelled) kills its
+// command.
+func (wk *shellWorker) heartbeat(ctx context.Context, leases []*pb.Lease, cancels map[int64]context.CancelFunc) {
+	t := time.NewTicker(wk.lease / 3)
 	defer t.Stop()
 	for {
 		select {
@@ -144,11 +192,14 @@ func heartbeat(ctx context.Context, w pb.WorkersClient, id string, lease time.Du
 			return
 		case <-t.C:
 		}
-		resp, err := w.Heartbeat(ctx, &pb.HeartbeatRequest{WorkerId: id, Leases: []*pb.Lease{held}, Lease: durationpb.New(lease)})
-		if err == nil && len(resp.GetLost()) > 0 {
-			fmt.Printf("lost %d\n", held.GetTaskId())
-			lost()
-			return
+		resp, err := wk.w.Heartbeat(ctx, &pb.HeartbeatRequest{WorkerId: wk.id, Leases: leases, Lease: durationpb.New(wk.lease)})
+		if err != nil {
+			continue
+		}
+		for _, l := range resp.GetLost() {
+			fmt.Printf("lost %d\n", l.GetTaskId())
+			cancels[l.GetLeaseToken()]()
+			leases = slices.DeleteFunc(leases, func(x *pb.Lease) bool { return x.GetLeaseToken() == l.GetLeaseToken() })
 		}
 	}
 }

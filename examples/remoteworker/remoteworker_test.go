@@ -23,9 +23,28 @@ import (
 	"github.com/grit-run/grit/store/sqlite"
 )
 
+// calls counts the calls the server answers, by method.
+type calls struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *calls) count(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	c.mu.Lock()
+	c.n[info.FullMethod]++
+	c.mu.Unlock()
+	return handler(ctx, req)
+}
+
+func (c *calls) of(method string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[method]
+}
+
 // serve runs a grit server on a fresh SQLite store and returns its
-// address and a Tasks client.
-func serve(t *testing.T, lease time.Duration) (string, pb.TasksClient) {
+// address, a Tasks client, and the count of the calls it answered.
+func serve(t *testing.T, lease time.Duration) (string, pb.TasksClient, *calls) {
 	t.Helper()
 	st, err := sqlite.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
 	if err != nil {
@@ -40,16 +59,20 @@ func serve(t *testing.T, lease time.Duration) (string, pb.TasksClient) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	n := &calls{n: map[string]int{}}
+	gs := grpc.NewServer(append(s.ServerOptions(), grpc.ChainUnaryInterceptor(n.count))...)
+	s.Register(gs)
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { s.Serve(ctx, lis); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	var wg sync.WaitGroup
+	wg.Go(func() { s.Maintain(ctx) })
+	wg.Go(func() { gs.Serve(lis) })
+	t.Cleanup(func() { s.Stop(); gs.Stop(); cancel(); wg.Wait() })
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return lis.Addr().String(), pb.NewTasksClient(conn)
+	return lis.Addr().String(), pb.NewTasksClient(conn), n
 }
 
 var (
@@ -157,7 +180,7 @@ func enqueueWith(t *testing.T, tc pb.TasksClient, cmd, policy string) int64 {
 // TestRemoteWorkerEndToEnd: a worker built on the generated API alone
 // completes a task, and a transient exit is retried by the task's policy.
 func TestRemoteWorkerEndToEnd(t *testing.T) {
-	addr, tc := serve(t, 3*time.Second)
+	addr, tc, _ := serve(t, 3*time.Second)
 	mark := filepath.Join(t.TempDir(), "tried")
 	ok := enqueue(t, tc, "echo hello")
 	flaky := enqueue(t, tc, fmt.Sprintf("[ -f %s ] || { touch %s; exit 75; }", mark, mark))
@@ -183,7 +206,7 @@ func TestRemoteWorkerEndToEnd(t *testing.T) {
 // task fails on its first attempt, where the default policy would retry.
 // The task with a policy of its own is retried by it.
 func TestRemoteWorkerSendsItsPolicy(t *testing.T) {
-	addr, tc := serve(t, 3*time.Second)
+	addr, tc, _ := serve(t, 3*time.Second)
 	bare := enqueueWith(t, tc, "exit 3", "")
 	own := enqueueWith(t, tc, "exit 3", "3 10ms")
 	startWorker(t, addr, "remote-p", 3*time.Second, "--policy", "never")
@@ -201,7 +224,7 @@ func TestRemoteWorkerSendsItsPolicy(t *testing.T) {
 // takes the task over, and a sibling works it again.
 func TestRemoteWorkerKilledIsTakenOver(t *testing.T) {
 	const lease = 1500 * time.Millisecond
-	addr, tc := serve(t, lease)
+	addr, tc, _ := serve(t, lease)
 	mark := filepath.Join(t.TempDir(), "started")
 	id := enqueue(t, tc, fmt.Sprintf("[ -f %s ] && exit 0; touch %s; sleep 60", mark, mark))
 	a := startWorker(t, addr, "remote-a", lease)
@@ -226,5 +249,26 @@ func TestRemoteWorkerKilledIsTakenOver(t *testing.T) {
 	if err != nil || len(as.GetAttempts()) != 2 || as.GetAttempts()[0].GetOutcome() != "INTERRUPTED" ||
 		as.GetAttempts()[0].GetWorker() != "remote-a" || as.GetAttempts()[1].GetWorker() != "remote-b" || got.GetAttempt() != 2 {
 		t.Errorf("attempts %v (%v): want remote-a's INTERRUPTED, then remote-b's success", as.GetAttempts(), err)
+	}
+}
+
+// TestRemoteWorkerReportsAClaimTogether: the results of the tasks a claim
+// took go to the server in one Report call, none by Complete or Fail, and
+// each is recorded: the successes, and the failure decided by its policy.
+func TestRemoteWorkerReportsAClaimTogether(t *testing.T) {
+	addr, tc, n := serve(t, 3*time.Second)
+	var ids []int64
+	for i := range 4 {
+		ids = append(ids, enqueue(t, tc, fmt.Sprintf("echo %d", i)))
+	}
+	failing := enqueueWith(t, tc, "exit 3", "never")
+	w := startWorker(t, addr, "remote-r", 3*time.Second, "--batch", "5")
+	w.await(t, "reported 5 results in one call")
+	for _, id := range ids {
+		waitState(t, tc, id, "SUCCESS")
+	}
+	waitState(t, tc, failing, "FAILED")
+	if r, c, f := n.of(pb.Workers_Report_FullMethodName), n.of(pb.Workers_Complete_FullMethodName), n.of(pb.Workers_Fail_FullMethodName); r != 1 || c != 0 || f != 0 {
+		t.Errorf("%d Report, %d Complete and %d Fail calls for one claim of 5 tasks, want one Report", r, c, f)
 	}
 }

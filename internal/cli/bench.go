@@ -42,8 +42,9 @@ func newBenchCmd(e *env) *cobra.Command {
 enqueue throughput, directly and through the gRPC API of a server in this
 process (one Enqueue call per task, and Send in batches, from --api-callers
 concurrent callers over loopback); no-op tasks worked end to end (claim,
-run, complete; durable commits) by an engine in this process and by 1 and
-4 worker processes; how long after its enqueue a task starts on an idle
+run, complete; durable commits) by an engine in this process, by
+--remote-workers remote workers through that API (a Report call per claim,
+and a Complete call per task) and by 1 and 4 worker processes; how long after its enqueue a task starts on an idle
 worker (p50/p99); how late retries start after they are due (p50/p99); how
 long a sibling takes to run again the tasks of a worker killed with
 SIGKILL; with --memory-tasks, a worker's resident memory as it works that
@@ -85,6 +86,8 @@ docs/bench.md.`,
 	f.IntVar(&cfg.APITasks, "api-tasks", 5000, "tasks enqueued through the gRPC API, one call each and then batched (0: skip)")
 	f.IntVar(&cfg.APICallers, "api-callers", 32, "concurrent callers of the gRPC API")
 	f.IntVar(&cfg.APIBatch, "api-batch", 50, "tasks per EnqueueBatch call of the batched API enqueue (the client's max batch size)")
+	f.IntVar(&cfg.RemoteWorkers, "remote-workers", 4, "remote workers working --tasks no-op tasks through the gRPC API, reporting in batches and one call per task (0: skip)")
+	f.IntVar(&cfg.RemoteClaim, "remote-claim", 100, "tasks per claim of a remote worker")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
 	registerKnobs(f, benchKnobs)
@@ -224,6 +227,12 @@ func checkBenchConfig(cfg gritbench.Config) error {
 	if cfg.APIBatch <= 0 || cfg.APIBatch > server.DefaultMaxBatch {
 		return bad("api-batch", cfg.APIBatch, fmt.Sprintf("1 to %d, the server's limit", server.DefaultMaxBatch))
 	}
+	if cfg.RemoteWorkers < 0 || cfg.RemoteWorkers > 64 {
+		return bad("remote-workers", cfg.RemoteWorkers, "0 (skip) to 64")
+	}
+	if cfg.RemoteClaim <= 0 || cfg.RemoteClaim > server.DefaultMaxBatch {
+		return bad("remote-claim", cfg.RemoteClaim, fmt.Sprintf("1 to %d, the server's limit", server.DefaultMaxBatch))
+	}
 	if cfg.MemoryTasks < 0 {
 		return bad("memory-tasks", cfg.MemoryTasks, "0 (skip) or a positive number")
 	}
@@ -239,6 +248,12 @@ func printBench(w io.Writer, r gritbench.Result) {
 			a.APIBatchedPerSec, a.APIBatch, a.APIBatchMean, a.APIBatchedVsSingle, a.APIBatchedVsDirect)
 	}
 	fmt.Fprintf(w, "work (no-op)        %8.0f tasks/s in this process (%.0f tasks per claim)\n", r.WorkPerSec, r.ClaimBatch)
+	if rw := r.RemoteWork; rw.RemoteWorkers > 0 {
+		fmt.Fprintf(w, "work via API        %8.0f tasks/s, %d remote workers, one Report per claim (%.0f tasks each): %.2f× in this process\n",
+			rw.RemoteBatchedPerSec, rw.RemoteWorkers, rw.RemoteClaimMean, rw.RemoteBatchedVsGo)
+		fmt.Fprintf(w, "                    %8.0f tasks/s with one Complete call per task: %.2f× in this process; batched %.1f× single\n",
+			rw.RemoteSinglePerSec, rw.RemoteSingleVsGo, rw.RemoteBatchedVsSingle)
+	}
 	for _, p := range r.WorkProcs {
 		fmt.Fprintf(w, "                    %8.0f tasks/s with %d worker processes (peak RSS %.0f MiB each)\n", p.PerSec, p.Workers, p.PeakMiB)
 	}

@@ -313,7 +313,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 func TestBenchOnPostgresUsesThrowawaySchemas(t *testing.T) {
 	db := pgtest.Admin(t)
 	code, out, errOut := grit(t, "bench", "--json", "--store", pgtest.DSN(), "--tasks", "300", "--retries", "20", "--procs", "3",
-		"--workers", "1,2", "--latency", "20", "--lease", "1s", "--memory-tasks", "500", "--api-tasks", "300")
+		"--workers", "1,2", "--latency", "20", "--lease", "1s", "--memory-tasks", "500", "--api-tasks", "300", "--remote-workers", "2", "--remote-claim", "50")
 	var r gritbench.Result
 	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil {
 		t.Fatalf("bench: exit %d, %v: %s %s", code, err, out, errOut)
@@ -321,6 +321,10 @@ func TestBenchOnPostgresUsesThrowawaySchemas(t *testing.T) {
 	if r.WorkPerSec <= 0 || r.EnqueuePerSec <= 0 || r.ExecTaskMS <= 0 || len(r.WorkProcs) != 2 || r.StartP99 <= 0 ||
 		r.TakeoverS <= 0 || len(r.MemoryMiB) != 10 {
 		t.Errorf("result %+v", r)
+	}
+	if w := r.RemoteWork; w.RemoteWorkers != 2 || w.RemoteTasks != 300 || w.RemoteBatchedPerSec <= 0 || w.RemoteSinglePerSec <= 0 ||
+		w.RemoteBatchedVsGo != w.RemoteBatchedPerSec/r.WorkPerSec || w.RemoteClaimMean < 1 || w.RemoteClaimMean > 50 {
+		t.Errorf("remote work %+v", w)
 	}
 	var left int
 	prefix := fmt.Sprintf("grit_bench_%d_%%", os.Getpid())
@@ -399,7 +403,8 @@ func TestSimHerd(t *testing.T) {
 }
 
 func TestBenchAPIFlagsAreChecked(t *testing.T) {
-	for _, bad := range [][]string{{"--api-batch", "0"}, {"--api-batch", "1001"}, {"--api-tasks", "-1"}, {"--api-callers", "0"}} {
+	for _, bad := range [][]string{{"--api-batch", "0"}, {"--api-batch", "1001"}, {"--api-tasks", "-1"}, {"--api-callers", "0"},
+		{"--remote-workers", "-1"}, {"--remote-workers", "65"}, {"--remote-claim", "0"}, {"--remote-claim", "1001"}} {
 		code, _, errOut := grit(t, append([]string{"bench", "--store", tempStore(t)}, bad...)...)
 		if code != 2 || !strings.Contains(errOut, strings.TrimPrefix(bad[0], "--")) {
 			t.Errorf("bench %v: exit %d: %s, want 2 naming the flag", bad, code, errOut)
@@ -432,5 +437,29 @@ func TestRunWorksOnlyItsOwnRun(t *testing.T) {
 	code, out, _ = grit(t, "tasks", "--json", "--run", itoa(submitted.Run), "--store", st)
 	if code != 0 || !strings.Contains(out, `"READY"`) {
 		t.Errorf("run %d's task after grit run of another: exit %d, %s; want it READY", submitted.Run, code, out)
+	}
+}
+
+// TestBenchPrintsRemoteWork: grit bench's text gives the remote workers'
+// figures as measured, each mode with its ratio to the in-process engine.
+func TestBenchPrintsRemoteWork(t *testing.T) {
+	r := gritbench.Result{WorkPerSec: 8000, RemoteWork: gritbench.RemoteWork{RemoteWorkers: 4, RemoteTasks: 20000, RemoteClaim: 100,
+		RemoteClaimMean: 97, RemoteBatchedPerSec: 5200, RemoteSinglePerSec: 1040}}
+	r.RemoteBatchedVsGo, r.RemoteSingleVsGo = r.RemoteBatchedPerSec/r.WorkPerSec, r.RemoteSinglePerSec/r.WorkPerSec
+	r.RemoteBatchedVsSingle = r.RemoteBatchedPerSec / r.RemoteSinglePerSec
+	var b strings.Builder
+	printBench(&b, r)
+	for _, want := range []string{
+		"work via API            5200 tasks/s, 4 remote workers, one Report per claim (97 tasks each): 0.65× in this process",
+		"1040 tasks/s with one Complete call per task: 0.13× in this process; batched 5.0× single",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("grit bench printed\n%s\nwithout %q", b.String(), want)
+		}
+	}
+	b.Reset()
+	printBench(&b, gritbench.Result{})
+	if strings.Contains(b.String(), "work via API") {
+		t.Errorf("a bench without remote workers printed their line:\n%s", b.String())
 	}
 }

@@ -124,7 +124,7 @@ func overAPI(ctx context.Context, open Opener, cfg Config, mode apiMode) (float6
 }
 
 // serveAPI serves st's API on a loopback port until stop, which returns
-// Serve's error. Nothing is rescued: the bench's tasks are never claimed.
+// Serve's error. Nothing is rescued: no worker of the bench dies.
 func serveAPI(ctx context.Context, st store.Store) (addr string, stop func() error, err error) {
 	s, err := server.New(server.Config{Store: st, Rescue: -1})
 	if err != nil {

@@ -1,7 +1,7 @@
 // Package gritbench measures grit on a store: enqueue throughput, directly
 // and through the gRPC API, the throughput of no-op tasks worked end to
-// end (claim, run, complete) by an engine in this process and by worker
-// processes, how long after its enqueue a task starts, the lateness of
+// end (claim, run, complete) by an engine in this process, by remote
+// workers through the gRPC API and by worker processes, how long after its enqueue a task starts, the lateness of
 // retries against their due time, how long a sibling takes over from a
 // worker killed with SIGKILL, a worker's memory over a long run, and a
 // process task's overhead over a bare fork/exec. grit bench prints what it
@@ -59,6 +59,11 @@ type Config struct {
 	// 32), batched in EnqueueBatch calls of up to APIBatch (default 50, the
 	// client's).
 	APITasks, APICallers, APIBatch int
+	// RemoteWorkers, if set, is how many remote workers on the Go client
+	// work Tasks no-op tasks through the gRPC API, in each of its two
+	// modes (RemoteWork), each claiming up to RemoteClaim tasks a call
+	// (default 100).
+	RemoteWorkers, RemoteClaim int
 }
 
 func (c *Config) defaults() {
@@ -73,6 +78,7 @@ func (c *Config) defaults() {
 	c.Latency = or(c.Latency, 1000)
 	c.APICallers = or(c.APICallers, 32)
 	c.APIBatch = or(c.APIBatch, 50)
+	c.RemoteClaim = or(c.RemoteClaim, 100)
 	if c.LatencyGap <= 0 {
 		c.LatencyGap = 5 * time.Millisecond
 	}
@@ -125,6 +131,7 @@ type Result struct {
 	ExecOverhead  float64 `json:"exec_overhead_ms"` // the difference
 
 	APIEnqueue
+	RemoteWork
 
 	WorkProcs []Procs `json:"work_procs,omitempty"`
 	// How long after its enqueue a task started, in ms, and how the worker
@@ -160,6 +167,9 @@ func Run(ctx context.Context, open Opener, cfg Config, progress func(string)) (R
 		steps = append(steps, step{"enqueue through the API", apiEnqueue})
 	}
 	steps = append(steps, step{"work", work})
+	if cfg.RemoteWorkers > 0 {
+		steps = append(steps, step{"work by remote workers", remoteWork})
+	}
 	if cfg.Spawn != nil && len(cfg.Workers) > 0 {
 		steps = append(steps, step{"work with worker processes", workProcs})
 	}

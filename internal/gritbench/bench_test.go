@@ -84,12 +84,13 @@ func TestRunMeasuresEverything(t *testing.T) {
 		Tasks: 300, Batch: 100, Retries: 30, Procs: 5, Workers: []int{1, 2}, Latency: 20,
 		Engine: lease, Takeover: true, MemoryTasks: 1000,
 		APITasks: 300, APICallers: 8, APIBatch: 25, Spawn: spawnTestBinary(lease),
+		RemoteWorkers: 2, RemoteClaim: 50,
 	}
 	r, err := Run(context.Background(), sqliteTargets(t), cfg, func(s string) { steps = append(steps, s) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(steps) != 9 {
+	if len(steps) != 10 {
 		t.Errorf("steps %v", steps)
 	}
 	if r.EnqueuePerSec <= 0 || r.WorkPerSec <= 0 || r.ExecTaskMS <= 0 || r.BareExecMS <= 0 || r.RetryLateMax < r.RetryLateP50 {
@@ -112,6 +113,7 @@ func TestRunMeasuresEverything(t *testing.T) {
 		t.Errorf("memory %v peak %v over %d tasks", r.MemoryMiB, r.MemoryPeakMiB, r.MemoryTasks)
 	}
 	checkAPI(t, cfg, r)
+	checkRemote(t, cfg, r)
 	t.Logf("%+v", r)
 }
 
@@ -122,7 +124,7 @@ func TestRunWithoutProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(steps) != 5 || r.WorkProcs != nil || r.TakeoverS != 0 || r.APISinglePerSec != 0 {
+	if len(steps) != 5 || r.WorkProcs != nil || r.TakeoverS != 0 || r.APISinglePerSec != 0 || r.RemoteBatchedPerSec != 0 {
 		t.Errorf("steps %v, result %+v", steps, r)
 	}
 }
