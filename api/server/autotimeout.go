@@ -60,6 +60,6 @@ func (a *autoTimeouts) record(t task.Task, f *store.Finish) {
 	delete(a.given, f.Token)
 	a.mu.Unlock()
 	if ok {
-		f.Attempt.Timeout, f.Attempt.TimeoutSource = c.d, c.src
+		autotimeout.Keep(f, c.d, c.src)
 	}
 }

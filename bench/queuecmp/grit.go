@@ -28,7 +28,7 @@ func gritSystem(name string, concurrency int) system {
 		grit:   true,
 		config: cfg,
 		open: func(ctx context.Context, e *env, schema string, h handlerFunc) (queue, error) {
-			return openGrit(ctx, e, schema, grit.Config{Concurrency: concurrency, Logger: e.logger}, h)
+			return openGritWith(ctx, e, schema, grit.Config{Concurrency: concurrency, Logger: e.logger}, grit.HandlerConfig{Policy: gritPolicy}, h)
 		},
 	}
 }
@@ -42,9 +42,14 @@ type gritQueue struct {
 	// completed tasks, as River's are counted.
 	tasks string
 	db    *pgxpool.Pool
+	// onClose, when set, closes what the system made besides its
+	// clients (grit-features' tracer provider).
+	onClose func() error
 }
 
-func openGrit(ctx context.Context, e *env, schema string, cfg grit.Config, h handlerFunc) (_ *gritQueue, err error) {
+// openGritWith opens a grit worker with cfg, whose handler of jobKind has
+// hc, and an insert-only client.
+func openGritWith(ctx context.Context, e *env, schema string, cfg grit.Config, hc grit.HandlerConfig, h handlerFunc) (_ *gritQueue, err error) {
 	dsn, err := withSchema(e.dsn, schema)
 	if err != nil {
 		return nil, err
@@ -61,7 +66,7 @@ func openGrit(ctx context.Context, e *env, schema string, cfg grit.Config, h han
 	err = grit.Handle(q.worker, jobKind, func(ctx context.Context, j job) error {
 		a, _ := grit.AttemptFrom(ctx)
 		return h(j, a.Number)
-	}, grit.HandlerConfig{Policy: gritPolicy})
+	}, hc)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +141,9 @@ func (q *gritQueue) close(ctx context.Context) error {
 		if c != nil {
 			errs = append(errs, c.Close())
 		}
+	}
+	if q.onClose != nil {
+		errs = append(errs, q.onClose())
 	}
 	return errors.Join(errs...)
 }

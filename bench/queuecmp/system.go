@@ -72,6 +72,7 @@ var systems = []system{
 	riverSystem("river-tuned", riverTuning{maxWorkers: 1000, fetchCooldown: 2 * time.Millisecond, fetchPollInterval: 20 * time.Millisecond}),
 	gritSystem("grit", 1000),
 	gritSystem("grit-defaults", 0),
+	gritFeaturesSystem(),
 	limitSystem(),
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/grit-run/grit/internal/or"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // The defaults. The factor is set by the failure it exists to prevent: a
@@ -108,6 +109,21 @@ func (s Settings) Choose(p99 time.Duration, runs int) (time.Duration, string) {
 
 // IsAuto tells whether a timeout's source says it was chosen by the rule.
 func IsAuto(source string) bool { return strings.HasPrefix(source, "auto") }
+
+// Keep puts an attempt's auto timeout (d, chosen as source says) on its
+// record f, once f's outcome is decided, for both claimers. A success
+// keeps none: its attempt is written on the task row alone (a plain
+// success, one write), which has no place for it, and keeping it would
+// cost every success an attempt row of its own, more than doubling what
+// the database spends on it (queuecmp's grit-features), for a timeout
+// that did not matter. An attempt that failed or timed out keeps it,
+// where it explains what happened.
+func Keep(f *store.Finish, d time.Duration, source string) {
+	if !IsAuto(source) || f.Outcome() == task.OutcomeSuccess {
+		return
+	}
+	f.Attempt.Timeout, f.Attempt.TimeoutSource = d, source
+}
 
 // P99 is the 99th percentile of ds, which must not be empty.
 func P99(ds []time.Duration) time.Duration {

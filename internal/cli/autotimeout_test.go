@@ -9,14 +9,14 @@ import (
 )
 
 // A task file's timeout: auto reaches the store; grit task shows that the
-// task asks for it, and the timeout each attempt ran under and why, in
-// text and in JSON.
+// task asks for it, and the timeout a failed attempt ran under and why, in
+// text and in JSON (a success keeps none: autotimeout.Keep).
 func TestTaskShowsAutoTimeout(t *testing.T) {
 	st := tempStore(t)
 	file := filepath.Join(t.TempDir(), "nightly.yaml")
-	os.WriteFile(file, []byte("name: nightly\ntasks:\n  report: {run: \"true\", timeout: auto}\n"), 0o644)
-	if code, out, errOut := grit(t, "run", "--json", "--store", st, file); code != 0 {
-		t.Fatalf("run: exit %d: %s %s", code, out, errOut)
+	os.WriteFile(file, []byte("name: nightly\ntasks:\n  report: {run: \"exit 3\", timeout: auto, retry: never}\n"), 0o644)
+	if code, out, errOut := grit(t, "run", "--json", "--store", st, file); code == 0 {
+		t.Fatalf("run of a failing task: exit 0: %s %s", out, errOut)
 	} else {
 		id := itoa(byName(decodeSummary(t, out))["report"].ID)
 		_, text, _ := grit(t, "task", id, "--store", st)

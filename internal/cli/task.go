@@ -147,7 +147,7 @@ func printTaskFields(out io.Writer, t task.Task) {
 	}
 	switch {
 	case t.Timeout == task.AutoTimeout:
-		fmt.Fprintf(w, "timeout\tauto (learned from its successful runs; each attempt's is below)\n")
+		fmt.Fprintf(w, "timeout\tauto (learned from its successful runs; each failed attempt's is below)\n")
 	case t.Timeout > 0:
 		fmt.Fprintf(w, "timeout\t%s\n", retry.FormatDuration(t.Timeout))
 	}

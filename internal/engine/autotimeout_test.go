@@ -90,9 +90,10 @@ func slowNight(t *testing.T, st store.Store) {
 		if a.Timeout < 5*T || !strings.HasPrefix(a.TimeoutSource, "auto: 5 × p99 ") || !strings.HasSuffix(a.TimeoutSource, " of 10 runs") {
 			t.Errorf("slow run: timeout %v (%s), want 5 × the p99 of the 10 usual runs", a.Timeout, a.TimeoutSource)
 		}
-		// The attempt's record keeps the timeout it ran under, and why.
-		if as := attempts(t, st, tk.ID); len(as) != 1 || as[0].Timeout != a.Timeout || as[0].TimeoutSource != a.TimeoutSource {
-			t.Errorf("slow run's attempts %+v, want its timeout %v (%s)", as, a.Timeout, a.TimeoutSource)
+		// A success's record keeps no timeout: it is a plain success,
+		// written on the task row alone (autotimeout.Keep).
+		if as := attempts(t, st, tk.ID); len(as) != 1 || as[0].Timeout != 0 || as[0].TimeoutSource != "" {
+			t.Errorf("slow run's attempts %+v, want a success with no timeout kept", as)
 		}
 	}
 
@@ -116,6 +117,10 @@ func slowNight(t *testing.T, st store.Store) {
 		}
 		if !strings.Contains(as[0].Error, "(auto: 5 × p99 ") || !strings.HasPrefix(as[0].TimeoutSource, "auto: 5 × p99 ") {
 			t.Errorf("auto timeout's error %q does not say how it was chosen", as[0].Error)
+		}
+		// The timed-out attempt keeps the timeout it ran under, and why.
+		if as[0].Timeout < 5*T {
+			t.Errorf("hang's attempt keeps timeout %v, want 5 × the p99 (≥ %v)", as[0].Timeout, 5*T)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/grit-run/grit/internal/autotimeout"
 	"github.com/grit-run/grit/internal/decide"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
@@ -20,9 +21,6 @@ func (e *Engine) finishFor(t task.Task, o outcome) store.Finish {
 			TaskID: t.ID, Number: t.Attempt, Worker: e.cfg.WorkerID, LeaseToken: t.LeaseToken,
 			StartedAt: o.started, EndedAt: o.ended,
 		},
-	}
-	if src := autoSource(o.timeoutSource); src != "" {
-		f.Attempt.Timeout, f.Attempt.TimeoutSource = o.timeout, src
 	}
 	if o.rec != nil {
 		f.Attempt.Output, f.Attempt.ExitCode, f.Attempt.Signal = o.rec.output, o.rec.exitCode, o.rec.signal
@@ -43,6 +41,7 @@ func (e *Engine) finishFor(t task.Task, o outcome) store.Finish {
 	default:
 		e.failed(&f, t, o, now)
 	}
+	autotimeout.Keep(&f, o.timeout, o.timeoutSource)
 	return f
 }
 
