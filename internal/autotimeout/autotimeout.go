@@ -147,6 +147,10 @@ type entry struct {
 	at   time.Time  // when asked; zero: never
 	p99  time.Duration
 	runs int
+	// timeout and source are Choose's answer for p99 and runs, worked
+	// out when they change rather than formatted at every attempt.
+	timeout time.Duration
+	source  string
 }
 
 // NewCache returns a cache on st (which should be a store.Durations;
@@ -182,6 +186,7 @@ func (c *Cache) Timeout(ctx context.Context, kind, name string) (time.Duration, 
 				}
 			}
 		}
+		en.timeout, en.source = c.set.Choose(en.p99, en.runs)
 	}
-	return c.set.Choose(en.p99, en.runs)
+	return en.timeout, en.source
 }
