@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/grit-run/grit"
 	"github.com/grit-run/grit/store"
@@ -19,43 +19,88 @@ import (
 const gritPolicy = "1 100ms"
 
 func gritSystem(name string, concurrency int) system {
-	cfg := fmt.Sprintf("grit Concurrency %d, every other setting default", concurrency)
-	if concurrency == 0 {
-		cfg = "grit.Config{} (Concurrency 10)"
-	}
 	return system{
 		name:   name,
+		store:  onPostgres,
 		grit:   true,
-		config: cfg,
+		config: gritConfig(concurrency),
 		open: func(ctx context.Context, e *env, schema string, h handlerFunc) (queue, error) {
-			return openGrit(ctx, e, schema, grit.Config{Concurrency: concurrency, Logger: e.logger}, h)
+			dsn, err := withSchema(e.dsn, schema)
+			if err != nil {
+				return nil, err
+			}
+			tasks := pgx.Identifier{schema, "tasks"}.Sanitize()
+			count := func(ctx context.Context) (n int, err error) {
+				err = e.schemas.pool.QueryRow(ctx, countSucceeded(tasks)).Scan(&n)
+				return n, err
+			}
+			return openGrit(ctx, e, dsn, concurrency, h, count, nil)
 		},
 	}
 }
 
+// gritSQLiteSystem is grit on its embedded store: both clients open the
+// workload's file (the store sets WAL and synchronous=FULL itself), and
+// the completed tasks are counted on a connection of their own.
+func gritSQLiteSystem(name string, concurrency int) system {
+	return system{
+		name:   name,
+		store:  onSQLite,
+		grit:   true,
+		config: gritConfig(concurrency) + ", store sqlite:FILE",
+		open: func(ctx context.Context, e *env, path string, h handlerFunc) (queue, error) {
+			var db *sql.DB
+			count := func(ctx context.Context) (n int, err error) {
+				err = db.QueryRowContext(ctx, countSucceeded("tasks")).Scan(&n)
+				return n, err
+			}
+			q, err := openGrit(ctx, e, "sqlite:"+path, concurrency, h, count, nil)
+			if err != nil {
+				return nil, err
+			}
+			// After the store has made the file: the count must not.
+			if db, err = openSQLite(ctx, path, "_pragma=query_only(1)"); err != nil {
+				q.close(ctx)
+				return nil, fmt.Errorf("grit: open the file to count completions: %w", err)
+			}
+			q.release = db.Close
+			return q, nil
+		},
+	}
+}
+
+func gritConfig(concurrency int) string {
+	if concurrency == 0 {
+		return "grit.Config{} (Concurrency 10)"
+	}
+	return fmt.Sprintf("grit Concurrency %d, every other setting default", concurrency)
+}
+
+// countSucceeded counts a task table's SUCCESS tasks with the statement
+// River's completed jobs are counted with: the store's own counts group
+// every task by queue and state, which took twice as long, and the
+// throughput clock runs until a count shows every job done.
+func countSucceeded(tasks string) string {
+	return `SELECT count(*) FROM ` + tasks + ` WHERE state = 'SUCCESS'`
+}
+
 // gritQueue is a grit worker client and an insert-only client, each with
-// its own store on the same schema.
+// its own store on the same database.
 type gritQueue struct {
 	worker, ins *grit.Client
 	started     bool
-	// tasks is the schema's task table and db the pool that counts its
-	// completed tasks, as River's are counted.
-	tasks string
-	db    *pgxpool.Pool
+	count       func(ctx context.Context) (int, error)
+	release     func() error // what the count holds, if anything
 }
 
-func openGrit(ctx context.Context, e *env, schema string, cfg grit.Config, h handlerFunc) (_ *gritQueue, err error) {
-	dsn, err := withSchema(e.dsn, schema)
-	if err != nil {
-		return nil, err
-	}
-	q := &gritQueue{tasks: pgx.Identifier{schema, "tasks"}.Sanitize(), db: e.schemas.pool}
+func openGrit(ctx context.Context, e *env, dsn string, concurrency int, h handlerFunc, count func(context.Context) (int, error), release func() error) (_ *gritQueue, err error) {
+	q := &gritQueue{count: count, release: release}
 	defer func() {
 		if err != nil {
 			q.close(ctx)
 		}
 	}()
-	if q.worker, err = grit.Open(ctx, dsn, cfg); err != nil {
+	if q.worker, err = grit.Open(ctx, dsn, grit.Config{Concurrency: concurrency, Logger: e.logger}); err != nil {
 		return nil, fmt.Errorf("grit: open worker: %w", err)
 	}
 	err = grit.Handle(q.worker, jobKind, func(ctx context.Context, j job) error {
@@ -113,13 +158,9 @@ func (q *gritQueue) start(ctx context.Context) error {
 	return nil
 }
 
-// completed counts the schema's SUCCESS tasks with the statement River's
-// completed jobs are counted with: the store's own counts group every task
-// by queue and state, which took twice as long, and the throughput clock
-// runs until a count shows every job done.
 func (q *gritQueue) completed(ctx context.Context) (int, error) {
-	var n int
-	if err := q.db.QueryRow(ctx, `SELECT count(*) FROM `+q.tasks+` WHERE state = 'SUCCESS'`).Scan(&n); err != nil {
+	n, err := q.count(ctx)
+	if err != nil {
 		return 0, fmt.Errorf("grit: count completed tasks: %w", err)
 	}
 	return n, nil
@@ -136,6 +177,9 @@ func (q *gritQueue) close(ctx context.Context) error {
 		if c != nil {
 			errs = append(errs, c.Close())
 		}
+	}
+	if q.release != nil {
+		errs = append(errs, q.release())
 	}
 	return errors.Join(errs...)
 }
