@@ -39,8 +39,15 @@ type hub struct {
 	refs int    // the open Stores on it; guarded by hubs.mu
 
 	mu      sync.Mutex
-	waiters map[chan struct{}]*Store // each waiter's channel, by the Store it waits on
-	stop    context.CancelFunc       // ends the watcher; nil when none runs
+	waiters map[chan struct{}]waiter
+	stop    context.CancelFunc // ends the watcher; nil when none runs
+}
+
+// waiter is a Wake call's: the Store it waits on, and what forgets its
+// context.
+type waiter struct {
+	s       *Store
+	unwatch func() bool
 }
 
 // hubs are the hubs of the open database files, by key.
@@ -71,7 +78,7 @@ func joinHub(path string) *hub {
 	defer hubs.mu.Unlock()
 	h := hubs.m[key]
 	if h == nil {
-		h = &hub{key: key, waiters: map[chan struct{}]*Store{}}
+		h = &hub{key: key, waiters: map[chan struct{}]waiter{}}
 		hubs.m[key] = h
 	}
 	h.refs++
@@ -82,8 +89,9 @@ func joinHub(path string) *hub {
 // the file, forgets the hub.
 func (h *hub) leave(s *Store) {
 	h.mu.Lock()
-	for ch, owner := range h.waiters {
-		if owner == s {
+	for ch, w := range h.waiters {
+		if w.s == s {
+			w.unwatch()
 			h.drop(ch)
 		}
 	}
@@ -150,12 +158,12 @@ func (s *Store) Wake(ctx context.Context) (<-chan struct{}, error) {
 		h.stop = stop
 	}
 	ch := make(chan struct{}, 1)
-	h.waiters[ch] = s
-	context.AfterFunc(ctx, func() {
+	unwatch := context.AfterFunc(ctx, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.drop(ch)
 	})
+	h.waiters[ch] = waiter{s: s, unwatch: unwatch}
 	return ch, nil
 }
 
@@ -170,9 +178,7 @@ func (s *Store) watch() (context.CancelFunc, error) {
 		return nil, err
 	}
 	db.SetMaxOpenConns(1)
-	// The pragma answers at once, so its reads take no context to
-	// interrupt them: the driver would start a goroutine for each read
-	// that had one, which cost more than the read.
+	// The pragma answers at once: its reads need no context to end them.
 	read, err := db.Prepare("PRAGMA data_version")
 	if err != nil {
 		db.Close()

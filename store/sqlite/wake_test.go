@@ -28,13 +28,16 @@ func wake(t *testing.T, ctx context.Context, s *sqlite.Store) <-chan struct{} {
 }
 
 // TestWakeOnAnotherHandleInProcess: a commit through another handle on the
-// file in this process wakes the waiter before that Enqueue returns, with
-// no watcher to tell it (its interval is an hour here): the handles share
-// the wake in process.
+// file in this process, opened through a symbolic link to its folder,
+// wakes the waiter before that Enqueue returns, with no watcher to tell it
+// (its interval is an hour here): the handles share the wake in process.
 func TestWakeOnAnotherHandleInProcess(t *testing.T) {
 	defer sqlite.SetWatchInterval(time.Hour)()
-	path := filepath.Join(t.TempDir(), "grit.db")
-	a, b := openPath(t, path), openPath(t, "sqlite:"+filepath.Join(filepath.Dir(path), ".", "grit.db"))
+	dir, link := t.TempDir(), filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(dir, link); err != nil {
+		t.Fatal(err)
+	}
+	a, b := openPath(t, filepath.Join(dir, "grit.db")), openPath(t, "sqlite:"+filepath.Join(link, "grit.db"))
 	ch := wake(t, t.Context(), a)
 	if _, err := b.Enqueue(t.Context(), []store.NewTask{{Kind: "k"}}); err != nil {
 		t.Fatal(err)
