@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,12 +28,16 @@ func gritSystem(name string, concurrency int) system {
 			if err != nil {
 				return nil, err
 			}
+			q, err := openGrit(ctx, e, dsn, concurrency, h)
+			if err != nil {
+				return nil, err
+			}
 			tasks := pgx.Identifier{schema, "tasks"}.Sanitize()
-			count := func(ctx context.Context) (n int, err error) {
+			q.count = func(ctx context.Context) (n int, err error) {
 				err = e.schemas.pool.QueryRow(ctx, countSucceeded(tasks)).Scan(&n)
 				return n, err
 			}
-			return openGrit(ctx, e, dsn, concurrency, h, count, nil)
+			return q, nil
 		},
 	}
 }
@@ -49,21 +52,21 @@ func gritSQLiteSystem(name string, concurrency int) system {
 		grit:   true,
 		config: gritConfig(concurrency) + ", store sqlite:FILE",
 		open: func(ctx context.Context, e *env, path string, h handlerFunc) (queue, error) {
-			var db *sql.DB
-			count := func(ctx context.Context) (n int, err error) {
-				err = db.QueryRowContext(ctx, countSucceeded("tasks")).Scan(&n)
-				return n, err
-			}
-			q, err := openGrit(ctx, e, "sqlite:"+path, concurrency, h, count, nil)
+			q, err := openGrit(ctx, e, "sqlite:"+path, concurrency, h)
 			if err != nil {
 				return nil, err
 			}
 			// After the store has made the file: the count must not.
-			if db, err = openSQLite(ctx, path, "_pragma=query_only(1)"); err != nil {
+			db, err := openSQLite(ctx, path, "_pragma=query_only(1)")
+			if err != nil {
 				q.close(ctx)
 				return nil, fmt.Errorf("grit: open the file to count completions: %w", err)
 			}
 			q.release = db.Close
+			q.count = func(ctx context.Context) (n int, err error) {
+				err = db.QueryRowContext(ctx, countSucceeded("tasks")).Scan(&n)
+				return n, err
+			}
 			return q, nil
 		},
 	}
@@ -93,8 +96,10 @@ type gritQueue struct {
 	release     func() error // what the count holds, if anything
 }
 
-func openGrit(ctx context.Context, e *env, dsn string, concurrency int, h handlerFunc, count func(context.Context) (int, error), release func() error) (_ *gritQueue, err error) {
-	q := &gritQueue{count: count, release: release}
+// openGrit opens both clients on dsn; the caller sets how the completed
+// tasks are counted.
+func openGrit(ctx context.Context, e *env, dsn string, concurrency int, h handlerFunc) (_ *gritQueue, err error) {
+	q := &gritQueue{}
 	defer func() {
 		if err != nil {
 			q.close(ctx)
