@@ -140,12 +140,15 @@ func (h *hub) drop(ch chan struct{}) {
 // watcher cannot tell what another process wrote, so a heartbeat or a
 // claim there wakes too: a value is a hint to claim, not a promise of
 // work. Values do not queue up. The channel is closed when ctx ends or the
-// Store closes.
+// Store closes; on a closed Store, Wake returns ErrClosed.
 func (s *Store) Wake(ctx context.Context) (<-chan struct{}, error) {
 	h := s.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if s.isClosed() || ctx.Err() != nil {
+	if s.isClosed() {
+		return nil, ErrClosed
+	}
+	if ctx.Err() != nil {
 		ch := make(chan struct{})
 		close(ch)
 		return ch, nil

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,8 +83,8 @@ func TestWakeClosesWithCloseAndCtx(t *testing.T) {
 	if sqlite.Watching(b) {
 		t.Error("the watcher runs with no one waiting")
 	}
-	if _, ok := <-wake(t, t.Context(), a); ok {
-		t.Error("Wake on a closed store gave an open channel")
+	if _, err := a.Wake(t.Context()); !errors.Is(err, sqlite.ErrClosed) {
+		t.Errorf("Wake on a closed store: %v, want sqlite.ErrClosed", err)
 	}
 }
 
