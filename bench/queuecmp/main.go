@@ -14,25 +14,30 @@
 // same durability for all three SQLite systems: journal_mode=WAL and
 // synchronous=FULL (every commit fsynced), on modernc.org/sqlite, the pure
 // Go SQLite grit's store uses. River's tables are made with rivermigrate,
-// through its pgx driver or its riversqlite driver. Each system has a
-// worker client, which runs the jobs, and a separate insert-only client
-// on its own connection pool that is never started, so the worker learns
-// of new jobs the way a worker in another process would: through the
-// system's own notifications and polling (on PostgreSQL, LISTEN/NOTIFY;
-// on SQLite, River's notification table, polled, and grit's store, whose
-// handles on one file share their wakes in a process), not through its
-// client's in-process wake-up. Every handler is a no-op apart from what
-// the workload records.
+// through its pgx driver or its riversqlite driver. Each grit and River
+// system has a worker client, which runs the jobs, and a separate
+// insert-only client on its own connection pool that is never started, so
+// the worker learns of new jobs the way a worker in another process would:
+// through the system's own notifications and polling (on PostgreSQL,
+// LISTEN/NOTIFY; on SQLite, River's notification table, polled, and
+// grit's store, whose handles on one file share their wakes in a
+// process), not through its client's in-process wake-up. The limits have
+// no clients: pg-limit inserts on its workers' pool and notifies through
+// pg_notify, sqlite-limit inserts on its one connection and wakes its
+// worker in process. On SQLite, every system's completed jobs are counted
+// on a read connection of their own. Every handler is a no-op apart from
+// what the workload records.
 //
 // The workloads:
 //
 //   - throughput: --jobs no-op jobs are inserted in batches of 1000 (River
-//     InsertManyFast, grit's store Enqueue; both use COPY) before the
-//     worker starts. The clock runs from just before the worker's Start
-//     until the handler has run --jobs times and a count in the database
-//     shows every job completed, polled every 5ms with the same statement
-//     for both (count(*) of the job table WHERE state is River's completed
-//     or grit's SUCCESS). Reported as jobs per second, so it includes the
+//     InsertManyFast, grit's store Enqueue, both COPY on PostgreSQL;
+//     pg-limit's COPY; sqlite-limit's INSERTs in one transaction) before
+//     the worker starts. The clock runs from just before the worker's
+//     Start until the handler has run --jobs times and a count in the
+//     database shows every job completed, polled every 5ms with the same
+//     statement for every system (count(*) of the job table WHERE state is
+//     River's or the limit's completed, or grit's SUCCESS). Reported as jobs per second, so it includes the
 //     worker's start-up and the durable write of every completion; how
 //     long after Start the first job ran is reported beside. Over the
 //     same time, the CPU time of this process (getrusage) and of the
