@@ -121,9 +121,11 @@ func serverDelta(from, to map[int]time.Duration) time.Duration {
 	return d
 }
 
-func (e *env) cpuNow() cpuUse {
+// cpuNow reads the CPU used so far; the server's only for a system on
+// PostgreSQL (SQLite runs in this process).
+func (e *env) cpuNow(sys system) cpuUse {
 	u := cpuUse{self: selfCPU()}
-	if e.server != 0 {
+	if e.server != 0 && sys.store == onPostgres {
 		u.server, u.serverOK = serverCPU(e.server)
 	}
 	return u

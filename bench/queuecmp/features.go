@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
@@ -27,7 +28,9 @@ import (
 func gritFeaturesSystem() system {
 	return system{
 		name:   "grit-features",
+		store:  onPostgres,
 		grit:   true,
+		versus: []string{"grit"},
 		config: "grit Concurrency 1000 with metrics, traces (all sampled, dropped by the exporter), a schedule, a state machine and a learned timeout",
 		open: func(ctx context.Context, e *env, schema string, h handlerFunc) (queue, error) {
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(dropSpans{}))
@@ -46,12 +49,21 @@ func gritFeaturesSystem() system {
 					Transitions: []fsm.Transition{{From: "idle", Event: "go", To: "busy"}},
 				}},
 			}
-			q, err := openGritWith(ctx, e, schema, cfg, grit.HandlerConfig{Policy: gritPolicy, Timeout: grit.AutoTimeout}, h)
+			dsn, err := withSchema(e.dsn, schema)
+			if err != nil {
+				return nil, err
+			}
+			q, err := openGritWith(ctx, e, dsn, cfg, grit.HandlerConfig{Policy: gritPolicy, Timeout: grit.AutoTimeout}, h)
 			if err != nil {
 				tp.Shutdown(context.Background())
 				return nil, err
 			}
-			q.onClose = func() error {
+			tasks := pgx.Identifier{schema, "tasks"}.Sanitize()
+			q.count = func(ctx context.Context) (n int, err error) {
+				err = e.schemas.pool.QueryRow(ctx, countSucceeded(tasks)).Scan(&n)
+				return n, err
+			}
+			q.release = func() error {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
 				return tp.Shutdown(ctx)

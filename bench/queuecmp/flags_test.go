@@ -52,18 +52,44 @@ func TestFlagDefaults(t *testing.T) {
 	for _, s := range o.systems {
 		names = append(names, s.name)
 	}
-	want := []string{"river-defaults", "river-tuned", "grit", "grit-defaults", "pg-limit"}
+	want := []string{"river-defaults", "river-tuned", "grit", "grit-defaults", "grit-features", "pg-limit", "grit-sqlite", "river-sqlite", "sqlite-limit"}
 	if !slices.Equal(names, want) || o.jobs != 20000 || o.rounds != 3 || o.latencyJobs != 2000 || o.retryJobs != 500 || o.db != defaultDSN || o.json {
 		t.Errorf("defaults %+v (systems %v)", o, names)
 	}
 }
 
 func TestSystemsKeepOrder(t *testing.T) {
-	o, err := parseFlags([]string{"--systems", " grit-defaults, river-tuned "}, new(bytes.Buffer))
+	o, err := parseFlags([]string{"--systems", " grit-defaults, sqlite-limit,river-tuned "}, new(bytes.Buffer))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.systems) != 2 || o.systems[0].name != "grit-defaults" || o.systems[1].name != "river-tuned" {
-		t.Errorf("systems %+v", o.systems)
+	var names []string
+	for _, s := range o.systems {
+		names = append(names, s.name)
+	}
+	if want := []string{"grit-defaults", "sqlite-limit", "river-tuned"}; !slices.Equal(names, want) {
+		t.Errorf("systems %v, want %v", names, want)
+	}
+}
+
+// TestEachSystemsStore: the SQLite systems are the three whose names say
+// so, and each store has a grit system and others to compare it with.
+func TestEachSystemsStore(t *testing.T) {
+	grits := map[storeKind]int{}
+	others := map[storeKind]int{}
+	for _, s := range systems {
+		if (s.store == onSQLite) != strings.Contains(s.name, "sqlite") {
+			t.Errorf("%s runs on %s", s.name, s.store)
+		}
+		if s.grit {
+			grits[s.store]++
+		} else {
+			others[s.store]++
+		}
+	}
+	for _, st := range []storeKind{onPostgres, onSQLite} {
+		if grits[st] == 0 || others[st] == 0 {
+			t.Errorf("%s: %d grit systems and %d others", st, grits[st], others[st])
+		}
 	}
 }

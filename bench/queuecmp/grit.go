@@ -8,7 +8,6 @@ import (
 	"net/url"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/grit-run/grit"
 	"github.com/grit-run/grit/store"
@@ -19,42 +18,95 @@ import (
 const gritPolicy = "1 100ms"
 
 func gritSystem(name string, concurrency int) system {
-	cfg := fmt.Sprintf("grit Concurrency %d, every other setting default", concurrency)
-	if concurrency == 0 {
-		cfg = "grit.Config{} (Concurrency 10)"
-	}
 	return system{
 		name:   name,
+		store:  onPostgres,
 		grit:   true,
-		config: cfg,
+		config: gritConfig(concurrency),
 		open: func(ctx context.Context, e *env, schema string, h handlerFunc) (queue, error) {
-			return openGritWith(ctx, e, schema, grit.Config{Concurrency: concurrency, Logger: e.logger}, grit.HandlerConfig{Policy: gritPolicy}, h)
+			dsn, err := withSchema(e.dsn, schema)
+			if err != nil {
+				return nil, err
+			}
+			q, err := openGrit(ctx, e, dsn, concurrency, h)
+			if err != nil {
+				return nil, err
+			}
+			tasks := pgx.Identifier{schema, "tasks"}.Sanitize()
+			q.count = func(ctx context.Context) (n int, err error) {
+				err = e.schemas.pool.QueryRow(ctx, countSucceeded(tasks)).Scan(&n)
+				return n, err
+			}
+			return q, nil
 		},
 	}
 }
 
+// gritSQLiteSystem is grit on its embedded store: both clients open the
+// workload's file (the store sets WAL and synchronous=FULL itself), and
+// the completed tasks are counted on a connection of their own.
+func gritSQLiteSystem(name string, concurrency int) system {
+	return system{
+		name:   name,
+		store:  onSQLite,
+		grit:   true,
+		config: gritConfig(concurrency) + ", store sqlite:FILE",
+		open: func(ctx context.Context, e *env, path string, h handlerFunc) (queue, error) {
+			q, err := openGrit(ctx, e, "sqlite:"+path, concurrency, h)
+			if err != nil {
+				return nil, err
+			}
+			// After the store has made the file: the count must not.
+			db, err := openSQLite(ctx, path, "_pragma=query_only(1)")
+			if err != nil {
+				q.close(ctx)
+				return nil, fmt.Errorf("grit: open the file to count completions: %w", err)
+			}
+			q.release = db.Close
+			q.count = func(ctx context.Context) (n int, err error) {
+				err = db.QueryRowContext(ctx, countSucceeded("tasks")).Scan(&n)
+				return n, err
+			}
+			return q, nil
+		},
+	}
+}
+
+func gritConfig(concurrency int) string {
+	if concurrency == 0 {
+		return "grit.Config{} (Concurrency 10)"
+	}
+	return fmt.Sprintf("grit Concurrency %d, every other setting default", concurrency)
+}
+
+// countSucceeded counts a task table's SUCCESS tasks with the statement
+// River's completed jobs are counted with: the store's own counts group
+// every task by queue and state, which took twice as long, and the
+// throughput clock runs until a count shows every job done.
+func countSucceeded(tasks string) string {
+	return `SELECT count(*) FROM ` + tasks + ` WHERE state = 'SUCCESS'`
+}
+
 // gritQueue is a grit worker client and an insert-only client, each with
-// its own store on the same schema.
+// its own store on the same database.
 type gritQueue struct {
 	worker, ins *grit.Client
 	started     bool
-	// tasks is the schema's task table and db the pool that counts its
-	// completed tasks, as River's are counted.
-	tasks string
-	db    *pgxpool.Pool
-	// onClose, when set, closes what the system made besides its
-	// clients (grit-features' tracer provider).
-	onClose func() error
+	count       func(ctx context.Context) (int, error)
+	release     func() error // what the count holds, if anything
 }
 
-// openGritWith opens a grit worker with cfg, whose handler of jobKind has
-// hc, and an insert-only client.
-func openGritWith(ctx context.Context, e *env, schema string, cfg grit.Config, hc grit.HandlerConfig, h handlerFunc) (_ *gritQueue, err error) {
-	dsn, err := withSchema(e.dsn, schema)
-	if err != nil {
-		return nil, err
-	}
-	q := &gritQueue{tasks: pgx.Identifier{schema, "tasks"}.Sanitize(), db: e.schemas.pool}
+// openGrit opens both clients on dsn, the worker with Concurrency
+// concurrency and every other setting its default; the caller sets how the
+// completed tasks are counted.
+func openGrit(ctx context.Context, e *env, dsn string, concurrency int, h handlerFunc) (*gritQueue, error) {
+	return openGritWith(ctx, e, dsn, grit.Config{Concurrency: concurrency, Logger: e.logger}, grit.HandlerConfig{Policy: gritPolicy}, h)
+}
+
+// openGritWith opens both clients on dsn, the worker with cfg and its
+// handler of jobKind with hc.
+func openGritWith(ctx context.Context, e *env, dsn string, cfg grit.Config, hc grit.HandlerConfig, h handlerFunc) (_ *gritQueue, err error) {
+	q := &gritQueue{}
 	defer func() {
 		if err != nil {
 			q.close(ctx)
@@ -118,13 +170,9 @@ func (q *gritQueue) start(ctx context.Context) error {
 	return nil
 }
 
-// completed counts the schema's SUCCESS tasks with the statement River's
-// completed jobs are counted with: the store's own counts group every task
-// by queue and state, which took twice as long, and the throughput clock
-// runs until a count shows every job done.
 func (q *gritQueue) completed(ctx context.Context) (int, error) {
-	var n int
-	if err := q.db.QueryRow(ctx, `SELECT count(*) FROM `+q.tasks+` WHERE state = 'SUCCESS'`).Scan(&n); err != nil {
+	n, err := q.count(ctx)
+	if err != nil {
 		return 0, fmt.Errorf("grit: count completed tasks: %w", err)
 	}
 	return n, nil
@@ -142,8 +190,8 @@ func (q *gritQueue) close(ctx context.Context) error {
 			errs = append(errs, c.Close())
 		}
 	}
-	if q.onClose != nil {
-		errs = append(errs, q.onClose())
+	if q.release != nil {
+		errs = append(errs, q.release())
 	}
 	return errors.Join(errs...)
 }

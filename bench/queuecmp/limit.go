@@ -18,7 +18,7 @@ import (
 // the batch with a second UPDATE (a failed job is made available again
 // retryDelay later), each statement its own commit. An insert notifies
 // through pg_notify; an idle worker waits for a notification or for the
-// earliest job due, at most 50ms. No lease, no heartbeat, no attempt
+// earliest job due, at most limitIdle. No lease, no heartbeat, no attempt
 // record, no retry policy: what a queue cannot do without is all there is.
 const (
 	limitWorkers = 2    // connections claiming at once
@@ -28,6 +28,7 @@ const (
 func limitSystem() system {
 	return system{
 		name:   "pg-limit",
+		store:  onPostgres,
 		config: fmt.Sprintf("no library: %d workers, claims of %d by UPDATE … FOR UPDATE SKIP LOCKED RETURNING and completions of a batch, each its own commit", limitWorkers, limitBatch),
 		open: func(ctx context.Context, e *env, schema string, h handlerFunc) (queue, error) {
 			return openLimit(ctx, e, schema, h)
@@ -130,19 +131,69 @@ func (q *limitQueue) work(ctx context.Context) {
 		if err != nil || n > 0 {
 			continue
 		}
-		wait := 50 * time.Millisecond
 		var next time.Time
-		if q.db.QueryRow(ctx, `SELECT min(run_at) FROM `+q.jobs+` WHERE state = 'available'`).Scan(&next) == nil && !next.IsZero() {
-			wait = min(wait, max(time.Until(next), 0))
+		if q.db.QueryRow(ctx, `SELECT min(run_at) FROM `+q.jobs+` WHERE state = 'available'`).Scan(&next) != nil {
+			next = time.Time{}
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-		case <-q.wake:
-		case <-t.C:
-		}
-		t.Stop()
+		idleWait(ctx, q.wake, next)
 	}
+}
+
+// limitIdle is the longest an idle limit worker waits without a wake.
+const limitIdle = 50 * time.Millisecond
+
+// idleWait waits, after a claim found nothing, for a wake, for the
+// earliest available job's due time next (zero: none), at most limitIdle,
+// or for ctx.
+func idleWait(ctx context.Context, wake <-chan struct{}, next time.Time) {
+	wait := limitIdle
+	if !next.IsZero() {
+		wait = min(wait, max(time.Until(next), 0))
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-wake:
+	case <-t.C:
+	}
+}
+
+// claimedJob is one row a claim returned.
+type claimedJob struct {
+	id      int64
+	args    []byte
+	attempt int
+}
+
+// scanClaimed reads a claim's rows (id, args, attempt).
+func scanClaimed(rows interface {
+	Next() bool
+	Scan(dest ...any) error
+}) ([]claimedJob, error) {
+	var js []claimedJob
+	for rows.Next() {
+		var j claimedJob
+		if err := rows.Scan(&j.id, &j.args, &j.attempt); err != nil {
+			return js, err
+		}
+		js = append(js, j)
+	}
+	return js, nil
+}
+
+// runClaimed runs the jobs of a claimed batch and tells those that
+// succeeded from those that failed.
+func runClaimed(js []claimedJob, h handlerFunc) (done, failed []int64) {
+	for _, c := range js {
+		var j job
+		if json.Unmarshal(c.args, &j) == nil && h(j, c.attempt) == nil {
+			done = append(done, c.id)
+		} else {
+			failed = append(failed, c.id)
+		}
+	}
+	return done, failed
 }
 
 func (q *limitQueue) batch(ctx context.Context) (int, error) {
@@ -152,31 +203,16 @@ func (q *limitQueue) batch(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var done, failed []int64
-	n := 0
-	for rows.Next() {
-		var id int64
-		var args []byte
-		var attempt int
-		if err := rows.Scan(&id, &args, &attempt); err != nil {
-			rows.Close()
-			return n, err
-		}
-		n++
-		var j job
-		if json.Unmarshal(args, &j) == nil && q.handle(j, attempt) == nil {
-			done = append(done, id)
-		} else {
-			failed = append(failed, id)
-		}
-	}
+	js, err := scanClaimed(rows)
 	rows.Close()
-	if err := rows.Err(); err != nil {
-		return n, err
+	if err == nil {
+		err = rows.Err()
 	}
-	if n == 0 {
-		return 0, nil
+	if err != nil || len(js) == 0 {
+		return 0, err
 	}
+	n := len(js)
+	done, failed := runClaimed(js, q.handle)
 	_, err = q.db.Exec(ctx, `WITH d AS (UPDATE `+q.jobs+` SET state = 'completed' WHERE id = ANY($1))
 		UPDATE `+q.jobs+` SET state = 'available', run_at = now() + $3 * interval '1 millisecond' WHERE id = ANY($2)`,
 		done, failed, retryDelay.Milliseconds())

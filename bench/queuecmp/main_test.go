@@ -42,15 +42,63 @@ func postgresDSN(t *testing.T) string {
 // checks that each reports a complete result. It says nothing about speed.
 func TestRunAllSystems(t *testing.T) {
 	dsn := postgresDSN(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where the SQLite files go
+	const jobs, rounds = 200, 2
+	rep := runSmall(t, []string{"--db", dsn}, jobs, rounds)
+	local := localServer(t, dsn)
+	var names []string
+	for _, s := range rep.Systems {
+		names = append(names, s.System)
+		sys, _ := systemNamed(s.System)
+		checkCPU(t, s, local && sys.store == onPostgres)
+	}
+	if !slices.Equal(names, systemNames()) {
+		t.Errorf("systems %v, want %v", names, systemNames())
+	}
+	// grit and grit-defaults against River's two and pg-limit,
+	// grit-features against grit; grit-sqlite against river-sqlite and
+	// sqlite-limit.
+	checkRatios(t, rep.Ratios, rounds, 2*3+1+1*2)
+	if rep.Machine.NumCPU <= 0 || rep.Machine.PostgresVersion == "" || rep.Machine.Fsync == "" || rep.Machine.SynchronousCommit == "" || rep.Machine.Autovacuum == "" {
+		t.Errorf("machine incomplete: %+v", rep.Machine)
+	}
+	checkSQLiteMachine(t, rep.Machine)
+	checkSchemasDropped(t, dsn)
+	checkEmpty(t, tmp)
+}
+
+// TestRunSQLiteWithoutServer runs the SQLite systems, small, with no
+// PostgreSQL at --db: they need none.
+func TestRunSQLiteWithoutServer(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	const jobs, rounds = 300, 2
+	rep := runSmall(t, []string{"--db", "postgres://nobody@127.0.0.1:1/none", "--systems", "grit-sqlite,river-sqlite,sqlite-limit"}, jobs, rounds)
+	for _, s := range rep.Systems {
+		checkCPU(t, s, false)
+	}
+	checkRatios(t, rep.Ratios, rounds, 2)
+	if rep.Machine.PostgresVersion != "" {
+		t.Errorf("a run on SQLite alone read PostgreSQL: %+v", rep.Machine)
+	}
+	checkSQLiteMachine(t, rep.Machine)
+	checkEmpty(t, tmp)
+}
+
+// runSmall runs the program, small, with args and --json, and checks that
+// each system reports a complete result and a CPU profile.
+func runSmall(t *testing.T, args []string, jobs, rounds int) report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 	defer cancel()
-	const jobs, rounds, latencyJobs, retryJobs = 200, 2, 50, 20
+	const latencyJobs, retryJobs = 50, 20
 	var stdout, stderr bytes.Buffer
 	prof := filepath.Join(t.TempDir(), "cpu")
-	code := run(ctx, []string{"--db", dsn, "--json",
+	code := run(ctx, append(args, "--json",
 		"--jobs", fmt.Sprint(jobs), "--rounds", fmt.Sprint(rounds), "--latency-jobs", fmt.Sprint(latencyJobs), "--retry-jobs", fmt.Sprint(retryJobs),
 		"--cpuprofile", prof,
-	}, &stdout, &stderr)
+	), &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
 	}
@@ -60,22 +108,30 @@ func TestRunAllSystems(t *testing.T) {
 	if err := dec.Decode(&rep); err != nil {
 		t.Fatalf("output is not one JSON report: %v\n%s", err, stdout.String())
 	}
-	local := localServer(t, dsn)
-	var names []string
 	for _, s := range rep.Systems {
-		names = append(names, s.System)
 		checkResult(t, s, jobs, rounds, latencyJobs, retryJobs)
-		checkCPU(t, s, local)
 		checkProfile(t, prof+"."+s.System)
 	}
-	if !slices.Equal(names, systemNames()) {
-		t.Errorf("systems %v, want %v", names, systemNames())
+	return rep
+}
+
+func checkSQLiteMachine(t *testing.T, m machine) {
+	t.Helper()
+	if m.SQLiteVersion == "" || m.SQLiteSettings != sqliteSettings || m.SQLiteFS == "" {
+		t.Errorf("machine says too little of SQLite: %+v", m)
 	}
-	checkRatios(t, rep.Ratios, rounds)
-	if rep.Machine.NumCPU <= 0 || rep.Machine.PostgresVersion == "" || rep.Machine.Fsync == "" || rep.Machine.SynchronousCommit == "" || rep.Machine.Autovacuum == "" {
-		t.Errorf("machine incomplete: %+v", rep.Machine)
+}
+
+// checkEmpty checks that the run removed its folder of SQLite files.
+func checkEmpty(t *testing.T, dir string) {
+	t.Helper()
+	left, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	checkSchemasDropped(t, dsn)
+	for _, e := range left {
+		t.Errorf("left behind in the temporary folder: %s", e.Name())
+	}
 }
 
 func checkResult(t *testing.T, s result, jobs, rounds, latencyJobs, retryJobs int) {
@@ -121,7 +177,9 @@ func localServer(t *testing.T, dsn string) bool {
 	return findServer(ctx, pool) != 0
 }
 
-func checkCPU(t *testing.T, s result, local bool) {
+// checkCPU checks the CPU figures; server says the system's database
+// server runs on this machine (PostgreSQL), where its CPU is read.
+func checkCPU(t *testing.T, s result, server bool) {
 	t.Helper()
 	tp := s.Throughput
 	if tp.ProcessCPUPerJob <= 0 {
@@ -129,20 +187,32 @@ func checkCPU(t *testing.T, s result, local bool) {
 	}
 	// The server's CPU is counted in ticks of 10ms, which a short run may
 	// not reach: it is there, not necessarily above 0.
-	if local != (tp.ServerCPUPerJob != nil) || local != (tp.CPUBusy != nil) {
-		t.Errorf("%s: server on this machine %v, but server CPU %v and busy %v", s.System, local, tp.ServerCPUPerJob, tp.CPUBusy)
+	if server != (tp.ServerCPUPerJob != nil) || server != (tp.CPUBusy != nil) {
+		t.Errorf("%s: server CPU read %v, but server CPU %v and busy %v", s.System, server, tp.ServerCPUPerJob, tp.CPUBusy)
 	}
 	if tp.ServerCPUPerJob != nil && (*tp.ServerCPUPerJob < 0 || *tp.CPUBusy < 0) {
 		t.Errorf("%s: negative CPU: server %v, busy %v", s.System, *tp.ServerCPUPerJob, *tp.CPUBusy)
 	}
 }
 
-func checkRatios(t *testing.T, rs []ratio, rounds int) {
+// checkRatios checks that there are want ratios, each complete and each
+// between two systems on the same store.
+func checkRatios(t *testing.T, rs []ratio, rounds, want int) {
 	t.Helper()
-	if len(rs) != 6 {
-		t.Fatalf("%d ratios, want one per grit system and River or limit system (2 × 3): %+v", len(rs), rs)
+	if len(rs) != want {
+		t.Fatalf("%d ratios, want %d, one per grit system and other system on its store (or each it is versus): %+v", len(rs), want, rs)
 	}
 	for _, r := range rs {
+		g, _ := systemNamed(r.Grit)
+		o, _ := systemNamed(r.River)
+		switch {
+		case len(g.versus) > 0:
+			if !slices.Contains(g.versus, o.name) {
+				t.Errorf("ratio %s ÷ %s: want %s over %v only", r.Grit, r.River, r.Grit, g.versus)
+			}
+		case !g.grit || o.grit || g.store != o.store:
+			t.Errorf("ratio %s ÷ %s: want a grit system over another on the same store", r.Grit, r.River)
+		}
 		if r.Throughput == nil || *r.Throughput <= 0 || r.LatencyP99 == nil || *r.LatencyP99 <= 0 {
 			t.Errorf("ratio %s ÷ %s incomplete: %+v", r.Grit, r.River, r)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -34,11 +35,12 @@ type result struct {
 	Retry      dist             `json:"retry_lateness"`
 }
 
-// ratio compares a grit system with a River system: grit's number over
-// River's. A throughput ratio above 1 and a latency ratio below 1 favour
-// grit. A ratio is null when River's number is not positive. Throughput
-// is the median runs' ratio; ThroughputByRound pairs the runs of each
-// round, which ran seconds apart.
+// ratio compares a grit system with another system on the same store
+// (River or the limit): grit's number over the other's. A throughput ratio
+// above 1 and a latency ratio below 1 favour grit. A ratio is null when
+// the other's number is not positive. Throughput is the median runs'
+// ratio; ThroughputByRound pairs the runs of each round, which ran seconds
+// apart.
 type ratio struct {
 	Grit              string     `json:"grit"`
 	River             string     `json:"river"`
@@ -55,7 +57,12 @@ func ratios(systems []system, results []result) []ratio {
 			continue
 		}
 		for j, r := range results {
-			if systems[j].grit {
+			if vs := systems[i].versus; len(vs) > 0 {
+				if !slices.Contains(vs, systems[j].name) {
+					continue
+				}
+			} else if systems[j].grit || systems[j].store != systems[i].store {
+				// A ratio across stores would measure the store, not the queue.
 				continue
 			}
 			var byRound []*float64
@@ -100,10 +107,10 @@ func (r report) writeTable(w io.Writer) error {
 	}
 	p := r.Params
 	fmt.Fprintf(w, "\nthroughput: %d no-op jobs inserted first, the median of %d runs taken in turn; start: enqueue→start of %d jobs inserted %gms apart (ms);\n", p.Jobs, p.Rounds, p.LatencyJobs, p.PaceMs)
-	fmt.Fprintf(w, "cpu/job: CPU time per job during the throughput workload (µs), of this process and of the PostgreSQL server (n/a: not on this machine);\n")
+	fmt.Fprintf(w, "cpu/job: CPU time per job during the throughput workload (µs), of this process and of the PostgreSQL server (n/a: not on this machine, or SQLite, which runs in this process);\n")
 	fmt.Fprintf(w, "retry late: start of attempt 2 − (end of attempt 1 + %gms), %d jobs (ms)\n", p.RetryDelayMs, p.RetryJobs)
 	if len(r.Ratios) > 0 {
-		fmt.Fprintln(w, "\nratios, grit ÷ River and ÷ the limit (throughput above 1 and latency below 1 favour grit):")
+		fmt.Fprintln(w, "\nratios, grit ÷ River and ÷ the limit on the same store (throughput above 1 and latency below 1 favour grit):")
 	}
 	for _, x := range r.Ratios {
 		byRound := ""

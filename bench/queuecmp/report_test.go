@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,5 +40,39 @@ func TestTableShowsEachRoundsRatio(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table does not say %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestRatiosStayOnOneStore: grit on a store is compared with the others on
+// that store only.
+func TestRatiosStayOnOneStore(t *testing.T) {
+	var results []result
+	for _, s := range systems {
+		results = append(results, result{System: s.name, Throughput: throughputResult{JobsPerSec: 100}})
+	}
+	var got []string
+	for _, r := range ratios(systems, results) {
+		got = append(got, r.Grit+" ÷ "+r.River)
+	}
+	want := []string{
+		"grit ÷ river-defaults", "grit ÷ river-tuned", "grit ÷ pg-limit",
+		"grit-defaults ÷ river-defaults", "grit-defaults ÷ river-tuned", "grit-defaults ÷ pg-limit",
+		"grit-features ÷ grit",
+		"grit-sqlite ÷ river-sqlite", "grit-sqlite ÷ sqlite-limit",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ratios\n%v\nwant\n%v", got, want)
+	}
+}
+
+func TestMachineLineSaysBothStores(t *testing.T) {
+	m := machine{GOOS: "linux", PostgresVersion: "17", Fsync: "on", SQLiteVersion: "3.50.0", SQLiteSettings: sqliteSettings, SQLiteFS: "ext2/3/4"}
+	for _, want := range []string{"PostgreSQL 17, fsync=on", "SQLite 3.50.0 (modernc.org/sqlite), journal_mode=WAL, synchronous=FULL, files on ext2/3/4"} {
+		if !strings.Contains(m.String(), want) {
+			t.Errorf("machine line %q does not say %q", m, want)
+		}
+	}
+	if m := (machine{GOOS: "linux", SQLiteVersion: "3.50.0"}); strings.Contains(m.String(), "PostgreSQL") {
+		t.Errorf("a run on SQLite alone names PostgreSQL: %q", m)
 	}
 }

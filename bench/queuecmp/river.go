@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 )
@@ -23,6 +24,7 @@ type riverTuning struct {
 func riverSystem(name string, t riverTuning) system {
 	return system{
 		name:   name,
+		store:  onPostgres,
 		config: t.String(),
 		open: func(ctx context.Context, e *env, schema string, h handlerFunc) (queue, error) {
 			return openRiver(ctx, e, schema, t, h)
@@ -62,73 +64,88 @@ func (w *riverWorker) NextRetry(*river.Job[riverArgs]) time.Time {
 }
 
 // riverQueue is a River worker client and an insert-only client, each on
-// its own pool.
-type riverQueue struct {
-	schema      string
-	pool, ipool *pgxpool.Pool
-	worker, ins *river.Client[pgx.Tx]
+// its own pool, on PostgreSQL (TTx pgx.Tx) or SQLite (*sql.Tx).
+type riverQueue[TTx any] struct {
+	worker, ins *river.Client[TTx]
 	started     bool
+	count       func(ctx context.Context) (int, error)
+	release     func() // closes the pools
 }
 
-func openRiver(ctx context.Context, e *env, schema string, t riverTuning, h handlerFunc) (_ *riverQueue, err error) {
-	q := &riverQueue{schema: schema}
+// riverOn is where a River system runs: the drivers of the worker's pool
+// and of the insert client's, the schema (empty on SQLite) and the count
+// of completed jobs.
+type riverOn[TTx any] struct {
+	worker, ins riverdriver.Driver[TTx]
+	schema      string
+	count       func(ctx context.Context) (int, error)
+	release     func()
+}
+
+// newRiver migrates River's tables through the worker's driver and makes
+// both clients. On error it releases the pools.
+func newRiver[TTx any](ctx context.Context, e *env, on riverOn[TTx], t riverTuning, h handlerFunc) (_ *riverQueue[TTx], err error) {
+	q := &riverQueue[TTx]{count: on.count, release: on.release}
 	defer func() {
 		if err != nil {
 			q.close(ctx)
 		}
 	}()
-	if q.pool, err = pgxpool.New(ctx, e.dsn); err != nil {
-		return nil, fmt.Errorf("river: connect: %w", err)
+	m, err := rivermigrate.New(on.worker, &rivermigrate.Config{Schema: on.schema, Logger: e.logger})
+	if err != nil {
+		return nil, fmt.Errorf("river: migrator: %w", err)
 	}
-	if q.ipool, err = pgxpool.New(ctx, e.dsn); err != nil {
-		return nil, fmt.Errorf("river: connect: %w", err)
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return nil, fmt.Errorf("river: migrate: %w", err)
 	}
-	if err := migrateRiver(ctx, e, q.pool, schema); err != nil {
-		return nil, err
-	}
-	if q.worker, q.ins, err = riverClients(e, q.pool, q.ipool, schema, t, h); err != nil {
-		return nil, err
-	}
-	return q, nil
-}
-
-// riverClients makes the worker client, on pool, and the insert-only
-// client, on ipool.
-func riverClients(e *env, pool, ipool *pgxpool.Pool, schema string, t riverTuning, h handlerFunc) (worker, ins *river.Client[pgx.Tx], err error) {
 	workers := river.NewWorkers()
 	if err := river.AddWorkerSafely(workers, &riverWorker{handle: h}); err != nil {
-		return nil, nil, fmt.Errorf("river: add worker: %w", err)
+		return nil, fmt.Errorf("river: add worker: %w", err)
 	}
-	worker, err = river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Schema: schema, Logger: e.logger, Workers: workers,
+	q.worker, err = river.NewClient(on.worker, &river.Config{
+		Schema: on.schema, Logger: e.logger, Workers: workers,
 		Queues:        map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: t.maxWorkers}},
 		FetchCooldown: t.fetchCooldown, FetchPollInterval: t.fetchPollInterval,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("river: worker client: %w", err)
+		return nil, fmt.Errorf("river: worker client: %w", err)
 	}
 	// The insert client's FetchCooldown spaces its insert notifications.
-	ins, err = river.NewClient(riverpgxv5.New(ipool), &river.Config{
-		Schema: schema, Logger: e.logger, FetchCooldown: t.fetchCooldown,
+	q.ins, err = river.NewClient(on.ins, &river.Config{
+		Schema: on.schema, Logger: e.logger, FetchCooldown: t.fetchCooldown,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("river: insert client: %w", err)
+		return nil, fmt.Errorf("river: insert client: %w", err)
 	}
-	return worker, ins, nil
+	return q, nil
 }
 
-func migrateRiver(ctx context.Context, e *env, pool *pgxpool.Pool, schema string) error {
-	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Schema: schema, Logger: e.logger})
+func openRiver(ctx context.Context, e *env, schema string, t riverTuning, h handlerFunc) (*riverQueue[pgx.Tx], error) {
+	pool, err := pgxpool.New(ctx, e.dsn)
 	if err != nil {
-		return fmt.Errorf("river: migrator: %w", err)
+		return nil, fmt.Errorf("river: connect: %w", err)
 	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("river: migrate schema %s: %w", schema, err)
+	ipool, err := pgxpool.New(ctx, e.dsn)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("river: connect: %w", err)
 	}
-	return nil
+	jobs := pgx.Identifier{schema, "river_job"}.Sanitize()
+	return newRiver(ctx, e, riverOn[pgx.Tx]{
+		worker: riverpgxv5.New(pool), ins: riverpgxv5.New(ipool), schema: schema,
+		count: func(ctx context.Context) (n int, err error) {
+			err = pool.QueryRow(ctx, countCompleted(jobs)).Scan(&n)
+			return n, err
+		},
+		release: func() { pool.Close(); ipool.Close() },
+	}, t, h)
 }
 
-func (q *riverQueue) insertBatch(ctx context.Context, jobs []job) error {
+func countCompleted(jobs string) string {
+	return `SELECT count(*) FROM ` + jobs + ` WHERE state = 'completed'`
+}
+
+func (q *riverQueue[TTx]) insertBatch(ctx context.Context, jobs []job) error {
 	params := make([]river.InsertManyParams, len(jobs))
 	for i, j := range jobs {
 		params[i] = river.InsertManyParams{Args: riverArgs{j}}
@@ -139,14 +156,14 @@ func (q *riverQueue) insertBatch(ctx context.Context, jobs []job) error {
 	return nil
 }
 
-func (q *riverQueue) insert(ctx context.Context, j job) error {
+func (q *riverQueue[TTx]) insert(ctx context.Context, j job) error {
 	if _, err := q.ins.Insert(ctx, riverArgs{j}, nil); err != nil {
 		return fmt.Errorf("river: insert: %w", err)
 	}
 	return nil
 }
 
-func (q *riverQueue) start(ctx context.Context) error {
+func (q *riverQueue[TTx]) start(ctx context.Context) error {
 	if err := q.worker.Start(ctx); err != nil {
 		return fmt.Errorf("river: start: %w", err)
 	}
@@ -154,26 +171,23 @@ func (q *riverQueue) start(ctx context.Context) error {
 	return nil
 }
 
-func (q *riverQueue) completed(ctx context.Context) (int, error) {
-	var n int
-	sql := `SELECT count(*) FROM ` + pgx.Identifier{q.schema, "river_job"}.Sanitize() + ` WHERE state = 'completed'`
-	if err := q.pool.QueryRow(ctx, sql).Scan(&n); err != nil {
+func (q *riverQueue[TTx]) completed(ctx context.Context) (int, error) {
+	n, err := q.count(ctx)
+	if err != nil {
 		return 0, fmt.Errorf("river: count completed jobs: %w", err)
 	}
 	return n, nil
 }
 
-func (q *riverQueue) close(ctx context.Context) error {
+func (q *riverQueue[TTx]) close(ctx context.Context) error {
 	var err error
 	if q.started {
 		if err = q.worker.Stop(ctx); err != nil {
 			err = fmt.Errorf("river: stop: %w", err)
 		}
 	}
-	for _, p := range []*pgxpool.Pool{q.pool, q.ipool} {
-		if p != nil {
-			p.Close()
-		}
+	if q.release != nil {
+		q.release()
 	}
 	return err
 }

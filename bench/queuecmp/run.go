@@ -46,28 +46,39 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // measure runs every workload on every system, one at a time.
 func measure(ctx context.Context, o options, stderr io.Writer) (rep report, err error) {
-	pool, err := connect(ctx, o.db)
-	if err != nil {
-		return report{}, err
-	}
-	defer pool.Close()
 	rep.Params = params{Jobs: o.jobs, Rounds: o.rounds, LatencyJobs: o.latencyJobs, RetryJobs: o.retryJobs, PaceMs: ms(pace), RetryDelayMs: ms(retryDelay)}
-	if rep.Machine, err = readMachine(ctx, pool); err != nil {
-		return report{}, err
-	}
+	rep.Machine = readHost()
 	e := &env{
-		dsn:     o.db,
-		logger:  slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
-		schemas: newSchemas(pool),
-		server:  findServer(ctx, pool),
+		dsn:    o.db,
+		logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 
 		cpuprofile: o.cpuprofile,
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupLimit)
-		defer cancel()
-		err = errors.Join(err, e.schemas.dropAll(cctx))
-	}()
+	if uses(o.systems, onPostgres) {
+		pool, err := connect(ctx, o.db)
+		if err != nil {
+			return report{}, err
+		}
+		defer pool.Close()
+		if err := readPostgres(ctx, pool, &rep.Machine); err != nil {
+			return report{}, err
+		}
+		e.schemas, e.server = newSchemas(pool), findServer(ctx, pool)
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupLimit)
+			defer cancel()
+			err = errors.Join(err, e.schemas.dropAll(cctx))
+		}()
+	}
+	if uses(o.systems, onSQLite) {
+		if e.files, err = newFiles(); err != nil {
+			return report{}, err
+		}
+		defer func() { err = errors.Join(err, e.files.removeAll()) }()
+		if err := readSQLite(ctx, e.files.dir, &rep.Machine); err != nil {
+			return report{}, err
+		}
+	}
 	tps, err := throughputRounds(ctx, e, o, stderr)
 	if err != nil {
 		return report{}, err

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"sync"
 	"time"
 )
@@ -50,30 +51,68 @@ type queue interface {
 // system is one of the compared setups.
 type system struct {
 	name string
-	// grit tells the grit systems from the River ones, for the ratios.
-	grit   bool
+	// store is the database it runs on: a ratio compares only systems on
+	// the same one.
+	store storeKind
+	// grit tells the grit systems from the others, for the ratios.
+	grit bool
+	// versus, when set, are the only systems a grit system's ratios are
+	// taken against: grit-features is compared with plain grit, to show
+	// what the features cost.
+	versus []string
 	config string // how it is set up, for the report
-	open   func(ctx context.Context, e *env, schema string, h handlerFunc) (queue, error)
+	// open opens the system on at, the workload's fresh schema
+	// (PostgreSQL) or database file (SQLite).
+	open func(ctx context.Context, e *env, at string, h handlerFunc) (queue, error)
 }
+
+type storeKind string
+
+const (
+	onPostgres storeKind = "PostgreSQL"
+	onSQLite   storeKind = "SQLite"
+)
 
 // env is what every system opens on.
 type env struct {
 	dsn     string
 	logger  *slog.Logger
-	schemas *schemas
-	server  int // the postmaster's pid when it runs on this machine, else 0
+	schemas *schemas // nil when no system runs on PostgreSQL
+	server  int      // the postmaster's pid when it runs on this machine, else 0
+	files   *files   // nil when no system runs on SQLite
 	// cpuprofile, when set, is where the throughput workload writes a CPU
 	// profile of this process: cpuprofile.<system>.
 	cpuprofile string
 }
 
+var riverTuned = riverTuning{maxWorkers: 1000, fetchCooldown: 2 * time.Millisecond, fetchPollInterval: 20 * time.Millisecond}
+
 var systems = []system{
 	riverSystem("river-defaults", riverTuning{maxWorkers: 100}),
-	riverSystem("river-tuned", riverTuning{maxWorkers: 1000, fetchCooldown: 2 * time.Millisecond, fetchPollInterval: 20 * time.Millisecond}),
+	riverSystem("river-tuned", riverTuned),
 	gritSystem("grit", 1000),
 	gritSystem("grit-defaults", 0),
 	gritFeaturesSystem(),
 	limitSystem(),
+	gritSQLiteSystem("grit-sqlite", 1000),
+	riverSQLiteSystem("river-sqlite", riverTuned),
+	sqliteLimitSystem(),
+}
+
+// uses tells whether any of systems runs on st.
+func uses(systems []system, st storeKind) bool {
+	return slices.ContainsFunc(systems, func(s system) bool { return s.store == st })
+}
+
+// fresh makes the empty schema or database file of a system's workload,
+// and returns it with what drops it.
+func (e *env) fresh(ctx context.Context, sys system, workload string) (at string, drop func(context.Context) error, err error) {
+	if sys.store == onSQLite {
+		at, err = e.files.create(sys.name, workload)
+		return at, func(context.Context) error { return e.files.drop(at) }, err
+	}
+	at, err = e.schemas.create(ctx, sys.name, workload)
+	return at, func(ctx context.Context) error { return e.schemas.drop(ctx, at) }, err
 }
 
 func systemNames() []string {

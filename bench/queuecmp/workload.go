@@ -29,14 +29,14 @@ const (
 // run instead of hanging it.
 func limit(n int) time.Duration { return 2*time.Minute + time.Duration(n)*5*time.Millisecond }
 
-// withQueue runs fn on sys opened on a fresh schema, then stops the worker
-// and drops the schema.
+// withQueue runs fn on sys opened on a fresh schema or database file,
+// then stops the worker and drops the schema or file.
 func withQueue(ctx context.Context, e *env, sys system, tag string, h handlerFunc, fn func(q queue) error) error {
-	schema, err := e.schemas.create(ctx, sys.name, tag)
+	at, drop, err := e.fresh(ctx, sys, tag)
 	if err != nil {
 		return err
 	}
-	q, err := sys.open(ctx, e, schema, h)
+	q, err := sys.open(ctx, e, at, h)
 	opened := err == nil
 	if opened {
 		err = fn(q)
@@ -46,7 +46,7 @@ func withQueue(ctx context.Context, e *env, sys system, tag string, h handlerFun
 	if opened {
 		err = errors.Join(err, q.close(cctx))
 	}
-	return errors.Join(err, e.schemas.drop(cctx, schema))
+	return errors.Join(err, drop(cctx))
 }
 
 // throughput times a worker through n jobs inserted before it starts.
@@ -80,7 +80,7 @@ func throughput(ctx context.Context, e *env, sys system, n int, prof bool) (thro
 		}
 		defer stop()
 		// The CPU reading walks /proc (milliseconds): the clock starts after it.
-		cpu := e.cpuNow()
+		cpu := e.cpuNow(sys)
 		began := time.Now()
 		if err := q.start(ctx); err != nil {
 			return err
@@ -95,7 +95,7 @@ func throughput(ctx context.Context, e *env, sys system, n int, prof bool) (thro
 		if f := first.Load(); f != nil {
 			res.FirstJobMs = ms(f.Sub(began))
 		}
-		res.ProcessCPUPerJob, res.ServerCPUPerJob = perJob(cpu, e.cpuNow(), n)
+		res.ProcessCPUPerJob, res.ServerCPUPerJob = perJob(cpu, e.cpuNow(sys), n)
 		if res.ServerCPUPerJob != nil {
 			busy := (res.ProcessCPUPerJob + *res.ServerCPUPerJob) * float64(n) / 1e6 / took.Seconds() / float64(runtime.NumCPU())
 			res.CPUBusy = &busy

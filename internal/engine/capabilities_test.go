@@ -51,7 +51,7 @@ func (complete) Advice(context.Context) ([]string, error) { return nil, nil }
 
 // TestStartLogsMissingOptionalCapabilities: a worker says once, when it
 // starts, which optional capabilities its store lacks (SQLite has no
-// Waker), and says nothing of them when it lacks none.
+// Advisor), and says nothing of them when it lacks none.
 func TestStartLogsMissingOptionalCapabilities(t *testing.T) {
 	for name, c := range map[string]struct {
 		st   store.Store
@@ -70,8 +70,8 @@ func TestStartLogsMissingOptionalCapabilities(t *testing.T) {
 			t.Errorf("%s: %d lines on missing optional capabilities, want %d:\n%s", name, n, c.want, got)
 		}
 		if c.want > 0 && (!strings.Contains(got, "level=INFO msg=\"the store lacks optional capabilities\" store=*sqlite.Store") ||
-			!strings.Contains(got, "store.Waker (")) {
-			t.Errorf("%s: logs\n%s\nwant an INFO line naming store.Waker", name, got)
+			!strings.Contains(got, "store.Advisor (")) {
+			t.Errorf("%s: logs\n%s\nwant an INFO line naming store.Advisor", name, got)
 		}
 	}
 }

@@ -14,5 +14,6 @@ func TestConformance(t *testing.T) {
 		// LISTEN/NOTIFY: a wake for work made due by any process.
 		storetest.WakesAcrossHandles(func(t *testing.T, s store.Store) store.Store {
 			return openIn(t, s.(*postgres.Store).Schema())
-		}))
+		}),
+		storetest.CancelsAcrossHandles())
 }

@@ -71,6 +71,7 @@ func act(x *wtx, id int64, a store.Action) (t task.Task, stopped bool, err error
 	}
 	switch a {
 	case store.ActReplay, store.ActRetry:
+		x.due = true
 		return t, false, nil
 	case store.ActSkip:
 		err = satisfy(x, []int64{id})

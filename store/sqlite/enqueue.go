@@ -90,5 +90,6 @@ func insertTask(x *wtx, t store.NewTask, runID int64, state task.State, needsLef
 	if err != nil {
 		return task.Task{}, fmt.Errorf("insert task %q: %w", t.Name, err)
 	}
+	x.due = x.due || state == task.Ready
 	return got, nil
 }

@@ -67,6 +67,7 @@ func finish(x *wtx, fs []store.Finish, todo []int) (map[int]bool, error) {
 			for _, i := range items {
 				_, ok := moved[fs[i].TaskID]
 				applied[i] = applied[i] || ok
+				x.due = x.due || ok && fs[i].State.Waiting() // a retry, a release, a sensor's next look
 			}
 		}
 	}

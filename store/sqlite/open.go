@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -28,7 +29,9 @@ type Store struct {
 	rstmts *stmtCache
 
 	cancels store.CancelFeed // the cancels of running tasks, for WatchCancels
+	hub     *hub             // the wakes shared by the handles on the file, for Wake
 
+	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -70,13 +73,15 @@ func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, full(cfg.Path, err)
 	}
-	w, err := newWriter(ctx, wdb, cfg)
+	h := joinHub(cfg.Path)
+	w, err := newWriter(ctx, wdb, cfg, h.signal)
 	if err != nil {
+		h.leave(nil)
 		wdb.Close()
 		rdb.Close()
 		return nil, full(cfg.Path, fmt.Errorf("sqlite: open %s: %w", cfg.Path, err))
 	}
-	return &Store{cfg: cfg, w: w, read: rdb, rstmts: newStmtCache(rdb)}, nil
+	return &Store{cfg: cfg, w: w, read: rdb, rstmts: newStmtCache(rdb), hub: h}, nil
 }
 
 // openDBs opens the write and the read connections. An existing store's
@@ -258,9 +263,12 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 }
 
 // Close stops the writer, failing the requests still queued with ErrClosed,
-// and closes the database. Closing again does nothing.
+// closes the channels of Wake, and closes the database. Closing again does
+// nothing.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.closed.Store(true) // before leave: no Wake may join after it
+		s.hub.leave(s)
 		s.cancels.Close()
 		s.w.close()
 		s.rstmts.close()
@@ -268,3 +276,5 @@ func (s *Store) Close() error {
 	})
 	return s.closeErr
 }
+
+func (s *Store) isClosed() bool { return s.closed.Load() }

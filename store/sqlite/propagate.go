@@ -28,8 +28,14 @@ func satisfy(x *wtx, ids []int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	if _, err := x.exec(satisfySQL, x.now.UnixMicro(), jsonList(ids)); err != nil {
+	res, err := x.exec(satisfySQL, x.now.UnixMicro(), jsonList(ids))
+	if err != nil {
 		return fmt.Errorf("promote dependents: %w", err)
+	}
+	// Counting down a need may promote no one; waking then costs an idle
+	// worker one empty claim, which is cheaper than asking which rows moved.
+	if n, err := res.RowsAffected(); err == nil && n > 0 {
+		x.due = true
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/grit-run/grit/store"
@@ -11,13 +12,30 @@ import (
 
 func openTemp(t testing.TB) *sqlite.Store {
 	t.Helper()
-	s, err := sqlite.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
+	path := filepath.Join(t.TempDir(), "grit.db")
+	s, err := sqlite.Open(t.Context(), "sqlite:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	paths.Store(s, path)
 	return s
 }
 
+// paths is the file of each store openTemp opened, for the conformance
+// suite's second handle.
+var paths sync.Map
+
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) })
+	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) },
+		storetest.WakesAcrossHandles(func(t *testing.T, s store.Store) store.Store {
+			path, ok := paths.Load(s)
+			if !ok {
+				t.Fatalf("no file known for %T", s)
+			}
+			o, err := sqlite.Open(t.Context(), path.(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return o
+		}))
 }

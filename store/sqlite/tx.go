@@ -15,6 +15,10 @@ type wtx struct {
 	conn  *sql.Conn
 	stmts *stmtCache // prepared on conn
 	now   time.Time
+	// due says that the request made work due (a READY task inserted, a
+	// retry scheduled, a dependent promoted), so that the commit wakes
+	// the store's waiters (Wake).
+	due bool
 }
 
 func (x *wtx) stmt(query string) (*sql.Stmt, error) {

@@ -25,6 +25,8 @@ type writer struct {
 	window time.Duration
 	max    int
 	busy   time.Duration // how long BEGIN retries a busy database
+	// due is called after a commit in which a request made work due.
+	due func()
 
 	reqs     chan *request
 	quit     chan struct{} // closed by close: stop taking requests
@@ -38,7 +40,7 @@ type request struct {
 	err chan error // buffered: the loop never waits for the caller
 }
 
-func newWriter(ctx context.Context, db *sql.DB, cfg Config) (*writer, error) {
+func newWriter(ctx context.Context, db *sql.DB, cfg Config, due func()) (*writer, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -51,6 +53,7 @@ func newWriter(ctx context.Context, db *sql.DB, cfg Config) (*writer, error) {
 		window: cfg.BatchWindow,
 		busy:   cfg.BusyTimeout,
 		max:    cfg.MaxBatch,
+		due:    due,
 		reqs:   make(chan *request, 4*cfg.MaxBatch),
 		quit:   make(chan struct{}),
 		done:   make(chan struct{}),
@@ -184,22 +187,28 @@ func (w *writer) run(batch []*request, errs []error) error {
 		return fmt.Errorf("sqlite: begin: %w", err)
 	}
 	x := &wtx{ctx: ctx, conn: w.conn, stmts: w.stmts}
+	due := false
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			errs[i] = context.Cause(r.ctx)
 			continue
 		}
 		x.now = w.now().UTC().Truncate(time.Microsecond)
+		x.due = false
 		var fatal error
 		errs[i], fatal = x.savepoint(r.fn)
 		if fatal != nil {
 			w.rollback(ctx)
 			return fatal
 		}
+		due = due || errs[i] == nil && x.due // a rolled-back request made nothing due
 	}
 	if _, err := w.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		w.rollback(ctx)
 		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	if due && w.due != nil {
+		w.due()
 	}
 	return nil
 }

@@ -11,7 +11,7 @@ import (
 // cancelTests check the optional store.CancelWatcher capability, when the
 // driver has it: the id of a running task cancelled, and nothing for a
 // task cancelled before it ran; through another handle when the driver
-// promises it (WakesAcrossHandles: its notifications cross processes).
+// promises it (CancelsAcrossHandles: its notifications cross processes).
 var cancelTests = map[string]func(*testing.T, *harness){
 	"SeesARunningTaskCancelled": func(t *testing.T, h *harness) {
 		ch := h.watchCancels(h.ctx)
@@ -34,8 +34,8 @@ var cancelTests = map[string]func(*testing.T, *harness){
 	},
 	"SeesAnotherHandlesCancel": func(t *testing.T, h *harness) {
 		ch := h.watchCancels(h.ctx)
-		if h.reopen == nil {
-			t.Skip("the driver does not promise notifications across handles (storetest.WakesAcrossHandles)")
+		if h.reopen == nil || !h.cancelsCross {
+			t.Skip("the driver does not promise cancels across handles (storetest.CancelsAcrossHandles)")
 		}
 		other := h.other()
 		r := h.enqueue(job("k"))[0]

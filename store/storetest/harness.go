@@ -32,6 +32,9 @@ type harness struct {
 	// reopen opens another handle on s's database, when the driver
 	// promises wakes across handles (WakesAcrossHandles); else nil.
 	reopen func(t *testing.T, s store.Store) store.Store
+	// cancelsCross: the driver promises cancels across handles too
+	// (CancelsAcrossHandles).
+	cancelsCross bool
 }
 
 func newHarness(t *testing.T, open func(t *testing.T) store.Store, o options) *harness {
@@ -43,7 +46,7 @@ func newHarness(t *testing.T, open func(t *testing.T) store.Store, o options) *h
 			t.Errorf("close: %v", err)
 		}
 	})
-	return &harness{t: t, s: s, ctx: ctx, reopen: o.reopen}
+	return &harness{t: t, s: s, ctx: ctx, reopen: o.reopen, cancelsCross: o.cancelsCross}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -33,15 +33,25 @@ type Option func(*options)
 
 type options struct {
 	reopen func(t *testing.T, s store.Store) store.Store
+	// cancelsCross says that cancels, too, are heard across handles.
+	cancelsCross bool
 }
 
 // WakesAcrossHandles says that the driver's store.Waker wakes on work made
 // due through any handle on the database, in any process (as PostgreSQL's
-// LISTEN/NOTIFY does), not only through its own. reopen opens another
-// handle on the database of a store that Run's open returned, as another
-// process would; the suite closes it.
+// LISTEN/NOTIFY does, and SQLite's data_version watcher), not only through
+// its own. reopen opens another handle on the database of a store that
+// Run's open returned, as another process would; the suite closes it.
 func WakesAcrossHandles(reopen func(t *testing.T, s store.Store) store.Store) Option {
 	return func(o *options) { o.reopen = reopen }
+}
+
+// CancelsAcrossHandles says, beside WakesAcrossHandles (whose reopen it
+// uses), that the driver's store.CancelWatcher sees the cancels made
+// through any handle, in any process, too (as PostgreSQL's LISTEN/NOTIFY
+// does).
+func CancelsAcrossHandles() Option {
+	return func(o *options) { o.cancelsCross = true }
 }
 
 // Run runs the whole suite against the stores open returns.
