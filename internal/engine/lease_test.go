@@ -24,7 +24,8 @@ import (
 // open but go silent. It keeps when the last beat that succeeded began.
 type silentBeat struct {
 	*sqlite.Store
-	frozen chan struct{}
+	frozen   chan struct{}
+	released chan struct{} // closed when the test ends: a frozen beat returns then
 
 	mu      sync.Mutex
 	lastOK  time.Time
@@ -34,8 +35,12 @@ type silentBeat struct {
 func (s *silentBeat) Heartbeat(ctx context.Context, worker string, lease time.Duration, held []store.Lease) ([]store.Lease, error) {
 	select {
 	case <-s.frozen:
-		<-ctx.Done()
-		return nil, ctx.Err()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.released: // an engine whose beats have no deadline must still stop, so that the test fails rather than hangs
+			return nil, errors.New("silentBeat: released at the end of the test")
+		}
 	default:
 	}
 	start := time.Now()
@@ -61,23 +66,43 @@ func (s *silentBeat) last() (time.Time, int) {
 // a lease and a second of the start of its last renewal: a sibling may
 // take them over from then on.
 func TestSilentHeartbeatKillsTheAttemptWithinALease(t *testing.T) {
-	st := &silentBeat{Store: newSQLite(t), frozen: make(chan struct{})}
+	st := &silentBeat{Store: newSQLite(t), frozen: make(chan struct{}), released: make(chan struct{})}
 	cfg := testConfig(st)
 	cfg.Lease, cfg.Heartbeat = time.Second, 100*time.Millisecond
 	start(t, cfg)
-	pidfile := filepath.Join(t.TempDir(), "pid")
+	t.Cleanup(func() { close(st.released) }) // before the engine's Stop, which start registered first
+	// Every attempt's process adds its pid to the file: the first is the
+	// one watched, and the test's end kills them all (an engine that
+	// fails the test may have started more, and its Stop would wait for
+	// them).
+	pidfile := filepath.Join(t.TempDir(), "pids")
 	enqueue(t, st, store.NewTask{Kind: task.KindExec, Args: execArgs(t, task.Exec{
-		Shell: `set -C; echo $$ > "$PIDFILE" 2>/dev/null; trap '' TERM; exec sleep 600`,
+		Shell: `echo $$ >> "$PIDFILE"; trap '' TERM; exec sleep 600`,
 		Env:   []string{"PIDFILE=" + pidfile},
 	})})
+	pids := func() []int {
+		b, _ := os.ReadFile(pidfile)
+		var out []int
+		for _, f := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(f); err == nil {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	t.Cleanup(func() {
+		for _, p := range pids() {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
 	var pid int
 	waitFor(t, 10*time.Second, func() bool {
-		b, err := os.ReadFile(pidfile)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		if ps := pids(); len(ps) > 0 {
+			pid = ps[0]
+		}
 		_, renewed := st.last()
-		return err == nil && pid > 0 && renewed > 0
+		return pid > 0 && renewed > 0
 	}, func() string { return "the task to start and its lease to be renewed" })
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	close(st.frozen)
 	lastOK, _ := st.last()
 	waitFor(t, 10*time.Second, func() bool { return !alive(pid) },
