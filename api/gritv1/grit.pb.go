@@ -3006,8 +3006,9 @@ type CompleteRequest struct {
 	// publish are events published by the attempt: delivered only if the
 	// success is recorded, in the same transaction.
 	Publish []*Event `protobuf:"bytes,4,rep,name=publish,proto3" json:"publish,omitempty"`
-	// worker_id is the worker that claimed the task, as in its Claim: a
-	// result from any other worker is refused (FAILED_PRECONDITION).
+	// worker_id is the worker that claimed the task, as in its Claim
+	// (required: INVALID_ARGUMENT without it): a result from any other
+	// worker is refused (FAILED_PRECONDITION).
 	WorkerId      string `protobuf:"bytes,5,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3148,8 +3149,9 @@ type FailRequest struct {
 	// of its own. Empty: grit's default policy. A policy that does not parse
 	// is INVALID_ARGUMENT.
 	Policy string `protobuf:"bytes,9,opt,name=policy,proto3" json:"policy,omitempty"`
-	// worker_id is the worker that claimed the task, as in its Claim: a
-	// result from any other worker is refused (FAILED_PRECONDITION).
+	// worker_id is the worker that claimed the task, as in its Claim
+	// (required: INVALID_ARGUMENT without it): a result from any other
+	// worker is refused (FAILED_PRECONDITION).
 	WorkerId string `protobuf:"bytes,10,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
 	// catch is the kind of the task to enqueue when this failure ends the
 	// task FAILED (its retries ran out, or it was permanent), as a Go
@@ -3328,8 +3330,9 @@ type SnoozeRequest struct {
 	TaskId     int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	LeaseToken int64                  `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	Delay      *durationpb.Duration   `protobuf:"bytes,3,opt,name=delay,proto3" json:"delay,omitempty"`
-	// worker_id is the worker that claimed the task, as in its Claim: a
-	// result from any other worker is refused (FAILED_PRECONDITION).
+	// worker_id is the worker that claimed the task, as in its Claim
+	// (required: INVALID_ARGUMENT without it): a result from any other
+	// worker is refused (FAILED_PRECONDITION).
 	WorkerId      string `protobuf:"bytes,4,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -57,7 +57,7 @@ func TestRemoteClaimsKeepToTheBreakers(t *testing.T) {
 	if g := h.group(t, "api", func(*store.Group) {}); g.Circuit.State != breaker.HalfOpen {
 		t.Errorf("breaker %s while its probe runs, want half-open", g.Circuit.State)
 	}
-	if _, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: probe[0].GetId(), LeaseToken: probe[0].GetLeaseToken()}); err != nil {
+	if _, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: probe[0].GetId(), WorkerId: probe[0].GetLeaseOwner(), LeaseToken: probe[0].GetLeaseToken()}); err != nil {
 		t.Fatal(err)
 	}
 	if g := h.group(t, "api", func(*store.Group) {}); g.Circuit.State != breaker.Closed {
@@ -71,7 +71,7 @@ func TestRemoteClaimsKeepToTheBreakers(t *testing.T) {
 		t.Fatalf("claimed %d of the group's 2 other tasks once closed", len(rest))
 	}
 	for _, tk := range rest {
-		if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: tk.GetId(), LeaseToken: tk.GetLeaseToken(),
+		if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: tk.GetId(), WorkerId: tk.GetLeaseOwner(), LeaseToken: tk.GetLeaseToken(),
 			Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "503 from api"}); err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +99,7 @@ func TestRemoteClaimsKeepToTheLimits(t *testing.T) {
 	if got := h.claimAll(t, "w2", 0); len(got) != 0 {
 		t.Errorf("a second worker claimed %v while acme is at its limit", got)
 	}
-	if _, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: first[0].GetId(), LeaseToken: first[0].GetLeaseToken()}); err != nil {
+	if _, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: first[0].GetId(), WorkerId: first[0].GetLeaseOwner(), LeaseToken: first[0].GetLeaseToken()}); err != nil {
 		t.Fatal(err)
 	}
 	next := h.claimAll(t, "w", 5*time.Second)
@@ -189,7 +189,7 @@ func TestRemoteClaimsKeepToTheRetryBudget(t *testing.T) {
 		t.Fatalf("first attempts: claimed %d, want 6", len(first))
 	}
 	for _, tk := range first {
-		if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: tk.GetId(), LeaseToken: tk.GetLeaseToken(),
+		if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: tk.GetId(), WorkerId: tk.GetLeaseOwner(), LeaseToken: tk.GetLeaseToken(),
 			Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "503 from api"}); err != nil {
 			t.Fatal(err)
 		}

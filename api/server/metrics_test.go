@@ -31,10 +31,10 @@ func TestMetricsCountRemoteWorkers(t *testing.T) {
 		t.Fatalf("claim %v, %v", r, err)
 	}
 	c := h.claimOne(t, "heir", "k") // after the rescue of gone's lease
-	if _, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken()}); err != nil {
+	if _, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken()}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: tk.GetId(), LeaseToken: r.GetTasks()[0].GetLeaseToken()})
+	_, err = h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: tk.GetId(), WorkerId: r.GetTasks()[0].GetLeaseOwner(), LeaseToken: r.GetTasks()[0].GetLeaseToken()})
 	wantCode(t, err, codes.FailedPrecondition)
 
 	got := samples(t, reg)

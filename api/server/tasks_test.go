@@ -237,7 +237,7 @@ func TestCancel(t *testing.T) {
 	}
 	done := h.enqueue(t, &pb.NewTask{Kind: "done"})
 	c := h.claimOne(t, "w1", "done")
-	if _, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken()}); err != nil {
+	if _, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken()}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := h.tasks.Cancel(ctx(t), &pb.CancelRequest{Id: done.GetId()})
@@ -322,7 +322,7 @@ func (h *harness) failTwice(t *testing.T, kind string) {
 	for i := range 2 {
 		c := h.claimOne(t, "w1", kind)
 		msg := fmt.Sprintf("parse row %d: unexpected token", 100+i)
-		if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), Message: msg}); err != nil {
+		if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), Message: msg}); err != nil {
 			t.Fatal(err)
 		}
 	}

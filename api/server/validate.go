@@ -390,9 +390,12 @@ func (l limits) leases(worker string, ls []*pb.Lease) ([]store.Lease, error) {
 }
 
 // checkLeaseOf checks the worker, task and token a result is reported
-// under; the worker may be left out.
+// under. The worker is required: a result is recorded only from the worker
+// that holds the lease, so that a worker that mixed up its tasks cannot
+// end another's (tokens alone would fence it too, being unique in the
+// store, but the refusal would not say whose lease it is).
 func checkLeaseOf(worker string, id, token int64) error {
-	if err := checkName("worker_id", worker, "mailer-1", false); err != nil {
+	if err := checkName("worker_id", worker, "mailer-1", true); err != nil {
 		return err
 	}
 	if err := checkID("task_id", id); err != nil {

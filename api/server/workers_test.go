@@ -47,7 +47,7 @@ func TestClaimHeartbeatComplete(t *testing.T) {
 	}
 
 	for range 2 { // the second as if the first answer had been lost
-		done, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), Output: "resized"})
+		done, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), Output: "resized"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestFailTransientRetries(t *testing.T) {
 	tk := h.enqueue(t, &pb.NewTask{Kind: "fetch", Policy: "3 1m"})
 	c := h.claimOne(t, "w", "fetch")
 	before := time.Now()
-	r, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(),
+	r, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(),
 		Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "deadline exceeded"})
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +167,7 @@ func TestFailUsesTheWorkersPolicy(t *testing.T) {
 			h.enqueue(t, &pb.NewTask{Kind: kind, Policy: c.taskPolicy})
 			cl := h.claimOne(t, "w", kind)
 			before := time.Now()
-			r, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: cl.GetId(), LeaseToken: cl.GetLeaseToken(),
+			r, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: cl.GetId(), WorkerId: cl.GetLeaseOwner(), LeaseToken: cl.GetLeaseToken(),
 				Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "timed out", Policy: c.workerPolicy})
 			if err != nil {
 				t.Fatal(err)
@@ -208,7 +208,7 @@ func TestFailClasses(t *testing.T) {
 			kind := strings.ReplaceAll(tt.name, " ", "-")
 			h.enqueue(t, &pb.NewTask{Kind: kind})
 			c := h.claimOne(t, "w", kind)
-			tt.req.TaskId, tt.req.LeaseToken = c.GetId(), c.GetLeaseToken()
+			tt.req.TaskId, tt.req.LeaseToken, tt.req.WorkerId = c.GetId(), c.GetLeaseToken(), c.GetLeaseOwner()
 			before := time.Now()
 			r, err := h.workers.Fail(ctx(t), tt.req)
 			if err != nil {
@@ -234,7 +234,7 @@ func TestFailResourceIsADeferral(t *testing.T) {
 	h := start(t, server.Config{}, "")
 	h.enqueue(t, &pb.NewTask{Kind: "submit", Policy: "never"})
 	c := h.claimOne(t, "w", "submit")
-	r, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(),
+	r, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(),
 		Class: pb.ErrorClass_ERROR_CLASS_RESOURCE, Message: "0/3 nodes are available"})
 	if err != nil {
 		t.Fatal(err)
@@ -252,11 +252,12 @@ func TestFailRejects(t *testing.T) {
 		req  *pb.FailRequest
 		says []string
 	}{
-		{&pb.FailRequest{LeaseToken: 1}, []string{"task_id:"}},
-		{&pb.FailRequest{TaskId: c.GetId()}, []string{"lease_token:"}},
-		{&pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), Class: 99}, []string{"class:", "not an error class"}},
-		{&pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), RetryAfter: dpb(time.Second)}, []string{"retry_after:", "only for class"}},
-		{&pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), Policy: "3 soon"}, []string{"policy:", `"soon"`}},
+		{&pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken()}, []string{"worker_id:", "missing"}},
+		{&pb.FailRequest{WorkerId: "w", LeaseToken: 1}, []string{"task_id:"}},
+		{&pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner()}, []string{"lease_token:"}},
+		{&pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), Class: 99}, []string{"class:", "not an error class"}},
+		{&pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), RetryAfter: dpb(time.Second)}, []string{"retry_after:", "only for class"}},
+		{&pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), Policy: "3 soon"}, []string{"policy:", `"soon"`}},
 		{&pb.FailRequest{WorkerId: "w 1", TaskId: c.GetId(), LeaseToken: c.GetLeaseToken()}, []string{"worker_id:", "not a name"}},
 	}
 	for _, tt := range tests {
@@ -291,11 +292,11 @@ func TestStaleToken(t *testing.T) {
 	tk := h.enqueue(t, &pb.NewTask{Kind: "k"})
 	c := h.claimOne(t, "w", "k")
 	stale := c.GetLeaseToken() + 1
-	_, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), LeaseToken: stale})
+	_, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: stale})
 	wantCode(t, err, codes.FailedPrecondition, "lease", "not recorded")
-	_, err = h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), LeaseToken: stale, Class: pb.ErrorClass_ERROR_CLASS_PERMANENT})
+	_, err = h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: stale, Class: pb.ErrorClass_ERROR_CLASS_PERMANENT})
 	wantCode(t, err, codes.FailedPrecondition, "lease")
-	_, err = h.workers.Snooze(ctx(t), &pb.SnoozeRequest{TaskId: c.GetId(), LeaseToken: stale, Delay: dpb(time.Minute)})
+	_, err = h.workers.Snooze(ctx(t), &pb.SnoozeRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: stale, Delay: dpb(time.Minute)})
 	wantCode(t, err, codes.FailedPrecondition, "lease")
 	if g := h.get(t, tk.GetId()); g.GetState() != "RUNNING" || g.GetLeaseToken() != c.GetLeaseToken() || g.GetAttempt() != 1 {
 		t.Fatalf("a stale report changed the task: %v", g)
@@ -308,12 +309,12 @@ func TestStaleToken(t *testing.T) {
 	if _, err := h.tasks.Cancel(ctx(t), &pb.CancelRequest{Id: tk.GetId()}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken()})
+	_, err = h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken()})
 	wantCode(t, err, codes.FailedPrecondition, "ended INTERRUPTED", "CANCELLED")
 	if g := h.get(t, tk.GetId()); g.GetState() != "CANCELLED" {
 		t.Fatalf("after a late success: %v", g)
 	}
-	_, err = h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: 999, LeaseToken: 1})
+	_, err = h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: 999, WorkerId: "w", LeaseToken: 1})
 	wantCode(t, err, codes.NotFound)
 }
 
@@ -321,7 +322,7 @@ func TestSnoozeAndRelease(t *testing.T) {
 	h := start(t, server.Config{}, "")
 	a := h.enqueue(t, &pb.NewTask{Kind: "k"})
 	c := h.claimOne(t, "w", "k")
-	s, err := h.workers.Snooze(ctx(t), &pb.SnoozeRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), Delay: dpb(time.Hour)})
+	s, err := h.workers.Snooze(ctx(t), &pb.SnoozeRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), Delay: dpb(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +391,7 @@ func TestRescue(t *testing.T) {
 	if as := h.attempts(t, tk.GetId()); len(as) != 2 || as[0].Outcome != task.OutcomeInterrupted {
 		t.Fatalf("attempts %+v", as)
 	}
-	_, err = h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: tk.GetId(), LeaseToken: r.GetTasks()[0].GetLeaseToken()})
+	_, err = h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: tk.GetId(), WorkerId: r.GetTasks()[0].GetLeaseOwner(), LeaseToken: r.GetTasks()[0].GetLeaseToken()})
 	wantCode(t, err, codes.FailedPrecondition, "ended INTERRUPTED")
 }
 
@@ -401,7 +402,7 @@ func TestCompletePublishes(t *testing.T) {
 	}
 	h.enqueue(t, &pb.NewTask{Kind: "resize"})
 	c := h.claimOne(t, "w", "resize")
-	_, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(),
+	_, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(),
 		Publish: []*pb.Event{{Topic: "resized", Payload: []byte(`{"id":1}`)}}})
 	if err != nil {
 		t.Fatal(err)
