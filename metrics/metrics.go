@@ -32,6 +32,7 @@ type Metrics struct {
 	rescued     *prometheus.CounterVec
 	stale       *prometheus.CounterVec
 	claimErrors prometheus.Counter
+	busy        prometheus.Counter
 	stuck       *prometheus.CounterVec
 	slotsUsed   prometheus.Gauge
 	slotsFree   prometheus.Gauge
@@ -86,6 +87,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	}, []string{"queue", "kind"}))
 	m.claimErrors = register(&r, prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "grit_claim_errors_total", Help: "Claims that failed with a store error.",
+	}))
+	m.busy = register(&r, prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "grit_api_busy_total", Help: "API calls grit server refused unread because it had its limit of requests in flight (--max-in-flight).",
 	}))
 	m.stuck = register(&r, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "grit_stuck_attempts_total", Help: "Attempts whose Go handler ignored the end of its context for the grace period: its slot was freed, its goroutine left running.",
@@ -242,6 +246,15 @@ func (m *Metrics) Stale(t *task.Task) {
 		return
 	}
 	m.stale.WithLabelValues(t.Queue, t.Kind).Inc()
+}
+
+// Busy counts an API call refused, unread, at the server's limit of
+// requests in flight.
+func (m *Metrics) Busy() {
+	if m == nil {
+		return
+	}
+	m.busy.Inc()
 }
 
 // Stuck counts an attempt whose handler ignored the end of its context

@@ -72,9 +72,26 @@ func (s *Server) authorize(ctx context.Context, method string) error {
 
 // tap refuses a call without a valid token from its headers alone, before
 // gRPC reads its message: an unauthenticated caller costs the server
-// neither the memory of a large request nor the work of decoding it.
+// neither the memory of a large request nor the work of decoding it. Then
+// it takes the call's place among those in flight (Config.MaxInFlight),
+// or refuses it, still unread, when there is none; the place is given
+// back when the call's stream ends, however it ends (ctx is the stream's
+// and is cancelled then).
 func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
-	return ctx, s.checkToken(info.FullMethodName, info.Header)
+	if err := s.checkToken(info.FullMethodName, info.Header); err != nil {
+		return ctx, err
+	}
+	if info.FullMethodName == pb.Workers_Claim_FullMethodName || strings.HasPrefix(info.FullMethodName, healthPrefix) {
+		return ctx, nil
+	}
+	select {
+	case s.inFlight <- struct{}{}:
+		context.AfterFunc(ctx, func() { <-s.inFlight })
+		return ctx, nil
+	default:
+		s.cfg.Metrics.Busy()
+		return ctx, status.Errorf(codes.ResourceExhausted, "%s: the server is busy: %d requests in flight, its limit (grit server --max-in-flight): retry after a backoff", info.FullMethodName, cap(s.inFlight))
+	}
 }
 
 func (s *Server) checkToken(method string, md metadata.MD) error {

@@ -56,6 +56,15 @@ type Config struct {
 	// task always comes: a client whose tasks' args are larger must raise
 	// its own limit.
 	MaxAnswer int
+	// MaxInFlight bounds the requests the server reads and works at once,
+	// so that its memory is bounded by MaxInFlight × MaxMessage whoever
+	// calls; default 32 (DefaultMaxInFlight). A call beyond it is refused
+	// before its message is read: RESOURCE_EXHAUSTED, saying the server is
+	// busy (a client retries it with backoff, as grit's does). A Claim
+	// waiting for work is not counted: it holds a small request for as
+	// long as it waits, and a fleet's waiting claims must not shut out
+	// its reports. Nor are the health service's probes.
+	MaxInFlight int
 
 	// Lease is the lease of a claim or heartbeat that asks for none;
 	// default 15s.
@@ -113,6 +122,9 @@ const (
 	DefaultMaxBatch   = 1000
 	DefaultMaxMessage = 16 << 20
 	DefaultMaxAnswer  = 3 << 20
+	// DefaultMaxInFlight is MaxInFlight's default: with the default
+	// MaxMessage, requests in flight hold at most 512 MiB.
+	DefaultMaxInFlight = 32
 )
 
 // itemRoom is what an item of a batch takes on the wire beside its
@@ -138,8 +150,8 @@ func (c *Config) validate() error {
 	switch {
 	case c.Store == nil:
 		return fmt.Errorf("%w: no store", ErrConfig)
-	case c.MaxPayload < 0 || c.MaxBatch < 0 || c.MaxMessage < 0 || c.MaxAnswer < 0:
-		return fmt.Errorf("%w: negative max payload, batch, message or answer", ErrConfig)
+	case c.MaxPayload < 0 || c.MaxBatch < 0 || c.MaxMessage < 0 || c.MaxAnswer < 0 || c.MaxInFlight < 0:
+		return fmt.Errorf("%w: negative max payload, batch, message, answer or requests in flight", ErrConfig)
 	case c.Lease < 0 || c.Poll < 0 || c.StopGrace < 0:
 		return fmt.Errorf("%w: negative lease, poll or stop grace", ErrConfig)
 	case c.Lease != 0 && (c.Lease < minLease || c.Lease > maxLease):
@@ -174,6 +186,7 @@ func (c *Config) setDefaults() {
 	c.MaxBatch = cmp.Or(c.MaxBatch, DefaultMaxBatch)
 	c.MaxMessage = cmp.Or(c.MaxMessage, defaultMaxMessage(c.MaxPayload, c.MaxBatch))
 	c.MaxAnswer = cmp.Or(c.MaxAnswer, DefaultMaxAnswer)
+	c.MaxInFlight = cmp.Or(c.MaxInFlight, DefaultMaxInFlight)
 	c.Lease = cmp.Or(c.Lease, 15*time.Second)
 	c.Poll = cmp.Or(c.Poll, time.Second)
 	c.Rescue = cmp.Or(c.Rescue, 5*time.Second)

@@ -47,6 +47,9 @@ type Server struct {
 	tracer *tracing.Tracer // nil: no spans
 	spans  *attemptSpans   // the remote attempts' spans
 	auto   *autoTimeouts   // the auto timeouts claims gave
+	// inFlight holds a place for each request being read or worked
+	// (Config.MaxInFlight); tap takes them.
+	inFlight chan struct{}
 }
 
 // New returns a server for cfg; it reads the TLS certificate, if any.
@@ -65,6 +68,7 @@ func New(cfg Config) (*Server, error) {
 		wake:     newNotifier(),
 		stopping: make(chan struct{}),
 		seen:     map[string]bool{},
+		inFlight: make(chan struct{}, cfg.MaxInFlight),
 	}
 	s.alerts = alert.New(cfg.Alerting, cfg.Logger)
 	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Logger: cfg.Logger, OnChange: s.wake.notify, Alert: s.alerts.Send, Metrics: cfg.Metrics})

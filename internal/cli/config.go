@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -60,6 +61,7 @@ type settings struct {
 
 	listen, tokensFile, tlsCert, tlsKey string
 	maxPayload, maxBatch                int
+	maxMessage, maxInFlight             int
 	// http is the dashboard's address ("off": none).
 	http string
 
@@ -259,9 +261,12 @@ func (k knob) set(s *settings, v string) error {
 	case *string:
 		*p = v
 	case *int:
+		if v == "" {
+			return nil // no default of its own: the server's (max-message)
+		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
-			return fmt.Errorf("want a positive number such as %s", k.def)
+			return fmt.Errorf("want a positive number such as %s", cmp.Or(k.def, "1048576"))
 		}
 		*p = n
 	case *outageTasks:

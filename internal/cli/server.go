@@ -32,9 +32,13 @@ var (
 		func(s *settings) any { return &s.maxPayload }}
 	knobMaxBatch = knob{"max-batch", "GRIT_MAX_BATCH", strconv.Itoa(server.DefaultMaxBatch), "the most tasks, events or leases in one call",
 		func(s *settings) any { return &s.maxBatch }}
+	knobMaxMessage = knob{"max-message", "GRIT_MAX_MESSAGE", "", "the largest request read, in bytes; larger ones are refused unread (unset: room for --max-batch items of --max-payload, at most 16 MiB)",
+		func(s *settings) any { return &s.maxMessage }}
+	knobMaxInFlight = knob{"max-in-flight", "GRIT_MAX_IN_FLIGHT", strconv.Itoa(server.DefaultMaxInFlight), "the most requests read and worked at once (waiting claims aside); more are refused unread, busy: requests in flight hold at most this × --max-message",
+		func(s *settings) any { return &s.maxInFlight }}
 )
 
-var serverOwnKnobs = []knob{knobListen, knobTokensFile, knobTLSCert, knobTLSKey, knobMaxPayload, knobMaxBatch, knobHTTP}
+var serverOwnKnobs = []knob{knobListen, knobTokensFile, knobTLSCert, knobTLSKey, knobMaxPayload, knobMaxBatch, knobMaxMessage, knobMaxInFlight, knobHTTP}
 
 func newServerCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
@@ -78,6 +82,7 @@ func (e *env) serverConfig(s settings) (server.Config, error) {
 	}
 	return server.Config{
 		Tokens: tokens, CertFile: s.tlsCert, KeyFile: s.tlsKey, MaxPayload: s.maxPayload, MaxBatch: s.maxBatch,
+		MaxMessage: s.maxMessage, MaxInFlight: s.maxInFlight,
 		Protection: s.protection, Alerting: s.alerting, AutoTimeouts: s.autoTimeouts,
 	}, nil
 }
