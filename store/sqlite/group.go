@@ -75,8 +75,8 @@ func (s *Store) UpdateGroup(ctx context.Context, group string, fn func(*store.Gr
 }
 
 // runningOf returns the ids of a group's running tasks in claim order: by
-// the start of their open attempt (none, first, for a task a rescue took
-// over), then by id.
+// the start of their open attempt, then by id (a task a rescue took over
+// has none, and comes first).
 func runningOf(x *wtx, group string) ([]int64, error) {
 	rows, err := x.query(`SELECT id FROM tasks
 		WHERE state = 'RUNNING' AND group_name = ? ORDER BY started_at, id`, group)

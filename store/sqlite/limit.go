@@ -50,8 +50,8 @@ func (s *Store) Limits(ctx context.Context) ([]store.Limit, error) {
 }
 
 // Running returns the running tasks of the named queues, tenants or
-// groups, each name's in claim order: by the start of their open attempt
-// (none, first, for a task a rescue took over), then by id.
+// groups, each name's in claim order: by the start of their open attempt,
+// then by id (a task a rescue took over has none, and comes first).
 func (s *Store) Running(ctx context.Context, scope store.Scope, names []string) (map[string][]int64, error) {
 	if err := store.ValidateScope(scope); err != nil {
 		return nil, err

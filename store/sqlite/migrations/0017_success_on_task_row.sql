@@ -13,9 +13,12 @@
 -- Rows written before keep their attempts rows, finished tasks' and all.
 -- The one exception is an attempt still open (a RUNNING row under its
 -- task's lease token): it moves to the task row, so that its finish
--- writes its row once instead of leaving the open one behind. Being
--- recorded, this migration marks the schema: a grit that does not read
--- attempts this way refuses the store rather than losing sight of them.
+-- writes its row once instead of leaving the open one behind. Both
+-- statements go through the RUNNING tasks (tasks_lease_expires) and the
+-- attempts' key, so the upgrade reads none of a large store's finished
+-- tasks and attempts. Being recorded, this migration marks the schema: a
+-- grit that does not read attempts this way refuses the store rather
+-- than losing sight of them.
 ALTER TABLE tasks ADD COLUMN started_at INTEGER;
 
 UPDATE tasks SET started_at = (
@@ -23,7 +26,6 @@ UPDATE tasks SET started_at = (
     WHERE a.task_id = tasks.id AND a.lease_token = tasks.lease_token AND a.outcome = 'RUNNING')
 WHERE state = 'RUNNING';
 DELETE FROM attempts
-WHERE outcome = 'RUNNING' AND EXISTS (
-    SELECT 1 FROM tasks t
-    WHERE t.id = attempts.task_id AND t.lease_token = attempts.lease_token
-        AND t.state = 'RUNNING' AND t.started_at IS NOT NULL);
+WHERE (task_id, lease_token) IN (
+    SELECT id, lease_token FROM tasks WHERE state = 'RUNNING' AND started_at IS NOT NULL)
+    AND outcome = 'RUNNING';
