@@ -79,6 +79,21 @@ func (f Finish) Outcome() task.Outcome {
 	return task.OutcomeError
 }
 
+// PlainSuccess tells whether f is a success that leaves nothing on the
+// task or its attempt but the time it ended: the common case, which a
+// driver may record by writing the task row alone, the attempt staying on
+// it as it was while it ran (its number, lease token, worker and start)
+// and ending when the task did, with no attempt row of its own. Anything
+// more (an output, an exit code, a timeout of its own, events, tasks to
+// enqueue, a refund) needs the row.
+func (f Finish) PlainSuccess() bool {
+	a := f.Attempt
+	return len(f.Publish) == 0 && len(f.Enqueue) == 0 && f.State == task.Success && f.Outcome() == task.OutcomeSuccess && !f.Refund && !f.Deferred &&
+		f.Error == "" && f.Fingerprint == "" && f.Streak == 0 && f.PrevDelay == 0 &&
+		a.Class == "" && a.Error == "" && a.Fingerprint == "" && a.ExitCode == nil &&
+		a.Signal == "" && a.Output == "" && a.Delay == 0 && a.Decision == "" && a.Timeout == 0 && a.TimeoutSource == ""
+}
+
 // Ended sorts the items of fs whose tasks ended into what they move in
 // their runs: the tasks that succeeded (their dependents may become
 // READY), those that failed (their dependents become UPSTREAM_FAILED), and

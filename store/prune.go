@@ -30,7 +30,10 @@ type PruneRequest struct {
 
 // PruneResult counts what a round deleted.
 type PruneResult struct {
-	Tasks    int // event deliveries are tasks, and count here
+	Tasks int // event deliveries are tasks, and count here
+	// Attempts counts the attempt rows deleted: a plain success's
+	// attempt, which the drivers keep on its task row
+	// (Finish.PlainSuccess), goes with the task, uncounted.
 	Attempts int
 	Runs     int
 	Workers  int

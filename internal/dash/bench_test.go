@@ -39,14 +39,17 @@ func benchTasks(b *testing.B) int {
 
 // The mix of a store that has run for a while: 90% SUCCESS, 5% FAILED, 1%
 // DEAD_LETTER (20 fingerprints), 2% READY, 1% RETRYING, 1% PENDING, over
-// 10 kinds, 4 queues and 5 groups, one task every 10ms up to now; the
-// failures of the last hour have their attempts.
+// 10 kinds, 4 queues and 5 groups, one task every 10ms up to now; each
+// success's attempt is on its task row, as a plain success leaves it, and
+// the failures of the last hour have their attempts' rows.
 
 const pgFill = `
-INSERT INTO %[1]s.tasks (kind, queue, group_name, state, args, created_at, first_started_at, finished_at, next_at, attempt, last_error, fingerprint, streak)
+INSERT INTO %[1]s.tasks (kind, queue, group_name, state, args, created_at, first_started_at, started_at, lease_owner,
+	finished_at, next_at, attempt, last_error, fingerprint, streak)
 SELECT 'kind-' || (i %% 10), 'q' || (i %% 4), CASE WHEN i %% 7 = 0 THEN 'g' || (i %% 5) ELSE '' END, st,
 	convert_to('{"order":"o-' || i || '","cents":' || (i %% 9999) || '}', 'UTF8'),
-	at, at, CASE WHEN st IN ('SUCCESS', 'FAILED', 'DEAD_LETTER') THEN at + interval '1 second' END,
+	at, at, CASE WHEN st = 'SUCCESS' THEN at END, CASE WHEN st = 'SUCCESS' THEN 'w-1' ELSE '' END,
+	CASE WHEN st IN ('SUCCESS', 'FAILED', 'DEAD_LETTER') THEN at + interval '1 second' END,
 	CASE WHEN st IN ('READY', 'RETRYING') THEN at END,
 	CASE WHEN st = 'PENDING' THEN 0 ELSE 1 END,
 	CASE WHEN st IN ('FAILED', 'DEAD_LETTER', 'RETRYING') THEN 'KeyError: ' || (i %% 20) ELSE '' END,
@@ -67,9 +70,11 @@ WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < ?1),
 g AS (SELECT i, ?3 - (?1 - i) * 10000 AS at,
 	CASE WHEN i % 100 < 90 THEN 'SUCCESS' WHEN i % 100 < 95 THEN 'FAILED' WHEN i % 100 = 95 THEN 'DEAD_LETTER'
 		WHEN i % 100 < 98 THEN 'READY' WHEN i % 100 = 98 THEN 'RETRYING' ELSE 'PENDING' END AS st FROM c)
-INSERT INTO tasks (kind, queue, group_name, state, args, created_at, first_started_at, finished_at, next_at, attempt, last_error, fingerprint, streak)
+INSERT INTO tasks (kind, queue, group_name, state, args, created_at, first_started_at, started_at, lease_owner, lease_token,
+	finished_at, next_at, attempt, last_error, fingerprint, streak)
 SELECT 'kind-' || (i % 10), 'q' || (i % 4), CASE WHEN i % 7 = 0 THEN 'g' || (i % 5) ELSE '' END, st,
 	'{"order":"o-' || i || '","cents":' || (i % 9999) || '}', at, at,
+	CASE WHEN st = 'SUCCESS' THEN at END, CASE WHEN st = 'SUCCESS' THEN 'w-1' ELSE '' END, CASE WHEN st = 'PENDING' THEN 0 ELSE i END,
 	CASE WHEN st IN ('SUCCESS', 'FAILED', 'DEAD_LETTER') THEN at + 1000000 END,
 	CASE WHEN st IN ('READY', 'RETRYING') THEN at END,
 	CASE WHEN st = 'PENDING' THEN 0 ELSE 1 END,
@@ -78,9 +83,8 @@ SELECT 'kind-' || (i % 10), 'q' || (i % 4), CASE WHEN i % 7 = 0 THEN 'g' || (i %
 	CASE WHEN st = 'DEAD_LETTER' THEN 2 ELSE 0 END
 FROM g;
 INSERT INTO attempts (task_id, lease_token, number, worker, started_at, ended_at, outcome, class, error, fingerprint)
-SELECT id, id, 1, 'w-1', finished_at - 1000000, finished_at, CASE WHEN state = 'SUCCESS' THEN 'SUCCESS' ELSE 'ERROR' END,
-	CASE WHEN state = 'SUCCESS' THEN '' ELSE 'unclassified' END, last_error, fingerprint
-FROM tasks WHERE finished_at > ?3 - 3600000000;
+SELECT id, lease_token, 1, 'w-1', finished_at - 1000000, finished_at, 'ERROR', 'unclassified', last_error, fingerprint
+FROM tasks WHERE state IN ('FAILED', 'DEAD_LETTER') AND finished_at > ?3 - 3600000000;
 ANALYZE;`
 
 // BenchmarkPages measures each dashboard page, server-side, on a store of

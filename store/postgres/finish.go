@@ -64,7 +64,7 @@ func (s *Store) succeedAlone(ctx context.Context, fs []store.Finish, todo []int)
 			return applied, todo, nil
 		}
 		seen[fs[i].TaskID] = true
-		if plainSuccess(fs[i]) {
+		if fs[i].PlainSuccess() {
 			plain = append(plain, i)
 		} else {
 			rest = append(rest, i)
@@ -206,7 +206,7 @@ const finishTasksSQL = `WITH f AS (
 )
 SELECT id, coalesce(run_id, 0) FROM moved`
 
-// succeedSQL is finishTasksSQL for plain successes (see plainSuccess):
+// succeedSQL is finishTasksSQL for plain successes (store.Finish.PlainSuccess):
 // three columns to send and unpack instead of twenty, and no attempt row.
 // A plain success's attempt stays on the task row, as it was while it ran
 // (attempt, lease_token, lease_owner, started_at), and ends at finished_at,
@@ -231,17 +231,6 @@ const succeedSQL = `WITH f AS (
 )
 SELECT id, coalesce(run_id, 0) FROM moved`
 
-// plainSuccess tells whether f is a success that leaves nothing on the
-// task or its attempt but the time it ended: the common case, which
-// succeedSQL writes.
-func plainSuccess(f store.Finish) bool {
-	a := f.Attempt
-	return len(f.Publish) == 0 && len(f.Enqueue) == 0 && f.State == task.Success && f.Outcome() == task.OutcomeSuccess && !f.Refund && !f.Deferred &&
-		f.Error == "" && f.Fingerprint == "" && f.Streak == 0 && f.PrevDelay == 0 &&
-		a.Class == "" && a.Error == "" && a.Fingerprint == "" && a.ExitCode == nil &&
-		a.Signal == "" && a.Output == "" && a.Delay == 0 && a.Decision == "" && a.Timeout == 0 && a.TimeoutSource == ""
-}
-
 // finishTasks applies the items of a round, each only if its task is
 // RUNNING under its token, and returns the run (0: none) of each task that
 // moved.
@@ -251,7 +240,7 @@ func (s *Store) finishTasks(ctx context.Context, tx pgx.Tx, fs []store.Finish, i
 	var ids, tokens []int64
 	var ended []pgtype.Timestamptz
 	for _, i := range items {
-		if plainSuccess(fs[i]) {
+		if fs[i].PlainSuccess() {
 			ids, tokens, ended = append(ids, fs[i].TaskID), append(tokens, fs[i].Token), append(ended, tstz(fs[i].Attempt.EndedAt))
 		} else {
 			a.add(fs[i])

@@ -23,7 +23,7 @@ var actSQL = map[store.Action]string{
 			next_at = ?1, finished_at = NULL
 		WHERE id = ?2 AND state IN ('FAILED', 'CANCELLED') AND run_id IS NULL RETURNING ` + taskCols,
 	store.ActCancel: `UPDATE tasks SET state = 'CANCELLED', finished_at = ?1, next_at = NULL,
-			lease_owner = '', lease_expires = NULL
+			lease_owner = '', lease_expires = NULL, started_at = NULL
 		WHERE id = ?2 AND state IN ('PENDING', 'READY', 'RUNNING', 'RETRYING', 'SENSING', 'DEAD_LETTER')
 		RETURNING ` + taskCols,
 }
@@ -62,6 +62,11 @@ func (s *Store) WatchCancels(ctx context.Context) (<-chan int64, error) {
 
 // act applies a; stopped says that it cancelled a running attempt.
 func act(x *wtx, id int64, a store.Action) (t task.Task, stopped bool, err error) {
+	if a == store.ActCancel {
+		if stopped, err = closeRunning(x, id); err != nil {
+			return task.Task{}, false, err
+		}
+	}
 	t, err = scanTask(x.queryRow(actSQL[a], x.now.UnixMicro(), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return task.Task{}, false, store.RetryRefusal(a, whyNot(x, id))
@@ -78,7 +83,7 @@ func act(x *wtx, id int64, a store.Action) (t task.Task, stopped bool, err error
 	case store.ActFail:
 		err = blockDownstream(x, []int64{id}, task.UpstreamFailed)
 	case store.ActCancel:
-		stopped, err = cancelled(x, id)
+		err = blockDownstream(x, []int64{id}, task.Cancelled)
 	}
 	if err != nil {
 		return task.Task{}, false, err
@@ -86,19 +91,18 @@ func act(x *wtx, id int64, a store.Action) (t task.Task, stopped bool, err error
 	return t, stopped, settleRunsOf(x, []int64{id})
 }
 
-// cancelled closes the running attempt of a cancelled task, if any, and
-// cancels its dependents.
-func cancelled(x *wtx, id int64) (running bool, err error) {
-	res, err := x.exec(`UPDATE attempts SET outcome = 'INTERRUPTED', ended_at = ?, decision = 'cancelled'
-		WHERE task_id = ? AND outcome = 'RUNNING'`, x.now.UnixMicro(), id)
+// closeRunning writes the open attempt of a task being cancelled, if it
+// has one, as INTERRUPTED, from the task row before the cancel clears it,
+// and says whether it had one.
+func closeRunning(x *wtx, id int64) (bool, error) {
+	res, err := x.exec(`INSERT INTO attempts (task_id, lease_token, number, worker, started_at, ended_at, outcome, decision)
+		SELECT id, lease_token, attempt, lease_owner, started_at, ?, 'INTERRUPTED', 'cancelled' FROM tasks
+		WHERE id = ? AND state = 'RUNNING' AND started_at IS NOT NULL`, x.now.UnixMicro(), id)
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("write the cancelled attempt: %w", err)
 	}
 	n, err := res.RowsAffected()
-	if err != nil {
-		return false, err
-	}
-	return n > 0, blockDownstream(x, []int64{id}, task.Cancelled)
+	return n > 0, err
 }
 
 // whyNot tells a missing task from one in the wrong state.

@@ -82,16 +82,15 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task,
 }
 
 // claimSQL gives the task at place key of the list the lease token after
-// the counter's last, plus key: see takeTokens.
+// the counter's last, plus key: see takeTokens. It opens each task's
+// attempt on the task row (started_at, beside attempt, lease_token and
+// lease_owner), and writes no attempts row: that is written when the
+// attempt ends (migration 0017).
 const claimSQL = `UPDATE tasks SET state = 'RUNNING', lease_owner = ?,
 	lease_token = ? + 1 + ids.key, lease_expires = ?, attempt = attempt + 1,
-	first_started_at = COALESCE(first_started_at, ?), next_at = NULL
+	started_at = ?4, first_started_at = COALESCE(first_started_at, ?4), next_at = NULL
 FROM json_each(?) AS ids WHERE tasks.id = ids.value
 RETURNING ` + taskCols
-
-const openAttemptsSQL = `INSERT INTO attempts (task_id, lease_token, number, worker, started_at, outcome)
-SELECT id, lease_token, attempt, lease_owner, ?, 'RUNNING' FROM tasks
-WHERE id IN (SELECT value FROM json_each(?))`
 
 // claim selects and updates in the same IMMEDIATE transaction, so no other
 // writer, in this process or another, can take the same tasks.
@@ -104,17 +103,13 @@ func claim(x *wtx, req store.ClaimRequest) ([]task.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	now, list := x.now.UnixMicro(), jsonList(ids)
-	rows, err := x.query(claimSQL, req.Worker, last, x.now.Add(req.Lease).UnixMicro(), now, list)
+	rows, err := x.query(claimSQL, req.Worker, last, x.now.Add(req.Lease).UnixMicro(), x.now.UnixMicro(), jsonList(ids))
 	if err != nil {
 		return nil, err
 	}
 	ts, err := scanTasks(rows)
 	if err != nil {
 		return nil, err
-	}
-	if _, err := x.exec(openAttemptsSQL, now, list); err != nil {
-		return nil, fmt.Errorf("open attempts: %w", err)
 	}
 	ts = inOrder(ts, ids)
 	for i := range ts {

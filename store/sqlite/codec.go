@@ -65,6 +65,9 @@ func scanTask(r scanner) (task.Task, error) {
 		return task.Task{}, err
 	}
 	t.RunID = runID.Int64
+	if t.State != task.Running {
+		t.LeaseOwner = "" // a plain success keeps its attempt's worker on the row (see succeedSQL)
+	}
 	if args != nil {
 		t.Args = json.RawMessage(args)
 	}

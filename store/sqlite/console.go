@@ -114,11 +114,11 @@ const successNamesSQL = `WITH RECURSIVE kinds (kind) AS (
 
 // seriesSQL counts, by bucket (the whole steps ?2 since ?1, both in
 // microseconds) and outcome, the attempts that ended at or after ?1.
-// Successes come from tasks_success, as on PostgreSQL (where a plain
-// success writes no attempts row): the index is ordered by kind and name
-// before its time, so the query skips from one kind to the next, and
-// within a kind from one name to the next (a loose index scan, one probe
-// each), and reads the window of each. The probes compare one column at
+// Successes come from tasks_success, since a plain success writes no
+// attempts row (its attempt stays on the task row): the index is ordered
+// by kind and name before its time, so the query skips from one kind to
+// the next, and within a kind from one name to the next (a loose index
+// scan, one probe each), and reads the window of each. The probes compare one column at
 // a time: SQLite walks a comparison of rows, (kind, name) > (?, ?), from
 // the kind alone, reading every name of the kind before the next one.
 // The cost grows with the kinds and names that ever succeeded, and with

@@ -12,10 +12,11 @@ import (
 
 // BenchmarkConsoleMillion times the dashboard's reads on a store of a
 // million tasks, inserted in one statement as a busy store holds them:
-// of every hundred, 96 plain successes of ten kinds, 2 dead letters and 1
-// failure (each with its attempt, of seven fingerprints) and one task
-// waiting, ended over the last two days; every twentieth success was
-// retried once first. Filling it takes a minute or so.
+// of every hundred, 96 plain successes of ten kinds (each attempt on its
+// task row), 2 dead letters and 1 failure (each with its attempt's row, of
+// seven fingerprints) and one task waiting, ended over the last two days;
+// every twentieth success was retried once first. Filling it takes a
+// minute or so.
 func BenchmarkConsoleMillion(b *testing.B) {
 	s, err := Open(b.Context(), filepath.Join(b.TempDir(), "grit.db"))
 	if err != nil {
@@ -28,17 +29,17 @@ func BenchmarkConsoleMillion(b *testing.B) {
 		`WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000),
 			x (i, s, at) AS (SELECT i, CASE WHEN i % 100 IN (0, 1) THEN 'DEAD_LETTER' WHEN i % 100 = 2 THEN 'FAILED'
 				WHEN i % 100 = 3 THEN 'READY' ELSE 'SUCCESS' END, ?1 - (i % 2880) * 60000000 FROM n)
-		INSERT INTO tasks (id, kind, queue, state, attempt, lease_token, finished_at, next_at, fingerprint, last_error, args, created_at)
-		SELECT i, 'k' || (i % 10), 'default', s, 1, i,
+		INSERT INTO tasks (id, kind, queue, state, attempt, lease_token, lease_owner, started_at, finished_at, next_at, fingerprint, last_error, args, created_at)
+		SELECT i, 'k' || (i % 10), 'default', s, CASE WHEN s = 'SUCCESS' AND i % 20 = 0 THEN 2 ELSE 1 END, i,
+			CASE s WHEN 'SUCCESS' THEN 'w' ELSE '' END, CASE s WHEN 'SUCCESS' THEN at - 1000000 END,
 			CASE WHEN s <> 'READY' THEN at END, CASE s WHEN 'READY' THEN ?1 - 60000000 END,
 			CASE WHEN s IN ('DEAD_LETTER', 'FAILED') THEN 'fp' || (i % 7) ELSE '' END,
 			CASE WHEN s IN ('DEAD_LETTER', 'FAILED') THEN 'boom ' || i ELSE '' END,
 			CAST('{"n":' || i || '}' AS BLOB), at - 1000000
 		FROM x`,
 		`INSERT INTO attempts (task_id, lease_token, number, worker, started_at, ended_at, outcome, error, fingerprint)
-		SELECT id, lease_token, 1, 'w', finished_at - 1000000, finished_at,
-			CASE state WHEN 'SUCCESS' THEN 'SUCCESS' ELSE 'ERROR' END, last_error, fingerprint
-		FROM tasks WHERE state <> 'READY'
+		SELECT id, lease_token, 1, 'w', finished_at - 1000000, finished_at, 'ERROR', last_error, fingerprint
+		FROM tasks WHERE state IN ('DEAD_LETTER', 'FAILED')
 		UNION ALL
 		SELECT id, lease_token - 1, 1, 'w', finished_at - 120000000, finished_at - 60000000, 'ERROR', 'blip', 'fpb'
 		FROM tasks WHERE state = 'SUCCESS' AND id % 20 = 0`,

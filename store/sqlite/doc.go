@@ -13,6 +13,16 @@
 // waits when it is idle. Reads use a separate pool of read-only connections,
 // which WAL lets run beside the writer.
 //
+// An attempt lives on its task row until it ends (its number, lease
+// token, worker and start): a claim writes the task rows alone, and an
+// attempt's own row in attempts is written once, when it ends, from the
+// task row as it was. A plain success (store.Finish.PlainSuccess: nothing
+// to record but its end, the common case) writes no attempts row at all:
+// its attempt stays on the task row, where Attempts, SuccessDurations and
+// the Console read it. A claim and its success write two rows between
+// them, on one table; the writer's time goes to row writes, so fewer rows
+// is more tasks a second.
+//
 // A call whose context ends while its write waits in the queue writes
 // nothing; once the writer has started a request, it commits with its batch
 // even if the call has already returned the context's error.

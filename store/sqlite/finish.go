@@ -8,8 +8,9 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// Finish ends attempts in one transaction: one statement updates the tasks
-// of a whole batch, one closes their attempts, then the dependents and runs
+// Finish ends attempts in one transaction: one statement ends the plain
+// successes of a whole batch on their task rows, one writes the other
+// attempts' rows and one moves their tasks, then the dependents and runs
 // of the tasks that ended move. An item whose task is not RUNNING under its
 // Token gets task.ErrLeaseLost and writes nothing; an item with a state
 // Finish cannot set gets task.ErrInvalid.
@@ -74,24 +75,16 @@ func finish(x *wtx, fs []store.Finish, todo []int) (map[int]bool, error) {
 	return applied, nil
 }
 
-// afterFinish closes the attempts of the items that moved and, for the tasks
-// of runs, moves what their ends move.
+// afterFinish moves what the ends of the tasks of runs move.
 func afterFinish(x *wtx, fs []store.Finish, items []int, moved map[int64]int64) error {
-	var done, inRuns []int
+	var inRuns []int
 	for _, i := range items {
-		run, ok := moved[fs[i].TaskID]
-		if ok {
-			done = append(done, i)
-		}
-		if run != 0 {
+		if moved[fs[i].TaskID] != 0 {
 			inRuns = append(inRuns, i)
 		}
 	}
-	if len(done) == 0 {
+	if len(inRuns) == 0 {
 		return nil
-	}
-	if err := closeAttempts(x, fs, done); err != nil {
-		return err
 	}
 	return propagateFinish(x, fs, inRuns, moved)
 }

@@ -4,48 +4,217 @@ import (
 	"github.com/grit-run/grit/store"
 )
 
-// finishTaskCols are the columns of a VALUES row of finishTasksSQL.
-const finishTaskCols = 12
+// finishTasks moves the tasks of items, each only if it is RUNNING under
+// its item's token, writes their attempts, and returns the run (0: none)
+// of each task that moved. A plain success (store.Finish.PlainSuccess)
+// writes its task row alone: its attempt stays there. Any other ending
+// writes its attempt's row, from the task row as it was, then moves the
+// task.
+func finishTasks(x *wtx, fs []store.Finish, items []int) (map[int64]int64, error) {
+	var plain, rest []int
+	for _, i := range items {
+		if fs[i].PlainSuccess() {
+			plain = append(plain, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	moved := make(map[int64]int64, len(items))
+	rescued, err := succeed(x, fs, plain, moved)
+	if err != nil {
+		return nil, err
+	}
+	more, err := endAttempts(x, fs, rest, moved)
+	if err != nil {
+		return nil, err
+	}
+	return moved, annotateRescued(x, fs, append(rescued, more...))
+}
 
-func finishTasksSQL(rows int) string {
+// succeedCols are the columns of a VALUES row of succeedSQL.
+const succeedCols = 3
+
+// succeedSQL ends plain successes on the task row alone: the attempt
+// stays there as it was while it ran (attempt, lease_token, lease_owner,
+// started_at) and ends at finished_at, which is when the attempt ended.
+// It returns, with each task that moved, whether it held no open attempt
+// (started_at NULL: Rescue took it over and wrote its interrupted
+// attempt).
+func succeedSQL(rows int) string {
+	return `WITH f (id, token, finished_at) AS (` + valuesSQL(rows, succeedCols) + `)
+UPDATE tasks SET state = 'SUCCESS', next_at = NULL, finished_at = f.finished_at,
+	last_error = '', fingerprint = '', streak = 0, prev_delay = 0, lease_expires = NULL
+FROM f
+WHERE tasks.id = f.id AND tasks.state = 'RUNNING' AND tasks.lease_token = f.token
+RETURNING tasks.id, coalesce(tasks.run_id, 0), tasks.started_at IS NULL`
+}
+
+// succeed applies the plain successes of items, adding each task that
+// moved to moved, and returns the items whose tasks held no open attempt.
+func succeed(x *wtx, fs []store.Finish, items []int, moved map[int64]int64) (rescued []int, err error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
+	n := padRows(len(items))
+	args := make([]any, 0, n*succeedCols)
+	for _, i := range items {
+		args = append(args, fs[i].TaskID, fs[i].Token, endedAt(x, fs[i]))
+	}
+	args = append(args, make([]any, (n-len(items))*succeedCols)...) // NULL rows match no task
+	rows, err := x.query(succeedSQL(n), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	closed := map[int64]bool{}
+	for rows.Next() {
+		var id, run int64
+		var none bool
+		if err := rows.Scan(&id, &run, &none); err != nil {
+			return nil, err
+		}
+		moved[id], closed[id] = run, none
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, i := range items {
+		if closed[fs[i].TaskID] {
+			rescued = append(rescued, i)
+		}
+	}
+	return rescued, nil
+}
+
+// endAttempts writes the attempts of items whose tasks are RUNNING under
+// their tokens, then moves those tasks, adding each to moved, and returns
+// the items whose tasks moved without an open attempt to write.
+func endAttempts(x *wtx, fs []store.Finish, items []int, moved map[int64]int64) (rescued []int, err error) {
+	if len(items) == 0 {
+		return nil, nil
+	}
+	written, err := writeAttempts(x, fs, items)
+	if err != nil {
+		return nil, err
+	}
+	if err := endTasks(x, fs, items, moved); err != nil {
+		return nil, err
+	}
+	for _, i := range items {
+		if _, ok := moved[fs[i].TaskID]; ok && !written[fs[i].TaskID] {
+			rescued = append(rescued, i)
+		}
+	}
+	return rescued, nil
+}
+
+// writeAttemptCols are the columns of a VALUES row of writeAttemptsSQL.
+const writeAttemptCols = 14
+
+// writeAttemptsSQL writes the row of each attempt that ends, once, from
+// its task row (its number, worker and start) and the item. It runs
+// before endTasksSQL, which clears them, and checks what that checks
+// (RUNNING under the item's token), so in the one transaction the two
+// select the same tasks. A task taken over by Rescue holds no open
+// attempt (started_at NULL): the rescue wrote it.
+func writeAttemptsSQL(rows int) string {
+	return `WITH f (id, token, ended_at, outcome, class, error, fingerprint,
+	exit_code, signal, output, delay, decision, timeout, timeout_source)
+AS (` + valuesSQL(rows, writeAttemptCols) + `)
+INSERT INTO attempts (task_id, lease_token, number, worker, started_at, ended_at, outcome,
+	class, error, fingerprint, exit_code, signal, output, delay, decision, timeout, timeout_source)
+SELECT t.id, t.lease_token, t.attempt, t.lease_owner, t.started_at, f.ended_at, f.outcome,
+	f.class, f.error, f.fingerprint, f.exit_code, f.signal, f.output, f.delay, f.decision, f.timeout, f.timeout_source
+FROM f CROSS JOIN tasks t ON t.id = f.id
+WHERE t.state = 'RUNNING' AND t.lease_token = f.token AND t.started_at IS NOT NULL
+RETURNING task_id`
+}
+
+// writeAttempts writes the attempts of items and returns the tasks whose
+// attempt it wrote.
+func writeAttempts(x *wtx, fs []store.Finish, items []int) (map[int64]bool, error) {
+	n := padRows(len(items))
+	args := make([]any, 0, n*writeAttemptCols)
+	for _, i := range items {
+		args = append(args, writeAttemptArgs(x, fs[i])...)
+	}
+	args = append(args, make([]any, (n-len(items))*writeAttemptCols)...)
+	rows, err := x.query(writeAttemptsSQL(n), args...)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := scanIDs(rows)
+	if err != nil {
+		return nil, err
+	}
+	written := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		written[id] = true
+	}
+	return written, nil
+}
+
+func writeAttemptArgs(x *wtx, f store.Finish) []any {
+	a := f.Attempt
+	var exit any
+	if a.ExitCode != nil {
+		exit = *a.ExitCode
+	}
+	return []any{f.TaskID, f.Token, endedAt(x, f), string(f.Outcome()), a.Class, a.Error,
+		a.Fingerprint, exit, a.Signal, a.Output, int64(a.Delay), a.Decision, int64(a.Timeout), a.TimeoutSource}
+}
+
+// endedAt is when f's attempt ended: as the worker reported, or now.
+func endedAt(x *wtx, f store.Finish) int64 {
+	if f.Attempt.EndedAt.IsZero() {
+		return x.now.UnixMicro()
+	}
+	return f.Attempt.EndedAt.UnixMicro()
+}
+
+// endTaskCols are the columns of a VALUES row of endTasksSQL.
+const endTaskCols = 12
+
+// endTasksSQL moves the tasks of the items that are not plain successes,
+// and closes their attempts on the task row (started_at NULL):
+// writeAttemptsSQL wrote them.
+func endTasksSQL(rows int) string {
 	return `WITH f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay, finished_at, deferred, trace)
-AS (` + valuesSQL(rows, finishTaskCols) + `)
+AS (` + valuesSQL(rows, endTaskCols) + `)
 UPDATE tasks SET state = f.state, next_at = f.next_at,
 	attempt = max(tasks.attempt - f.refund, 0), deferrals = tasks.deferrals + f.deferred, last_error = f.error,
 	fingerprint = f.fingerprint, streak = f.streak, prev_delay = f.prev_delay,
-	finished_at = f.finished_at, lease_owner = '', lease_expires = NULL, attempt_trace = f.trace
+	finished_at = f.finished_at, lease_owner = '', lease_expires = NULL, started_at = NULL, attempt_trace = f.trace
 FROM f
 WHERE tasks.id = f.id AND tasks.state = 'RUNNING' AND tasks.lease_token = f.token
 RETURNING tasks.id, coalesce(tasks.run_id, 0)`
 }
 
-// finishTasks moves the tasks of items in one statement, each only if it
-// is RUNNING under its item's token, and returns the run (0: none) of each
-// task that moved.
-func finishTasks(x *wtx, fs []store.Finish, items []int) (map[int64]int64, error) {
+// endTasks moves the tasks of items in one statement, adding each task
+// that moved, with its run (0: none), to moved.
+func endTasks(x *wtx, fs []store.Finish, items []int, moved map[int64]int64) error {
 	n := padRows(len(items))
-	args := make([]any, 0, n*finishTaskCols)
+	args := make([]any, 0, n*endTaskCols)
 	for _, i := range items {
-		args = append(args, finishTaskArgs(x, fs[i])...)
+		args = append(args, endTaskArgs(x, fs[i])...)
 	}
-	args = append(args, make([]any, (n-len(items))*finishTaskCols)...) // NULL rows match no task
-	rows, err := x.query(finishTasksSQL(n), args...)
+	args = append(args, make([]any, (n-len(items))*endTaskCols)...) // NULL rows match no task
+	rows, err := x.query(endTasksSQL(n), args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	moved := make(map[int64]int64, len(items))
 	for rows.Next() {
 		var id, run int64
 		if err := rows.Scan(&id, &run); err != nil {
-			return nil, err
+			return err
 		}
 		moved[id] = run
 	}
-	return moved, rows.Err()
+	return rows.Err()
 }
 
-func finishTaskArgs(x *wtx, f store.Finish) []any {
+func endTaskArgs(x *wtx, f store.Finish) []any {
 	var nextAt, finished any
 	if f.State.Waiting() {
 		nextAt = x.now.UnixMicro()
@@ -66,69 +235,12 @@ func finishTaskArgs(x *wtx, f store.Finish) []any {
 		f.Fingerprint, f.Streak, int64(f.PrevDelay), finished, deferred, f.Trace}
 }
 
-const closeAttemptCols = 14
-
-func closeAttemptsSQL(rows int) string {
-	return `WITH f (task_id, token, ended_at, outcome, class, error, fingerprint,
-	exit_code, signal, output, delay, decision, timeout, timeout_source)
-AS (` + valuesSQL(rows, closeAttemptCols) + `)
-UPDATE attempts SET ended_at = f.ended_at, outcome = f.outcome, class = f.class,
-	error = f.error, fingerprint = f.fingerprint, exit_code = f.exit_code,
-	signal = f.signal, output = f.output, delay = f.delay, decision = f.decision,
-	timeout = f.timeout, timeout_source = f.timeout_source
-FROM f
-WHERE attempts.task_id = f.task_id AND attempts.lease_token = f.token
-RETURNING attempts.task_id`
-}
-
-// closeAttempts ends the attempt records of the applied items. A task taken
-// over by Rescue has no attempt under the rescuer's token: its interrupted
-// attempt keeps its outcome and gets the rescuer's delay and decision.
-func closeAttempts(x *wtx, fs []store.Finish, done []int) error {
-	n := padRows(len(done))
-	args := make([]any, 0, n*closeAttemptCols)
-	for _, i := range done {
-		args = append(args, closeAttemptArgs(x, fs[i])...)
-	}
-	args = append(args, make([]any, (n-len(done))*closeAttemptCols)...)
-	rows, err := x.query(closeAttemptsSQL(n), args...)
-	if err != nil {
-		return err
-	}
-	closed, err := scanIDs(rows)
-	if err != nil {
-		return err
-	}
-	return annotateRescued(x, fs, done, closed)
-}
-
-func closeAttemptArgs(x *wtx, f store.Finish) []any {
-	a := f.Attempt
-	ended := x.now.UnixMicro()
-	if !a.EndedAt.IsZero() {
-		ended = a.EndedAt.UnixMicro()
-	}
-	var exit any
-	if a.ExitCode != nil {
-		exit = *a.ExitCode
-	}
-	return []any{f.TaskID, f.Token, ended, string(f.Outcome()), a.Class, a.Error,
-		a.Fingerprint, exit, a.Signal, a.Output, int64(a.Delay), a.Decision, int64(a.Timeout), a.TimeoutSource}
-}
-
-func annotateRescued(x *wtx, fs []store.Finish, done []int, closed []int64) error {
-	if len(closed) == len(done) {
-		return nil
-	}
-	has := make(map[int64]bool, len(closed))
-	for _, id := range closed {
-		has[id] = true
-	}
-	for _, i := range done {
+// annotateRescued gives the interrupted attempt of each task Rescue took
+// over, which the rescue wrote, the rescuer's delay and decision; it
+// keeps its outcome.
+func annotateRescued(x *wtx, fs []store.Finish, rescued []int) error {
+	for _, i := range rescued {
 		f := fs[i]
-		if has[f.TaskID] {
-			continue
-		}
 		_, err := x.exec(`UPDATE attempts SET delay = ?, decision = ?
 			WHERE task_id = ? AND lease_token = (SELECT max(lease_token) FROM attempts WHERE task_id = ?)`,
 			int64(f.Attempt.Delay), f.Attempt.Decision, f.TaskID, f.TaskID)

@@ -75,11 +75,11 @@ func (s *Store) UpdateGroup(ctx context.Context, group string, fn func(*store.Gr
 }
 
 // runningOf returns the ids of a group's running tasks in claim order: by
-// the start of their current attempt, whose row the claim opened, then by
-// id.
+// the start of their open attempt, then by id (a task a rescue took over
+// has none, and comes first).
 func runningOf(x *wtx, group string) ([]int64, error) {
-	rows, err := x.query(`SELECT t.id FROM tasks t LEFT JOIN attempts a ON a.task_id = t.id AND a.lease_token = t.lease_token
-		WHERE t.state = 'RUNNING' AND t.group_name = ? ORDER BY a.started_at, t.id`, group)
+	rows, err := x.query(`SELECT id FROM tasks
+		WHERE state = 'RUNNING' AND group_name = ? ORDER BY started_at, id`, group)
 	if err != nil {
 		return nil, err
 	}

@@ -107,6 +107,14 @@ func (s *Store) Rescue(ctx context.Context, req store.RescueRequest) ([]task.Tas
 	return out, nil
 }
 
+// interruptSQL writes the open attempts of the tasks a rescue takes over
+// (the first parameter is now, the second their ids) as INTERRUPTED, from
+// their task rows; the rescue then closes them there (started_at NULL).
+// A task already taken over by an earlier rescue has none.
+const interruptSQL = `INSERT INTO attempts (task_id, lease_token, number, worker, started_at, ended_at, outcome)
+SELECT id, lease_token, attempt, lease_owner, started_at, ?, 'INTERRUPTED' FROM tasks
+WHERE id IN (SELECT value FROM json_each(?)) AND started_at IS NOT NULL`
+
 func rescue(x *wtx, req store.RescueRequest) ([]task.Task, error) {
 	ids, err := rescuable(x, req)
 	if err != nil {
@@ -119,16 +127,14 @@ func rescue(x *wtx, req store.RescueRequest) ([]task.Task, error) {
 		return nil, nil
 	}
 	now, list := x.now.UnixMicro(), jsonList(ids)
-	_, err = x.exec(`UPDATE attempts SET outcome = 'INTERRUPTED', ended_at = ?
-		WHERE task_id IN (SELECT value FROM json_each(?)) AND outcome = 'RUNNING'`, now, list)
-	if err != nil {
-		return nil, fmt.Errorf("close attempts: %w", err)
+	if _, err := x.exec(interruptSQL, now, list); err != nil {
+		return nil, fmt.Errorf("write interrupted attempts: %w", err)
 	}
 	last, err := takeTokens(x, len(ids))
 	if err != nil {
 		return nil, err
 	}
-	rows, err := x.query(`UPDATE tasks SET lease_owner = ?, lease_token = ? + 1 + ids.key, lease_expires = ?
+	rows, err := x.query(`UPDATE tasks SET lease_owner = ?, lease_token = ? + 1 + ids.key, lease_expires = ?, started_at = NULL
 		FROM json_each(?) AS ids WHERE tasks.id = ids.value RETURNING `+taskCols,
 		req.Worker, last, x.now.Add(req.Lease).UnixMicro(), list)
 	if err != nil {

@@ -50,17 +50,16 @@ func (s *Store) Limits(ctx context.Context) ([]store.Limit, error) {
 }
 
 // Running returns the running tasks of the named queues, tenants or
-// groups, each name's in claim order: by the start of their current
-// attempt, whose row the claim opened, then by id.
+// groups, each name's in claim order: by the start of their open attempt,
+// then by id (a task a rescue took over has none, and comes first).
 func (s *Store) Running(ctx context.Context, scope store.Scope, names []string) (map[string][]int64, error) {
 	if err := store.ValidateScope(scope); err != nil {
 		return nil, err
 	}
 	col := map[store.Scope]string{store.ScopeQueue: "queue", store.ScopeTenant: "tenant", store.ScopeGroup: "group_name"}[scope]
-	rows, err := s.query(ctx, `SELECT t.`+col+`, t.id FROM tasks t
-		LEFT JOIN attempts a ON a.task_id = t.id AND a.lease_token = t.lease_token
-		WHERE t.state = 'RUNNING' AND t.`+col+` IN (SELECT value FROM json_each(?))
-		ORDER BY t.`+col+`, a.started_at, t.id`, jsonList(names))
+	rows, err := s.query(ctx, `SELECT `+col+`, id FROM tasks
+		WHERE state = 'RUNNING' AND `+col+` IN (SELECT value FROM json_each(?))
+		ORDER BY `+col+`, started_at, id`, jsonList(names))
 	if err != nil {
 		return nil, fmt.Errorf("running attempts by %s: %w", scope, err)
 	}

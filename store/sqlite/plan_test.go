@@ -34,8 +34,11 @@ func TestPlansUseIndexes(t *testing.T) {
 	}{
 		{"claim", `SELECT id FROM tasks INDEXED BY tasks_claim WHERE ` + claimWhere +
 			` ORDER BY priority DESC, next_at, id LIMIT ?`, []string{"TEMP B-TREE"}},
-		{"finish", finishTasksSQL(4), []string{"SCAN tasks"}},
-		{"close attempts", closeAttemptsSQL(4), []string{"SCAN attempts"}},
+		{"succeed", succeedSQL(4), []string{"SCAN tasks"}},
+		{"write attempts", writeAttemptsSQL(4), []string{"SCAN tasks", "SCAN t\n", "SCAN attempts"}},
+		{"finish", endTasksSQL(4), []string{"SCAN tasks"}},
+		{"attempts", attemptsSQL, []string{"SCAN tasks", "SCAN attempts"}},
+		{"success durations", successDurationsSQL, []string{"SCAN tasks", "SCAN attempts", "SCAN a\n"}},
 		{"promote", satisfySQL, []string{"SCAN tasks", "tasks_state"}},
 		{"block downstream", blockDownstreamSQL, []string{"SCAN tasks", "tasks_state"}},
 		{"renew", renewSQL, []string{"SCAN tasks", "tasks_lease_owner"}},

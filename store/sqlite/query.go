@@ -141,9 +141,21 @@ func taskConds(f store.Filter) (where []string, args []any) {
 	return where, args
 }
 
+// attemptsSQL lists a task's attempts: the rows of those written to
+// attempts, the open one, which lives on the task row until it ends, and a
+// plain success's, which stays there (see succeedSQL): a task row with a
+// started_at holds an attempt that has no row.
+const attemptsSQL = `SELECT ` + attemptCols + ` FROM attempts WHERE task_id = ?1
+UNION ALL
+SELECT id, attempt, lease_owner, lease_token, started_at,
+	CASE state WHEN 'SUCCESS' THEN finished_at END, CASE state WHEN 'SUCCESS' THEN 'SUCCESS' ELSE 'RUNNING' END,
+	'', '', '', NULL, '', '', 0, '', 0, ''
+FROM tasks WHERE id = ?1 AND state IN ('RUNNING', 'SUCCESS') AND started_at IS NOT NULL
+ORDER BY lease_token`
+
 // Attempts returns a task's attempts, oldest first.
 func (s *Store) Attempts(ctx context.Context, taskID int64) ([]task.Attempt, error) {
-	rows, err := s.query(ctx, `SELECT `+attemptCols+` FROM attempts WHERE task_id = ? ORDER BY lease_token`, taskID)
+	rows, err := s.query(ctx, attemptsSQL, taskID)
 	if err != nil {
 		return nil, fmt.Errorf("attempts of task %d: %w", taskID, err)
 	}

@@ -101,6 +101,17 @@ var actTests = map[string]func(*testing.T, *harness){
 			t.Errorf("attempt of a cancelled task = %+v, want it closed", as[0])
 		}
 	},
+	"CancelClosesTheRunningAttemptOnce": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		c := h.take("k")
+		open := h.attempts(c.ID)
+		h.act(c.ID, store.ActCancel)
+		as := h.attempts(c.ID)
+		if len(as) != 1 || as[0].Outcome != task.OutcomeInterrupted || as[0].Decision != "cancelled" ||
+			as[0].LeaseToken != c.LeaseToken || as[0].Worker != "w1" || !as[0].StartedAt.Equal(open[0].StartedAt) || as[0].EndedAt.IsZero() {
+			t.Errorf("attempts of a cancelled task = %+v, want the open one %+v, INTERRUPTED, cancelled, ended", as, open[0])
+		}
+	},
 	"ActionInWrongStateIsRejected": func(t *testing.T, h *harness) {
 		h.enqueue(job("k"))
 		c := h.endKind("k", task.Success)

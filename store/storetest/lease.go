@@ -176,6 +176,44 @@ var rescueTests = map[string]func(*testing.T, *harness){
 			t.Errorf("attempts after the rescuer's finish = %+v, want the INTERRUPTED one only", as)
 		}
 	},
+	"RescuersSuccessKeepsTheInterruptedAttempt": func(t *testing.T, h *harness) {
+		// The rescuer's plain success ends the task; the attempt it ends
+		// is the interrupted one, which keeps its outcome: the task has
+		// no successful attempt to show or to time.
+		h.enqueue(job("k"))
+		c := h.expired("k")
+		r := h.rescue(store.RescueRequest{})[0]
+		if errs := h.finish(store.Finish{TaskID: c.ID, Token: r.LeaseToken, State: task.Success}); errs[0] != nil {
+			t.Fatalf("rescuer's finish: %v", errs[0])
+		}
+		if got := h.get(c.ID); got.State != task.Success {
+			t.Errorf("task is %s, want SUCCESS", got.State)
+		}
+		as := h.attempts(c.ID)
+		if len(as) != 1 || as[0].Outcome != task.OutcomeInterrupted || as[0].LeaseToken != c.LeaseToken || as[0].Worker != "w1" {
+			t.Errorf("attempts = %+v, want w1's INTERRUPTED one only", as)
+		}
+		if d, ok := h.s.(store.Durations); ok {
+			if ds, err := d.SuccessDurations(h.ctx, "k", "", 10); err != nil || len(ds) != 0 {
+				t.Errorf("success durations %v (%v), want none", ds, err)
+			}
+		}
+	},
+	"SecondRescueWritesNoSecondAttempt": func(t *testing.T, h *harness) {
+		// A rescuer that dies before it finishes leaves the task to the
+		// next rescue, which has no attempt of its own to close.
+		h.enqueue(job("k"))
+		c := h.expired("k")
+		r := h.rescue(store.RescueRequest{Lease: shortLease})[0]
+		h.waitPast(r.LeaseExpires)
+		r2 := h.rescue(store.RescueRequest{Worker: "rescuer2"})
+		if len(r2) != 1 || r2[0].LeaseToken <= r.LeaseToken {
+			t.Fatalf("second rescue took %+v, want task %d under a larger token", r2, c.ID)
+		}
+		if as := h.attempts(c.ID); len(as) != 1 || as[0].Outcome != task.OutcomeInterrupted || as[0].LeaseToken != c.LeaseToken {
+			t.Errorf("attempts = %+v, want the first INTERRUPTED one only", as)
+		}
+	},
 	"MarksSilentWorkersInactive": func(t *testing.T, h *harness) {
 		if err := h.s.RegisterWorker(h.ctx, task.Worker{ID: "quiet"}); err != nil {
 			t.Fatal(err)
