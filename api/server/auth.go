@@ -73,15 +73,15 @@ func (s *Server) authorize(ctx context.Context, method string) error {
 // tap refuses a call without a valid token from its headers alone, before
 // gRPC reads its message: an unauthenticated caller costs the server
 // neither the memory of a large request nor the work of decoding it. Then
-// it takes the call's place among those in flight (Config.MaxInFlight),
-// or refuses it, still unread, when there is none; the place is given
+// it takes the call's place among those in flight (Config.MaxInFlight,
+// when set), or refuses it, still unread, when there is none; the place is given
 // back when the call's stream ends, however it ends (ctx is the stream's
 // and is cancelled then).
 func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, error) {
 	if err := s.checkToken(info.FullMethodName, info.Header); err != nil {
 		return ctx, err
 	}
-	if info.FullMethodName == pb.Workers_Claim_FullMethodName || strings.HasPrefix(info.FullMethodName, healthPrefix) {
+	if s.inFlight == nil || info.FullMethodName == pb.Workers_Claim_FullMethodName || strings.HasPrefix(info.FullMethodName, healthPrefix) {
 		return ctx, nil
 	}
 	select {

@@ -56,14 +56,16 @@ type Config struct {
 	// task always comes: a client whose tasks' args are larger must raise
 	// its own limit.
 	MaxAnswer int
-	// MaxInFlight bounds the requests the server reads and works at once,
-	// so that its memory is bounded by MaxInFlight × MaxMessage whoever
-	// calls; default 32 (DefaultMaxInFlight). A call beyond it is refused
-	// before its message is read: RESOURCE_EXHAUSTED, saying the server is
-	// busy (a client retries it with backoff, as grit's does). A Claim
-	// waiting for work is not counted: it holds a small request for as
-	// long as it waits, and a fleet's waiting claims must not shut out
-	// its reports. Nor are the health service's probes.
+	// MaxInFlight, when set, bounds the requests the server reads and
+	// works at once, so that their memory is bounded by MaxInFlight ×
+	// MaxMessage whoever calls. A call beyond it is refused before its
+	// message is read: RESOURCE_EXHAUSTED, saying the server is busy (a
+	// client retries it with backoff, as grit's does). A Claim waiting for
+	// work is not counted: it holds a small request for as long as it
+	// waits, and a fleet's waiting claims must not shut out its reports.
+	// Nor are the health service's probes. Zero: no bound, since the
+	// right one depends on the fleet (a worker that reports each task by
+	// its own call has as many calls in flight as tasks running).
 	MaxInFlight int
 
 	// Lease is the lease of a claim or heartbeat that asks for none;
@@ -122,9 +124,6 @@ const (
 	DefaultMaxBatch   = 1000
 	DefaultMaxMessage = 16 << 20
 	DefaultMaxAnswer  = 3 << 20
-	// DefaultMaxInFlight is MaxInFlight's default: with the default
-	// MaxMessage, requests in flight hold at most 512 MiB.
-	DefaultMaxInFlight = 32
 )
 
 // itemRoom is what an item of a batch takes on the wire beside its
@@ -186,7 +185,6 @@ func (c *Config) setDefaults() {
 	c.MaxBatch = cmp.Or(c.MaxBatch, DefaultMaxBatch)
 	c.MaxMessage = cmp.Or(c.MaxMessage, defaultMaxMessage(c.MaxPayload, c.MaxBatch))
 	c.MaxAnswer = cmp.Or(c.MaxAnswer, DefaultMaxAnswer)
-	c.MaxInFlight = cmp.Or(c.MaxInFlight, DefaultMaxInFlight)
 	c.Lease = cmp.Or(c.Lease, 15*time.Second)
 	c.Poll = cmp.Or(c.Poll, time.Second)
 	c.Rescue = cmp.Or(c.Rescue, 5*time.Second)

@@ -48,7 +48,7 @@ type Server struct {
 	spans  *attemptSpans   // the remote attempts' spans
 	auto   *autoTimeouts   // the auto timeouts claims gave
 	// inFlight holds a place for each request being read or worked
-	// (Config.MaxInFlight); tap takes them.
+	// (Config.MaxInFlight); tap takes them. Nil: no bound.
 	inFlight chan struct{}
 }
 
@@ -68,7 +68,9 @@ func New(cfg Config) (*Server, error) {
 		wake:     newNotifier(),
 		stopping: make(chan struct{}),
 		seen:     map[string]bool{},
-		inFlight: make(chan struct{}, cfg.MaxInFlight),
+	}
+	if cfg.MaxInFlight > 0 {
+		s.inFlight = make(chan struct{}, cfg.MaxInFlight)
 	}
 	s.alerts = alert.New(cfg.Alerting, cfg.Logger)
 	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Logger: cfg.Logger, OnChange: s.wake.notify, Alert: s.alerts.Send, Metrics: cfg.Metrics})

@@ -34,7 +34,7 @@ var (
 		func(s *settings) any { return &s.maxBatch }}
 	knobMaxMessage = knob{"max-message", "GRIT_MAX_MESSAGE", "", "the largest request read, in bytes; larger ones are refused unread (unset: room for --max-batch items of --max-payload, at most 16 MiB)",
 		func(s *settings) any { return &s.maxMessage }}
-	knobMaxInFlight = knob{"max-in-flight", "GRIT_MAX_IN_FLIGHT", strconv.Itoa(server.DefaultMaxInFlight), "the most requests read and worked at once (waiting claims aside); more are refused unread, busy: requests in flight hold at most this × --max-message",
+	knobMaxInFlight = knob{"max-in-flight", "GRIT_MAX_IN_FLIGHT", "", "the most requests read and worked at once (waiting claims aside); more are refused unread, busy, so that requests in flight hold at most this × --max-message (unset: no bound)",
 		func(s *settings) any { return &s.maxInFlight }}
 )
 
