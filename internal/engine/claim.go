@@ -190,7 +190,9 @@ func (e *Engine) launch(t task.Task) {
 	e.mu.Lock()
 	e.running[t.ID] = a
 	e.mu.Unlock()
-	e.emit(Event{Time: e.cfg.Clock.Now(), Task: t})
+	if e.cfg.OnEvent != nil { // an event copies the task: none when nobody listens
+		e.emit(Event{Time: e.cfg.Clock.Now(), Task: t})
+	}
 	e.execs.Add(1)
 	e.dispatch(job{ctx: ctx, a: a, h: e.handlers[t.Kind]})
 }
