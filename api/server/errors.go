@@ -71,9 +71,10 @@ func statusOf(op string, err error) error {
 //     IDEMPOTENCY_KEY_CONFLICT (metadata key, existing_task_id,
 //     existing_kind, differs);
 //   - the request's own deadline or cancellation: DEADLINE_EXCEEDED or
-//     CANCELED;
+//     CANCELED (reason CANCELLED, spelled as grit's state is);
 //   - a store that cannot be reached (a refused or broken connection, a
-//     database shutting down): UNAVAILABLE, which clients retry;
+//     database shutting down): UNAVAILABLE, which clients retry (reason
+//     STORE_UNAVAILABLE);
 //   - anything else: INTERNAL.
 //
 // The metadata also has what the error is described with on its way up
