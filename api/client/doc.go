@@ -27,4 +27,8 @@
 // the layers never multiply each other's attempts. Every write carries an
 // idempotency key (the client makes one when the caller gave none), so a
 // retry after an answer was lost never makes a second task.
+//
+// A server's error carries a reason (gritv1.ReasonLeaseLost,
+// ReasonTaskNotFound…) that Reason and ErrorInfo read, so that a program
+// tells errors apart without parsing their messages.
 package client

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 
 	"google.golang.org/grpc"
@@ -90,7 +91,9 @@ func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 		return ctx, nil
 	default:
 		s.cfg.Metrics.Busy()
-		return ctx, status.Errorf(codes.ResourceExhausted, "%s: the server is busy: %d requests in flight, its limit (grit server --max-in-flight): retry after a backoff", info.FullMethodName, cap(s.inFlight))
+		return ctx, refuse(info.FullMethodName, codes.ResourceExhausted, pb.ReasonServerBusy,
+			fmt.Sprintf("%s: the server is busy: %d requests in flight, its limit (grit server --max-in-flight): retry after a backoff", info.FullMethodName, cap(s.inFlight)),
+			map[string]string{"method": info.FullMethodName, "max_in_flight": strconv.Itoa(cap(s.inFlight))})
 	}
 }
 
@@ -98,20 +101,24 @@ func (s *Server) checkToken(method string, md metadata.MD) error {
 	if s.tokens.Len() == 0 || strings.HasPrefix(method, healthPrefix) {
 		return nil
 	}
+	meta := map[string]string{"method": method}
 	vals := md.Get("authorization")
 	if len(vals) == 0 {
-		return status.Errorf(codes.Unauthenticated, "%s: no token: send the header \"authorization: Bearer TOKEN\" with a token the server accepts (from its %s or tokens file)", method, TokensEnv)
+		return refuse(method, codes.Unauthenticated, pb.ReasonTokenMissing,
+			fmt.Sprintf("%s: no token: send the header \"authorization: Bearer TOKEN\" with a token the server accepts (from its %s or tokens file)", method, TokensEnv), meta)
 	}
 	scheme, tok, ok := strings.Cut(strings.TrimSpace(vals[0]), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
-		return status.Errorf(codes.Unauthenticated, "%s: the authorization header is not \"Bearer TOKEN\"", method)
+		return refuse(method, codes.Unauthenticated, pb.ReasonTokenMalformed, fmt.Sprintf("%s: the authorization header is not \"Bearer TOKEN\"", method), meta)
 	}
 	role, ok := s.tokens.Role(strings.TrimSpace(tok))
 	if !ok {
-		return status.Errorf(codes.Unauthenticated, "%s: the bearer token is not one this server accepts: check it against the server's %s or tokens file", method, TokensEnv)
+		return refuse(method, codes.Unauthenticated, pb.ReasonTokenUnknown,
+			fmt.Sprintf("%s: the bearer token is not one this server accepts: check it against the server's %s or tokens file", method, TokensEnv), meta)
 	}
 	if role == RoleReadOnly && !readMethods[method] && !strings.HasPrefix(method, reflectionPrefix) {
-		return status.Errorf(codes.PermissionDenied, "%s: the bearer token is read-only: it may call Get, List, Attempts, Pauses, Instance and Steps; give an operator's token to change anything", method)
+		return refuse(method, codes.PermissionDenied, pb.ReasonTokenReadOnly,
+			fmt.Sprintf("%s: the bearer token is read-only: it may call Get, List, Attempts, Pauses, Instance and Steps; give an operator's token to change anything", method), meta)
 	}
 	return nil
 }
@@ -145,7 +152,7 @@ func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 	defer func() {
 		if v := recover(); v != nil {
 			s.cfg.Logger.Error("panic in a request", "method", info.FullMethod, "panic", v)
-			resp, err = nil, status.Errorf(codes.Internal, "%s: the server failed (a bug): %v", info.FullMethod, v)
+			resp, err = nil, refuse(info.FullMethod, codes.Internal, pb.ReasonInternal, fmt.Sprintf("%s: the server failed (a bug): %v", info.FullMethod, v), map[string]string{"method": info.FullMethod})
 		}
 		s.logFailure(info.FullMethod, err)
 	}()

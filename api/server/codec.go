@@ -7,6 +7,8 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+
+	pb "github.com/grit-run/grit/api/gritv1"
 )
 
 // countingCodec is gRPC's proto codec, but it counts the items of a
@@ -127,7 +129,7 @@ func checkItems(method string, req any, max int) error {
 			n = v.Map().Len()
 		}
 		if n > max {
-			err = statusOf(method, bad(string(fd.Name()), "more than the limit of %d items: split the batch, or raise the server's limit (GRIT_MAX_BATCH)", max))
+			err = statusOf(method, over(pb.ReasonBatchTooLarge, string(fd.Name()), "more than the limit of %d items: split the batch, or raise the server's limit (GRIT_MAX_BATCH)", max))
 		}
 		return err == nil
 	})

@@ -77,8 +77,9 @@ type Config struct {
 	Poll time.Duration
 	// Rescue is how often Serve takes over the tasks of workers whose
 	// leases expired, and decides each by its policy's interrupted rule, as
-	// Go workers do; default 5s. Negative: never (the Go workers of the
-	// fleet do it).
+	// Go workers do; default 5s (DefaultRescue). A task whose remote
+	// worker died is claimable again within its lease plus Rescue.
+	// Negative: never (the Go workers of the fleet do it).
 	Rescue time.Duration
 	// Schedules is how often Serve ticks the store's schedules (see
 	// docs/schedules.md), as every Go worker does, so that a fleet of
@@ -124,6 +125,7 @@ const (
 	DefaultMaxBatch   = 1000
 	DefaultMaxMessage = 16 << 20
 	DefaultMaxAnswer  = 3 << 20
+	DefaultRescue     = 5 * time.Second
 )
 
 // itemRoom is what an item of a batch takes on the wire beside its
@@ -187,7 +189,7 @@ func (c *Config) setDefaults() {
 	c.MaxAnswer = cmp.Or(c.MaxAnswer, DefaultMaxAnswer)
 	c.Lease = cmp.Or(c.Lease, 15*time.Second)
 	c.Poll = cmp.Or(c.Poll, time.Second)
-	c.Rescue = cmp.Or(c.Rescue, 5*time.Second)
+	c.Rescue = cmp.Or(c.Rescue, DefaultRescue)
 	c.Schedules = cmp.Or(c.Schedules, time.Second)
 	c.StopGrace = cmp.Or(c.StopGrace, 10*time.Second)
 	c.Protection = c.Protection.WithDefaults()

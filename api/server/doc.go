@@ -30,4 +30,9 @@
 // Complete, Fail or Snooze (or a Report's result) already recorded under
 // its lease token answers OK. A report under a lease token that is no longer the task's is
 // FAILED_PRECONDITION (task.ErrLeaseLost) and changes nothing.
+//
+// Every error also carries a google.rpc.ErrorInfo, domain "grit", whose
+// reason (gritv1.ReasonLeaseLost, ReasonWrongState, ReasonTaskNotFound…)
+// and metadata a program decides on instead of the message; errors.go
+// decides them, and docs/api.md lists them.
 package server

@@ -7,9 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/internal/decide"
 	"github.com/grit-run/grit/internal/gate"
@@ -36,11 +33,11 @@ func (x *workers) Complete(ctx context.Context, r *pb.CompleteRequest) (*pb.Comp
 		return nil, statusOf(op, err)
 	}
 	if _, ok := x.s.cfg.Store.(store.Publisher); len(res.publish) > 0 && !ok {
-		return nil, status.Error(codes.Unimplemented, "complete: publish: the server's store has no topics")
+		return nil, unsupported(op, "topics", "complete: publish: the server's store has no topics")
 	}
 	e, err := x.s.one(ctx, r.GetWorkerId(), res)
 	if err != nil {
-		return nil, statusOf(op, err)
+		return nil, statusOf(op, aboutTask(r.GetTaskId(), err))
 	}
 	return &pb.CompleteResponse{Task: toTask(e.t, true)}, nil
 }
@@ -54,7 +51,7 @@ func (x *workers) Fail(ctx context.Context, r *pb.FailRequest) (*pb.FailResponse
 	}
 	e, err := x.s.one(ctx, r.GetWorkerId(), res)
 	if err != nil {
-		return nil, statusOf(op, err)
+		return nil, statusOf(op, aboutTask(r.GetTaskId(), err))
 	}
 	return &pb.FailResponse{Task: toTask(e.t, true), Decision: e.decision}, nil
 }
@@ -68,7 +65,7 @@ func (x *workers) Snooze(ctx context.Context, r *pb.SnoozeRequest) (*pb.SnoozeRe
 	}
 	e, err := x.s.one(ctx, r.GetWorkerId(), res)
 	if err != nil {
-		return nil, statusOf(op, err)
+		return nil, statusOf(op, aboutTask(r.GetTaskId(), err))
 	}
 	return &pb.SnoozeResponse{Task: toTask(e.t, true)}, nil
 }
@@ -153,7 +150,7 @@ func (s *Server) held(ctx context.Context, worker string, id, token int64, want 
 	}()
 	if t.State == task.Running && t.LeaseToken == token {
 		if worker != "" && t.LeaseOwner != worker {
-			return t, nil, notHolder(t.ID, token, t.LeaseOwner, worker)
+			return t, nil, notHolder(t, token, t.LeaseOwner, worker)
 		}
 		return t, nil, nil
 	}
@@ -163,7 +160,7 @@ func (s *Server) held(ctx context.Context, worker string, id, token int64, want 
 	}
 	i := slices.IndexFunc(as, func(a task.Attempt) bool { return a.LeaseToken == token })
 	if i >= 0 && worker != "" && as[i].Worker != worker {
-		return t, nil, notHolder(t.ID, token, as[i].Worker, worker)
+		return t, nil, notHolder(t, token, as[i].Worker, worker)
 	}
 	if i >= 0 && slices.Contains(want, as[i].Outcome) {
 		return t, &as[i], nil
@@ -173,8 +170,9 @@ func (s *Server) held(ctx context.Context, worker string, id, token int64, want 
 
 // notHolder refuses a report from a worker that does not hold the lease
 // it names: a worker that mixed up its tasks, or another worker's.
-func notHolder(id, token int64, holder, worker string) error {
-	return fmt.Errorf("task %d, lease token %d: the lease is held by worker %q, not %q: the result is not recorded: %w", id, token, holder, worker, task.ErrLeaseLost)
+func notHolder(t task.Task, token int64, holder, worker string) error {
+	return &leaseError{task: t.ID, token: token, state: t.State, holder: holder,
+		msg: fmt.Sprintf("task %d, lease token %d: the lease is held by worker %q, not %q: the result is not recorded", t.ID, token, holder, worker)}
 }
 
 func leaseLost(t task.Task, token int64, as []task.Attempt, i int) error {
@@ -191,7 +189,8 @@ func leaseLost(t task.Task, token int64, as []task.Attempt, i int) error {
 	default:
 		why = fmt.Sprintf("the task is %s under lease token %d", t.State, t.LeaseToken)
 	}
-	return fmt.Errorf("task %d, lease token %d: %s: stop working it, the result is not recorded: %w", t.ID, token, why, task.ErrLeaseLost)
+	return &leaseError{task: t.ID, token: token, state: t.State,
+		msg: fmt.Sprintf("task %d, lease token %d: %s: stop working it, the result is not recorded", t.ID, token, why)}
 }
 
 // release gives back claimed tasks: READY at once, the attempt not

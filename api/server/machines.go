@@ -5,9 +5,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/fsm"
 	"github.com/grit-run/grit/internal/machine"
@@ -64,7 +61,7 @@ func (l limits) send(r *pb.SendRequest) error {
 // machines is the store's instances, or UNIMPLEMENTED.
 func (s *Server) machines(op string) error {
 	if _, err := machine.Of(s.cfg.Store); err != nil {
-		return status.Error(codes.Unimplemented, op+": the server's store keeps no state machines (both the SQLite and PostgreSQL stores do)")
+		return unsupported(op, "machines", op+": the server's store keeps no state machines (both the SQLite and PostgreSQL stores do)")
 	}
 	return nil
 }
@@ -101,7 +98,7 @@ func (x *tasks) Instance(ctx context.Context, r *pb.InstanceRequest) (*pb.Instan
 	}
 	in, row, err := machine.Get(ctx, x.s.cfg.Store, r.GetMachine(), r.GetKey())
 	if err != nil {
-		return nil, statusOf(op, err)
+		return nil, statusOf(op, aboutInstance(r.GetMachine(), r.GetKey(), err))
 	}
 	return &pb.InstanceResponse{Instance: toInstance(row, in)}, nil
 }

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pb "github.com/grit-run/grit/api/gritv1"
@@ -35,7 +33,7 @@ func toPause(p store.Pause) *pb.PauseInfo {
 func (s *Server) pauser(op string) (store.Pauser, error) {
 	p, ok := s.cfg.Store.(store.Pauser)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, op+": the server's store keeps no pauses (both the SQLite and PostgreSQL stores do)")
+		return nil, unsupported(op, "pauses", op+": the server's store keeps no pauses (both the SQLite and PostgreSQL stores do)")
 	}
 	return p, nil
 }

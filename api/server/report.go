@@ -70,7 +70,7 @@ func (x *workers) Report(ctx context.Context, r *pb.ReportRequest) (*pb.ReportRe
 	out := &pb.ReportResponse{Answers: make([]*pb.ReportAnswer, len(es))}
 	for i, e := range es {
 		if e.err != nil {
-			out.Answers[i] = &pb.ReportAnswer{Status: status.Convert(statusOf(rs[i].op(), e.err)).Proto()}
+			out.Answers[i] = &pb.ReportAnswer{Status: status.Convert(statusOf(rs[i].op(), aboutTask(rs[i].r.GetTaskId(), e.err))).Proto()}
 			continue
 		}
 		t := toTask(e.t, false)
@@ -113,7 +113,7 @@ func (s *Server) record(ctx context.Context, worker string, rs []result) ([]ende
 		case r.err != nil:
 			out[i].err = r.err
 		case !found:
-			out[i].err = fmt.Errorf("task %d: %w", id, task.ErrNotFound)
+			out[i].err = aboutTask(id, fmt.Errorf("task %d: %w", id, task.ErrNotFound))
 		case t.State == task.Running && t.LeaseToken == token && (worker == "" || t.LeaseOwner == worker):
 			ts, items = append(ts, t), append(items, i)
 		default:

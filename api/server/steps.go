@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -20,22 +17,27 @@ func (x *workers) RecordStep(ctx context.Context, r *pb.RecordStepRequest) (*pb.
 	const op = "record step"
 	sp, ok := x.s.cfg.Store.(store.Stepper)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "record step: the server's store keeps no steps")
+		return nil, unsupported(op, "steps", "record step: the server's store keeps no steps")
 	}
 	st := r.GetStep()
 	if st == nil {
 		return nil, statusOf(op, &FieldError{Field: "step", Problem: "missing: give the step to record"})
 	}
 	if n := len(st.GetResult()); n > x.s.cfg.MaxPayload {
-		return nil, statusOf(op, &FieldError{Field: "step.result", Problem: fmt.Sprintf("%d bytes: the server takes at most %d (--max-payload); record a reference (a key, a URL) to a large result", n, x.s.cfg.MaxPayload)})
+		return nil, statusOf(op, &FieldError{Field: "step.result", Reason: pb.ReasonPayloadTooLarge, Problem: fmt.Sprintf("%d bytes: the server takes at most %d (--max-payload); record a reference (a key, a URL) to a large result", n, x.s.cfg.MaxPayload)})
 	}
 	t, err := x.s.cfg.Store.GetTask(ctx, r.GetTaskId())
 	if err != nil {
-		return nil, statusOf(op, err)
+		return nil, statusOf(op, aboutTask(r.GetTaskId(), err))
 	}
 	if t.State != task.Running || t.LeaseToken != r.GetLeaseToken() || (r.GetWorkerId() != "" && t.LeaseOwner != r.GetWorkerId()) {
-		return nil, statusOf(op, fmt.Errorf("task %d, lease token %d: not held by worker %q (the task is %s under token %d): the step is not recorded: %w",
-			t.ID, r.GetLeaseToken(), r.GetWorkerId(), t.State, t.LeaseToken, task.ErrLeaseLost))
+		e := &leaseError{task: t.ID, token: r.GetLeaseToken(), state: t.State,
+			msg: fmt.Sprintf("task %d, lease token %d: not held by worker %q (the task is %s under token %d): the step is not recorded",
+				t.ID, r.GetLeaseToken(), r.GetWorkerId(), t.State, t.LeaseToken)}
+		if t.State == task.Running && t.LeaseToken == r.GetLeaseToken() {
+			e.holder = t.LeaseOwner // the token is current: another worker holds it
+		}
+		return nil, statusOf(op, e)
 	}
 	got, err := sp.RecordStep(ctx, t.ID, t.LeaseToken, store.Step{Seq: int(st.GetSeq()), Name: st.GetName(),
 		Occurrence: int(st.GetOccurrence()), Attempt: int(st.GetAttempt()), Result: st.GetResult()})
@@ -49,7 +51,7 @@ func (x *workers) Steps(ctx context.Context, r *pb.StepsRequest) (*pb.StepsRespo
 	const op = "steps"
 	sp, ok := x.s.cfg.Store.(store.Stepper)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "steps: the server's store keeps no steps")
+		return nil, unsupported(op, "steps", "steps: the server's store keeps no steps")
 	}
 	ss, err := sp.Steps(ctx, r.GetTaskId())
 	if err != nil {

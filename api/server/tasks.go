@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -64,7 +61,7 @@ func (x *tasks) Get(ctx context.Context, r *pb.GetRequest) (*pb.GetResponse, err
 	}
 	t, err := x.s.cfg.Store.GetTask(ctx, r.GetId())
 	if err != nil {
-		return nil, statusOf("get", err)
+		return nil, statusOf("get", aboutTask(r.GetId(), err))
 	}
 	return &pb.GetResponse{Task: toTask(t, true)}, nil
 }
@@ -108,11 +105,11 @@ func (x *tasks) Attempts(ctx context.Context, r *pb.AttemptsRequest) (*pb.Attemp
 		return nil, statusOf("attempts", err)
 	}
 	if _, err := x.s.cfg.Store.GetTask(ctx, r.GetTaskId()); err != nil {
-		return nil, statusOf("attempts", err)
+		return nil, statusOf("attempts", aboutTask(r.GetTaskId(), err))
 	}
 	as, err := x.s.cfg.Store.Attempts(ctx, r.GetTaskId())
 	if err != nil {
-		return nil, statusOf("attempts", err)
+		return nil, statusOf("attempts", aboutTask(r.GetTaskId(), err))
 	}
 	x.s.trim(as)
 	out := &pb.AttemptsResponse{Attempts: make([]*pb.Attempt, len(as))}
@@ -140,7 +137,7 @@ func (x *tasks) Cancel(ctx context.Context, r *pb.CancelRequest) (*pb.CancelResp
 	}
 	t, err := x.s.act(ctx, r.GetId(), store.ActCancel, task.Cancelled)
 	if err != nil {
-		return nil, statusOf("cancel", err)
+		return nil, statusOf("cancel", aboutTask(r.GetId(), err))
 	}
 	return &pb.CancelResponse{Task: toTask(t, true)}, nil
 }
@@ -166,7 +163,7 @@ func (x *tasks) DeadLetter(ctx context.Context, r *pb.DeadLetterRequest) (*pb.De
 	}
 	t, err := x.s.act(ctx, r.GetId(), a.act, a.to)
 	if err != nil {
-		return nil, statusOf("dead letter "+string(a.act), err)
+		return nil, statusOf("dead letter "+string(a.act), aboutTask(r.GetId(), err))
 	}
 	if a.act == store.ActReplay {
 		x.s.wake.notify()
@@ -192,9 +189,9 @@ func (s *Server) act(ctx context.Context, id int64, a store.Action, to task.Stat
 	case cur.State == to:
 		return cur, nil
 	case a == store.ActCancel:
-		return t, fmt.Errorf("task %d is %s: only a task that has not ended can be cancelled: %w", id, cur.State, task.ErrWrongState)
+		return t, withState(cur.State, fmt.Errorf("task %d is %s: only a task that has not ended can be cancelled: %w", id, cur.State, task.ErrWrongState))
 	}
-	return t, fmt.Errorf("task %d is %s: only a DEAD_LETTER task can be replayed, skipped or failed: %w", id, cur.State, task.ErrWrongState)
+	return t, withState(cur.State, fmt.Errorf("task %d is %s: only a DEAD_LETTER task can be replayed, skipped or failed: %w", id, cur.State, task.ErrWrongState))
 }
 
 func (x *tasks) Publish(ctx context.Context, r *pb.PublishRequest) (*pb.PublishResponse, error) {
@@ -204,7 +201,7 @@ func (x *tasks) Publish(ctx context.Context, r *pb.PublishRequest) (*pb.PublishR
 	}
 	p, ok := x.s.cfg.Store.(store.Publisher)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "publish: the server's store has no topics (both the SQLite and PostgreSQL stores have)")
+		return nil, unsupported("publish", "topics", "publish: the server's store has no topics (both the SQLite and PostgreSQL stores have)")
 	}
 	ts, err := p.Publish(ctx, evs)
 	if err != nil {

@@ -24,10 +24,13 @@ import (
 // FieldError is a request that failed validation: Field names what was
 // wrong as a path into the request ("tasks[3].kind"), Problem says why and
 // what to do. It matches task.ErrInvalid, and is answered
-// INVALID_ARGUMENT.
+// INVALID_ARGUMENT. Reason is its ErrorInfo's reason when a client should
+// tell it from other invalid requests (a limit passed:
+// BATCH_TOO_LARGE, PAYLOAD_TOO_LARGE); "" is INVALID_ARGUMENT.
 type FieldError struct {
 	Field   string
 	Problem string
+	Reason  string
 }
 
 func (e *FieldError) Error() string        { return e.Field + ": " + e.Problem }
@@ -35,6 +38,12 @@ func (e *FieldError) Is(target error) bool { return target == task.ErrInvalid }
 
 func bad(field, format string, args ...any) error {
 	return &FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
+}
+
+// over is bad for a request past one of the server's limits (reason
+// BATCH_TOO_LARGE or PAYLOAD_TOO_LARGE).
+func over(reason, field, format string, args ...any) error {
+	return &FieldError{Field: field, Problem: fmt.Sprintf(format, args...), Reason: reason}
 }
 
 // nameRE is the format of kinds, queues, groups and worker ids: the format
@@ -90,7 +99,7 @@ func checkText(field, v string) error {
 // checkPayload checks JSON args or an event's payload; empty is none.
 func (l limits) checkPayload(field string, b []byte) error {
 	if len(b) > l.maxPayload {
-		return bad(field, "%d bytes, more than the limit of %s: keep large data elsewhere and pass a reference to it, or raise the server's limit (GRIT_MAX_PAYLOAD)",
+		return over(pb.ReasonPayloadTooLarge, field, "%d bytes, more than the limit of %s: keep large data elsewhere and pass a reference to it, or raise the server's limit (GRIT_MAX_PAYLOAD)",
 			len(b), formatBytes(l.maxPayload))
 	}
 	if p := store.JSONProblem(b); p != "" {
@@ -251,7 +260,7 @@ func (l limits) checkBatch(field string, n int) error {
 	case n == 0:
 		return bad(field, "empty: give at least one")
 	case n > l.maxBatch:
-		return bad(field, "%d items, more than the limit of %d: split the batch, or raise the server's limit (GRIT_MAX_BATCH)", n, l.maxBatch)
+		return over(pb.ReasonBatchTooLarge, field, "%d items, more than the limit of %d: split the batch, or raise the server's limit (GRIT_MAX_BATCH)", n, l.maxBatch)
 	}
 	return nil
 }
@@ -344,7 +353,7 @@ func (l limits) claim(r *pb.ClaimRequest, lease time.Duration) (req store.ClaimR
 		}
 	}
 	if len(req.Kinds)+len(req.Queues) > l.maxBatch {
-		return req, 0, bad("kinds", "%d kinds and queues: want at most %d", len(req.Kinds)+len(req.Queues), l.maxBatch)
+		return req, 0, over(pb.ReasonBatchTooLarge, "kinds", "%d kinds and queues: want at most %d", len(req.Kinds)+len(req.Queues), l.maxBatch)
 	}
 	limit := r.GetLimit()
 	if limit < 0 || limit > int64(l.maxBatch) {
@@ -377,7 +386,7 @@ func (l limits) leases(worker string, ls []*pb.Lease) ([]store.Lease, error) {
 		return nil, err
 	}
 	if len(ls) > l.maxBatch {
-		return nil, bad("leases", "%d leases, more than the limit of %d: heartbeat in parts", len(ls), l.maxBatch)
+		return nil, over(pb.ReasonBatchTooLarge, "leases", "%d leases, more than the limit of %d: heartbeat in parts", len(ls), l.maxBatch)
 	}
 	out := make([]store.Lease, len(ls))
 	for i, x := range ls {
@@ -415,7 +424,7 @@ const maxOutput = 64 << 10
 // checkOutput bounds the output or error kept on an attempt.
 func checkOutput(field, s string) error {
 	if len(s) > maxOutput {
-		return bad(field, "%d bytes, more than the limit of %s: send its tail", len(s), formatBytes(maxOutput))
+		return over(pb.ReasonPayloadTooLarge, field, "%d bytes, more than the limit of %s: send its tail", len(s), formatBytes(maxOutput))
 	}
 	return nil
 }

@@ -209,7 +209,7 @@ func (x *workers) Release(ctx context.Context, r *pb.ReleaseRequest) (*pb.Releas
 		t, err := x.s.cfg.Store.GetTask(ctx, l.TaskID)
 		switch {
 		case err != nil:
-			return nil, statusOf("release", err)
+			return nil, statusOf("release", aboutTask(l.TaskID, err))
 		case t.State != task.Running || t.LeaseToken != l.Token || t.LeaseOwner != r.GetWorkerId():
 			lost = append(lost, l)
 		default:

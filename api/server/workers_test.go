@@ -395,6 +395,33 @@ func TestRescue(t *testing.T) {
 	wantCode(t, err, codes.FailedPrecondition, "ended INTERRUPTED")
 }
 
+// TestTakeoverBound: the bound docs/api.md states. A task whose remote
+// worker stopped (it neither heartbeats nor reports, as when killed) is
+// not claimable before its lease expires, and a waiting claim gets it
+// within the lease plus the server's rescue interval (plus a margin for
+// a loaded machine).
+func TestTakeoverBound(t *testing.T) {
+	const lease, rescue, margin = time.Second, 1500 * time.Millisecond, time.Second
+	h := start(t, server.Config{Rescue: rescue}, "")
+	tk := h.enqueue(t, &pb.NewTask{Kind: "k"})
+	claimed := time.Now() // before the claim: its lease runs from a moment later
+	r, err := h.workers.Claim(ctx(t), &pb.ClaimRequest{WorkerId: "stopped", Kinds: []string{"k"}, Lease: dpb(lease)})
+	if err != nil || len(r.GetTasks()) != 1 {
+		t.Fatalf("claim %v, %v", r, err)
+	}
+	c := h.claimOne(t, "heir", "k") // waits up to 10s
+	took := time.Since(claimed)
+	if c.GetId() != tk.GetId() || c.GetAttempt() != 2 {
+		t.Fatalf("the waiting claim got %v, want task %d's second attempt", c, tk.GetId())
+	}
+	if took < lease {
+		t.Errorf("taken over %v after the claim, before its lease of %v expired", took, lease)
+	}
+	if took > lease+rescue+margin {
+		t.Errorf("taken over %v after the claim, want within the lease %v + the rescue interval %v (+ %v)", took, lease, rescue, margin)
+	}
+}
+
 func TestCompletePublishes(t *testing.T) {
 	h := start(t, server.Config{}, "")
 	if err := h.store.Subscribe(ctx(t), store.Subscription{Topic: "resized", Kind: "notify"}); err != nil {

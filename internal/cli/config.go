@@ -62,6 +62,7 @@ type settings struct {
 	listen, tokensFile, tlsCert, tlsKey string
 	maxPayload, maxBatch                int
 	maxMessage, maxInFlight             int
+	rescue                              time.Duration
 	// http is the dashboard's address ("off": none).
 	http string
 

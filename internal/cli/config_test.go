@@ -117,6 +117,9 @@ func TestSettingsErrors(t *testing.T) {
 			t.Errorf("grit %s with a bad budget: exit %d, %s; want %d naming it", cmd, code, errOut, exitUsage)
 		}
 	}
+	if _, _, err := commandSettings(t, e, "server", "--rescue", "0s"); err == nil || !strings.Contains(err.Error(), `rescue "0s" (flag --rescue): want a positive duration`) {
+		t.Errorf("grit server --rescue 0s: %v, want an error saying it wants a positive duration", err)
+	}
 	if code, out, errOut := grit(t, "config", "--breaker", "probes=many"); code != exitUsage || !strings.Contains(out, "probes=many") || !strings.Contains(errOut, "want a whole number") {
 		t.Errorf("grit config with a bad knob: exit %d, %s %s; want the table, the error and exit 2", code, out, errOut)
 	}
@@ -375,6 +378,7 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 		"max-batch":     {value: "77", configures: "the server's MaxBatch", got: srv(func(c server.Config) any { return c.MaxBatch }), want: 77},
 		"max-message":   {value: "4194304", configures: "the server's MaxMessage", got: srv(func(c server.Config) any { return c.MaxMessage }), want: 4194304},
 		"max-in-flight": {value: "9", configures: "the server's MaxInFlight", got: srv(func(c server.Config) any { return c.MaxInFlight }), want: 9},
+		"rescue":        {value: "2s", configures: "the server's Rescue", got: srv(func(c server.Config) any { return c.Rescue }), want: 2 * time.Second},
 		"tokens": {value: token, envOnly: true, via: []string{"grit server", "grit dashboard"}, configures: "the server's and the dashboard's Tokens (GRIT_TOKENS; --tokens-file is the flag)",
 			got: tokensOf, want: tokenWant},
 		"http": {value: "127.0.0.1:7499", configures: "the address the dashboard listens on (settings.http, given to net.Listen)",

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/grit-run/grit/api/server"
+	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 )
 
@@ -36,9 +37,11 @@ var (
 		func(s *settings) any { return &s.maxMessage }}
 	knobMaxInFlight = knob{"max-in-flight", "GRIT_MAX_IN_FLIGHT", "", "the most requests read and worked at once (waiting claims aside); more are refused unread, busy, so that requests in flight hold at most this × --max-message (unset: no bound)",
 		func(s *settings) any { return &s.maxInFlight }}
+	knobRescue = knob{"rescue", "GRIT_RESCUE", retry.FormatDuration(server.DefaultRescue), "how often the server takes over the tasks of remote workers whose lease expired: a dead worker's task is claimable again within the lease plus this",
+		func(s *settings) any { return &s.rescue }}
 )
 
-var serverOwnKnobs = []knob{knobListen, knobTokensFile, knobTLSCert, knobTLSKey, knobMaxPayload, knobMaxBatch, knobMaxMessage, knobMaxInFlight, knobHTTP}
+var serverOwnKnobs = []knob{knobListen, knobTokensFile, knobTLSCert, knobTLSKey, knobMaxPayload, knobMaxBatch, knobMaxMessage, knobMaxInFlight, knobRescue, knobHTTP}
 
 func newServerCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
@@ -82,7 +85,7 @@ func (e *env) serverConfig(s settings) (server.Config, error) {
 	}
 	return server.Config{
 		Tokens: tokens, CertFile: s.tlsCert, KeyFile: s.tlsKey, MaxPayload: s.maxPayload, MaxBatch: s.maxBatch,
-		MaxMessage: s.maxMessage, MaxInFlight: s.maxInFlight,
+		MaxMessage: s.maxMessage, MaxInFlight: s.maxInFlight, Rescue: s.rescue,
 		Protection: s.protection, Alerting: s.alerting, AutoTimeouts: s.autoTimeouts,
 	}, nil
 }
