@@ -202,3 +202,27 @@ func TestServerServesMetricsBesideTheDashboard(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboardOffLoopbackNeedsTokens: the dashboard on a non-loopback
+// address without tokens is refused, in the dashboard's words and with
+// its port, by grit dashboard and grit server --http alike.
+func TestDashboardOffLoopbackNeedsTokens(t *testing.T) {
+	st := tempStore(t)
+	for _, args := range [][]string{
+		{"dashboard", "--http", "0.0.0.0:7421", "--store", st},
+		{"server", "--http", "0.0.0.0:7421", "--listen", "127.0.0.1:0", "--store", st},
+	} {
+		code, _, errOut := grit(t, args...)
+		if code != exitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, exitUsage, errOut)
+		}
+		for _, want := range []string{"--http 0.0.0.0:7421", "dashboard", "127.0.0.1:7421", "GRIT_TOKENS"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("%v: the refusal does not say %q: %s", args, want, errOut)
+			}
+		}
+		if strings.Contains(errOut, "7420") || strings.Contains(errOut, "enqueue") {
+			t.Errorf("%v: the refusal speaks of the API: %s", args, errOut)
+		}
+	}
+}
