@@ -22,6 +22,9 @@ const (
 	// DefaultLease is the lease of a Claim, Heartbeat or Rescue that asks
 	// for none.
 	DefaultLease = 30 * time.Second
+	// DefaultConnectTimeout bounds a connection attempt whose DSN sets no
+	// connect_timeout.
+	DefaultConnectTimeout = 10 * time.Second
 )
 
 // dsnExample is what every DSN error shows.
@@ -105,6 +108,14 @@ func (c Config) parse() (*pgxpool.Config, string, error) {
 	// claim's wait for work, grit status's counts.
 	if _, set := pc.ConnConfig.RuntimeParams["jit"]; !set {
 		pc.ConnConfig.RuntimeParams["jit"] = "off"
+	}
+	// A connection attempt ends after DefaultConnectTimeout unless the DSN
+	// says otherwise (connect_timeout=SECONDS): without a bound, one to a
+	// host whose packets are dropped waits for the kernel to give up on
+	// TCP, about two minutes, and a worker or command that opens the store
+	// then says nothing for as long.
+	if !strings.Contains(dsn, "connect_timeout") {
+		pc.ConnConfig.ConnectTimeout = DefaultConnectTimeout
 	}
 	switch {
 	case c.MaxConns > 0:
