@@ -1,6 +1,10 @@
 package server
 
 import (
+	"fmt"
+	"sync"
+
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
@@ -22,8 +26,16 @@ import (
 //
 // Only the request's own fields are counted: none of the API's requests
 // nests a repeated field in an item.
+//
+// A request that is not its message in protobuf's wire format is not
+// refused here: gRPC answers any codec error INTERNAL, as if the server
+// had failed. The codec keeps the error in malformed, keyed by the
+// (reset) message, and the unary interceptor, which gets that message
+// next, answers INVALID_ARGUMENT (refuseMalformed). Only grit's own
+// requests go this way: all are unary, so the entry is always taken.
 type countingCodec struct {
-	max int
+	max       int
+	malformed *sync.Map // proto.Message → error
 }
 
 var protoCodec = encoding.GetCodecV2(grpcproto.Name)
@@ -39,7 +51,25 @@ func (c countingCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	}
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer buf.Free()
-	return proto.Unmarshal(cutItems(buf.ReadOnlyData(), m.ProtoReflect().Descriptor(), c.max+1), m)
+	md := m.ProtoReflect().Descriptor()
+	err := proto.Unmarshal(cutItems(buf.ReadOnlyData(), md, c.max+1), m)
+	if err != nil && c.malformed != nil && md.ParentFile().Package() == pb.File_grit_v1_grit_proto.Package() {
+		proto.Reset(m)
+		c.malformed.Store(m, err)
+		return nil
+	}
+	return err
+}
+
+// refuseMalformed answers a request the codec could not decode
+// INVALID_ARGUMENT, saying so; nil for one it decoded.
+func refuseMalformed(malformed *sync.Map, method string, req any) error {
+	err, ok := malformed.LoadAndDelete(req)
+	if !ok {
+		return nil
+	}
+	return refuse(method, codes.InvalidArgument, pb.ReasonInvalidArgument,
+		fmt.Sprintf("%s: the request is not a %T in protobuf's wire format (%v): send what the generated code of grit.proto encodes", method, req, err), nil)
 }
 
 // cutItems returns b, the wire form of a message of type md, without the

@@ -47,6 +47,9 @@ type Server struct {
 	tracer *tracing.Tracer // nil: no spans
 	spans  *attemptSpans   // the remote attempts' spans
 	auto   *autoTimeouts   // the auto timeouts claims gave
+	// malformed holds the requests the codec could not decode, until the
+	// interceptor refuses them (countingCodec).
+	malformed sync.Map
 	// inFlight holds a place for each request being read or worked
 	// (Config.MaxInFlight); tap takes them. Nil: no bound.
 	inFlight chan struct{}
@@ -105,7 +108,7 @@ func (s *Server) ServerOptions() []grpc.ServerOption {
 		grpc.ChainUnaryInterceptor(s.unary),
 		grpc.ChainStreamInterceptor(s.stream),
 		grpc.MaxRecvMsgSize(s.cfg.MaxMessage),
-		grpc.ForceServerCodecV2(countingCodec{max: s.cfg.MaxBatch}),
+		grpc.ForceServerCodecV2(countingCodec{max: s.cfg.MaxBatch, malformed: &s.malformed}),
 	}
 	if s.creds != nil {
 		opts = append(opts, grpc.Creds(s.creds))
