@@ -74,7 +74,7 @@ func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, full(cfg.Path, err)
 	}
 	h := joinHub(cfg.Path)
-	w, err := newWriter(ctx, wdb, cfg, h.signal)
+	w, err := newWriter(ctx, wdb, cfg, &h.write, h.signal)
 	if err != nil {
 		h.leave(nil)
 		wdb.Close()

@@ -41,6 +41,16 @@ type hub struct {
 	mu      sync.Mutex
 	waiters map[chan struct{}]waiter
 	stop    context.CancelFunc // ends the watcher; nil when none runs
+
+	// write is held by the writer of one of the process's handles on the
+	// file for each of its transactions, from BEGIN to COMMIT: the others
+	// wait for it in turn, at once, rather than meet SQLite's lock and
+	// its busy handler, which sleeps 1, 2, 5, 10… ms between tries and
+	// made the tails of enqueue→start and retry lateness several
+	// milliseconds long when a process had two handles (an application's
+	// enqueueing client beside its worker). Another process still meets
+	// the lock.
+	write sync.Mutex
 }
 
 // waiter is a Wake call's: the Store it waits on, and what forgets its

@@ -27,6 +27,9 @@ type writer struct {
 	busy   time.Duration // how long BEGIN retries a busy database
 	// due is called after a commit in which a request made work due.
 	due func()
+	// lock is held for each transaction, from BEGIN to its end: the other
+	// handles of the process on the file take turns on it (hub.write).
+	lock sync.Locker
 
 	reqs     chan *request
 	quit     chan struct{} // closed by close: stop taking requests
@@ -40,7 +43,7 @@ type request struct {
 	err chan error // buffered: the loop never waits for the caller
 }
 
-func newWriter(ctx context.Context, db *sql.DB, cfg Config, due func()) (*writer, error) {
+func newWriter(ctx context.Context, db *sql.DB, cfg Config, lock sync.Locker, due func()) (*writer, error) {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return nil, err
@@ -54,6 +57,7 @@ func newWriter(ctx context.Context, db *sql.DB, cfg Config, due func()) (*writer
 		busy:   cfg.BusyTimeout,
 		max:    cfg.MaxBatch,
 		due:    due,
+		lock:   lock,
 		reqs:   make(chan *request, 4*cfg.MaxBatch),
 		quit:   make(chan struct{}),
 		done:   make(chan struct{}),
@@ -179,6 +183,8 @@ func (w *writer) commit(batch []*request) {
 
 func (w *writer) run(batch []*request, errs []error) error {
 	ctx := context.Background() // a caller's cancellation must not end the batch
+	w.lock.Lock()
+	defer w.lock.Unlock()
 	err := retryBusy(ctx, w.busy, func() error {
 		_, err := w.conn.ExecContext(ctx, "BEGIN IMMEDIATE")
 		return err
