@@ -1,5 +1,5 @@
-// grit's gRPC API: the Tasks service enqueues, reads and acts on tasks; the
-// Workers service lets a worker in any language claim and work tasks with
+// grit's gRPC API: the TasksService enqueues, reads and acts on tasks; the
+// WorkersService lets a worker in any language claim and work tasks with
 // the same leases, fencing and retry policies as a Go worker.
 //
 // The Go code in api/gritv1 is generated from this file by
@@ -158,9 +158,10 @@ func (PauseScope) EnumDescriptor() ([]byte, []int) {
 type ErrorClass int32
 
 const (
-	// UNCLASSIFIED: retried per the task's policy; the same failure
-	// (fingerprint) twice in a row makes the task DEAD_LETTER (poison).
-	ErrorClass_ERROR_CLASS_UNCLASSIFIED ErrorClass = 0
+	// UNSPECIFIED is no class: a fail is refused without one, so that a
+	// worker that forgets the field does not get poison detection by
+	// default.
+	ErrorClass_ERROR_CLASS_UNSPECIFIED ErrorClass = 0
 	// TRANSIENT: retried with backoff and jitter, never poison.
 	ErrorClass_ERROR_CLASS_TRANSIENT ErrorClass = 1
 	// PERMANENT: FAILED at once.
@@ -172,25 +173,35 @@ const (
 	ErrorClass_ERROR_CLASS_AFTER ErrorClass = 4
 	// TIMEOUT: the worker cut the attempt off; retried, never poison.
 	ErrorClass_ERROR_CLASS_TIMEOUT ErrorClass = 5
+	// UNCLASSIFIED: retried per the task's policy; the same failure
+	// (fingerprint) twice in a row makes the task DEAD_LETTER (poison).
+	ErrorClass_ERROR_CLASS_UNCLASSIFIED ErrorClass = 6
+	// CANCELED: the work was canceled, never retried. The server records
+	// it on an attempt; a worker does not report it.
+	ErrorClass_ERROR_CLASS_CANCELED ErrorClass = 7
 )
 
 // Enum value maps for ErrorClass.
 var (
 	ErrorClass_name = map[int32]string{
-		0: "ERROR_CLASS_UNCLASSIFIED",
+		0: "ERROR_CLASS_UNSPECIFIED",
 		1: "ERROR_CLASS_TRANSIENT",
 		2: "ERROR_CLASS_PERMANENT",
 		3: "ERROR_CLASS_RESOURCE",
 		4: "ERROR_CLASS_AFTER",
 		5: "ERROR_CLASS_TIMEOUT",
+		6: "ERROR_CLASS_UNCLASSIFIED",
+		7: "ERROR_CLASS_CANCELED",
 	}
 	ErrorClass_value = map[string]int32{
-		"ERROR_CLASS_UNCLASSIFIED": 0,
+		"ERROR_CLASS_UNSPECIFIED":  0,
 		"ERROR_CLASS_TRANSIENT":    1,
 		"ERROR_CLASS_PERMANENT":    2,
 		"ERROR_CLASS_RESOURCE":     3,
 		"ERROR_CLASS_AFTER":        4,
 		"ERROR_CLASS_TIMEOUT":      5,
+		"ERROR_CLASS_UNCLASSIFIED": 6,
+		"ERROR_CLASS_CANCELED":     7,
 	}
 )
 
@@ -221,9 +232,245 @@ func (ErrorClass) EnumDescriptor() ([]byte, []int) {
 	return file_grit_v1_grit_proto_rawDescGZIP(), []int{2}
 }
 
-// Task is a task as the store keeps it. States are spelled as everywhere
-// in grit, in upper case: PENDING, READY, RUNNING, RETRYING, SENSING,
-// SUCCESS, FAILED, UPSTREAM_FAILED, DEAD_LETTER, SKIPPED, CANCELLED.
+// TaskState is where a task is in its life; the names are grit's states,
+// spelled as everywhere in grit (PENDING, READY...).
+type TaskState int32
+
+const (
+	// UNSPECIFIED is no state; a task never has it.
+	TaskState_TASK_STATE_UNSPECIFIED TaskState = 0
+	// PENDING: waiting for its dependencies.
+	TaskState_TASK_STATE_PENDING TaskState = 1
+	// READY: due to run at next_at (or now).
+	TaskState_TASK_STATE_READY TaskState = 2
+	// RUNNING: claimed by a worker, under a lease.
+	TaskState_TASK_STATE_RUNNING TaskState = 3
+	// RETRYING: failed, retried at next_at.
+	TaskState_TASK_STATE_RETRYING TaskState = 4
+	// SENSING: snoozed until next_at, no attempt used.
+	TaskState_TASK_STATE_SENSING TaskState = 5
+	// SUCCESS: ended well.
+	TaskState_TASK_STATE_SUCCESS TaskState = 6
+	// FAILED: ended in failure (permanent, or retries exhausted).
+	TaskState_TASK_STATE_FAILED TaskState = 7
+	// UPSTREAM_FAILED: a task it depends on failed; it never ran.
+	TaskState_TASK_STATE_UPSTREAM_FAILED TaskState = 8
+	// DEAD_LETTER: the same failure repeated (poison); it waits for an
+	// operator (DeadLetter).
+	TaskState_TASK_STATE_DEAD_LETTER TaskState = 9
+	// SKIPPED: an operator skipped it, a permitted failure.
+	TaskState_TASK_STATE_SKIPPED TaskState = 10
+	// CANCELLED: cancelled before it ended.
+	TaskState_TASK_STATE_CANCELLED TaskState = 11
+)
+
+// Enum value maps for TaskState.
+var (
+	TaskState_name = map[int32]string{
+		0:  "TASK_STATE_UNSPECIFIED",
+		1:  "TASK_STATE_PENDING",
+		2:  "TASK_STATE_READY",
+		3:  "TASK_STATE_RUNNING",
+		4:  "TASK_STATE_RETRYING",
+		5:  "TASK_STATE_SENSING",
+		6:  "TASK_STATE_SUCCESS",
+		7:  "TASK_STATE_FAILED",
+		8:  "TASK_STATE_UPSTREAM_FAILED",
+		9:  "TASK_STATE_DEAD_LETTER",
+		10: "TASK_STATE_SKIPPED",
+		11: "TASK_STATE_CANCELLED",
+	}
+	TaskState_value = map[string]int32{
+		"TASK_STATE_UNSPECIFIED":     0,
+		"TASK_STATE_PENDING":         1,
+		"TASK_STATE_READY":           2,
+		"TASK_STATE_RUNNING":         3,
+		"TASK_STATE_RETRYING":        4,
+		"TASK_STATE_SENSING":         5,
+		"TASK_STATE_SUCCESS":         6,
+		"TASK_STATE_FAILED":          7,
+		"TASK_STATE_UPSTREAM_FAILED": 8,
+		"TASK_STATE_DEAD_LETTER":     9,
+		"TASK_STATE_SKIPPED":         10,
+		"TASK_STATE_CANCELLED":       11,
+	}
+)
+
+func (x TaskState) Enum() *TaskState {
+	p := new(TaskState)
+	*p = x
+	return p
+}
+
+func (x TaskState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TaskState) Descriptor() protoreflect.EnumDescriptor {
+	return file_grit_v1_grit_proto_enumTypes[3].Descriptor()
+}
+
+func (TaskState) Type() protoreflect.EnumType {
+	return &file_grit_v1_grit_proto_enumTypes[3]
+}
+
+func (x TaskState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TaskState.Descriptor instead.
+func (TaskState) EnumDescriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{3}
+}
+
+// AttemptOutcome is how an attempt ended.
+type AttemptOutcome int32
+
+const (
+	// UNSPECIFIED is no outcome; an attempt never has it.
+	AttemptOutcome_ATTEMPT_OUTCOME_UNSPECIFIED AttemptOutcome = 0
+	// RUNNING: not ended yet.
+	AttemptOutcome_ATTEMPT_OUTCOME_RUNNING AttemptOutcome = 1
+	// SUCCESS: the work succeeded.
+	AttemptOutcome_ATTEMPT_OUTCOME_SUCCESS AttemptOutcome = 2
+	// ERROR: the work failed.
+	AttemptOutcome_ATTEMPT_OUTCOME_ERROR AttemptOutcome = 3
+	// TIMEOUT: the attempt was cut off.
+	AttemptOutcome_ATTEMPT_OUTCOME_TIMEOUT AttemptOutcome = 4
+	// SNOOZED: a sensor asked to be woken later.
+	AttemptOutcome_ATTEMPT_OUTCOME_SNOOZED AttemptOutcome = 5
+	// INTERRUPTED: its worker died or lost the lease.
+	AttemptOutcome_ATTEMPT_OUTCOME_INTERRUPTED AttemptOutcome = 6
+	// RELEASED: given back (a graceful stop, a budget); not counted.
+	AttemptOutcome_ATTEMPT_OUTCOME_RELEASED AttemptOutcome = 7
+)
+
+// Enum value maps for AttemptOutcome.
+var (
+	AttemptOutcome_name = map[int32]string{
+		0: "ATTEMPT_OUTCOME_UNSPECIFIED",
+		1: "ATTEMPT_OUTCOME_RUNNING",
+		2: "ATTEMPT_OUTCOME_SUCCESS",
+		3: "ATTEMPT_OUTCOME_ERROR",
+		4: "ATTEMPT_OUTCOME_TIMEOUT",
+		5: "ATTEMPT_OUTCOME_SNOOZED",
+		6: "ATTEMPT_OUTCOME_INTERRUPTED",
+		7: "ATTEMPT_OUTCOME_RELEASED",
+	}
+	AttemptOutcome_value = map[string]int32{
+		"ATTEMPT_OUTCOME_UNSPECIFIED": 0,
+		"ATTEMPT_OUTCOME_RUNNING":     1,
+		"ATTEMPT_OUTCOME_SUCCESS":     2,
+		"ATTEMPT_OUTCOME_ERROR":       3,
+		"ATTEMPT_OUTCOME_TIMEOUT":     4,
+		"ATTEMPT_OUTCOME_SNOOZED":     5,
+		"ATTEMPT_OUTCOME_INTERRUPTED": 6,
+		"ATTEMPT_OUTCOME_RELEASED":    7,
+	}
+)
+
+func (x AttemptOutcome) Enum() *AttemptOutcome {
+	p := new(AttemptOutcome)
+	*p = x
+	return p
+}
+
+func (x AttemptOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AttemptOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_grit_v1_grit_proto_enumTypes[4].Descriptor()
+}
+
+func (AttemptOutcome) Type() protoreflect.EnumType {
+	return &file_grit_v1_grit_proto_enumTypes[4]
+}
+
+func (x AttemptOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AttemptOutcome.Descriptor instead.
+func (AttemptOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{4}
+}
+
+// Decision is what a failed attempt led to, as the task's policy decided.
+type Decision int32
+
+const (
+	// UNSPECIFIED: no decision (the attempt did not fail).
+	Decision_DECISION_UNSPECIFIED Decision = 0
+	// RETRY: retried at the task's next_at (RETRYING).
+	Decision_DECISION_RETRY Decision = 1
+	// EXHAUSTED: the policy's attempts are used up (FAILED).
+	Decision_DECISION_EXHAUSTED Decision = 2
+	// PERMANENT: the error is not retryable (FAILED).
+	Decision_DECISION_PERMANENT Decision = 3
+	// BUDGET: a retry budget refused the retry.
+	Decision_DECISION_BUDGET Decision = 4
+	// POISON: the same failure repeated (DEAD_LETTER).
+	Decision_DECISION_POISON Decision = 5
+	// CANCELED: the work was canceled.
+	Decision_DECISION_CANCELED Decision = 6
+	// OUTAGE: many tasks of the kind or group fail alike: the task is held
+	// with its kind or group, not dead-lettered.
+	Decision_DECISION_OUTAGE Decision = 7
+)
+
+// Enum value maps for Decision.
+var (
+	Decision_name = map[int32]string{
+		0: "DECISION_UNSPECIFIED",
+		1: "DECISION_RETRY",
+		2: "DECISION_EXHAUSTED",
+		3: "DECISION_PERMANENT",
+		4: "DECISION_BUDGET",
+		5: "DECISION_POISON",
+		6: "DECISION_CANCELED",
+		7: "DECISION_OUTAGE",
+	}
+	Decision_value = map[string]int32{
+		"DECISION_UNSPECIFIED": 0,
+		"DECISION_RETRY":       1,
+		"DECISION_EXHAUSTED":   2,
+		"DECISION_PERMANENT":   3,
+		"DECISION_BUDGET":      4,
+		"DECISION_POISON":      5,
+		"DECISION_CANCELED":    6,
+		"DECISION_OUTAGE":      7,
+	}
+)
+
+func (x Decision) Enum() *Decision {
+	p := new(Decision)
+	*p = x
+	return p
+}
+
+func (x Decision) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Decision) Descriptor() protoreflect.EnumDescriptor {
+	return file_grit_v1_grit_proto_enumTypes[5].Descriptor()
+}
+
+func (Decision) Type() protoreflect.EnumType {
+	return &file_grit_v1_grit_proto_enumTypes[5]
+}
+
+func (x Decision) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Decision.Descriptor instead.
+func (Decision) EnumDescriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{5}
+}
+
+// Task is a task as the store keeps it.
 type Task struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -236,7 +483,8 @@ type Task struct {
 	Queue    string `protobuf:"bytes,6,opt,name=queue,proto3" json:"queue,omitempty"`
 	Group    string `protobuf:"bytes,7,opt,name=group,proto3" json:"group,omitempty"`
 	Priority int64  `protobuf:"varint,8,opt,name=priority,proto3" json:"priority,omitempty"`
-	State    string `protobuf:"bytes,9,opt,name=state,proto3" json:"state,omitempty"`
+	// state is where the task is in its life.
+	State TaskState `protobuf:"varint,32,opt,name=state,proto3,enum=grit.v1.TaskState" json:"state,omitempty"`
 	// policy is the retry policy string ("" is the worker's default), e.g.
 	// "10 5s 10m": 10 retries, exponential from 5s up to 10m.
 	Policy      string               `protobuf:"bytes,10,opt,name=policy,proto3" json:"policy,omitempty"`
@@ -366,11 +614,11 @@ func (x *Task) GetPriority() int64 {
 	return 0
 }
 
-func (x *Task) GetState() string {
+func (x *Task) GetState() TaskState {
 	if x != nil {
 		return x.State
 	}
-	return ""
+	return TaskState_TASK_STATE_UNSPECIFIED
 }
 
 func (x *Task) GetPolicy() string {
@@ -536,21 +784,21 @@ type Attempt struct {
 	LeaseToken int64                  `protobuf:"varint,4,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	StartedAt  *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	EndedAt    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
-	// outcome: RUNNING, SUCCESS, ERROR, TIMEOUT, SNOOZED, INTERRUPTED or
-	// RELEASED.
-	Outcome string `protobuf:"bytes,7,opt,name=outcome,proto3" json:"outcome,omitempty"`
-	// class is the error's retry class: unclassified, transient, permanent,
-	// after or resource.
-	Class       string `protobuf:"bytes,8,opt,name=class,proto3" json:"class,omitempty"`
-	Error       string `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
-	Fingerprint string `protobuf:"bytes,10,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
-	ExitCode    *int32 `protobuf:"varint,11,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
-	Signal      string `protobuf:"bytes,12,opt,name=signal,proto3" json:"signal,omitempty"`
-	Output      string `protobuf:"bytes,13,opt,name=output,proto3" json:"output,omitempty"`
+	// outcome is how the attempt ended; RUNNING while it runs.
+	Outcome AttemptOutcome `protobuf:"varint,16,opt,name=outcome,proto3,enum=grit.v1.AttemptOutcome" json:"outcome,omitempty"`
+	// error_class is the failure's retry class, as the server classified
+	// it; unset for an attempt that did not fail.
+	ErrorClass  ErrorClass `protobuf:"varint,17,opt,name=error_class,json=errorClass,proto3,enum=grit.v1.ErrorClass" json:"error_class,omitempty"`
+	Error       string     `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
+	Fingerprint string     `protobuf:"bytes,10,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	ExitCode    *int32     `protobuf:"varint,11,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
+	Signal      string     `protobuf:"bytes,12,opt,name=signal,proto3" json:"signal,omitempty"`
+	Output      string     `protobuf:"bytes,13,opt,name=output,proto3" json:"output,omitempty"`
 	// delay is the delay chosen before the next attempt.
 	Delay *durationpb.Duration `protobuf:"bytes,14,opt,name=delay,proto3" json:"delay,omitempty"`
-	// decision: retry, exhausted, permanent, budget, poison or canceled.
-	Decision      string `protobuf:"bytes,15,opt,name=decision,proto3" json:"decision,omitempty"`
+	// decision is what the failure led to; unset for an attempt that did
+	// not fail.
+	Decision      Decision `protobuf:"varint,18,opt,name=decision,proto3,enum=grit.v1.Decision" json:"decision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -627,18 +875,18 @@ func (x *Attempt) GetEndedAt() *timestamppb.Timestamp {
 	return nil
 }
 
-func (x *Attempt) GetOutcome() string {
+func (x *Attempt) GetOutcome() AttemptOutcome {
 	if x != nil {
 		return x.Outcome
 	}
-	return ""
+	return AttemptOutcome_ATTEMPT_OUTCOME_UNSPECIFIED
 }
 
-func (x *Attempt) GetClass() string {
+func (x *Attempt) GetErrorClass() ErrorClass {
 	if x != nil {
-		return x.Class
+		return x.ErrorClass
 	}
-	return ""
+	return ErrorClass_ERROR_CLASS_UNSPECIFIED
 }
 
 func (x *Attempt) GetError() string {
@@ -683,11 +931,11 @@ func (x *Attempt) GetDelay() *durationpb.Duration {
 	return nil
 }
 
-func (x *Attempt) GetDecision() string {
+func (x *Attempt) GetDecision() Decision {
 	if x != nil {
 		return x.Decision
 	}
-	return ""
+	return Decision_DECISION_UNSPECIFIED
 }
 
 // NewTask is a task to insert.
@@ -1158,10 +1406,10 @@ func (x *GetResponse) GetTask() *Task {
 type ListRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	RunId int64                  `protobuf:"varint,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	// states, in any case; empty is every state.
-	States []string `protobuf:"bytes,2,rep,name=states,proto3" json:"states,omitempty"`
-	Kind   string   `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
-	Queue  string   `protobuf:"bytes,4,opt,name=queue,proto3" json:"queue,omitempty"`
+	// states are the states to list; empty is every state.
+	States []TaskState `protobuf:"varint,7,rep,packed,name=states,proto3,enum=grit.v1.TaskState" json:"states,omitempty"`
+	Kind   string      `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	Queue  string      `protobuf:"bytes,4,opt,name=queue,proto3" json:"queue,omitempty"`
 	// after_id pages: only tasks with a larger id.
 	AfterId int64 `protobuf:"varint,5,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
 	// limit is at most 1000; 0 is 100.
@@ -1207,7 +1455,7 @@ func (x *ListRequest) GetRunId() int64 {
 	return 0
 }
 
-func (x *ListRequest) GetStates() []string {
+func (x *ListRequest) GetStates() []TaskState {
 	if x != nil {
 		return x.States
 	}
@@ -3134,7 +3382,10 @@ type FailRequest struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	TaskId     int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	LeaseToken int64                  `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
-	Class      ErrorClass             `protobuf:"varint,3,opt,name=class,proto3,enum=grit.v1.ErrorClass" json:"class,omitempty"`
+	// error_class is how the worker classifies the failure: required
+	// (ERROR_CLASS_UNSPECIFIED is refused). ERROR_CLASS_UNCLASSIFIED lets
+	// the task's policy and poison detection decide.
+	ErrorClass ErrorClass `protobuf:"varint,3,opt,name=error_class,json=errorClass,proto3,enum=grit.v1.ErrorClass" json:"error_class,omitempty"`
 	// message is the error (at most 64 KiB), or for a process, the tail of
 	// its standard error. Numbers, ids and quoted values in it are masked for the
 	// fingerprint, so "key 42 missing" and "key 43 missing" are the same
@@ -3214,11 +3465,11 @@ func (x *FailRequest) GetLeaseToken() int64 {
 	return 0
 }
 
-func (x *FailRequest) GetClass() ErrorClass {
+func (x *FailRequest) GetErrorClass() ErrorClass {
 	if x != nil {
-		return x.Class
+		return x.ErrorClass
 	}
-	return ErrorClass_ERROR_CLASS_UNCLASSIFIED
+	return ErrorClass_ERROR_CLASS_UNSPECIFIED
 }
 
 func (x *FailRequest) GetMessage() string {
@@ -3282,8 +3533,8 @@ type FailResponse struct {
 	// task is the task after the decision: RETRYING (with next_at), FAILED
 	// or DEAD_LETTER.
 	Task *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
-	// decision: retry, exhausted, permanent, budget or poison.
-	Decision      string `protobuf:"bytes,2,opt,name=decision,proto3" json:"decision,omitempty"`
+	// decision is what the failure led to.
+	Decision      Decision `protobuf:"varint,3,opt,name=decision,proto3,enum=grit.v1.Decision" json:"decision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3325,11 +3576,11 @@ func (x *FailResponse) GetTask() *Task {
 	return nil
 }
 
-func (x *FailResponse) GetDecision() string {
+func (x *FailResponse) GetDecision() Decision {
 	if x != nil {
 		return x.Decision
 	}
-	return ""
+	return Decision_DECISION_UNSPECIFIED
 }
 
 type SnoozeRequest struct {
@@ -3675,8 +3926,9 @@ func (x *Completed) GetOutput() string {
 // Failed is a failed attempt; its fields mean what FailRequest's do.
 type Failed struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// class is how the worker classifies the failure.
-	Class ErrorClass `protobuf:"varint,1,opt,name=class,proto3,enum=grit.v1.ErrorClass" json:"class,omitempty"`
+	// error_class is how the worker classifies the failure: required, as
+	// FailRequest's.
+	ErrorClass ErrorClass `protobuf:"varint,1,opt,name=error_class,json=errorClass,proto3,enum=grit.v1.ErrorClass" json:"error_class,omitempty"`
 	// message is the error (at most 64 KiB), fingerprinted with numbers,
 	// ids and quoted values masked.
 	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
@@ -3729,11 +3981,11 @@ func (*Failed) Descriptor() ([]byte, []int) {
 	return file_grit_v1_grit_proto_rawDescGZIP(), []int{49}
 }
 
-func (x *Failed) GetClass() ErrorClass {
+func (x *Failed) GetErrorClass() ErrorClass {
 	if x != nil {
-		return x.Class
+		return x.ErrorClass
 	}
-	return ErrorClass_ERROR_CLASS_UNCLASSIFIED
+	return ErrorClass_ERROR_CLASS_UNSPECIFIED
 }
 
 func (x *Failed) GetMessage() string {
@@ -3891,8 +4143,8 @@ type ReportAnswer struct {
 	// task is the task after the result, without its args and last_error
 	// (the request has them; Get the task for them); unset when status is.
 	Task *Task `protobuf:"bytes,2,opt,name=task,proto3" json:"task,omitempty"`
-	// decision, for a fail: retry, exhausted, permanent, budget or poison.
-	Decision      string `protobuf:"bytes,3,opt,name=decision,proto3" json:"decision,omitempty"`
+	// decision, for a fail, is what the failure led to; unset otherwise.
+	Decision      Decision `protobuf:"varint,4,opt,name=decision,proto3,enum=grit.v1.Decision" json:"decision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3941,11 +4193,11 @@ func (x *ReportAnswer) GetTask() *Task {
 	return nil
 }
 
-func (x *ReportAnswer) GetDecision() string {
+func (x *ReportAnswer) GetDecision() Decision {
 	if x != nil {
 		return x.Decision
 	}
-	return ""
+	return Decision_DECISION_UNSPECIFIED
 }
 
 type ReleaseRequest struct {
@@ -4352,7 +4604,7 @@ var File_grit_v1_grit_proto protoreflect.FileDescriptor
 
 const file_grit_v1_grit_proto_rawDesc = "" +
 	"\n" +
-	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\xd6\b\n" +
+	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\xf0\b\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\x03R\x05runId\x12\x12\n" +
@@ -4361,8 +4613,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x04args\x18\x05 \x01(\fR\x04args\x12\x14\n" +
 	"\x05queue\x18\x06 \x01(\tR\x05queue\x12\x14\n" +
 	"\x05group\x18\a \x01(\tR\x05group\x12\x1a\n" +
-	"\bpriority\x18\b \x01(\x03R\bpriority\x12\x14\n" +
-	"\x05state\x18\t \x01(\tR\x05state\x12\x16\n" +
+	"\bpriority\x18\b \x01(\x03R\bpriority\x12(\n" +
+	"\x05state\x18  \x01(\x0e2\x12.grit.v1.TaskStateR\x05state\x12\x16\n" +
 	"\x06policy\x18\n" +
 	" \x01(\tR\x06policy\x12!\n" +
 	"\fpoison_after\x18\v \x01(\x03R\vpoisonAfter\x123\n" +
@@ -4391,7 +4643,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\tdeferrals\x18\x1c \x01(\x03R\tdeferrals\x12 \n" +
 	"\vtraceparent\x18\x1d \x01(\tR\vtraceparent\x12!\n" +
 	"\fauto_timeout\x18\x1e \x01(\bR\vautoTimeout\x12%\n" +
-	"\x0etimeout_source\x18\x1f \x01(\tR\rtimeoutSource\"\xfa\x03\n" +
+	"\x0etimeout_source\x18\x1f \x01(\tR\rtimeoutSourceJ\x04\b\t\x10\n" +
+	"\"\xdf\x04\n" +
 	"\aAttempt\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\x03R\x06number\x12\x16\n" +
@@ -4400,19 +4653,20 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"leaseToken\x129\n" +
 	"\n" +
 	"started_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x125\n" +
-	"\bended_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12\x18\n" +
-	"\aoutcome\x18\a \x01(\tR\aoutcome\x12\x14\n" +
-	"\x05class\x18\b \x01(\tR\x05class\x12\x14\n" +
+	"\bended_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x121\n" +
+	"\aoutcome\x18\x10 \x01(\x0e2\x17.grit.v1.AttemptOutcomeR\aoutcome\x124\n" +
+	"\verror_class\x18\x11 \x01(\x0e2\x13.grit.v1.ErrorClassR\n" +
+	"errorClass\x12\x14\n" +
 	"\x05error\x18\t \x01(\tR\x05error\x12 \n" +
 	"\vfingerprint\x18\n" +
 	" \x01(\tR\vfingerprint\x12 \n" +
 	"\texit_code\x18\v \x01(\x05H\x00R\bexitCode\x88\x01\x01\x12\x16\n" +
 	"\x06signal\x18\f \x01(\tR\x06signal\x12\x16\n" +
 	"\x06output\x18\r \x01(\tR\x06output\x12/\n" +
-	"\x05delay\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\x05delay\x12\x1a\n" +
-	"\bdecision\x18\x0f \x01(\tR\bdecisionB\f\n" +
+	"\x05delay\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\x05delay\x12-\n" +
+	"\bdecision\x18\x12 \x01(\x0e2\x11.grit.v1.DecisionR\bdecisionB\f\n" +
 	"\n" +
-	"_exit_code\"\xee\x03\n" +
+	"_exit_codeJ\x04\b\a\x10\bJ\x04\b\b\x10\tJ\x04\b\x0f\x10\x10R\x05class\"\xee\x03\n" +
 	"\aNewTask\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04args\x18\x02 \x01(\fR\x04args\x12\x14\n" +
@@ -4444,14 +4698,14 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"GetRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"0\n" +
 	"\vGetResponse\x12!\n" +
-	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\x97\x01\n" +
+	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xb1\x01\n" +
 	"\vListRequest\x12\x15\n" +
-	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x16\n" +
-	"\x06states\x18\x02 \x03(\tR\x06states\x12\x12\n" +
+	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12*\n" +
+	"\x06states\x18\a \x03(\x0e2\x12.grit.v1.TaskStateR\x06states\x12\x12\n" +
 	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x14\n" +
 	"\x05queue\x18\x04 \x01(\tR\x05queue\x12\x19\n" +
 	"\bafter_id\x18\x05 \x01(\x03R\aafterId\x12\x14\n" +
-	"\x05limit\x18\x06 \x01(\x03R\x05limit\"W\n" +
+	"\x05limit\x18\x06 \x01(\x03R\x05limitJ\x04\b\x02\x10\x03\"W\n" +
 	"\fListResponse\x12#\n" +
 	"\x05tasks\x18\x01 \x03(\v2\r.grit.v1.TaskR\x05tasks\x12\"\n" +
 	"\rnext_after_id\x18\x02 \x01(\x03R\vnextAfterId\"*\n" +
@@ -4574,12 +4828,13 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\apublish\x18\x04 \x03(\v2\x0e.grit.v1.EventR\apublish\x12\x1b\n" +
 	"\tworker_id\x18\x05 \x01(\tR\bworkerId\"5\n" +
 	"\x10CompleteResponse\x12!\n" +
-	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xf3\x02\n" +
+	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xfe\x02\n" +
 	"\vFailRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x1f\n" +
 	"\vlease_token\x18\x02 \x01(\x03R\n" +
-	"leaseToken\x12)\n" +
-	"\x05class\x18\x03 \x01(\x0e2\x13.grit.v1.ErrorClassR\x05class\x12\x18\n" +
+	"leaseToken\x124\n" +
+	"\verror_class\x18\x03 \x01(\x0e2\x13.grit.v1.ErrorClassR\n" +
+	"errorClass\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12:\n" +
 	"\vretry_after\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"retryAfter\x12 \n" +
@@ -4591,10 +4846,10 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	" \x01(\tR\bworkerId\x12\x14\n" +
 	"\x05catch\x18\v \x01(\tR\x05catchB\f\n" +
 	"\n" +
-	"_exit_code\"M\n" +
+	"_exit_code\"f\n" +
 	"\fFailResponse\x12!\n" +
-	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\x12\x1a\n" +
-	"\bdecision\x18\x02 \x01(\tR\bdecision\"\x97\x01\n" +
+	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\x12-\n" +
+	"\bdecision\x18\x03 \x01(\x0e2\x11.grit.v1.DecisionR\bdecisionJ\x04\b\x02\x10\x03\"\x97\x01\n" +
 	"\rSnoozeRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x1f\n" +
 	"\vlease_token\x18\x02 \x01(\x03R\n" +
@@ -4615,9 +4870,10 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x06snooze\x18\x05 \x01(\v2\x10.grit.v1.SnoozedH\x00R\x06snoozeB\x05\n" +
 	"\x03end\"#\n" +
 	"\tCompleted\x12\x16\n" +
-	"\x06output\x18\x01 \x01(\tR\x06output\"\x97\x02\n" +
-	"\x06Failed\x12)\n" +
-	"\x05class\x18\x01 \x01(\x0e2\x13.grit.v1.ErrorClassR\x05class\x12\x18\n" +
+	"\x06output\x18\x01 \x01(\tR\x06output\"\xa2\x02\n" +
+	"\x06Failed\x124\n" +
+	"\verror_class\x18\x01 \x01(\x0e2\x13.grit.v1.ErrorClassR\n" +
+	"errorClass\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12:\n" +
 	"\vretry_after\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"retryAfter\x12 \n" +
@@ -4631,11 +4887,11 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\aSnoozed\x12/\n" +
 	"\x05delay\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x05delay\"A\n" +
 	"\x0eReportResponse\x12/\n" +
-	"\aanswers\x18\x01 \x03(\v2\x15.grit.v1.ReportAnswerR\aanswers\"y\n" +
+	"\aanswers\x18\x01 \x03(\v2\x15.grit.v1.ReportAnswerR\aanswers\"\x92\x01\n" +
 	"\fReportAnswer\x12*\n" +
 	"\x06status\x18\x01 \x01(\v2\x12.google.rpc.StatusR\x06status\x12!\n" +
-	"\x04task\x18\x02 \x01(\v2\r.grit.v1.TaskR\x04task\x12\x1a\n" +
-	"\bdecision\x18\x03 \x01(\tR\bdecision\"u\n" +
+	"\x04task\x18\x02 \x01(\v2\r.grit.v1.TaskR\x04task\x12-\n" +
+	"\bdecision\x18\x04 \x01(\x0e2\x11.grit.v1.DecisionR\bdecisionJ\x04\b\x03\x10\x04\"u\n" +
 	"\x0eReleaseRequest\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12&\n" +
 	"\x06leases\x18\x02 \x03(\v2\x0e.grit.v1.LeaseR\x06leases\x12\x1e\n" +
@@ -4676,16 +4932,50 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x17PAUSE_SCOPE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11PAUSE_SCOPE_QUEUE\x10\x01\x12\x14\n" +
 	"\x10PAUSE_SCOPE_KIND\x10\x02\x12\x16\n" +
-	"\x12PAUSE_SCOPE_TENANT\x10\x03*\xaa\x01\n" +
+	"\x12PAUSE_SCOPE_TENANT\x10\x03*\xe1\x01\n" +
 	"\n" +
-	"ErrorClass\x12\x1c\n" +
-	"\x18ERROR_CLASS_UNCLASSIFIED\x10\x00\x12\x19\n" +
+	"ErrorClass\x12\x1b\n" +
+	"\x17ERROR_CLASS_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_CLASS_TRANSIENT\x10\x01\x12\x19\n" +
 	"\x15ERROR_CLASS_PERMANENT\x10\x02\x12\x18\n" +
 	"\x14ERROR_CLASS_RESOURCE\x10\x03\x12\x15\n" +
 	"\x11ERROR_CLASS_AFTER\x10\x04\x12\x17\n" +
-	"\x13ERROR_CLASS_TIMEOUT\x10\x052\x9e\x06\n" +
-	"\x05Tasks\x12<\n" +
+	"\x13ERROR_CLASS_TIMEOUT\x10\x05\x12\x1c\n" +
+	"\x18ERROR_CLASS_UNCLASSIFIED\x10\x06\x12\x18\n" +
+	"\x14ERROR_CLASS_CANCELED\x10\a*\xbb\x02\n" +
+	"\tTaskState\x12\x1a\n" +
+	"\x16TASK_STATE_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12TASK_STATE_PENDING\x10\x01\x12\x14\n" +
+	"\x10TASK_STATE_READY\x10\x02\x12\x16\n" +
+	"\x12TASK_STATE_RUNNING\x10\x03\x12\x17\n" +
+	"\x13TASK_STATE_RETRYING\x10\x04\x12\x16\n" +
+	"\x12TASK_STATE_SENSING\x10\x05\x12\x16\n" +
+	"\x12TASK_STATE_SUCCESS\x10\x06\x12\x15\n" +
+	"\x11TASK_STATE_FAILED\x10\a\x12\x1e\n" +
+	"\x1aTASK_STATE_UPSTREAM_FAILED\x10\b\x12\x1a\n" +
+	"\x16TASK_STATE_DEAD_LETTER\x10\t\x12\x16\n" +
+	"\x12TASK_STATE_SKIPPED\x10\n" +
+	"\x12\x18\n" +
+	"\x14TASK_STATE_CANCELLED\x10\v*\xff\x01\n" +
+	"\x0eAttemptOutcome\x12\x1f\n" +
+	"\x1bATTEMPT_OUTCOME_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17ATTEMPT_OUTCOME_RUNNING\x10\x01\x12\x1b\n" +
+	"\x17ATTEMPT_OUTCOME_SUCCESS\x10\x02\x12\x19\n" +
+	"\x15ATTEMPT_OUTCOME_ERROR\x10\x03\x12\x1b\n" +
+	"\x17ATTEMPT_OUTCOME_TIMEOUT\x10\x04\x12\x1b\n" +
+	"\x17ATTEMPT_OUTCOME_SNOOZED\x10\x05\x12\x1f\n" +
+	"\x1bATTEMPT_OUTCOME_INTERRUPTED\x10\x06\x12\x1c\n" +
+	"\x18ATTEMPT_OUTCOME_RELEASED\x10\a*\xbe\x01\n" +
+	"\bDecision\x12\x18\n" +
+	"\x14DECISION_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0eDECISION_RETRY\x10\x01\x12\x16\n" +
+	"\x12DECISION_EXHAUSTED\x10\x02\x12\x16\n" +
+	"\x12DECISION_PERMANENT\x10\x03\x12\x13\n" +
+	"\x0fDECISION_BUDGET\x10\x04\x12\x13\n" +
+	"\x0fDECISION_POISON\x10\x05\x12\x15\n" +
+	"\x11DECISION_CANCELED\x10\x06\x12\x13\n" +
+	"\x0fDECISION_OUTAGE\x10\a2\xa5\x06\n" +
+	"\fTasksService\x12<\n" +
 	"\aEnqueue\x12\x17.grit.v1.EnqueueRequest\x1a\x18.grit.v1.EnqueueResponse\x12K\n" +
 	"\fEnqueueBatch\x12\x1c.grit.v1.EnqueueBatchRequest\x1a\x1d.grit.v1.EnqueueBatchResponse\x120\n" +
 	"\x03Get\x12\x13.grit.v1.GetRequest\x1a\x14.grit.v1.GetResponse\x123\n" +
@@ -4699,8 +4989,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x05Pause\x12\x15.grit.v1.PauseRequest\x1a\x16.grit.v1.PauseResponse\x129\n" +
 	"\x06Resume\x12\x16.grit.v1.ResumeRequest\x1a\x17.grit.v1.ResumeResponse\x123\n" +
 	"\x04Send\x12\x14.grit.v1.SendRequest\x1a\x15.grit.v1.SendResponse\x12?\n" +
-	"\bInstance\x12\x18.grit.v1.InstanceRequest\x1a\x19.grit.v1.InstanceResponse2\xae\x04\n" +
-	"\aWorkers\x126\n" +
+	"\bInstance\x12\x18.grit.v1.InstanceRequest\x1a\x19.grit.v1.InstanceResponse2\xb5\x04\n" +
+	"\x0eWorkersService\x126\n" +
 	"\x05Claim\x12\x15.grit.v1.ClaimRequest\x1a\x16.grit.v1.ClaimResponse\x12B\n" +
 	"\tHeartbeat\x12\x19.grit.v1.HeartbeatRequest\x1a\x1a.grit.v1.HeartbeatResponse\x12?\n" +
 	"\bComplete\x12\x18.grit.v1.CompleteRequest\x1a\x19.grit.v1.CompleteResponse\x123\n" +
@@ -4724,196 +5014,206 @@ func file_grit_v1_grit_proto_rawDescGZIP() []byte {
 	return file_grit_v1_grit_proto_rawDescData
 }
 
-var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_grit_v1_grit_proto_goTypes = []any{
 	(DeadLetterAction)(0),         // 0: grit.v1.DeadLetterAction
 	(PauseScope)(0),               // 1: grit.v1.PauseScope
 	(ErrorClass)(0),               // 2: grit.v1.ErrorClass
-	(*Task)(nil),                  // 3: grit.v1.Task
-	(*Attempt)(nil),               // 4: grit.v1.Attempt
-	(*NewTask)(nil),               // 5: grit.v1.NewTask
-	(*EnqueueRequest)(nil),        // 6: grit.v1.EnqueueRequest
-	(*EnqueueResponse)(nil),       // 7: grit.v1.EnqueueResponse
-	(*EnqueueBatchRequest)(nil),   // 8: grit.v1.EnqueueBatchRequest
-	(*EnqueueBatchResponse)(nil),  // 9: grit.v1.EnqueueBatchResponse
-	(*GetRequest)(nil),            // 10: grit.v1.GetRequest
-	(*GetResponse)(nil),           // 11: grit.v1.GetResponse
-	(*ListRequest)(nil),           // 12: grit.v1.ListRequest
-	(*ListResponse)(nil),          // 13: grit.v1.ListResponse
-	(*AttemptsRequest)(nil),       // 14: grit.v1.AttemptsRequest
-	(*AttemptsResponse)(nil),      // 15: grit.v1.AttemptsResponse
-	(*CancelRequest)(nil),         // 16: grit.v1.CancelRequest
-	(*CancelResponse)(nil),        // 17: grit.v1.CancelResponse
-	(*Event)(nil),                 // 18: grit.v1.Event
-	(*PublishRequest)(nil),        // 19: grit.v1.PublishRequest
-	(*PublishResponse)(nil),       // 20: grit.v1.PublishResponse
-	(*DeadLetterRequest)(nil),     // 21: grit.v1.DeadLetterRequest
-	(*DeadLetterResponse)(nil),    // 22: grit.v1.DeadLetterResponse
-	(*PauseInfo)(nil),             // 23: grit.v1.PauseInfo
-	(*PausesRequest)(nil),         // 24: grit.v1.PausesRequest
-	(*PausesResponse)(nil),        // 25: grit.v1.PausesResponse
-	(*PauseRequest)(nil),          // 26: grit.v1.PauseRequest
-	(*PauseResponse)(nil),         // 27: grit.v1.PauseResponse
-	(*ResumeRequest)(nil),         // 28: grit.v1.ResumeRequest
-	(*ResumeResponse)(nil),        // 29: grit.v1.ResumeResponse
-	(*Instance)(nil),              // 30: grit.v1.Instance
-	(*InstanceEvent)(nil),         // 31: grit.v1.InstanceEvent
-	(*InstanceTransition)(nil),    // 32: grit.v1.InstanceTransition
-	(*InstanceEntry)(nil),         // 33: grit.v1.InstanceEntry
-	(*SendRequest)(nil),           // 34: grit.v1.SendRequest
-	(*SendResponse)(nil),          // 35: grit.v1.SendResponse
-	(*InstanceRequest)(nil),       // 36: grit.v1.InstanceRequest
-	(*InstanceResponse)(nil),      // 37: grit.v1.InstanceResponse
-	(*ClaimRequest)(nil),          // 38: grit.v1.ClaimRequest
-	(*ClaimResponse)(nil),         // 39: grit.v1.ClaimResponse
-	(*Lease)(nil),                 // 40: grit.v1.Lease
-	(*HeartbeatRequest)(nil),      // 41: grit.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 42: grit.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 43: grit.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 44: grit.v1.CompleteResponse
-	(*FailRequest)(nil),           // 45: grit.v1.FailRequest
-	(*FailResponse)(nil),          // 46: grit.v1.FailResponse
-	(*SnoozeRequest)(nil),         // 47: grit.v1.SnoozeRequest
-	(*SnoozeResponse)(nil),        // 48: grit.v1.SnoozeResponse
-	(*ReportRequest)(nil),         // 49: grit.v1.ReportRequest
-	(*Result)(nil),                // 50: grit.v1.Result
-	(*Completed)(nil),             // 51: grit.v1.Completed
-	(*Failed)(nil),                // 52: grit.v1.Failed
-	(*Snoozed)(nil),               // 53: grit.v1.Snoozed
-	(*ReportResponse)(nil),        // 54: grit.v1.ReportResponse
-	(*ReportAnswer)(nil),          // 55: grit.v1.ReportAnswer
-	(*ReleaseRequest)(nil),        // 56: grit.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 57: grit.v1.ReleaseResponse
-	(*Step)(nil),                  // 58: grit.v1.Step
-	(*RecordStepRequest)(nil),     // 59: grit.v1.RecordStepRequest
-	(*RecordStepResponse)(nil),    // 60: grit.v1.RecordStepResponse
-	(*StepsRequest)(nil),          // 61: grit.v1.StepsRequest
-	(*StepsResponse)(nil),         // 62: grit.v1.StepsResponse
-	(*durationpb.Duration)(nil),   // 63: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 64: google.protobuf.Timestamp
-	(*status.Status)(nil),         // 65: google.rpc.Status
+	(TaskState)(0),                // 3: grit.v1.TaskState
+	(AttemptOutcome)(0),           // 4: grit.v1.AttemptOutcome
+	(Decision)(0),                 // 5: grit.v1.Decision
+	(*Task)(nil),                  // 6: grit.v1.Task
+	(*Attempt)(nil),               // 7: grit.v1.Attempt
+	(*NewTask)(nil),               // 8: grit.v1.NewTask
+	(*EnqueueRequest)(nil),        // 9: grit.v1.EnqueueRequest
+	(*EnqueueResponse)(nil),       // 10: grit.v1.EnqueueResponse
+	(*EnqueueBatchRequest)(nil),   // 11: grit.v1.EnqueueBatchRequest
+	(*EnqueueBatchResponse)(nil),  // 12: grit.v1.EnqueueBatchResponse
+	(*GetRequest)(nil),            // 13: grit.v1.GetRequest
+	(*GetResponse)(nil),           // 14: grit.v1.GetResponse
+	(*ListRequest)(nil),           // 15: grit.v1.ListRequest
+	(*ListResponse)(nil),          // 16: grit.v1.ListResponse
+	(*AttemptsRequest)(nil),       // 17: grit.v1.AttemptsRequest
+	(*AttemptsResponse)(nil),      // 18: grit.v1.AttemptsResponse
+	(*CancelRequest)(nil),         // 19: grit.v1.CancelRequest
+	(*CancelResponse)(nil),        // 20: grit.v1.CancelResponse
+	(*Event)(nil),                 // 21: grit.v1.Event
+	(*PublishRequest)(nil),        // 22: grit.v1.PublishRequest
+	(*PublishResponse)(nil),       // 23: grit.v1.PublishResponse
+	(*DeadLetterRequest)(nil),     // 24: grit.v1.DeadLetterRequest
+	(*DeadLetterResponse)(nil),    // 25: grit.v1.DeadLetterResponse
+	(*PauseInfo)(nil),             // 26: grit.v1.PauseInfo
+	(*PausesRequest)(nil),         // 27: grit.v1.PausesRequest
+	(*PausesResponse)(nil),        // 28: grit.v1.PausesResponse
+	(*PauseRequest)(nil),          // 29: grit.v1.PauseRequest
+	(*PauseResponse)(nil),         // 30: grit.v1.PauseResponse
+	(*ResumeRequest)(nil),         // 31: grit.v1.ResumeRequest
+	(*ResumeResponse)(nil),        // 32: grit.v1.ResumeResponse
+	(*Instance)(nil),              // 33: grit.v1.Instance
+	(*InstanceEvent)(nil),         // 34: grit.v1.InstanceEvent
+	(*InstanceTransition)(nil),    // 35: grit.v1.InstanceTransition
+	(*InstanceEntry)(nil),         // 36: grit.v1.InstanceEntry
+	(*SendRequest)(nil),           // 37: grit.v1.SendRequest
+	(*SendResponse)(nil),          // 38: grit.v1.SendResponse
+	(*InstanceRequest)(nil),       // 39: grit.v1.InstanceRequest
+	(*InstanceResponse)(nil),      // 40: grit.v1.InstanceResponse
+	(*ClaimRequest)(nil),          // 41: grit.v1.ClaimRequest
+	(*ClaimResponse)(nil),         // 42: grit.v1.ClaimResponse
+	(*Lease)(nil),                 // 43: grit.v1.Lease
+	(*HeartbeatRequest)(nil),      // 44: grit.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),     // 45: grit.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),       // 46: grit.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 47: grit.v1.CompleteResponse
+	(*FailRequest)(nil),           // 48: grit.v1.FailRequest
+	(*FailResponse)(nil),          // 49: grit.v1.FailResponse
+	(*SnoozeRequest)(nil),         // 50: grit.v1.SnoozeRequest
+	(*SnoozeResponse)(nil),        // 51: grit.v1.SnoozeResponse
+	(*ReportRequest)(nil),         // 52: grit.v1.ReportRequest
+	(*Result)(nil),                // 53: grit.v1.Result
+	(*Completed)(nil),             // 54: grit.v1.Completed
+	(*Failed)(nil),                // 55: grit.v1.Failed
+	(*Snoozed)(nil),               // 56: grit.v1.Snoozed
+	(*ReportResponse)(nil),        // 57: grit.v1.ReportResponse
+	(*ReportAnswer)(nil),          // 58: grit.v1.ReportAnswer
+	(*ReleaseRequest)(nil),        // 59: grit.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 60: grit.v1.ReleaseResponse
+	(*Step)(nil),                  // 61: grit.v1.Step
+	(*RecordStepRequest)(nil),     // 62: grit.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),    // 63: grit.v1.RecordStepResponse
+	(*StepsRequest)(nil),          // 64: grit.v1.StepsRequest
+	(*StepsResponse)(nil),         // 65: grit.v1.StepsResponse
+	(*durationpb.Duration)(nil),   // 66: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 67: google.protobuf.Timestamp
+	(*status.Status)(nil),         // 68: google.rpc.Status
 }
 var file_grit_v1_grit_proto_depIdxs = []int32{
-	63, // 0: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
-	63, // 1: grit.v1.Task.grace:type_name -> google.protobuf.Duration
-	64, // 2: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
-	63, // 3: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
-	64, // 4: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
-	64, // 5: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	64, // 6: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
-	64, // 7: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	64, // 8: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	64, // 9: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
-	63, // 10: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
-	63, // 11: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
-	63, // 12: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
-	64, // 13: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
-	5,  // 14: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
-	3,  // 15: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
-	5,  // 16: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
-	3,  // 17: grit.v1.EnqueueBatchResponse.tasks:type_name -> grit.v1.Task
-	3,  // 18: grit.v1.GetResponse.task:type_name -> grit.v1.Task
-	3,  // 19: grit.v1.ListResponse.tasks:type_name -> grit.v1.Task
-	4,  // 20: grit.v1.AttemptsResponse.attempts:type_name -> grit.v1.Attempt
-	3,  // 21: grit.v1.CancelResponse.task:type_name -> grit.v1.Task
-	18, // 22: grit.v1.PublishRequest.events:type_name -> grit.v1.Event
-	3,  // 23: grit.v1.PublishResponse.deliveries:type_name -> grit.v1.Task
-	0,  // 24: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
-	3,  // 25: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
-	1,  // 26: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
-	64, // 27: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
-	23, // 28: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
-	1,  // 29: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
-	23, // 30: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
-	1,  // 31: grit.v1.ResumeRequest.scope:type_name -> grit.v1.PauseScope
-	32, // 32: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
-	31, // 33: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
-	33, // 34: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
-	64, // 35: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
-	64, // 36: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
-	64, // 37: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
-	30, // 38: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
-	30, // 39: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
-	63, // 40: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
-	63, // 41: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	3,  // 42: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
-	63, // 43: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
-	40, // 44: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
-	63, // 45: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
-	40, // 46: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
-	18, // 47: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
-	3,  // 48: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
-	2,  // 49: grit.v1.FailRequest.class:type_name -> grit.v1.ErrorClass
-	63, // 50: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	3,  // 51: grit.v1.FailResponse.task:type_name -> grit.v1.Task
-	63, // 52: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
-	3,  // 53: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
-	50, // 54: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
-	51, // 55: grit.v1.Result.complete:type_name -> grit.v1.Completed
-	52, // 56: grit.v1.Result.fail:type_name -> grit.v1.Failed
-	53, // 57: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
-	2,  // 58: grit.v1.Failed.class:type_name -> grit.v1.ErrorClass
-	63, // 59: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
-	63, // 60: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
-	55, // 61: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
-	65, // 62: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
-	3,  // 63: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
-	40, // 64: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
-	40, // 65: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
-	64, // 66: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
-	58, // 67: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
-	58, // 68: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
-	58, // 69: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
-	6,  // 70: grit.v1.Tasks.Enqueue:input_type -> grit.v1.EnqueueRequest
-	8,  // 71: grit.v1.Tasks.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
-	10, // 72: grit.v1.Tasks.Get:input_type -> grit.v1.GetRequest
-	12, // 73: grit.v1.Tasks.List:input_type -> grit.v1.ListRequest
-	14, // 74: grit.v1.Tasks.Attempts:input_type -> grit.v1.AttemptsRequest
-	16, // 75: grit.v1.Tasks.Cancel:input_type -> grit.v1.CancelRequest
-	19, // 76: grit.v1.Tasks.Publish:input_type -> grit.v1.PublishRequest
-	21, // 77: grit.v1.Tasks.DeadLetter:input_type -> grit.v1.DeadLetterRequest
-	24, // 78: grit.v1.Tasks.Pauses:input_type -> grit.v1.PausesRequest
-	26, // 79: grit.v1.Tasks.Pause:input_type -> grit.v1.PauseRequest
-	28, // 80: grit.v1.Tasks.Resume:input_type -> grit.v1.ResumeRequest
-	34, // 81: grit.v1.Tasks.Send:input_type -> grit.v1.SendRequest
-	36, // 82: grit.v1.Tasks.Instance:input_type -> grit.v1.InstanceRequest
-	38, // 83: grit.v1.Workers.Claim:input_type -> grit.v1.ClaimRequest
-	41, // 84: grit.v1.Workers.Heartbeat:input_type -> grit.v1.HeartbeatRequest
-	43, // 85: grit.v1.Workers.Complete:input_type -> grit.v1.CompleteRequest
-	45, // 86: grit.v1.Workers.Fail:input_type -> grit.v1.FailRequest
-	47, // 87: grit.v1.Workers.Snooze:input_type -> grit.v1.SnoozeRequest
-	49, // 88: grit.v1.Workers.Report:input_type -> grit.v1.ReportRequest
-	56, // 89: grit.v1.Workers.Release:input_type -> grit.v1.ReleaseRequest
-	59, // 90: grit.v1.Workers.RecordStep:input_type -> grit.v1.RecordStepRequest
-	61, // 91: grit.v1.Workers.Steps:input_type -> grit.v1.StepsRequest
-	7,  // 92: grit.v1.Tasks.Enqueue:output_type -> grit.v1.EnqueueResponse
-	9,  // 93: grit.v1.Tasks.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
-	11, // 94: grit.v1.Tasks.Get:output_type -> grit.v1.GetResponse
-	13, // 95: grit.v1.Tasks.List:output_type -> grit.v1.ListResponse
-	15, // 96: grit.v1.Tasks.Attempts:output_type -> grit.v1.AttemptsResponse
-	17, // 97: grit.v1.Tasks.Cancel:output_type -> grit.v1.CancelResponse
-	20, // 98: grit.v1.Tasks.Publish:output_type -> grit.v1.PublishResponse
-	22, // 99: grit.v1.Tasks.DeadLetter:output_type -> grit.v1.DeadLetterResponse
-	25, // 100: grit.v1.Tasks.Pauses:output_type -> grit.v1.PausesResponse
-	27, // 101: grit.v1.Tasks.Pause:output_type -> grit.v1.PauseResponse
-	29, // 102: grit.v1.Tasks.Resume:output_type -> grit.v1.ResumeResponse
-	35, // 103: grit.v1.Tasks.Send:output_type -> grit.v1.SendResponse
-	37, // 104: grit.v1.Tasks.Instance:output_type -> grit.v1.InstanceResponse
-	39, // 105: grit.v1.Workers.Claim:output_type -> grit.v1.ClaimResponse
-	42, // 106: grit.v1.Workers.Heartbeat:output_type -> grit.v1.HeartbeatResponse
-	44, // 107: grit.v1.Workers.Complete:output_type -> grit.v1.CompleteResponse
-	46, // 108: grit.v1.Workers.Fail:output_type -> grit.v1.FailResponse
-	48, // 109: grit.v1.Workers.Snooze:output_type -> grit.v1.SnoozeResponse
-	54, // 110: grit.v1.Workers.Report:output_type -> grit.v1.ReportResponse
-	57, // 111: grit.v1.Workers.Release:output_type -> grit.v1.ReleaseResponse
-	60, // 112: grit.v1.Workers.RecordStep:output_type -> grit.v1.RecordStepResponse
-	62, // 113: grit.v1.Workers.Steps:output_type -> grit.v1.StepsResponse
-	92, // [92:114] is the sub-list for method output_type
-	70, // [70:92] is the sub-list for method input_type
-	70, // [70:70] is the sub-list for extension type_name
-	70, // [70:70] is the sub-list for extension extendee
-	0,  // [0:70] is the sub-list for field type_name
+	3,  // 0: grit.v1.Task.state:type_name -> grit.v1.TaskState
+	66, // 1: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
+	66, // 2: grit.v1.Task.grace:type_name -> google.protobuf.Duration
+	67, // 3: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
+	66, // 4: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
+	67, // 5: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
+	67, // 6: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	67, // 7: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
+	67, // 8: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	67, // 9: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	67, // 10: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
+	4,  // 11: grit.v1.Attempt.outcome:type_name -> grit.v1.AttemptOutcome
+	2,  // 12: grit.v1.Attempt.error_class:type_name -> grit.v1.ErrorClass
+	66, // 13: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
+	5,  // 14: grit.v1.Attempt.decision:type_name -> grit.v1.Decision
+	66, // 15: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
+	66, // 16: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
+	67, // 17: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
+	8,  // 18: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
+	6,  // 19: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
+	8,  // 20: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
+	6,  // 21: grit.v1.EnqueueBatchResponse.tasks:type_name -> grit.v1.Task
+	6,  // 22: grit.v1.GetResponse.task:type_name -> grit.v1.Task
+	3,  // 23: grit.v1.ListRequest.states:type_name -> grit.v1.TaskState
+	6,  // 24: grit.v1.ListResponse.tasks:type_name -> grit.v1.Task
+	7,  // 25: grit.v1.AttemptsResponse.attempts:type_name -> grit.v1.Attempt
+	6,  // 26: grit.v1.CancelResponse.task:type_name -> grit.v1.Task
+	21, // 27: grit.v1.PublishRequest.events:type_name -> grit.v1.Event
+	6,  // 28: grit.v1.PublishResponse.deliveries:type_name -> grit.v1.Task
+	0,  // 29: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
+	6,  // 30: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
+	1,  // 31: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
+	67, // 32: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
+	26, // 33: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
+	1,  // 34: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
+	26, // 35: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
+	1,  // 36: grit.v1.ResumeRequest.scope:type_name -> grit.v1.PauseScope
+	35, // 37: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
+	34, // 38: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
+	36, // 39: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
+	67, // 40: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
+	67, // 41: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
+	67, // 42: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
+	33, // 43: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
+	33, // 44: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
+	66, // 45: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
+	66, // 46: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	6,  // 47: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
+	66, // 48: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
+	43, // 49: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
+	66, // 50: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
+	43, // 51: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
+	21, // 52: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
+	6,  // 53: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
+	2,  // 54: grit.v1.FailRequest.error_class:type_name -> grit.v1.ErrorClass
+	66, // 55: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	6,  // 56: grit.v1.FailResponse.task:type_name -> grit.v1.Task
+	5,  // 57: grit.v1.FailResponse.decision:type_name -> grit.v1.Decision
+	66, // 58: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
+	6,  // 59: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
+	53, // 60: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
+	54, // 61: grit.v1.Result.complete:type_name -> grit.v1.Completed
+	55, // 62: grit.v1.Result.fail:type_name -> grit.v1.Failed
+	56, // 63: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
+	2,  // 64: grit.v1.Failed.error_class:type_name -> grit.v1.ErrorClass
+	66, // 65: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
+	66, // 66: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
+	58, // 67: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
+	68, // 68: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
+	6,  // 69: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
+	5,  // 70: grit.v1.ReportAnswer.decision:type_name -> grit.v1.Decision
+	43, // 71: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
+	43, // 72: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
+	67, // 73: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
+	61, // 74: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
+	61, // 75: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
+	61, // 76: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
+	9,  // 77: grit.v1.TasksService.Enqueue:input_type -> grit.v1.EnqueueRequest
+	11, // 78: grit.v1.TasksService.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
+	13, // 79: grit.v1.TasksService.Get:input_type -> grit.v1.GetRequest
+	15, // 80: grit.v1.TasksService.List:input_type -> grit.v1.ListRequest
+	17, // 81: grit.v1.TasksService.Attempts:input_type -> grit.v1.AttemptsRequest
+	19, // 82: grit.v1.TasksService.Cancel:input_type -> grit.v1.CancelRequest
+	22, // 83: grit.v1.TasksService.Publish:input_type -> grit.v1.PublishRequest
+	24, // 84: grit.v1.TasksService.DeadLetter:input_type -> grit.v1.DeadLetterRequest
+	27, // 85: grit.v1.TasksService.Pauses:input_type -> grit.v1.PausesRequest
+	29, // 86: grit.v1.TasksService.Pause:input_type -> grit.v1.PauseRequest
+	31, // 87: grit.v1.TasksService.Resume:input_type -> grit.v1.ResumeRequest
+	37, // 88: grit.v1.TasksService.Send:input_type -> grit.v1.SendRequest
+	39, // 89: grit.v1.TasksService.Instance:input_type -> grit.v1.InstanceRequest
+	41, // 90: grit.v1.WorkersService.Claim:input_type -> grit.v1.ClaimRequest
+	44, // 91: grit.v1.WorkersService.Heartbeat:input_type -> grit.v1.HeartbeatRequest
+	46, // 92: grit.v1.WorkersService.Complete:input_type -> grit.v1.CompleteRequest
+	48, // 93: grit.v1.WorkersService.Fail:input_type -> grit.v1.FailRequest
+	50, // 94: grit.v1.WorkersService.Snooze:input_type -> grit.v1.SnoozeRequest
+	52, // 95: grit.v1.WorkersService.Report:input_type -> grit.v1.ReportRequest
+	59, // 96: grit.v1.WorkersService.Release:input_type -> grit.v1.ReleaseRequest
+	62, // 97: grit.v1.WorkersService.RecordStep:input_type -> grit.v1.RecordStepRequest
+	64, // 98: grit.v1.WorkersService.Steps:input_type -> grit.v1.StepsRequest
+	10, // 99: grit.v1.TasksService.Enqueue:output_type -> grit.v1.EnqueueResponse
+	12, // 100: grit.v1.TasksService.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
+	14, // 101: grit.v1.TasksService.Get:output_type -> grit.v1.GetResponse
+	16, // 102: grit.v1.TasksService.List:output_type -> grit.v1.ListResponse
+	18, // 103: grit.v1.TasksService.Attempts:output_type -> grit.v1.AttemptsResponse
+	20, // 104: grit.v1.TasksService.Cancel:output_type -> grit.v1.CancelResponse
+	23, // 105: grit.v1.TasksService.Publish:output_type -> grit.v1.PublishResponse
+	25, // 106: grit.v1.TasksService.DeadLetter:output_type -> grit.v1.DeadLetterResponse
+	28, // 107: grit.v1.TasksService.Pauses:output_type -> grit.v1.PausesResponse
+	30, // 108: grit.v1.TasksService.Pause:output_type -> grit.v1.PauseResponse
+	32, // 109: grit.v1.TasksService.Resume:output_type -> grit.v1.ResumeResponse
+	38, // 110: grit.v1.TasksService.Send:output_type -> grit.v1.SendResponse
+	40, // 111: grit.v1.TasksService.Instance:output_type -> grit.v1.InstanceResponse
+	42, // 112: grit.v1.WorkersService.Claim:output_type -> grit.v1.ClaimResponse
+	45, // 113: grit.v1.WorkersService.Heartbeat:output_type -> grit.v1.HeartbeatResponse
+	47, // 114: grit.v1.WorkersService.Complete:output_type -> grit.v1.CompleteResponse
+	49, // 115: grit.v1.WorkersService.Fail:output_type -> grit.v1.FailResponse
+	51, // 116: grit.v1.WorkersService.Snooze:output_type -> grit.v1.SnoozeResponse
+	57, // 117: grit.v1.WorkersService.Report:output_type -> grit.v1.ReportResponse
+	60, // 118: grit.v1.WorkersService.Release:output_type -> grit.v1.ReleaseResponse
+	63, // 119: grit.v1.WorkersService.RecordStep:output_type -> grit.v1.RecordStepResponse
+	65, // 120: grit.v1.WorkersService.Steps:output_type -> grit.v1.StepsResponse
+	99, // [99:121] is the sub-list for method output_type
+	77, // [77:99] is the sub-list for method input_type
+	77, // [77:77] is the sub-list for extension type_name
+	77, // [77:77] is the sub-list for extension extendee
+	0,  // [0:77] is the sub-list for field type_name
 }
 
 func init() { file_grit_v1_grit_proto_init() }
@@ -4934,7 +5234,7 @@ func file_grit_v1_grit_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grit_v1_grit_proto_rawDesc), len(file_grit_v1_grit_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      6,
 			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   2,

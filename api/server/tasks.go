@@ -12,7 +12,7 @@ import (
 
 // tasks serves the Tasks service.
 type tasks struct {
-	pb.UnimplementedTasksServer
+	pb.UnimplementedTasksServiceServer
 	s *Server
 }
 

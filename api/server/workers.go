@@ -14,7 +14,7 @@ import (
 
 // workers serves the Workers service: the remote-worker protocol.
 type workers struct {
-	pb.UnimplementedWorkersServer
+	pb.UnimplementedWorkersServiceServer
 	s *Server
 }
 
