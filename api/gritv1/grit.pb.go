@@ -48,6 +48,7 @@ const (
 type DeadLetterAction int32
 
 const (
+	// UNSPECIFIED is no action: refused.
 	DeadLetterAction_DEAD_LETTER_ACTION_UNSPECIFIED DeadLetterAction = 0
 	// REPLAY makes it READY again, its fingerprint streak reset.
 	DeadLetterAction_DEAD_LETTER_ACTION_REPLAY DeadLetterAction = 1
@@ -104,10 +105,14 @@ func (DeadLetterAction) EnumDescriptor() ([]byte, []int) {
 type PauseScope int32
 
 const (
+	// UNSPECIFIED is no scope: refused.
 	PauseScope_PAUSE_SCOPE_UNSPECIFIED PauseScope = 0
-	PauseScope_PAUSE_SCOPE_QUEUE       PauseScope = 1
-	PauseScope_PAUSE_SCOPE_KIND        PauseScope = 2
-	PauseScope_PAUSE_SCOPE_TENANT      PauseScope = 3
+	// QUEUE pauses the tasks of a queue.
+	PauseScope_PAUSE_SCOPE_QUEUE PauseScope = 1
+	// KIND pauses the tasks of a kind.
+	PauseScope_PAUSE_SCOPE_KIND PauseScope = 2
+	// TENANT pauses the tasks of a tenant.
+	PauseScope_PAUSE_SCOPE_TENANT PauseScope = 3
 )
 
 // Enum value maps for PauseScope.
@@ -473,43 +478,71 @@ func (Decision) EnumDescriptor() ([]byte, []int) {
 // Task is a task as the store keeps it.
 type Task struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Id    int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	RunId int64                  `protobuf:"varint,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	Name  string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
-	Kind  string                 `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
+	// id is the task's id, unique in the store.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// run_id is the run (DAG) the task belongs to; 0 for none.
+	RunId int64 `protobuf:"varint,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// name is the task's name, unique within its run; "" for none.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// kind names the handler that works the task.
+	Kind string `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
 	// args are the task's arguments, JSON. Left out where the answer says
 	// so (batches, deliveries), to keep answers small: Get the task for them.
-	Args     []byte `protobuf:"bytes,5,opt,name=args,proto3" json:"args,omitempty"`
-	Queue    string `protobuf:"bytes,6,opt,name=queue,proto3" json:"queue,omitempty"`
-	Group    string `protobuf:"bytes,7,opt,name=group,proto3" json:"group,omitempty"`
-	Priority int64  `protobuf:"varint,8,opt,name=priority,proto3" json:"priority,omitempty"`
+	Args []byte `protobuf:"bytes,5,opt,name=args,proto3" json:"args,omitempty"`
+	// queue is the queue the task waits in ("default" unless given).
+	Queue string `protobuf:"bytes,6,opt,name=queue,proto3" json:"queue,omitempty"`
+	// group is the downstream the task calls ("" for none): its breaker
+	// and budgets are the group's.
+	Group string `protobuf:"bytes,7,opt,name=group,proto3" json:"group,omitempty"`
+	// priority orders due tasks of a queue: higher runs first.
+	Priority int64 `protobuf:"varint,8,opt,name=priority,proto3" json:"priority,omitempty"`
 	// state is where the task is in its life.
 	State TaskState `protobuf:"varint,32,opt,name=state,proto3,enum=grit.v1.TaskState" json:"state,omitempty"`
 	// policy is the retry policy string ("" is the worker's default), e.g.
 	// "10 5s 10m": 10 retries, exponential from 5s up to 10m.
-	Policy      string               `protobuf:"bytes,10,opt,name=policy,proto3" json:"policy,omitempty"`
-	PoisonAfter int64                `protobuf:"varint,11,opt,name=poison_after,json=poisonAfter,proto3" json:"poison_after,omitempty"`
-	Timeout     *durationpb.Duration `protobuf:"bytes,12,opt,name=timeout,proto3" json:"timeout,omitempty"`
-	Grace       *durationpb.Duration `protobuf:"bytes,13,opt,name=grace,proto3" json:"grace,omitempty"`
+	Policy string `protobuf:"bytes,10,opt,name=policy,proto3" json:"policy,omitempty"`
+	// poison_after is how many identical failures in a row make the task
+	// DEAD_LETTER; 0 is the policy's.
+	PoisonAfter int64 `protobuf:"varint,11,opt,name=poison_after,json=poisonAfter,proto3" json:"poison_after,omitempty"`
+	// timeout bounds each attempt; unset for none (see auto_timeout).
+	Timeout *durationpb.Duration `protobuf:"bytes,12,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// grace is how long a process task has between SIGTERM and SIGKILL
+	// when cut off; unset is 5s.
+	Grace *durationpb.Duration `protobuf:"bytes,13,opt,name=grace,proto3" json:"grace,omitempty"`
 	// attempt is how many attempts have started.
 	Attempt int64 `protobuf:"varint,14,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	// next_at is when a waiting task (READY, RETRYING, SENSING) may run.
-	NextAt     *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=next_at,json=nextAt,proto3" json:"next_at,omitempty"`
-	PrevDelay  *durationpb.Duration   `protobuf:"bytes,16,opt,name=prev_delay,json=prevDelay,proto3" json:"prev_delay,omitempty"`
-	LeaseOwner string                 `protobuf:"bytes,17,opt,name=lease_owner,json=leaseOwner,proto3" json:"lease_owner,omitempty"`
+	NextAt *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=next_at,json=nextAt,proto3" json:"next_at,omitempty"`
+	// prev_delay is the delay chosen before the current attempt.
+	PrevDelay *durationpb.Duration `protobuf:"bytes,16,opt,name=prev_delay,json=prevDelay,proto3" json:"prev_delay,omitempty"`
+	// lease_owner is the worker holding the task's lease; "" when none.
+	LeaseOwner string `protobuf:"bytes,17,opt,name=lease_owner,json=leaseOwner,proto3" json:"lease_owner,omitempty"`
 	// lease_token fences the current attempt: report its end with it. It is
 	// unique in the store, and larger for every new owner of a task: a
 	// fencing token to pass to downstream writes.
-	LeaseToken     int64                  `protobuf:"varint,18,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
-	LeaseExpires   *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=lease_expires,json=leaseExpires,proto3" json:"lease_expires,omitempty"`
-	LastError      string                 `protobuf:"bytes,20,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
-	Fingerprint    string                 `protobuf:"bytes,21,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
-	Streak         int64                  `protobuf:"varint,22,opt,name=streak,proto3" json:"streak,omitempty"`
-	IdempotencyKey string                 `protobuf:"bytes,23,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
-	CreatedAt      *timestamppb.Timestamp `protobuf:"bytes,24,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	LeaseToken int64 `protobuf:"varint,18,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// lease_expires is when the lease runs out unless renewed (Heartbeat);
+	// then another worker may take the task over.
+	LeaseExpires *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=lease_expires,json=leaseExpires,proto3" json:"lease_expires,omitempty"`
+	// last_error is the error of the latest failed attempt.
+	LastError string `protobuf:"bytes,20,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	// fingerprint is the latest failure's fingerprint: a hash of its
+	// structure with numbers, ids and quoted values masked.
+	Fingerprint string `protobuf:"bytes,21,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	// streak is how many failures in a row had fingerprint (poison
+	// detection).
+	Streak int64 `protobuf:"varint,22,opt,name=streak,proto3" json:"streak,omitempty"`
+	// idempotency_key is the key the task was enqueued with; "" for none.
+	IdempotencyKey string `protobuf:"bytes,23,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	// created_at is when the task was enqueued.
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,24,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// first_started_at is when its first attempt started; unset before.
 	FirstStartedAt *timestamppb.Timestamp `protobuf:"bytes,25,opt,name=first_started_at,json=firstStartedAt,proto3" json:"first_started_at,omitempty"`
-	FinishedAt     *timestamppb.Timestamp `protobuf:"bytes,26,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
-	Tenant         string                 `protobuf:"bytes,27,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	// finished_at is when it ended (SUCCESS, FAILED...); unset before.
+	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,26,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	// tenant is whose work the task is ("" for none), for per-tenant
+	// limits.
+	Tenant string `protobuf:"bytes,27,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	// deferrals counts the attempts that ended in resource pressure and
 	// were deferred; they are not counted in attempt.
 	Deferrals int64 `protobuf:"varint,28,opt,name=deferrals,proto3" json:"deferrals,omitempty"`
@@ -522,7 +555,8 @@ type Task struct {
 	// in a claim's answer, where it is this attempt's, chosen at the claim,
 	// and timeout_source says how (e.g. "auto: 5 × p99 2m of 140 runs" or
 	// "auto: default, 3 runs so far"). A worker bounds the attempt by it.
-	AutoTimeout   bool   `protobuf:"varint,30,opt,name=auto_timeout,json=autoTimeout,proto3" json:"auto_timeout,omitempty"`
+	AutoTimeout bool `protobuf:"varint,30,opt,name=auto_timeout,json=autoTimeout,proto3" json:"auto_timeout,omitempty"`
+	// timeout_source says how an auto_timeout was chosen (above).
 	TimeoutSource string `protobuf:"bytes,31,opt,name=timeout_source,json=timeoutSource,proto3" json:"timeout_source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -777,23 +811,34 @@ func (x *Task) GetTimeoutSource() string {
 
 // Attempt is one execution of a task.
 type Attempt struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	TaskId     int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	Number     int64                  `protobuf:"varint,2,opt,name=number,proto3" json:"number,omitempty"`
-	Worker     string                 `protobuf:"bytes,3,opt,name=worker,proto3" json:"worker,omitempty"`
-	LeaseToken int64                  `protobuf:"varint,4,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
-	StartedAt  *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
-	EndedAt    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id is the task the attempt belongs to.
+	TaskId int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// number is the attempt's number, from 1.
+	Number int64 `protobuf:"varint,2,opt,name=number,proto3" json:"number,omitempty"`
+	// worker is the worker that ran it.
+	Worker string `protobuf:"bytes,3,opt,name=worker,proto3" json:"worker,omitempty"`
+	// lease_token is the lease token the attempt ran under.
+	LeaseToken int64 `protobuf:"varint,4,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// started_at is when the attempt was claimed.
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// ended_at is when it ended; unset while it runs.
+	EndedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
 	// outcome is how the attempt ended; RUNNING while it runs.
 	Outcome AttemptOutcome `protobuf:"varint,16,opt,name=outcome,proto3,enum=grit.v1.AttemptOutcome" json:"outcome,omitempty"`
 	// error_class is the failure's retry class, as the server classified
 	// it; unset for an attempt that did not fail.
-	ErrorClass  ErrorClass `protobuf:"varint,17,opt,name=error_class,json=errorClass,proto3,enum=grit.v1.ErrorClass" json:"error_class,omitempty"`
-	Error       string     `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
-	Fingerprint string     `protobuf:"bytes,10,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
-	ExitCode    *int32     `protobuf:"varint,11,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
-	Signal      string     `protobuf:"bytes,12,opt,name=signal,proto3" json:"signal,omitempty"`
-	Output      string     `protobuf:"bytes,13,opt,name=output,proto3" json:"output,omitempty"`
+	ErrorClass ErrorClass `protobuf:"varint,17,opt,name=error_class,json=errorClass,proto3,enum=grit.v1.ErrorClass" json:"error_class,omitempty"`
+	// error is the failure's message; "" for a success.
+	Error string `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
+	// fingerprint is the failure's fingerprint (see Task.fingerprint).
+	Fingerprint string `protobuf:"bytes,10,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	// exit_code is a process's exit status; unset when there was none.
+	ExitCode *int32 `protobuf:"varint,11,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
+	// signal is what killed a process, if anything (e.g. SIGKILL).
+	Signal string `protobuf:"bytes,12,opt,name=signal,proto3" json:"signal,omitempty"`
+	// output is the tail of the work's output.
+	Output string `protobuf:"bytes,13,opt,name=output,proto3" json:"output,omitempty"`
 	// delay is the delay chosen before the next attempt.
 	Delay *durationpb.Duration `protobuf:"bytes,14,opt,name=delay,proto3" json:"delay,omitempty"`
 	// decision is what the failure led to; unset for an attempt that did
@@ -950,13 +995,19 @@ type NewTask struct {
 	// queue is "" for "default"; otherwise a name like kind.
 	Queue string `protobuf:"bytes,3,opt,name=queue,proto3" json:"queue,omitempty"`
 	// group is the downstream the task calls ("" for none), a name like kind.
-	Group    string `protobuf:"bytes,4,opt,name=group,proto3" json:"group,omitempty"`
-	Priority int64  `protobuf:"varint,5,opt,name=priority,proto3" json:"priority,omitempty"`
+	Group string `protobuf:"bytes,4,opt,name=group,proto3" json:"group,omitempty"`
+	// priority orders due tasks of a queue: higher runs first.
+	Priority int64 `protobuf:"varint,5,opt,name=priority,proto3" json:"priority,omitempty"`
 	// policy overrides the worker's retry policy, e.g. "10 5s 10m".
-	Policy      string               `protobuf:"bytes,6,opt,name=policy,proto3" json:"policy,omitempty"`
-	PoisonAfter int64                `protobuf:"varint,7,opt,name=poison_after,json=poisonAfter,proto3" json:"poison_after,omitempty"`
-	Timeout     *durationpb.Duration `protobuf:"bytes,8,opt,name=timeout,proto3" json:"timeout,omitempty"`
-	Grace       *durationpb.Duration `protobuf:"bytes,9,opt,name=grace,proto3" json:"grace,omitempty"`
+	Policy string `protobuf:"bytes,6,opt,name=policy,proto3" json:"policy,omitempty"`
+	// poison_after is how many identical failures in a row make the task
+	// DEAD_LETTER; 0 is the policy's.
+	PoisonAfter int64 `protobuf:"varint,7,opt,name=poison_after,json=poisonAfter,proto3" json:"poison_after,omitempty"`
+	// timeout bounds each attempt; unset for none.
+	Timeout *durationpb.Duration `protobuf:"bytes,8,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// grace is how long a process task has between SIGTERM and SIGKILL
+	// when cut off; unset is 5s.
+	Grace *durationpb.Duration `protobuf:"bytes,9,opt,name=grace,proto3" json:"grace,omitempty"`
 	// run_at makes the task due then rather than now.
 	RunAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=run_at,json=runAt,proto3" json:"run_at,omitempty"`
 	// idempotency_key: enqueueing the same work (kind, and args as JSON
@@ -967,7 +1018,8 @@ type NewTask struct {
 	// key and the existing task's id), unless return_existing. At most 200
 	// characters.
 	IdempotencyKey string `protobuf:"bytes,11,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
-	Name           string `protobuf:"bytes,12,opt,name=name,proto3" json:"name,omitempty"`
+	// name names the task within its run; "" for none.
+	Name string `protobuf:"bytes,12,opt,name=name,proto3" json:"name,omitempty"`
 	// tenant is whose work the task is ("" for none), for per-tenant limits.
 	Tenant string `protobuf:"bytes,13,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	// return_existing answers the task that holds idempotency_key even when
@@ -1117,9 +1169,11 @@ func (x *NewTask) GetAutoTimeout() bool {
 	return false
 }
 
+// EnqueueRequest is TasksService.Enqueue's request.
 type EnqueueRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          *NewTask               `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task is the task to insert.
+	Task          *NewTask `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1161,9 +1215,11 @@ func (x *EnqueueRequest) GetTask() *NewTask {
 	return nil
 }
 
+// EnqueueResponse is TasksService.Enqueue's answer.
 type EnqueueResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Task  *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	// task is the task inserted, or the one that holds the idempotency key.
+	Task *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	// existed is true when task already held the request's idempotency key
 	// (nothing was inserted), false when this call created it.
 	Existed       bool `protobuf:"varint,2,opt,name=existed,proto3" json:"existed,omitempty"`
@@ -1215,9 +1271,12 @@ func (x *EnqueueResponse) GetExisted() bool {
 	return false
 }
 
+// EnqueueBatchRequest is TasksService.EnqueueBatch's request.
 type EnqueueBatchRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tasks         []*NewTask             `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tasks are the tasks to insert, all or none: at least one, at most
+	// the server's batch limit.
+	Tasks         []*NewTask `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1259,6 +1318,7 @@ func (x *EnqueueBatchRequest) GetTasks() []*NewTask {
 	return nil
 }
 
+// EnqueueBatchResponse is TasksService.EnqueueBatch's answer.
 type EnqueueBatchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// tasks are in the order of the request, without their args.
@@ -1315,9 +1375,11 @@ func (x *EnqueueBatchResponse) GetExisted() []bool {
 	return nil
 }
 
+// GetRequest is TasksService.Get's request.
 type GetRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the task's id.
+	Id            int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1359,9 +1421,11 @@ func (x *GetRequest) GetId() int64 {
 	return 0
 }
 
+// GetResponse is TasksService.Get's answer.
 type GetResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task is the task, with its args.
+	Task          *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1403,13 +1467,17 @@ func (x *GetResponse) GetTask() *Task {
 	return nil
 }
 
+// ListRequest is TasksService.List's request: the filters are ANDed.
 type ListRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	RunId int64                  `protobuf:"varint,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// run_id lists the tasks of a run; 0 is any run.
+	RunId int64 `protobuf:"varint,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
 	// states are the states to list; empty is every state.
 	States []TaskState `protobuf:"varint,7,rep,packed,name=states,proto3,enum=grit.v1.TaskState" json:"states,omitempty"`
-	Kind   string      `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
-	Queue  string      `protobuf:"bytes,4,opt,name=queue,proto3" json:"queue,omitempty"`
+	// kind lists the tasks of a kind; "" is any kind.
+	Kind string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	// queue lists the tasks of a queue; "" is any queue.
+	Queue string `protobuf:"bytes,4,opt,name=queue,proto3" json:"queue,omitempty"`
 	// after_id pages: only tasks with a larger id.
 	AfterId int64 `protobuf:"varint,5,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
 	// limit is at most 1000; 0 is 100.
@@ -1490,9 +1558,11 @@ func (x *ListRequest) GetLimit() int64 {
 	return 0
 }
 
+// ListResponse is TasksService.List's answer.
 type ListResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Tasks []*Task                `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	// tasks are a page of tasks, by id.
+	Tasks []*Task `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
 	// next_after_id is the after_id of the next page; 0 when this is the
 	// last.
 	NextAfterId   int64 `protobuf:"varint,2,opt,name=next_after_id,json=nextAfterId,proto3" json:"next_after_id,omitempty"`
@@ -1544,9 +1614,11 @@ func (x *ListResponse) GetNextAfterId() int64 {
 	return 0
 }
 
+// AttemptsRequest is TasksService.Attempts's request.
 type AttemptsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TaskId        int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id is the task whose attempts to return.
+	TaskId        int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1588,6 +1660,7 @@ func (x *AttemptsRequest) GetTaskId() int64 {
 	return 0
 }
 
+// AttemptsResponse is TasksService.Attempts's answer.
 type AttemptsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// attempts, oldest first. The oldest may come without their output and
@@ -1634,9 +1707,11 @@ func (x *AttemptsResponse) GetAttempts() []*Attempt {
 	return nil
 }
 
+// CancelRequest is TasksService.Cancel's request.
 type CancelRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the task to cancel.
+	Id            int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1678,9 +1753,11 @@ func (x *CancelRequest) GetId() int64 {
 	return 0
 }
 
+// CancelResponse is TasksService.Cancel's answer.
 type CancelResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task is the task, CANCELLED.
+	Task          *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1733,7 +1810,9 @@ type Event struct {
 	Payload []byte `protobuf:"bytes,2,opt,name=payload,proto3" json:"payload,omitempty"`
 	// key makes publishing idempotent: the same key again delivers nothing
 	// new to a subscriber that has the event.
-	Key           string `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	Key string `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// tenant is whose event it is ("" for none); its deliveries are the
+	// tenant's.
 	Tenant        string `protobuf:"bytes,4,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1797,9 +1876,11 @@ func (x *Event) GetTenant() string {
 	return ""
 }
 
+// PublishRequest is TasksService.Publish's request.
 type PublishRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Events        []*Event               `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// events are the events to publish, in one transaction.
+	Events        []*Event `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1841,6 +1922,7 @@ func (x *PublishRequest) GetEvents() []*Event {
 	return nil
 }
 
+// PublishResponse is TasksService.Publish's answer.
 type PublishResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// deliveries are the tasks the events made (for a key published before,
@@ -1887,10 +1969,13 @@ func (x *PublishResponse) GetDeliveries() []*Task {
 	return nil
 }
 
+// DeadLetterRequest is TasksService.DeadLetter's request.
 type DeadLetterRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Action        DeadLetterAction       `protobuf:"varint,2,opt,name=action,proto3,enum=grit.v1.DeadLetterAction" json:"action,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the DEAD_LETTER task.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// action is what to do with it: required.
+	Action        DeadLetterAction `protobuf:"varint,2,opt,name=action,proto3,enum=grit.v1.DeadLetterAction" json:"action,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1939,9 +2024,11 @@ func (x *DeadLetterRequest) GetAction() DeadLetterAction {
 	return DeadLetterAction_DEAD_LETTER_ACTION_UNSPECIFIED
 }
 
+// DeadLetterResponse is TasksService.DeadLetter's answer.
 type DeadLetterResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task is the task after the action.
+	Task          *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1983,10 +2070,14 @@ func (x *DeadLetterResponse) GetTask() *Task {
 	return nil
 }
 
+// PauseInfo is a pause in force.
 type PauseInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Scope PauseScope             `protobuf:"varint,1,opt,name=scope,proto3,enum=grit.v1.PauseScope" json:"scope,omitempty"`
-	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// scope is what the pause applies to.
+	Scope PauseScope `protobuf:"varint,1,opt,name=scope,proto3,enum=grit.v1.PauseScope" json:"scope,omitempty"`
+	// name is the queue, kind or tenant paused.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// since is when it was paused.
 	Since *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
 	// who paused it, as the audit log names operators.
 	Who           string `protobuf:"bytes,4,opt,name=who,proto3" json:"who,omitempty"`
@@ -2052,6 +2143,7 @@ func (x *PauseInfo) GetWho() string {
 	return ""
 }
 
+// PausesRequest is TasksService.Pauses's request.
 type PausesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2088,9 +2180,11 @@ func (*PausesRequest) Descriptor() ([]byte, []int) {
 	return file_grit_v1_grit_proto_rawDescGZIP(), []int{21}
 }
 
+// PausesResponse is TasksService.Pauses's answer.
 type PausesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Pauses        []*PauseInfo           `protobuf:"bytes,1,rep,name=pauses,proto3" json:"pauses,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pauses are the pauses in force.
+	Pauses        []*PauseInfo `protobuf:"bytes,1,rep,name=pauses,proto3" json:"pauses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2132,10 +2226,13 @@ func (x *PausesResponse) GetPauses() []*PauseInfo {
 	return nil
 }
 
+// PauseRequest is TasksService.Pause's request.
 type PauseRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Scope         PauseScope             `protobuf:"varint,1,opt,name=scope,proto3,enum=grit.v1.PauseScope" json:"scope,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// scope is what to pause: required.
+	Scope PauseScope `protobuf:"varint,1,opt,name=scope,proto3,enum=grit.v1.PauseScope" json:"scope,omitempty"`
+	// name is the queue, kind or tenant to pause.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2184,9 +2281,11 @@ func (x *PauseRequest) GetName() string {
 	return ""
 }
 
+// PauseResponse is TasksService.Pause's answer.
 type PauseResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Pause         *PauseInfo             `protobuf:"bytes,1,opt,name=pause,proto3" json:"pause,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pause is the pause in force (the first, if it was paused).
+	Pause         *PauseInfo `protobuf:"bytes,1,opt,name=pause,proto3" json:"pause,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2228,10 +2327,13 @@ func (x *PauseResponse) GetPause() *PauseInfo {
 	return nil
 }
 
+// ResumeRequest is TasksService.Resume's request.
 type ResumeRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Scope         PauseScope             `protobuf:"varint,1,opt,name=scope,proto3,enum=grit.v1.PauseScope" json:"scope,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// scope is what to resume: required.
+	Scope PauseScope `protobuf:"varint,1,opt,name=scope,proto3,enum=grit.v1.PauseScope" json:"scope,omitempty"`
+	// name is the queue, kind or tenant to resume.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2280,9 +2382,11 @@ func (x *ResumeRequest) GetName() string {
 	return ""
 }
 
+// ResumeResponse is TasksService.Resume's answer.
 type ResumeResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	WasPaused     bool                   `protobuf:"varint,1,opt,name=was_paused,json=wasPaused,proto3" json:"was_paused,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// was_paused says whether there was a pause to end.
+	WasPaused     bool `protobuf:"varint,1,opt,name=was_paused,json=wasPaused,proto3" json:"was_paused,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2327,10 +2431,14 @@ func (x *ResumeResponse) GetWasPaused() bool {
 // Instance is an instance of a state machine: the state it is in, the
 // transition under way, the events waiting and how the latest ended.
 type Instance struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
-	Machine string                 `protobuf:"bytes,1,opt,name=machine,proto3" json:"machine,omitempty"`
-	Key     string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
-	State   string                 `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// machine is the state machine's name.
+	Machine string `protobuf:"bytes,1,opt,name=machine,proto3" json:"machine,omitempty"`
+	// key names the instance within its machine.
+	Key string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// state is the machine's state the instance is in (the machine's own
+	// name for it).
+	State string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
 	// entering is the transition under way: the handler (task task_id) of
 	// the state it enters has not ended. Unset when none.
 	Entering *InstanceTransition `protobuf:"bytes,4,opt,name=entering,proto3" json:"entering,omitempty"`
@@ -2344,7 +2452,8 @@ type Instance struct {
 	// sent counts the events sent to the instance.
 	Sent int64 `protobuf:"varint,8,opt,name=sent,proto3" json:"sent,omitempty"`
 	// version is one more at each write of the instance.
-	Version       int64                  `protobuf:"varint,9,opt,name=version,proto3" json:"version,omitempty"`
+	Version int64 `protobuf:"varint,9,opt,name=version,proto3" json:"version,omitempty"`
+	// updated_at is when the instance was last written.
 	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2454,10 +2563,12 @@ func (x *Instance) GetUpdatedAt() *timestamppb.Timestamp {
 type InstanceEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// seq is the event's number in the instance, from 1.
-	Seq   int64  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Seq int64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// event is the event's name.
 	Event string `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
 	// payload is the event's JSON; empty for none.
-	Payload       []byte                 `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	Payload []byte `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	// sent_at is when it was sent.
 	SentAt        *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=sent_at,json=sentAt,proto3" json:"sent_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2524,10 +2635,14 @@ func (x *InstanceEvent) GetSentAt() *timestamppb.Timestamp {
 // InstanceTransition is a transition under way.
 type InstanceTransition struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Seq   int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	Event string                 `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
-	From  string                 `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
-	To    string                 `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
+	// seq is the number of the event that started the transition.
+	Seq int64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// event is that event's name.
+	Event string `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
+	// from is the state the instance leaves.
+	From string `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	// to is the state it enters.
+	To string `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
 	// task_id is the task of to's handler; 0 until it is enqueued.
 	TaskId        int64 `protobuf:"varint,5,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -2602,17 +2717,23 @@ func (x *InstanceTransition) GetTaskId() int64 {
 // InstanceEntry is how an event ended.
 type InstanceEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Seq   int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	Event string                 `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
-	From  string                 `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	// seq is the event's number in the instance.
+	Seq int64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// event is the event's name.
+	Event string `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
+	// from is the state the instance was in.
+	From string `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
 	// to is the state entered; empty when the event was ignored.
-	To     string `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
-	TaskId int64  `protobuf:"varint,5,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	To string `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
+	// task_id is the task of to's handler; 0 for none.
+	TaskId int64 `protobuf:"varint,5,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	// outcome: ENTERED (its handler succeeded, or it had none), FAILED (its
 	// handler failed for good: the instance went to the machine's failed
 	// state) or IGNORED (no transition from the state on the event).
-	Outcome       string                 `protobuf:"bytes,6,opt,name=outcome,proto3" json:"outcome,omitempty"`
-	Why           string                 `protobuf:"bytes,7,opt,name=why,proto3" json:"why,omitempty"`
+	Outcome string `protobuf:"bytes,6,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// why says why it ended so, e.g. that no transition matched.
+	Why string `protobuf:"bytes,7,opt,name=why,proto3" json:"why,omitempty"`
+	// at is when it ended.
 	At            *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=at,proto3" json:"at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2704,6 +2825,7 @@ func (x *InstanceEntry) GetAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// SendRequest is TasksService.Send's request.
 type SendRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// machine: 1 to 200 letters, digits and - _ . (e.g. order).
@@ -2777,6 +2899,7 @@ func (x *SendRequest) GetPayload() []byte {
 	return nil
 }
 
+// SendResponse is TasksService.Send's answer.
 type SendResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// instance is the instance with the event in its queue.
@@ -2822,10 +2945,13 @@ func (x *SendResponse) GetInstance() *Instance {
 	return nil
 }
 
+// InstanceRequest is TasksService.Instance's request.
 type InstanceRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Machine       string                 `protobuf:"bytes,1,opt,name=machine,proto3" json:"machine,omitempty"`
-	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// machine is the state machine's name.
+	Machine string `protobuf:"bytes,1,opt,name=machine,proto3" json:"machine,omitempty"`
+	// key names the instance.
+	Key           string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2874,9 +3000,11 @@ func (x *InstanceRequest) GetKey() string {
 	return ""
 }
 
+// InstanceResponse is TasksService.Instance's answer.
 type InstanceResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Instance      *Instance              `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// instance is the instance.
+	Instance      *Instance `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2918,6 +3046,7 @@ func (x *InstanceResponse) GetInstance() *Instance {
 	return nil
 }
 
+// ClaimRequest is WorkersService.Claim's request.
 type ClaimRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// worker_id names the worker: 1 to 200 letters, digits and _ . : / -.
@@ -2936,9 +3065,11 @@ type ClaimRequest struct {
 	// wait, if set, waits up to this long (at most 60s) for a task to be
 	// due when none is now; otherwise Claim answers at once.
 	Wait *durationpb.Duration `protobuf:"bytes,6,opt,name=wait,proto3" json:"wait,omitempty"`
-	// Recorded on the worker.
-	Host          string `protobuf:"bytes,7,opt,name=host,proto3" json:"host,omitempty"`
-	Pid           int64  `protobuf:"varint,8,opt,name=pid,proto3" json:"pid,omitempty"`
+	// host is the worker's host, recorded on the worker.
+	Host string `protobuf:"bytes,7,opt,name=host,proto3" json:"host,omitempty"`
+	// pid is the worker's process id, recorded on the worker.
+	Pid int64 `protobuf:"varint,8,opt,name=pid,proto3" json:"pid,omitempty"`
+	// version is the worker's version, recorded on the worker.
 	Version       string `protobuf:"bytes,9,opt,name=version,proto3" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3037,9 +3168,12 @@ func (x *ClaimRequest) GetVersion() string {
 	return ""
 }
 
+// ClaimResponse is WorkersService.Claim's answer.
 type ClaimResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Tasks []*Task                `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	// tasks are the tasks claimed, RUNNING under their lease tokens, with
+	// their args; empty when none was due.
+	Tasks []*Task `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
 	// lease is the lease each claim holds: heartbeat well within it (every
 	// third of it).
 	Lease         *durationpb.Duration `protobuf:"bytes,2,opt,name=lease,proto3" json:"lease,omitempty"`
@@ -3093,9 +3227,11 @@ func (x *ClaimResponse) GetLease() *durationpb.Duration {
 
 // Lease names a held task: its id and the lease token of the claim.
 type Lease struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TaskId        int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	LeaseToken    int64                  `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id is the task held.
+	TaskId int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// lease_token is the token of the claim that holds it.
+	LeaseToken    int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3144,9 +3280,11 @@ func (x *Lease) GetLeaseToken() int64 {
 	return 0
 }
 
+// HeartbeatRequest is WorkersService.Heartbeat's request.
 type HeartbeatRequest struct {
-	state    protoimpl.MessageState `protogen:"open.v1"`
-	WorkerId string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// worker_id is the worker, as in its Claim.
+	WorkerId string `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
 	// leases are every task the worker works now.
 	Leases []*Lease `protobuf:"bytes,2,rep,name=leases,proto3" json:"leases,omitempty"`
 	// lease renews each for this long; unset is the server's.
@@ -3206,6 +3344,7 @@ func (x *HeartbeatRequest) GetLease() *durationpb.Duration {
 	return nil
 }
 
+// HeartbeatResponse is WorkersService.Heartbeat's answer.
 type HeartbeatResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// lost are the leases the worker no longer holds: stop working them.
@@ -3251,10 +3390,13 @@ func (x *HeartbeatResponse) GetLost() []*Lease {
 	return nil
 }
 
+// CompleteRequest is WorkersService.Complete's request.
 type CompleteRequest struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	TaskId     int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	LeaseToken int64                  `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id is the task, as the claim gave it.
+	TaskId int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// lease_token is the claim's lease token (fencing).
+	LeaseToken int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	// output is the tail of the work's output (at most 64 KiB), kept on the
 	// attempt.
 	Output string `protobuf:"bytes,3,opt,name=output,proto3" json:"output,omitempty"`
@@ -3334,9 +3476,11 @@ func (x *CompleteRequest) GetWorkerId() string {
 	return ""
 }
 
+// CompleteResponse is WorkersService.Complete's answer.
 type CompleteResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task is the task, SUCCESS.
+	Task          *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3378,10 +3522,13 @@ func (x *CompleteResponse) GetTask() *Task {
 	return nil
 }
 
+// FailRequest is WorkersService.Fail's request.
 type FailRequest struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	TaskId     int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	LeaseToken int64                  `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id is the task, as the claim gave it.
+	TaskId int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// lease_token is the claim's lease token (fencing).
+	LeaseToken int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	// error_class is how the worker classifies the failure: required
 	// (ERROR_CLASS_UNSPECIFIED is refused). ERROR_CLASS_UNCLASSIFIED lets
 	// the task's policy and poison detection decide.
@@ -3391,13 +3538,14 @@ type FailRequest struct {
 	// fingerprint, so "key 42 missing" and "key 43 missing" are the same
 	// failure.
 	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
-	// retry_after is the least delay before the retry, for class AFTER.
+	// retry_after is the least delay before the retry, for
+	// ERROR_CLASS_AFTER only.
 	RetryAfter *durationpb.Duration `protobuf:"bytes,5,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
 	// exit_code, for a process: its exit status (75, EX_TEMPFAIL, is
-	// transient when the class is UNCLASSIFIED). signal is what killed it,
-	// if anything (e.g. SIGKILL).
+	// transient when error_class is UNCLASSIFIED).
 	ExitCode *int32 `protobuf:"varint,6,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
-	Signal   string `protobuf:"bytes,7,opt,name=signal,proto3" json:"signal,omitempty"`
+	// signal is what killed a process, if anything (e.g. SIGKILL).
+	Signal string `protobuf:"bytes,7,opt,name=signal,proto3" json:"signal,omitempty"`
 	// output is the tail of the work's output (at most 64 KiB), kept on the
 	// attempt.
 	Output string `protobuf:"bytes,8,opt,name=output,proto3" json:"output,omitempty"`
@@ -3528,6 +3676,7 @@ func (x *FailRequest) GetCatch() string {
 	return ""
 }
 
+// FailResponse is WorkersService.Fail's answer.
 type FailResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// task is the task after the decision: RETRYING (with next_at), FAILED
@@ -3583,11 +3732,15 @@ func (x *FailResponse) GetDecision() Decision {
 	return Decision_DECISION_UNSPECIFIED
 }
 
+// SnoozeRequest is WorkersService.Snooze's request.
 type SnoozeRequest struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	TaskId     int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	LeaseToken int64                  `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
-	Delay      *durationpb.Duration   `protobuf:"bytes,3,opt,name=delay,proto3" json:"delay,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id is the task, as the claim gave it.
+	TaskId int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// lease_token is the claim's lease token (fencing).
+	LeaseToken int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// delay is how long the task waits, SENSING, before it is due again.
+	Delay *durationpb.Duration `protobuf:"bytes,3,opt,name=delay,proto3" json:"delay,omitempty"`
 	// worker_id is the worker that claimed the task, as in its Claim
 	// (required: INVALID_ARGUMENT without it): a result from any other
 	// worker is refused (FAILED_PRECONDITION).
@@ -3654,9 +3807,11 @@ func (x *SnoozeRequest) GetWorkerId() string {
 	return ""
 }
 
+// SnoozeResponse is WorkersService.Snooze's answer.
 type SnoozeResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task is the task, SENSING with next_at.
+	Task          *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3698,6 +3853,7 @@ func (x *SnoozeResponse) GetTask() *Task {
 	return nil
 }
 
+// ReportRequest is WorkersService.Report's request.
 type ReportRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// worker_id is the worker that claimed the tasks, as in its Claim:
@@ -3761,7 +3917,8 @@ func (x *ReportRequest) GetResults() []*Result {
 type Result struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// task_id and lease_token name the attempt, as the claim gave them.
-	TaskId     int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	TaskId int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// lease_token is the claim's lease token (fencing).
 	LeaseToken int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	// end is how it ended: exactly one of them.
 	//
@@ -3858,14 +4015,17 @@ type isResult_End interface {
 }
 
 type Result_Complete struct {
+	// complete: the attempt succeeded.
 	Complete *Completed `protobuf:"bytes,3,opt,name=complete,proto3,oneof"`
 }
 
 type Result_Fail struct {
+	// fail: the attempt failed.
 	Fail *Failed `protobuf:"bytes,4,opt,name=fail,proto3,oneof"`
 }
 
 type Result_Snooze struct {
+	// snooze: the sensor's condition does not hold yet.
 	Snooze *Snoozed `protobuf:"bytes,5,opt,name=snooze,proto3,oneof"`
 }
 
@@ -3932,10 +4092,11 @@ type Failed struct {
 	// message is the error (at most 64 KiB), fingerprinted with numbers,
 	// ids and quoted values masked.
 	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	// retry_after is the least delay before the retry, for class AFTER.
+	// retry_after is the least delay before the retry, for
+	// ERROR_CLASS_AFTER only.
 	RetryAfter *durationpb.Duration `protobuf:"bytes,3,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
 	// exit_code, for a process, is its exit status (75 is transient when
-	// the class is UNCLASSIFIED).
+	// error_class is UNCLASSIFIED).
 	ExitCode *int32 `protobuf:"varint,4,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
 	// signal is what killed the process, if anything (e.g. SIGKILL).
 	Signal string `protobuf:"bytes,5,opt,name=signal,proto3" json:"signal,omitempty"`
@@ -4084,6 +4245,7 @@ func (x *Snoozed) GetDelay() *durationpb.Duration {
 	return nil
 }
 
+// ReportResponse is WorkersService.Report's answer.
 type ReportResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// answers[i] answers the request's results[i].
@@ -4200,10 +4362,13 @@ func (x *ReportAnswer) GetDecision() Decision {
 	return Decision_DECISION_UNSPECIFIED
 }
 
+// ReleaseRequest is WorkersService.Release's request.
 type ReleaseRequest struct {
-	state    protoimpl.MessageState `protogen:"open.v1"`
-	WorkerId string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
-	Leases   []*Lease               `protobuf:"bytes,2,rep,name=leases,proto3" json:"leases,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// worker_id is the worker, as in its Claim.
+	WorkerId string `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// leases are the tasks to give back.
+	Leases []*Lease `protobuf:"bytes,2,rep,name=leases,proto3" json:"leases,omitempty"`
 	// deactivate marks the worker inactive after the release.
 	Deactivate    bool `protobuf:"varint,3,opt,name=deactivate,proto3" json:"deactivate,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -4261,6 +4426,7 @@ func (x *ReleaseRequest) GetDeactivate() bool {
 	return false
 }
 
+// ReleaseResponse is WorkersService.Release's answer.
 type ReleaseResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// lost are the leases that were not released: the worker did not hold
@@ -4312,13 +4478,16 @@ type Step struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// seq is its place in the order the task's handler reaches its steps,
 	// from 1; name and occurrence (from 1) identify it.
-	Seq        int32  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	Name       string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Occurrence int32  `protobuf:"varint,3,opt,name=occurrence,proto3" json:"occurrence,omitempty"`
+	Seq int32 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// name is the step's name, as the handler gives it.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// occurrence counts the steps of this name in the task, from 1.
+	Occurrence int32 `protobuf:"varint,3,opt,name=occurrence,proto3" json:"occurrence,omitempty"`
 	// attempt is the attempt that ran it.
 	Attempt int32 `protobuf:"varint,4,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	// result is JSON.
-	Result        []byte                 `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
+	Result []byte `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
+	// recorded_at is when it was recorded.
 	RecordedAt    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=recorded_at,json=recordedAt,proto3" json:"recorded_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4396,12 +4565,15 @@ func (x *Step) GetRecordedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// RecordStepRequest is WorkersService.RecordStep's request.
 type RecordStepRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// worker_id is the worker that claimed the task, as in its Claim.
-	WorkerId   string `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
-	TaskId     int64  `protobuf:"varint,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	LeaseToken int64  `protobuf:"varint,3,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	WorkerId string `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// task_id is the task, as the claim gave it.
+	TaskId int64 `protobuf:"varint,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// lease_token is the claim's lease token (fencing).
+	LeaseToken int64 `protobuf:"varint,3,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	// step is the step to record (its recorded_at is ignored).
 	Step          *Step `protobuf:"bytes,4,opt,name=step,proto3" json:"step,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -4466,6 +4638,7 @@ func (x *RecordStepRequest) GetStep() *Step {
 	return nil
 }
 
+// RecordStepResponse is WorkersService.RecordStep's answer.
 type RecordStepResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// step is the step as recorded: the one given, or the one recorded at
@@ -4512,9 +4685,11 @@ func (x *RecordStepResponse) GetStep() *Step {
 	return nil
 }
 
+// StepsRequest is WorkersService.Steps's request.
 type StepsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TaskId        int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id is the task whose steps to list.
+	TaskId        int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4556,9 +4731,11 @@ func (x *StepsRequest) GetTaskId() int64 {
 	return 0
 }
 
+// StepsResponse is WorkersService.Steps's answer.
 type StepsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Steps         []*Step                `protobuf:"bytes,1,rep,name=steps,proto3" json:"steps,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// steps are the task's recorded steps, by place.
+	Steps         []*Step `protobuf:"bytes,1,rep,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
