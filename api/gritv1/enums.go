@@ -36,6 +36,12 @@ func (o AttemptOutcome) Task() task.Outcome {
 	return task.Outcome(wordOf(AttemptOutcome_name, "ATTEMPT_OUTCOME_", int32(o)))
 }
 
+// InstanceOutcomeOf is how an event sent to a state machine's instance
+// ended, as the store keeps it (e.g. "ENTERED"), as the API sends it.
+func InstanceOutcomeOf(outcome string) InstanceOutcome {
+	return InstanceOutcome(valueOf(InstanceOutcome_value, "INSTANCE_OUTCOME_", outcome))
+}
+
 // ErrorClassOf is an attempt's class, as the store keeps it
 // (task.Attempt.Class, e.g. "transient"), as the API sends it.
 func ErrorClassOf(class string) ErrorClass {

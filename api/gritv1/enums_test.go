@@ -3,6 +3,7 @@ package gritv1
 import (
 	"testing"
 
+	"github.com/grit-run/grit/internal/machine"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/task"
 )
@@ -29,6 +30,16 @@ func TestEnumsMatchGritsWords(t *testing.T) {
 	}
 	if got, want := len(AttemptOutcome_name)-1, len(outcomes); got != want {
 		t.Errorf("AttemptOutcome has %d values besides UNSPECIFIED, the test knows %d outcomes", got, want)
+	}
+
+	instance := []string{machine.Entered, machine.Failed, machine.Ignored}
+	for _, o := range instance {
+		if v := InstanceOutcomeOf(o); v == InstanceOutcome_INSTANCE_OUTCOME_UNSPECIFIED || v.String() != "INSTANCE_OUTCOME_"+o {
+			t.Errorf("instance outcome %s: enum %v", o, v)
+		}
+	}
+	if got, want := len(InstanceOutcome_name)-1, len(instance); got != want {
+		t.Errorf("InstanceOutcome has %d values besides UNSPECIFIED, grit has %d", got, want)
 	}
 
 	// An attempt's class is a retry.Class's word; TIMEOUT is only a

@@ -158,6 +158,66 @@ func (PauseScope) EnumDescriptor() ([]byte, []int) {
 	return file_grit_v1_grit_proto_rawDescGZIP(), []int{1}
 }
 
+// InstanceOutcome is how an event sent to a state machine's instance
+// ended.
+type InstanceOutcome int32
+
+const (
+	// UNSPECIFIED is no outcome; an entry never has it.
+	InstanceOutcome_INSTANCE_OUTCOME_UNSPECIFIED InstanceOutcome = 0
+	// ENTERED: the instance entered the state (its handler succeeded, or it
+	// had none).
+	InstanceOutcome_INSTANCE_OUTCOME_ENTERED InstanceOutcome = 1
+	// FAILED: the state's handler failed for good: the instance went to the
+	// machine's failed state.
+	InstanceOutcome_INSTANCE_OUTCOME_FAILED InstanceOutcome = 2
+	// IGNORED: no transition from the state on the event.
+	InstanceOutcome_INSTANCE_OUTCOME_IGNORED InstanceOutcome = 3
+)
+
+// Enum value maps for InstanceOutcome.
+var (
+	InstanceOutcome_name = map[int32]string{
+		0: "INSTANCE_OUTCOME_UNSPECIFIED",
+		1: "INSTANCE_OUTCOME_ENTERED",
+		2: "INSTANCE_OUTCOME_FAILED",
+		3: "INSTANCE_OUTCOME_IGNORED",
+	}
+	InstanceOutcome_value = map[string]int32{
+		"INSTANCE_OUTCOME_UNSPECIFIED": 0,
+		"INSTANCE_OUTCOME_ENTERED":     1,
+		"INSTANCE_OUTCOME_FAILED":      2,
+		"INSTANCE_OUTCOME_IGNORED":     3,
+	}
+)
+
+func (x InstanceOutcome) Enum() *InstanceOutcome {
+	p := new(InstanceOutcome)
+	*p = x
+	return p
+}
+
+func (x InstanceOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (InstanceOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_grit_v1_grit_proto_enumTypes[2].Descriptor()
+}
+
+func (InstanceOutcome) Type() protoreflect.EnumType {
+	return &file_grit_v1_grit_proto_enumTypes[2]
+}
+
+func (x InstanceOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use InstanceOutcome.Descriptor instead.
+func (InstanceOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{2}
+}
+
 // ErrorClass is how a worker classifies a failure; it decides what
 // follows, as for a Go handler.
 type ErrorClass int32
@@ -221,11 +281,11 @@ func (x ErrorClass) String() string {
 }
 
 func (ErrorClass) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[2].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[3].Descriptor()
 }
 
 func (ErrorClass) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[2]
+	return &file_grit_v1_grit_proto_enumTypes[3]
 }
 
 func (x ErrorClass) Number() protoreflect.EnumNumber {
@@ -234,7 +294,7 @@ func (x ErrorClass) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ErrorClass.Descriptor instead.
 func (ErrorClass) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{2}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{3}
 }
 
 // TaskState is where a task is in its life; the names are grit's states,
@@ -312,11 +372,11 @@ func (x TaskState) String() string {
 }
 
 func (TaskState) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[3].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[4].Descriptor()
 }
 
 func (TaskState) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[3]
+	return &file_grit_v1_grit_proto_enumTypes[4]
 }
 
 func (x TaskState) Number() protoreflect.EnumNumber {
@@ -325,7 +385,7 @@ func (x TaskState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TaskState.Descriptor instead.
 func (TaskState) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{3}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{4}
 }
 
 // AttemptOutcome is how an attempt ended.
@@ -385,11 +445,11 @@ func (x AttemptOutcome) String() string {
 }
 
 func (AttemptOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[4].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[5].Descriptor()
 }
 
 func (AttemptOutcome) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[4]
+	return &file_grit_v1_grit_proto_enumTypes[5]
 }
 
 func (x AttemptOutcome) Number() protoreflect.EnumNumber {
@@ -398,7 +458,7 @@ func (x AttemptOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AttemptOutcome.Descriptor instead.
 func (AttemptOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{4}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{5}
 }
 
 // Decision is what a failed attempt led to, as the task's policy decided.
@@ -459,11 +519,11 @@ func (x Decision) String() string {
 }
 
 func (Decision) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[5].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[6].Descriptor()
 }
 
 func (Decision) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[5]
+	return &file_grit_v1_grit_proto_enumTypes[6]
 }
 
 func (x Decision) Number() protoreflect.EnumNumber {
@@ -472,7 +532,7 @@ func (x Decision) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Decision.Descriptor instead.
 func (Decision) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{5}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{6}
 }
 
 // Task is a task as the store keeps it.
@@ -2727,10 +2787,8 @@ type InstanceEntry struct {
 	To string `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
 	// task_id is the task of to's handler; 0 for none.
 	TaskId int64 `protobuf:"varint,5,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	// outcome: ENTERED (its handler succeeded, or it had none), FAILED (its
-	// handler failed for good: the instance went to the machine's failed
-	// state) or IGNORED (no transition from the state on the event).
-	Outcome string `protobuf:"bytes,6,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// outcome is how the event ended.
+	Outcome InstanceOutcome `protobuf:"varint,9,opt,name=outcome,proto3,enum=grit.v1.InstanceOutcome" json:"outcome,omitempty"`
 	// why says why it ended so, e.g. that no transition matched.
 	Why string `protobuf:"bytes,7,opt,name=why,proto3" json:"why,omitempty"`
 	// at is when it ended.
@@ -2804,11 +2862,11 @@ func (x *InstanceEntry) GetTaskId() int64 {
 	return 0
 }
 
-func (x *InstanceEntry) GetOutcome() string {
+func (x *InstanceEntry) GetOutcome() InstanceOutcome {
 	if x != nil {
 		return x.Outcome
 	}
-	return ""
+	return InstanceOutcome_INSTANCE_OUTCOME_UNSPECIFIED
 }
 
 func (x *InstanceEntry) GetWhy() string {
@@ -4952,16 +5010,16 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x05event\x18\x02 \x01(\tR\x05event\x12\x12\n" +
 	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x04 \x01(\tR\x02to\x12\x17\n" +
-	"\atask_id\x18\x05 \x01(\x03R\x06taskId\"\xcc\x01\n" +
+	"\atask_id\x18\x05 \x01(\x03R\x06taskId\"\xec\x01\n" +
 	"\rInstanceEntry\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x14\n" +
 	"\x05event\x18\x02 \x01(\tR\x05event\x12\x12\n" +
 	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x04 \x01(\tR\x02to\x12\x17\n" +
-	"\atask_id\x18\x05 \x01(\x03R\x06taskId\x12\x18\n" +
-	"\aoutcome\x18\x06 \x01(\tR\aoutcome\x12\x10\n" +
+	"\atask_id\x18\x05 \x01(\x03R\x06taskId\x122\n" +
+	"\aoutcome\x18\t \x01(\x0e2\x18.grit.v1.InstanceOutcomeR\aoutcome\x12\x10\n" +
 	"\x03why\x18\a \x01(\tR\x03why\x12*\n" +
-	"\x02at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"i\n" +
+	"\x02at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x02atJ\x04\b\x06\x10\a\"i\n" +
 	"\vSendRequest\x12\x18\n" +
 	"\amachine\x18\x01 \x01(\tR\amachine\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x14\n" +
@@ -5109,7 +5167,12 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x17PAUSE_SCOPE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11PAUSE_SCOPE_QUEUE\x10\x01\x12\x14\n" +
 	"\x10PAUSE_SCOPE_KIND\x10\x02\x12\x16\n" +
-	"\x12PAUSE_SCOPE_TENANT\x10\x03*\xe1\x01\n" +
+	"\x12PAUSE_SCOPE_TENANT\x10\x03*\x8c\x01\n" +
+	"\x0fInstanceOutcome\x12 \n" +
+	"\x1cINSTANCE_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18INSTANCE_OUTCOME_ENTERED\x10\x01\x12\x1b\n" +
+	"\x17INSTANCE_OUTCOME_FAILED\x10\x02\x12\x1c\n" +
+	"\x18INSTANCE_OUTCOME_IGNORED\x10\x03*\xe1\x01\n" +
 	"\n" +
 	"ErrorClass\x12\x1b\n" +
 	"\x17ERROR_CLASS_UNSPECIFIED\x10\x00\x12\x19\n" +
@@ -5191,206 +5254,208 @@ func file_grit_v1_grit_proto_rawDescGZIP() []byte {
 	return file_grit_v1_grit_proto_rawDescData
 }
 
-var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
+var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
 var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_grit_v1_grit_proto_goTypes = []any{
 	(DeadLetterAction)(0),         // 0: grit.v1.DeadLetterAction
 	(PauseScope)(0),               // 1: grit.v1.PauseScope
-	(ErrorClass)(0),               // 2: grit.v1.ErrorClass
-	(TaskState)(0),                // 3: grit.v1.TaskState
-	(AttemptOutcome)(0),           // 4: grit.v1.AttemptOutcome
-	(Decision)(0),                 // 5: grit.v1.Decision
-	(*Task)(nil),                  // 6: grit.v1.Task
-	(*Attempt)(nil),               // 7: grit.v1.Attempt
-	(*NewTask)(nil),               // 8: grit.v1.NewTask
-	(*EnqueueRequest)(nil),        // 9: grit.v1.EnqueueRequest
-	(*EnqueueResponse)(nil),       // 10: grit.v1.EnqueueResponse
-	(*EnqueueBatchRequest)(nil),   // 11: grit.v1.EnqueueBatchRequest
-	(*EnqueueBatchResponse)(nil),  // 12: grit.v1.EnqueueBatchResponse
-	(*GetRequest)(nil),            // 13: grit.v1.GetRequest
-	(*GetResponse)(nil),           // 14: grit.v1.GetResponse
-	(*ListRequest)(nil),           // 15: grit.v1.ListRequest
-	(*ListResponse)(nil),          // 16: grit.v1.ListResponse
-	(*AttemptsRequest)(nil),       // 17: grit.v1.AttemptsRequest
-	(*AttemptsResponse)(nil),      // 18: grit.v1.AttemptsResponse
-	(*CancelRequest)(nil),         // 19: grit.v1.CancelRequest
-	(*CancelResponse)(nil),        // 20: grit.v1.CancelResponse
-	(*Event)(nil),                 // 21: grit.v1.Event
-	(*PublishRequest)(nil),        // 22: grit.v1.PublishRequest
-	(*PublishResponse)(nil),       // 23: grit.v1.PublishResponse
-	(*DeadLetterRequest)(nil),     // 24: grit.v1.DeadLetterRequest
-	(*DeadLetterResponse)(nil),    // 25: grit.v1.DeadLetterResponse
-	(*PauseInfo)(nil),             // 26: grit.v1.PauseInfo
-	(*PausesRequest)(nil),         // 27: grit.v1.PausesRequest
-	(*PausesResponse)(nil),        // 28: grit.v1.PausesResponse
-	(*PauseRequest)(nil),          // 29: grit.v1.PauseRequest
-	(*PauseResponse)(nil),         // 30: grit.v1.PauseResponse
-	(*ResumeRequest)(nil),         // 31: grit.v1.ResumeRequest
-	(*ResumeResponse)(nil),        // 32: grit.v1.ResumeResponse
-	(*Instance)(nil),              // 33: grit.v1.Instance
-	(*InstanceEvent)(nil),         // 34: grit.v1.InstanceEvent
-	(*InstanceTransition)(nil),    // 35: grit.v1.InstanceTransition
-	(*InstanceEntry)(nil),         // 36: grit.v1.InstanceEntry
-	(*SendRequest)(nil),           // 37: grit.v1.SendRequest
-	(*SendResponse)(nil),          // 38: grit.v1.SendResponse
-	(*InstanceRequest)(nil),       // 39: grit.v1.InstanceRequest
-	(*InstanceResponse)(nil),      // 40: grit.v1.InstanceResponse
-	(*ClaimRequest)(nil),          // 41: grit.v1.ClaimRequest
-	(*ClaimResponse)(nil),         // 42: grit.v1.ClaimResponse
-	(*Lease)(nil),                 // 43: grit.v1.Lease
-	(*HeartbeatRequest)(nil),      // 44: grit.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 45: grit.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 46: grit.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 47: grit.v1.CompleteResponse
-	(*FailRequest)(nil),           // 48: grit.v1.FailRequest
-	(*FailResponse)(nil),          // 49: grit.v1.FailResponse
-	(*SnoozeRequest)(nil),         // 50: grit.v1.SnoozeRequest
-	(*SnoozeResponse)(nil),        // 51: grit.v1.SnoozeResponse
-	(*ReportRequest)(nil),         // 52: grit.v1.ReportRequest
-	(*Result)(nil),                // 53: grit.v1.Result
-	(*Completed)(nil),             // 54: grit.v1.Completed
-	(*Failed)(nil),                // 55: grit.v1.Failed
-	(*Snoozed)(nil),               // 56: grit.v1.Snoozed
-	(*ReportResponse)(nil),        // 57: grit.v1.ReportResponse
-	(*ReportAnswer)(nil),          // 58: grit.v1.ReportAnswer
-	(*ReleaseRequest)(nil),        // 59: grit.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 60: grit.v1.ReleaseResponse
-	(*Step)(nil),                  // 61: grit.v1.Step
-	(*RecordStepRequest)(nil),     // 62: grit.v1.RecordStepRequest
-	(*RecordStepResponse)(nil),    // 63: grit.v1.RecordStepResponse
-	(*StepsRequest)(nil),          // 64: grit.v1.StepsRequest
-	(*StepsResponse)(nil),         // 65: grit.v1.StepsResponse
-	(*durationpb.Duration)(nil),   // 66: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 67: google.protobuf.Timestamp
-	(*status.Status)(nil),         // 68: google.rpc.Status
+	(InstanceOutcome)(0),          // 2: grit.v1.InstanceOutcome
+	(ErrorClass)(0),               // 3: grit.v1.ErrorClass
+	(TaskState)(0),                // 4: grit.v1.TaskState
+	(AttemptOutcome)(0),           // 5: grit.v1.AttemptOutcome
+	(Decision)(0),                 // 6: grit.v1.Decision
+	(*Task)(nil),                  // 7: grit.v1.Task
+	(*Attempt)(nil),               // 8: grit.v1.Attempt
+	(*NewTask)(nil),               // 9: grit.v1.NewTask
+	(*EnqueueRequest)(nil),        // 10: grit.v1.EnqueueRequest
+	(*EnqueueResponse)(nil),       // 11: grit.v1.EnqueueResponse
+	(*EnqueueBatchRequest)(nil),   // 12: grit.v1.EnqueueBatchRequest
+	(*EnqueueBatchResponse)(nil),  // 13: grit.v1.EnqueueBatchResponse
+	(*GetRequest)(nil),            // 14: grit.v1.GetRequest
+	(*GetResponse)(nil),           // 15: grit.v1.GetResponse
+	(*ListRequest)(nil),           // 16: grit.v1.ListRequest
+	(*ListResponse)(nil),          // 17: grit.v1.ListResponse
+	(*AttemptsRequest)(nil),       // 18: grit.v1.AttemptsRequest
+	(*AttemptsResponse)(nil),      // 19: grit.v1.AttemptsResponse
+	(*CancelRequest)(nil),         // 20: grit.v1.CancelRequest
+	(*CancelResponse)(nil),        // 21: grit.v1.CancelResponse
+	(*Event)(nil),                 // 22: grit.v1.Event
+	(*PublishRequest)(nil),        // 23: grit.v1.PublishRequest
+	(*PublishResponse)(nil),       // 24: grit.v1.PublishResponse
+	(*DeadLetterRequest)(nil),     // 25: grit.v1.DeadLetterRequest
+	(*DeadLetterResponse)(nil),    // 26: grit.v1.DeadLetterResponse
+	(*PauseInfo)(nil),             // 27: grit.v1.PauseInfo
+	(*PausesRequest)(nil),         // 28: grit.v1.PausesRequest
+	(*PausesResponse)(nil),        // 29: grit.v1.PausesResponse
+	(*PauseRequest)(nil),          // 30: grit.v1.PauseRequest
+	(*PauseResponse)(nil),         // 31: grit.v1.PauseResponse
+	(*ResumeRequest)(nil),         // 32: grit.v1.ResumeRequest
+	(*ResumeResponse)(nil),        // 33: grit.v1.ResumeResponse
+	(*Instance)(nil),              // 34: grit.v1.Instance
+	(*InstanceEvent)(nil),         // 35: grit.v1.InstanceEvent
+	(*InstanceTransition)(nil),    // 36: grit.v1.InstanceTransition
+	(*InstanceEntry)(nil),         // 37: grit.v1.InstanceEntry
+	(*SendRequest)(nil),           // 38: grit.v1.SendRequest
+	(*SendResponse)(nil),          // 39: grit.v1.SendResponse
+	(*InstanceRequest)(nil),       // 40: grit.v1.InstanceRequest
+	(*InstanceResponse)(nil),      // 41: grit.v1.InstanceResponse
+	(*ClaimRequest)(nil),          // 42: grit.v1.ClaimRequest
+	(*ClaimResponse)(nil),         // 43: grit.v1.ClaimResponse
+	(*Lease)(nil),                 // 44: grit.v1.Lease
+	(*HeartbeatRequest)(nil),      // 45: grit.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),     // 46: grit.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),       // 47: grit.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 48: grit.v1.CompleteResponse
+	(*FailRequest)(nil),           // 49: grit.v1.FailRequest
+	(*FailResponse)(nil),          // 50: grit.v1.FailResponse
+	(*SnoozeRequest)(nil),         // 51: grit.v1.SnoozeRequest
+	(*SnoozeResponse)(nil),        // 52: grit.v1.SnoozeResponse
+	(*ReportRequest)(nil),         // 53: grit.v1.ReportRequest
+	(*Result)(nil),                // 54: grit.v1.Result
+	(*Completed)(nil),             // 55: grit.v1.Completed
+	(*Failed)(nil),                // 56: grit.v1.Failed
+	(*Snoozed)(nil),               // 57: grit.v1.Snoozed
+	(*ReportResponse)(nil),        // 58: grit.v1.ReportResponse
+	(*ReportAnswer)(nil),          // 59: grit.v1.ReportAnswer
+	(*ReleaseRequest)(nil),        // 60: grit.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 61: grit.v1.ReleaseResponse
+	(*Step)(nil),                  // 62: grit.v1.Step
+	(*RecordStepRequest)(nil),     // 63: grit.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),    // 64: grit.v1.RecordStepResponse
+	(*StepsRequest)(nil),          // 65: grit.v1.StepsRequest
+	(*StepsResponse)(nil),         // 66: grit.v1.StepsResponse
+	(*durationpb.Duration)(nil),   // 67: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 68: google.protobuf.Timestamp
+	(*status.Status)(nil),         // 69: google.rpc.Status
 }
 var file_grit_v1_grit_proto_depIdxs = []int32{
-	3,  // 0: grit.v1.Task.state:type_name -> grit.v1.TaskState
-	66, // 1: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
-	66, // 2: grit.v1.Task.grace:type_name -> google.protobuf.Duration
-	67, // 3: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
-	66, // 4: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
-	67, // 5: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
-	67, // 6: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	67, // 7: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
-	67, // 8: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	67, // 9: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	67, // 10: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
-	4,  // 11: grit.v1.Attempt.outcome:type_name -> grit.v1.AttemptOutcome
-	2,  // 12: grit.v1.Attempt.error_class:type_name -> grit.v1.ErrorClass
-	66, // 13: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
-	5,  // 14: grit.v1.Attempt.decision:type_name -> grit.v1.Decision
-	66, // 15: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
-	66, // 16: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
-	67, // 17: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
-	8,  // 18: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
-	6,  // 19: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
-	8,  // 20: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
-	6,  // 21: grit.v1.EnqueueBatchResponse.tasks:type_name -> grit.v1.Task
-	6,  // 22: grit.v1.GetResponse.task:type_name -> grit.v1.Task
-	3,  // 23: grit.v1.ListRequest.states:type_name -> grit.v1.TaskState
-	6,  // 24: grit.v1.ListResponse.tasks:type_name -> grit.v1.Task
-	7,  // 25: grit.v1.AttemptsResponse.attempts:type_name -> grit.v1.Attempt
-	6,  // 26: grit.v1.CancelResponse.task:type_name -> grit.v1.Task
-	21, // 27: grit.v1.PublishRequest.events:type_name -> grit.v1.Event
-	6,  // 28: grit.v1.PublishResponse.deliveries:type_name -> grit.v1.Task
-	0,  // 29: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
-	6,  // 30: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
-	1,  // 31: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
-	67, // 32: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
-	26, // 33: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
-	1,  // 34: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
-	26, // 35: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
-	1,  // 36: grit.v1.ResumeRequest.scope:type_name -> grit.v1.PauseScope
-	35, // 37: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
-	34, // 38: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
-	36, // 39: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
-	67, // 40: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
-	67, // 41: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
-	67, // 42: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
-	33, // 43: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
-	33, // 44: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
-	66, // 45: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
-	66, // 46: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	6,  // 47: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
-	66, // 48: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
-	43, // 49: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
-	66, // 50: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
-	43, // 51: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
-	21, // 52: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
-	6,  // 53: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
-	2,  // 54: grit.v1.FailRequest.error_class:type_name -> grit.v1.ErrorClass
-	66, // 55: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	6,  // 56: grit.v1.FailResponse.task:type_name -> grit.v1.Task
-	5,  // 57: grit.v1.FailResponse.decision:type_name -> grit.v1.Decision
-	66, // 58: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
-	6,  // 59: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
-	53, // 60: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
-	54, // 61: grit.v1.Result.complete:type_name -> grit.v1.Completed
-	55, // 62: grit.v1.Result.fail:type_name -> grit.v1.Failed
-	56, // 63: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
-	2,  // 64: grit.v1.Failed.error_class:type_name -> grit.v1.ErrorClass
-	66, // 65: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
-	66, // 66: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
-	58, // 67: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
-	68, // 68: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
-	6,  // 69: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
-	5,  // 70: grit.v1.ReportAnswer.decision:type_name -> grit.v1.Decision
-	43, // 71: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
-	43, // 72: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
-	67, // 73: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
-	61, // 74: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
-	61, // 75: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
-	61, // 76: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
-	9,  // 77: grit.v1.TasksService.Enqueue:input_type -> grit.v1.EnqueueRequest
-	11, // 78: grit.v1.TasksService.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
-	13, // 79: grit.v1.TasksService.Get:input_type -> grit.v1.GetRequest
-	15, // 80: grit.v1.TasksService.List:input_type -> grit.v1.ListRequest
-	17, // 81: grit.v1.TasksService.Attempts:input_type -> grit.v1.AttemptsRequest
-	19, // 82: grit.v1.TasksService.Cancel:input_type -> grit.v1.CancelRequest
-	22, // 83: grit.v1.TasksService.Publish:input_type -> grit.v1.PublishRequest
-	24, // 84: grit.v1.TasksService.DeadLetter:input_type -> grit.v1.DeadLetterRequest
-	27, // 85: grit.v1.TasksService.Pauses:input_type -> grit.v1.PausesRequest
-	29, // 86: grit.v1.TasksService.Pause:input_type -> grit.v1.PauseRequest
-	31, // 87: grit.v1.TasksService.Resume:input_type -> grit.v1.ResumeRequest
-	37, // 88: grit.v1.TasksService.Send:input_type -> grit.v1.SendRequest
-	39, // 89: grit.v1.TasksService.Instance:input_type -> grit.v1.InstanceRequest
-	41, // 90: grit.v1.WorkersService.Claim:input_type -> grit.v1.ClaimRequest
-	44, // 91: grit.v1.WorkersService.Heartbeat:input_type -> grit.v1.HeartbeatRequest
-	46, // 92: grit.v1.WorkersService.Complete:input_type -> grit.v1.CompleteRequest
-	48, // 93: grit.v1.WorkersService.Fail:input_type -> grit.v1.FailRequest
-	50, // 94: grit.v1.WorkersService.Snooze:input_type -> grit.v1.SnoozeRequest
-	52, // 95: grit.v1.WorkersService.Report:input_type -> grit.v1.ReportRequest
-	59, // 96: grit.v1.WorkersService.Release:input_type -> grit.v1.ReleaseRequest
-	62, // 97: grit.v1.WorkersService.RecordStep:input_type -> grit.v1.RecordStepRequest
-	64, // 98: grit.v1.WorkersService.Steps:input_type -> grit.v1.StepsRequest
-	10, // 99: grit.v1.TasksService.Enqueue:output_type -> grit.v1.EnqueueResponse
-	12, // 100: grit.v1.TasksService.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
-	14, // 101: grit.v1.TasksService.Get:output_type -> grit.v1.GetResponse
-	16, // 102: grit.v1.TasksService.List:output_type -> grit.v1.ListResponse
-	18, // 103: grit.v1.TasksService.Attempts:output_type -> grit.v1.AttemptsResponse
-	20, // 104: grit.v1.TasksService.Cancel:output_type -> grit.v1.CancelResponse
-	23, // 105: grit.v1.TasksService.Publish:output_type -> grit.v1.PublishResponse
-	25, // 106: grit.v1.TasksService.DeadLetter:output_type -> grit.v1.DeadLetterResponse
-	28, // 107: grit.v1.TasksService.Pauses:output_type -> grit.v1.PausesResponse
-	30, // 108: grit.v1.TasksService.Pause:output_type -> grit.v1.PauseResponse
-	32, // 109: grit.v1.TasksService.Resume:output_type -> grit.v1.ResumeResponse
-	38, // 110: grit.v1.TasksService.Send:output_type -> grit.v1.SendResponse
-	40, // 111: grit.v1.TasksService.Instance:output_type -> grit.v1.InstanceResponse
-	42, // 112: grit.v1.WorkersService.Claim:output_type -> grit.v1.ClaimResponse
-	45, // 113: grit.v1.WorkersService.Heartbeat:output_type -> grit.v1.HeartbeatResponse
-	47, // 114: grit.v1.WorkersService.Complete:output_type -> grit.v1.CompleteResponse
-	49, // 115: grit.v1.WorkersService.Fail:output_type -> grit.v1.FailResponse
-	51, // 116: grit.v1.WorkersService.Snooze:output_type -> grit.v1.SnoozeResponse
-	57, // 117: grit.v1.WorkersService.Report:output_type -> grit.v1.ReportResponse
-	60, // 118: grit.v1.WorkersService.Release:output_type -> grit.v1.ReleaseResponse
-	63, // 119: grit.v1.WorkersService.RecordStep:output_type -> grit.v1.RecordStepResponse
-	65, // 120: grit.v1.WorkersService.Steps:output_type -> grit.v1.StepsResponse
-	99, // [99:121] is the sub-list for method output_type
-	77, // [77:99] is the sub-list for method input_type
-	77, // [77:77] is the sub-list for extension type_name
-	77, // [77:77] is the sub-list for extension extendee
-	0,  // [0:77] is the sub-list for field type_name
+	4,   // 0: grit.v1.Task.state:type_name -> grit.v1.TaskState
+	67,  // 1: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
+	67,  // 2: grit.v1.Task.grace:type_name -> google.protobuf.Duration
+	68,  // 3: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
+	67,  // 4: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
+	68,  // 5: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
+	68,  // 6: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	68,  // 7: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
+	68,  // 8: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	68,  // 9: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	68,  // 10: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
+	5,   // 11: grit.v1.Attempt.outcome:type_name -> grit.v1.AttemptOutcome
+	3,   // 12: grit.v1.Attempt.error_class:type_name -> grit.v1.ErrorClass
+	67,  // 13: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
+	6,   // 14: grit.v1.Attempt.decision:type_name -> grit.v1.Decision
+	67,  // 15: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
+	67,  // 16: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
+	68,  // 17: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
+	9,   // 18: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
+	7,   // 19: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
+	9,   // 20: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
+	7,   // 21: grit.v1.EnqueueBatchResponse.tasks:type_name -> grit.v1.Task
+	7,   // 22: grit.v1.GetResponse.task:type_name -> grit.v1.Task
+	4,   // 23: grit.v1.ListRequest.states:type_name -> grit.v1.TaskState
+	7,   // 24: grit.v1.ListResponse.tasks:type_name -> grit.v1.Task
+	8,   // 25: grit.v1.AttemptsResponse.attempts:type_name -> grit.v1.Attempt
+	7,   // 26: grit.v1.CancelResponse.task:type_name -> grit.v1.Task
+	22,  // 27: grit.v1.PublishRequest.events:type_name -> grit.v1.Event
+	7,   // 28: grit.v1.PublishResponse.deliveries:type_name -> grit.v1.Task
+	0,   // 29: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
+	7,   // 30: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
+	1,   // 31: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
+	68,  // 32: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
+	27,  // 33: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
+	1,   // 34: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
+	27,  // 35: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
+	1,   // 36: grit.v1.ResumeRequest.scope:type_name -> grit.v1.PauseScope
+	36,  // 37: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
+	35,  // 38: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
+	37,  // 39: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
+	68,  // 40: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
+	68,  // 41: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
+	2,   // 42: grit.v1.InstanceEntry.outcome:type_name -> grit.v1.InstanceOutcome
+	68,  // 43: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
+	34,  // 44: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
+	34,  // 45: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
+	67,  // 46: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
+	67,  // 47: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	7,   // 48: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
+	67,  // 49: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
+	44,  // 50: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
+	67,  // 51: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
+	44,  // 52: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
+	22,  // 53: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
+	7,   // 54: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
+	3,   // 55: grit.v1.FailRequest.error_class:type_name -> grit.v1.ErrorClass
+	67,  // 56: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	7,   // 57: grit.v1.FailResponse.task:type_name -> grit.v1.Task
+	6,   // 58: grit.v1.FailResponse.decision:type_name -> grit.v1.Decision
+	67,  // 59: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
+	7,   // 60: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
+	54,  // 61: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
+	55,  // 62: grit.v1.Result.complete:type_name -> grit.v1.Completed
+	56,  // 63: grit.v1.Result.fail:type_name -> grit.v1.Failed
+	57,  // 64: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
+	3,   // 65: grit.v1.Failed.error_class:type_name -> grit.v1.ErrorClass
+	67,  // 66: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
+	67,  // 67: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
+	59,  // 68: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
+	69,  // 69: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
+	7,   // 70: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
+	6,   // 71: grit.v1.ReportAnswer.decision:type_name -> grit.v1.Decision
+	44,  // 72: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
+	44,  // 73: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
+	68,  // 74: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
+	62,  // 75: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
+	62,  // 76: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
+	62,  // 77: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
+	10,  // 78: grit.v1.TasksService.Enqueue:input_type -> grit.v1.EnqueueRequest
+	12,  // 79: grit.v1.TasksService.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
+	14,  // 80: grit.v1.TasksService.Get:input_type -> grit.v1.GetRequest
+	16,  // 81: grit.v1.TasksService.List:input_type -> grit.v1.ListRequest
+	18,  // 82: grit.v1.TasksService.Attempts:input_type -> grit.v1.AttemptsRequest
+	20,  // 83: grit.v1.TasksService.Cancel:input_type -> grit.v1.CancelRequest
+	23,  // 84: grit.v1.TasksService.Publish:input_type -> grit.v1.PublishRequest
+	25,  // 85: grit.v1.TasksService.DeadLetter:input_type -> grit.v1.DeadLetterRequest
+	28,  // 86: grit.v1.TasksService.Pauses:input_type -> grit.v1.PausesRequest
+	30,  // 87: grit.v1.TasksService.Pause:input_type -> grit.v1.PauseRequest
+	32,  // 88: grit.v1.TasksService.Resume:input_type -> grit.v1.ResumeRequest
+	38,  // 89: grit.v1.TasksService.Send:input_type -> grit.v1.SendRequest
+	40,  // 90: grit.v1.TasksService.Instance:input_type -> grit.v1.InstanceRequest
+	42,  // 91: grit.v1.WorkersService.Claim:input_type -> grit.v1.ClaimRequest
+	45,  // 92: grit.v1.WorkersService.Heartbeat:input_type -> grit.v1.HeartbeatRequest
+	47,  // 93: grit.v1.WorkersService.Complete:input_type -> grit.v1.CompleteRequest
+	49,  // 94: grit.v1.WorkersService.Fail:input_type -> grit.v1.FailRequest
+	51,  // 95: grit.v1.WorkersService.Snooze:input_type -> grit.v1.SnoozeRequest
+	53,  // 96: grit.v1.WorkersService.Report:input_type -> grit.v1.ReportRequest
+	60,  // 97: grit.v1.WorkersService.Release:input_type -> grit.v1.ReleaseRequest
+	63,  // 98: grit.v1.WorkersService.RecordStep:input_type -> grit.v1.RecordStepRequest
+	65,  // 99: grit.v1.WorkersService.Steps:input_type -> grit.v1.StepsRequest
+	11,  // 100: grit.v1.TasksService.Enqueue:output_type -> grit.v1.EnqueueResponse
+	13,  // 101: grit.v1.TasksService.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
+	15,  // 102: grit.v1.TasksService.Get:output_type -> grit.v1.GetResponse
+	17,  // 103: grit.v1.TasksService.List:output_type -> grit.v1.ListResponse
+	19,  // 104: grit.v1.TasksService.Attempts:output_type -> grit.v1.AttemptsResponse
+	21,  // 105: grit.v1.TasksService.Cancel:output_type -> grit.v1.CancelResponse
+	24,  // 106: grit.v1.TasksService.Publish:output_type -> grit.v1.PublishResponse
+	26,  // 107: grit.v1.TasksService.DeadLetter:output_type -> grit.v1.DeadLetterResponse
+	29,  // 108: grit.v1.TasksService.Pauses:output_type -> grit.v1.PausesResponse
+	31,  // 109: grit.v1.TasksService.Pause:output_type -> grit.v1.PauseResponse
+	33,  // 110: grit.v1.TasksService.Resume:output_type -> grit.v1.ResumeResponse
+	39,  // 111: grit.v1.TasksService.Send:output_type -> grit.v1.SendResponse
+	41,  // 112: grit.v1.TasksService.Instance:output_type -> grit.v1.InstanceResponse
+	43,  // 113: grit.v1.WorkersService.Claim:output_type -> grit.v1.ClaimResponse
+	46,  // 114: grit.v1.WorkersService.Heartbeat:output_type -> grit.v1.HeartbeatResponse
+	48,  // 115: grit.v1.WorkersService.Complete:output_type -> grit.v1.CompleteResponse
+	50,  // 116: grit.v1.WorkersService.Fail:output_type -> grit.v1.FailResponse
+	52,  // 117: grit.v1.WorkersService.Snooze:output_type -> grit.v1.SnoozeResponse
+	58,  // 118: grit.v1.WorkersService.Report:output_type -> grit.v1.ReportResponse
+	61,  // 119: grit.v1.WorkersService.Release:output_type -> grit.v1.ReleaseResponse
+	64,  // 120: grit.v1.WorkersService.RecordStep:output_type -> grit.v1.RecordStepResponse
+	66,  // 121: grit.v1.WorkersService.Steps:output_type -> grit.v1.StepsResponse
+	100, // [100:122] is the sub-list for method output_type
+	78,  // [78:100] is the sub-list for method input_type
+	78,  // [78:78] is the sub-list for extension type_name
+	78,  // [78:78] is the sub-list for extension extendee
+	0,   // [0:78] is the sub-list for field type_name
 }
 
 func init() { file_grit_v1_grit_proto_init() }
@@ -5411,7 +5476,7 @@ func file_grit_v1_grit_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grit_v1_grit_proto_rawDesc), len(file_grit_v1_grit_proto_rawDesc)),
-			NumEnums:      6,
+			NumEnums:      7,
 			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   2,
