@@ -116,7 +116,7 @@ func (s *Server) ServerOptions() []grpc.ServerOption {
 	return opts
 }
 
-// Register registers the Tasks and Workers services, the health service
+// Register registers the TasksService and WorkersService, the health service
 // (SERVING for "" and each of Services) and reflection on gs, which must
 // have been made with ServerOptions.
 func (s *Server) Register(gs *grpc.Server) {

@@ -10,7 +10,7 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// tasks serves the Tasks service.
+// tasks serves the TasksService.
 type tasks struct {
 	pb.UnimplementedTasksServiceServer
 	s *Server

@@ -12,7 +12,7 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// workers serves the Workers service: the remote-worker protocol.
+// workers serves the WorkersService: the remote-worker protocol.
 type workers struct {
 	pb.UnimplementedWorkersServiceServer
 	s *Server
