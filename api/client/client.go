@@ -28,8 +28,8 @@ import (
 type Client struct {
 	cfg     Config
 	conn    *grpc.ClientConn
-	tasks   gritv1.TasksClient
-	workers gritv1.WorkersClient
+	tasks   gritv1.TasksServiceClient
+	workers gritv1.WorkersServiceClient
 	batcher *batch.Batcher[*gritv1.NewTask, Enqueued]
 	reports *batch.Batcher[workerResult, Reported]
 }
@@ -61,7 +61,7 @@ func Dial(cfg Config, opts ...grpc.DialOption) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: %s: %w", cfg.Addr, err)
 	}
-	c.conn, c.tasks, c.workers = conn, gritv1.NewTasksClient(conn), gritv1.NewWorkersClient(conn)
+	c.conn, c.tasks, c.workers = conn, gritv1.NewTasksServiceClient(conn), gritv1.NewWorkersServiceClient(conn)
 	c.batcher, err = batch.New(batch.Config[*gritv1.NewTask, Enqueued]{
 		Flush: c.flush, MaxSize: cfg.MaxBatchSize, Interval: cfg.FlushInterval,
 		Timeout: -1, // the call layer bounds each attempt
@@ -102,8 +102,8 @@ func transport(cfg Config) (credentials.TransportCredentials, error) {
 
 // Tasks and Workers are the generated clients, with the client's retry
 // layers and token.
-func (c *Client) Tasks() gritv1.TasksClient     { return c.tasks }
-func (c *Client) Workers() gritv1.WorkersClient { return c.workers }
+func (c *Client) Tasks() gritv1.TasksServiceClient     { return c.tasks }
+func (c *Client) Workers() gritv1.WorkersServiceClient { return c.workers }
 
 // withKey returns t with an idempotency key: the caller's, or a new one,
 // so that every retry of this write names the same task.

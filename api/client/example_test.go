@@ -50,9 +50,9 @@ func Example() {
 	fmt.Println(client.Code(err))
 	c.Close(ctx)
 	// Output:
-	// email.send READY <nil>
-	// email.send READY <nil>
-	// email.send READY <nil>
+	// email.send TASK_STATE_READY <nil>
+	// email.send TASK_STATE_READY <nil>
+	// email.send TASK_STATE_READY <nil>
 	// same task: true existed: false true
 	// AlreadyExists
 }

@@ -20,7 +20,7 @@ import (
 // fakeTasks answers EnqueueBatch and Enqueue with what answer says, and
 // counts the calls that reach it.
 type fakeTasks struct {
-	gritv1.UnimplementedTasksServer
+	gritv1.UnimplementedTasksServiceServer
 	calls  atomic.Int64
 	answer func(n int64, ctx context.Context) error
 	mu     sync.Mutex
@@ -68,7 +68,7 @@ func serveFake(t *testing.T, f *fakeTasks) string {
 		t.Fatal(err)
 	}
 	s := grpc.NewServer()
-	gritv1.RegisterTasksServer(s, f)
+	gritv1.RegisterTasksServiceServer(s, f)
 	go s.Serve(lis)
 	t.Cleanup(s.Stop)
 	return lis.Addr().String()

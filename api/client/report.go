@@ -12,11 +12,10 @@ import (
 )
 
 // Reported is what the server made of a result: the task after it
-// (without its args and last error) and, for a failure, the decision
-// (retry, exhausted, permanent, budget or poison).
+// (without its args and last error) and, for a failure, the decision.
 type Reported struct {
 	Task     *gritv1.Task
-	Decision string
+	Decision gritv1.Decision
 }
 
 // Report sends worker's results in one Report call and returns the

@@ -51,7 +51,7 @@ func TestSendResultCoalesces(t *testing.T) {
 	for i, tk := range cl.GetTasks() {
 		r := &pb.Result{TaskId: tk.GetId(), LeaseToken: tk.GetLeaseToken(), End: &pb.Result_Complete{Complete: &pb.Completed{}}}
 		if i%2 == 1 {
-			r.End = &pb.Result_Fail{Fail: &pb.Failed{Class: pb.ErrorClass_ERROR_CLASS_PERMANENT, Message: "no"}}
+			r.End = &pb.Result_Fail{Fail: &pb.Failed{ErrorClass: pb.ErrorClass_ERROR_CLASS_PERMANENT, Message: "no"}}
 		}
 		results = append(results, r)
 	}
@@ -65,12 +65,12 @@ func TestSendResultCoalesces(t *testing.T) {
 	}
 	wg.Wait()
 	for i := range n {
-		want, decision := "SUCCESS", ""
+		want, decision := pb.TaskState_TASK_STATE_SUCCESS, pb.Decision_DECISION_UNSPECIFIED
 		if i%2 == 1 {
-			want, decision = "FAILED", "permanent"
+			want, decision = pb.TaskState_TASK_STATE_FAILED, pb.Decision_DECISION_PERMANENT
 		}
 		if errs[i] != nil || got[i].Task.GetState() != want || got[i].Decision != decision {
-			t.Errorf("result %d: %v, %q, %v; want %s, %q", i, got[i].Task.GetState(), got[i].Decision, errs[i], want, decision)
+			t.Errorf("result %d: %v, %v, %v; want %v, %v", i, got[i].Task.GetState(), got[i].Decision, errs[i], want, decision)
 		}
 	}
 	if code := client.Code(errs[n]); code != codes.FailedPrecondition {

@@ -1,5 +1,5 @@
-// grit's gRPC API: the Tasks service enqueues, reads and acts on tasks; the
-// Workers service lets a worker in any language claim and work tasks with
+// grit's gRPC API: the TasksService enqueues, reads and acts on tasks; the
+// WorkersService lets a worker in any language claim and work tasks with
 // the same leases, fencing and retry policies as a Go worker.
 //
 // The Go code in api/gritv1 is generated from this file by
@@ -48,6 +48,7 @@ const (
 type DeadLetterAction int32
 
 const (
+	// UNSPECIFIED is no action: refused.
 	DeadLetterAction_DEAD_LETTER_ACTION_UNSPECIFIED DeadLetterAction = 0
 	// REPLAY makes it READY again, its fingerprint streak reset.
 	DeadLetterAction_DEAD_LETTER_ACTION_REPLAY DeadLetterAction = 1
@@ -104,10 +105,14 @@ func (DeadLetterAction) EnumDescriptor() ([]byte, []int) {
 type PauseScope int32
 
 const (
+	// UNSPECIFIED is no scope: refused.
 	PauseScope_PAUSE_SCOPE_UNSPECIFIED PauseScope = 0
-	PauseScope_PAUSE_SCOPE_QUEUE       PauseScope = 1
-	PauseScope_PAUSE_SCOPE_KIND        PauseScope = 2
-	PauseScope_PAUSE_SCOPE_TENANT      PauseScope = 3
+	// QUEUE pauses the tasks of a queue.
+	PauseScope_PAUSE_SCOPE_QUEUE PauseScope = 1
+	// KIND pauses the tasks of a kind.
+	PauseScope_PAUSE_SCOPE_KIND PauseScope = 2
+	// TENANT pauses the tasks of a tenant.
+	PauseScope_PAUSE_SCOPE_TENANT PauseScope = 3
 )
 
 // Enum value maps for PauseScope.
@@ -153,14 +158,75 @@ func (PauseScope) EnumDescriptor() ([]byte, []int) {
 	return file_grit_v1_grit_proto_rawDescGZIP(), []int{1}
 }
 
+// InstanceOutcome is how an event sent to a state machine's instance
+// ended.
+type InstanceOutcome int32
+
+const (
+	// UNSPECIFIED is no outcome; an entry never has it.
+	InstanceOutcome_INSTANCE_OUTCOME_UNSPECIFIED InstanceOutcome = 0
+	// ENTERED: the instance entered the state (its handler succeeded, or it
+	// had none).
+	InstanceOutcome_INSTANCE_OUTCOME_ENTERED InstanceOutcome = 1
+	// FAILED: the state's handler failed for good: the instance went to the
+	// machine's failed state.
+	InstanceOutcome_INSTANCE_OUTCOME_FAILED InstanceOutcome = 2
+	// IGNORED: no transition from the state on the event.
+	InstanceOutcome_INSTANCE_OUTCOME_IGNORED InstanceOutcome = 3
+)
+
+// Enum value maps for InstanceOutcome.
+var (
+	InstanceOutcome_name = map[int32]string{
+		0: "INSTANCE_OUTCOME_UNSPECIFIED",
+		1: "INSTANCE_OUTCOME_ENTERED",
+		2: "INSTANCE_OUTCOME_FAILED",
+		3: "INSTANCE_OUTCOME_IGNORED",
+	}
+	InstanceOutcome_value = map[string]int32{
+		"INSTANCE_OUTCOME_UNSPECIFIED": 0,
+		"INSTANCE_OUTCOME_ENTERED":     1,
+		"INSTANCE_OUTCOME_FAILED":      2,
+		"INSTANCE_OUTCOME_IGNORED":     3,
+	}
+)
+
+func (x InstanceOutcome) Enum() *InstanceOutcome {
+	p := new(InstanceOutcome)
+	*p = x
+	return p
+}
+
+func (x InstanceOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (InstanceOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_grit_v1_grit_proto_enumTypes[2].Descriptor()
+}
+
+func (InstanceOutcome) Type() protoreflect.EnumType {
+	return &file_grit_v1_grit_proto_enumTypes[2]
+}
+
+func (x InstanceOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use InstanceOutcome.Descriptor instead.
+func (InstanceOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{2}
+}
+
 // ErrorClass is how a worker classifies a failure; it decides what
 // follows, as for a Go handler.
 type ErrorClass int32
 
 const (
-	// UNCLASSIFIED: retried per the task's policy; the same failure
-	// (fingerprint) twice in a row makes the task DEAD_LETTER (poison).
-	ErrorClass_ERROR_CLASS_UNCLASSIFIED ErrorClass = 0
+	// UNSPECIFIED is no class: a fail is refused without one, so that a
+	// worker that forgets the field does not get poison detection by
+	// default.
+	ErrorClass_ERROR_CLASS_UNSPECIFIED ErrorClass = 0
 	// TRANSIENT: retried with backoff and jitter, never poison.
 	ErrorClass_ERROR_CLASS_TRANSIENT ErrorClass = 1
 	// PERMANENT: FAILED at once.
@@ -172,25 +238,35 @@ const (
 	ErrorClass_ERROR_CLASS_AFTER ErrorClass = 4
 	// TIMEOUT: the worker cut the attempt off; retried, never poison.
 	ErrorClass_ERROR_CLASS_TIMEOUT ErrorClass = 5
+	// UNCLASSIFIED: retried per the task's policy; the same failure
+	// (fingerprint) twice in a row makes the task DEAD_LETTER (poison).
+	ErrorClass_ERROR_CLASS_UNCLASSIFIED ErrorClass = 6
+	// CANCELED: the work was canceled, never retried. The server records
+	// it on an attempt; a worker does not report it.
+	ErrorClass_ERROR_CLASS_CANCELED ErrorClass = 7
 )
 
 // Enum value maps for ErrorClass.
 var (
 	ErrorClass_name = map[int32]string{
-		0: "ERROR_CLASS_UNCLASSIFIED",
+		0: "ERROR_CLASS_UNSPECIFIED",
 		1: "ERROR_CLASS_TRANSIENT",
 		2: "ERROR_CLASS_PERMANENT",
 		3: "ERROR_CLASS_RESOURCE",
 		4: "ERROR_CLASS_AFTER",
 		5: "ERROR_CLASS_TIMEOUT",
+		6: "ERROR_CLASS_UNCLASSIFIED",
+		7: "ERROR_CLASS_CANCELED",
 	}
 	ErrorClass_value = map[string]int32{
-		"ERROR_CLASS_UNCLASSIFIED": 0,
+		"ERROR_CLASS_UNSPECIFIED":  0,
 		"ERROR_CLASS_TRANSIENT":    1,
 		"ERROR_CLASS_PERMANENT":    2,
 		"ERROR_CLASS_RESOURCE":     3,
 		"ERROR_CLASS_AFTER":        4,
 		"ERROR_CLASS_TIMEOUT":      5,
+		"ERROR_CLASS_UNCLASSIFIED": 6,
+		"ERROR_CLASS_CANCELED":     7,
 	}
 )
 
@@ -205,11 +281,11 @@ func (x ErrorClass) String() string {
 }
 
 func (ErrorClass) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[2].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[3].Descriptor()
 }
 
 func (ErrorClass) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[2]
+	return &file_grit_v1_grit_proto_enumTypes[3]
 }
 
 func (x ErrorClass) Number() protoreflect.EnumNumber {
@@ -218,50 +294,315 @@ func (x ErrorClass) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ErrorClass.Descriptor instead.
 func (ErrorClass) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{2}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{3}
 }
 
-// Task is a task as the store keeps it. States are spelled as everywhere
-// in grit, in upper case: PENDING, READY, RUNNING, RETRYING, SENSING,
-// SUCCESS, FAILED, UPSTREAM_FAILED, DEAD_LETTER, SKIPPED, CANCELLED.
+// TaskState is where a task is in its life; the names are grit's states,
+// spelled as everywhere in grit (PENDING, READY...).
+type TaskState int32
+
+const (
+	// UNSPECIFIED is no state; a task never has it.
+	TaskState_TASK_STATE_UNSPECIFIED TaskState = 0
+	// PENDING: waiting for its dependencies.
+	TaskState_TASK_STATE_PENDING TaskState = 1
+	// READY: due to run at next_at (or now).
+	TaskState_TASK_STATE_READY TaskState = 2
+	// RUNNING: claimed by a worker, under a lease.
+	TaskState_TASK_STATE_RUNNING TaskState = 3
+	// RETRYING: failed, retried at next_at.
+	TaskState_TASK_STATE_RETRYING TaskState = 4
+	// SENSING: snoozed until next_at, no attempt used.
+	TaskState_TASK_STATE_SENSING TaskState = 5
+	// SUCCESS: ended well.
+	TaskState_TASK_STATE_SUCCESS TaskState = 6
+	// FAILED: ended in failure (permanent, or retries exhausted).
+	TaskState_TASK_STATE_FAILED TaskState = 7
+	// UPSTREAM_FAILED: a task it depends on failed; it never ran.
+	TaskState_TASK_STATE_UPSTREAM_FAILED TaskState = 8
+	// DEAD_LETTER: the same failure repeated (poison); it waits for an
+	// operator (DeadLetter).
+	TaskState_TASK_STATE_DEAD_LETTER TaskState = 9
+	// SKIPPED: an operator skipped it, a permitted failure.
+	TaskState_TASK_STATE_SKIPPED TaskState = 10
+	// CANCELLED: cancelled before it ended.
+	TaskState_TASK_STATE_CANCELLED TaskState = 11
+)
+
+// Enum value maps for TaskState.
+var (
+	TaskState_name = map[int32]string{
+		0:  "TASK_STATE_UNSPECIFIED",
+		1:  "TASK_STATE_PENDING",
+		2:  "TASK_STATE_READY",
+		3:  "TASK_STATE_RUNNING",
+		4:  "TASK_STATE_RETRYING",
+		5:  "TASK_STATE_SENSING",
+		6:  "TASK_STATE_SUCCESS",
+		7:  "TASK_STATE_FAILED",
+		8:  "TASK_STATE_UPSTREAM_FAILED",
+		9:  "TASK_STATE_DEAD_LETTER",
+		10: "TASK_STATE_SKIPPED",
+		11: "TASK_STATE_CANCELLED",
+	}
+	TaskState_value = map[string]int32{
+		"TASK_STATE_UNSPECIFIED":     0,
+		"TASK_STATE_PENDING":         1,
+		"TASK_STATE_READY":           2,
+		"TASK_STATE_RUNNING":         3,
+		"TASK_STATE_RETRYING":        4,
+		"TASK_STATE_SENSING":         5,
+		"TASK_STATE_SUCCESS":         6,
+		"TASK_STATE_FAILED":          7,
+		"TASK_STATE_UPSTREAM_FAILED": 8,
+		"TASK_STATE_DEAD_LETTER":     9,
+		"TASK_STATE_SKIPPED":         10,
+		"TASK_STATE_CANCELLED":       11,
+	}
+)
+
+func (x TaskState) Enum() *TaskState {
+	p := new(TaskState)
+	*p = x
+	return p
+}
+
+func (x TaskState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TaskState) Descriptor() protoreflect.EnumDescriptor {
+	return file_grit_v1_grit_proto_enumTypes[4].Descriptor()
+}
+
+func (TaskState) Type() protoreflect.EnumType {
+	return &file_grit_v1_grit_proto_enumTypes[4]
+}
+
+func (x TaskState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TaskState.Descriptor instead.
+func (TaskState) EnumDescriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{4}
+}
+
+// AttemptOutcome is how an attempt ended.
+type AttemptOutcome int32
+
+const (
+	// UNSPECIFIED is no outcome; an attempt never has it.
+	AttemptOutcome_ATTEMPT_OUTCOME_UNSPECIFIED AttemptOutcome = 0
+	// RUNNING: not ended yet.
+	AttemptOutcome_ATTEMPT_OUTCOME_RUNNING AttemptOutcome = 1
+	// SUCCESS: the work succeeded.
+	AttemptOutcome_ATTEMPT_OUTCOME_SUCCESS AttemptOutcome = 2
+	// ERROR: the work failed.
+	AttemptOutcome_ATTEMPT_OUTCOME_ERROR AttemptOutcome = 3
+	// TIMEOUT: the attempt was cut off.
+	AttemptOutcome_ATTEMPT_OUTCOME_TIMEOUT AttemptOutcome = 4
+	// SNOOZED: a sensor asked to be woken later.
+	AttemptOutcome_ATTEMPT_OUTCOME_SNOOZED AttemptOutcome = 5
+	// INTERRUPTED: its worker died or lost the lease.
+	AttemptOutcome_ATTEMPT_OUTCOME_INTERRUPTED AttemptOutcome = 6
+	// RELEASED: given back (a graceful stop, a budget); not counted.
+	AttemptOutcome_ATTEMPT_OUTCOME_RELEASED AttemptOutcome = 7
+)
+
+// Enum value maps for AttemptOutcome.
+var (
+	AttemptOutcome_name = map[int32]string{
+		0: "ATTEMPT_OUTCOME_UNSPECIFIED",
+		1: "ATTEMPT_OUTCOME_RUNNING",
+		2: "ATTEMPT_OUTCOME_SUCCESS",
+		3: "ATTEMPT_OUTCOME_ERROR",
+		4: "ATTEMPT_OUTCOME_TIMEOUT",
+		5: "ATTEMPT_OUTCOME_SNOOZED",
+		6: "ATTEMPT_OUTCOME_INTERRUPTED",
+		7: "ATTEMPT_OUTCOME_RELEASED",
+	}
+	AttemptOutcome_value = map[string]int32{
+		"ATTEMPT_OUTCOME_UNSPECIFIED": 0,
+		"ATTEMPT_OUTCOME_RUNNING":     1,
+		"ATTEMPT_OUTCOME_SUCCESS":     2,
+		"ATTEMPT_OUTCOME_ERROR":       3,
+		"ATTEMPT_OUTCOME_TIMEOUT":     4,
+		"ATTEMPT_OUTCOME_SNOOZED":     5,
+		"ATTEMPT_OUTCOME_INTERRUPTED": 6,
+		"ATTEMPT_OUTCOME_RELEASED":    7,
+	}
+)
+
+func (x AttemptOutcome) Enum() *AttemptOutcome {
+	p := new(AttemptOutcome)
+	*p = x
+	return p
+}
+
+func (x AttemptOutcome) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AttemptOutcome) Descriptor() protoreflect.EnumDescriptor {
+	return file_grit_v1_grit_proto_enumTypes[5].Descriptor()
+}
+
+func (AttemptOutcome) Type() protoreflect.EnumType {
+	return &file_grit_v1_grit_proto_enumTypes[5]
+}
+
+func (x AttemptOutcome) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AttemptOutcome.Descriptor instead.
+func (AttemptOutcome) EnumDescriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{5}
+}
+
+// Decision is what a failed attempt led to, as the task's policy decided.
+type Decision int32
+
+const (
+	// UNSPECIFIED: no decision (the attempt did not fail).
+	Decision_DECISION_UNSPECIFIED Decision = 0
+	// RETRY: retried at the task's next_at (RETRYING).
+	Decision_DECISION_RETRY Decision = 1
+	// EXHAUSTED: the policy's attempts are used up (FAILED).
+	Decision_DECISION_EXHAUSTED Decision = 2
+	// PERMANENT: the error is not retryable (FAILED).
+	Decision_DECISION_PERMANENT Decision = 3
+	// BUDGET: a retry budget refused the retry.
+	Decision_DECISION_BUDGET Decision = 4
+	// POISON: the same failure repeated (DEAD_LETTER).
+	Decision_DECISION_POISON Decision = 5
+	// CANCELED: the work was canceled.
+	Decision_DECISION_CANCELED Decision = 6
+	// OUTAGE: many tasks of the kind or group fail alike: the task is held
+	// with its kind or group, not dead-lettered.
+	Decision_DECISION_OUTAGE Decision = 7
+)
+
+// Enum value maps for Decision.
+var (
+	Decision_name = map[int32]string{
+		0: "DECISION_UNSPECIFIED",
+		1: "DECISION_RETRY",
+		2: "DECISION_EXHAUSTED",
+		3: "DECISION_PERMANENT",
+		4: "DECISION_BUDGET",
+		5: "DECISION_POISON",
+		6: "DECISION_CANCELED",
+		7: "DECISION_OUTAGE",
+	}
+	Decision_value = map[string]int32{
+		"DECISION_UNSPECIFIED": 0,
+		"DECISION_RETRY":       1,
+		"DECISION_EXHAUSTED":   2,
+		"DECISION_PERMANENT":   3,
+		"DECISION_BUDGET":      4,
+		"DECISION_POISON":      5,
+		"DECISION_CANCELED":    6,
+		"DECISION_OUTAGE":      7,
+	}
+)
+
+func (x Decision) Enum() *Decision {
+	p := new(Decision)
+	*p = x
+	return p
+}
+
+func (x Decision) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Decision) Descriptor() protoreflect.EnumDescriptor {
+	return file_grit_v1_grit_proto_enumTypes[6].Descriptor()
+}
+
+func (Decision) Type() protoreflect.EnumType {
+	return &file_grit_v1_grit_proto_enumTypes[6]
+}
+
+func (x Decision) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Decision.Descriptor instead.
+func (Decision) EnumDescriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{6}
+}
+
+// Task is a task as the store keeps it.
 type Task struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Id    int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	RunId int64                  `protobuf:"varint,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	Name  string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
-	Kind  string                 `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
+	// id is the task's id, unique in the store.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// run_id is the run (DAG) the task belongs to; 0 for none.
+	RunId int64 `protobuf:"varint,2,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// name is the task's name, unique within its run; "" for none.
+	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	// kind names the handler that works the task.
+	Kind string `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
 	// args are the task's arguments, JSON. Left out where the answer says
 	// so (batches, deliveries), to keep answers small: Get the task for them.
-	Args     []byte `protobuf:"bytes,5,opt,name=args,proto3" json:"args,omitempty"`
-	Queue    string `protobuf:"bytes,6,opt,name=queue,proto3" json:"queue,omitempty"`
-	Group    string `protobuf:"bytes,7,opt,name=group,proto3" json:"group,omitempty"`
-	Priority int64  `protobuf:"varint,8,opt,name=priority,proto3" json:"priority,omitempty"`
-	State    string `protobuf:"bytes,9,opt,name=state,proto3" json:"state,omitempty"`
+	Args []byte `protobuf:"bytes,5,opt,name=args,proto3" json:"args,omitempty"`
+	// queue is the queue the task waits in ("default" unless given).
+	Queue string `protobuf:"bytes,6,opt,name=queue,proto3" json:"queue,omitempty"`
+	// group is the downstream the task calls ("" for none): its breaker
+	// and budgets are the group's.
+	Group string `protobuf:"bytes,7,opt,name=group,proto3" json:"group,omitempty"`
+	// priority orders due tasks of a queue: higher runs first.
+	Priority int64 `protobuf:"varint,8,opt,name=priority,proto3" json:"priority,omitempty"`
+	// state is where the task is in its life.
+	State TaskState `protobuf:"varint,32,opt,name=state,proto3,enum=grit.v1.TaskState" json:"state,omitempty"`
 	// policy is the retry policy string ("" is the worker's default), e.g.
 	// "10 5s 10m": 10 retries, exponential from 5s up to 10m.
-	Policy      string               `protobuf:"bytes,10,opt,name=policy,proto3" json:"policy,omitempty"`
-	PoisonAfter int64                `protobuf:"varint,11,opt,name=poison_after,json=poisonAfter,proto3" json:"poison_after,omitempty"`
-	Timeout     *durationpb.Duration `protobuf:"bytes,12,opt,name=timeout,proto3" json:"timeout,omitempty"`
-	Grace       *durationpb.Duration `protobuf:"bytes,13,opt,name=grace,proto3" json:"grace,omitempty"`
+	Policy string `protobuf:"bytes,10,opt,name=policy,proto3" json:"policy,omitempty"`
+	// poison_after is how many identical failures in a row make the task
+	// DEAD_LETTER; 0 is the policy's.
+	PoisonAfter int64 `protobuf:"varint,11,opt,name=poison_after,json=poisonAfter,proto3" json:"poison_after,omitempty"`
+	// timeout bounds each attempt; unset for none (see auto_timeout).
+	Timeout *durationpb.Duration `protobuf:"bytes,12,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// grace is how long a process task has between SIGTERM and SIGKILL
+	// when cut off; unset is 5s.
+	Grace *durationpb.Duration `protobuf:"bytes,13,opt,name=grace,proto3" json:"grace,omitempty"`
 	// attempt is how many attempts have started.
 	Attempt int64 `protobuf:"varint,14,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	// next_at is when a waiting task (READY, RETRYING, SENSING) may run.
-	NextAt     *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=next_at,json=nextAt,proto3" json:"next_at,omitempty"`
-	PrevDelay  *durationpb.Duration   `protobuf:"bytes,16,opt,name=prev_delay,json=prevDelay,proto3" json:"prev_delay,omitempty"`
-	LeaseOwner string                 `protobuf:"bytes,17,opt,name=lease_owner,json=leaseOwner,proto3" json:"lease_owner,omitempty"`
+	NextAt *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=next_at,json=nextAt,proto3" json:"next_at,omitempty"`
+	// prev_delay is the delay chosen before the current attempt.
+	PrevDelay *durationpb.Duration `protobuf:"bytes,16,opt,name=prev_delay,json=prevDelay,proto3" json:"prev_delay,omitempty"`
+	// lease_owner is the worker holding the task's lease; "" when none.
+	LeaseOwner string `protobuf:"bytes,17,opt,name=lease_owner,json=leaseOwner,proto3" json:"lease_owner,omitempty"`
 	// lease_token fences the current attempt: report its end with it. It is
 	// unique in the store, and larger for every new owner of a task: a
 	// fencing token to pass to downstream writes.
-	LeaseToken     int64                  `protobuf:"varint,18,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
-	LeaseExpires   *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=lease_expires,json=leaseExpires,proto3" json:"lease_expires,omitempty"`
-	LastError      string                 `protobuf:"bytes,20,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
-	Fingerprint    string                 `protobuf:"bytes,21,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
-	Streak         int64                  `protobuf:"varint,22,opt,name=streak,proto3" json:"streak,omitempty"`
-	IdempotencyKey string                 `protobuf:"bytes,23,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
-	CreatedAt      *timestamppb.Timestamp `protobuf:"bytes,24,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	LeaseToken int64 `protobuf:"varint,18,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// lease_expires is when the lease runs out unless renewed (Heartbeat);
+	// then another worker may take the task over.
+	LeaseExpires *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=lease_expires,json=leaseExpires,proto3" json:"lease_expires,omitempty"`
+	// last_error is the error of the latest failed attempt.
+	LastError string `protobuf:"bytes,20,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	// fingerprint is the latest failure's fingerprint: a hash of its
+	// structure with numbers, ids and quoted values masked.
+	Fingerprint string `protobuf:"bytes,21,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	// streak is how many failures in a row had fingerprint (poison
+	// detection).
+	Streak int64 `protobuf:"varint,22,opt,name=streak,proto3" json:"streak,omitempty"`
+	// idempotency_key is the key the task was enqueued with; "" for none.
+	IdempotencyKey string `protobuf:"bytes,23,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	// created_at is when the task was enqueued.
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,24,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// first_started_at is when its first attempt started; unset before.
 	FirstStartedAt *timestamppb.Timestamp `protobuf:"bytes,25,opt,name=first_started_at,json=firstStartedAt,proto3" json:"first_started_at,omitempty"`
-	FinishedAt     *timestamppb.Timestamp `protobuf:"bytes,26,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
-	Tenant         string                 `protobuf:"bytes,27,opt,name=tenant,proto3" json:"tenant,omitempty"`
+	// finished_at is when it ended (SUCCESS, FAILED...); unset before.
+	FinishedAt *timestamppb.Timestamp `protobuf:"bytes,26,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	// tenant is whose work the task is ("" for none), for per-tenant
+	// limits.
+	Tenant string `protobuf:"bytes,27,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	// deferrals counts the attempts that ended in resource pressure and
 	// were deferred; they are not counted in attempt.
 	Deferrals int64 `protobuf:"varint,28,opt,name=deferrals,proto3" json:"deferrals,omitempty"`
@@ -274,7 +615,8 @@ type Task struct {
 	// in a claim's answer, where it is this attempt's, chosen at the claim,
 	// and timeout_source says how (e.g. "auto: 5 × p99 2m of 140 runs" or
 	// "auto: default, 3 runs so far"). A worker bounds the attempt by it.
-	AutoTimeout   bool   `protobuf:"varint,30,opt,name=auto_timeout,json=autoTimeout,proto3" json:"auto_timeout,omitempty"`
+	AutoTimeout bool `protobuf:"varint,30,opt,name=auto_timeout,json=autoTimeout,proto3" json:"auto_timeout,omitempty"`
+	// timeout_source says how an auto_timeout was chosen (above).
 	TimeoutSource string `protobuf:"bytes,31,opt,name=timeout_source,json=timeoutSource,proto3" json:"timeout_source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -366,11 +708,11 @@ func (x *Task) GetPriority() int64 {
 	return 0
 }
 
-func (x *Task) GetState() string {
+func (x *Task) GetState() TaskState {
 	if x != nil {
 		return x.State
 	}
-	return ""
+	return TaskState_TASK_STATE_UNSPECIFIED
 }
 
 func (x *Task) GetPolicy() string {
@@ -529,28 +871,39 @@ func (x *Task) GetTimeoutSource() string {
 
 // Attempt is one execution of a task.
 type Attempt struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	TaskId     int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	Number     int64                  `protobuf:"varint,2,opt,name=number,proto3" json:"number,omitempty"`
-	Worker     string                 `protobuf:"bytes,3,opt,name=worker,proto3" json:"worker,omitempty"`
-	LeaseToken int64                  `protobuf:"varint,4,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
-	StartedAt  *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
-	EndedAt    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
-	// outcome: RUNNING, SUCCESS, ERROR, TIMEOUT, SNOOZED, INTERRUPTED or
-	// RELEASED.
-	Outcome string `protobuf:"bytes,7,opt,name=outcome,proto3" json:"outcome,omitempty"`
-	// class is the error's retry class: unclassified, transient, permanent,
-	// after or resource.
-	Class       string `protobuf:"bytes,8,opt,name=class,proto3" json:"class,omitempty"`
-	Error       string `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id is the task the attempt belongs to.
+	TaskId int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// number is the attempt's number, from 1.
+	Number int64 `protobuf:"varint,2,opt,name=number,proto3" json:"number,omitempty"`
+	// worker is the worker that ran it.
+	Worker string `protobuf:"bytes,3,opt,name=worker,proto3" json:"worker,omitempty"`
+	// lease_token is the lease token the attempt ran under.
+	LeaseToken int64 `protobuf:"varint,4,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// started_at is when the attempt was claimed.
+	StartedAt *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	// ended_at is when it ended; unset while it runs.
+	EndedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=ended_at,json=endedAt,proto3" json:"ended_at,omitempty"`
+	// outcome is how the attempt ended; RUNNING while it runs.
+	Outcome AttemptOutcome `protobuf:"varint,16,opt,name=outcome,proto3,enum=grit.v1.AttemptOutcome" json:"outcome,omitempty"`
+	// error_class is the failure's retry class, as the server classified
+	// it; unset for an attempt that did not fail.
+	ErrorClass ErrorClass `protobuf:"varint,17,opt,name=error_class,json=errorClass,proto3,enum=grit.v1.ErrorClass" json:"error_class,omitempty"`
+	// error is the failure's message; "" for a success.
+	Error string `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
+	// fingerprint is the failure's fingerprint (see Task.fingerprint).
 	Fingerprint string `protobuf:"bytes,10,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
-	ExitCode    *int32 `protobuf:"varint,11,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
-	Signal      string `protobuf:"bytes,12,opt,name=signal,proto3" json:"signal,omitempty"`
-	Output      string `protobuf:"bytes,13,opt,name=output,proto3" json:"output,omitempty"`
+	// exit_code is a process's exit status; unset when there was none.
+	ExitCode *int32 `protobuf:"varint,11,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
+	// signal is what killed a process, if anything (e.g. SIGKILL).
+	Signal string `protobuf:"bytes,12,opt,name=signal,proto3" json:"signal,omitempty"`
+	// output is the tail of the work's output.
+	Output string `protobuf:"bytes,13,opt,name=output,proto3" json:"output,omitempty"`
 	// delay is the delay chosen before the next attempt.
 	Delay *durationpb.Duration `protobuf:"bytes,14,opt,name=delay,proto3" json:"delay,omitempty"`
-	// decision: retry, exhausted, permanent, budget, poison or canceled.
-	Decision      string `protobuf:"bytes,15,opt,name=decision,proto3" json:"decision,omitempty"`
+	// decision is what the failure led to; unset for an attempt that did
+	// not fail.
+	Decision      Decision `protobuf:"varint,18,opt,name=decision,proto3,enum=grit.v1.Decision" json:"decision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -627,18 +980,18 @@ func (x *Attempt) GetEndedAt() *timestamppb.Timestamp {
 	return nil
 }
 
-func (x *Attempt) GetOutcome() string {
+func (x *Attempt) GetOutcome() AttemptOutcome {
 	if x != nil {
 		return x.Outcome
 	}
-	return ""
+	return AttemptOutcome_ATTEMPT_OUTCOME_UNSPECIFIED
 }
 
-func (x *Attempt) GetClass() string {
+func (x *Attempt) GetErrorClass() ErrorClass {
 	if x != nil {
-		return x.Class
+		return x.ErrorClass
 	}
-	return ""
+	return ErrorClass_ERROR_CLASS_UNSPECIFIED
 }
 
 func (x *Attempt) GetError() string {
@@ -683,11 +1036,11 @@ func (x *Attempt) GetDelay() *durationpb.Duration {
 	return nil
 }
 
-func (x *Attempt) GetDecision() string {
+func (x *Attempt) GetDecision() Decision {
 	if x != nil {
 		return x.Decision
 	}
-	return ""
+	return Decision_DECISION_UNSPECIFIED
 }
 
 // NewTask is a task to insert.
@@ -702,13 +1055,19 @@ type NewTask struct {
 	// queue is "" for "default"; otherwise a name like kind.
 	Queue string `protobuf:"bytes,3,opt,name=queue,proto3" json:"queue,omitempty"`
 	// group is the downstream the task calls ("" for none), a name like kind.
-	Group    string `protobuf:"bytes,4,opt,name=group,proto3" json:"group,omitempty"`
-	Priority int64  `protobuf:"varint,5,opt,name=priority,proto3" json:"priority,omitempty"`
+	Group string `protobuf:"bytes,4,opt,name=group,proto3" json:"group,omitempty"`
+	// priority orders due tasks of a queue: higher runs first.
+	Priority int64 `protobuf:"varint,5,opt,name=priority,proto3" json:"priority,omitempty"`
 	// policy overrides the worker's retry policy, e.g. "10 5s 10m".
-	Policy      string               `protobuf:"bytes,6,opt,name=policy,proto3" json:"policy,omitempty"`
-	PoisonAfter int64                `protobuf:"varint,7,opt,name=poison_after,json=poisonAfter,proto3" json:"poison_after,omitempty"`
-	Timeout     *durationpb.Duration `protobuf:"bytes,8,opt,name=timeout,proto3" json:"timeout,omitempty"`
-	Grace       *durationpb.Duration `protobuf:"bytes,9,opt,name=grace,proto3" json:"grace,omitempty"`
+	Policy string `protobuf:"bytes,6,opt,name=policy,proto3" json:"policy,omitempty"`
+	// poison_after is how many identical failures in a row make the task
+	// DEAD_LETTER; 0 is the policy's.
+	PoisonAfter int64 `protobuf:"varint,7,opt,name=poison_after,json=poisonAfter,proto3" json:"poison_after,omitempty"`
+	// timeout bounds each attempt; unset for none.
+	Timeout *durationpb.Duration `protobuf:"bytes,8,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// grace is how long a process task has between SIGTERM and SIGKILL
+	// when cut off; unset is 5s.
+	Grace *durationpb.Duration `protobuf:"bytes,9,opt,name=grace,proto3" json:"grace,omitempty"`
 	// run_at makes the task due then rather than now.
 	RunAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=run_at,json=runAt,proto3" json:"run_at,omitempty"`
 	// idempotency_key: enqueueing the same work (kind, and args as JSON
@@ -719,7 +1078,8 @@ type NewTask struct {
 	// key and the existing task's id), unless return_existing. At most 200
 	// characters.
 	IdempotencyKey string `protobuf:"bytes,11,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
-	Name           string `protobuf:"bytes,12,opt,name=name,proto3" json:"name,omitempty"`
+	// name names the task within its run; "" for none.
+	Name string `protobuf:"bytes,12,opt,name=name,proto3" json:"name,omitempty"`
 	// tenant is whose work the task is ("" for none), for per-tenant limits.
 	Tenant string `protobuf:"bytes,13,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	// return_existing answers the task that holds idempotency_key even when
@@ -869,9 +1229,11 @@ func (x *NewTask) GetAutoTimeout() bool {
 	return false
 }
 
+// EnqueueRequest is TasksService.Enqueue's request.
 type EnqueueRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          *NewTask               `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task is the task to insert.
+	Task          *NewTask `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -913,9 +1275,11 @@ func (x *EnqueueRequest) GetTask() *NewTask {
 	return nil
 }
 
+// EnqueueResponse is TasksService.Enqueue's answer.
 type EnqueueResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Task  *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	// task is the task inserted, or the one that holds the idempotency key.
+	Task *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	// existed is true when task already held the request's idempotency key
 	// (nothing was inserted), false when this call created it.
 	Existed       bool `protobuf:"varint,2,opt,name=existed,proto3" json:"existed,omitempty"`
@@ -967,9 +1331,12 @@ func (x *EnqueueResponse) GetExisted() bool {
 	return false
 }
 
+// EnqueueBatchRequest is TasksService.EnqueueBatch's request.
 type EnqueueBatchRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Tasks         []*NewTask             `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tasks are the tasks to insert, all or none: at least one, at most
+	// the server's batch limit.
+	Tasks         []*NewTask `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1011,6 +1378,7 @@ func (x *EnqueueBatchRequest) GetTasks() []*NewTask {
 	return nil
 }
 
+// EnqueueBatchResponse is TasksService.EnqueueBatch's answer.
 type EnqueueBatchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// tasks are in the order of the request, without their args.
@@ -1067,9 +1435,11 @@ func (x *EnqueueBatchResponse) GetExisted() []bool {
 	return nil
 }
 
+// GetRequest is TasksService.Get's request.
 type GetRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the task's id.
+	Id            int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1111,9 +1481,11 @@ func (x *GetRequest) GetId() int64 {
 	return 0
 }
 
+// GetResponse is TasksService.Get's answer.
 type GetResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task is the task, with its args.
+	Task          *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1155,13 +1527,17 @@ func (x *GetResponse) GetTask() *Task {
 	return nil
 }
 
+// ListRequest is TasksService.List's request: the filters are ANDed.
 type ListRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	RunId int64                  `protobuf:"varint,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
-	// states, in any case; empty is every state.
-	States []string `protobuf:"bytes,2,rep,name=states,proto3" json:"states,omitempty"`
-	Kind   string   `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
-	Queue  string   `protobuf:"bytes,4,opt,name=queue,proto3" json:"queue,omitempty"`
+	// run_id lists the tasks of a run; 0 is any run.
+	RunId int64 `protobuf:"varint,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	// states are the states to list; empty is every state.
+	States []TaskState `protobuf:"varint,7,rep,packed,name=states,proto3,enum=grit.v1.TaskState" json:"states,omitempty"`
+	// kind lists the tasks of a kind; "" is any kind.
+	Kind string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	// queue lists the tasks of a queue; "" is any queue.
+	Queue string `protobuf:"bytes,4,opt,name=queue,proto3" json:"queue,omitempty"`
 	// after_id pages: only tasks with a larger id.
 	AfterId int64 `protobuf:"varint,5,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
 	// limit is at most 1000; 0 is 100.
@@ -1207,7 +1583,7 @@ func (x *ListRequest) GetRunId() int64 {
 	return 0
 }
 
-func (x *ListRequest) GetStates() []string {
+func (x *ListRequest) GetStates() []TaskState {
 	if x != nil {
 		return x.States
 	}
@@ -1242,9 +1618,11 @@ func (x *ListRequest) GetLimit() int64 {
 	return 0
 }
 
+// ListResponse is TasksService.List's answer.
 type ListResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Tasks []*Task                `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	// tasks are a page of tasks, by id.
+	Tasks []*Task `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
 	// next_after_id is the after_id of the next page; 0 when this is the
 	// last.
 	NextAfterId   int64 `protobuf:"varint,2,opt,name=next_after_id,json=nextAfterId,proto3" json:"next_after_id,omitempty"`
@@ -1296,9 +1674,11 @@ func (x *ListResponse) GetNextAfterId() int64 {
 	return 0
 }
 
+// AttemptsRequest is TasksService.Attempts's request.
 type AttemptsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TaskId        int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id is the task whose attempts to return.
+	TaskId        int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1340,6 +1720,7 @@ func (x *AttemptsRequest) GetTaskId() int64 {
 	return 0
 }
 
+// AttemptsResponse is TasksService.Attempts's answer.
 type AttemptsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// attempts, oldest first. The oldest may come without their output and
@@ -1386,9 +1767,11 @@ func (x *AttemptsResponse) GetAttempts() []*Attempt {
 	return nil
 }
 
+// CancelRequest is TasksService.Cancel's request.
 type CancelRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the task to cancel.
+	Id            int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1430,9 +1813,11 @@ func (x *CancelRequest) GetId() int64 {
 	return 0
 }
 
+// CancelResponse is TasksService.Cancel's answer.
 type CancelResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task is the task, CANCELLED.
+	Task          *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1485,7 +1870,9 @@ type Event struct {
 	Payload []byte `protobuf:"bytes,2,opt,name=payload,proto3" json:"payload,omitempty"`
 	// key makes publishing idempotent: the same key again delivers nothing
 	// new to a subscriber that has the event.
-	Key           string `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	Key string `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// tenant is whose event it is ("" for none); its deliveries are the
+	// tenant's.
 	Tenant        string `protobuf:"bytes,4,opt,name=tenant,proto3" json:"tenant,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1549,9 +1936,11 @@ func (x *Event) GetTenant() string {
 	return ""
 }
 
+// PublishRequest is TasksService.Publish's request.
 type PublishRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Events        []*Event               `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// events are the events to publish, in one transaction.
+	Events        []*Event `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1593,6 +1982,7 @@ func (x *PublishRequest) GetEvents() []*Event {
 	return nil
 }
 
+// PublishResponse is TasksService.Publish's answer.
 type PublishResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// deliveries are the tasks the events made (for a key published before,
@@ -1639,10 +2029,13 @@ func (x *PublishResponse) GetDeliveries() []*Task {
 	return nil
 }
 
+// DeadLetterRequest is TasksService.DeadLetter's request.
 type DeadLetterRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Action        DeadLetterAction       `protobuf:"varint,2,opt,name=action,proto3,enum=grit.v1.DeadLetterAction" json:"action,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the DEAD_LETTER task.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// action is what to do with it: required.
+	Action        DeadLetterAction `protobuf:"varint,2,opt,name=action,proto3,enum=grit.v1.DeadLetterAction" json:"action,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1691,9 +2084,11 @@ func (x *DeadLetterRequest) GetAction() DeadLetterAction {
 	return DeadLetterAction_DEAD_LETTER_ACTION_UNSPECIFIED
 }
 
+// DeadLetterResponse is TasksService.DeadLetter's answer.
 type DeadLetterResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task is the task after the action.
+	Task          *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1735,10 +2130,14 @@ func (x *DeadLetterResponse) GetTask() *Task {
 	return nil
 }
 
+// PauseInfo is a pause in force.
 type PauseInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Scope PauseScope             `protobuf:"varint,1,opt,name=scope,proto3,enum=grit.v1.PauseScope" json:"scope,omitempty"`
-	Name  string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// scope is what the pause applies to.
+	Scope PauseScope `protobuf:"varint,1,opt,name=scope,proto3,enum=grit.v1.PauseScope" json:"scope,omitempty"`
+	// name is the queue, kind or tenant paused.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// since is when it was paused.
 	Since *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=since,proto3" json:"since,omitempty"`
 	// who paused it, as the audit log names operators.
 	Who           string `protobuf:"bytes,4,opt,name=who,proto3" json:"who,omitempty"`
@@ -1804,6 +2203,7 @@ func (x *PauseInfo) GetWho() string {
 	return ""
 }
 
+// PausesRequest is TasksService.Pauses's request.
 type PausesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1840,9 +2240,11 @@ func (*PausesRequest) Descriptor() ([]byte, []int) {
 	return file_grit_v1_grit_proto_rawDescGZIP(), []int{21}
 }
 
+// PausesResponse is TasksService.Pauses's answer.
 type PausesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Pauses        []*PauseInfo           `protobuf:"bytes,1,rep,name=pauses,proto3" json:"pauses,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pauses are the pauses in force.
+	Pauses        []*PauseInfo `protobuf:"bytes,1,rep,name=pauses,proto3" json:"pauses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1884,10 +2286,13 @@ func (x *PausesResponse) GetPauses() []*PauseInfo {
 	return nil
 }
 
+// PauseRequest is TasksService.Pause's request.
 type PauseRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Scope         PauseScope             `protobuf:"varint,1,opt,name=scope,proto3,enum=grit.v1.PauseScope" json:"scope,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// scope is what to pause: required.
+	Scope PauseScope `protobuf:"varint,1,opt,name=scope,proto3,enum=grit.v1.PauseScope" json:"scope,omitempty"`
+	// name is the queue, kind or tenant to pause.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1936,9 +2341,11 @@ func (x *PauseRequest) GetName() string {
 	return ""
 }
 
+// PauseResponse is TasksService.Pause's answer.
 type PauseResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Pause         *PauseInfo             `protobuf:"bytes,1,opt,name=pause,proto3" json:"pause,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// pause is the pause in force (the first, if it was paused).
+	Pause         *PauseInfo `protobuf:"bytes,1,opt,name=pause,proto3" json:"pause,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1980,10 +2387,13 @@ func (x *PauseResponse) GetPause() *PauseInfo {
 	return nil
 }
 
+// ResumeRequest is TasksService.Resume's request.
 type ResumeRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Scope         PauseScope             `protobuf:"varint,1,opt,name=scope,proto3,enum=grit.v1.PauseScope" json:"scope,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// scope is what to resume: required.
+	Scope PauseScope `protobuf:"varint,1,opt,name=scope,proto3,enum=grit.v1.PauseScope" json:"scope,omitempty"`
+	// name is the queue, kind or tenant to resume.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2032,9 +2442,11 @@ func (x *ResumeRequest) GetName() string {
 	return ""
 }
 
+// ResumeResponse is TasksService.Resume's answer.
 type ResumeResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	WasPaused     bool                   `protobuf:"varint,1,opt,name=was_paused,json=wasPaused,proto3" json:"was_paused,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// was_paused says whether there was a pause to end.
+	WasPaused     bool `protobuf:"varint,1,opt,name=was_paused,json=wasPaused,proto3" json:"was_paused,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2079,10 +2491,14 @@ func (x *ResumeResponse) GetWasPaused() bool {
 // Instance is an instance of a state machine: the state it is in, the
 // transition under way, the events waiting and how the latest ended.
 type Instance struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
-	Machine string                 `protobuf:"bytes,1,opt,name=machine,proto3" json:"machine,omitempty"`
-	Key     string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
-	State   string                 `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// machine is the state machine's name.
+	Machine string `protobuf:"bytes,1,opt,name=machine,proto3" json:"machine,omitempty"`
+	// key names the instance within its machine.
+	Key string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	// state is the machine's state the instance is in (the machine's own
+	// name for it).
+	State string `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
 	// entering is the transition under way: the handler (task task_id) of
 	// the state it enters has not ended. Unset when none.
 	Entering *InstanceTransition `protobuf:"bytes,4,opt,name=entering,proto3" json:"entering,omitempty"`
@@ -2096,7 +2512,8 @@ type Instance struct {
 	// sent counts the events sent to the instance.
 	Sent int64 `protobuf:"varint,8,opt,name=sent,proto3" json:"sent,omitempty"`
 	// version is one more at each write of the instance.
-	Version       int64                  `protobuf:"varint,9,opt,name=version,proto3" json:"version,omitempty"`
+	Version int64 `protobuf:"varint,9,opt,name=version,proto3" json:"version,omitempty"`
+	// updated_at is when the instance was last written.
 	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2206,10 +2623,12 @@ func (x *Instance) GetUpdatedAt() *timestamppb.Timestamp {
 type InstanceEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// seq is the event's number in the instance, from 1.
-	Seq   int64  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Seq int64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// event is the event's name.
 	Event string `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
 	// payload is the event's JSON; empty for none.
-	Payload       []byte                 `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	Payload []byte `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	// sent_at is when it was sent.
 	SentAt        *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=sent_at,json=sentAt,proto3" json:"sent_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2276,10 +2695,14 @@ func (x *InstanceEvent) GetSentAt() *timestamppb.Timestamp {
 // InstanceTransition is a transition under way.
 type InstanceTransition struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Seq   int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	Event string                 `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
-	From  string                 `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
-	To    string                 `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
+	// seq is the number of the event that started the transition.
+	Seq int64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// event is that event's name.
+	Event string `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
+	// from is the state the instance leaves.
+	From string `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	// to is the state it enters.
+	To string `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
 	// task_id is the task of to's handler; 0 until it is enqueued.
 	TaskId        int64 `protobuf:"varint,5,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -2354,17 +2777,21 @@ func (x *InstanceTransition) GetTaskId() int64 {
 // InstanceEntry is how an event ended.
 type InstanceEntry struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Seq   int64                  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	Event string                 `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
-	From  string                 `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
+	// seq is the event's number in the instance.
+	Seq int64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// event is the event's name.
+	Event string `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
+	// from is the state the instance was in.
+	From string `protobuf:"bytes,3,opt,name=from,proto3" json:"from,omitempty"`
 	// to is the state entered; empty when the event was ignored.
-	To     string `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
-	TaskId int64  `protobuf:"varint,5,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	// outcome: ENTERED (its handler succeeded, or it had none), FAILED (its
-	// handler failed for good: the instance went to the machine's failed
-	// state) or IGNORED (no transition from the state on the event).
-	Outcome       string                 `protobuf:"bytes,6,opt,name=outcome,proto3" json:"outcome,omitempty"`
-	Why           string                 `protobuf:"bytes,7,opt,name=why,proto3" json:"why,omitempty"`
+	To string `protobuf:"bytes,4,opt,name=to,proto3" json:"to,omitempty"`
+	// task_id is the task of to's handler; 0 for none.
+	TaskId int64 `protobuf:"varint,5,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// outcome is how the event ended.
+	Outcome InstanceOutcome `protobuf:"varint,9,opt,name=outcome,proto3,enum=grit.v1.InstanceOutcome" json:"outcome,omitempty"`
+	// why says why it ended so, e.g. that no transition matched.
+	Why string `protobuf:"bytes,7,opt,name=why,proto3" json:"why,omitempty"`
+	// at is when it ended.
 	At            *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=at,proto3" json:"at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2435,11 +2862,11 @@ func (x *InstanceEntry) GetTaskId() int64 {
 	return 0
 }
 
-func (x *InstanceEntry) GetOutcome() string {
+func (x *InstanceEntry) GetOutcome() InstanceOutcome {
 	if x != nil {
 		return x.Outcome
 	}
-	return ""
+	return InstanceOutcome_INSTANCE_OUTCOME_UNSPECIFIED
 }
 
 func (x *InstanceEntry) GetWhy() string {
@@ -2456,6 +2883,7 @@ func (x *InstanceEntry) GetAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// SendRequest is TasksService.Send's request.
 type SendRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// machine: 1 to 200 letters, digits and - _ . (e.g. order).
@@ -2529,6 +2957,7 @@ func (x *SendRequest) GetPayload() []byte {
 	return nil
 }
 
+// SendResponse is TasksService.Send's answer.
 type SendResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// instance is the instance with the event in its queue.
@@ -2574,10 +3003,13 @@ func (x *SendResponse) GetInstance() *Instance {
 	return nil
 }
 
+// InstanceRequest is TasksService.Instance's request.
 type InstanceRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Machine       string                 `protobuf:"bytes,1,opt,name=machine,proto3" json:"machine,omitempty"`
-	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// machine is the state machine's name.
+	Machine string `protobuf:"bytes,1,opt,name=machine,proto3" json:"machine,omitempty"`
+	// key names the instance.
+	Key           string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2626,9 +3058,11 @@ func (x *InstanceRequest) GetKey() string {
 	return ""
 }
 
+// InstanceResponse is TasksService.Instance's answer.
 type InstanceResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Instance      *Instance              `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// instance is the instance.
+	Instance      *Instance `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2670,6 +3104,7 @@ func (x *InstanceResponse) GetInstance() *Instance {
 	return nil
 }
 
+// ClaimRequest is WorkersService.Claim's request.
 type ClaimRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// worker_id names the worker: 1 to 200 letters, digits and _ . : / -.
@@ -2688,9 +3123,11 @@ type ClaimRequest struct {
 	// wait, if set, waits up to this long (at most 60s) for a task to be
 	// due when none is now; otherwise Claim answers at once.
 	Wait *durationpb.Duration `protobuf:"bytes,6,opt,name=wait,proto3" json:"wait,omitempty"`
-	// Recorded on the worker.
-	Host          string `protobuf:"bytes,7,opt,name=host,proto3" json:"host,omitempty"`
-	Pid           int64  `protobuf:"varint,8,opt,name=pid,proto3" json:"pid,omitempty"`
+	// host is the worker's host, recorded on the worker.
+	Host string `protobuf:"bytes,7,opt,name=host,proto3" json:"host,omitempty"`
+	// pid is the worker's process id, recorded on the worker.
+	Pid int64 `protobuf:"varint,8,opt,name=pid,proto3" json:"pid,omitempty"`
+	// version is the worker's version, recorded on the worker.
 	Version       string `protobuf:"bytes,9,opt,name=version,proto3" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2789,9 +3226,12 @@ func (x *ClaimRequest) GetVersion() string {
 	return ""
 }
 
+// ClaimResponse is WorkersService.Claim's answer.
 type ClaimResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Tasks []*Task                `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	// tasks are the tasks claimed, RUNNING under their lease tokens, with
+	// their args; empty when none was due.
+	Tasks []*Task `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
 	// lease is the lease each claim holds: heartbeat well within it (every
 	// third of it).
 	Lease         *durationpb.Duration `protobuf:"bytes,2,opt,name=lease,proto3" json:"lease,omitempty"`
@@ -2845,9 +3285,11 @@ func (x *ClaimResponse) GetLease() *durationpb.Duration {
 
 // Lease names a held task: its id and the lease token of the claim.
 type Lease struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TaskId        int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	LeaseToken    int64                  `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id is the task held.
+	TaskId int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// lease_token is the token of the claim that holds it.
+	LeaseToken    int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2896,9 +3338,11 @@ func (x *Lease) GetLeaseToken() int64 {
 	return 0
 }
 
+// HeartbeatRequest is WorkersService.Heartbeat's request.
 type HeartbeatRequest struct {
-	state    protoimpl.MessageState `protogen:"open.v1"`
-	WorkerId string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// worker_id is the worker, as in its Claim.
+	WorkerId string `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
 	// leases are every task the worker works now.
 	Leases []*Lease `protobuf:"bytes,2,rep,name=leases,proto3" json:"leases,omitempty"`
 	// lease renews each for this long; unset is the server's.
@@ -2958,6 +3402,7 @@ func (x *HeartbeatRequest) GetLease() *durationpb.Duration {
 	return nil
 }
 
+// HeartbeatResponse is WorkersService.Heartbeat's answer.
 type HeartbeatResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// lost are the leases the worker no longer holds: stop working them.
@@ -3003,10 +3448,13 @@ func (x *HeartbeatResponse) GetLost() []*Lease {
 	return nil
 }
 
+// CompleteRequest is WorkersService.Complete's request.
 type CompleteRequest struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	TaskId     int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	LeaseToken int64                  `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id is the task, as the claim gave it.
+	TaskId int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// lease_token is the claim's lease token (fencing).
+	LeaseToken int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	// output is the tail of the work's output (at most 64 KiB), kept on the
 	// attempt.
 	Output string `protobuf:"bytes,3,opt,name=output,proto3" json:"output,omitempty"`
@@ -3086,9 +3534,11 @@ func (x *CompleteRequest) GetWorkerId() string {
 	return ""
 }
 
+// CompleteResponse is WorkersService.Complete's answer.
 type CompleteResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task is the task, SUCCESS.
+	Task          *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3130,23 +3580,30 @@ func (x *CompleteResponse) GetTask() *Task {
 	return nil
 }
 
+// FailRequest is WorkersService.Fail's request.
 type FailRequest struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	TaskId     int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	LeaseToken int64                  `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
-	Class      ErrorClass             `protobuf:"varint,3,opt,name=class,proto3,enum=grit.v1.ErrorClass" json:"class,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id is the task, as the claim gave it.
+	TaskId int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// lease_token is the claim's lease token (fencing).
+	LeaseToken int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// error_class is how the worker classifies the failure: required
+	// (ERROR_CLASS_UNSPECIFIED is refused). ERROR_CLASS_UNCLASSIFIED lets
+	// the task's policy and poison detection decide.
+	ErrorClass ErrorClass `protobuf:"varint,3,opt,name=error_class,json=errorClass,proto3,enum=grit.v1.ErrorClass" json:"error_class,omitempty"`
 	// message is the error (at most 64 KiB), or for a process, the tail of
 	// its standard error. Numbers, ids and quoted values in it are masked for the
 	// fingerprint, so "key 42 missing" and "key 43 missing" are the same
 	// failure.
 	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
-	// retry_after is the least delay before the retry, for class AFTER.
+	// retry_after is the least delay before the retry, for
+	// ERROR_CLASS_AFTER only.
 	RetryAfter *durationpb.Duration `protobuf:"bytes,5,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
 	// exit_code, for a process: its exit status (75, EX_TEMPFAIL, is
-	// transient when the class is UNCLASSIFIED). signal is what killed it,
-	// if anything (e.g. SIGKILL).
+	// transient when error_class is UNCLASSIFIED).
 	ExitCode *int32 `protobuf:"varint,6,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
-	Signal   string `protobuf:"bytes,7,opt,name=signal,proto3" json:"signal,omitempty"`
+	// signal is what killed a process, if anything (e.g. SIGKILL).
+	Signal string `protobuf:"bytes,7,opt,name=signal,proto3" json:"signal,omitempty"`
 	// output is the tail of the work's output (at most 64 KiB), kept on the
 	// attempt.
 	Output string `protobuf:"bytes,8,opt,name=output,proto3" json:"output,omitempty"`
@@ -3214,11 +3671,11 @@ func (x *FailRequest) GetLeaseToken() int64 {
 	return 0
 }
 
-func (x *FailRequest) GetClass() ErrorClass {
+func (x *FailRequest) GetErrorClass() ErrorClass {
 	if x != nil {
-		return x.Class
+		return x.ErrorClass
 	}
-	return ErrorClass_ERROR_CLASS_UNCLASSIFIED
+	return ErrorClass_ERROR_CLASS_UNSPECIFIED
 }
 
 func (x *FailRequest) GetMessage() string {
@@ -3277,13 +3734,14 @@ func (x *FailRequest) GetCatch() string {
 	return ""
 }
 
+// FailResponse is WorkersService.Fail's answer.
 type FailResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// task is the task after the decision: RETRYING (with next_at), FAILED
 	// or DEAD_LETTER.
 	Task *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
-	// decision: retry, exhausted, permanent, budget or poison.
-	Decision      string `protobuf:"bytes,2,opt,name=decision,proto3" json:"decision,omitempty"`
+	// decision is what the failure led to.
+	Decision      Decision `protobuf:"varint,3,opt,name=decision,proto3,enum=grit.v1.Decision" json:"decision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3325,18 +3783,22 @@ func (x *FailResponse) GetTask() *Task {
 	return nil
 }
 
-func (x *FailResponse) GetDecision() string {
+func (x *FailResponse) GetDecision() Decision {
 	if x != nil {
 		return x.Decision
 	}
-	return ""
+	return Decision_DECISION_UNSPECIFIED
 }
 
+// SnoozeRequest is WorkersService.Snooze's request.
 type SnoozeRequest struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	TaskId     int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	LeaseToken int64                  `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
-	Delay      *durationpb.Duration   `protobuf:"bytes,3,opt,name=delay,proto3" json:"delay,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id is the task, as the claim gave it.
+	TaskId int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// lease_token is the claim's lease token (fencing).
+	LeaseToken int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// delay is how long the task waits, SENSING, before it is due again.
+	Delay *durationpb.Duration `protobuf:"bytes,3,opt,name=delay,proto3" json:"delay,omitempty"`
 	// worker_id is the worker that claimed the task, as in its Claim
 	// (required: INVALID_ARGUMENT without it): a result from any other
 	// worker is refused (FAILED_PRECONDITION).
@@ -3403,9 +3865,11 @@ func (x *SnoozeRequest) GetWorkerId() string {
 	return ""
 }
 
+// SnoozeResponse is WorkersService.Snooze's answer.
 type SnoozeResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Task          *Task                  `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task is the task, SENSING with next_at.
+	Task          *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3447,6 +3911,7 @@ func (x *SnoozeResponse) GetTask() *Task {
 	return nil
 }
 
+// ReportRequest is WorkersService.Report's request.
 type ReportRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// worker_id is the worker that claimed the tasks, as in its Claim:
@@ -3510,7 +3975,8 @@ func (x *ReportRequest) GetResults() []*Result {
 type Result struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// task_id and lease_token name the attempt, as the claim gave them.
-	TaskId     int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	TaskId int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// lease_token is the claim's lease token (fencing).
 	LeaseToken int64 `protobuf:"varint,2,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	// end is how it ended: exactly one of them.
 	//
@@ -3607,14 +4073,17 @@ type isResult_End interface {
 }
 
 type Result_Complete struct {
+	// complete: the attempt succeeded.
 	Complete *Completed `protobuf:"bytes,3,opt,name=complete,proto3,oneof"`
 }
 
 type Result_Fail struct {
+	// fail: the attempt failed.
 	Fail *Failed `protobuf:"bytes,4,opt,name=fail,proto3,oneof"`
 }
 
 type Result_Snooze struct {
+	// snooze: the sensor's condition does not hold yet.
 	Snooze *Snoozed `protobuf:"bytes,5,opt,name=snooze,proto3,oneof"`
 }
 
@@ -3675,15 +4144,17 @@ func (x *Completed) GetOutput() string {
 // Failed is a failed attempt; its fields mean what FailRequest's do.
 type Failed struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// class is how the worker classifies the failure.
-	Class ErrorClass `protobuf:"varint,1,opt,name=class,proto3,enum=grit.v1.ErrorClass" json:"class,omitempty"`
+	// error_class is how the worker classifies the failure: required, as
+	// FailRequest's.
+	ErrorClass ErrorClass `protobuf:"varint,1,opt,name=error_class,json=errorClass,proto3,enum=grit.v1.ErrorClass" json:"error_class,omitempty"`
 	// message is the error (at most 64 KiB), fingerprinted with numbers,
 	// ids and quoted values masked.
 	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	// retry_after is the least delay before the retry, for class AFTER.
+	// retry_after is the least delay before the retry, for
+	// ERROR_CLASS_AFTER only.
 	RetryAfter *durationpb.Duration `protobuf:"bytes,3,opt,name=retry_after,json=retryAfter,proto3" json:"retry_after,omitempty"`
 	// exit_code, for a process, is its exit status (75 is transient when
-	// the class is UNCLASSIFIED).
+	// error_class is UNCLASSIFIED).
 	ExitCode *int32 `protobuf:"varint,4,opt,name=exit_code,json=exitCode,proto3,oneof" json:"exit_code,omitempty"`
 	// signal is what killed the process, if anything (e.g. SIGKILL).
 	Signal string `protobuf:"bytes,5,opt,name=signal,proto3" json:"signal,omitempty"`
@@ -3729,11 +4200,11 @@ func (*Failed) Descriptor() ([]byte, []int) {
 	return file_grit_v1_grit_proto_rawDescGZIP(), []int{49}
 }
 
-func (x *Failed) GetClass() ErrorClass {
+func (x *Failed) GetErrorClass() ErrorClass {
 	if x != nil {
-		return x.Class
+		return x.ErrorClass
 	}
-	return ErrorClass_ERROR_CLASS_UNCLASSIFIED
+	return ErrorClass_ERROR_CLASS_UNSPECIFIED
 }
 
 func (x *Failed) GetMessage() string {
@@ -3832,6 +4303,7 @@ func (x *Snoozed) GetDelay() *durationpb.Duration {
 	return nil
 }
 
+// ReportResponse is WorkersService.Report's answer.
 type ReportResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// answers[i] answers the request's results[i].
@@ -3891,8 +4363,8 @@ type ReportAnswer struct {
 	// task is the task after the result, without its args and last_error
 	// (the request has them; Get the task for them); unset when status is.
 	Task *Task `protobuf:"bytes,2,opt,name=task,proto3" json:"task,omitempty"`
-	// decision, for a fail: retry, exhausted, permanent, budget or poison.
-	Decision      string `protobuf:"bytes,3,opt,name=decision,proto3" json:"decision,omitempty"`
+	// decision, for a fail, is what the failure led to; unset otherwise.
+	Decision      Decision `protobuf:"varint,4,opt,name=decision,proto3,enum=grit.v1.Decision" json:"decision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3941,17 +4413,20 @@ func (x *ReportAnswer) GetTask() *Task {
 	return nil
 }
 
-func (x *ReportAnswer) GetDecision() string {
+func (x *ReportAnswer) GetDecision() Decision {
 	if x != nil {
 		return x.Decision
 	}
-	return ""
+	return Decision_DECISION_UNSPECIFIED
 }
 
+// ReleaseRequest is WorkersService.Release's request.
 type ReleaseRequest struct {
-	state    protoimpl.MessageState `protogen:"open.v1"`
-	WorkerId string                 `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
-	Leases   []*Lease               `protobuf:"bytes,2,rep,name=leases,proto3" json:"leases,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// worker_id is the worker, as in its Claim.
+	WorkerId string `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// leases are the tasks to give back.
+	Leases []*Lease `protobuf:"bytes,2,rep,name=leases,proto3" json:"leases,omitempty"`
 	// deactivate marks the worker inactive after the release.
 	Deactivate    bool `protobuf:"varint,3,opt,name=deactivate,proto3" json:"deactivate,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -4009,6 +4484,7 @@ func (x *ReleaseRequest) GetDeactivate() bool {
 	return false
 }
 
+// ReleaseResponse is WorkersService.Release's answer.
 type ReleaseResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// lost are the leases that were not released: the worker did not hold
@@ -4060,13 +4536,16 @@ type Step struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// seq is its place in the order the task's handler reaches its steps,
 	// from 1; name and occurrence (from 1) identify it.
-	Seq        int32  `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	Name       string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Occurrence int32  `protobuf:"varint,3,opt,name=occurrence,proto3" json:"occurrence,omitempty"`
+	Seq int32 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	// name is the step's name, as the handler gives it.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// occurrence counts the steps of this name in the task, from 1.
+	Occurrence int32 `protobuf:"varint,3,opt,name=occurrence,proto3" json:"occurrence,omitempty"`
 	// attempt is the attempt that ran it.
 	Attempt int32 `protobuf:"varint,4,opt,name=attempt,proto3" json:"attempt,omitempty"`
 	// result is JSON.
-	Result        []byte                 `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
+	Result []byte `protobuf:"bytes,5,opt,name=result,proto3" json:"result,omitempty"`
+	// recorded_at is when it was recorded.
 	RecordedAt    *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=recorded_at,json=recordedAt,proto3" json:"recorded_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4144,12 +4623,15 @@ func (x *Step) GetRecordedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+// RecordStepRequest is WorkersService.RecordStep's request.
 type RecordStepRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// worker_id is the worker that claimed the task, as in its Claim.
-	WorkerId   string `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
-	TaskId     int64  `protobuf:"varint,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	LeaseToken int64  `protobuf:"varint,3,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	WorkerId string `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// task_id is the task, as the claim gave it.
+	TaskId int64 `protobuf:"varint,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// lease_token is the claim's lease token (fencing).
+	LeaseToken int64 `protobuf:"varint,3,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
 	// step is the step to record (its recorded_at is ignored).
 	Step          *Step `protobuf:"bytes,4,opt,name=step,proto3" json:"step,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -4214,6 +4696,7 @@ func (x *RecordStepRequest) GetStep() *Step {
 	return nil
 }
 
+// RecordStepResponse is WorkersService.RecordStep's answer.
 type RecordStepResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// step is the step as recorded: the one given, or the one recorded at
@@ -4260,9 +4743,11 @@ func (x *RecordStepResponse) GetStep() *Step {
 	return nil
 }
 
+// StepsRequest is WorkersService.Steps's request.
 type StepsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TaskId        int64                  `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id is the task whose steps to list.
+	TaskId        int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4304,9 +4789,11 @@ func (x *StepsRequest) GetTaskId() int64 {
 	return 0
 }
 
+// StepsResponse is WorkersService.Steps's answer.
 type StepsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Steps         []*Step                `protobuf:"bytes,1,rep,name=steps,proto3" json:"steps,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// steps are the task's recorded steps, by place.
+	Steps         []*Step `protobuf:"bytes,1,rep,name=steps,proto3" json:"steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4352,7 +4839,7 @@ var File_grit_v1_grit_proto protoreflect.FileDescriptor
 
 const file_grit_v1_grit_proto_rawDesc = "" +
 	"\n" +
-	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\xd6\b\n" +
+	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\xf0\b\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\x03R\x05runId\x12\x12\n" +
@@ -4361,8 +4848,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x04args\x18\x05 \x01(\fR\x04args\x12\x14\n" +
 	"\x05queue\x18\x06 \x01(\tR\x05queue\x12\x14\n" +
 	"\x05group\x18\a \x01(\tR\x05group\x12\x1a\n" +
-	"\bpriority\x18\b \x01(\x03R\bpriority\x12\x14\n" +
-	"\x05state\x18\t \x01(\tR\x05state\x12\x16\n" +
+	"\bpriority\x18\b \x01(\x03R\bpriority\x12(\n" +
+	"\x05state\x18  \x01(\x0e2\x12.grit.v1.TaskStateR\x05state\x12\x16\n" +
 	"\x06policy\x18\n" +
 	" \x01(\tR\x06policy\x12!\n" +
 	"\fpoison_after\x18\v \x01(\x03R\vpoisonAfter\x123\n" +
@@ -4391,7 +4878,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\tdeferrals\x18\x1c \x01(\x03R\tdeferrals\x12 \n" +
 	"\vtraceparent\x18\x1d \x01(\tR\vtraceparent\x12!\n" +
 	"\fauto_timeout\x18\x1e \x01(\bR\vautoTimeout\x12%\n" +
-	"\x0etimeout_source\x18\x1f \x01(\tR\rtimeoutSource\"\xfa\x03\n" +
+	"\x0etimeout_source\x18\x1f \x01(\tR\rtimeoutSourceJ\x04\b\t\x10\n" +
+	"\"\xdf\x04\n" +
 	"\aAttempt\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\x03R\x06number\x12\x16\n" +
@@ -4400,19 +4888,20 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"leaseToken\x129\n" +
 	"\n" +
 	"started_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\tstartedAt\x125\n" +
-	"\bended_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x12\x18\n" +
-	"\aoutcome\x18\a \x01(\tR\aoutcome\x12\x14\n" +
-	"\x05class\x18\b \x01(\tR\x05class\x12\x14\n" +
+	"\bended_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aendedAt\x121\n" +
+	"\aoutcome\x18\x10 \x01(\x0e2\x17.grit.v1.AttemptOutcomeR\aoutcome\x124\n" +
+	"\verror_class\x18\x11 \x01(\x0e2\x13.grit.v1.ErrorClassR\n" +
+	"errorClass\x12\x14\n" +
 	"\x05error\x18\t \x01(\tR\x05error\x12 \n" +
 	"\vfingerprint\x18\n" +
 	" \x01(\tR\vfingerprint\x12 \n" +
 	"\texit_code\x18\v \x01(\x05H\x00R\bexitCode\x88\x01\x01\x12\x16\n" +
 	"\x06signal\x18\f \x01(\tR\x06signal\x12\x16\n" +
 	"\x06output\x18\r \x01(\tR\x06output\x12/\n" +
-	"\x05delay\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\x05delay\x12\x1a\n" +
-	"\bdecision\x18\x0f \x01(\tR\bdecisionB\f\n" +
+	"\x05delay\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\x05delay\x12-\n" +
+	"\bdecision\x18\x12 \x01(\x0e2\x11.grit.v1.DecisionR\bdecisionB\f\n" +
 	"\n" +
-	"_exit_code\"\xee\x03\n" +
+	"_exit_codeJ\x04\b\a\x10\bJ\x04\b\b\x10\tJ\x04\b\x0f\x10\x10R\x05class\"\xee\x03\n" +
 	"\aNewTask\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04args\x18\x02 \x01(\fR\x04args\x12\x14\n" +
@@ -4444,14 +4933,14 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"GetRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"0\n" +
 	"\vGetResponse\x12!\n" +
-	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\x97\x01\n" +
+	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xb1\x01\n" +
 	"\vListRequest\x12\x15\n" +
-	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12\x16\n" +
-	"\x06states\x18\x02 \x03(\tR\x06states\x12\x12\n" +
+	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12*\n" +
+	"\x06states\x18\a \x03(\x0e2\x12.grit.v1.TaskStateR\x06states\x12\x12\n" +
 	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x14\n" +
 	"\x05queue\x18\x04 \x01(\tR\x05queue\x12\x19\n" +
 	"\bafter_id\x18\x05 \x01(\x03R\aafterId\x12\x14\n" +
-	"\x05limit\x18\x06 \x01(\x03R\x05limit\"W\n" +
+	"\x05limit\x18\x06 \x01(\x03R\x05limitJ\x04\b\x02\x10\x03\"W\n" +
 	"\fListResponse\x12#\n" +
 	"\x05tasks\x18\x01 \x03(\v2\r.grit.v1.TaskR\x05tasks\x12\"\n" +
 	"\rnext_after_id\x18\x02 \x01(\x03R\vnextAfterId\"*\n" +
@@ -4521,16 +5010,16 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x05event\x18\x02 \x01(\tR\x05event\x12\x12\n" +
 	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x04 \x01(\tR\x02to\x12\x17\n" +
-	"\atask_id\x18\x05 \x01(\x03R\x06taskId\"\xcc\x01\n" +
+	"\atask_id\x18\x05 \x01(\x03R\x06taskId\"\xec\x01\n" +
 	"\rInstanceEntry\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x03R\x03seq\x12\x14\n" +
 	"\x05event\x18\x02 \x01(\tR\x05event\x12\x12\n" +
 	"\x04from\x18\x03 \x01(\tR\x04from\x12\x0e\n" +
 	"\x02to\x18\x04 \x01(\tR\x02to\x12\x17\n" +
-	"\atask_id\x18\x05 \x01(\x03R\x06taskId\x12\x18\n" +
-	"\aoutcome\x18\x06 \x01(\tR\aoutcome\x12\x10\n" +
+	"\atask_id\x18\x05 \x01(\x03R\x06taskId\x122\n" +
+	"\aoutcome\x18\t \x01(\x0e2\x18.grit.v1.InstanceOutcomeR\aoutcome\x12\x10\n" +
 	"\x03why\x18\a \x01(\tR\x03why\x12*\n" +
-	"\x02at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x02at\"i\n" +
+	"\x02at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\x02atJ\x04\b\x06\x10\a\"i\n" +
 	"\vSendRequest\x12\x18\n" +
 	"\amachine\x18\x01 \x01(\tR\amachine\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x14\n" +
@@ -4574,12 +5063,13 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\apublish\x18\x04 \x03(\v2\x0e.grit.v1.EventR\apublish\x12\x1b\n" +
 	"\tworker_id\x18\x05 \x01(\tR\bworkerId\"5\n" +
 	"\x10CompleteResponse\x12!\n" +
-	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xf3\x02\n" +
+	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xfe\x02\n" +
 	"\vFailRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x1f\n" +
 	"\vlease_token\x18\x02 \x01(\x03R\n" +
-	"leaseToken\x12)\n" +
-	"\x05class\x18\x03 \x01(\x0e2\x13.grit.v1.ErrorClassR\x05class\x12\x18\n" +
+	"leaseToken\x124\n" +
+	"\verror_class\x18\x03 \x01(\x0e2\x13.grit.v1.ErrorClassR\n" +
+	"errorClass\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12:\n" +
 	"\vretry_after\x18\x05 \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"retryAfter\x12 \n" +
@@ -4591,10 +5081,10 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	" \x01(\tR\bworkerId\x12\x14\n" +
 	"\x05catch\x18\v \x01(\tR\x05catchB\f\n" +
 	"\n" +
-	"_exit_code\"M\n" +
+	"_exit_code\"f\n" +
 	"\fFailResponse\x12!\n" +
-	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\x12\x1a\n" +
-	"\bdecision\x18\x02 \x01(\tR\bdecision\"\x97\x01\n" +
+	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\x12-\n" +
+	"\bdecision\x18\x03 \x01(\x0e2\x11.grit.v1.DecisionR\bdecisionJ\x04\b\x02\x10\x03\"\x97\x01\n" +
 	"\rSnoozeRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x1f\n" +
 	"\vlease_token\x18\x02 \x01(\x03R\n" +
@@ -4615,9 +5105,10 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x06snooze\x18\x05 \x01(\v2\x10.grit.v1.SnoozedH\x00R\x06snoozeB\x05\n" +
 	"\x03end\"#\n" +
 	"\tCompleted\x12\x16\n" +
-	"\x06output\x18\x01 \x01(\tR\x06output\"\x97\x02\n" +
-	"\x06Failed\x12)\n" +
-	"\x05class\x18\x01 \x01(\x0e2\x13.grit.v1.ErrorClassR\x05class\x12\x18\n" +
+	"\x06output\x18\x01 \x01(\tR\x06output\"\xa2\x02\n" +
+	"\x06Failed\x124\n" +
+	"\verror_class\x18\x01 \x01(\x0e2\x13.grit.v1.ErrorClassR\n" +
+	"errorClass\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12:\n" +
 	"\vretry_after\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"retryAfter\x12 \n" +
@@ -4631,11 +5122,11 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\aSnoozed\x12/\n" +
 	"\x05delay\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\x05delay\"A\n" +
 	"\x0eReportResponse\x12/\n" +
-	"\aanswers\x18\x01 \x03(\v2\x15.grit.v1.ReportAnswerR\aanswers\"y\n" +
+	"\aanswers\x18\x01 \x03(\v2\x15.grit.v1.ReportAnswerR\aanswers\"\x92\x01\n" +
 	"\fReportAnswer\x12*\n" +
 	"\x06status\x18\x01 \x01(\v2\x12.google.rpc.StatusR\x06status\x12!\n" +
-	"\x04task\x18\x02 \x01(\v2\r.grit.v1.TaskR\x04task\x12\x1a\n" +
-	"\bdecision\x18\x03 \x01(\tR\bdecision\"u\n" +
+	"\x04task\x18\x02 \x01(\v2\r.grit.v1.TaskR\x04task\x12-\n" +
+	"\bdecision\x18\x04 \x01(\x0e2\x11.grit.v1.DecisionR\bdecisionJ\x04\b\x03\x10\x04\"u\n" +
 	"\x0eReleaseRequest\x12\x1b\n" +
 	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12&\n" +
 	"\x06leases\x18\x02 \x03(\v2\x0e.grit.v1.LeaseR\x06leases\x12\x1e\n" +
@@ -4676,16 +5167,55 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x17PAUSE_SCOPE_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11PAUSE_SCOPE_QUEUE\x10\x01\x12\x14\n" +
 	"\x10PAUSE_SCOPE_KIND\x10\x02\x12\x16\n" +
-	"\x12PAUSE_SCOPE_TENANT\x10\x03*\xaa\x01\n" +
+	"\x12PAUSE_SCOPE_TENANT\x10\x03*\x8c\x01\n" +
+	"\x0fInstanceOutcome\x12 \n" +
+	"\x1cINSTANCE_OUTCOME_UNSPECIFIED\x10\x00\x12\x1c\n" +
+	"\x18INSTANCE_OUTCOME_ENTERED\x10\x01\x12\x1b\n" +
+	"\x17INSTANCE_OUTCOME_FAILED\x10\x02\x12\x1c\n" +
+	"\x18INSTANCE_OUTCOME_IGNORED\x10\x03*\xe1\x01\n" +
 	"\n" +
-	"ErrorClass\x12\x1c\n" +
-	"\x18ERROR_CLASS_UNCLASSIFIED\x10\x00\x12\x19\n" +
+	"ErrorClass\x12\x1b\n" +
+	"\x17ERROR_CLASS_UNSPECIFIED\x10\x00\x12\x19\n" +
 	"\x15ERROR_CLASS_TRANSIENT\x10\x01\x12\x19\n" +
 	"\x15ERROR_CLASS_PERMANENT\x10\x02\x12\x18\n" +
 	"\x14ERROR_CLASS_RESOURCE\x10\x03\x12\x15\n" +
 	"\x11ERROR_CLASS_AFTER\x10\x04\x12\x17\n" +
-	"\x13ERROR_CLASS_TIMEOUT\x10\x052\x9e\x06\n" +
-	"\x05Tasks\x12<\n" +
+	"\x13ERROR_CLASS_TIMEOUT\x10\x05\x12\x1c\n" +
+	"\x18ERROR_CLASS_UNCLASSIFIED\x10\x06\x12\x18\n" +
+	"\x14ERROR_CLASS_CANCELED\x10\a*\xbb\x02\n" +
+	"\tTaskState\x12\x1a\n" +
+	"\x16TASK_STATE_UNSPECIFIED\x10\x00\x12\x16\n" +
+	"\x12TASK_STATE_PENDING\x10\x01\x12\x14\n" +
+	"\x10TASK_STATE_READY\x10\x02\x12\x16\n" +
+	"\x12TASK_STATE_RUNNING\x10\x03\x12\x17\n" +
+	"\x13TASK_STATE_RETRYING\x10\x04\x12\x16\n" +
+	"\x12TASK_STATE_SENSING\x10\x05\x12\x16\n" +
+	"\x12TASK_STATE_SUCCESS\x10\x06\x12\x15\n" +
+	"\x11TASK_STATE_FAILED\x10\a\x12\x1e\n" +
+	"\x1aTASK_STATE_UPSTREAM_FAILED\x10\b\x12\x1a\n" +
+	"\x16TASK_STATE_DEAD_LETTER\x10\t\x12\x16\n" +
+	"\x12TASK_STATE_SKIPPED\x10\n" +
+	"\x12\x18\n" +
+	"\x14TASK_STATE_CANCELLED\x10\v*\xff\x01\n" +
+	"\x0eAttemptOutcome\x12\x1f\n" +
+	"\x1bATTEMPT_OUTCOME_UNSPECIFIED\x10\x00\x12\x1b\n" +
+	"\x17ATTEMPT_OUTCOME_RUNNING\x10\x01\x12\x1b\n" +
+	"\x17ATTEMPT_OUTCOME_SUCCESS\x10\x02\x12\x19\n" +
+	"\x15ATTEMPT_OUTCOME_ERROR\x10\x03\x12\x1b\n" +
+	"\x17ATTEMPT_OUTCOME_TIMEOUT\x10\x04\x12\x1b\n" +
+	"\x17ATTEMPT_OUTCOME_SNOOZED\x10\x05\x12\x1f\n" +
+	"\x1bATTEMPT_OUTCOME_INTERRUPTED\x10\x06\x12\x1c\n" +
+	"\x18ATTEMPT_OUTCOME_RELEASED\x10\a*\xbe\x01\n" +
+	"\bDecision\x12\x18\n" +
+	"\x14DECISION_UNSPECIFIED\x10\x00\x12\x12\n" +
+	"\x0eDECISION_RETRY\x10\x01\x12\x16\n" +
+	"\x12DECISION_EXHAUSTED\x10\x02\x12\x16\n" +
+	"\x12DECISION_PERMANENT\x10\x03\x12\x13\n" +
+	"\x0fDECISION_BUDGET\x10\x04\x12\x13\n" +
+	"\x0fDECISION_POISON\x10\x05\x12\x15\n" +
+	"\x11DECISION_CANCELED\x10\x06\x12\x13\n" +
+	"\x0fDECISION_OUTAGE\x10\a2\xa5\x06\n" +
+	"\fTasksService\x12<\n" +
 	"\aEnqueue\x12\x17.grit.v1.EnqueueRequest\x1a\x18.grit.v1.EnqueueResponse\x12K\n" +
 	"\fEnqueueBatch\x12\x1c.grit.v1.EnqueueBatchRequest\x1a\x1d.grit.v1.EnqueueBatchResponse\x120\n" +
 	"\x03Get\x12\x13.grit.v1.GetRequest\x1a\x14.grit.v1.GetResponse\x123\n" +
@@ -4699,8 +5229,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x05Pause\x12\x15.grit.v1.PauseRequest\x1a\x16.grit.v1.PauseResponse\x129\n" +
 	"\x06Resume\x12\x16.grit.v1.ResumeRequest\x1a\x17.grit.v1.ResumeResponse\x123\n" +
 	"\x04Send\x12\x14.grit.v1.SendRequest\x1a\x15.grit.v1.SendResponse\x12?\n" +
-	"\bInstance\x12\x18.grit.v1.InstanceRequest\x1a\x19.grit.v1.InstanceResponse2\xae\x04\n" +
-	"\aWorkers\x126\n" +
+	"\bInstance\x12\x18.grit.v1.InstanceRequest\x1a\x19.grit.v1.InstanceResponse2\xb5\x04\n" +
+	"\x0eWorkersService\x126\n" +
 	"\x05Claim\x12\x15.grit.v1.ClaimRequest\x1a\x16.grit.v1.ClaimResponse\x12B\n" +
 	"\tHeartbeat\x12\x19.grit.v1.HeartbeatRequest\x1a\x1a.grit.v1.HeartbeatResponse\x12?\n" +
 	"\bComplete\x12\x18.grit.v1.CompleteRequest\x1a\x19.grit.v1.CompleteResponse\x123\n" +
@@ -4724,196 +5254,208 @@ func file_grit_v1_grit_proto_rawDescGZIP() []byte {
 	return file_grit_v1_grit_proto_rawDescData
 }
 
-var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
 var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_grit_v1_grit_proto_goTypes = []any{
 	(DeadLetterAction)(0),         // 0: grit.v1.DeadLetterAction
 	(PauseScope)(0),               // 1: grit.v1.PauseScope
-	(ErrorClass)(0),               // 2: grit.v1.ErrorClass
-	(*Task)(nil),                  // 3: grit.v1.Task
-	(*Attempt)(nil),               // 4: grit.v1.Attempt
-	(*NewTask)(nil),               // 5: grit.v1.NewTask
-	(*EnqueueRequest)(nil),        // 6: grit.v1.EnqueueRequest
-	(*EnqueueResponse)(nil),       // 7: grit.v1.EnqueueResponse
-	(*EnqueueBatchRequest)(nil),   // 8: grit.v1.EnqueueBatchRequest
-	(*EnqueueBatchResponse)(nil),  // 9: grit.v1.EnqueueBatchResponse
-	(*GetRequest)(nil),            // 10: grit.v1.GetRequest
-	(*GetResponse)(nil),           // 11: grit.v1.GetResponse
-	(*ListRequest)(nil),           // 12: grit.v1.ListRequest
-	(*ListResponse)(nil),          // 13: grit.v1.ListResponse
-	(*AttemptsRequest)(nil),       // 14: grit.v1.AttemptsRequest
-	(*AttemptsResponse)(nil),      // 15: grit.v1.AttemptsResponse
-	(*CancelRequest)(nil),         // 16: grit.v1.CancelRequest
-	(*CancelResponse)(nil),        // 17: grit.v1.CancelResponse
-	(*Event)(nil),                 // 18: grit.v1.Event
-	(*PublishRequest)(nil),        // 19: grit.v1.PublishRequest
-	(*PublishResponse)(nil),       // 20: grit.v1.PublishResponse
-	(*DeadLetterRequest)(nil),     // 21: grit.v1.DeadLetterRequest
-	(*DeadLetterResponse)(nil),    // 22: grit.v1.DeadLetterResponse
-	(*PauseInfo)(nil),             // 23: grit.v1.PauseInfo
-	(*PausesRequest)(nil),         // 24: grit.v1.PausesRequest
-	(*PausesResponse)(nil),        // 25: grit.v1.PausesResponse
-	(*PauseRequest)(nil),          // 26: grit.v1.PauseRequest
-	(*PauseResponse)(nil),         // 27: grit.v1.PauseResponse
-	(*ResumeRequest)(nil),         // 28: grit.v1.ResumeRequest
-	(*ResumeResponse)(nil),        // 29: grit.v1.ResumeResponse
-	(*Instance)(nil),              // 30: grit.v1.Instance
-	(*InstanceEvent)(nil),         // 31: grit.v1.InstanceEvent
-	(*InstanceTransition)(nil),    // 32: grit.v1.InstanceTransition
-	(*InstanceEntry)(nil),         // 33: grit.v1.InstanceEntry
-	(*SendRequest)(nil),           // 34: grit.v1.SendRequest
-	(*SendResponse)(nil),          // 35: grit.v1.SendResponse
-	(*InstanceRequest)(nil),       // 36: grit.v1.InstanceRequest
-	(*InstanceResponse)(nil),      // 37: grit.v1.InstanceResponse
-	(*ClaimRequest)(nil),          // 38: grit.v1.ClaimRequest
-	(*ClaimResponse)(nil),         // 39: grit.v1.ClaimResponse
-	(*Lease)(nil),                 // 40: grit.v1.Lease
-	(*HeartbeatRequest)(nil),      // 41: grit.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 42: grit.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 43: grit.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 44: grit.v1.CompleteResponse
-	(*FailRequest)(nil),           // 45: grit.v1.FailRequest
-	(*FailResponse)(nil),          // 46: grit.v1.FailResponse
-	(*SnoozeRequest)(nil),         // 47: grit.v1.SnoozeRequest
-	(*SnoozeResponse)(nil),        // 48: grit.v1.SnoozeResponse
-	(*ReportRequest)(nil),         // 49: grit.v1.ReportRequest
-	(*Result)(nil),                // 50: grit.v1.Result
-	(*Completed)(nil),             // 51: grit.v1.Completed
-	(*Failed)(nil),                // 52: grit.v1.Failed
-	(*Snoozed)(nil),               // 53: grit.v1.Snoozed
-	(*ReportResponse)(nil),        // 54: grit.v1.ReportResponse
-	(*ReportAnswer)(nil),          // 55: grit.v1.ReportAnswer
-	(*ReleaseRequest)(nil),        // 56: grit.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 57: grit.v1.ReleaseResponse
-	(*Step)(nil),                  // 58: grit.v1.Step
-	(*RecordStepRequest)(nil),     // 59: grit.v1.RecordStepRequest
-	(*RecordStepResponse)(nil),    // 60: grit.v1.RecordStepResponse
-	(*StepsRequest)(nil),          // 61: grit.v1.StepsRequest
-	(*StepsResponse)(nil),         // 62: grit.v1.StepsResponse
-	(*durationpb.Duration)(nil),   // 63: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 64: google.protobuf.Timestamp
-	(*status.Status)(nil),         // 65: google.rpc.Status
+	(InstanceOutcome)(0),          // 2: grit.v1.InstanceOutcome
+	(ErrorClass)(0),               // 3: grit.v1.ErrorClass
+	(TaskState)(0),                // 4: grit.v1.TaskState
+	(AttemptOutcome)(0),           // 5: grit.v1.AttemptOutcome
+	(Decision)(0),                 // 6: grit.v1.Decision
+	(*Task)(nil),                  // 7: grit.v1.Task
+	(*Attempt)(nil),               // 8: grit.v1.Attempt
+	(*NewTask)(nil),               // 9: grit.v1.NewTask
+	(*EnqueueRequest)(nil),        // 10: grit.v1.EnqueueRequest
+	(*EnqueueResponse)(nil),       // 11: grit.v1.EnqueueResponse
+	(*EnqueueBatchRequest)(nil),   // 12: grit.v1.EnqueueBatchRequest
+	(*EnqueueBatchResponse)(nil),  // 13: grit.v1.EnqueueBatchResponse
+	(*GetRequest)(nil),            // 14: grit.v1.GetRequest
+	(*GetResponse)(nil),           // 15: grit.v1.GetResponse
+	(*ListRequest)(nil),           // 16: grit.v1.ListRequest
+	(*ListResponse)(nil),          // 17: grit.v1.ListResponse
+	(*AttemptsRequest)(nil),       // 18: grit.v1.AttemptsRequest
+	(*AttemptsResponse)(nil),      // 19: grit.v1.AttemptsResponse
+	(*CancelRequest)(nil),         // 20: grit.v1.CancelRequest
+	(*CancelResponse)(nil),        // 21: grit.v1.CancelResponse
+	(*Event)(nil),                 // 22: grit.v1.Event
+	(*PublishRequest)(nil),        // 23: grit.v1.PublishRequest
+	(*PublishResponse)(nil),       // 24: grit.v1.PublishResponse
+	(*DeadLetterRequest)(nil),     // 25: grit.v1.DeadLetterRequest
+	(*DeadLetterResponse)(nil),    // 26: grit.v1.DeadLetterResponse
+	(*PauseInfo)(nil),             // 27: grit.v1.PauseInfo
+	(*PausesRequest)(nil),         // 28: grit.v1.PausesRequest
+	(*PausesResponse)(nil),        // 29: grit.v1.PausesResponse
+	(*PauseRequest)(nil),          // 30: grit.v1.PauseRequest
+	(*PauseResponse)(nil),         // 31: grit.v1.PauseResponse
+	(*ResumeRequest)(nil),         // 32: grit.v1.ResumeRequest
+	(*ResumeResponse)(nil),        // 33: grit.v1.ResumeResponse
+	(*Instance)(nil),              // 34: grit.v1.Instance
+	(*InstanceEvent)(nil),         // 35: grit.v1.InstanceEvent
+	(*InstanceTransition)(nil),    // 36: grit.v1.InstanceTransition
+	(*InstanceEntry)(nil),         // 37: grit.v1.InstanceEntry
+	(*SendRequest)(nil),           // 38: grit.v1.SendRequest
+	(*SendResponse)(nil),          // 39: grit.v1.SendResponse
+	(*InstanceRequest)(nil),       // 40: grit.v1.InstanceRequest
+	(*InstanceResponse)(nil),      // 41: grit.v1.InstanceResponse
+	(*ClaimRequest)(nil),          // 42: grit.v1.ClaimRequest
+	(*ClaimResponse)(nil),         // 43: grit.v1.ClaimResponse
+	(*Lease)(nil),                 // 44: grit.v1.Lease
+	(*HeartbeatRequest)(nil),      // 45: grit.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),     // 46: grit.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),       // 47: grit.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 48: grit.v1.CompleteResponse
+	(*FailRequest)(nil),           // 49: grit.v1.FailRequest
+	(*FailResponse)(nil),          // 50: grit.v1.FailResponse
+	(*SnoozeRequest)(nil),         // 51: grit.v1.SnoozeRequest
+	(*SnoozeResponse)(nil),        // 52: grit.v1.SnoozeResponse
+	(*ReportRequest)(nil),         // 53: grit.v1.ReportRequest
+	(*Result)(nil),                // 54: grit.v1.Result
+	(*Completed)(nil),             // 55: grit.v1.Completed
+	(*Failed)(nil),                // 56: grit.v1.Failed
+	(*Snoozed)(nil),               // 57: grit.v1.Snoozed
+	(*ReportResponse)(nil),        // 58: grit.v1.ReportResponse
+	(*ReportAnswer)(nil),          // 59: grit.v1.ReportAnswer
+	(*ReleaseRequest)(nil),        // 60: grit.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 61: grit.v1.ReleaseResponse
+	(*Step)(nil),                  // 62: grit.v1.Step
+	(*RecordStepRequest)(nil),     // 63: grit.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),    // 64: grit.v1.RecordStepResponse
+	(*StepsRequest)(nil),          // 65: grit.v1.StepsRequest
+	(*StepsResponse)(nil),         // 66: grit.v1.StepsResponse
+	(*durationpb.Duration)(nil),   // 67: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 68: google.protobuf.Timestamp
+	(*status.Status)(nil),         // 69: google.rpc.Status
 }
 var file_grit_v1_grit_proto_depIdxs = []int32{
-	63, // 0: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
-	63, // 1: grit.v1.Task.grace:type_name -> google.protobuf.Duration
-	64, // 2: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
-	63, // 3: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
-	64, // 4: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
-	64, // 5: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	64, // 6: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
-	64, // 7: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	64, // 8: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	64, // 9: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
-	63, // 10: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
-	63, // 11: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
-	63, // 12: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
-	64, // 13: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
-	5,  // 14: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
-	3,  // 15: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
-	5,  // 16: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
-	3,  // 17: grit.v1.EnqueueBatchResponse.tasks:type_name -> grit.v1.Task
-	3,  // 18: grit.v1.GetResponse.task:type_name -> grit.v1.Task
-	3,  // 19: grit.v1.ListResponse.tasks:type_name -> grit.v1.Task
-	4,  // 20: grit.v1.AttemptsResponse.attempts:type_name -> grit.v1.Attempt
-	3,  // 21: grit.v1.CancelResponse.task:type_name -> grit.v1.Task
-	18, // 22: grit.v1.PublishRequest.events:type_name -> grit.v1.Event
-	3,  // 23: grit.v1.PublishResponse.deliveries:type_name -> grit.v1.Task
-	0,  // 24: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
-	3,  // 25: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
-	1,  // 26: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
-	64, // 27: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
-	23, // 28: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
-	1,  // 29: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
-	23, // 30: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
-	1,  // 31: grit.v1.ResumeRequest.scope:type_name -> grit.v1.PauseScope
-	32, // 32: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
-	31, // 33: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
-	33, // 34: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
-	64, // 35: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
-	64, // 36: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
-	64, // 37: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
-	30, // 38: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
-	30, // 39: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
-	63, // 40: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
-	63, // 41: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	3,  // 42: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
-	63, // 43: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
-	40, // 44: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
-	63, // 45: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
-	40, // 46: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
-	18, // 47: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
-	3,  // 48: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
-	2,  // 49: grit.v1.FailRequest.class:type_name -> grit.v1.ErrorClass
-	63, // 50: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	3,  // 51: grit.v1.FailResponse.task:type_name -> grit.v1.Task
-	63, // 52: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
-	3,  // 53: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
-	50, // 54: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
-	51, // 55: grit.v1.Result.complete:type_name -> grit.v1.Completed
-	52, // 56: grit.v1.Result.fail:type_name -> grit.v1.Failed
-	53, // 57: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
-	2,  // 58: grit.v1.Failed.class:type_name -> grit.v1.ErrorClass
-	63, // 59: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
-	63, // 60: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
-	55, // 61: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
-	65, // 62: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
-	3,  // 63: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
-	40, // 64: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
-	40, // 65: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
-	64, // 66: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
-	58, // 67: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
-	58, // 68: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
-	58, // 69: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
-	6,  // 70: grit.v1.Tasks.Enqueue:input_type -> grit.v1.EnqueueRequest
-	8,  // 71: grit.v1.Tasks.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
-	10, // 72: grit.v1.Tasks.Get:input_type -> grit.v1.GetRequest
-	12, // 73: grit.v1.Tasks.List:input_type -> grit.v1.ListRequest
-	14, // 74: grit.v1.Tasks.Attempts:input_type -> grit.v1.AttemptsRequest
-	16, // 75: grit.v1.Tasks.Cancel:input_type -> grit.v1.CancelRequest
-	19, // 76: grit.v1.Tasks.Publish:input_type -> grit.v1.PublishRequest
-	21, // 77: grit.v1.Tasks.DeadLetter:input_type -> grit.v1.DeadLetterRequest
-	24, // 78: grit.v1.Tasks.Pauses:input_type -> grit.v1.PausesRequest
-	26, // 79: grit.v1.Tasks.Pause:input_type -> grit.v1.PauseRequest
-	28, // 80: grit.v1.Tasks.Resume:input_type -> grit.v1.ResumeRequest
-	34, // 81: grit.v1.Tasks.Send:input_type -> grit.v1.SendRequest
-	36, // 82: grit.v1.Tasks.Instance:input_type -> grit.v1.InstanceRequest
-	38, // 83: grit.v1.Workers.Claim:input_type -> grit.v1.ClaimRequest
-	41, // 84: grit.v1.Workers.Heartbeat:input_type -> grit.v1.HeartbeatRequest
-	43, // 85: grit.v1.Workers.Complete:input_type -> grit.v1.CompleteRequest
-	45, // 86: grit.v1.Workers.Fail:input_type -> grit.v1.FailRequest
-	47, // 87: grit.v1.Workers.Snooze:input_type -> grit.v1.SnoozeRequest
-	49, // 88: grit.v1.Workers.Report:input_type -> grit.v1.ReportRequest
-	56, // 89: grit.v1.Workers.Release:input_type -> grit.v1.ReleaseRequest
-	59, // 90: grit.v1.Workers.RecordStep:input_type -> grit.v1.RecordStepRequest
-	61, // 91: grit.v1.Workers.Steps:input_type -> grit.v1.StepsRequest
-	7,  // 92: grit.v1.Tasks.Enqueue:output_type -> grit.v1.EnqueueResponse
-	9,  // 93: grit.v1.Tasks.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
-	11, // 94: grit.v1.Tasks.Get:output_type -> grit.v1.GetResponse
-	13, // 95: grit.v1.Tasks.List:output_type -> grit.v1.ListResponse
-	15, // 96: grit.v1.Tasks.Attempts:output_type -> grit.v1.AttemptsResponse
-	17, // 97: grit.v1.Tasks.Cancel:output_type -> grit.v1.CancelResponse
-	20, // 98: grit.v1.Tasks.Publish:output_type -> grit.v1.PublishResponse
-	22, // 99: grit.v1.Tasks.DeadLetter:output_type -> grit.v1.DeadLetterResponse
-	25, // 100: grit.v1.Tasks.Pauses:output_type -> grit.v1.PausesResponse
-	27, // 101: grit.v1.Tasks.Pause:output_type -> grit.v1.PauseResponse
-	29, // 102: grit.v1.Tasks.Resume:output_type -> grit.v1.ResumeResponse
-	35, // 103: grit.v1.Tasks.Send:output_type -> grit.v1.SendResponse
-	37, // 104: grit.v1.Tasks.Instance:output_type -> grit.v1.InstanceResponse
-	39, // 105: grit.v1.Workers.Claim:output_type -> grit.v1.ClaimResponse
-	42, // 106: grit.v1.Workers.Heartbeat:output_type -> grit.v1.HeartbeatResponse
-	44, // 107: grit.v1.Workers.Complete:output_type -> grit.v1.CompleteResponse
-	46, // 108: grit.v1.Workers.Fail:output_type -> grit.v1.FailResponse
-	48, // 109: grit.v1.Workers.Snooze:output_type -> grit.v1.SnoozeResponse
-	54, // 110: grit.v1.Workers.Report:output_type -> grit.v1.ReportResponse
-	57, // 111: grit.v1.Workers.Release:output_type -> grit.v1.ReleaseResponse
-	60, // 112: grit.v1.Workers.RecordStep:output_type -> grit.v1.RecordStepResponse
-	62, // 113: grit.v1.Workers.Steps:output_type -> grit.v1.StepsResponse
-	92, // [92:114] is the sub-list for method output_type
-	70, // [70:92] is the sub-list for method input_type
-	70, // [70:70] is the sub-list for extension type_name
-	70, // [70:70] is the sub-list for extension extendee
-	0,  // [0:70] is the sub-list for field type_name
+	4,   // 0: grit.v1.Task.state:type_name -> grit.v1.TaskState
+	67,  // 1: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
+	67,  // 2: grit.v1.Task.grace:type_name -> google.protobuf.Duration
+	68,  // 3: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
+	67,  // 4: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
+	68,  // 5: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
+	68,  // 6: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	68,  // 7: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
+	68,  // 8: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	68,  // 9: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	68,  // 10: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
+	5,   // 11: grit.v1.Attempt.outcome:type_name -> grit.v1.AttemptOutcome
+	3,   // 12: grit.v1.Attempt.error_class:type_name -> grit.v1.ErrorClass
+	67,  // 13: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
+	6,   // 14: grit.v1.Attempt.decision:type_name -> grit.v1.Decision
+	67,  // 15: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
+	67,  // 16: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
+	68,  // 17: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
+	9,   // 18: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
+	7,   // 19: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
+	9,   // 20: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
+	7,   // 21: grit.v1.EnqueueBatchResponse.tasks:type_name -> grit.v1.Task
+	7,   // 22: grit.v1.GetResponse.task:type_name -> grit.v1.Task
+	4,   // 23: grit.v1.ListRequest.states:type_name -> grit.v1.TaskState
+	7,   // 24: grit.v1.ListResponse.tasks:type_name -> grit.v1.Task
+	8,   // 25: grit.v1.AttemptsResponse.attempts:type_name -> grit.v1.Attempt
+	7,   // 26: grit.v1.CancelResponse.task:type_name -> grit.v1.Task
+	22,  // 27: grit.v1.PublishRequest.events:type_name -> grit.v1.Event
+	7,   // 28: grit.v1.PublishResponse.deliveries:type_name -> grit.v1.Task
+	0,   // 29: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
+	7,   // 30: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
+	1,   // 31: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
+	68,  // 32: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
+	27,  // 33: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
+	1,   // 34: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
+	27,  // 35: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
+	1,   // 36: grit.v1.ResumeRequest.scope:type_name -> grit.v1.PauseScope
+	36,  // 37: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
+	35,  // 38: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
+	37,  // 39: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
+	68,  // 40: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
+	68,  // 41: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
+	2,   // 42: grit.v1.InstanceEntry.outcome:type_name -> grit.v1.InstanceOutcome
+	68,  // 43: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
+	34,  // 44: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
+	34,  // 45: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
+	67,  // 46: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
+	67,  // 47: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	7,   // 48: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
+	67,  // 49: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
+	44,  // 50: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
+	67,  // 51: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
+	44,  // 52: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
+	22,  // 53: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
+	7,   // 54: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
+	3,   // 55: grit.v1.FailRequest.error_class:type_name -> grit.v1.ErrorClass
+	67,  // 56: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	7,   // 57: grit.v1.FailResponse.task:type_name -> grit.v1.Task
+	6,   // 58: grit.v1.FailResponse.decision:type_name -> grit.v1.Decision
+	67,  // 59: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
+	7,   // 60: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
+	54,  // 61: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
+	55,  // 62: grit.v1.Result.complete:type_name -> grit.v1.Completed
+	56,  // 63: grit.v1.Result.fail:type_name -> grit.v1.Failed
+	57,  // 64: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
+	3,   // 65: grit.v1.Failed.error_class:type_name -> grit.v1.ErrorClass
+	67,  // 66: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
+	67,  // 67: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
+	59,  // 68: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
+	69,  // 69: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
+	7,   // 70: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
+	6,   // 71: grit.v1.ReportAnswer.decision:type_name -> grit.v1.Decision
+	44,  // 72: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
+	44,  // 73: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
+	68,  // 74: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
+	62,  // 75: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
+	62,  // 76: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
+	62,  // 77: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
+	10,  // 78: grit.v1.TasksService.Enqueue:input_type -> grit.v1.EnqueueRequest
+	12,  // 79: grit.v1.TasksService.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
+	14,  // 80: grit.v1.TasksService.Get:input_type -> grit.v1.GetRequest
+	16,  // 81: grit.v1.TasksService.List:input_type -> grit.v1.ListRequest
+	18,  // 82: grit.v1.TasksService.Attempts:input_type -> grit.v1.AttemptsRequest
+	20,  // 83: grit.v1.TasksService.Cancel:input_type -> grit.v1.CancelRequest
+	23,  // 84: grit.v1.TasksService.Publish:input_type -> grit.v1.PublishRequest
+	25,  // 85: grit.v1.TasksService.DeadLetter:input_type -> grit.v1.DeadLetterRequest
+	28,  // 86: grit.v1.TasksService.Pauses:input_type -> grit.v1.PausesRequest
+	30,  // 87: grit.v1.TasksService.Pause:input_type -> grit.v1.PauseRequest
+	32,  // 88: grit.v1.TasksService.Resume:input_type -> grit.v1.ResumeRequest
+	38,  // 89: grit.v1.TasksService.Send:input_type -> grit.v1.SendRequest
+	40,  // 90: grit.v1.TasksService.Instance:input_type -> grit.v1.InstanceRequest
+	42,  // 91: grit.v1.WorkersService.Claim:input_type -> grit.v1.ClaimRequest
+	45,  // 92: grit.v1.WorkersService.Heartbeat:input_type -> grit.v1.HeartbeatRequest
+	47,  // 93: grit.v1.WorkersService.Complete:input_type -> grit.v1.CompleteRequest
+	49,  // 94: grit.v1.WorkersService.Fail:input_type -> grit.v1.FailRequest
+	51,  // 95: grit.v1.WorkersService.Snooze:input_type -> grit.v1.SnoozeRequest
+	53,  // 96: grit.v1.WorkersService.Report:input_type -> grit.v1.ReportRequest
+	60,  // 97: grit.v1.WorkersService.Release:input_type -> grit.v1.ReleaseRequest
+	63,  // 98: grit.v1.WorkersService.RecordStep:input_type -> grit.v1.RecordStepRequest
+	65,  // 99: grit.v1.WorkersService.Steps:input_type -> grit.v1.StepsRequest
+	11,  // 100: grit.v1.TasksService.Enqueue:output_type -> grit.v1.EnqueueResponse
+	13,  // 101: grit.v1.TasksService.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
+	15,  // 102: grit.v1.TasksService.Get:output_type -> grit.v1.GetResponse
+	17,  // 103: grit.v1.TasksService.List:output_type -> grit.v1.ListResponse
+	19,  // 104: grit.v1.TasksService.Attempts:output_type -> grit.v1.AttemptsResponse
+	21,  // 105: grit.v1.TasksService.Cancel:output_type -> grit.v1.CancelResponse
+	24,  // 106: grit.v1.TasksService.Publish:output_type -> grit.v1.PublishResponse
+	26,  // 107: grit.v1.TasksService.DeadLetter:output_type -> grit.v1.DeadLetterResponse
+	29,  // 108: grit.v1.TasksService.Pauses:output_type -> grit.v1.PausesResponse
+	31,  // 109: grit.v1.TasksService.Pause:output_type -> grit.v1.PauseResponse
+	33,  // 110: grit.v1.TasksService.Resume:output_type -> grit.v1.ResumeResponse
+	39,  // 111: grit.v1.TasksService.Send:output_type -> grit.v1.SendResponse
+	41,  // 112: grit.v1.TasksService.Instance:output_type -> grit.v1.InstanceResponse
+	43,  // 113: grit.v1.WorkersService.Claim:output_type -> grit.v1.ClaimResponse
+	46,  // 114: grit.v1.WorkersService.Heartbeat:output_type -> grit.v1.HeartbeatResponse
+	48,  // 115: grit.v1.WorkersService.Complete:output_type -> grit.v1.CompleteResponse
+	50,  // 116: grit.v1.WorkersService.Fail:output_type -> grit.v1.FailResponse
+	52,  // 117: grit.v1.WorkersService.Snooze:output_type -> grit.v1.SnoozeResponse
+	58,  // 118: grit.v1.WorkersService.Report:output_type -> grit.v1.ReportResponse
+	61,  // 119: grit.v1.WorkersService.Release:output_type -> grit.v1.ReleaseResponse
+	64,  // 120: grit.v1.WorkersService.RecordStep:output_type -> grit.v1.RecordStepResponse
+	66,  // 121: grit.v1.WorkersService.Steps:output_type -> grit.v1.StepsResponse
+	100, // [100:122] is the sub-list for method output_type
+	78,  // [78:100] is the sub-list for method input_type
+	78,  // [78:78] is the sub-list for extension type_name
+	78,  // [78:78] is the sub-list for extension extendee
+	0,   // [0:78] is the sub-list for field type_name
 }
 
 func init() { file_grit_v1_grit_proto_init() }
@@ -4934,7 +5476,7 @@ func file_grit_v1_grit_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grit_v1_grit_proto_rawDesc), len(file_grit_v1_grit_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      7,
 			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   2,

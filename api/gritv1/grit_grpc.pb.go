@@ -1,5 +1,5 @@
-// grit's gRPC API: the Tasks service enqueues, reads and acts on tasks; the
-// Workers service lets a worker in any language claim and work tasks with
+// grit's gRPC API: the TasksService enqueues, reads and acts on tasks; the
+// WorkersService lets a worker in any language claim and work tasks with
 // the same leases, fencing and retry policies as a Go worker.
 //
 // The Go code in api/gritv1 is generated from this file by
@@ -39,29 +39,29 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Tasks_Enqueue_FullMethodName      = "/grit.v1.Tasks/Enqueue"
-	Tasks_EnqueueBatch_FullMethodName = "/grit.v1.Tasks/EnqueueBatch"
-	Tasks_Get_FullMethodName          = "/grit.v1.Tasks/Get"
-	Tasks_List_FullMethodName         = "/grit.v1.Tasks/List"
-	Tasks_Attempts_FullMethodName     = "/grit.v1.Tasks/Attempts"
-	Tasks_Cancel_FullMethodName       = "/grit.v1.Tasks/Cancel"
-	Tasks_Publish_FullMethodName      = "/grit.v1.Tasks/Publish"
-	Tasks_DeadLetter_FullMethodName   = "/grit.v1.Tasks/DeadLetter"
-	Tasks_Pauses_FullMethodName       = "/grit.v1.Tasks/Pauses"
-	Tasks_Pause_FullMethodName        = "/grit.v1.Tasks/Pause"
-	Tasks_Resume_FullMethodName       = "/grit.v1.Tasks/Resume"
-	Tasks_Send_FullMethodName         = "/grit.v1.Tasks/Send"
-	Tasks_Instance_FullMethodName     = "/grit.v1.Tasks/Instance"
+	TasksService_Enqueue_FullMethodName      = "/grit.v1.TasksService/Enqueue"
+	TasksService_EnqueueBatch_FullMethodName = "/grit.v1.TasksService/EnqueueBatch"
+	TasksService_Get_FullMethodName          = "/grit.v1.TasksService/Get"
+	TasksService_List_FullMethodName         = "/grit.v1.TasksService/List"
+	TasksService_Attempts_FullMethodName     = "/grit.v1.TasksService/Attempts"
+	TasksService_Cancel_FullMethodName       = "/grit.v1.TasksService/Cancel"
+	TasksService_Publish_FullMethodName      = "/grit.v1.TasksService/Publish"
+	TasksService_DeadLetter_FullMethodName   = "/grit.v1.TasksService/DeadLetter"
+	TasksService_Pauses_FullMethodName       = "/grit.v1.TasksService/Pauses"
+	TasksService_Pause_FullMethodName        = "/grit.v1.TasksService/Pause"
+	TasksService_Resume_FullMethodName       = "/grit.v1.TasksService/Resume"
+	TasksService_Send_FullMethodName         = "/grit.v1.TasksService/Send"
+	TasksService_Instance_FullMethodName     = "/grit.v1.TasksService/Instance"
 )
 
-// TasksClient is the client API for Tasks service.
+// TasksServiceClient is the client API for TasksService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// Tasks enqueues tasks, publishes events, reads tasks and acts on them.
+// TasksService enqueues tasks, publishes events, reads tasks and acts on them.
 // Its errors carry a google.rpc.ErrorInfo with a stable reason
 // (docs/api.md).
-type TasksClient interface {
+type TasksServiceClient interface {
 	// Enqueue inserts one task. With an idempotency_key used before, the task
 	// that holds the key is returned and nothing is inserted: a retried
 	// Enqueue whose first answer was lost never makes a second task.
@@ -110,152 +110,152 @@ type TasksClient interface {
 	Instance(ctx context.Context, in *InstanceRequest, opts ...grpc.CallOption) (*InstanceResponse, error)
 }
 
-type tasksClient struct {
+type tasksServiceClient struct {
 	cc grpc.ClientConnInterface
 }
 
-func NewTasksClient(cc grpc.ClientConnInterface) TasksClient {
-	return &tasksClient{cc}
+func NewTasksServiceClient(cc grpc.ClientConnInterface) TasksServiceClient {
+	return &tasksServiceClient{cc}
 }
 
-func (c *tasksClient) Enqueue(ctx context.Context, in *EnqueueRequest, opts ...grpc.CallOption) (*EnqueueResponse, error) {
+func (c *tasksServiceClient) Enqueue(ctx context.Context, in *EnqueueRequest, opts ...grpc.CallOption) (*EnqueueResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(EnqueueResponse)
-	err := c.cc.Invoke(ctx, Tasks_Enqueue_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, TasksService_Enqueue_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *tasksClient) EnqueueBatch(ctx context.Context, in *EnqueueBatchRequest, opts ...grpc.CallOption) (*EnqueueBatchResponse, error) {
+func (c *tasksServiceClient) EnqueueBatch(ctx context.Context, in *EnqueueBatchRequest, opts ...grpc.CallOption) (*EnqueueBatchResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(EnqueueBatchResponse)
-	err := c.cc.Invoke(ctx, Tasks_EnqueueBatch_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, TasksService_EnqueueBatch_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *tasksClient) Get(ctx context.Context, in *GetRequest, opts ...grpc.CallOption) (*GetResponse, error) {
+func (c *tasksServiceClient) Get(ctx context.Context, in *GetRequest, opts ...grpc.CallOption) (*GetResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetResponse)
-	err := c.cc.Invoke(ctx, Tasks_Get_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, TasksService_Get_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *tasksClient) List(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error) {
+func (c *tasksServiceClient) List(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListResponse)
-	err := c.cc.Invoke(ctx, Tasks_List_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, TasksService_List_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *tasksClient) Attempts(ctx context.Context, in *AttemptsRequest, opts ...grpc.CallOption) (*AttemptsResponse, error) {
+func (c *tasksServiceClient) Attempts(ctx context.Context, in *AttemptsRequest, opts ...grpc.CallOption) (*AttemptsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(AttemptsResponse)
-	err := c.cc.Invoke(ctx, Tasks_Attempts_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, TasksService_Attempts_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *tasksClient) Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error) {
+func (c *tasksServiceClient) Cancel(ctx context.Context, in *CancelRequest, opts ...grpc.CallOption) (*CancelResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CancelResponse)
-	err := c.cc.Invoke(ctx, Tasks_Cancel_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, TasksService_Cancel_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *tasksClient) Publish(ctx context.Context, in *PublishRequest, opts ...grpc.CallOption) (*PublishResponse, error) {
+func (c *tasksServiceClient) Publish(ctx context.Context, in *PublishRequest, opts ...grpc.CallOption) (*PublishResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PublishResponse)
-	err := c.cc.Invoke(ctx, Tasks_Publish_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, TasksService_Publish_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *tasksClient) DeadLetter(ctx context.Context, in *DeadLetterRequest, opts ...grpc.CallOption) (*DeadLetterResponse, error) {
+func (c *tasksServiceClient) DeadLetter(ctx context.Context, in *DeadLetterRequest, opts ...grpc.CallOption) (*DeadLetterResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(DeadLetterResponse)
-	err := c.cc.Invoke(ctx, Tasks_DeadLetter_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, TasksService_DeadLetter_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *tasksClient) Pauses(ctx context.Context, in *PausesRequest, opts ...grpc.CallOption) (*PausesResponse, error) {
+func (c *tasksServiceClient) Pauses(ctx context.Context, in *PausesRequest, opts ...grpc.CallOption) (*PausesResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PausesResponse)
-	err := c.cc.Invoke(ctx, Tasks_Pauses_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, TasksService_Pauses_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *tasksClient) Pause(ctx context.Context, in *PauseRequest, opts ...grpc.CallOption) (*PauseResponse, error) {
+func (c *tasksServiceClient) Pause(ctx context.Context, in *PauseRequest, opts ...grpc.CallOption) (*PauseResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(PauseResponse)
-	err := c.cc.Invoke(ctx, Tasks_Pause_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, TasksService_Pause_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *tasksClient) Resume(ctx context.Context, in *ResumeRequest, opts ...grpc.CallOption) (*ResumeResponse, error) {
+func (c *tasksServiceClient) Resume(ctx context.Context, in *ResumeRequest, opts ...grpc.CallOption) (*ResumeResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ResumeResponse)
-	err := c.cc.Invoke(ctx, Tasks_Resume_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, TasksService_Resume_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *tasksClient) Send(ctx context.Context, in *SendRequest, opts ...grpc.CallOption) (*SendResponse, error) {
+func (c *tasksServiceClient) Send(ctx context.Context, in *SendRequest, opts ...grpc.CallOption) (*SendResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SendResponse)
-	err := c.cc.Invoke(ctx, Tasks_Send_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, TasksService_Send_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *tasksClient) Instance(ctx context.Context, in *InstanceRequest, opts ...grpc.CallOption) (*InstanceResponse, error) {
+func (c *tasksServiceClient) Instance(ctx context.Context, in *InstanceRequest, opts ...grpc.CallOption) (*InstanceResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(InstanceResponse)
-	err := c.cc.Invoke(ctx, Tasks_Instance_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, TasksService_Instance_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// TasksServer is the server API for Tasks service.
-// All implementations must embed UnimplementedTasksServer
+// TasksServiceServer is the server API for TasksService service.
+// All implementations must embed UnimplementedTasksServiceServer
 // for forward compatibility.
 //
-// Tasks enqueues tasks, publishes events, reads tasks and acts on them.
+// TasksService enqueues tasks, publishes events, reads tasks and acts on them.
 // Its errors carry a google.rpc.ErrorInfo with a stable reason
 // (docs/api.md).
-type TasksServer interface {
+type TasksServiceServer interface {
 	// Enqueue inserts one task. With an idempotency_key used before, the task
 	// that holds the key is returned and nothing is inserted: a retried
 	// Enqueue whose first answer was lost never makes a second task.
@@ -302,368 +302,368 @@ type TasksServer interface {
 	// Instance returns an instance of a state machine; NOT_FOUND if there
 	// is none.
 	Instance(context.Context, *InstanceRequest) (*InstanceResponse, error)
-	mustEmbedUnimplementedTasksServer()
+	mustEmbedUnimplementedTasksServiceServer()
 }
 
-// UnimplementedTasksServer must be embedded to have
+// UnimplementedTasksServiceServer must be embedded to have
 // forward compatible implementations.
 //
 // NOTE: this should be embedded by value instead of pointer to avoid a nil
 // pointer dereference when methods are called.
-type UnimplementedTasksServer struct{}
+type UnimplementedTasksServiceServer struct{}
 
-func (UnimplementedTasksServer) Enqueue(context.Context, *EnqueueRequest) (*EnqueueResponse, error) {
+func (UnimplementedTasksServiceServer) Enqueue(context.Context, *EnqueueRequest) (*EnqueueResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Enqueue not implemented")
 }
-func (UnimplementedTasksServer) EnqueueBatch(context.Context, *EnqueueBatchRequest) (*EnqueueBatchResponse, error) {
+func (UnimplementedTasksServiceServer) EnqueueBatch(context.Context, *EnqueueBatchRequest) (*EnqueueBatchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method EnqueueBatch not implemented")
 }
-func (UnimplementedTasksServer) Get(context.Context, *GetRequest) (*GetResponse, error) {
+func (UnimplementedTasksServiceServer) Get(context.Context, *GetRequest) (*GetResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Get not implemented")
 }
-func (UnimplementedTasksServer) List(context.Context, *ListRequest) (*ListResponse, error) {
+func (UnimplementedTasksServiceServer) List(context.Context, *ListRequest) (*ListResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method List not implemented")
 }
-func (UnimplementedTasksServer) Attempts(context.Context, *AttemptsRequest) (*AttemptsResponse, error) {
+func (UnimplementedTasksServiceServer) Attempts(context.Context, *AttemptsRequest) (*AttemptsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Attempts not implemented")
 }
-func (UnimplementedTasksServer) Cancel(context.Context, *CancelRequest) (*CancelResponse, error) {
+func (UnimplementedTasksServiceServer) Cancel(context.Context, *CancelRequest) (*CancelResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Cancel not implemented")
 }
-func (UnimplementedTasksServer) Publish(context.Context, *PublishRequest) (*PublishResponse, error) {
+func (UnimplementedTasksServiceServer) Publish(context.Context, *PublishRequest) (*PublishResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Publish not implemented")
 }
-func (UnimplementedTasksServer) DeadLetter(context.Context, *DeadLetterRequest) (*DeadLetterResponse, error) {
+func (UnimplementedTasksServiceServer) DeadLetter(context.Context, *DeadLetterRequest) (*DeadLetterResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method DeadLetter not implemented")
 }
-func (UnimplementedTasksServer) Pauses(context.Context, *PausesRequest) (*PausesResponse, error) {
+func (UnimplementedTasksServiceServer) Pauses(context.Context, *PausesRequest) (*PausesResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Pauses not implemented")
 }
-func (UnimplementedTasksServer) Pause(context.Context, *PauseRequest) (*PauseResponse, error) {
+func (UnimplementedTasksServiceServer) Pause(context.Context, *PauseRequest) (*PauseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Pause not implemented")
 }
-func (UnimplementedTasksServer) Resume(context.Context, *ResumeRequest) (*ResumeResponse, error) {
+func (UnimplementedTasksServiceServer) Resume(context.Context, *ResumeRequest) (*ResumeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Resume not implemented")
 }
-func (UnimplementedTasksServer) Send(context.Context, *SendRequest) (*SendResponse, error) {
+func (UnimplementedTasksServiceServer) Send(context.Context, *SendRequest) (*SendResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Send not implemented")
 }
-func (UnimplementedTasksServer) Instance(context.Context, *InstanceRequest) (*InstanceResponse, error) {
+func (UnimplementedTasksServiceServer) Instance(context.Context, *InstanceRequest) (*InstanceResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Instance not implemented")
 }
-func (UnimplementedTasksServer) mustEmbedUnimplementedTasksServer() {}
-func (UnimplementedTasksServer) testEmbeddedByValue()               {}
+func (UnimplementedTasksServiceServer) mustEmbedUnimplementedTasksServiceServer() {}
+func (UnimplementedTasksServiceServer) testEmbeddedByValue()                      {}
 
-// UnsafeTasksServer may be embedded to opt out of forward compatibility for this service.
-// Use of this interface is not recommended, as added methods to TasksServer will
+// UnsafeTasksServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to TasksServiceServer will
 // result in compilation errors.
-type UnsafeTasksServer interface {
-	mustEmbedUnimplementedTasksServer()
+type UnsafeTasksServiceServer interface {
+	mustEmbedUnimplementedTasksServiceServer()
 }
 
-func RegisterTasksServer(s grpc.ServiceRegistrar, srv TasksServer) {
-	// If the following call panics, it indicates UnimplementedTasksServer was
+func RegisterTasksServiceServer(s grpc.ServiceRegistrar, srv TasksServiceServer) {
+	// If the following call panics, it indicates UnimplementedTasksServiceServer was
 	// embedded by pointer and is nil.  This will cause panics if an
 	// unimplemented method is ever invoked, so we test this at initialization
 	// time to prevent it from happening at runtime later due to I/O.
 	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
 		t.testEmbeddedByValue()
 	}
-	s.RegisterService(&Tasks_ServiceDesc, srv)
+	s.RegisterService(&TasksService_ServiceDesc, srv)
 }
 
-func _Tasks_Enqueue_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _TasksService_Enqueue_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(EnqueueRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(TasksServer).Enqueue(ctx, in)
+		return srv.(TasksServiceServer).Enqueue(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Tasks_Enqueue_FullMethodName,
+		FullMethod: TasksService_Enqueue_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(TasksServer).Enqueue(ctx, req.(*EnqueueRequest))
+		return srv.(TasksServiceServer).Enqueue(ctx, req.(*EnqueueRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Tasks_EnqueueBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _TasksService_EnqueueBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(EnqueueBatchRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(TasksServer).EnqueueBatch(ctx, in)
+		return srv.(TasksServiceServer).EnqueueBatch(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Tasks_EnqueueBatch_FullMethodName,
+		FullMethod: TasksService_EnqueueBatch_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(TasksServer).EnqueueBatch(ctx, req.(*EnqueueBatchRequest))
+		return srv.(TasksServiceServer).EnqueueBatch(ctx, req.(*EnqueueBatchRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Tasks_Get_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _TasksService_Get_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(TasksServer).Get(ctx, in)
+		return srv.(TasksServiceServer).Get(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Tasks_Get_FullMethodName,
+		FullMethod: TasksService_Get_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(TasksServer).Get(ctx, req.(*GetRequest))
+		return srv.(TasksServiceServer).Get(ctx, req.(*GetRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Tasks_List_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _TasksService_List_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(TasksServer).List(ctx, in)
+		return srv.(TasksServiceServer).List(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Tasks_List_FullMethodName,
+		FullMethod: TasksService_List_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(TasksServer).List(ctx, req.(*ListRequest))
+		return srv.(TasksServiceServer).List(ctx, req.(*ListRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Tasks_Attempts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _TasksService_Attempts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(AttemptsRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(TasksServer).Attempts(ctx, in)
+		return srv.(TasksServiceServer).Attempts(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Tasks_Attempts_FullMethodName,
+		FullMethod: TasksService_Attempts_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(TasksServer).Attempts(ctx, req.(*AttemptsRequest))
+		return srv.(TasksServiceServer).Attempts(ctx, req.(*AttemptsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Tasks_Cancel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _TasksService_Cancel_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CancelRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(TasksServer).Cancel(ctx, in)
+		return srv.(TasksServiceServer).Cancel(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Tasks_Cancel_FullMethodName,
+		FullMethod: TasksService_Cancel_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(TasksServer).Cancel(ctx, req.(*CancelRequest))
+		return srv.(TasksServiceServer).Cancel(ctx, req.(*CancelRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Tasks_Publish_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _TasksService_Publish_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(PublishRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(TasksServer).Publish(ctx, in)
+		return srv.(TasksServiceServer).Publish(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Tasks_Publish_FullMethodName,
+		FullMethod: TasksService_Publish_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(TasksServer).Publish(ctx, req.(*PublishRequest))
+		return srv.(TasksServiceServer).Publish(ctx, req.(*PublishRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Tasks_DeadLetter_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _TasksService_DeadLetter_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(DeadLetterRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(TasksServer).DeadLetter(ctx, in)
+		return srv.(TasksServiceServer).DeadLetter(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Tasks_DeadLetter_FullMethodName,
+		FullMethod: TasksService_DeadLetter_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(TasksServer).DeadLetter(ctx, req.(*DeadLetterRequest))
+		return srv.(TasksServiceServer).DeadLetter(ctx, req.(*DeadLetterRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Tasks_Pauses_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _TasksService_Pauses_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(PausesRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(TasksServer).Pauses(ctx, in)
+		return srv.(TasksServiceServer).Pauses(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Tasks_Pauses_FullMethodName,
+		FullMethod: TasksService_Pauses_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(TasksServer).Pauses(ctx, req.(*PausesRequest))
+		return srv.(TasksServiceServer).Pauses(ctx, req.(*PausesRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Tasks_Pause_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _TasksService_Pause_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(PauseRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(TasksServer).Pause(ctx, in)
+		return srv.(TasksServiceServer).Pause(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Tasks_Pause_FullMethodName,
+		FullMethod: TasksService_Pause_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(TasksServer).Pause(ctx, req.(*PauseRequest))
+		return srv.(TasksServiceServer).Pause(ctx, req.(*PauseRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Tasks_Resume_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _TasksService_Resume_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ResumeRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(TasksServer).Resume(ctx, in)
+		return srv.(TasksServiceServer).Resume(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Tasks_Resume_FullMethodName,
+		FullMethod: TasksService_Resume_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(TasksServer).Resume(ctx, req.(*ResumeRequest))
+		return srv.(TasksServiceServer).Resume(ctx, req.(*ResumeRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Tasks_Send_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _TasksService_Send_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SendRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(TasksServer).Send(ctx, in)
+		return srv.(TasksServiceServer).Send(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Tasks_Send_FullMethodName,
+		FullMethod: TasksService_Send_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(TasksServer).Send(ctx, req.(*SendRequest))
+		return srv.(TasksServiceServer).Send(ctx, req.(*SendRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Tasks_Instance_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _TasksService_Instance_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(InstanceRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(TasksServer).Instance(ctx, in)
+		return srv.(TasksServiceServer).Instance(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Tasks_Instance_FullMethodName,
+		FullMethod: TasksService_Instance_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(TasksServer).Instance(ctx, req.(*InstanceRequest))
+		return srv.(TasksServiceServer).Instance(ctx, req.(*InstanceRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-// Tasks_ServiceDesc is the grpc.ServiceDesc for Tasks service.
+// TasksService_ServiceDesc is the grpc.ServiceDesc for TasksService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
-var Tasks_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "grit.v1.Tasks",
-	HandlerType: (*TasksServer)(nil),
+var TasksService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "grit.v1.TasksService",
+	HandlerType: (*TasksServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
 			MethodName: "Enqueue",
-			Handler:    _Tasks_Enqueue_Handler,
+			Handler:    _TasksService_Enqueue_Handler,
 		},
 		{
 			MethodName: "EnqueueBatch",
-			Handler:    _Tasks_EnqueueBatch_Handler,
+			Handler:    _TasksService_EnqueueBatch_Handler,
 		},
 		{
 			MethodName: "Get",
-			Handler:    _Tasks_Get_Handler,
+			Handler:    _TasksService_Get_Handler,
 		},
 		{
 			MethodName: "List",
-			Handler:    _Tasks_List_Handler,
+			Handler:    _TasksService_List_Handler,
 		},
 		{
 			MethodName: "Attempts",
-			Handler:    _Tasks_Attempts_Handler,
+			Handler:    _TasksService_Attempts_Handler,
 		},
 		{
 			MethodName: "Cancel",
-			Handler:    _Tasks_Cancel_Handler,
+			Handler:    _TasksService_Cancel_Handler,
 		},
 		{
 			MethodName: "Publish",
-			Handler:    _Tasks_Publish_Handler,
+			Handler:    _TasksService_Publish_Handler,
 		},
 		{
 			MethodName: "DeadLetter",
-			Handler:    _Tasks_DeadLetter_Handler,
+			Handler:    _TasksService_DeadLetter_Handler,
 		},
 		{
 			MethodName: "Pauses",
-			Handler:    _Tasks_Pauses_Handler,
+			Handler:    _TasksService_Pauses_Handler,
 		},
 		{
 			MethodName: "Pause",
-			Handler:    _Tasks_Pause_Handler,
+			Handler:    _TasksService_Pause_Handler,
 		},
 		{
 			MethodName: "Resume",
-			Handler:    _Tasks_Resume_Handler,
+			Handler:    _TasksService_Resume_Handler,
 		},
 		{
 			MethodName: "Send",
-			Handler:    _Tasks_Send_Handler,
+			Handler:    _TasksService_Send_Handler,
 		},
 		{
 			MethodName: "Instance",
-			Handler:    _Tasks_Instance_Handler,
+			Handler:    _TasksService_Instance_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
@@ -671,22 +671,22 @@ var Tasks_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	Workers_Claim_FullMethodName      = "/grit.v1.Workers/Claim"
-	Workers_Heartbeat_FullMethodName  = "/grit.v1.Workers/Heartbeat"
-	Workers_Complete_FullMethodName   = "/grit.v1.Workers/Complete"
-	Workers_Fail_FullMethodName       = "/grit.v1.Workers/Fail"
-	Workers_Snooze_FullMethodName     = "/grit.v1.Workers/Snooze"
-	Workers_Report_FullMethodName     = "/grit.v1.Workers/Report"
-	Workers_Release_FullMethodName    = "/grit.v1.Workers/Release"
-	Workers_RecordStep_FullMethodName = "/grit.v1.Workers/RecordStep"
-	Workers_Steps_FullMethodName      = "/grit.v1.Workers/Steps"
+	WorkersService_Claim_FullMethodName      = "/grit.v1.WorkersService/Claim"
+	WorkersService_Heartbeat_FullMethodName  = "/grit.v1.WorkersService/Heartbeat"
+	WorkersService_Complete_FullMethodName   = "/grit.v1.WorkersService/Complete"
+	WorkersService_Fail_FullMethodName       = "/grit.v1.WorkersService/Fail"
+	WorkersService_Snooze_FullMethodName     = "/grit.v1.WorkersService/Snooze"
+	WorkersService_Report_FullMethodName     = "/grit.v1.WorkersService/Report"
+	WorkersService_Release_FullMethodName    = "/grit.v1.WorkersService/Release"
+	WorkersService_RecordStep_FullMethodName = "/grit.v1.WorkersService/RecordStep"
+	WorkersService_Steps_FullMethodName      = "/grit.v1.WorkersService/Steps"
 )
 
-// WorkersClient is the client API for Workers service.
+// WorkersServiceClient is the client API for WorkersService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// Workers is the remote-worker protocol: claim tasks, renew their leases,
+// WorkersService is the remote-worker protocol: claim tasks, renew their leases,
 // and report how each attempt ended. A result is recorded only under the
 // lease token of the current attempt (fencing): a worker that lost its
 // lease gets FAILED_PRECONDITION and changes nothing. A lease token is
@@ -698,7 +698,7 @@ const (
 // google.rpc.ErrorInfo with a stable reason (docs/api.md): a refused
 // report is LEASE_LOST (stop working the task) or LEASE_HELD_BY_OTHER,
 // with task_id, lease_token and the task's state.
-type WorkersClient interface {
+type WorkersServiceClient interface {
 	// Claim takes up to limit due tasks of the given kinds (and queues) for
 	// the worker, each RUNNING under a new lease token with its attempt
 	// counted. With wait, it waits up to that long for a task to be due.
@@ -746,109 +746,109 @@ type WorkersClient interface {
 	Steps(ctx context.Context, in *StepsRequest, opts ...grpc.CallOption) (*StepsResponse, error)
 }
 
-type workersClient struct {
+type workersServiceClient struct {
 	cc grpc.ClientConnInterface
 }
 
-func NewWorkersClient(cc grpc.ClientConnInterface) WorkersClient {
-	return &workersClient{cc}
+func NewWorkersServiceClient(cc grpc.ClientConnInterface) WorkersServiceClient {
+	return &workersServiceClient{cc}
 }
 
-func (c *workersClient) Claim(ctx context.Context, in *ClaimRequest, opts ...grpc.CallOption) (*ClaimResponse, error) {
+func (c *workersServiceClient) Claim(ctx context.Context, in *ClaimRequest, opts ...grpc.CallOption) (*ClaimResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ClaimResponse)
-	err := c.cc.Invoke(ctx, Workers_Claim_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, WorkersService_Claim_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *workersClient) Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error) {
+func (c *workersServiceClient) Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(HeartbeatResponse)
-	err := c.cc.Invoke(ctx, Workers_Heartbeat_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, WorkersService_Heartbeat_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *workersClient) Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error) {
+func (c *workersServiceClient) Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(CompleteResponse)
-	err := c.cc.Invoke(ctx, Workers_Complete_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, WorkersService_Complete_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *workersClient) Fail(ctx context.Context, in *FailRequest, opts ...grpc.CallOption) (*FailResponse, error) {
+func (c *workersServiceClient) Fail(ctx context.Context, in *FailRequest, opts ...grpc.CallOption) (*FailResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(FailResponse)
-	err := c.cc.Invoke(ctx, Workers_Fail_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, WorkersService_Fail_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *workersClient) Snooze(ctx context.Context, in *SnoozeRequest, opts ...grpc.CallOption) (*SnoozeResponse, error) {
+func (c *workersServiceClient) Snooze(ctx context.Context, in *SnoozeRequest, opts ...grpc.CallOption) (*SnoozeResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(SnoozeResponse)
-	err := c.cc.Invoke(ctx, Workers_Snooze_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, WorkersService_Snooze_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *workersClient) Report(ctx context.Context, in *ReportRequest, opts ...grpc.CallOption) (*ReportResponse, error) {
+func (c *workersServiceClient) Report(ctx context.Context, in *ReportRequest, opts ...grpc.CallOption) (*ReportResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ReportResponse)
-	err := c.cc.Invoke(ctx, Workers_Report_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, WorkersService_Report_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *workersClient) Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error) {
+func (c *workersServiceClient) Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*ReleaseResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ReleaseResponse)
-	err := c.cc.Invoke(ctx, Workers_Release_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, WorkersService_Release_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *workersClient) RecordStep(ctx context.Context, in *RecordStepRequest, opts ...grpc.CallOption) (*RecordStepResponse, error) {
+func (c *workersServiceClient) RecordStep(ctx context.Context, in *RecordStepRequest, opts ...grpc.CallOption) (*RecordStepResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RecordStepResponse)
-	err := c.cc.Invoke(ctx, Workers_RecordStep_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, WorkersService_RecordStep_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-func (c *workersClient) Steps(ctx context.Context, in *StepsRequest, opts ...grpc.CallOption) (*StepsResponse, error) {
+func (c *workersServiceClient) Steps(ctx context.Context, in *StepsRequest, opts ...grpc.CallOption) (*StepsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StepsResponse)
-	err := c.cc.Invoke(ctx, Workers_Steps_FullMethodName, in, out, cOpts...)
+	err := c.cc.Invoke(ctx, WorkersService_Steps_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// WorkersServer is the server API for Workers service.
-// All implementations must embed UnimplementedWorkersServer
+// WorkersServiceServer is the server API for WorkersService service.
+// All implementations must embed UnimplementedWorkersServiceServer
 // for forward compatibility.
 //
-// Workers is the remote-worker protocol: claim tasks, renew their leases,
+// WorkersService is the remote-worker protocol: claim tasks, renew their leases,
 // and report how each attempt ended. A result is recorded only under the
 // lease token of the current attempt (fencing): a worker that lost its
 // lease gets FAILED_PRECONDITION and changes nothing. A lease token is
@@ -860,7 +860,7 @@ func (c *workersClient) Steps(ctx context.Context, in *StepsRequest, opts ...grp
 // google.rpc.ErrorInfo with a stable reason (docs/api.md): a refused
 // report is LEASE_LOST (stop working the task) or LEASE_HELD_BY_OTHER,
 // with task_id, lease_token and the task's state.
-type WorkersServer interface {
+type WorkersServiceServer interface {
 	// Claim takes up to limit due tasks of the given kinds (and queues) for
 	// the worker, each RUNNING under a new lease token with its attempt
 	// counted. With wait, it waits up to that long for a task to be due.
@@ -906,268 +906,268 @@ type WorkersServer interface {
 	RecordStep(context.Context, *RecordStepRequest) (*RecordStepResponse, error)
 	// Steps lists a task's recorded steps, by place.
 	Steps(context.Context, *StepsRequest) (*StepsResponse, error)
-	mustEmbedUnimplementedWorkersServer()
+	mustEmbedUnimplementedWorkersServiceServer()
 }
 
-// UnimplementedWorkersServer must be embedded to have
+// UnimplementedWorkersServiceServer must be embedded to have
 // forward compatible implementations.
 //
 // NOTE: this should be embedded by value instead of pointer to avoid a nil
 // pointer dereference when methods are called.
-type UnimplementedWorkersServer struct{}
+type UnimplementedWorkersServiceServer struct{}
 
-func (UnimplementedWorkersServer) Claim(context.Context, *ClaimRequest) (*ClaimResponse, error) {
+func (UnimplementedWorkersServiceServer) Claim(context.Context, *ClaimRequest) (*ClaimResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Claim not implemented")
 }
-func (UnimplementedWorkersServer) Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error) {
+func (UnimplementedWorkersServiceServer) Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Heartbeat not implemented")
 }
-func (UnimplementedWorkersServer) Complete(context.Context, *CompleteRequest) (*CompleteResponse, error) {
+func (UnimplementedWorkersServiceServer) Complete(context.Context, *CompleteRequest) (*CompleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Complete not implemented")
 }
-func (UnimplementedWorkersServer) Fail(context.Context, *FailRequest) (*FailResponse, error) {
+func (UnimplementedWorkersServiceServer) Fail(context.Context, *FailRequest) (*FailResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Fail not implemented")
 }
-func (UnimplementedWorkersServer) Snooze(context.Context, *SnoozeRequest) (*SnoozeResponse, error) {
+func (UnimplementedWorkersServiceServer) Snooze(context.Context, *SnoozeRequest) (*SnoozeResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Snooze not implemented")
 }
-func (UnimplementedWorkersServer) Report(context.Context, *ReportRequest) (*ReportResponse, error) {
+func (UnimplementedWorkersServiceServer) Report(context.Context, *ReportRequest) (*ReportResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Report not implemented")
 }
-func (UnimplementedWorkersServer) Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error) {
+func (UnimplementedWorkersServiceServer) Release(context.Context, *ReleaseRequest) (*ReleaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Release not implemented")
 }
-func (UnimplementedWorkersServer) RecordStep(context.Context, *RecordStepRequest) (*RecordStepResponse, error) {
+func (UnimplementedWorkersServiceServer) RecordStep(context.Context, *RecordStepRequest) (*RecordStepResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RecordStep not implemented")
 }
-func (UnimplementedWorkersServer) Steps(context.Context, *StepsRequest) (*StepsResponse, error) {
+func (UnimplementedWorkersServiceServer) Steps(context.Context, *StepsRequest) (*StepsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Steps not implemented")
 }
-func (UnimplementedWorkersServer) mustEmbedUnimplementedWorkersServer() {}
-func (UnimplementedWorkersServer) testEmbeddedByValue()                 {}
+func (UnimplementedWorkersServiceServer) mustEmbedUnimplementedWorkersServiceServer() {}
+func (UnimplementedWorkersServiceServer) testEmbeddedByValue()                        {}
 
-// UnsafeWorkersServer may be embedded to opt out of forward compatibility for this service.
-// Use of this interface is not recommended, as added methods to WorkersServer will
+// UnsafeWorkersServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to WorkersServiceServer will
 // result in compilation errors.
-type UnsafeWorkersServer interface {
-	mustEmbedUnimplementedWorkersServer()
+type UnsafeWorkersServiceServer interface {
+	mustEmbedUnimplementedWorkersServiceServer()
 }
 
-func RegisterWorkersServer(s grpc.ServiceRegistrar, srv WorkersServer) {
-	// If the following call panics, it indicates UnimplementedWorkersServer was
+func RegisterWorkersServiceServer(s grpc.ServiceRegistrar, srv WorkersServiceServer) {
+	// If the following call panics, it indicates UnimplementedWorkersServiceServer was
 	// embedded by pointer and is nil.  This will cause panics if an
 	// unimplemented method is ever invoked, so we test this at initialization
 	// time to prevent it from happening at runtime later due to I/O.
 	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
 		t.testEmbeddedByValue()
 	}
-	s.RegisterService(&Workers_ServiceDesc, srv)
+	s.RegisterService(&WorkersService_ServiceDesc, srv)
 }
 
-func _Workers_Claim_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _WorkersService_Claim_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ClaimRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(WorkersServer).Claim(ctx, in)
+		return srv.(WorkersServiceServer).Claim(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Workers_Claim_FullMethodName,
+		FullMethod: WorkersService_Claim_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkersServer).Claim(ctx, req.(*ClaimRequest))
+		return srv.(WorkersServiceServer).Claim(ctx, req.(*ClaimRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Workers_Heartbeat_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _WorkersService_Heartbeat_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(HeartbeatRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(WorkersServer).Heartbeat(ctx, in)
+		return srv.(WorkersServiceServer).Heartbeat(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Workers_Heartbeat_FullMethodName,
+		FullMethod: WorkersService_Heartbeat_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkersServer).Heartbeat(ctx, req.(*HeartbeatRequest))
+		return srv.(WorkersServiceServer).Heartbeat(ctx, req.(*HeartbeatRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Workers_Complete_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _WorkersService_Complete_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(CompleteRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(WorkersServer).Complete(ctx, in)
+		return srv.(WorkersServiceServer).Complete(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Workers_Complete_FullMethodName,
+		FullMethod: WorkersService_Complete_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkersServer).Complete(ctx, req.(*CompleteRequest))
+		return srv.(WorkersServiceServer).Complete(ctx, req.(*CompleteRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Workers_Fail_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _WorkersService_Fail_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(FailRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(WorkersServer).Fail(ctx, in)
+		return srv.(WorkersServiceServer).Fail(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Workers_Fail_FullMethodName,
+		FullMethod: WorkersService_Fail_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkersServer).Fail(ctx, req.(*FailRequest))
+		return srv.(WorkersServiceServer).Fail(ctx, req.(*FailRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Workers_Snooze_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _WorkersService_Snooze_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(SnoozeRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(WorkersServer).Snooze(ctx, in)
+		return srv.(WorkersServiceServer).Snooze(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Workers_Snooze_FullMethodName,
+		FullMethod: WorkersService_Snooze_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkersServer).Snooze(ctx, req.(*SnoozeRequest))
+		return srv.(WorkersServiceServer).Snooze(ctx, req.(*SnoozeRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Workers_Report_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _WorkersService_Report_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ReportRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(WorkersServer).Report(ctx, in)
+		return srv.(WorkersServiceServer).Report(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Workers_Report_FullMethodName,
+		FullMethod: WorkersService_Report_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkersServer).Report(ctx, req.(*ReportRequest))
+		return srv.(WorkersServiceServer).Report(ctx, req.(*ReportRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Workers_Release_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _WorkersService_Release_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ReleaseRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(WorkersServer).Release(ctx, in)
+		return srv.(WorkersServiceServer).Release(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Workers_Release_FullMethodName,
+		FullMethod: WorkersService_Release_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkersServer).Release(ctx, req.(*ReleaseRequest))
+		return srv.(WorkersServiceServer).Release(ctx, req.(*ReleaseRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Workers_RecordStep_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _WorkersService_RecordStep_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RecordStepRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(WorkersServer).RecordStep(ctx, in)
+		return srv.(WorkersServiceServer).RecordStep(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Workers_RecordStep_FullMethodName,
+		FullMethod: WorkersService_RecordStep_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkersServer).RecordStep(ctx, req.(*RecordStepRequest))
+		return srv.(WorkersServiceServer).RecordStep(ctx, req.(*RecordStepRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-func _Workers_Steps_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+func _WorkersService_Steps_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(StepsRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
 	if interceptor == nil {
-		return srv.(WorkersServer).Steps(ctx, in)
+		return srv.(WorkersServiceServer).Steps(ctx, in)
 	}
 	info := &grpc.UnaryServerInfo{
 		Server:     srv,
-		FullMethod: Workers_Steps_FullMethodName,
+		FullMethod: WorkersService_Steps_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(WorkersServer).Steps(ctx, req.(*StepsRequest))
+		return srv.(WorkersServiceServer).Steps(ctx, req.(*StepsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
 
-// Workers_ServiceDesc is the grpc.ServiceDesc for Workers service.
+// WorkersService_ServiceDesc is the grpc.ServiceDesc for WorkersService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
-var Workers_ServiceDesc = grpc.ServiceDesc{
-	ServiceName: "grit.v1.Workers",
-	HandlerType: (*WorkersServer)(nil),
+var WorkersService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "grit.v1.WorkersService",
+	HandlerType: (*WorkersServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
 		{
 			MethodName: "Claim",
-			Handler:    _Workers_Claim_Handler,
+			Handler:    _WorkersService_Claim_Handler,
 		},
 		{
 			MethodName: "Heartbeat",
-			Handler:    _Workers_Heartbeat_Handler,
+			Handler:    _WorkersService_Heartbeat_Handler,
 		},
 		{
 			MethodName: "Complete",
-			Handler:    _Workers_Complete_Handler,
+			Handler:    _WorkersService_Complete_Handler,
 		},
 		{
 			MethodName: "Fail",
-			Handler:    _Workers_Fail_Handler,
+			Handler:    _WorkersService_Fail_Handler,
 		},
 		{
 			MethodName: "Snooze",
-			Handler:    _Workers_Snooze_Handler,
+			Handler:    _WorkersService_Snooze_Handler,
 		},
 		{
 			MethodName: "Report",
-			Handler:    _Workers_Report_Handler,
+			Handler:    _WorkersService_Report_Handler,
 		},
 		{
 			MethodName: "Release",
-			Handler:    _Workers_Release_Handler,
+			Handler:    _WorkersService_Release_Handler,
 		},
 		{
 			MethodName: "RecordStep",
-			Handler:    _Workers_RecordStep_Handler,
+			Handler:    _WorkersService_RecordStep_Handler,
 		},
 		{
 			MethodName: "Steps",
-			Handler:    _Workers_Steps_Handler,
+			Handler:    _WorkersService_Steps_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -19,11 +19,11 @@ func TestRemoteDeadLetterAlerts(t *testing.T) {
 	h := start(t, server.Config{Alerting: alert.Alerting{OnAlert: func(ev alert.Event) { alerts <- ev }}}, "")
 	tk := h.enqueue(t, &pb.NewTask{Kind: "parse", Group: "rows", Queue: "etl", Policy: "5 10ms"})
 	c := h.claimOne(t, "w1", "parse")
-	if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), Message: "parse row 1: unexpected token"}); err != nil {
+	if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), ErrorClass: pb.ErrorClass_ERROR_CLASS_UNCLASSIFIED, Message: "parse row 1: unexpected token"}); err != nil {
 		t.Fatal(err)
 	}
 	c = h.claimOne(t, "w1", "parse")
-	last := &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), Message: "parse row 2: unexpected token"}
+	last := &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), ErrorClass: pb.ErrorClass_ERROR_CLASS_UNCLASSIFIED, Message: "parse row 2: unexpected token"}
 	if _, err := h.workers.Fail(ctx(t), last); err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func TestRemoteDeadLetterAlerts(t *testing.T) {
 		t.Fatalf("no alert; task %v", h.get(t, tk.GetId()))
 	}
 	got := h.get(t, tk.GetId())
-	if got.GetState() != string(task.DeadLetter) {
+	if got.GetState().Task() != task.DeadLetter {
 		t.Fatalf("task %v", got)
 	}
 	if ev.Type != alert.DeadLetter || ev.TaskID != tk.GetId() || ev.Kind != "parse" || ev.Queue != "etl" || ev.Group != "rows" ||

@@ -82,7 +82,7 @@ func (s *Server) tap(ctx context.Context, info *tap.Info) (context.Context, erro
 	if err := s.checkToken(info.FullMethodName, info.Header); err != nil {
 		return ctx, err
 	}
-	if s.inFlight == nil || info.FullMethodName == pb.Workers_Claim_FullMethodName || strings.HasPrefix(info.FullMethodName, healthPrefix) {
+	if s.inFlight == nil || info.FullMethodName == pb.WorkersService_Claim_FullMethodName || strings.HasPrefix(info.FullMethodName, healthPrefix) {
 		return ctx, nil
 	}
 	select {
@@ -129,12 +129,12 @@ const reflectionPrefix = "/grpc.reflection."
 
 // readMethods are what a read-only token may call.
 var readMethods = map[string]bool{
-	pb.Tasks_Get_FullMethodName:      true,
-	pb.Tasks_List_FullMethodName:     true,
-	pb.Tasks_Attempts_FullMethodName: true,
-	pb.Tasks_Pauses_FullMethodName:   true,
-	pb.Tasks_Instance_FullMethodName: true,
-	pb.Workers_Steps_FullMethodName:  true,
+	pb.TasksService_Get_FullMethodName:      true,
+	pb.TasksService_List_FullMethodName:     true,
+	pb.TasksService_Attempts_FullMethodName: true,
+	pb.TasksService_Pauses_FullMethodName:   true,
+	pb.TasksService_Instance_FullMethodName: true,
+	pb.WorkersService_Steps_FullMethodName:  true,
 }
 
 // unary authorizes a call (again: the tap did before its message was

@@ -67,7 +67,7 @@ func TestTokenBeforeMessage(t *testing.T) {
 	wantCode(t, err, codes.Unauthenticated, "no token")
 	_, err = h.tasks.Enqueue(metadata.AppendToOutgoingContext(ctx(t), "authorization", "Bearer not-the-token-0123456789"), req)
 	wantCode(t, err, codes.Unauthenticated, "not one this server accepts")
-	_, err = pb.NewTasksClient(dial(t, h.addr, testToken)).Enqueue(ctx(t), req)
+	_, err = pb.NewTasksServiceClient(dial(t, h.addr, testToken)).Enqueue(ctx(t), req)
 	wantCode(t, err, codes.ResourceExhausted)
 }
 
@@ -129,7 +129,7 @@ func TestHealthAndReflection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"grit.v1.Tasks", "grit.v1.Workers", "grpc.health.v1.Health"} {
+	for _, want := range []string{"grit.v1.TasksService", "grit.v1.WorkersService", "grpc.health.v1.Health"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("reflection lists %v, without %s", names, want)
 		}
@@ -144,7 +144,7 @@ func TestReadOnlyTokenOnlyReads(t *testing.T) {
 	h := start(t, server.Config{Tokens: []server.Token{{Value: testToken}, {Value: reader, Role: server.RoleReadOnly}}}, testToken)
 	tk := h.enqueue(t, &pb.NewTask{Kind: "k"})
 	conn := dial(t, h.addr, reader)
-	tasks, workers := pb.NewTasksClient(conn), pb.NewWorkersClient(conn)
+	tasks, workers := pb.NewTasksServiceClient(conn), pb.NewWorkersServiceClient(conn)
 	if _, err := tasks.Get(ctx(t), &pb.GetRequest{Id: tk.GetId()}); err != nil {
 		t.Fatalf("get with a read-only token: %v", err)
 	}
@@ -171,7 +171,7 @@ func TestReadOnlyTokenOnlyReads(t *testing.T) {
 	wantCode(t, err, codes.PermissionDenied)
 	_, err = workers.Claim(ctx(t), &pb.ClaimRequest{WorkerId: "w", Kinds: []string{"k"}, Limit: 1})
 	wantCode(t, err, codes.PermissionDenied)
-	if got := h.get(t, tk.GetId()); got.GetState() != "READY" {
+	if got := h.get(t, tk.GetId()); got.GetState() != pb.TaskState_TASK_STATE_READY {
 		t.Errorf("task %v after the refused calls, want READY", got)
 	}
 }
@@ -219,7 +219,7 @@ func TestStopNotServing(t *testing.T) {
 		t.Fatalf("before Stop: %v, %v", r, err)
 	}
 	s.Stop()
-	r, err = hc.Check(ctx(t), &healthpb.HealthCheckRequest{Service: "grit.v1.Tasks"})
+	r, err = hc.Check(ctx(t), &healthpb.HealthCheckRequest{Service: "grit.v1.TasksService"})
 	if err != nil || r.GetStatus() != healthpb.HealthCheckResponse_NOT_SERVING {
 		t.Fatalf("after Stop: %v, %v", r, err)
 	}
@@ -287,7 +287,7 @@ func TestTLS(t *testing.T) {
 	h := start(t, server.Config{CertFile: cert, KeyFile: key, Tokens: operators(testToken)}, "")
 	creds := credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: "localhost"})
 	conn := dial(t, h.addr, testToken, grpc.WithTransportCredentials(creds))
-	if _, err := pb.NewTasksClient(conn).Enqueue(ctx(t), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k"}}); err != nil {
+	if _, err := pb.NewTasksServiceClient(conn).Enqueue(ctx(t), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k"}}); err != nil {
 		t.Fatal(err)
 	}
 	// The harness's client speaks plain text: it cannot talk to it.

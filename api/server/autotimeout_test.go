@@ -33,7 +33,7 @@ func TestAutoTimeout(t *testing.T) {
 	if c.GetTimeout().AsDuration() != 7*time.Minute || c.GetTimeoutSource() != "auto: default, 0 runs so far" || !c.GetAutoTimeout() {
 		t.Fatalf("claimed timeout %v (%q), want the default 7m", c.GetTimeout().AsDuration(), c.GetTimeoutSource())
 	}
-	if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), Class: pb.ErrorClass_ERROR_CLASS_TIMEOUT, Message: "cut off"}); err != nil {
+	if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), ErrorClass: pb.ErrorClass_ERROR_CLASS_TIMEOUT, Message: "cut off"}); err != nil {
 		t.Fatal(err)
 	}
 	if as := h.attempts(t, c.GetId()); len(as) != 1 || as[0].Timeout != 7*time.Minute || as[0].TimeoutSource != "auto: default, 0 runs so far" {

@@ -20,12 +20,12 @@ func TestRemoteFailureIsCaught(t *testing.T) {
 	h.enqueue(t, &pb.NewTask{Kind: "charge", Args: []byte(`{"order":"o-7"}`)})
 	c := h.claimOne(t, "w1", "charge")
 	_, err := h.workers.Fail(ctx(t), &pb.FailRequest{WorkerId: "w1", TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(),
-		Class: pb.ErrorClass_ERROR_CLASS_PERMANENT, Message: "card declined", Catch: "refund order"})
+		ErrorClass: pb.ErrorClass_ERROR_CLASS_PERMANENT, Message: "card declined", Catch: "refund order"})
 	wantCode(t, err, codes.InvalidArgument, "catch")
 	for range 2 { // a repeat whose answer was lost catches nothing more
 		r, err := h.workers.Fail(ctx(t), &pb.FailRequest{WorkerId: "w1", TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(),
-			Class: pb.ErrorClass_ERROR_CLASS_PERMANENT, Message: "card declined", Catch: "refund"})
-		if err != nil || r.GetTask().GetState() != "FAILED" {
+			ErrorClass: pb.ErrorClass_ERROR_CLASS_PERMANENT, Message: "card declined", Catch: "refund"})
+		if err != nil || r.GetTask().GetState() != pb.TaskState_TASK_STATE_FAILED {
 			t.Fatalf("fail: %v %v", r, err)
 		}
 	}

@@ -17,7 +17,7 @@ import (
 func toTask(t task.Task, withArgs bool) *pb.Task {
 	out := &pb.Task{
 		Id: t.ID, RunId: t.RunID, Name: t.Name, Kind: t.Kind, Queue: t.Queue, Group: t.Group,
-		Priority: int64(t.Priority), State: string(t.State), Policy: t.Policy,
+		Priority: int64(t.Priority), State: pb.TaskStateOf(t.State), Policy: t.Policy,
 		PoisonAfter: int64(t.PoisonAfter), Timeout: dur(t.Timeout), Grace: dur(t.Grace),
 		Attempt: int64(t.Attempt), NextAt: ts(t.NextAt), PrevDelay: dur(t.PrevDelay),
 		LeaseOwner: t.LeaseOwner, LeaseToken: t.LeaseToken, LeaseExpires: ts(t.LeaseExpires),
@@ -46,9 +46,9 @@ func toTasks(ts []task.Task, withArgs bool) []*pb.Task {
 func toAttempt(a task.Attempt) *pb.Attempt {
 	out := &pb.Attempt{
 		TaskId: a.TaskID, Number: int64(a.Number), Worker: a.Worker, LeaseToken: a.LeaseToken,
-		StartedAt: ts(a.StartedAt), EndedAt: ts(a.EndedAt), Outcome: string(a.Outcome),
-		Class: a.Class, Error: a.Error, Fingerprint: a.Fingerprint, Signal: a.Signal,
-		Output: a.Output, Delay: dur(a.Delay), Decision: a.Decision,
+		StartedAt: ts(a.StartedAt), EndedAt: ts(a.EndedAt), Outcome: pb.AttemptOutcomeOf(a.Outcome),
+		ErrorClass: pb.ErrorClassOf(a.Class), Error: a.Error, Fingerprint: a.Fingerprint, Signal: a.Signal,
+		Output: a.Output, Delay: dur(a.Delay), Decision: pb.DecisionOf(a.Decision),
 	}
 	if a.ExitCode != nil {
 		c := int32(*a.ExitCode)

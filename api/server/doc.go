@@ -1,6 +1,6 @@
-// Package server serves grit's gRPC API (api/gritv1) on a store: the Tasks
-// service (enqueue, enqueue in batches, get, list, attempts, cancel,
-// publish, dead-letter actions) and the Workers service, through which a
+// Package server serves grit's gRPC API (api/gritv1) on a store: the
+// TasksService (enqueue, enqueue in batches, get, list, attempts, cancel,
+// publish, dead-letter actions) and the WorkersService, through which a
 // worker in any language claims tasks, renews their leases and reports how
 // each attempt ended, with the same leases, fencing and retry decisions as
 // a Go worker (internal/decide decides), and the same downstream

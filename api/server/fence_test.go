@@ -16,7 +16,7 @@ import (
 func (h *harness) running(t *testing.T, c *pb.Task) {
 	t.Helper()
 	g := h.get(t, c.GetId())
-	if g.GetState() != "RUNNING" || g.GetLeaseToken() != c.GetLeaseToken() || g.GetLeaseOwner() != c.GetLeaseOwner() || g.GetAttempt() != 1 {
+	if g.GetState() != pb.TaskState_TASK_STATE_RUNNING || g.GetLeaseToken() != c.GetLeaseToken() || g.GetLeaseOwner() != c.GetLeaseOwner() || g.GetAttempt() != 1 {
 		t.Fatalf("a refused report changed the task: %v", g)
 	}
 	if as := h.attempts(t, c.GetId()); len(as) != 1 || as[0].Outcome != task.OutcomeRunning {
@@ -39,7 +39,7 @@ func TestCrossTaskToken(t *testing.T) {
 	for _, w := range []string{"w1"} {
 		_, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{WorkerId: w, TaskId: b.GetId(), LeaseToken: a.GetLeaseToken()})
 		wantCode(t, err, codes.FailedPrecondition, "not recorded")
-		_, err = h.workers.Fail(ctx(t), &pb.FailRequest{WorkerId: w, TaskId: b.GetId(), LeaseToken: a.GetLeaseToken(), Class: pb.ErrorClass_ERROR_CLASS_PERMANENT})
+		_, err = h.workers.Fail(ctx(t), &pb.FailRequest{WorkerId: w, TaskId: b.GetId(), LeaseToken: a.GetLeaseToken(), ErrorClass: pb.ErrorClass_ERROR_CLASS_PERMANENT})
 		wantCode(t, err, codes.FailedPrecondition, "not recorded")
 		_, err = h.workers.Snooze(ctx(t), &pb.SnoozeRequest{WorkerId: w, TaskId: b.GetId(), LeaseToken: a.GetLeaseToken(), Delay: dpb(time.Minute)})
 		wantCode(t, err, codes.FailedPrecondition, "not recorded")
@@ -57,7 +57,7 @@ func TestForeignWorker(t *testing.T) {
 	c := h.claimOne(t, "w1", "k")
 	_, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{WorkerId: "w3", TaskId: c.GetId(), LeaseToken: c.GetLeaseToken()})
 	wantCode(t, err, codes.FailedPrecondition, `held by worker "w1"`, `not "w3"`)
-	_, err = h.workers.Fail(ctx(t), &pb.FailRequest{WorkerId: "w3", TaskId: c.GetId(), LeaseToken: c.GetLeaseToken()})
+	_, err = h.workers.Fail(ctx(t), &pb.FailRequest{WorkerId: "w3", TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), ErrorClass: pb.ErrorClass_ERROR_CLASS_PERMANENT})
 	wantCode(t, err, codes.FailedPrecondition, `held by worker "w1"`)
 	_, err = h.workers.Snooze(ctx(t), &pb.SnoozeRequest{WorkerId: "w3", TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), Delay: dpb(time.Minute)})
 	wantCode(t, err, codes.FailedPrecondition, `held by worker "w1"`)

@@ -53,7 +53,7 @@ func (x *workers) Fail(ctx context.Context, r *pb.FailRequest) (*pb.FailResponse
 	if err != nil {
 		return nil, statusOf(op, aboutTask(r.GetTaskId(), err))
 	}
-	return &pb.FailResponse{Task: toTask(e.t, true), Decision: e.decision}, nil
+	return &pb.FailResponse{Task: toTask(e.t, true), Decision: pb.DecisionOf(e.decision)}, nil
 }
 
 func (x *workers) Snooze(ctx context.Context, r *pb.SnoozeRequest) (*pb.SnoozeResponse, error) {
@@ -72,7 +72,7 @@ func (x *workers) Snooze(ctx context.Context, r *pb.SnoozeRequest) (*pb.SnoozeRe
 
 // failedOf is a Fail's failure as a Report carries it.
 func failedOf(r *pb.FailRequest) *pb.Failed {
-	return &pb.Failed{Class: r.GetClass(), Message: r.GetMessage(), RetryAfter: r.GetRetryAfter(), ExitCode: r.ExitCode,
+	return &pb.Failed{ErrorClass: r.GetErrorClass(), Message: r.GetMessage(), RetryAfter: r.GetRetryAfter(), ExitCode: r.ExitCode,
 		Signal: r.GetSignal(), Output: r.GetOutput(), Policy: r.GetPolicy(), Catch: r.GetCatch()}
 }
 
@@ -95,7 +95,7 @@ func failureOf(r *pb.Failed, after time.Duration) (task.Outcome, error) {
 		}
 		err = x
 	}
-	switch r.GetClass() {
+	switch r.GetErrorClass() {
 	case pb.ErrorClass_ERROR_CLASS_TRANSIENT:
 		return task.OutcomeError, retry.Transient(err)
 	case pb.ErrorClass_ERROR_CLASS_PERMANENT:

@@ -72,7 +72,7 @@ func TestRemoteClaimsKeepToTheBreakers(t *testing.T) {
 	}
 	for _, tk := range rest {
 		if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: tk.GetId(), WorkerId: tk.GetLeaseOwner(), LeaseToken: tk.GetLeaseToken(),
-			Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "503 from api"}); err != nil {
+			ErrorClass: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "503 from api"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -129,14 +129,14 @@ func TestRemoteFailFastGroupFailsAtOnce(t *testing.T) {
 		t.Fatalf("claimed %v while both groups' breakers are open, want the ungrouped task alone", got)
 	}
 	g := h.get(t, fast.GetId())
-	if g.GetState() != "FAILED" || g.GetAttempt() != 1 || !strings.Contains(g.GetLastError(), "circuit breaker is open") {
+	if g.GetState() != pb.TaskState_TASK_STATE_FAILED || g.GetAttempt() != 1 || !strings.Contains(g.GetLastError(), "circuit breaker is open") {
 		t.Errorf("task of the group that fails fast: %s at attempt %d, error %q; want FAILED at once, saying the breaker is open",
 			g.GetState(), g.GetAttempt(), g.GetLastError())
 	}
 	if as := h.attempts(t, fast.GetId()); len(as) != 1 || as[0].Class != "permanent" {
 		t.Errorf("its attempts %+v, want one, permanent", as)
 	}
-	if g := h.get(t, waits.GetId()); g.GetState() != "READY" || g.GetAttempt() != 0 {
+	if g := h.get(t, waits.GetId()); g.GetState() != pb.TaskState_TASK_STATE_READY || g.GetAttempt() != 0 {
 		t.Errorf("task of the group that waits: %s at attempt %d, want READY, untouched", g.GetState(), g.GetAttempt())
 	}
 }
@@ -190,7 +190,7 @@ func TestRemoteClaimsKeepToTheRetryBudget(t *testing.T) {
 	}
 	for _, tk := range first {
 		if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: tk.GetId(), WorkerId: tk.GetLeaseOwner(), LeaseToken: tk.GetLeaseToken(),
-			Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "503 from api"}); err != nil {
+			ErrorClass: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "503 from api"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -208,7 +208,7 @@ func TestRemoteClaimsKeepToTheRetryBudget(t *testing.T) {
 				released++
 			}
 		}
-		if g := h.get(t, tk.GetId()); g.GetState() == "RETRYING" && g.GetAttempt() != 1 {
+		if g := h.get(t, tk.GetId()); g.GetState() == pb.TaskState_TASK_STATE_RETRYING && g.GetAttempt() != 1 {
 			t.Errorf("task %d waits at attempt %d, want 1: waiting for the budget uses no attempt", tk.GetId(), g.GetAttempt())
 		}
 	}

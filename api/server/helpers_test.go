@@ -32,8 +32,8 @@ type harness struct {
 	server  *server.Server
 	addr    string
 	conn    *grpc.ClientConn
-	tasks   pb.TasksClient
-	workers pb.WorkersClient
+	tasks   pb.TasksServiceClient
+	workers pb.WorkersServiceClient
 }
 
 // start serves cfg (its Store set to a new SQLite file) until the test
@@ -79,7 +79,7 @@ func startOn(t *testing.T, cfg server.Config, token string, wrap func(store.Stor
 	})
 	h := &harness{store: st, server: s, addr: lis.Addr().String()}
 	h.conn = dial(t, h.addr, token)
-	h.tasks, h.workers = pb.NewTasksClient(h.conn), pb.NewWorkersClient(h.conn)
+	h.tasks, h.workers = pb.NewTasksServiceClient(h.conn), pb.NewWorkersServiceClient(h.conn)
 	return h
 }
 

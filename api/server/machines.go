@@ -114,7 +114,7 @@ func toInstance(r store.InstanceRow, in machine.Instance) *pb.Instance {
 	}
 	for _, h := range in.History {
 		out.History = append(out.History, &pb.InstanceEntry{Seq: h.Seq, Event: h.Event, From: h.From, To: h.To, TaskId: h.Task,
-			Outcome: h.Outcome, Why: h.Why, At: ts(h.At)})
+			Outcome: pb.InstanceOutcomeOf(h.Outcome), Why: h.Why, At: ts(h.At)})
 	}
 	return out
 }

@@ -111,7 +111,7 @@ func TestSendWithoutMachines(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(sctx, lis) }()
 	t.Cleanup(func() { cancel(); <-served })
-	tasks := pb.NewTasksClient(dial(t, lis.Addr().String(), ""))
+	tasks := pb.NewTasksServiceClient(dial(t, lis.Addr().String(), ""))
 	_, err = tasks.Send(ctx(t), &pb.SendRequest{Machine: "m", Key: "k", Event: "e"})
 	wantCode(t, err, codes.Unimplemented, "state machines")
 	_, err = tasks.Instance(ctx(t), &pb.InstanceRequest{Machine: "m", Key: "k"})

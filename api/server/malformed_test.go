@@ -35,7 +35,7 @@ func TestMalformedRequestIsInvalidArgument(t *testing.T) {
 		{0x08, 0x80, 0x80, 0x80}, // a varint with no end
 	} {
 		var out []byte
-		err := h.conn.Invoke(ctx(t), pb.Tasks_Get_FullMethodName, &b, &out, grpc.ForceCodecV2(rawCodec{}))
+		err := h.conn.Invoke(ctx(t), pb.TasksService_Get_FullMethodName, &b, &out, grpc.ForceCodecV2(rawCodec{}))
 		wantCode(t, err, codes.InvalidArgument, "wire format", "GetRequest")
 	}
 	h.enqueue(t, &pb.NewTask{Kind: "k"})

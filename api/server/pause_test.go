@@ -43,7 +43,7 @@ func TestPausedKindIsNotClaimedByARemoteWorker(t *testing.T) {
 			t.Errorf("a claim for kinds %v answered in %v: it should wait out its 300ms, not spin", kinds, took)
 		}
 	}
-	if got := h.get(t, tk.GetId()); got.GetState() != "READY" || got.GetAttempt() != 0 {
+	if got := h.get(t, tk.GetId()); got.GetState() != pb.TaskState_TASK_STATE_READY || got.GetAttempt() != 0 {
 		t.Errorf("the paused task is %v, want READY at attempt 0", got)
 	}
 	if _, err := p.Resume(ctx(t), store.ScopeKind, "charge"); err != nil {
@@ -66,7 +66,7 @@ func TestPausesThroughTheAPI(t *testing.T) {
 	if err != nil || r.GetPause().GetName() != "mail" || r.GetPause().GetSince() == nil || r.GetPause().GetWho() == "" {
 		t.Fatalf("pause: %v, %v", r, err)
 	}
-	ro := pb.NewTasksClient(dial(t, h.addr, reader))
+	ro := pb.NewTasksServiceClient(dial(t, h.addr, reader))
 	l, err := ro.Pauses(ctx(t), &pb.PausesRequest{})
 	if err != nil || len(l.GetPauses()) != 1 || l.GetPauses()[0].GetScope() != pb.PauseScope_PAUSE_SCOPE_QUEUE {
 		t.Fatalf("pauses with a read-only token: %v, %v", l, err)

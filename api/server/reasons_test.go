@@ -82,16 +82,16 @@ func TestReasonsOfRequests(t *testing.T) {
 		pb.ReasonTokenMalformed: "Basic dXNlcjpwYXNz",
 		pb.ReasonTokenUnknown:   "Bearer not-a-token-of-this-server",
 	} {
-		c := pb.NewTasksClient(dial(t, h.addr, ""))
+		c := pb.NewTasksServiceClient(dial(t, h.addr, ""))
 		if creds != "" {
-			c = pb.NewTasksClient(dial(t, h.addr, "", grpcCreds(creds)...))
+			c = pb.NewTasksServiceClient(dial(t, h.addr, "", grpcCreds(creds)...))
 		}
 		_, err := c.Get(ctx(t), &pb.GetRequest{Id: 1})
-		wantInfo(t, err, codes.Unauthenticated, reason, map[string]string{"method": pb.Tasks_Get_FullMethodName})
+		wantInfo(t, err, codes.Unauthenticated, reason, map[string]string{"method": pb.TasksService_Get_FullMethodName})
 	}
-	ro := pb.NewTasksClient(dial(t, h.addr, reader))
+	ro := pb.NewTasksServiceClient(dial(t, h.addr, reader))
 	_, err = ro.Cancel(ctx(t), &pb.CancelRequest{Id: 1})
-	wantInfo(t, err, codes.PermissionDenied, pb.ReasonTokenReadOnly, map[string]string{"method": pb.Tasks_Cancel_FullMethodName})
+	wantInfo(t, err, codes.PermissionDenied, pb.ReasonTokenReadOnly, map[string]string{"method": pb.TasksService_Cancel_FullMethodName})
 }
 
 // TestReasonServerBusy: a call past --max-in-flight, refused in the tap
@@ -110,7 +110,7 @@ func TestReasonServerBusy(t *testing.T) {
 	<-held.entered
 	_, err := h.tasks.Get(ctx(t), &pb.GetRequest{Id: 1})
 	close(held.release)
-	wantInfo(t, err, codes.ResourceExhausted, pb.ReasonServerBusy, map[string]string{"max_in_flight": "1", "method": pb.Tasks_Get_FullMethodName})
+	wantInfo(t, err, codes.ResourceExhausted, pb.ReasonServerBusy, map[string]string{"max_in_flight": "1", "method": pb.TasksService_Get_FullMethodName})
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func (x *workers) Report(ctx context.Context, r *pb.ReportRequest) (*pb.ReportRe
 		}
 		t := toTask(e.t, false)
 		t.LastError = "" // the request's own message, or an earlier one: Get has it
-		out.Answers[i] = &pb.ReportAnswer{Task: t, Decision: e.decision}
+		out.Answers[i] = &pb.ReportAnswer{Task: t, Decision: pb.DecisionOf(e.decision)}
 	}
 	return out, nil
 }

@@ -79,7 +79,7 @@ func TestReportMixed(t *testing.T) {
 	bad := &pb.Result{TaskId: c[2].GetId(), LeaseToken: c[2].GetLeaseToken(), End: &pb.Result_Snooze{Snooze: &pb.Snoozed{Delay: dpb(-time.Second)}}}
 	req := &pb.ReportRequest{WorkerId: "w1", Results: []*pb.Result{
 		complete(c[0]),
-		{TaskId: c[1].GetId(), LeaseToken: c[1].GetLeaseToken(), End: &pb.Result_Fail{Fail: &pb.Failed{Class: pb.ErrorClass_ERROR_CLASS_PERMANENT, Message: "no such user", Output: "out"}}},
+		{TaskId: c[1].GetId(), LeaseToken: c[1].GetLeaseToken(), End: &pb.Result_Fail{Fail: &pb.Failed{ErrorClass: pb.ErrorClass_ERROR_CLASS_PERMANENT, Message: "no such user", Output: "out"}}},
 		{TaskId: c[2].GetId(), LeaseToken: c[2].GetLeaseToken(), End: &pb.Result_Snooze{Snooze: &pb.Snoozed{Delay: dpb(time.Minute)}}},
 		other, none, bad,
 		complete(c[4]), // recorded by the Complete above
@@ -110,8 +110,9 @@ func TestReportMixed(t *testing.T) {
 		{"SUCCESS", "", codes.OK}, {"SUCCESS", "", codes.OK}, {"", "", codes.InvalidArgument},
 	} {
 		got := a[i]
-		if code := codes.Code(got.GetStatus().GetCode()); code != want.code || got.GetTask().GetState() != want.state || got.GetDecision() != want.decision {
-			t.Errorf("answer %d: %v %q, decision %q; want %v %q, decision %q", i, code, got.GetTask().GetState(), got.GetDecision(), want.code, want.state, want.decision)
+		state, decision := got.GetTask().GetState().Task(), got.GetDecision().Word()
+		if code := codes.Code(got.GetStatus().GetCode()); code != want.code || string(state) != want.state || decision != want.decision {
+			t.Errorf("answer %d: %v %q, decision %q; want %v %q, decision %q", i, code, state, decision, want.code, want.state, want.decision)
 		}
 		if want.code == codes.OK && (got.GetTask().GetId() != req.GetResults()[i].GetTaskId() || got.GetTask().GetArgs() != nil) {
 			t.Errorf("answer %d: task %v, want task %d without args", i, got.GetTask(), req.GetResults()[i].GetTaskId())
@@ -120,7 +121,7 @@ func TestReportMixed(t *testing.T) {
 
 	// The store holds what the answers say, the first complete once.
 	for i, want := range []string{"SUCCESS", "FAILED", "SENSING", "RUNNING", "SUCCESS"} {
-		if got := h.get(t, c[i].GetId()); got.GetState() != want {
+		if got := h.get(t, c[i].GetId()); string(got.GetState().Task()) != want {
 			t.Errorf("task %d is %s, want %s", i, got.GetState(), want)
 		}
 	}
@@ -170,7 +171,7 @@ func TestReportAnswersAsGet(t *testing.T) {
 	c := h.claimN(t, "w1", "k", 2)
 	r, err := h.workers.Report(ctx(t), &pb.ReportRequest{WorkerId: "w1", Results: []*pb.Result{
 		complete(c[0]),
-		{TaskId: c[1].GetId(), LeaseToken: c[1].GetLeaseToken(), End: &pb.Result_Fail{Fail: &pb.Failed{Message: "boom"}}},
+		{TaskId: c[1].GetId(), LeaseToken: c[1].GetLeaseToken(), End: &pb.Result_Fail{Fail: &pb.Failed{ErrorClass: pb.ErrorClass_ERROR_CLASS_UNCLASSIFIED, Message: "boom"}}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +200,7 @@ func TestReportRefusedWhole(t *testing.T) {
 	c := h.claimN(t, "w1", "k", 2)
 	one := []*pb.Result{complete(c[0])}
 
-	_, err := pb.NewWorkersClient(dial(t, h.addr, "")).Report(ctx(t), &pb.ReportRequest{WorkerId: "w1", Results: one})
+	_, err := pb.NewWorkersServiceClient(dial(t, h.addr, "")).Report(ctx(t), &pb.ReportRequest{WorkerId: "w1", Results: one})
 	wantCode(t, err, codes.Unauthenticated, "no token")
 	_, err = h.workers.Report(ctx(t), &pb.ReportRequest{Results: one})
 	wantCode(t, err, codes.InvalidArgument, "worker_id")
@@ -208,7 +209,7 @@ func TestReportRefusedWhole(t *testing.T) {
 	_, err = h.workers.Report(ctx(t), &pb.ReportRequest{WorkerId: "w1", Results: []*pb.Result{complete(c[0]), complete(c[1]), complete(c[0])}})
 	wantCode(t, err, codes.InvalidArgument, "results", "more than the limit of 2", "GRIT_MAX_BATCH")
 	for _, x := range c {
-		if got := h.get(t, x.GetId()); got.GetState() != "RUNNING" {
+		if got := h.get(t, x.GetId()); got.GetState() != pb.TaskState_TASK_STATE_RUNNING {
 			t.Fatalf("task %d is %s after refused reports", x.GetId(), got.GetState())
 		}
 	}
@@ -227,10 +228,10 @@ func TestReportAnotherWorker(t *testing.T) {
 	}
 	a := r.GetAnswers()
 	wantCode(t, status.FromProto(a[0].GetStatus()).Err(), codes.FailedPrecondition, `held by worker "w2", not "w1"`)
-	if a[1].GetStatus() != nil || a[1].GetTask().GetState() != "SUCCESS" {
+	if a[1].GetStatus() != nil || a[1].GetTask().GetState() != pb.TaskState_TASK_STATE_SUCCESS {
 		t.Fatalf("my result: %v", a[1])
 	}
-	if got := h.get(t, theirs.GetId()); got.GetState() != "RUNNING" || got.GetLeaseOwner() != "w2" {
+	if got := h.get(t, theirs.GetId()); got.GetState() != pb.TaskState_TASK_STATE_RUNNING || got.GetLeaseOwner() != "w2" {
 		t.Fatalf("their task %v", got)
 	}
 }

@@ -94,7 +94,7 @@ func New(cfg Config) (*Server, error) {
 
 // Services are the names of grit's services, as the health service and
 // reflection list them.
-var Services = []string{pb.Tasks_ServiceDesc.ServiceName, pb.Workers_ServiceDesc.ServiceName}
+var Services = []string{pb.TasksService_ServiceDesc.ServiceName, pb.WorkersService_ServiceDesc.ServiceName}
 
 // ServerOptions are the options a grpc.Server needs to serve this API:
 // authentication (a tap handle, which refuses a call without a valid
@@ -116,12 +116,12 @@ func (s *Server) ServerOptions() []grpc.ServerOption {
 	return opts
 }
 
-// Register registers the Tasks and Workers services, the health service
+// Register registers the TasksService and WorkersService, the health service
 // (SERVING for "" and each of Services) and reflection on gs, which must
 // have been made with ServerOptions.
 func (s *Server) Register(gs *grpc.Server) {
-	pb.RegisterTasksServer(gs, &tasks{s: s})
-	pb.RegisterWorkersServer(gs, &workers{s: s})
+	pb.RegisterTasksServiceServer(gs, &tasks{s: s})
+	pb.RegisterWorkersServiceServer(gs, &workers{s: s})
 	healthpb.RegisterHealthServer(gs, s.health)
 	reflection.Register(gs)
 	for _, name := range append([]string{""}, Services...) {

@@ -25,7 +25,7 @@ func TestRemoteAttemptsHaveSpans(t *testing.T) {
 	if !first.IsValid() {
 		t.Fatalf("the claimed task carries no traceparent: %q", c.GetTraceparent())
 	}
-	if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "503"}); err != nil {
+	if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), ErrorClass: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "503"}); err != nil {
 		t.Fatal(err)
 	}
 	c2 := h.claimOne(t, "w", "charge") // due 1ms after the failure: the claim waits for it

@@ -10,9 +10,9 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// tasks serves the Tasks service.
+// tasks serves the TasksService.
 type tasks struct {
-	pb.UnimplementedTasksServer
+	pb.UnimplementedTasksServiceServer
 	s *Server
 }
 

@@ -23,7 +23,7 @@ func TestEnqueueGetList(t *testing.T) {
 		Kind: "email.send", Args: []byte(`{"to":"a@example.com"}`), Queue: "mail", Group: "smtp",
 		Priority: 5, Policy: "10 5s 10m", Timeout: durationpb.New(30 * time.Second), Name: "welcome",
 	})
-	if got.GetId() == 0 || got.GetState() != "READY" || got.GetQueue() != "mail" || got.GetGroup() != "smtp" ||
+	if got.GetId() == 0 || got.GetState() != pb.TaskState_TASK_STATE_READY || got.GetQueue() != "mail" || got.GetGroup() != "smtp" ||
 		got.GetPriority() != 5 || got.GetPolicy() != "10 5s 10m" || got.GetTimeout().AsDuration() != 30*time.Second {
 		t.Fatalf("enqueued %v", got)
 	}
@@ -47,12 +47,14 @@ func TestEnqueueGetList(t *testing.T) {
 	if len(l.GetTasks()) != 1 || l.GetNextAfterId() != 0 {
 		t.Fatalf("last page %v", l)
 	}
-	l, err = h.tasks.List(ctx(t), &pb.ListRequest{States: []string{"ready"}})
+	l, err = h.tasks.List(ctx(t), &pb.ListRequest{States: []pb.TaskState{pb.TaskState_TASK_STATE_READY}})
 	if err != nil || len(l.GetTasks()) != 3 {
 		t.Fatalf("list ready: %v, %v", l, err)
 	}
-	_, err = h.tasks.List(ctx(t), &pb.ListRequest{States: []string{"DONE"}})
-	wantCode(t, err, codes.InvalidArgument, "states[0]", `"DONE" is not a state`)
+	_, err = h.tasks.List(ctx(t), &pb.ListRequest{States: []pb.TaskState{pb.TaskState_TASK_STATE_READY, pb.TaskState_TASK_STATE_UNSPECIFIED}})
+	wantCode(t, err, codes.InvalidArgument, "states[1]", "TASK_STATE_UNSPECIFIED is not a state")
+	_, err = h.tasks.List(ctx(t), &pb.ListRequest{States: []pb.TaskState{99}})
+	wantCode(t, err, codes.InvalidArgument, "states[0]", "99 is not a state")
 }
 
 func TestListPageFitsAnswer(t *testing.T) {
@@ -231,7 +233,7 @@ func TestCancel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.GetTask().GetState() != "CANCELLED" {
+		if r.GetTask().GetState() != pb.TaskState_TASK_STATE_CANCELLED {
 			t.Fatalf("cancelled: %v", r.GetTask())
 		}
 	}
@@ -283,7 +285,7 @@ func TestDeadLetter(t *testing.T) {
 	poison := func() int64 {
 		tk := h.enqueue(t, &pb.NewTask{Kind: "parse", Policy: "10 1ms"})
 		h.failTwice(t, "parse")
-		if g := h.get(t, tk.GetId()); g.GetState() != "DEAD_LETTER" {
+		if g := h.get(t, tk.GetId()); g.GetState() != pb.TaskState_TASK_STATE_DEAD_LETTER {
 			t.Fatalf("after two identical failures: %v", g)
 		}
 		return tk.GetId()
@@ -295,20 +297,20 @@ func TestDeadLetter(t *testing.T) {
 	id := poison()
 	for range 2 {
 		got, err := act(id, pb.DeadLetterAction_DEAD_LETTER_ACTION_REPLAY)
-		if err != nil || got.GetState() != "READY" || got.GetStreak() != 0 {
+		if err != nil || got.GetState() != pb.TaskState_TASK_STATE_READY || got.GetStreak() != 0 {
 			t.Fatalf("replay: %v, %v", got, err)
 		}
 	}
 	h.failTwice(t, "parse")
 	for range 2 {
-		if got, err := act(id, pb.DeadLetterAction_DEAD_LETTER_ACTION_SKIP); err != nil || got.GetState() != "SKIPPED" {
+		if got, err := act(id, pb.DeadLetterAction_DEAD_LETTER_ACTION_SKIP); err != nil || got.GetState() != pb.TaskState_TASK_STATE_SKIPPED {
 			t.Fatalf("skip: %v, %v", got, err)
 		}
 	}
 	_, err := act(id, pb.DeadLetterAction_DEAD_LETTER_ACTION_FAIL)
 	wantCode(t, err, codes.FailedPrecondition, "is SKIPPED", "only a DEAD_LETTER task")
 	id = poison()
-	if got, err := act(id, pb.DeadLetterAction_DEAD_LETTER_ACTION_FAIL); err != nil || got.GetState() != "FAILED" {
+	if got, err := act(id, pb.DeadLetterAction_DEAD_LETTER_ACTION_FAIL); err != nil || got.GetState() != pb.TaskState_TASK_STATE_FAILED {
 		t.Fatalf("fail: %v, %v", got, err)
 	}
 	_, err = act(id, pb.DeadLetterAction_DEAD_LETTER_ACTION_UNSPECIFIED)
@@ -322,7 +324,7 @@ func (h *harness) failTwice(t *testing.T, kind string) {
 	for i := range 2 {
 		c := h.claimOne(t, "w1", kind)
 		msg := fmt.Sprintf("parse row %d: unexpected token", 100+i)
-		if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), Message: msg}); err != nil {
+		if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), ErrorClass: pb.ErrorClass_ERROR_CLASS_UNCLASSIFIED, Message: msg}); err != nil {
 			t.Fatal(err)
 		}
 	}

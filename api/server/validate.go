@@ -303,9 +303,9 @@ func (l limits) events(field string, evs []*pb.Event, required bool) ([]store.Ev
 func (l limits) list(r *pb.ListRequest) (store.Filter, error) {
 	f := store.Filter{RunID: r.GetRunId(), Kind: r.GetKind(), Queue: r.GetQueue(), AfterID: r.GetAfterId()}
 	for i, s := range r.GetStates() {
-		st, err := task.ParseState(s)
-		if err != nil {
-			return f, bad(fmt.Sprintf("states[%d]", i), "%s is not a state: want one of %v", quote(s), task.States)
+		st := s.Task()
+		if st == "" {
+			return f, bad(fmt.Sprintf("states[%d]", i), "%v is not a state: want one of %v, as TASK_STATE_ values", s, task.States)
 		}
 		f.States = append(f.States, st)
 	}
@@ -470,17 +470,32 @@ func (l limits) result(worker string, r *pb.Result) (result, error) {
 // maxRetryAfter bounds the delay a worker may ask for before a retry.
 const maxRetryAfter = 24 * time.Hour
 
-// failure checks a failure and returns the delay of class AFTER.
+// workerClasses are the classes a worker may report, for the messages
+// that refuse the others.
+const workerClasses = "ERROR_CLASS_UNCLASSIFIED, ERROR_CLASS_TRANSIENT, ERROR_CLASS_PERMANENT, " +
+	"ERROR_CLASS_RESOURCE, ERROR_CLASS_AFTER or ERROR_CLASS_TIMEOUT " +
+	"(ERROR_CLASS_UNCLASSIFIED lets the task's policy and poison detection decide)"
+
+// failure checks a failure and returns the delay of class AFTER. The
+// class is required: were UNSPECIFIED read as UNCLASSIFIED, a worker that
+// forgot the field would have its tasks dead-lettered as poison.
 func (l limits) failure(r *pb.Failed) (time.Duration, error) {
-	if _, ok := pb.ErrorClass_name[int32(r.GetClass())]; !ok {
-		return 0, bad("class", "%d is not an error class: want UNCLASSIFIED, TRANSIENT, PERMANENT, RESOURCE, AFTER or TIMEOUT", r.GetClass())
+	switch c := r.GetErrorClass(); c {
+	case pb.ErrorClass_ERROR_CLASS_UNSPECIFIED:
+		return 0, bad("error_class", "not set: want %s", workerClasses)
+	case pb.ErrorClass_ERROR_CLASS_CANCELED:
+		return 0, bad("error_class", "%v is what the server records for cancelled work, not a worker's class: want %s", c, workerClasses)
+	default:
+		if _, ok := pb.ErrorClass_name[int32(c)]; !ok {
+			return 0, bad("error_class", "%d is not an error class: want %s", c, workerClasses)
+		}
 	}
 	after, err := checkDuration("retry_after", r.GetRetryAfter(), 0, maxRetryAfter)
 	if err != nil {
 		return 0, err
 	}
-	if r.GetRetryAfter() != nil && r.GetClass() != pb.ErrorClass_ERROR_CLASS_AFTER {
-		return 0, bad("retry_after", "set with class %v: it is only for class ERROR_CLASS_AFTER", r.GetClass())
+	if r.GetRetryAfter() != nil && r.GetErrorClass() != pb.ErrorClass_ERROR_CLASS_AFTER {
+		return 0, bad("retry_after", "set with error_class %v: it is only for class ERROR_CLASS_AFTER", r.GetErrorClass())
 	}
 	return after, firstErr(
 		func() error { return checkOutput("message", r.GetMessage()) },

@@ -112,12 +112,12 @@ func FuzzValidateEnqueue(f *testing.F) {
 // FuzzValidateFail: a worker's report validates without panicking, and a
 // report accepted becomes a failure the engine can decide.
 func FuzzValidateFail(f *testing.F) {
-	f.Add(int64(1), int64(1), int32(0), "boom", int64(0), true, int32(3), "SIGKILL")
+	f.Add(int64(1), int64(1), int32(6), "boom", int64(0), true, int32(3), "SIGKILL")
 	f.Add(int64(0), int64(-1), int32(99), "", int64(-5), false, int32(0), "\x00")
 	f.Add(int64(7), int64(2), int32(4), "429", int64(600), false, int32(0), "")
 	l := limits{maxPayload: 64, maxBatch: 3}
 	f.Fuzz(func(t *testing.T, id, token int64, class int32, msg string, afterSec int64, hasExit bool, exit int32, signal string) {
-		r := &pb.FailRequest{TaskId: id, LeaseToken: token, Class: pb.ErrorClass(class), Message: msg, Signal: signal}
+		r := &pb.FailRequest{TaskId: id, LeaseToken: token, ErrorClass: pb.ErrorClass(class), Message: msg, Signal: signal}
 		if afterSec != 0 {
 			r.RetryAfter = &durationpb.Duration{Seconds: afterSec}
 		}
@@ -148,7 +148,7 @@ func FuzzValidateFail(f *testing.F) {
 // each result alone for its own fault, always as a FieldError, and an
 // accepted result names a task and a token and ends one way.
 func FuzzValidateReport(f *testing.F) {
-	f.Add("mailer-1", 2, int64(1), int64(1), uint8(0), int64(0), int32(0))
+	f.Add("mailer-1", 2, int64(1), int64(1), uint8(0), int64(0), int32(6))
 	f.Add("", 1, int64(0), int64(-1), uint8(1), int64(-5), int32(99))
 	f.Add("w w", 4, int64(7), int64(2), uint8(2), int64(600), int32(4))
 	f.Add("w", 0, int64(7), int64(2), uint8(3), int64(1), int32(1))
@@ -159,7 +159,7 @@ func FuzzValidateReport(f *testing.F) {
 		ends := []func() *pb.Result{
 			func() *pb.Result { return &pb.Result{End: &pb.Result_Complete{Complete: &pb.Completed{Output: "ok"}}} },
 			func() *pb.Result {
-				return &pb.Result{End: &pb.Result_Fail{Fail: &pb.Failed{Class: pb.ErrorClass(class), RetryAfter: d}}}
+				return &pb.Result{End: &pb.Result_Fail{Fail: &pb.Failed{ErrorClass: pb.ErrorClass(class), RetryAfter: d}}}
 			},
 			func() *pb.Result { return &pb.Result{End: &pb.Result_Snooze{Snooze: &pb.Snoozed{Delay: d}}} },
 			func() *pb.Result { return &pb.Result{} },

@@ -12,9 +12,9 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// workers serves the Workers service: the remote-worker protocol.
+// workers serves the WorkersService: the remote-worker protocol.
 type workers struct {
-	pb.UnimplementedWorkersServer
+	pb.UnimplementedWorkersServiceServer
 	s *Server
 }
 

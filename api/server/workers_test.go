@@ -24,7 +24,7 @@ func TestClaimHeartbeatComplete(t *testing.T) {
 		t.Fatalf("claim: %v", r)
 	}
 	c := r.GetTasks()[0]
-	if c.GetId() != tk.GetId() || c.GetState() != "RUNNING" || c.GetAttempt() != 1 || c.GetLeaseToken() == 0 ||
+	if c.GetId() != tk.GetId() || c.GetState() != pb.TaskState_TASK_STATE_RUNNING || c.GetAttempt() != 1 || c.GetLeaseToken() == 0 ||
 		c.GetLeaseOwner() != "py-1" || string(c.GetArgs()) != `{"w":100}` {
 		t.Fatalf("claimed %v", c)
 	}
@@ -51,7 +51,7 @@ func TestClaimHeartbeatComplete(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if done.GetTask().GetState() != "SUCCESS" {
+		if done.GetTask().GetState() != pb.TaskState_TASK_STATE_SUCCESS {
 			t.Fatalf("completed %v", done.GetTask())
 		}
 	}
@@ -60,7 +60,7 @@ func TestClaimHeartbeatComplete(t *testing.T) {
 		t.Fatalf("attempts %+v", as)
 	}
 	at, err := h.tasks.Attempts(ctx(t), &pb.AttemptsRequest{TaskId: c.GetId()})
-	if err != nil || len(at.GetAttempts()) != 1 || at.GetAttempts()[0].GetOutcome() != "SUCCESS" {
+	if err != nil || len(at.GetAttempts()) != 1 || at.GetAttempts()[0].GetOutcome() != pb.AttemptOutcome_ATTEMPT_OUTCOME_SUCCESS {
 		t.Fatalf("Attempts: %v, %v", at, err)
 	}
 }
@@ -122,18 +122,18 @@ func TestFailTransientRetries(t *testing.T) {
 	c := h.claimOne(t, "w", "fetch")
 	before := time.Now()
 	r, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(),
-		Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "deadline exceeded"})
+		ErrorClass: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "deadline exceeded"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := r.GetTask()
-	if got.GetState() != "RETRYING" || got.GetAttempt() != 1 || r.GetDecision() != "retry" {
+	if got.GetState() != pb.TaskState_TASK_STATE_RETRYING || got.GetAttempt() != 1 || r.GetDecision() != pb.Decision_DECISION_RETRY {
 		t.Fatalf("after a transient failure: %v, decision %q", got, r.GetDecision())
 	}
 	if next := got.GetNextAt().AsTime(); next.Before(before.Add(50*time.Second)) || got.GetLastError() != "deadline exceeded" {
 		t.Fatalf("next_at %v (want about a minute on), error %q", next, got.GetLastError())
 	}
-	if g := h.get(t, tk.GetId()); g.GetState() != "RETRYING" {
+	if g := h.get(t, tk.GetId()); g.GetState() != pb.TaskState_TASK_STATE_RETRYING {
 		t.Fatalf("stored %v", g)
 	}
 	as := h.attempts(t, tk.GetId())
@@ -153,13 +153,13 @@ func TestFailUsesTheWorkersPolicy(t *testing.T) {
 	h := start(t, server.Config{}, "")
 	for _, c := range []struct {
 		name, taskPolicy, workerPolicy string
-		state                          string
+		state                          pb.TaskState
 		after, before                  time.Duration // next_at from the failure, when RETRYING
 	}{
-		{"the worker's", "", "3 1h", "RETRYING", 59 * time.Minute, 61 * time.Minute},
-		{"the worker's never", "", "never", "FAILED", 0, 0},
-		{"the task's own first", "3 1m", "3 1h", "RETRYING", 59 * time.Second, 61 * time.Second},
-		{"the default without either", "", "", "RETRYING", 0, 2 * time.Second},
+		{"the worker's", "", "3 1h", pb.TaskState_TASK_STATE_RETRYING, 59 * time.Minute, 61 * time.Minute},
+		{"the worker's never", "", "never", pb.TaskState_TASK_STATE_FAILED, 0, 0},
+		{"the task's own first", "3 1m", "3 1h", pb.TaskState_TASK_STATE_RETRYING, 59 * time.Second, 61 * time.Second},
+		{"the default without either", "", "", pb.TaskState_TASK_STATE_RETRYING, 0, 2 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			kind := strings.ReplaceAll(c.name, " ", "-")
@@ -168,15 +168,15 @@ func TestFailUsesTheWorkersPolicy(t *testing.T) {
 			cl := h.claimOne(t, "w", kind)
 			before := time.Now()
 			r, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: cl.GetId(), WorkerId: cl.GetLeaseOwner(), LeaseToken: cl.GetLeaseToken(),
-				Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "timed out", Policy: c.workerPolicy})
+				ErrorClass: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "timed out", Policy: c.workerPolicy})
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := r.GetTask()
 			if got.GetState() != c.state {
-				t.Fatalf("%s after a transient failure, decision %q; want %s", got.GetState(), r.GetDecision(), c.state)
+				t.Fatalf("%s after a transient failure, decision %v; want %s", got.GetState(), r.GetDecision(), c.state)
 			}
-			if c.state != "RETRYING" {
+			if c.state != pb.TaskState_TASK_STATE_RETRYING {
 				return
 			}
 			if d := got.GetNextAt().AsTime().Sub(before); d < c.after || d > c.before {
@@ -192,16 +192,16 @@ func TestFailClasses(t *testing.T) {
 	tests := []struct {
 		name      string
 		req       *pb.FailRequest
-		state     string
-		decision  string
+		state     pb.TaskState
+		decision  pb.Decision
 		class     string
 		delayFrom time.Duration
 	}{
-		{"permanent", &pb.FailRequest{Class: pb.ErrorClass_ERROR_CLASS_PERMANENT, Message: "no such user"}, "FAILED", "permanent", "permanent", 0},
-		{"resource", &pb.FailRequest{Class: pb.ErrorClass_ERROR_CLASS_RESOURCE, Message: "cluster full"}, "RETRYING", "retry", "resource", 59 * time.Second},
-		{"after", &pb.FailRequest{Class: pb.ErrorClass_ERROR_CLASS_AFTER, RetryAfter: dpb(10 * time.Minute), Message: "429"}, "RETRYING", "retry", "after", 9 * time.Minute},
-		{"exit 75", &pb.FailRequest{ExitCode: &exit75, Message: "try later"}, "RETRYING", "retry", "transient", 0},
-		{"timeout", &pb.FailRequest{Class: pb.ErrorClass_ERROR_CLASS_TIMEOUT, Message: "cut off after 30s"}, "RETRYING", "retry", "transient", 0},
+		{"permanent", &pb.FailRequest{ErrorClass: pb.ErrorClass_ERROR_CLASS_PERMANENT, Message: "no such user"}, pb.TaskState_TASK_STATE_FAILED, pb.Decision_DECISION_PERMANENT, "permanent", 0},
+		{"resource", &pb.FailRequest{ErrorClass: pb.ErrorClass_ERROR_CLASS_RESOURCE, Message: "cluster full"}, pb.TaskState_TASK_STATE_RETRYING, pb.Decision_DECISION_RETRY, "resource", 59 * time.Second},
+		{"after", &pb.FailRequest{ErrorClass: pb.ErrorClass_ERROR_CLASS_AFTER, RetryAfter: dpb(10 * time.Minute), Message: "429"}, pb.TaskState_TASK_STATE_RETRYING, pb.Decision_DECISION_RETRY, "after", 9 * time.Minute},
+		{"exit 75", &pb.FailRequest{ErrorClass: pb.ErrorClass_ERROR_CLASS_UNCLASSIFIED, ExitCode: &exit75, Message: "try later"}, pb.TaskState_TASK_STATE_RETRYING, pb.Decision_DECISION_RETRY, "transient", 0},
+		{"timeout", &pb.FailRequest{ErrorClass: pb.ErrorClass_ERROR_CLASS_TIMEOUT, Message: "cut off after 30s"}, pb.TaskState_TASK_STATE_RETRYING, pb.Decision_DECISION_RETRY, "transient", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -215,7 +215,7 @@ func TestFailClasses(t *testing.T) {
 				t.Fatal(err)
 			}
 			if r.GetTask().GetState() != tt.state || r.GetDecision() != tt.decision {
-				t.Fatalf("%v, decision %q", r.GetTask(), r.GetDecision())
+				t.Fatalf("%v, decision %v", r.GetTask(), r.GetDecision())
 			}
 			if tt.delayFrom > 0 && r.GetTask().GetNextAt().AsTime().Before(before.Add(tt.delayFrom)) {
 				t.Fatalf("next_at %v: want at least %v on", r.GetTask().GetNextAt().AsTime(), tt.delayFrom)
@@ -235,11 +235,11 @@ func TestFailResourceIsADeferral(t *testing.T) {
 	h.enqueue(t, &pb.NewTask{Kind: "submit", Policy: "never"})
 	c := h.claimOne(t, "w", "submit")
 	r, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(),
-		Class: pb.ErrorClass_ERROR_CLASS_RESOURCE, Message: "0/3 nodes are available"})
+		ErrorClass: pb.ErrorClass_ERROR_CLASS_RESOURCE, Message: "0/3 nodes are available"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := r.GetTask(); got.GetState() != "RETRYING" || got.GetAttempt() != 0 || got.GetDeferrals() != 1 || r.GetDecision() != "retry" {
+	if got := r.GetTask(); got.GetState() != pb.TaskState_TASK_STATE_RETRYING || got.GetAttempt() != 0 || got.GetDeferrals() != 1 || r.GetDecision() != pb.Decision_DECISION_RETRY {
 		t.Fatalf("%v, decision %q; want RETRYING, attempt 0, 1 deferral", got, r.GetDecision())
 	}
 }
@@ -255,16 +255,22 @@ func TestFailRejects(t *testing.T) {
 		{&pb.FailRequest{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken()}, []string{"worker_id:", "missing"}},
 		{&pb.FailRequest{WorkerId: "w", LeaseToken: 1}, []string{"task_id:"}},
 		{&pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner()}, []string{"lease_token:"}},
-		{&pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), Class: 99}, []string{"class:", "not an error class"}},
-		{&pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), RetryAfter: dpb(time.Second)}, []string{"retry_after:", "only for class"}},
-		{&pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), Policy: "3 soon"}, []string{"policy:", `"soon"`}},
+		{&pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), Message: "boom"},
+			[]string{"error_class:", "not set", "ERROR_CLASS_TIMEOUT", "ERROR_CLASS_UNCLASSIFIED lets the task's policy and poison detection decide"}},
+		{&pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), ErrorClass: 99}, []string{"error_class:", "99 is not an error class"}},
+		{&pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), ErrorClass: pb.ErrorClass_ERROR_CLASS_CANCELED},
+			[]string{"error_class:", "not a worker's class"}},
+		{&pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), ErrorClass: pb.ErrorClass_ERROR_CLASS_TRANSIENT, RetryAfter: dpb(time.Second)},
+			[]string{"retry_after:", "only for class"}},
+		{&pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), ErrorClass: pb.ErrorClass_ERROR_CLASS_UNCLASSIFIED, Policy: "3 soon"},
+			[]string{"policy:", `"soon"`}},
 		{&pb.FailRequest{WorkerId: "w 1", TaskId: c.GetId(), LeaseToken: c.GetLeaseToken()}, []string{"worker_id:", "not a name"}},
 	}
 	for _, tt := range tests {
 		_, err := h.workers.Fail(ctx(t), tt.req)
 		wantCode(t, err, codes.InvalidArgument, tt.says...)
 	}
-	if g := h.get(t, c.GetId()); g.GetState() != "RUNNING" || g.GetAttempt() != 1 {
+	if g := h.get(t, c.GetId()); g.GetState() != pb.TaskState_TASK_STATE_RUNNING || g.GetAttempt() != 1 {
 		t.Fatalf("a rejected Fail changed the task: %v", g)
 	}
 }
@@ -276,7 +282,7 @@ func TestPoison(t *testing.T) {
 	tk := h.enqueue(t, &pb.NewTask{Kind: "parse", Policy: "10 1ms"})
 	h.failTwice(t, "parse")
 	g := h.get(t, tk.GetId())
-	if g.GetState() != "DEAD_LETTER" || g.GetAttempt() != 2 || g.GetStreak() != 2 {
+	if g.GetState() != pb.TaskState_TASK_STATE_DEAD_LETTER || g.GetAttempt() != 2 || g.GetStreak() != 2 {
 		t.Fatalf("after two identical failures: %v", g)
 	}
 	as := h.attempts(t, tk.GetId())
@@ -294,11 +300,11 @@ func TestStaleToken(t *testing.T) {
 	stale := c.GetLeaseToken() + 1
 	_, err := h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: stale})
 	wantCode(t, err, codes.FailedPrecondition, "lease", "not recorded")
-	_, err = h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: stale, Class: pb.ErrorClass_ERROR_CLASS_PERMANENT})
+	_, err = h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: stale, ErrorClass: pb.ErrorClass_ERROR_CLASS_PERMANENT})
 	wantCode(t, err, codes.FailedPrecondition, "lease")
 	_, err = h.workers.Snooze(ctx(t), &pb.SnoozeRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: stale, Delay: dpb(time.Minute)})
 	wantCode(t, err, codes.FailedPrecondition, "lease")
-	if g := h.get(t, tk.GetId()); g.GetState() != "RUNNING" || g.GetLeaseToken() != c.GetLeaseToken() || g.GetAttempt() != 1 {
+	if g := h.get(t, tk.GetId()); g.GetState() != pb.TaskState_TASK_STATE_RUNNING || g.GetLeaseToken() != c.GetLeaseToken() || g.GetAttempt() != 1 {
 		t.Fatalf("a stale report changed the task: %v", g)
 	}
 	if as := h.attempts(t, tk.GetId()); len(as) != 1 || as[0].Outcome != task.OutcomeRunning {
@@ -311,7 +317,7 @@ func TestStaleToken(t *testing.T) {
 	}
 	_, err = h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken()})
 	wantCode(t, err, codes.FailedPrecondition, "ended INTERRUPTED", "CANCELLED")
-	if g := h.get(t, tk.GetId()); g.GetState() != "CANCELLED" {
+	if g := h.get(t, tk.GetId()); g.GetState() != pb.TaskState_TASK_STATE_CANCELLED {
 		t.Fatalf("after a late success: %v", g)
 	}
 	_, err = h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: 999, WorkerId: "w", LeaseToken: 1})
@@ -326,7 +332,7 @@ func TestSnoozeAndRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.GetTask().GetState() != "SENSING" || s.GetTask().GetAttempt() != 0 {
+	if s.GetTask().GetState() != pb.TaskState_TASK_STATE_SENSING || s.GetTask().GetAttempt() != 0 {
 		t.Fatalf("snoozed %v: want SENSING with the attempt not counted", s.GetTask())
 	}
 
@@ -345,7 +351,7 @@ func TestSnoozeAndRelease(t *testing.T) {
 	if len(r.GetLost()) != 1 || r.GetLost()[0].GetTaskId() != a.GetId() {
 		t.Fatalf("lost %v, want task %d's", r.GetLost(), a.GetId())
 	}
-	if g := h.get(t, b.GetId()); g.GetState() != "READY" || g.GetAttempt() != 0 {
+	if g := h.get(t, b.GetId()); g.GetState() != pb.TaskState_TASK_STATE_READY || g.GetAttempt() != 0 {
 		t.Fatalf("released %v: want READY with the attempt not counted", g)
 	}
 	if ws, err := h.store.Workers(ctx(t)); err != nil || len(ws) != 1 || ws[0].Active {

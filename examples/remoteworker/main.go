@@ -69,7 +69,7 @@ type shellWorker struct {
 	lease  time.Duration
 	policy string
 	batch  int
-	w      pb.WorkersClient
+	w      pb.WorkersServiceClient
 }
 
 func (wk *shellWorker) run(ctx context.Context, addr string) error {
@@ -78,7 +78,7 @@ func (wk *shellWorker) run(ctx context.Context, addr string) error {
 		return err
 	}
 	defer conn.Close()
-	wk.w = pb.NewWorkersClient(conn)
+	wk.w = pb.NewWorkersServiceClient(conn)
 	if tok := os.Getenv("GRIT_TOKEN"); tok != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
 	}
@@ -135,7 +135,7 @@ func (wk *shellWorker) work(ctx context.Context, t *pb.Task) *pb.Result {
 		Cmd string `json:"cmd"`
 	}
 	if err := json.Unmarshal(t.GetArgs(), &args); err != nil || args.Cmd == "" {
-		r.End = &pb.Result_Fail{Fail: &pb.Failed{Class: pb.ErrorClass_ERROR_CLASS_PERMANENT,
+		r.End = &pb.Result_Fail{Fail: &pb.Failed{ErrorClass: pb.ErrorClass_ERROR_CLASS_PERMANENT,
 			Message: fmt.Sprintf("args %s: want {\"cmd\": \"a shell command\"}", t.GetArgs())}}
 		return r
 	}
@@ -146,10 +146,11 @@ func (wk *shellWorker) work(ctx context.Context, t *pb.Task) *pb.Result {
 	case err == nil:
 		r.End = &pb.Result_Complete{Complete: &pb.Completed{Output: tail}}
 	case errors.As(err, &exit) && exit.ExitCode() == 75:
-		r.End = &pb.Result_Fail{Fail: &pb.Failed{Class: pb.ErrorClass_ERROR_CLASS_TRANSIENT,
+		r.End = &pb.Result_Fail{Fail: &pb.Failed{ErrorClass: pb.ErrorClass_ERROR_CLASS_TRANSIENT,
 			Message: "exit status 75", ExitCode: ptr(int32(75)), Output: tail, Policy: wk.policy}}
 	default:
-		f := &pb.Failed{Message: err.Error(), Output: tail, Policy: wk.policy}
+		// Any other failure is the policy's to judge, with poison detection.
+		f := &pb.Failed{ErrorClass: pb.ErrorClass_ERROR_CLASS_UNCLASSIFIED, Message: err.Error(), Output: tail, Policy: wk.policy}
 		if errors.As(err, &exit) {
 			f.ExitCode = ptr(int32(exit.ExitCode()))
 		}

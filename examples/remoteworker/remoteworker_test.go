@@ -44,7 +44,7 @@ func (c *calls) of(method string) int {
 
 // serve runs a grit server on a fresh SQLite store and returns its
 // address, a Tasks client, and the count of the calls it answered.
-func serve(t *testing.T, lease time.Duration) (string, pb.TasksClient, *calls) {
+func serve(t *testing.T, lease time.Duration) (string, pb.TasksServiceClient, *calls) {
 	t.Helper()
 	st, err := sqlite.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
 	if err != nil {
@@ -72,7 +72,7 @@ func serve(t *testing.T, lease time.Duration) (string, pb.TasksClient, *calls) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	return lis.Addr().String(), pb.NewTasksClient(conn), n
+	return lis.Addr().String(), pb.NewTasksServiceClient(conn), n
 }
 
 var (
@@ -148,7 +148,7 @@ func (w *worker) await(t *testing.T, prefix string) string {
 	}
 }
 
-func waitState(t *testing.T, tc pb.TasksClient, id int64, state string) *pb.Task {
+func waitState(t *testing.T, tc pb.TasksServiceClient, id int64, state pb.TaskState) *pb.Task {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -163,12 +163,12 @@ func waitState(t *testing.T, tc pb.TasksClient, id int64, state string) *pb.Task
 	}
 }
 
-func enqueue(t *testing.T, tc pb.TasksClient, cmd string) int64 {
+func enqueue(t *testing.T, tc pb.TasksServiceClient, cmd string) int64 {
 	t.Helper()
 	return enqueueWith(t, tc, cmd, "3 10ms")
 }
 
-func enqueueWith(t *testing.T, tc pb.TasksClient, cmd, policy string) int64 {
+func enqueueWith(t *testing.T, tc pb.TasksServiceClient, cmd, policy string) int64 {
 	t.Helper()
 	resp, err := tc.Enqueue(context.Background(), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "shell", Args: []byte(fmt.Sprintf(`{"cmd": %q}`, cmd)), Policy: policy}})
 	if err != nil {
@@ -185,14 +185,14 @@ func TestRemoteWorkerEndToEnd(t *testing.T) {
 	ok := enqueue(t, tc, "echo hello")
 	flaky := enqueue(t, tc, fmt.Sprintf("[ -f %s ] || { touch %s; exit 75; }", mark, mark))
 	startWorker(t, addr, "remote-a", 3*time.Second)
-	if got := waitState(t, tc, ok, "SUCCESS"); got.GetAttempt() != 1 {
+	if got := waitState(t, tc, ok, pb.TaskState_TASK_STATE_SUCCESS); got.GetAttempt() != 1 {
 		t.Errorf("echo: attempt %d, want 1", got.GetAttempt())
 	}
-	if got := waitState(t, tc, flaky, "SUCCESS"); got.GetAttempt() != 2 {
+	if got := waitState(t, tc, flaky, pb.TaskState_TASK_STATE_SUCCESS); got.GetAttempt() != 2 {
 		t.Errorf("exit 75 then 0: attempt %d, want 2", got.GetAttempt())
 	}
 	as, err := tc.Attempts(context.Background(), &pb.AttemptsRequest{TaskId: flaky})
-	if err != nil || len(as.GetAttempts()) != 2 || as.GetAttempts()[0].GetClass() != "transient" || as.GetAttempts()[0].GetExitCode() != 75 {
+	if err != nil || len(as.GetAttempts()) != 2 || as.GetAttempts()[0].GetErrorClass() != pb.ErrorClass_ERROR_CLASS_TRANSIENT || as.GetAttempts()[0].GetExitCode() != 75 {
 		t.Errorf("attempts of the flaky task: %v (%v), want a transient exit 75, then a success", as.GetAttempts(), err)
 	}
 	resp, err := tc.Attempts(context.Background(), &pb.AttemptsRequest{TaskId: ok})
@@ -210,11 +210,11 @@ func TestRemoteWorkerSendsItsPolicy(t *testing.T) {
 	bare := enqueueWith(t, tc, "exit 3", "")
 	own := enqueueWith(t, tc, "exit 3", "3 10ms")
 	startWorker(t, addr, "remote-p", 3*time.Second, "--policy", "never")
-	if got := waitState(t, tc, bare, "FAILED"); got.GetAttempt() != 1 {
+	if got := waitState(t, tc, bare, pb.TaskState_TASK_STATE_FAILED); got.GetAttempt() != 1 {
 		t.Errorf("task without a policy: FAILED at attempt %d, want 1 (the worker's policy: never)", got.GetAttempt())
 	}
 	// Its own policy retries; the same failure twice dead-letters it.
-	if got := waitState(t, tc, own, "DEAD_LETTER"); got.GetAttempt() != 2 {
+	if got := waitState(t, tc, own, pb.TaskState_TASK_STATE_DEAD_LETTER); got.GetAttempt() != 2 {
 		t.Errorf("task with its own policy: DEAD_LETTER at attempt %d, want 2", got.GetAttempt())
 	}
 }
@@ -244,9 +244,9 @@ func TestRemoteWorkerKilledIsTakenOver(t *testing.T) {
 	if took := time.Since(killed); took > lease+3*time.Second {
 		t.Errorf("taken over %v after the kill, want within the lease (%v) and a rescue", took, lease)
 	}
-	got := waitState(t, tc, id, "SUCCESS")
+	got := waitState(t, tc, id, pb.TaskState_TASK_STATE_SUCCESS)
 	as, err := tc.Attempts(context.Background(), &pb.AttemptsRequest{TaskId: id})
-	if err != nil || len(as.GetAttempts()) != 2 || as.GetAttempts()[0].GetOutcome() != "INTERRUPTED" ||
+	if err != nil || len(as.GetAttempts()) != 2 || as.GetAttempts()[0].GetOutcome() != pb.AttemptOutcome_ATTEMPT_OUTCOME_INTERRUPTED ||
 		as.GetAttempts()[0].GetWorker() != "remote-a" || as.GetAttempts()[1].GetWorker() != "remote-b" || got.GetAttempt() != 2 {
 		t.Errorf("attempts %v (%v): want remote-a's INTERRUPTED, then remote-b's success", as.GetAttempts(), err)
 	}
@@ -265,10 +265,10 @@ func TestRemoteWorkerReportsAClaimTogether(t *testing.T) {
 	w := startWorker(t, addr, "remote-r", 3*time.Second, "--batch", "5")
 	w.await(t, "reported 5 results in one call")
 	for _, id := range ids {
-		waitState(t, tc, id, "SUCCESS")
+		waitState(t, tc, id, pb.TaskState_TASK_STATE_SUCCESS)
 	}
-	waitState(t, tc, failing, "FAILED")
-	if r, c, f := n.of(pb.Workers_Report_FullMethodName), n.of(pb.Workers_Complete_FullMethodName), n.of(pb.Workers_Fail_FullMethodName); r != 1 || c != 0 || f != 0 {
+	waitState(t, tc, failing, pb.TaskState_TASK_STATE_FAILED)
+	if r, c, f := n.of(pb.WorkersService_Report_FullMethodName), n.of(pb.WorkersService_Complete_FullMethodName), n.of(pb.WorkersService_Fail_FullMethodName); r != 1 || c != 0 || f != 0 {
 		t.Errorf("%d Report, %d Complete and %d Fail calls for one claim of 5 tasks, want one Report", r, c, f)
 	}
 }

@@ -47,7 +47,7 @@ func newServerCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "serve the gRPC API: enqueue, get, list, cancel, publish, dead letters, and remote workers",
-		Long: `Serves grit's gRPC API (grit.v1.Tasks and grit.v1.Workers, with the
+		Long: `Serves grit's gRPC API (grit.v1.TasksService and grit.v1.WorkersService, with the
 health and reflection services) on the store, until SIGTERM or Ctrl-C.
 Calls carry "authorization: Bearer TOKEN"; tokens come from GRIT_TOKENS
 (comma-separated) and --tokens-file. Without tokens, only a loopback

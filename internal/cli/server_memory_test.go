@@ -106,7 +106,7 @@ func TestServerMemoryUnderAFlood(t *testing.T) {
 			if i >= 8 {
 				ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
 			}
-			_, errs[i] = pb.NewTasksClient(conn).EnqueueBatch(ctx, req)
+			_, errs[i] = pb.NewTasksServiceClient(conn).EnqueueBatch(ctx, req)
 		})
 	}
 	wg.Wait()

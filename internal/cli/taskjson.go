@@ -135,7 +135,7 @@ func fromPB(t *pb.Task) task.Task {
 	out := task.Task{
 		ID: t.GetId(), RunID: t.GetRunId(), Name: t.GetName(), Kind: t.GetKind(), Args: t.GetArgs(),
 		Queue: t.GetQueue(), Group: t.GetGroup(), Tenant: t.GetTenant(), Priority: int(t.GetPriority()),
-		State: task.State(t.GetState()), Policy: t.GetPolicy(), PoisonAfter: int(t.GetPoisonAfter()),
+		State: t.GetState().Task(), Policy: t.GetPolicy(), PoisonAfter: int(t.GetPoisonAfter()),
 		Timeout: t.GetTimeout().AsDuration(), Grace: t.GetGrace().AsDuration(), Attempt: int(t.GetAttempt()),
 		NextAt: pbTime(t.GetNextAt()), PrevDelay: t.GetPrevDelay().AsDuration(),
 		LeaseOwner: t.GetLeaseOwner(), LeaseToken: t.GetLeaseToken(), LeaseExpires: pbTime(t.GetLeaseExpires()),

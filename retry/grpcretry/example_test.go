@@ -77,7 +77,7 @@ func ExampleDefault() {
 
 func ExampleServiceConfig_JSON() {
 	cfg := grpcretry.ServiceConfig{
-		Services:       []string{"grit.v1.Tasks"},
+		Services:       []string{"grit.v1.TasksService"},
 		MaxAttempts:    3,
 		InitialBackoff: 250 * time.Millisecond,
 		MaxBackoff:     2 * time.Second,
@@ -91,6 +91,6 @@ func ExampleServiceConfig_JSON() {
 	_, err = cfg.JSON()
 	fmt.Println(err)
 	// Output:
-	// {"methodConfig":[{"name":[{"service":"grit.v1.Tasks"}],"retryPolicy":{"maxAttempts":3,"initialBackoff":"0.25s","maxBackoff":"2s","backoffMultiplier":1.5,"retryableStatusCodes":["UNAVAILABLE"]}}]} <nil>
+	// {"methodConfig":[{"name":[{"service":"grit.v1.TasksService"}],"retryPolicy":{"maxAttempts":3,"initialBackoff":"0.25s","maxBackoff":"2s","backoffMultiplier":1.5,"retryableStatusCodes":["UNAVAILABLE"]}}]} <nil>
 	// grpcretry: MaxAttempts 10 is out of range: gRPC allows 2 to 5 (it silently uses 5 for more)
 }

@@ -42,7 +42,7 @@ func FuzzParseCode(f *testing.F) {
 // with the same values.
 func FuzzServiceConfigJSON(f *testing.F) {
 	f.Add(5, int64(100*time.Millisecond), int64(10*time.Second), 2.0, uint32(1<<14|1<<8|1<<4), "", true, 10.0, 0.1)
-	f.Add(2, int64(1), int64(1), 0.5, uint32(1<<1), "grit.v1.Tasks", false, 0.0, 0.0)
+	f.Add(2, int64(1), int64(1), 0.5, uint32(1<<1), "grit.v1.TasksService", false, 0.0, 0.0)
 	f.Add(6, int64(-1), int64(0), math.NaN(), uint32(1), "a/b", true, 1001.0, 0.0001)
 	f.Fuzz(func(t *testing.T, attempts int, initial, maxb int64, mult float64, codeBits uint32, service string, throttle bool, tokens, ratio float64) {
 		cfg := ServiceConfig{

@@ -94,7 +94,7 @@ func TestChannelRetries(t *testing.T) {
 		{"attempts run out", fast(), 100, codes.Unavailable, codes.Unavailable, 5, retry.ClassTransient},
 		{"named service", func() ServiceConfig { c := fast(); c.Services = []string{"grpc.health.v1.Health"}; return c }(),
 			2, codes.DeadlineExceeded, codes.OK, 3, retry.Unclassified},
-		{"other service", func() ServiceConfig { c := fast(); c.Services = []string{"grit.v1.Tasks"}; return c }(),
+		{"other service", func() ServiceConfig { c := fast(); c.Services = []string{"grit.v1.TasksService"}; return c }(),
 			2, codes.Unavailable, codes.Unavailable, 1, retry.ClassTransient},
 		{"throttled", func() ServiceConfig { c := fast(); c.Throttle = &Throttle{MaxTokens: 4, TokenRatio: 0.1}; return c }(),
 			100, codes.Unavailable, codes.Unavailable, 2, retry.ClassTransient},

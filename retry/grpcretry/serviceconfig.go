@@ -30,7 +30,7 @@ const (
 // must be set; [Default] is the configuration grit's client uses.
 type ServiceConfig struct {
 	// Services are the fully qualified service names the policy applies to
-	// ("grit.v1.Tasks"). Empty means every method on the channel.
+	// ("grit.v1.TasksService"). Empty means every method on the channel.
 	Services []string
 	// MaxAttempts counts the first attempt: 2 to 5.
 	MaxAttempts int
@@ -138,7 +138,7 @@ func validateServices(names []string) []error {
 		case n == "":
 			errs = append(errs, errors.New("grpcretry: Services holds an empty name: leave Services empty to cover every method"))
 		case strings.ContainsAny(n, "/ \t\r\n"):
-			errs = append(errs, fmt.Errorf("grpcretry: Services holds %q, which is not a fully qualified service name (e.g. grit.v1.Tasks, without a method)", n))
+			errs = append(errs, fmt.Errorf("grpcretry: Services holds %q, which is not a fully qualified service name (e.g. grit.v1.TasksService, without a method)", n))
 		case seen[n]:
 			errs = append(errs, fmt.Errorf("grpcretry: Services names %q twice, which gRPC rejects: remove one", n))
 		}

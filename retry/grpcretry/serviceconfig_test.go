@@ -44,8 +44,8 @@ func TestServiceConfigJSONValid(t *testing.T) {
 		change func(*ServiceConfig)
 		want   []string // substrings of the JSON
 	}{
-		{"services", func(c *ServiceConfig) { c.Services = []string{"grit.v1.Tasks", "grpc.health.v1.Health"} },
-			[]string{`"name":[{"service":"grit.v1.Tasks"},{"service":"grpc.health.v1.Health"}]`}},
+		{"services", func(c *ServiceConfig) { c.Services = []string{"grit.v1.TasksService", "grpc.health.v1.Health"} },
+			[]string{`"name":[{"service":"grit.v1.TasksService"},{"service":"grpc.health.v1.Health"}]`}},
 		{"no throttle", func(c *ServiceConfig) { c.Throttle = nil }, []string{`"methodConfig"`}},
 		{"two attempts", func(c *ServiceConfig) { c.MaxAttempts = 2 }, []string{`"maxAttempts":2`}},
 		{"fine durations", func(c *ServiceConfig) {
@@ -100,7 +100,7 @@ func TestServiceConfigJSONInvalid(t *testing.T) {
 		{"OK code", func(c *ServiceConfig) { c.Codes = []codes.Code{codes.OK} }, "Codes holds OK"},
 		{"undefined code", func(c *ServiceConfig) { c.Codes = []codes.Code{17} }, "Codes holds 17, which is not a gRPC status code"},
 		{"empty service", func(c *ServiceConfig) { c.Services = []string{""} }, "Services holds an empty name"},
-		{"method path", func(c *ServiceConfig) { c.Services = []string{"grit.v1.Tasks/Enqueue"} }, `"grit.v1.Tasks/Enqueue", which is not a fully qualified service name`},
+		{"method path", func(c *ServiceConfig) { c.Services = []string{"grit.v1.TasksService/Enqueue"} }, `"grit.v1.TasksService/Enqueue", which is not a fully qualified service name`},
 		{"duplicate service", func(c *ServiceConfig) { c.Services = []string{"a.B", "a.B"} }, `names "a.B" twice`},
 		{"zero tokens", func(c *ServiceConfig) { c.Throttle.MaxTokens = 0 }, "Throttle.MaxTokens 0 is out of range"},
 		{"too many tokens", func(c *ServiceConfig) { c.Throttle.MaxTokens = 1000.5 }, "Throttle.MaxTokens 1000.5 is out of range"},
