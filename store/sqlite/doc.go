@@ -29,7 +29,9 @@
 //
 // Several processes may open the same file: BEGIN IMMEDIATE serialises their
 // writers, and a claim selects and updates its tasks in one such
-// transaction, so no task is claimed twice.
+// transaction, so no task is claimed twice. The handles of one process on
+// one file take turns on an in-process lock first, so that they wait for
+// each other at once rather than in the sleeps of SQLite's busy handler.
 //
 // The store has the capabilities the engine requires (GroupBreakers,
 // Limiter, Publisher, Durations) and the optional Waker, Overview,
