@@ -11,17 +11,22 @@ import (
 )
 
 // watchEvery is how often the watcher reads PRAGMA data_version while
-// someone waits on Wake: it bounds how late a worker hears of work that
-// another process made due (without it, at its next poll, a second
-// later by default). The read itself takes some microseconds
-// (BenchmarkDataVersion: 7.5µs on a 2-core VM); what costs is waking an
-// idle process at all: on that VM, 2.1% of one core at 10ms, 2.9% at 5ms,
-// 0.4% at 100ms. 10ms buys a hundredfold faster wake than the poll for
-// about 2% of a core of an otherwise idle worker (an engine waits on Wake
-// from Start to Stop); halving it would buy 5ms for another 0.8%. In one
-// process, handles on the file need no watcher: a commit wakes them at
-// once (hub).
-const watchEvery = 10 * time.Millisecond
+// the file changes and someone waits on Wake: it bounds how late a worker
+// hears of work that another process made due (without it, at its next
+// poll, a second later by default). The read itself takes some
+// microseconds (BenchmarkDataVersion: 7.5µs on a 2-core VM); what costs
+// is waking an idle process at all: on that VM, 2.1% of one core at 10ms,
+// 2.9% at 5ms, 0.4% at 100ms. So the watcher reads every 10ms while the
+// file changes, and after each read that finds it unchanged waits twice
+// as long, up to watchIdle: a busy fleet hears another process within
+// 10ms, and an idle worker (an engine waits on Wake from Start to Stop)
+// costs about 0.4% of a core and hears within 100ms, still ten times
+// sooner than its poll. In one process, handles on the file need no
+// watcher: a commit wakes them at once (hub).
+const (
+	watchEvery = 10 * time.Millisecond
+	watchIdle  = 100 * time.Millisecond
+)
 
 // watchInterval is watchEvery, which a test may lengthen to hear the
 // in-process wakes alone.
@@ -207,7 +212,9 @@ func (s *Store) watch() (context.CancelFunc, error) {
 	go func() {
 		defer db.Close()
 		defer read.Close()
-		t := time.NewTicker(time.Duration(watchInterval.Load()))
+		every := time.Duration(watchInterval.Load())
+		wait := every
+		t := time.NewTimer(wait)
 		defer t.Stop()
 		for {
 			select {
@@ -219,9 +226,14 @@ func (s *Store) watch() (context.CancelFunc, error) {
 			if err == nil && v != last {
 				last = v
 				h.signal()
+				wait = every
+			} else {
+				// Unchanged (or a failed read, the file busy or a disk
+				// error, tried again then; meanwhile the worker's poll
+				// still finds work): the file is quiet, read less often.
+				wait = min(2*wait, max(watchIdle, every))
 			}
-			// A failed read (the file busy, a disk error) is tried again at
-			// the next tick; meanwhile the worker's poll still finds work.
+			t.Reset(wait)
 		}
 	}()
 	return cancel, nil
