@@ -38,7 +38,20 @@ type InstanceFilter struct {
 	Machine  string    // "" for every machine
 	DueBy    time.Time // zero: due or not
 	AfterKey string    // keyset: keys above it (with Machine set)
-	Limit    int       // 0: 100
+	Limit    int       // 0: DefaultInstanceLimit
+}
+
+// DefaultInstanceLimit is how many instances a filter without a Limit
+// lists.
+const DefaultInstanceLimit = 100
+
+// LimitOrDefault is f's Limit, or DefaultInstanceLimit when it has none:
+// the one rule both drivers list by.
+func (f InstanceFilter) LimitOrDefault() int {
+	if f.Limit <= 0 {
+		return DefaultInstanceLimit
+	}
+	return f.Limit
 }
 
 // Machines is an optional capability: the instances of state machines,

@@ -51,10 +51,7 @@ func (s *Store) Instances(ctx context.Context, f store.InstanceFilter) ([]store.
 	if !f.DueBy.IsZero() {
 		dueBy = pgtype.Timestamptz{Time: f.DueBy, Valid: true}
 	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 100
-	}
+	limit := f.LimitOrDefault()
 	rows, err := s.pool.Query(ctx, s.sql(`SELECT `+instanceCols+` FROM $S.fsm_instances
 		WHERE ($1 = '' OR machine = $1) AND ($2::timestamptz IS NULL OR due <= $2) AND ($1 = '' OR key > $3)
 		ORDER BY machine, key LIMIT $4`), f.Machine, dueBy, f.AfterKey, limit)

@@ -41,10 +41,7 @@ func (s *Store) GetInstance(ctx context.Context, machine, key string) (store.Ins
 
 // Instances lists instances by machine, then key.
 func (s *Store) Instances(ctx context.Context, f store.InstanceFilter) ([]store.InstanceRow, error) {
-	limit := f.Limit
-	if limit <= 0 {
-		limit = 100
-	}
+	limit := f.LimitOrDefault()
 	rows, err := s.query(ctx, `SELECT `+instanceCols+` FROM fsm_instances
 		WHERE (?1 = '' OR machine = ?1) AND (?2 IS NULL OR due <= ?2) AND (?1 = '' OR key > ?3)
 		ORDER BY machine, key LIMIT ?4`, f.Machine, micros(f.DueBy), f.AfterKey, limit)
