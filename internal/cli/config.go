@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -267,7 +266,10 @@ func (k knob) set(s *settings, v string) error {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
-			return fmt.Errorf("want a positive number such as %s", cmp.Or(k.def, "1048576"))
+			if k.def == "" {
+				return errors.New("want a positive number")
+			}
+			return fmt.Errorf("want a positive number such as %s", k.def)
 		}
 		*p = n
 	case *outageTasks:

@@ -226,3 +226,15 @@ func TestDashboardOffLoopbackNeedsTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestUnsetNumberKnobsSayNoExample: a number knob without a default of its
+// own (the server's limits) refuses a bad value without an example that
+// belongs to another knob.
+func TestUnsetNumberKnobsSayNoExample(t *testing.T) {
+	for _, flag := range []string{"--max-in-flight", "--max-message"} {
+		code, _, errOut := grit(t, "server", flag, "x")
+		if code != exitUsage || !strings.Contains(errOut, flag+`): want a positive number`) || strings.Contains(errOut, "such as") {
+			t.Errorf("%s x: exit %d: %s", flag, code, errOut)
+		}
+	}
+}
