@@ -20,6 +20,10 @@ const (
 	// ReasonPayloadTooLarge: args, a payload or a step's result is over
 	// the server's payload limit (INVALID_ARGUMENT).
 	ReasonPayloadTooLarge = "PAYLOAD_TOO_LARGE"
+	// ReasonMessageTooLarge: the request is larger than the server's
+	// receive limit, and was not read (INVALID_ARGUMENT, with the limit in
+	// bytes): split it.
+	ReasonMessageTooLarge = "MESSAGE_TOO_LARGE"
 
 	// ReasonTokenMissing, ReasonTokenMalformed, ReasonTokenUnknown: the
 	// caller has not proved who it is (UNAUTHENTICATED).

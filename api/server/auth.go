@@ -143,12 +143,12 @@ var readMethods = map[string]bool{
 // must not take the server down) and logs what went wrong on the server's
 // side.
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
-	malformed := refuseMalformed(&s.malformed, info.FullMethod, req) // taken first, so that no entry stays
+	refused := answerRefused(&s.refused, info.FullMethod, req, s.cfg.MaxMessage) // taken first, so that no entry stays
 	if err := s.authorize(ctx, info.FullMethod); err != nil {
 		return nil, err
 	}
-	if malformed != nil {
-		return nil, malformed
+	if refused != nil {
+		return nil, refused
 	}
 	if err := checkItems(info.FullMethod, req, s.cfg.MaxBatch); err != nil {
 		return nil, err

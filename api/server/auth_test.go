@@ -59,7 +59,7 @@ func TestTokens(t *testing.T) {
 
 // TestTokenBeforeMessage: a call without a valid token is refused from its
 // headers, before its message is read: one over the receive limit is
-// UNAUTHENTICATED, not RESOURCE_EXHAUSTED, unless it has the token.
+// UNAUTHENTICATED, not refused for its size, unless it has the token.
 func TestTokenBeforeMessage(t *testing.T) {
 	h := start(t, server.Config{Tokens: operators(testToken), MaxPayload: 1 << 10, MaxMessage: 4 << 10}, "")
 	req := &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k", Args: []byte(`"` + strings.Repeat("x", 8<<10) + `"`)}}
@@ -68,7 +68,7 @@ func TestTokenBeforeMessage(t *testing.T) {
 	_, err = h.tasks.Enqueue(metadata.AppendToOutgoingContext(ctx(t), "authorization", "Bearer not-the-token-0123456789"), req)
 	wantCode(t, err, codes.Unauthenticated, "not one this server accepts")
 	_, err = pb.NewTasksServiceClient(dial(t, h.addr, testToken)).Enqueue(ctx(t), req)
-	wantCode(t, err, codes.ResourceExhausted)
+	wantCode(t, err, codes.ResourceExhausted) // over twice the limit: gRPC refuses it unread
 }
 
 // TestClearTextWarning: a server with tokens but without TLS, on an

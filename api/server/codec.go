@@ -2,6 +2,8 @@ package server
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"sync"
 
 	"google.golang.org/grpc/codes"
@@ -27,15 +29,36 @@ import (
 // Only the request's own fields are counted: none of the API's requests
 // nests a repeated field in an item.
 //
-// A request that is not its message in protobuf's wire format is not
-// refused here: gRPC answers any codec error INTERNAL, as if the server
-// had failed. The codec keeps the error in malformed, keyed by the
-// (reset) message, and the unary interceptor, which gets that message
-// next, answers INVALID_ARGUMENT (refuseMalformed). Only grit's own
-// requests go this way: all are unary, so the entry is always taken.
+// It also refuses, without decoding it, a request larger than limit
+// (Config.MaxMessage), which gRPC reads up to twice that (readLimit).
+//
+// Neither refusal is returned to gRPC: gRPC answers any codec error
+// INTERNAL, as if the server had failed, and it answers a request over
+// its own receive limit RESOURCE_EXHAUSTED, which retry policies retry,
+// before the method or an interceptor can say otherwise. The codec keeps
+// the refusal in refused, keyed by the (reset) message, and the unary
+// interceptor, which gets that message next, answers it INVALID_ARGUMENT
+// (answerRefused). Only grit's own requests go this way: all are unary, so the
+// entry is always taken.
 type countingCodec struct {
-	max       int
-	malformed *sync.Map // proto.Message → error
+	max     int
+	limit   int       // 0: no limit of the codec's own
+	refused *sync.Map // proto.Message → error (malformed or oversize)
+}
+
+// oversize is the refusal of a request of n bytes, over the limit.
+type oversize struct{ n int }
+
+func (o oversize) Error() string { return fmt.Sprintf("%d bytes", o.n) }
+
+// readLimit is the receive limit gRPC reads requests up to, for a
+// Config.MaxMessage of limit: twice it, so that a request up to twice
+// the limit is answered by the codec, INVALID_ARGUMENT with the reason
+// MESSAGE_TOO_LARGE, while gRPC still refuses a larger one unread. A
+// request that gRPC refuses is answered RESOURCE_EXHAUSTED, without an
+// ErrorInfo.
+func readLimit(limit int) int {
+	return int(min(2*int64(limit), math.MaxInt32))
 }
 
 var protoCodec = encoding.GetCodecV2(grpcproto.Name)
@@ -49,24 +72,35 @@ func (c countingCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if !ok {
 		return protoCodec.Unmarshal(data, v)
 	}
+	md := m.ProtoReflect().Descriptor()
+	ours := c.refused != nil && md.ParentFile().Package() == pb.File_grit_v1_grit_proto.Package()
+	if n := data.Len(); ours && c.limit > 0 && n > c.limit {
+		proto.Reset(m)
+		c.refused.Store(m, oversize{n})
+		return nil
+	}
 	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
 	defer buf.Free()
-	md := m.ProtoReflect().Descriptor()
 	err := proto.Unmarshal(cutItems(buf.ReadOnlyData(), md, c.max+1), m)
-	if err != nil && c.malformed != nil && md.ParentFile().Package() == pb.File_grit_v1_grit_proto.Package() {
+	if err != nil && ours {
 		proto.Reset(m)
-		c.malformed.Store(m, err)
+		c.refused.Store(m, err)
 		return nil
 	}
 	return err
 }
 
-// refuseMalformed answers a request the codec could not decode
-// INVALID_ARGUMENT, saying so; nil for one it decoded.
-func refuseMalformed(malformed *sync.Map, method string, req any) error {
-	err, ok := malformed.LoadAndDelete(req)
+// answerRefused answers a request the codec refused to decode (see
+// countingCodec): INVALID_ARGUMENT, saying why; nil for one it decoded.
+func answerRefused(refused *sync.Map, method string, req any, limit int) error {
+	err, ok := refused.LoadAndDelete(req)
 	if !ok {
 		return nil
+	}
+	if o, ok := err.(oversize); ok {
+		return refuse(method, codes.InvalidArgument, pb.ReasonMessageTooLarge,
+			fmt.Sprintf("%s: the request is %d bytes, over the server's limit of %d: split it (the Go client splits batches by GRIT_MAX_BATCH_SIZE), or raise the server's --max-message", method, o.n, limit),
+			map[string]string{"limit": strconv.Itoa(limit), "size": strconv.Itoa(o.n), "method": method})
 	}
 	return refuse(method, codes.InvalidArgument, pb.ReasonInvalidArgument,
 		fmt.Sprintf("%s: the request is not a %T in protobuf's wire format (%v): send what the generated code of grit.proto encodes", method, req, err), nil)

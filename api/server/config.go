@@ -44,8 +44,10 @@ type Config struct {
 	// flight whole (a batch whose args pass it is split by the client);
 	// and at least MaxPayload + 1 MiB, so that a request with one payload
 	// over MaxPayload is read and answered INVALID_ARGUMENT naming the
-	// field. A request larger than MaxMessage is refused by gRPC itself,
-	// before it is read: RESOURCE_EXHAUSTED. A request within it with more
+	// field. A request larger than MaxMessage is refused without being
+	// decoded: INVALID_ARGUMENT, reason MESSAGE_TOO_LARGE; gRPC reads
+	// requests up to twice MaxMessage so that the server answers them, and
+	// refuses a larger one unread, RESOURCE_EXHAUSTED. A request within it with more
 	// than MaxBatch items is refused INVALID_ARGUMENT without decoding
 	// more than MaxBatch + 1 of them (countingCodec).
 	MaxMessage int
@@ -57,8 +59,8 @@ type Config struct {
 	// its own limit.
 	MaxAnswer int
 	// MaxInFlight, when set, bounds the requests the server reads and
-	// works at once, so that their memory is bounded by MaxInFlight ×
-	// MaxMessage whoever calls. A call beyond it is refused before its
+	// works at once, so that their memory is bounded by about MaxInFlight
+	// × 2 × MaxMessage whoever calls. A call beyond it is refused before its
 	// message is read: RESOURCE_EXHAUSTED, saying the server is busy (a
 	// client retries it with backoff, as grit's does). A Claim waiting for
 	// work is not counted: it holds a small request for as long as it

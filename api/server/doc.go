@@ -21,8 +21,10 @@
 // INVALID_ARGUMENT with a message naming the field, what was wrong and
 // what to do, and a google.rpc.BadRequest detail. Payloads are JSON of at
 // most Config.MaxPayload (1 MiB); batches at most Config.MaxBatch (1000)
-// items. A request larger than Config.MaxMessage (16 MiB) is refused by
-// gRPC before it is read, with RESOURCE_EXHAUSTED.
+// items. A request larger than Config.MaxMessage (16 MiB) is refused
+// without being decoded, INVALID_ARGUMENT with the reason
+// MESSAGE_TOO_LARGE (past twice it, by gRPC before it is read, with
+// RESOURCE_EXHAUSTED).
 //
 // Writes are idempotent: an enqueue with an idempotency key used before,
 // or an event with a key published before, returns what the first made; a

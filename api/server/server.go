@@ -47,9 +47,10 @@ type Server struct {
 	tracer *tracing.Tracer // nil: no spans
 	spans  *attemptSpans   // the remote attempts' spans
 	auto   *autoTimeouts   // the auto timeouts claims gave
-	// malformed holds the requests the codec could not decode, until the
-	// interceptor refuses them (countingCodec).
-	malformed sync.Map
+	// refused holds the requests the codec refused to decode, malformed
+	// or over the limit, until the interceptor answers them
+	// (countingCodec).
+	refused sync.Map
 	// inFlight holds a place for each request being read or worked
 	// (Config.MaxInFlight); tap takes them. Nil: no bound.
 	inFlight chan struct{}
@@ -107,8 +108,8 @@ func (s *Server) ServerOptions() []grpc.ServerOption {
 		grpc.InTapHandle(s.tap),
 		grpc.ChainUnaryInterceptor(s.unary),
 		grpc.ChainStreamInterceptor(s.stream),
-		grpc.MaxRecvMsgSize(s.cfg.MaxMessage),
-		grpc.ForceServerCodecV2(countingCodec{max: s.cfg.MaxBatch, malformed: &s.malformed}),
+		grpc.MaxRecvMsgSize(readLimit(s.cfg.MaxMessage)),
+		grpc.ForceServerCodecV2(countingCodec{max: s.cfg.MaxBatch, limit: s.cfg.MaxMessage, refused: &s.refused}),
 	}
 	if s.creds != nil {
 		opts = append(opts, grpc.Creds(s.creds))

@@ -213,16 +213,27 @@ func TestEnqueueRejects(t *testing.T) {
 	}
 }
 
-// TestWayOversizeRequest: a request past MaxMessage is refused by gRPC
-// before it is read.
+// TestWayOversizeRequest: a request past MaxMessage, up to twice it, is
+// answered as the permanent mistake it is: INVALID_ARGUMENT with the
+// reason MESSAGE_TOO_LARGE, its size and the limit, on either service,
+// not gRPC's RESOURCE_EXHAUSTED, which retry policies retry. Past twice
+// the limit gRPC refuses it unread, RESOURCE_EXHAUSTED (docs/api.md).
 func TestWayOversizeRequest(t *testing.T) {
 	h := start(t, server.Config{MaxPayload: 1 << 10, MaxMessage: 64 << 10}, "")
 	args := []byte(`"` + strings.Repeat("x", 100<<10) + `"`)
 	_, err := h.tasks.Enqueue(ctx(t), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k", Args: args}})
-	wantCode(t, err, codes.ResourceExhausted)
+	wantInfo(t, err, codes.InvalidArgument, pb.ReasonMessageTooLarge, map[string]string{"limit": "65536", "size": "102413", "method": pb.TasksService_Enqueue_FullMethodName})
+	wantCode(t, err, codes.InvalidArgument, "102413 bytes, over the server's limit of 65536", "split it", "--max-message")
+	_, err = h.workers.Complete(ctx(t), &pb.CompleteRequest{TaskId: 1, LeaseToken: 1, WorkerId: "w", Output: strings.Repeat("x", 100<<10)})
+	wantInfo(t, err, codes.InvalidArgument, pb.ReasonMessageTooLarge, map[string]string{"limit": "65536", "size": "102411", "method": pb.WorkersService_Complete_FullMethodName})
+	args = []byte(`"` + strings.Repeat("x", 200<<10) + `"`)
+	_, err = h.tasks.Enqueue(ctx(t), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k", Args: args}})
+	wantCode(t, err, codes.ResourceExhausted, "larger than max")
 	if c := h.count(t); c != 0 {
 		t.Fatalf("wrote %d tasks", c)
 	}
+	// The server goes on answering.
+	h.enqueue(t, &pb.NewTask{Kind: "k"})
 }
 
 func TestCancel(t *testing.T) {

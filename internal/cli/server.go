@@ -33,9 +33,9 @@ var (
 		func(s *settings) any { return &s.maxPayload }}
 	knobMaxBatch = knob{"max-batch", "GRIT_MAX_BATCH", strconv.Itoa(server.DefaultMaxBatch), "the most tasks, events or leases in one call",
 		func(s *settings) any { return &s.maxBatch }}
-	knobMaxMessage = knob{"max-message", "GRIT_MAX_MESSAGE", "", "the largest request read, in bytes; larger ones are refused unread (unset: room for --max-batch items of --max-payload, at most 16 MiB)",
+	knobMaxMessage = knob{"max-message", "GRIT_MAX_MESSAGE", "", "the largest request served, in bytes; a larger one is refused, MESSAGE_TOO_LARGE, without being decoded (unset: room for --max-batch items of --max-payload, at most 16 MiB)",
 		func(s *settings) any { return &s.maxMessage }}
-	knobMaxInFlight = knob{"max-in-flight", "GRIT_MAX_IN_FLIGHT", "", "the most requests read and worked at once (waiting claims aside); more are refused unread, busy, so that requests in flight hold at most this × --max-message (unset: no bound)",
+	knobMaxInFlight = knob{"max-in-flight", "GRIT_MAX_IN_FLIGHT", "", "the most requests read and worked at once (waiting claims aside); more are refused unread, busy, so that requests in flight hold at most about this × 2 × --max-message (unset: no bound)",
 		func(s *settings) any { return &s.maxInFlight }}
 	knobRescue = knob{"rescue", "GRIT_RESCUE", retry.FormatDuration(server.DefaultRescue), "how often the server takes over the tasks of remote workers whose lease expired: a dead worker's task is claimable again within the lease plus this",
 		func(s *settings) any { return &s.rescue }}
