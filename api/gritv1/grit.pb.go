@@ -44,6 +44,68 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// Jitter is how an exponential backoff draws each delay.
+type Jitter int32
+
+const (
+	// UNSPECIFIED is JITTER_FULL, the default.
+	Jitter_JITTER_UNSPECIFIED Jitter = 0
+	// FULL: a random delay between 0 and the ceiling.
+	Jitter_JITTER_FULL Jitter = 1
+	// EQUAL: half the ceiling plus a random delay up to the other half.
+	Jitter_JITTER_EQUAL Jitter = 2
+	// NONE: the ceiling itself; a fleet's retries come in step.
+	Jitter_JITTER_NONE Jitter = 3
+	// DECORRELATED: a random delay between initial and three times the one
+	// before, within max.
+	Jitter_JITTER_DECORRELATED Jitter = 4
+)
+
+// Enum value maps for Jitter.
+var (
+	Jitter_name = map[int32]string{
+		0: "JITTER_UNSPECIFIED",
+		1: "JITTER_FULL",
+		2: "JITTER_EQUAL",
+		3: "JITTER_NONE",
+		4: "JITTER_DECORRELATED",
+	}
+	Jitter_value = map[string]int32{
+		"JITTER_UNSPECIFIED":  0,
+		"JITTER_FULL":         1,
+		"JITTER_EQUAL":        2,
+		"JITTER_NONE":         3,
+		"JITTER_DECORRELATED": 4,
+	}
+)
+
+func (x Jitter) Enum() *Jitter {
+	p := new(Jitter)
+	*p = x
+	return p
+}
+
+func (x Jitter) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (Jitter) Descriptor() protoreflect.EnumDescriptor {
+	return file_grit_v1_grit_proto_enumTypes[0].Descriptor()
+}
+
+func (Jitter) Type() protoreflect.EnumType {
+	return &file_grit_v1_grit_proto_enumTypes[0]
+}
+
+func (x Jitter) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use Jitter.Descriptor instead.
+func (Jitter) EnumDescriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{0}
+}
+
 // DeadLetterAction is what an operator does with a DEAD_LETTER task.
 type DeadLetterAction int32
 
@@ -85,11 +147,11 @@ func (x DeadLetterAction) String() string {
 }
 
 func (DeadLetterAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[0].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[1].Descriptor()
 }
 
 func (DeadLetterAction) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[0]
+	return &file_grit_v1_grit_proto_enumTypes[1]
 }
 
 func (x DeadLetterAction) Number() protoreflect.EnumNumber {
@@ -98,7 +160,7 @@ func (x DeadLetterAction) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DeadLetterAction.Descriptor instead.
 func (DeadLetterAction) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{0}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{1}
 }
 
 // PauseScope is what a pause applies to.
@@ -142,11 +204,11 @@ func (x PauseScope) String() string {
 }
 
 func (PauseScope) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[1].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[2].Descriptor()
 }
 
 func (PauseScope) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[1]
+	return &file_grit_v1_grit_proto_enumTypes[2]
 }
 
 func (x PauseScope) Number() protoreflect.EnumNumber {
@@ -155,7 +217,7 @@ func (x PauseScope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PauseScope.Descriptor instead.
 func (PauseScope) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{1}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{2}
 }
 
 // InstanceOutcome is how an event sent to a state machine's instance
@@ -202,11 +264,11 @@ func (x InstanceOutcome) String() string {
 }
 
 func (InstanceOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[2].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[3].Descriptor()
 }
 
 func (InstanceOutcome) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[2]
+	return &file_grit_v1_grit_proto_enumTypes[3]
 }
 
 func (x InstanceOutcome) Number() protoreflect.EnumNumber {
@@ -215,7 +277,7 @@ func (x InstanceOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use InstanceOutcome.Descriptor instead.
 func (InstanceOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{2}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{3}
 }
 
 // ErrorClass is how a worker classifies a failure; it decides what
@@ -281,11 +343,11 @@ func (x ErrorClass) String() string {
 }
 
 func (ErrorClass) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[3].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[4].Descriptor()
 }
 
 func (ErrorClass) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[3]
+	return &file_grit_v1_grit_proto_enumTypes[4]
 }
 
 func (x ErrorClass) Number() protoreflect.EnumNumber {
@@ -294,7 +356,7 @@ func (x ErrorClass) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ErrorClass.Descriptor instead.
 func (ErrorClass) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{3}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{4}
 }
 
 // TaskState is where a task is in its life; the names are grit's states,
@@ -372,11 +434,11 @@ func (x TaskState) String() string {
 }
 
 func (TaskState) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[4].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[5].Descriptor()
 }
 
 func (TaskState) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[4]
+	return &file_grit_v1_grit_proto_enumTypes[5]
 }
 
 func (x TaskState) Number() protoreflect.EnumNumber {
@@ -385,7 +447,7 @@ func (x TaskState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TaskState.Descriptor instead.
 func (TaskState) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{4}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{5}
 }
 
 // AttemptOutcome is how an attempt ended.
@@ -445,11 +507,11 @@ func (x AttemptOutcome) String() string {
 }
 
 func (AttemptOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[5].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[6].Descriptor()
 }
 
 func (AttemptOutcome) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[5]
+	return &file_grit_v1_grit_proto_enumTypes[6]
 }
 
 func (x AttemptOutcome) Number() protoreflect.EnumNumber {
@@ -458,7 +520,7 @@ func (x AttemptOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AttemptOutcome.Descriptor instead.
 func (AttemptOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{5}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{6}
 }
 
 // Decision is what a failed attempt led to, as the task's policy decided.
@@ -519,11 +581,11 @@ func (x Decision) String() string {
 }
 
 func (Decision) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[6].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[7].Descriptor()
 }
 
 func (Decision) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[6]
+	return &file_grit_v1_grit_proto_enumTypes[7]
 }
 
 func (x Decision) Number() protoreflect.EnumNumber {
@@ -532,7 +594,7 @@ func (x Decision) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Decision.Descriptor instead.
 func (Decision) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{6}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{7}
 }
 
 // Task is a task as the store keeps it.
@@ -559,8 +621,12 @@ type Task struct {
 	// state is where the task is in its life.
 	State TaskState `protobuf:"varint,32,opt,name=state,proto3,enum=grit.v1.TaskState" json:"state,omitempty"`
 	// policy is the retry policy string ("" is the worker's default), e.g.
-	// "10 5s 10m": 10 retries, exponential from 5s up to 10m.
+	// "10 5s 10m": 10 retries, from 5s up to 10m with full jitter (see
+	// RetryPolicy). A policy given as a RetryPolicy is kept, and read back,
+	// as this string.
 	Policy string `protobuf:"bytes,10,opt,name=policy,proto3" json:"policy,omitempty"`
+	// retry_policy is policy as fields; unset when policy is "".
+	RetryPolicy *RetryPolicy `protobuf:"bytes,33,opt,name=retry_policy,json=retryPolicy,proto3" json:"retry_policy,omitempty"`
 	// poison_after is how many identical failures in a row make the task
 	// DEAD_LETTER; 0 is the policy's.
 	PoisonAfter int64 `protobuf:"varint,11,opt,name=poison_after,json=poisonAfter,proto3" json:"poison_after,omitempty"`
@@ -722,6 +788,13 @@ func (x *Task) GetPolicy() string {
 	return ""
 }
 
+func (x *Task) GetRetryPolicy() *RetryPolicy {
+	if x != nil {
+		return x.RetryPolicy
+	}
+	return nil
+}
+
 func (x *Task) GetPoisonAfter() int64 {
 	if x != nil {
 		return x.PoisonAfter
@@ -869,6 +942,267 @@ func (x *Task) GetTimeoutSource() string {
 	return ""
 }
 
+// RetryPolicy is a retry policy as fields: what a policy string says
+// ("10 5s 10m", "5 1s 1m transient=20,2s,5m"), for a client that would
+// rather not write the string. Give a policy one way or the other, not
+// both: the server keeps it as the string, and answers both.
+//
+// The delays are jittered: with the default full jitter, the delay before
+// retry n is a random duration between 0 and min(max, initial ×
+// multiplier^(n-1)), so "5 1s 10s" waits anything from 0 to 1s before the
+// first retry, 0 to 2s before the second. Jitter spreads a fleet's
+// retries after a shared failure instead of sending them all at once.
+type RetryPolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// max_attempts bounds the attempts, the first included: 1 never retries,
+	// 11 retries ten times. Required, so that a client that forgets it does
+	// not retry without end: 0 is refused unless unlimited is set.
+	MaxAttempts int64 `protobuf:"varint,1,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
+	// unlimited retries without a bound on the attempts (max_attempts 0).
+	Unlimited bool `protobuf:"varint,2,opt,name=unlimited,proto3" json:"unlimited,omitempty"`
+	// backoff is the delay before each retry: required unless max_attempts
+	// is 1.
+	Backoff *Backoff `protobuf:"bytes,3,opt,name=backoff,proto3" json:"backoff,omitempty"`
+	// max_elapsed is a budget for the whole task from its first attempt's
+	// start: a retry whose delay would end past it is not made. Unset: none.
+	MaxElapsed *durationpb.Duration `protobuf:"bytes,4,opt,name=max_elapsed,json=maxElapsed,proto3" json:"max_elapsed,omitempty"`
+	// explicit_only retries only failures classified as retryable
+	// (TRANSIENT, AFTER, RESOURCE): an UNCLASSIFIED one ends the task.
+	ExplicitOnly bool `protobuf:"varint,5,opt,name=explicit_only,json=explicitOnly,proto3" json:"explicit_only,omitempty"`
+	// classes give failures of a class their own attempts and backoff, at
+	// most one entry a class.
+	Classes       []*ClassRetry `protobuf:"bytes,6,rep,name=classes,proto3" json:"classes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetryPolicy) Reset() {
+	*x = RetryPolicy{}
+	mi := &file_grit_v1_grit_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetryPolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetryPolicy) ProtoMessage() {}
+
+func (x *RetryPolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetryPolicy.ProtoReflect.Descriptor instead.
+func (*RetryPolicy) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *RetryPolicy) GetMaxAttempts() int64 {
+	if x != nil {
+		return x.MaxAttempts
+	}
+	return 0
+}
+
+func (x *RetryPolicy) GetUnlimited() bool {
+	if x != nil {
+		return x.Unlimited
+	}
+	return false
+}
+
+func (x *RetryPolicy) GetBackoff() *Backoff {
+	if x != nil {
+		return x.Backoff
+	}
+	return nil
+}
+
+func (x *RetryPolicy) GetMaxElapsed() *durationpb.Duration {
+	if x != nil {
+		return x.MaxElapsed
+	}
+	return nil
+}
+
+func (x *RetryPolicy) GetExplicitOnly() bool {
+	if x != nil {
+		return x.ExplicitOnly
+	}
+	return false
+}
+
+func (x *RetryPolicy) GetClasses() []*ClassRetry {
+	if x != nil {
+		return x.Classes
+	}
+	return nil
+}
+
+// Backoff is how the delay before a retry grows.
+type Backoff struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// initial is the first delay's ceiling, and a constant backoff's delay:
+	// required, from 1ms.
+	Initial *durationpb.Duration `protobuf:"bytes,1,opt,name=initial,proto3" json:"initial,omitempty"`
+	// max caps the delay of an exponential backoff. Unset: a constant
+	// backoff, initial every time, without jitter.
+	Max *durationpb.Duration `protobuf:"bytes,2,opt,name=max,proto3" json:"max,omitempty"`
+	// multiplier is the exponential growth per retry, 1 or more; 0 is 2.
+	// Not for JITTER_DECORRELATED, nor in a ClassRetry.
+	Multiplier float64 `protobuf:"fixed64,3,opt,name=multiplier,proto3" json:"multiplier,omitempty"`
+	// jitter is how an exponential backoff's delay is drawn below its
+	// ceiling; JITTER_UNSPECIFIED is JITTER_FULL.
+	Jitter        Jitter `protobuf:"varint,4,opt,name=jitter,proto3,enum=grit.v1.Jitter" json:"jitter,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Backoff) Reset() {
+	*x = Backoff{}
+	mi := &file_grit_v1_grit_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Backoff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Backoff) ProtoMessage() {}
+
+func (x *Backoff) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Backoff.ProtoReflect.Descriptor instead.
+func (*Backoff) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Backoff) GetInitial() *durationpb.Duration {
+	if x != nil {
+		return x.Initial
+	}
+	return nil
+}
+
+func (x *Backoff) GetMax() *durationpb.Duration {
+	if x != nil {
+		return x.Max
+	}
+	return nil
+}
+
+func (x *Backoff) GetMultiplier() float64 {
+	if x != nil {
+		return x.Multiplier
+	}
+	return 0
+}
+
+func (x *Backoff) GetJitter() Jitter {
+	if x != nil {
+		return x.Jitter
+	}
+	return Jitter_JITTER_UNSPECIFIED
+}
+
+// ClassRetry is a class of failures' own schedule in a RetryPolicy.
+type ClassRetry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// error_class is the class: TRANSIENT, UNCLASSIFIED, AFTER or
+	// RESOURCE. Its attempts are counted as the policy's, but for RESOURCE,
+	// whose failures are deferrals that use no attempt: max_attempts - 1
+	// deferrals.
+	ErrorClass ErrorClass `protobuf:"varint,1,opt,name=error_class,json=errorClass,proto3,enum=grit.v1.ErrorClass" json:"error_class,omitempty"`
+	// max_attempts bounds the attempts for a failure of this class: 1 never
+	// retries it. Required: 0 is refused unless unlimited is set.
+	MaxAttempts int64 `protobuf:"varint,2,opt,name=max_attempts,json=maxAttempts,proto3" json:"max_attempts,omitempty"`
+	// unlimited retries failures of this class without a bound.
+	Unlimited bool `protobuf:"varint,3,opt,name=unlimited,proto3" json:"unlimited,omitempty"`
+	// backoff is the delay before a retry after a failure of this class:
+	// required unless max_attempts is 1. Its multiplier must be 0.
+	Backoff       *Backoff `protobuf:"bytes,4,opt,name=backoff,proto3" json:"backoff,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClassRetry) Reset() {
+	*x = ClassRetry{}
+	mi := &file_grit_v1_grit_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClassRetry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClassRetry) ProtoMessage() {}
+
+func (x *ClassRetry) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClassRetry.ProtoReflect.Descriptor instead.
+func (*ClassRetry) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ClassRetry) GetErrorClass() ErrorClass {
+	if x != nil {
+		return x.ErrorClass
+	}
+	return ErrorClass_ERROR_CLASS_UNSPECIFIED
+}
+
+func (x *ClassRetry) GetMaxAttempts() int64 {
+	if x != nil {
+		return x.MaxAttempts
+	}
+	return 0
+}
+
+func (x *ClassRetry) GetUnlimited() bool {
+	if x != nil {
+		return x.Unlimited
+	}
+	return false
+}
+
+func (x *ClassRetry) GetBackoff() *Backoff {
+	if x != nil {
+		return x.Backoff
+	}
+	return nil
+}
+
 // Attempt is one execution of a task.
 type Attempt struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -910,7 +1244,7 @@ type Attempt struct {
 
 func (x *Attempt) Reset() {
 	*x = Attempt{}
-	mi := &file_grit_v1_grit_proto_msgTypes[1]
+	mi := &file_grit_v1_grit_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +1256,7 @@ func (x *Attempt) String() string {
 func (*Attempt) ProtoMessage() {}
 
 func (x *Attempt) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[1]
+	mi := &file_grit_v1_grit_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1269,7 @@ func (x *Attempt) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Attempt.ProtoReflect.Descriptor instead.
 func (*Attempt) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{1}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Attempt) GetTaskId() int64 {
@@ -1058,8 +1392,12 @@ type NewTask struct {
 	Group string `protobuf:"bytes,4,opt,name=group,proto3" json:"group,omitempty"`
 	// priority orders due tasks of a queue: higher runs first.
 	Priority int64 `protobuf:"varint,5,opt,name=priority,proto3" json:"priority,omitempty"`
-	// policy overrides the worker's retry policy, e.g. "10 5s 10m".
+	// policy overrides the worker's retry policy, e.g. "10 5s 10m": 10
+	// retries, from 5s up to 10m with full jitter (see RetryPolicy).
 	Policy string `protobuf:"bytes,6,opt,name=policy,proto3" json:"policy,omitempty"`
+	// retry_policy is the policy as fields, instead of policy (setting both
+	// is INVALID_ARGUMENT).
+	RetryPolicy *RetryPolicy `protobuf:"bytes,16,opt,name=retry_policy,json=retryPolicy,proto3" json:"retry_policy,omitempty"`
 	// poison_after is how many identical failures in a row make the task
 	// DEAD_LETTER; 0 is the policy's.
 	PoisonAfter int64 `protobuf:"varint,7,opt,name=poison_after,json=poisonAfter,proto3" json:"poison_after,omitempty"`
@@ -1096,7 +1434,7 @@ type NewTask struct {
 
 func (x *NewTask) Reset() {
 	*x = NewTask{}
-	mi := &file_grit_v1_grit_proto_msgTypes[2]
+	mi := &file_grit_v1_grit_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1108,7 +1446,7 @@ func (x *NewTask) String() string {
 func (*NewTask) ProtoMessage() {}
 
 func (x *NewTask) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[2]
+	mi := &file_grit_v1_grit_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1121,7 +1459,7 @@ func (x *NewTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NewTask.ProtoReflect.Descriptor instead.
 func (*NewTask) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{2}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *NewTask) GetKind() string {
@@ -1164,6 +1502,13 @@ func (x *NewTask) GetPolicy() string {
 		return x.Policy
 	}
 	return ""
+}
+
+func (x *NewTask) GetRetryPolicy() *RetryPolicy {
+	if x != nil {
+		return x.RetryPolicy
+	}
+	return nil
 }
 
 func (x *NewTask) GetPoisonAfter() int64 {
@@ -1240,7 +1585,7 @@ type EnqueueRequest struct {
 
 func (x *EnqueueRequest) Reset() {
 	*x = EnqueueRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[3]
+	mi := &file_grit_v1_grit_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1252,7 +1597,7 @@ func (x *EnqueueRequest) String() string {
 func (*EnqueueRequest) ProtoMessage() {}
 
 func (x *EnqueueRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[3]
+	mi := &file_grit_v1_grit_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1265,7 +1610,7 @@ func (x *EnqueueRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnqueueRequest.ProtoReflect.Descriptor instead.
 func (*EnqueueRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{3}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *EnqueueRequest) GetTask() *NewTask {
@@ -1289,7 +1634,7 @@ type EnqueueResponse struct {
 
 func (x *EnqueueResponse) Reset() {
 	*x = EnqueueResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[4]
+	mi := &file_grit_v1_grit_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1301,7 +1646,7 @@ func (x *EnqueueResponse) String() string {
 func (*EnqueueResponse) ProtoMessage() {}
 
 func (x *EnqueueResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[4]
+	mi := &file_grit_v1_grit_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1314,7 +1659,7 @@ func (x *EnqueueResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnqueueResponse.ProtoReflect.Descriptor instead.
 func (*EnqueueResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{4}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *EnqueueResponse) GetTask() *Task {
@@ -1343,7 +1688,7 @@ type EnqueueBatchRequest struct {
 
 func (x *EnqueueBatchRequest) Reset() {
 	*x = EnqueueBatchRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[5]
+	mi := &file_grit_v1_grit_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1355,7 +1700,7 @@ func (x *EnqueueBatchRequest) String() string {
 func (*EnqueueBatchRequest) ProtoMessage() {}
 
 func (x *EnqueueBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[5]
+	mi := &file_grit_v1_grit_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1368,7 +1713,7 @@ func (x *EnqueueBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnqueueBatchRequest.ProtoReflect.Descriptor instead.
 func (*EnqueueBatchRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{5}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *EnqueueBatchRequest) GetTasks() []*NewTask {
@@ -1393,7 +1738,7 @@ type EnqueueBatchResponse struct {
 
 func (x *EnqueueBatchResponse) Reset() {
 	*x = EnqueueBatchResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[6]
+	mi := &file_grit_v1_grit_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1405,7 +1750,7 @@ func (x *EnqueueBatchResponse) String() string {
 func (*EnqueueBatchResponse) ProtoMessage() {}
 
 func (x *EnqueueBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[6]
+	mi := &file_grit_v1_grit_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1418,7 +1763,7 @@ func (x *EnqueueBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EnqueueBatchResponse.ProtoReflect.Descriptor instead.
 func (*EnqueueBatchResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{6}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *EnqueueBatchResponse) GetTasks() []*Task {
@@ -1446,7 +1791,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[7]
+	mi := &file_grit_v1_grit_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1458,7 +1803,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[7]
+	mi := &file_grit_v1_grit_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1471,7 +1816,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{7}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetRequest) GetId() int64 {
@@ -1492,7 +1837,7 @@ type GetResponse struct {
 
 func (x *GetResponse) Reset() {
 	*x = GetResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[8]
+	mi := &file_grit_v1_grit_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1849,7 @@ func (x *GetResponse) String() string {
 func (*GetResponse) ProtoMessage() {}
 
 func (x *GetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[8]
+	mi := &file_grit_v1_grit_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1517,7 +1862,7 @@ func (x *GetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResponse.ProtoReflect.Descriptor instead.
 func (*GetResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{8}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetResponse) GetTask() *Task {
@@ -1548,7 +1893,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[9]
+	mi := &file_grit_v1_grit_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +1905,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[9]
+	mi := &file_grit_v1_grit_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +1918,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{9}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListRequest) GetRunId() int64 {
@@ -1632,7 +1977,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[10]
+	mi := &file_grit_v1_grit_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1644,7 +1989,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[10]
+	mi := &file_grit_v1_grit_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1657,7 +2002,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{10}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ListResponse) GetTasks() []*Task {
@@ -1685,7 +2030,7 @@ type AttemptsRequest struct {
 
 func (x *AttemptsRequest) Reset() {
 	*x = AttemptsRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[11]
+	mi := &file_grit_v1_grit_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1697,7 +2042,7 @@ func (x *AttemptsRequest) String() string {
 func (*AttemptsRequest) ProtoMessage() {}
 
 func (x *AttemptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[11]
+	mi := &file_grit_v1_grit_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1710,7 +2055,7 @@ func (x *AttemptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptsRequest.ProtoReflect.Descriptor instead.
 func (*AttemptsRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{11}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *AttemptsRequest) GetTaskId() int64 {
@@ -1732,7 +2077,7 @@ type AttemptsResponse struct {
 
 func (x *AttemptsResponse) Reset() {
 	*x = AttemptsResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[12]
+	mi := &file_grit_v1_grit_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1744,7 +2089,7 @@ func (x *AttemptsResponse) String() string {
 func (*AttemptsResponse) ProtoMessage() {}
 
 func (x *AttemptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[12]
+	mi := &file_grit_v1_grit_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1757,7 +2102,7 @@ func (x *AttemptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttemptsResponse.ProtoReflect.Descriptor instead.
 func (*AttemptsResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{12}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *AttemptsResponse) GetAttempts() []*Attempt {
@@ -1778,7 +2123,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[13]
+	mi := &file_grit_v1_grit_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1790,7 +2135,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[13]
+	mi := &file_grit_v1_grit_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1803,7 +2148,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{13}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CancelRequest) GetId() int64 {
@@ -1824,7 +2169,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[14]
+	mi := &file_grit_v1_grit_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1836,7 +2181,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[14]
+	mi := &file_grit_v1_grit_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1849,7 +2194,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{14}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CancelResponse) GetTask() *Task {
@@ -1880,7 +2225,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_grit_v1_grit_proto_msgTypes[15]
+	mi := &file_grit_v1_grit_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1892,7 +2237,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[15]
+	mi := &file_grit_v1_grit_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1905,7 +2250,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{15}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Event) GetTopic() string {
@@ -1947,7 +2292,7 @@ type PublishRequest struct {
 
 func (x *PublishRequest) Reset() {
 	*x = PublishRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[16]
+	mi := &file_grit_v1_grit_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1959,7 +2304,7 @@ func (x *PublishRequest) String() string {
 func (*PublishRequest) ProtoMessage() {}
 
 func (x *PublishRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[16]
+	mi := &file_grit_v1_grit_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1972,7 +2317,7 @@ func (x *PublishRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishRequest.ProtoReflect.Descriptor instead.
 func (*PublishRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{16}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PublishRequest) GetEvents() []*Event {
@@ -1994,7 +2339,7 @@ type PublishResponse struct {
 
 func (x *PublishResponse) Reset() {
 	*x = PublishResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[17]
+	mi := &file_grit_v1_grit_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2006,7 +2351,7 @@ func (x *PublishResponse) String() string {
 func (*PublishResponse) ProtoMessage() {}
 
 func (x *PublishResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[17]
+	mi := &file_grit_v1_grit_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2019,7 +2364,7 @@ func (x *PublishResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishResponse.ProtoReflect.Descriptor instead.
 func (*PublishResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{17}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PublishResponse) GetDeliveries() []*Task {
@@ -2042,7 +2387,7 @@ type DeadLetterRequest struct {
 
 func (x *DeadLetterRequest) Reset() {
 	*x = DeadLetterRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[18]
+	mi := &file_grit_v1_grit_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2054,7 +2399,7 @@ func (x *DeadLetterRequest) String() string {
 func (*DeadLetterRequest) ProtoMessage() {}
 
 func (x *DeadLetterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[18]
+	mi := &file_grit_v1_grit_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2067,7 +2412,7 @@ func (x *DeadLetterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeadLetterRequest.ProtoReflect.Descriptor instead.
 func (*DeadLetterRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{18}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DeadLetterRequest) GetId() int64 {
@@ -2095,7 +2440,7 @@ type DeadLetterResponse struct {
 
 func (x *DeadLetterResponse) Reset() {
 	*x = DeadLetterResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[19]
+	mi := &file_grit_v1_grit_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2107,7 +2452,7 @@ func (x *DeadLetterResponse) String() string {
 func (*DeadLetterResponse) ProtoMessage() {}
 
 func (x *DeadLetterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[19]
+	mi := &file_grit_v1_grit_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2120,7 +2465,7 @@ func (x *DeadLetterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeadLetterResponse.ProtoReflect.Descriptor instead.
 func (*DeadLetterResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{19}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DeadLetterResponse) GetTask() *Task {
@@ -2147,7 +2492,7 @@ type PauseInfo struct {
 
 func (x *PauseInfo) Reset() {
 	*x = PauseInfo{}
-	mi := &file_grit_v1_grit_proto_msgTypes[20]
+	mi := &file_grit_v1_grit_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2159,7 +2504,7 @@ func (x *PauseInfo) String() string {
 func (*PauseInfo) ProtoMessage() {}
 
 func (x *PauseInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[20]
+	mi := &file_grit_v1_grit_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2172,7 +2517,7 @@ func (x *PauseInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseInfo.ProtoReflect.Descriptor instead.
 func (*PauseInfo) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{20}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PauseInfo) GetScope() PauseScope {
@@ -2212,7 +2557,7 @@ type PausesRequest struct {
 
 func (x *PausesRequest) Reset() {
 	*x = PausesRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[21]
+	mi := &file_grit_v1_grit_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2224,7 +2569,7 @@ func (x *PausesRequest) String() string {
 func (*PausesRequest) ProtoMessage() {}
 
 func (x *PausesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[21]
+	mi := &file_grit_v1_grit_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2237,7 +2582,7 @@ func (x *PausesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PausesRequest.ProtoReflect.Descriptor instead.
 func (*PausesRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{21}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{24}
 }
 
 // PausesResponse is TasksService.Pauses's answer.
@@ -2251,7 +2596,7 @@ type PausesResponse struct {
 
 func (x *PausesResponse) Reset() {
 	*x = PausesResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[22]
+	mi := &file_grit_v1_grit_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2263,7 +2608,7 @@ func (x *PausesResponse) String() string {
 func (*PausesResponse) ProtoMessage() {}
 
 func (x *PausesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[22]
+	mi := &file_grit_v1_grit_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2276,7 +2621,7 @@ func (x *PausesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PausesResponse.ProtoReflect.Descriptor instead.
 func (*PausesResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{22}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *PausesResponse) GetPauses() []*PauseInfo {
@@ -2299,7 +2644,7 @@ type PauseRequest struct {
 
 func (x *PauseRequest) Reset() {
 	*x = PauseRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[23]
+	mi := &file_grit_v1_grit_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2311,7 +2656,7 @@ func (x *PauseRequest) String() string {
 func (*PauseRequest) ProtoMessage() {}
 
 func (x *PauseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[23]
+	mi := &file_grit_v1_grit_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2324,7 +2669,7 @@ func (x *PauseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRequest.ProtoReflect.Descriptor instead.
 func (*PauseRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{23}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PauseRequest) GetScope() PauseScope {
@@ -2352,7 +2697,7 @@ type PauseResponse struct {
 
 func (x *PauseResponse) Reset() {
 	*x = PauseResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[24]
+	mi := &file_grit_v1_grit_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2364,7 +2709,7 @@ func (x *PauseResponse) String() string {
 func (*PauseResponse) ProtoMessage() {}
 
 func (x *PauseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[24]
+	mi := &file_grit_v1_grit_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2377,7 +2722,7 @@ func (x *PauseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseResponse.ProtoReflect.Descriptor instead.
 func (*PauseResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{24}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PauseResponse) GetPause() *PauseInfo {
@@ -2400,7 +2745,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[25]
+	mi := &file_grit_v1_grit_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2412,7 +2757,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[25]
+	mi := &file_grit_v1_grit_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2425,7 +2770,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{25}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ResumeRequest) GetScope() PauseScope {
@@ -2453,7 +2798,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[26]
+	mi := &file_grit_v1_grit_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2465,7 +2810,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[26]
+	mi := &file_grit_v1_grit_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2478,7 +2823,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{26}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ResumeResponse) GetWasPaused() bool {
@@ -2521,7 +2866,7 @@ type Instance struct {
 
 func (x *Instance) Reset() {
 	*x = Instance{}
-	mi := &file_grit_v1_grit_proto_msgTypes[27]
+	mi := &file_grit_v1_grit_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2533,7 +2878,7 @@ func (x *Instance) String() string {
 func (*Instance) ProtoMessage() {}
 
 func (x *Instance) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[27]
+	mi := &file_grit_v1_grit_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2546,7 +2891,7 @@ func (x *Instance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Instance.ProtoReflect.Descriptor instead.
 func (*Instance) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{27}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *Instance) GetMachine() string {
@@ -2636,7 +2981,7 @@ type InstanceEvent struct {
 
 func (x *InstanceEvent) Reset() {
 	*x = InstanceEvent{}
-	mi := &file_grit_v1_grit_proto_msgTypes[28]
+	mi := &file_grit_v1_grit_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2648,7 +2993,7 @@ func (x *InstanceEvent) String() string {
 func (*InstanceEvent) ProtoMessage() {}
 
 func (x *InstanceEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[28]
+	mi := &file_grit_v1_grit_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2661,7 +3006,7 @@ func (x *InstanceEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceEvent.ProtoReflect.Descriptor instead.
 func (*InstanceEvent) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{28}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *InstanceEvent) GetSeq() int64 {
@@ -2711,7 +3056,7 @@ type InstanceTransition struct {
 
 func (x *InstanceTransition) Reset() {
 	*x = InstanceTransition{}
-	mi := &file_grit_v1_grit_proto_msgTypes[29]
+	mi := &file_grit_v1_grit_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2723,7 +3068,7 @@ func (x *InstanceTransition) String() string {
 func (*InstanceTransition) ProtoMessage() {}
 
 func (x *InstanceTransition) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[29]
+	mi := &file_grit_v1_grit_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2736,7 +3081,7 @@ func (x *InstanceTransition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceTransition.ProtoReflect.Descriptor instead.
 func (*InstanceTransition) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{29}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *InstanceTransition) GetSeq() int64 {
@@ -2799,7 +3144,7 @@ type InstanceEntry struct {
 
 func (x *InstanceEntry) Reset() {
 	*x = InstanceEntry{}
-	mi := &file_grit_v1_grit_proto_msgTypes[30]
+	mi := &file_grit_v1_grit_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2811,7 +3156,7 @@ func (x *InstanceEntry) String() string {
 func (*InstanceEntry) ProtoMessage() {}
 
 func (x *InstanceEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[30]
+	mi := &file_grit_v1_grit_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2824,7 +3169,7 @@ func (x *InstanceEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceEntry.ProtoReflect.Descriptor instead.
 func (*InstanceEntry) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{30}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *InstanceEntry) GetSeq() int64 {
@@ -2901,7 +3246,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[31]
+	mi := &file_grit_v1_grit_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2913,7 +3258,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[31]
+	mi := &file_grit_v1_grit_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2926,7 +3271,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{31}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *SendRequest) GetMachine() string {
@@ -2968,7 +3313,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[32]
+	mi := &file_grit_v1_grit_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2980,7 +3325,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[32]
+	mi := &file_grit_v1_grit_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2993,7 +3338,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{32}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SendResponse) GetInstance() *Instance {
@@ -3016,7 +3361,7 @@ type InstanceRequest struct {
 
 func (x *InstanceRequest) Reset() {
 	*x = InstanceRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[33]
+	mi := &file_grit_v1_grit_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3028,7 +3373,7 @@ func (x *InstanceRequest) String() string {
 func (*InstanceRequest) ProtoMessage() {}
 
 func (x *InstanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[33]
+	mi := &file_grit_v1_grit_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3041,7 +3386,7 @@ func (x *InstanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceRequest.ProtoReflect.Descriptor instead.
 func (*InstanceRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{33}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *InstanceRequest) GetMachine() string {
@@ -3069,7 +3414,7 @@ type InstanceResponse struct {
 
 func (x *InstanceResponse) Reset() {
 	*x = InstanceResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[34]
+	mi := &file_grit_v1_grit_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3081,7 +3426,7 @@ func (x *InstanceResponse) String() string {
 func (*InstanceResponse) ProtoMessage() {}
 
 func (x *InstanceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[34]
+	mi := &file_grit_v1_grit_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3094,7 +3439,7 @@ func (x *InstanceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceResponse.ProtoReflect.Descriptor instead.
 func (*InstanceResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{34}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *InstanceResponse) GetInstance() *Instance {
@@ -3135,7 +3480,7 @@ type ClaimRequest struct {
 
 func (x *ClaimRequest) Reset() {
 	*x = ClaimRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[35]
+	mi := &file_grit_v1_grit_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3147,7 +3492,7 @@ func (x *ClaimRequest) String() string {
 func (*ClaimRequest) ProtoMessage() {}
 
 func (x *ClaimRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[35]
+	mi := &file_grit_v1_grit_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3160,7 +3505,7 @@ func (x *ClaimRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimRequest.ProtoReflect.Descriptor instead.
 func (*ClaimRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{35}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ClaimRequest) GetWorkerId() string {
@@ -3241,7 +3586,7 @@ type ClaimResponse struct {
 
 func (x *ClaimResponse) Reset() {
 	*x = ClaimResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[36]
+	mi := &file_grit_v1_grit_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3253,7 +3598,7 @@ func (x *ClaimResponse) String() string {
 func (*ClaimResponse) ProtoMessage() {}
 
 func (x *ClaimResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[36]
+	mi := &file_grit_v1_grit_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3266,7 +3611,7 @@ func (x *ClaimResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimResponse.ProtoReflect.Descriptor instead.
 func (*ClaimResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{36}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ClaimResponse) GetTasks() []*Task {
@@ -3296,7 +3641,7 @@ type Lease struct {
 
 func (x *Lease) Reset() {
 	*x = Lease{}
-	mi := &file_grit_v1_grit_proto_msgTypes[37]
+	mi := &file_grit_v1_grit_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3308,7 +3653,7 @@ func (x *Lease) String() string {
 func (*Lease) ProtoMessage() {}
 
 func (x *Lease) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[37]
+	mi := &file_grit_v1_grit_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3321,7 +3666,7 @@ func (x *Lease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lease.ProtoReflect.Descriptor instead.
 func (*Lease) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{37}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *Lease) GetTaskId() int64 {
@@ -3353,7 +3698,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[38]
+	mi := &file_grit_v1_grit_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3365,7 +3710,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[38]
+	mi := &file_grit_v1_grit_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3378,7 +3723,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{38}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *HeartbeatRequest) GetWorkerId() string {
@@ -3413,7 +3758,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[39]
+	mi := &file_grit_v1_grit_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3425,7 +3770,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[39]
+	mi := &file_grit_v1_grit_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3438,7 +3783,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{39}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *HeartbeatResponse) GetLost() []*Lease {
@@ -3471,7 +3816,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[40]
+	mi := &file_grit_v1_grit_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3483,7 +3828,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[40]
+	mi := &file_grit_v1_grit_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3496,7 +3841,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{40}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *CompleteRequest) GetTaskId() int64 {
@@ -3545,7 +3890,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[41]
+	mi := &file_grit_v1_grit_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3557,7 +3902,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[41]
+	mi := &file_grit_v1_grit_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3570,7 +3915,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{41}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *CompleteResponse) GetTask() *Task {
@@ -3613,6 +3958,9 @@ type FailRequest struct {
 	// of its own. Empty: grit's default policy. A policy that does not parse
 	// is INVALID_ARGUMENT.
 	Policy string `protobuf:"bytes,9,opt,name=policy,proto3" json:"policy,omitempty"`
+	// retry_policy is the worker's policy as fields, instead of policy
+	// (setting both is INVALID_ARGUMENT).
+	RetryPolicy *RetryPolicy `protobuf:"bytes,12,opt,name=retry_policy,json=retryPolicy,proto3" json:"retry_policy,omitempty"`
 	// worker_id is the worker that claimed the task, as in its Claim
 	// (required: INVALID_ARGUMENT without it): a result from any other
 	// worker is refused (FAILED_PRECONDITION).
@@ -3629,7 +3977,7 @@ type FailRequest struct {
 
 func (x *FailRequest) Reset() {
 	*x = FailRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[42]
+	mi := &file_grit_v1_grit_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3641,7 +3989,7 @@ func (x *FailRequest) String() string {
 func (*FailRequest) ProtoMessage() {}
 
 func (x *FailRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[42]
+	mi := &file_grit_v1_grit_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3654,7 +4002,7 @@ func (x *FailRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailRequest.ProtoReflect.Descriptor instead.
 func (*FailRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{42}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *FailRequest) GetTaskId() int64 {
@@ -3720,6 +4068,13 @@ func (x *FailRequest) GetPolicy() string {
 	return ""
 }
 
+func (x *FailRequest) GetRetryPolicy() *RetryPolicy {
+	if x != nil {
+		return x.RetryPolicy
+	}
+	return nil
+}
+
 func (x *FailRequest) GetWorkerId() string {
 	if x != nil {
 		return x.WorkerId
@@ -3748,7 +4103,7 @@ type FailResponse struct {
 
 func (x *FailResponse) Reset() {
 	*x = FailResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[43]
+	mi := &file_grit_v1_grit_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3760,7 +4115,7 @@ func (x *FailResponse) String() string {
 func (*FailResponse) ProtoMessage() {}
 
 func (x *FailResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[43]
+	mi := &file_grit_v1_grit_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3773,7 +4128,7 @@ func (x *FailResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailResponse.ProtoReflect.Descriptor instead.
 func (*FailResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{43}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *FailResponse) GetTask() *Task {
@@ -3809,7 +4164,7 @@ type SnoozeRequest struct {
 
 func (x *SnoozeRequest) Reset() {
 	*x = SnoozeRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[44]
+	mi := &file_grit_v1_grit_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3821,7 +4176,7 @@ func (x *SnoozeRequest) String() string {
 func (*SnoozeRequest) ProtoMessage() {}
 
 func (x *SnoozeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[44]
+	mi := &file_grit_v1_grit_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3834,7 +4189,7 @@ func (x *SnoozeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnoozeRequest.ProtoReflect.Descriptor instead.
 func (*SnoozeRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{44}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SnoozeRequest) GetTaskId() int64 {
@@ -3876,7 +4231,7 @@ type SnoozeResponse struct {
 
 func (x *SnoozeResponse) Reset() {
 	*x = SnoozeResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[45]
+	mi := &file_grit_v1_grit_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3888,7 +4243,7 @@ func (x *SnoozeResponse) String() string {
 func (*SnoozeResponse) ProtoMessage() {}
 
 func (x *SnoozeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[45]
+	mi := &file_grit_v1_grit_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3901,7 +4256,7 @@ func (x *SnoozeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnoozeResponse.ProtoReflect.Descriptor instead.
 func (*SnoozeResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{45}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SnoozeResponse) GetTask() *Task {
@@ -3928,7 +4283,7 @@ type ReportRequest struct {
 
 func (x *ReportRequest) Reset() {
 	*x = ReportRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[46]
+	mi := &file_grit_v1_grit_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3940,7 +4295,7 @@ func (x *ReportRequest) String() string {
 func (*ReportRequest) ProtoMessage() {}
 
 func (x *ReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[46]
+	mi := &file_grit_v1_grit_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3953,7 +4308,7 @@ func (x *ReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportRequest.ProtoReflect.Descriptor instead.
 func (*ReportRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{46}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ReportRequest) GetWorkerId() string {
@@ -3992,7 +4347,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_grit_v1_grit_proto_msgTypes[47]
+	mi := &file_grit_v1_grit_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4004,7 +4359,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[47]
+	mi := &file_grit_v1_grit_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4017,7 +4372,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{47}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *Result) GetTaskId() int64 {
@@ -4106,7 +4461,7 @@ type Completed struct {
 
 func (x *Completed) Reset() {
 	*x = Completed{}
-	mi := &file_grit_v1_grit_proto_msgTypes[48]
+	mi := &file_grit_v1_grit_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4118,7 +4473,7 @@ func (x *Completed) String() string {
 func (*Completed) ProtoMessage() {}
 
 func (x *Completed) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[48]
+	mi := &file_grit_v1_grit_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4131,7 +4486,7 @@ func (x *Completed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Completed.ProtoReflect.Descriptor instead.
 func (*Completed) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{48}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *Completed) GetOutput() string {
@@ -4165,14 +4520,17 @@ type Failed struct {
 	Policy string `protobuf:"bytes,7,opt,name=policy,proto3" json:"policy,omitempty"`
 	// catch is the kind of the task to enqueue when this failure ends the
 	// task FAILED.
-	Catch         string `protobuf:"bytes,8,opt,name=catch,proto3" json:"catch,omitempty"`
+	Catch string `protobuf:"bytes,8,opt,name=catch,proto3" json:"catch,omitempty"`
+	// retry_policy is the worker's policy as fields, instead of policy
+	// (setting both is INVALID_ARGUMENT).
+	RetryPolicy   *RetryPolicy `protobuf:"bytes,9,opt,name=retry_policy,json=retryPolicy,proto3" json:"retry_policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Failed) Reset() {
 	*x = Failed{}
-	mi := &file_grit_v1_grit_proto_msgTypes[49]
+	mi := &file_grit_v1_grit_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4184,7 +4542,7 @@ func (x *Failed) String() string {
 func (*Failed) ProtoMessage() {}
 
 func (x *Failed) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[49]
+	mi := &file_grit_v1_grit_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4197,7 +4555,7 @@ func (x *Failed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failed.ProtoReflect.Descriptor instead.
 func (*Failed) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{49}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *Failed) GetErrorClass() ErrorClass {
@@ -4256,6 +4614,13 @@ func (x *Failed) GetCatch() string {
 	return ""
 }
 
+func (x *Failed) GetRetryPolicy() *RetryPolicy {
+	if x != nil {
+		return x.RetryPolicy
+	}
+	return nil
+}
+
 // Snoozed is a sensor whose condition does not hold yet, as
 // SnoozeRequest reports it: SENSING for delay, no attempt used.
 type Snoozed struct {
@@ -4268,7 +4633,7 @@ type Snoozed struct {
 
 func (x *Snoozed) Reset() {
 	*x = Snoozed{}
-	mi := &file_grit_v1_grit_proto_msgTypes[50]
+	mi := &file_grit_v1_grit_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4280,7 +4645,7 @@ func (x *Snoozed) String() string {
 func (*Snoozed) ProtoMessage() {}
 
 func (x *Snoozed) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[50]
+	mi := &file_grit_v1_grit_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4293,7 +4658,7 @@ func (x *Snoozed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snoozed.ProtoReflect.Descriptor instead.
 func (*Snoozed) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{50}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *Snoozed) GetDelay() *durationpb.Duration {
@@ -4314,7 +4679,7 @@ type ReportResponse struct {
 
 func (x *ReportResponse) Reset() {
 	*x = ReportResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[51]
+	mi := &file_grit_v1_grit_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4326,7 +4691,7 @@ func (x *ReportResponse) String() string {
 func (*ReportResponse) ProtoMessage() {}
 
 func (x *ReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[51]
+	mi := &file_grit_v1_grit_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4339,7 +4704,7 @@ func (x *ReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportResponse.ProtoReflect.Descriptor instead.
 func (*ReportResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{51}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ReportResponse) GetAnswers() []*ReportAnswer {
@@ -4371,7 +4736,7 @@ type ReportAnswer struct {
 
 func (x *ReportAnswer) Reset() {
 	*x = ReportAnswer{}
-	mi := &file_grit_v1_grit_proto_msgTypes[52]
+	mi := &file_grit_v1_grit_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4383,7 +4748,7 @@ func (x *ReportAnswer) String() string {
 func (*ReportAnswer) ProtoMessage() {}
 
 func (x *ReportAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[52]
+	mi := &file_grit_v1_grit_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4396,7 +4761,7 @@ func (x *ReportAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportAnswer.ProtoReflect.Descriptor instead.
 func (*ReportAnswer) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{52}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ReportAnswer) GetStatus() *status.Status {
@@ -4435,7 +4800,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[53]
+	mi := &file_grit_v1_grit_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4447,7 +4812,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[53]
+	mi := &file_grit_v1_grit_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4460,7 +4825,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{53}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ReleaseRequest) GetWorkerId() string {
@@ -4496,7 +4861,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[54]
+	mi := &file_grit_v1_grit_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4508,7 +4873,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[54]
+	mi := &file_grit_v1_grit_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4521,7 +4886,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{54}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ReleaseResponse) GetLost() []*Lease {
@@ -4553,7 +4918,7 @@ type Step struct {
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_grit_v1_grit_proto_msgTypes[55]
+	mi := &file_grit_v1_grit_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4565,7 +4930,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[55]
+	mi := &file_grit_v1_grit_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4578,7 +4943,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{55}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *Step) GetSeq() int32 {
@@ -4640,7 +5005,7 @@ type RecordStepRequest struct {
 
 func (x *RecordStepRequest) Reset() {
 	*x = RecordStepRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[56]
+	mi := &file_grit_v1_grit_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4652,7 +5017,7 @@ func (x *RecordStepRequest) String() string {
 func (*RecordStepRequest) ProtoMessage() {}
 
 func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[56]
+	mi := &file_grit_v1_grit_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4665,7 +5030,7 @@ func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordStepRequest.ProtoReflect.Descriptor instead.
 func (*RecordStepRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{56}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *RecordStepRequest) GetWorkerId() string {
@@ -4708,7 +5073,7 @@ type RecordStepResponse struct {
 
 func (x *RecordStepResponse) Reset() {
 	*x = RecordStepResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[57]
+	mi := &file_grit_v1_grit_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4720,7 +5085,7 @@ func (x *RecordStepResponse) String() string {
 func (*RecordStepResponse) ProtoMessage() {}
 
 func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[57]
+	mi := &file_grit_v1_grit_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4733,7 +5098,7 @@ func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordStepResponse.ProtoReflect.Descriptor instead.
 func (*RecordStepResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{57}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *RecordStepResponse) GetStep() *Step {
@@ -4754,7 +5119,7 @@ type StepsRequest struct {
 
 func (x *StepsRequest) Reset() {
 	*x = StepsRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[58]
+	mi := &file_grit_v1_grit_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4766,7 +5131,7 @@ func (x *StepsRequest) String() string {
 func (*StepsRequest) ProtoMessage() {}
 
 func (x *StepsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[58]
+	mi := &file_grit_v1_grit_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4779,7 +5144,7 @@ func (x *StepsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepsRequest.ProtoReflect.Descriptor instead.
 func (*StepsRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{58}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *StepsRequest) GetTaskId() int64 {
@@ -4800,7 +5165,7 @@ type StepsResponse struct {
 
 func (x *StepsResponse) Reset() {
 	*x = StepsResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[59]
+	mi := &file_grit_v1_grit_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4812,7 +5177,7 @@ func (x *StepsResponse) String() string {
 func (*StepsResponse) ProtoMessage() {}
 
 func (x *StepsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[59]
+	mi := &file_grit_v1_grit_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4825,7 +5190,7 @@ func (x *StepsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepsResponse.ProtoReflect.Descriptor instead.
 func (*StepsResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{59}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *StepsResponse) GetSteps() []*Step {
@@ -4839,7 +5204,7 @@ var File_grit_v1_grit_proto protoreflect.FileDescriptor
 
 const file_grit_v1_grit_proto_rawDesc = "" +
 	"\n" +
-	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\xf0\b\n" +
+	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\xa9\t\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\x03R\x05runId\x12\x12\n" +
@@ -4851,7 +5216,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\bpriority\x18\b \x01(\x03R\bpriority\x12(\n" +
 	"\x05state\x18  \x01(\x0e2\x12.grit.v1.TaskStateR\x05state\x12\x16\n" +
 	"\x06policy\x18\n" +
-	" \x01(\tR\x06policy\x12!\n" +
+	" \x01(\tR\x06policy\x127\n" +
+	"\fretry_policy\x18! \x01(\v2\x14.grit.v1.RetryPolicyR\vretryPolicy\x12!\n" +
 	"\fpoison_after\x18\v \x01(\x03R\vpoisonAfter\x123\n" +
 	"\atimeout\x18\f \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12/\n" +
 	"\x05grace\x18\r \x01(\v2\x19.google.protobuf.DurationR\x05grace\x12\x18\n" +
@@ -4879,7 +5245,29 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\vtraceparent\x18\x1d \x01(\tR\vtraceparent\x12!\n" +
 	"\fauto_timeout\x18\x1e \x01(\bR\vautoTimeout\x12%\n" +
 	"\x0etimeout_source\x18\x1f \x01(\tR\rtimeoutSourceJ\x04\b\t\x10\n" +
-	"\"\xdf\x04\n" +
+	"\"\x8a\x02\n" +
+	"\vRetryPolicy\x12!\n" +
+	"\fmax_attempts\x18\x01 \x01(\x03R\vmaxAttempts\x12\x1c\n" +
+	"\tunlimited\x18\x02 \x01(\bR\tunlimited\x12*\n" +
+	"\abackoff\x18\x03 \x01(\v2\x10.grit.v1.BackoffR\abackoff\x12:\n" +
+	"\vmax_elapsed\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"maxElapsed\x12#\n" +
+	"\rexplicit_only\x18\x05 \x01(\bR\fexplicitOnly\x12-\n" +
+	"\aclasses\x18\x06 \x03(\v2\x13.grit.v1.ClassRetryR\aclasses\"\xb4\x01\n" +
+	"\aBackoff\x123\n" +
+	"\ainitial\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\ainitial\x12+\n" +
+	"\x03max\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x03max\x12\x1e\n" +
+	"\n" +
+	"multiplier\x18\x03 \x01(\x01R\n" +
+	"multiplier\x12'\n" +
+	"\x06jitter\x18\x04 \x01(\x0e2\x0f.grit.v1.JitterR\x06jitter\"\xaf\x01\n" +
+	"\n" +
+	"ClassRetry\x124\n" +
+	"\verror_class\x18\x01 \x01(\x0e2\x13.grit.v1.ErrorClassR\n" +
+	"errorClass\x12!\n" +
+	"\fmax_attempts\x18\x02 \x01(\x03R\vmaxAttempts\x12\x1c\n" +
+	"\tunlimited\x18\x03 \x01(\bR\tunlimited\x12*\n" +
+	"\abackoff\x18\x04 \x01(\v2\x10.grit.v1.BackoffR\abackoff\"\xdf\x04\n" +
 	"\aAttempt\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x16\n" +
 	"\x06number\x18\x02 \x01(\x03R\x06number\x12\x16\n" +
@@ -4901,14 +5289,15 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x05delay\x18\x0e \x01(\v2\x19.google.protobuf.DurationR\x05delay\x12-\n" +
 	"\bdecision\x18\x12 \x01(\x0e2\x11.grit.v1.DecisionR\bdecisionB\f\n" +
 	"\n" +
-	"_exit_codeJ\x04\b\a\x10\bJ\x04\b\b\x10\tJ\x04\b\x0f\x10\x10R\x05class\"\xee\x03\n" +
+	"_exit_codeJ\x04\b\a\x10\bJ\x04\b\b\x10\tJ\x04\b\x0f\x10\x10R\x05class\"\xa7\x04\n" +
 	"\aNewTask\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04args\x18\x02 \x01(\fR\x04args\x12\x14\n" +
 	"\x05queue\x18\x03 \x01(\tR\x05queue\x12\x14\n" +
 	"\x05group\x18\x04 \x01(\tR\x05group\x12\x1a\n" +
 	"\bpriority\x18\x05 \x01(\x03R\bpriority\x12\x16\n" +
-	"\x06policy\x18\x06 \x01(\tR\x06policy\x12!\n" +
+	"\x06policy\x18\x06 \x01(\tR\x06policy\x127\n" +
+	"\fretry_policy\x18\x10 \x01(\v2\x14.grit.v1.RetryPolicyR\vretryPolicy\x12!\n" +
 	"\fpoison_after\x18\a \x01(\x03R\vpoisonAfter\x123\n" +
 	"\atimeout\x18\b \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12/\n" +
 	"\x05grace\x18\t \x01(\v2\x19.google.protobuf.DurationR\x05grace\x121\n" +
@@ -5063,7 +5452,7 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\apublish\x18\x04 \x03(\v2\x0e.grit.v1.EventR\apublish\x12\x1b\n" +
 	"\tworker_id\x18\x05 \x01(\tR\bworkerId\"5\n" +
 	"\x10CompleteResponse\x12!\n" +
-	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xfe\x02\n" +
+	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xb7\x03\n" +
 	"\vFailRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x1f\n" +
 	"\vlease_token\x18\x02 \x01(\x03R\n" +
@@ -5076,7 +5465,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\texit_code\x18\x06 \x01(\x05H\x00R\bexitCode\x88\x01\x01\x12\x16\n" +
 	"\x06signal\x18\a \x01(\tR\x06signal\x12\x16\n" +
 	"\x06output\x18\b \x01(\tR\x06output\x12\x16\n" +
-	"\x06policy\x18\t \x01(\tR\x06policy\x12\x1b\n" +
+	"\x06policy\x18\t \x01(\tR\x06policy\x127\n" +
+	"\fretry_policy\x18\f \x01(\v2\x14.grit.v1.RetryPolicyR\vretryPolicy\x12\x1b\n" +
 	"\tworker_id\x18\n" +
 	" \x01(\tR\bworkerId\x12\x14\n" +
 	"\x05catch\x18\v \x01(\tR\x05catchB\f\n" +
@@ -5105,7 +5495,7 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x06snooze\x18\x05 \x01(\v2\x10.grit.v1.SnoozedH\x00R\x06snoozeB\x05\n" +
 	"\x03end\"#\n" +
 	"\tCompleted\x12\x16\n" +
-	"\x06output\x18\x01 \x01(\tR\x06output\"\xa2\x02\n" +
+	"\x06output\x18\x01 \x01(\tR\x06output\"\xdb\x02\n" +
 	"\x06Failed\x124\n" +
 	"\verror_class\x18\x01 \x01(\x0e2\x13.grit.v1.ErrorClassR\n" +
 	"errorClass\x12\x18\n" +
@@ -5116,7 +5506,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x06signal\x18\x05 \x01(\tR\x06signal\x12\x16\n" +
 	"\x06output\x18\x06 \x01(\tR\x06output\x12\x16\n" +
 	"\x06policy\x18\a \x01(\tR\x06policy\x12\x14\n" +
-	"\x05catch\x18\b \x01(\tR\x05catchB\f\n" +
+	"\x05catch\x18\b \x01(\tR\x05catch\x127\n" +
+	"\fretry_policy\x18\t \x01(\v2\x14.grit.v1.RetryPolicyR\vretryPolicyB\f\n" +
 	"\n" +
 	"_exit_code\":\n" +
 	"\aSnoozed\x12/\n" +
@@ -5156,7 +5547,13 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\fStepsRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\"4\n" +
 	"\rStepsResponse\x12#\n" +
-	"\x05steps\x18\x01 \x03(\v2\r.grit.v1.StepR\x05steps*\x8f\x01\n" +
+	"\x05steps\x18\x01 \x03(\v2\r.grit.v1.StepR\x05steps*m\n" +
+	"\x06Jitter\x12\x16\n" +
+	"\x12JITTER_UNSPECIFIED\x10\x00\x12\x0f\n" +
+	"\vJITTER_FULL\x10\x01\x12\x10\n" +
+	"\fJITTER_EQUAL\x10\x02\x12\x0f\n" +
+	"\vJITTER_NONE\x10\x03\x12\x17\n" +
+	"\x13JITTER_DECORRELATED\x10\x04*\x8f\x01\n" +
 	"\x10DeadLetterAction\x12\"\n" +
 	"\x1eDEAD_LETTER_ACTION_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19DEAD_LETTER_ACTION_REPLAY\x10\x01\x12\x1b\n" +
@@ -5254,208 +5651,224 @@ func file_grit_v1_grit_proto_rawDescGZIP() []byte {
 	return file_grit_v1_grit_proto_rawDescData
 }
 
-var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
+var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
+var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_grit_v1_grit_proto_goTypes = []any{
-	(DeadLetterAction)(0),         // 0: grit.v1.DeadLetterAction
-	(PauseScope)(0),               // 1: grit.v1.PauseScope
-	(InstanceOutcome)(0),          // 2: grit.v1.InstanceOutcome
-	(ErrorClass)(0),               // 3: grit.v1.ErrorClass
-	(TaskState)(0),                // 4: grit.v1.TaskState
-	(AttemptOutcome)(0),           // 5: grit.v1.AttemptOutcome
-	(Decision)(0),                 // 6: grit.v1.Decision
-	(*Task)(nil),                  // 7: grit.v1.Task
-	(*Attempt)(nil),               // 8: grit.v1.Attempt
-	(*NewTask)(nil),               // 9: grit.v1.NewTask
-	(*EnqueueRequest)(nil),        // 10: grit.v1.EnqueueRequest
-	(*EnqueueResponse)(nil),       // 11: grit.v1.EnqueueResponse
-	(*EnqueueBatchRequest)(nil),   // 12: grit.v1.EnqueueBatchRequest
-	(*EnqueueBatchResponse)(nil),  // 13: grit.v1.EnqueueBatchResponse
-	(*GetRequest)(nil),            // 14: grit.v1.GetRequest
-	(*GetResponse)(nil),           // 15: grit.v1.GetResponse
-	(*ListRequest)(nil),           // 16: grit.v1.ListRequest
-	(*ListResponse)(nil),          // 17: grit.v1.ListResponse
-	(*AttemptsRequest)(nil),       // 18: grit.v1.AttemptsRequest
-	(*AttemptsResponse)(nil),      // 19: grit.v1.AttemptsResponse
-	(*CancelRequest)(nil),         // 20: grit.v1.CancelRequest
-	(*CancelResponse)(nil),        // 21: grit.v1.CancelResponse
-	(*Event)(nil),                 // 22: grit.v1.Event
-	(*PublishRequest)(nil),        // 23: grit.v1.PublishRequest
-	(*PublishResponse)(nil),       // 24: grit.v1.PublishResponse
-	(*DeadLetterRequest)(nil),     // 25: grit.v1.DeadLetterRequest
-	(*DeadLetterResponse)(nil),    // 26: grit.v1.DeadLetterResponse
-	(*PauseInfo)(nil),             // 27: grit.v1.PauseInfo
-	(*PausesRequest)(nil),         // 28: grit.v1.PausesRequest
-	(*PausesResponse)(nil),        // 29: grit.v1.PausesResponse
-	(*PauseRequest)(nil),          // 30: grit.v1.PauseRequest
-	(*PauseResponse)(nil),         // 31: grit.v1.PauseResponse
-	(*ResumeRequest)(nil),         // 32: grit.v1.ResumeRequest
-	(*ResumeResponse)(nil),        // 33: grit.v1.ResumeResponse
-	(*Instance)(nil),              // 34: grit.v1.Instance
-	(*InstanceEvent)(nil),         // 35: grit.v1.InstanceEvent
-	(*InstanceTransition)(nil),    // 36: grit.v1.InstanceTransition
-	(*InstanceEntry)(nil),         // 37: grit.v1.InstanceEntry
-	(*SendRequest)(nil),           // 38: grit.v1.SendRequest
-	(*SendResponse)(nil),          // 39: grit.v1.SendResponse
-	(*InstanceRequest)(nil),       // 40: grit.v1.InstanceRequest
-	(*InstanceResponse)(nil),      // 41: grit.v1.InstanceResponse
-	(*ClaimRequest)(nil),          // 42: grit.v1.ClaimRequest
-	(*ClaimResponse)(nil),         // 43: grit.v1.ClaimResponse
-	(*Lease)(nil),                 // 44: grit.v1.Lease
-	(*HeartbeatRequest)(nil),      // 45: grit.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 46: grit.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 47: grit.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 48: grit.v1.CompleteResponse
-	(*FailRequest)(nil),           // 49: grit.v1.FailRequest
-	(*FailResponse)(nil),          // 50: grit.v1.FailResponse
-	(*SnoozeRequest)(nil),         // 51: grit.v1.SnoozeRequest
-	(*SnoozeResponse)(nil),        // 52: grit.v1.SnoozeResponse
-	(*ReportRequest)(nil),         // 53: grit.v1.ReportRequest
-	(*Result)(nil),                // 54: grit.v1.Result
-	(*Completed)(nil),             // 55: grit.v1.Completed
-	(*Failed)(nil),                // 56: grit.v1.Failed
-	(*Snoozed)(nil),               // 57: grit.v1.Snoozed
-	(*ReportResponse)(nil),        // 58: grit.v1.ReportResponse
-	(*ReportAnswer)(nil),          // 59: grit.v1.ReportAnswer
-	(*ReleaseRequest)(nil),        // 60: grit.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 61: grit.v1.ReleaseResponse
-	(*Step)(nil),                  // 62: grit.v1.Step
-	(*RecordStepRequest)(nil),     // 63: grit.v1.RecordStepRequest
-	(*RecordStepResponse)(nil),    // 64: grit.v1.RecordStepResponse
-	(*StepsRequest)(nil),          // 65: grit.v1.StepsRequest
-	(*StepsResponse)(nil),         // 66: grit.v1.StepsResponse
-	(*durationpb.Duration)(nil),   // 67: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 68: google.protobuf.Timestamp
-	(*status.Status)(nil),         // 69: google.rpc.Status
+	(Jitter)(0),                   // 0: grit.v1.Jitter
+	(DeadLetterAction)(0),         // 1: grit.v1.DeadLetterAction
+	(PauseScope)(0),               // 2: grit.v1.PauseScope
+	(InstanceOutcome)(0),          // 3: grit.v1.InstanceOutcome
+	(ErrorClass)(0),               // 4: grit.v1.ErrorClass
+	(TaskState)(0),                // 5: grit.v1.TaskState
+	(AttemptOutcome)(0),           // 6: grit.v1.AttemptOutcome
+	(Decision)(0),                 // 7: grit.v1.Decision
+	(*Task)(nil),                  // 8: grit.v1.Task
+	(*RetryPolicy)(nil),           // 9: grit.v1.RetryPolicy
+	(*Backoff)(nil),               // 10: grit.v1.Backoff
+	(*ClassRetry)(nil),            // 11: grit.v1.ClassRetry
+	(*Attempt)(nil),               // 12: grit.v1.Attempt
+	(*NewTask)(nil),               // 13: grit.v1.NewTask
+	(*EnqueueRequest)(nil),        // 14: grit.v1.EnqueueRequest
+	(*EnqueueResponse)(nil),       // 15: grit.v1.EnqueueResponse
+	(*EnqueueBatchRequest)(nil),   // 16: grit.v1.EnqueueBatchRequest
+	(*EnqueueBatchResponse)(nil),  // 17: grit.v1.EnqueueBatchResponse
+	(*GetRequest)(nil),            // 18: grit.v1.GetRequest
+	(*GetResponse)(nil),           // 19: grit.v1.GetResponse
+	(*ListRequest)(nil),           // 20: grit.v1.ListRequest
+	(*ListResponse)(nil),          // 21: grit.v1.ListResponse
+	(*AttemptsRequest)(nil),       // 22: grit.v1.AttemptsRequest
+	(*AttemptsResponse)(nil),      // 23: grit.v1.AttemptsResponse
+	(*CancelRequest)(nil),         // 24: grit.v1.CancelRequest
+	(*CancelResponse)(nil),        // 25: grit.v1.CancelResponse
+	(*Event)(nil),                 // 26: grit.v1.Event
+	(*PublishRequest)(nil),        // 27: grit.v1.PublishRequest
+	(*PublishResponse)(nil),       // 28: grit.v1.PublishResponse
+	(*DeadLetterRequest)(nil),     // 29: grit.v1.DeadLetterRequest
+	(*DeadLetterResponse)(nil),    // 30: grit.v1.DeadLetterResponse
+	(*PauseInfo)(nil),             // 31: grit.v1.PauseInfo
+	(*PausesRequest)(nil),         // 32: grit.v1.PausesRequest
+	(*PausesResponse)(nil),        // 33: grit.v1.PausesResponse
+	(*PauseRequest)(nil),          // 34: grit.v1.PauseRequest
+	(*PauseResponse)(nil),         // 35: grit.v1.PauseResponse
+	(*ResumeRequest)(nil),         // 36: grit.v1.ResumeRequest
+	(*ResumeResponse)(nil),        // 37: grit.v1.ResumeResponse
+	(*Instance)(nil),              // 38: grit.v1.Instance
+	(*InstanceEvent)(nil),         // 39: grit.v1.InstanceEvent
+	(*InstanceTransition)(nil),    // 40: grit.v1.InstanceTransition
+	(*InstanceEntry)(nil),         // 41: grit.v1.InstanceEntry
+	(*SendRequest)(nil),           // 42: grit.v1.SendRequest
+	(*SendResponse)(nil),          // 43: grit.v1.SendResponse
+	(*InstanceRequest)(nil),       // 44: grit.v1.InstanceRequest
+	(*InstanceResponse)(nil),      // 45: grit.v1.InstanceResponse
+	(*ClaimRequest)(nil),          // 46: grit.v1.ClaimRequest
+	(*ClaimResponse)(nil),         // 47: grit.v1.ClaimResponse
+	(*Lease)(nil),                 // 48: grit.v1.Lease
+	(*HeartbeatRequest)(nil),      // 49: grit.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),     // 50: grit.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),       // 51: grit.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 52: grit.v1.CompleteResponse
+	(*FailRequest)(nil),           // 53: grit.v1.FailRequest
+	(*FailResponse)(nil),          // 54: grit.v1.FailResponse
+	(*SnoozeRequest)(nil),         // 55: grit.v1.SnoozeRequest
+	(*SnoozeResponse)(nil),        // 56: grit.v1.SnoozeResponse
+	(*ReportRequest)(nil),         // 57: grit.v1.ReportRequest
+	(*Result)(nil),                // 58: grit.v1.Result
+	(*Completed)(nil),             // 59: grit.v1.Completed
+	(*Failed)(nil),                // 60: grit.v1.Failed
+	(*Snoozed)(nil),               // 61: grit.v1.Snoozed
+	(*ReportResponse)(nil),        // 62: grit.v1.ReportResponse
+	(*ReportAnswer)(nil),          // 63: grit.v1.ReportAnswer
+	(*ReleaseRequest)(nil),        // 64: grit.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 65: grit.v1.ReleaseResponse
+	(*Step)(nil),                  // 66: grit.v1.Step
+	(*RecordStepRequest)(nil),     // 67: grit.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),    // 68: grit.v1.RecordStepResponse
+	(*StepsRequest)(nil),          // 69: grit.v1.StepsRequest
+	(*StepsResponse)(nil),         // 70: grit.v1.StepsResponse
+	(*durationpb.Duration)(nil),   // 71: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 72: google.protobuf.Timestamp
+	(*status.Status)(nil),         // 73: google.rpc.Status
 }
 var file_grit_v1_grit_proto_depIdxs = []int32{
-	4,   // 0: grit.v1.Task.state:type_name -> grit.v1.TaskState
-	67,  // 1: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
-	67,  // 2: grit.v1.Task.grace:type_name -> google.protobuf.Duration
-	68,  // 3: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
-	67,  // 4: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
-	68,  // 5: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
-	68,  // 6: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	68,  // 7: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
-	68,  // 8: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	68,  // 9: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	68,  // 10: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
-	5,   // 11: grit.v1.Attempt.outcome:type_name -> grit.v1.AttemptOutcome
-	3,   // 12: grit.v1.Attempt.error_class:type_name -> grit.v1.ErrorClass
-	67,  // 13: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
-	6,   // 14: grit.v1.Attempt.decision:type_name -> grit.v1.Decision
-	67,  // 15: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
-	67,  // 16: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
-	68,  // 17: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
-	9,   // 18: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
-	7,   // 19: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
-	9,   // 20: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
-	7,   // 21: grit.v1.EnqueueBatchResponse.tasks:type_name -> grit.v1.Task
-	7,   // 22: grit.v1.GetResponse.task:type_name -> grit.v1.Task
-	4,   // 23: grit.v1.ListRequest.states:type_name -> grit.v1.TaskState
-	7,   // 24: grit.v1.ListResponse.tasks:type_name -> grit.v1.Task
-	8,   // 25: grit.v1.AttemptsResponse.attempts:type_name -> grit.v1.Attempt
-	7,   // 26: grit.v1.CancelResponse.task:type_name -> grit.v1.Task
-	22,  // 27: grit.v1.PublishRequest.events:type_name -> grit.v1.Event
-	7,   // 28: grit.v1.PublishResponse.deliveries:type_name -> grit.v1.Task
-	0,   // 29: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
-	7,   // 30: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
-	1,   // 31: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
-	68,  // 32: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
-	27,  // 33: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
-	1,   // 34: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
-	27,  // 35: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
-	1,   // 36: grit.v1.ResumeRequest.scope:type_name -> grit.v1.PauseScope
-	36,  // 37: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
-	35,  // 38: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
-	37,  // 39: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
-	68,  // 40: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
-	68,  // 41: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
-	2,   // 42: grit.v1.InstanceEntry.outcome:type_name -> grit.v1.InstanceOutcome
-	68,  // 43: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
-	34,  // 44: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
-	34,  // 45: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
-	67,  // 46: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
-	67,  // 47: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	7,   // 48: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
-	67,  // 49: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
-	44,  // 50: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
-	67,  // 51: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
-	44,  // 52: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
-	22,  // 53: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
-	7,   // 54: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
-	3,   // 55: grit.v1.FailRequest.error_class:type_name -> grit.v1.ErrorClass
-	67,  // 56: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	7,   // 57: grit.v1.FailResponse.task:type_name -> grit.v1.Task
-	6,   // 58: grit.v1.FailResponse.decision:type_name -> grit.v1.Decision
-	67,  // 59: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
-	7,   // 60: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
-	54,  // 61: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
-	55,  // 62: grit.v1.Result.complete:type_name -> grit.v1.Completed
-	56,  // 63: grit.v1.Result.fail:type_name -> grit.v1.Failed
-	57,  // 64: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
-	3,   // 65: grit.v1.Failed.error_class:type_name -> grit.v1.ErrorClass
-	67,  // 66: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
-	67,  // 67: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
-	59,  // 68: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
-	69,  // 69: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
-	7,   // 70: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
-	6,   // 71: grit.v1.ReportAnswer.decision:type_name -> grit.v1.Decision
-	44,  // 72: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
-	44,  // 73: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
-	68,  // 74: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
-	62,  // 75: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
-	62,  // 76: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
-	62,  // 77: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
-	10,  // 78: grit.v1.TasksService.Enqueue:input_type -> grit.v1.EnqueueRequest
-	12,  // 79: grit.v1.TasksService.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
-	14,  // 80: grit.v1.TasksService.Get:input_type -> grit.v1.GetRequest
-	16,  // 81: grit.v1.TasksService.List:input_type -> grit.v1.ListRequest
-	18,  // 82: grit.v1.TasksService.Attempts:input_type -> grit.v1.AttemptsRequest
-	20,  // 83: grit.v1.TasksService.Cancel:input_type -> grit.v1.CancelRequest
-	23,  // 84: grit.v1.TasksService.Publish:input_type -> grit.v1.PublishRequest
-	25,  // 85: grit.v1.TasksService.DeadLetter:input_type -> grit.v1.DeadLetterRequest
-	28,  // 86: grit.v1.TasksService.Pauses:input_type -> grit.v1.PausesRequest
-	30,  // 87: grit.v1.TasksService.Pause:input_type -> grit.v1.PauseRequest
-	32,  // 88: grit.v1.TasksService.Resume:input_type -> grit.v1.ResumeRequest
-	38,  // 89: grit.v1.TasksService.Send:input_type -> grit.v1.SendRequest
-	40,  // 90: grit.v1.TasksService.Instance:input_type -> grit.v1.InstanceRequest
-	42,  // 91: grit.v1.WorkersService.Claim:input_type -> grit.v1.ClaimRequest
-	45,  // 92: grit.v1.WorkersService.Heartbeat:input_type -> grit.v1.HeartbeatRequest
-	47,  // 93: grit.v1.WorkersService.Complete:input_type -> grit.v1.CompleteRequest
-	49,  // 94: grit.v1.WorkersService.Fail:input_type -> grit.v1.FailRequest
-	51,  // 95: grit.v1.WorkersService.Snooze:input_type -> grit.v1.SnoozeRequest
-	53,  // 96: grit.v1.WorkersService.Report:input_type -> grit.v1.ReportRequest
-	60,  // 97: grit.v1.WorkersService.Release:input_type -> grit.v1.ReleaseRequest
-	63,  // 98: grit.v1.WorkersService.RecordStep:input_type -> grit.v1.RecordStepRequest
-	65,  // 99: grit.v1.WorkersService.Steps:input_type -> grit.v1.StepsRequest
-	11,  // 100: grit.v1.TasksService.Enqueue:output_type -> grit.v1.EnqueueResponse
-	13,  // 101: grit.v1.TasksService.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
-	15,  // 102: grit.v1.TasksService.Get:output_type -> grit.v1.GetResponse
-	17,  // 103: grit.v1.TasksService.List:output_type -> grit.v1.ListResponse
-	19,  // 104: grit.v1.TasksService.Attempts:output_type -> grit.v1.AttemptsResponse
-	21,  // 105: grit.v1.TasksService.Cancel:output_type -> grit.v1.CancelResponse
-	24,  // 106: grit.v1.TasksService.Publish:output_type -> grit.v1.PublishResponse
-	26,  // 107: grit.v1.TasksService.DeadLetter:output_type -> grit.v1.DeadLetterResponse
-	29,  // 108: grit.v1.TasksService.Pauses:output_type -> grit.v1.PausesResponse
-	31,  // 109: grit.v1.TasksService.Pause:output_type -> grit.v1.PauseResponse
-	33,  // 110: grit.v1.TasksService.Resume:output_type -> grit.v1.ResumeResponse
-	39,  // 111: grit.v1.TasksService.Send:output_type -> grit.v1.SendResponse
-	41,  // 112: grit.v1.TasksService.Instance:output_type -> grit.v1.InstanceResponse
-	43,  // 113: grit.v1.WorkersService.Claim:output_type -> grit.v1.ClaimResponse
-	46,  // 114: grit.v1.WorkersService.Heartbeat:output_type -> grit.v1.HeartbeatResponse
-	48,  // 115: grit.v1.WorkersService.Complete:output_type -> grit.v1.CompleteResponse
-	50,  // 116: grit.v1.WorkersService.Fail:output_type -> grit.v1.FailResponse
-	52,  // 117: grit.v1.WorkersService.Snooze:output_type -> grit.v1.SnoozeResponse
-	58,  // 118: grit.v1.WorkersService.Report:output_type -> grit.v1.ReportResponse
-	61,  // 119: grit.v1.WorkersService.Release:output_type -> grit.v1.ReleaseResponse
-	64,  // 120: grit.v1.WorkersService.RecordStep:output_type -> grit.v1.RecordStepResponse
-	66,  // 121: grit.v1.WorkersService.Steps:output_type -> grit.v1.StepsResponse
-	100, // [100:122] is the sub-list for method output_type
-	78,  // [78:100] is the sub-list for method input_type
-	78,  // [78:78] is the sub-list for extension type_name
-	78,  // [78:78] is the sub-list for extension extendee
-	0,   // [0:78] is the sub-list for field type_name
+	5,   // 0: grit.v1.Task.state:type_name -> grit.v1.TaskState
+	9,   // 1: grit.v1.Task.retry_policy:type_name -> grit.v1.RetryPolicy
+	71,  // 2: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
+	71,  // 3: grit.v1.Task.grace:type_name -> google.protobuf.Duration
+	72,  // 4: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
+	71,  // 5: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
+	72,  // 6: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
+	72,  // 7: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	72,  // 8: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
+	72,  // 9: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	10,  // 10: grit.v1.RetryPolicy.backoff:type_name -> grit.v1.Backoff
+	71,  // 11: grit.v1.RetryPolicy.max_elapsed:type_name -> google.protobuf.Duration
+	11,  // 12: grit.v1.RetryPolicy.classes:type_name -> grit.v1.ClassRetry
+	71,  // 13: grit.v1.Backoff.initial:type_name -> google.protobuf.Duration
+	71,  // 14: grit.v1.Backoff.max:type_name -> google.protobuf.Duration
+	0,   // 15: grit.v1.Backoff.jitter:type_name -> grit.v1.Jitter
+	4,   // 16: grit.v1.ClassRetry.error_class:type_name -> grit.v1.ErrorClass
+	10,  // 17: grit.v1.ClassRetry.backoff:type_name -> grit.v1.Backoff
+	72,  // 18: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	72,  // 19: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
+	6,   // 20: grit.v1.Attempt.outcome:type_name -> grit.v1.AttemptOutcome
+	4,   // 21: grit.v1.Attempt.error_class:type_name -> grit.v1.ErrorClass
+	71,  // 22: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
+	7,   // 23: grit.v1.Attempt.decision:type_name -> grit.v1.Decision
+	9,   // 24: grit.v1.NewTask.retry_policy:type_name -> grit.v1.RetryPolicy
+	71,  // 25: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
+	71,  // 26: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
+	72,  // 27: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
+	13,  // 28: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
+	8,   // 29: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
+	13,  // 30: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
+	8,   // 31: grit.v1.EnqueueBatchResponse.tasks:type_name -> grit.v1.Task
+	8,   // 32: grit.v1.GetResponse.task:type_name -> grit.v1.Task
+	5,   // 33: grit.v1.ListRequest.states:type_name -> grit.v1.TaskState
+	8,   // 34: grit.v1.ListResponse.tasks:type_name -> grit.v1.Task
+	12,  // 35: grit.v1.AttemptsResponse.attempts:type_name -> grit.v1.Attempt
+	8,   // 36: grit.v1.CancelResponse.task:type_name -> grit.v1.Task
+	26,  // 37: grit.v1.PublishRequest.events:type_name -> grit.v1.Event
+	8,   // 38: grit.v1.PublishResponse.deliveries:type_name -> grit.v1.Task
+	1,   // 39: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
+	8,   // 40: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
+	2,   // 41: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
+	72,  // 42: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
+	31,  // 43: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
+	2,   // 44: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
+	31,  // 45: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
+	2,   // 46: grit.v1.ResumeRequest.scope:type_name -> grit.v1.PauseScope
+	40,  // 47: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
+	39,  // 48: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
+	41,  // 49: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
+	72,  // 50: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
+	72,  // 51: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
+	3,   // 52: grit.v1.InstanceEntry.outcome:type_name -> grit.v1.InstanceOutcome
+	72,  // 53: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
+	38,  // 54: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
+	38,  // 55: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
+	71,  // 56: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
+	71,  // 57: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	8,   // 58: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
+	71,  // 59: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
+	48,  // 60: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
+	71,  // 61: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
+	48,  // 62: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
+	26,  // 63: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
+	8,   // 64: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
+	4,   // 65: grit.v1.FailRequest.error_class:type_name -> grit.v1.ErrorClass
+	71,  // 66: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	9,   // 67: grit.v1.FailRequest.retry_policy:type_name -> grit.v1.RetryPolicy
+	8,   // 68: grit.v1.FailResponse.task:type_name -> grit.v1.Task
+	7,   // 69: grit.v1.FailResponse.decision:type_name -> grit.v1.Decision
+	71,  // 70: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
+	8,   // 71: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
+	58,  // 72: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
+	59,  // 73: grit.v1.Result.complete:type_name -> grit.v1.Completed
+	60,  // 74: grit.v1.Result.fail:type_name -> grit.v1.Failed
+	61,  // 75: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
+	4,   // 76: grit.v1.Failed.error_class:type_name -> grit.v1.ErrorClass
+	71,  // 77: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
+	9,   // 78: grit.v1.Failed.retry_policy:type_name -> grit.v1.RetryPolicy
+	71,  // 79: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
+	63,  // 80: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
+	73,  // 81: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
+	8,   // 82: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
+	7,   // 83: grit.v1.ReportAnswer.decision:type_name -> grit.v1.Decision
+	48,  // 84: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
+	48,  // 85: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
+	72,  // 86: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
+	66,  // 87: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
+	66,  // 88: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
+	66,  // 89: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
+	14,  // 90: grit.v1.TasksService.Enqueue:input_type -> grit.v1.EnqueueRequest
+	16,  // 91: grit.v1.TasksService.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
+	18,  // 92: grit.v1.TasksService.Get:input_type -> grit.v1.GetRequest
+	20,  // 93: grit.v1.TasksService.List:input_type -> grit.v1.ListRequest
+	22,  // 94: grit.v1.TasksService.Attempts:input_type -> grit.v1.AttemptsRequest
+	24,  // 95: grit.v1.TasksService.Cancel:input_type -> grit.v1.CancelRequest
+	27,  // 96: grit.v1.TasksService.Publish:input_type -> grit.v1.PublishRequest
+	29,  // 97: grit.v1.TasksService.DeadLetter:input_type -> grit.v1.DeadLetterRequest
+	32,  // 98: grit.v1.TasksService.Pauses:input_type -> grit.v1.PausesRequest
+	34,  // 99: grit.v1.TasksService.Pause:input_type -> grit.v1.PauseRequest
+	36,  // 100: grit.v1.TasksService.Resume:input_type -> grit.v1.ResumeRequest
+	42,  // 101: grit.v1.TasksService.Send:input_type -> grit.v1.SendRequest
+	44,  // 102: grit.v1.TasksService.Instance:input_type -> grit.v1.InstanceRequest
+	46,  // 103: grit.v1.WorkersService.Claim:input_type -> grit.v1.ClaimRequest
+	49,  // 104: grit.v1.WorkersService.Heartbeat:input_type -> grit.v1.HeartbeatRequest
+	51,  // 105: grit.v1.WorkersService.Complete:input_type -> grit.v1.CompleteRequest
+	53,  // 106: grit.v1.WorkersService.Fail:input_type -> grit.v1.FailRequest
+	55,  // 107: grit.v1.WorkersService.Snooze:input_type -> grit.v1.SnoozeRequest
+	57,  // 108: grit.v1.WorkersService.Report:input_type -> grit.v1.ReportRequest
+	64,  // 109: grit.v1.WorkersService.Release:input_type -> grit.v1.ReleaseRequest
+	67,  // 110: grit.v1.WorkersService.RecordStep:input_type -> grit.v1.RecordStepRequest
+	69,  // 111: grit.v1.WorkersService.Steps:input_type -> grit.v1.StepsRequest
+	15,  // 112: grit.v1.TasksService.Enqueue:output_type -> grit.v1.EnqueueResponse
+	17,  // 113: grit.v1.TasksService.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
+	19,  // 114: grit.v1.TasksService.Get:output_type -> grit.v1.GetResponse
+	21,  // 115: grit.v1.TasksService.List:output_type -> grit.v1.ListResponse
+	23,  // 116: grit.v1.TasksService.Attempts:output_type -> grit.v1.AttemptsResponse
+	25,  // 117: grit.v1.TasksService.Cancel:output_type -> grit.v1.CancelResponse
+	28,  // 118: grit.v1.TasksService.Publish:output_type -> grit.v1.PublishResponse
+	30,  // 119: grit.v1.TasksService.DeadLetter:output_type -> grit.v1.DeadLetterResponse
+	33,  // 120: grit.v1.TasksService.Pauses:output_type -> grit.v1.PausesResponse
+	35,  // 121: grit.v1.TasksService.Pause:output_type -> grit.v1.PauseResponse
+	37,  // 122: grit.v1.TasksService.Resume:output_type -> grit.v1.ResumeResponse
+	43,  // 123: grit.v1.TasksService.Send:output_type -> grit.v1.SendResponse
+	45,  // 124: grit.v1.TasksService.Instance:output_type -> grit.v1.InstanceResponse
+	47,  // 125: grit.v1.WorkersService.Claim:output_type -> grit.v1.ClaimResponse
+	50,  // 126: grit.v1.WorkersService.Heartbeat:output_type -> grit.v1.HeartbeatResponse
+	52,  // 127: grit.v1.WorkersService.Complete:output_type -> grit.v1.CompleteResponse
+	54,  // 128: grit.v1.WorkersService.Fail:output_type -> grit.v1.FailResponse
+	56,  // 129: grit.v1.WorkersService.Snooze:output_type -> grit.v1.SnoozeResponse
+	62,  // 130: grit.v1.WorkersService.Report:output_type -> grit.v1.ReportResponse
+	65,  // 131: grit.v1.WorkersService.Release:output_type -> grit.v1.ReleaseResponse
+	68,  // 132: grit.v1.WorkersService.RecordStep:output_type -> grit.v1.RecordStepResponse
+	70,  // 133: grit.v1.WorkersService.Steps:output_type -> grit.v1.StepsResponse
+	112, // [112:134] is the sub-list for method output_type
+	90,  // [90:112] is the sub-list for method input_type
+	90,  // [90:90] is the sub-list for extension type_name
+	90,  // [90:90] is the sub-list for extension extendee
+	0,   // [0:90] is the sub-list for field type_name
 }
 
 func init() { file_grit_v1_grit_proto_init() }
@@ -5463,21 +5876,21 @@ func file_grit_v1_grit_proto_init() {
 	if File_grit_v1_grit_proto != nil {
 		return
 	}
-	file_grit_v1_grit_proto_msgTypes[1].OneofWrappers = []any{}
-	file_grit_v1_grit_proto_msgTypes[42].OneofWrappers = []any{}
-	file_grit_v1_grit_proto_msgTypes[47].OneofWrappers = []any{
+	file_grit_v1_grit_proto_msgTypes[4].OneofWrappers = []any{}
+	file_grit_v1_grit_proto_msgTypes[45].OneofWrappers = []any{}
+	file_grit_v1_grit_proto_msgTypes[50].OneofWrappers = []any{
 		(*Result_Complete)(nil),
 		(*Result_Fail)(nil),
 		(*Result_Snooze)(nil),
 	}
-	file_grit_v1_grit_proto_msgTypes[49].OneofWrappers = []any{}
+	file_grit_v1_grit_proto_msgTypes[52].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grit_v1_grit_proto_rawDesc), len(file_grit_v1_grit_proto_rawDesc)),
-			NumEnums:      7,
-			NumMessages:   60,
+			NumEnums:      8,
+			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -1,12 +1,15 @@
 package server
 
 import (
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -29,6 +32,7 @@ func toTask(t task.Task, withArgs bool) *pb.Task {
 	if t.Timeout == task.AutoTimeout {
 		out.Timeout, out.AutoTimeout = nil, true
 	}
+	out.RetryPolicy = policyFields(t.Policy)
 	if withArgs {
 		out.Args = t.Args
 	}
@@ -83,3 +87,34 @@ func dur(d time.Duration) *durationpb.Duration {
 	}
 	return durationpb.New(d)
 }
+
+// policyFields is a task's policy string as fields; nil for none, or for
+// one that does not parse (a store edited by hand). The answers share one
+// message per string, kept while there are at most maxPolicyFields of
+// them: a fleet has a few policies, and parsing one for every task of
+// every claim would be work for nothing. The message is read, never
+// changed.
+func policyFields(s string) *pb.RetryPolicy {
+	if s == "" {
+		return nil
+	}
+	if r, ok := policyCache.Load(s); ok {
+		return r.(*pb.RetryPolicy)
+	}
+	p, err := retry.Parse(s)
+	if err != nil {
+		return nil
+	}
+	r := pb.RetryPolicyOf(p)
+	if policyCached.Add(1) <= maxPolicyFields {
+		policyCache.Store(s, r)
+	}
+	return r
+}
+
+const maxPolicyFields = 1000
+
+var (
+	policyCache  sync.Map // policy string → *pb.RetryPolicy
+	policyCached atomic.Int64
+)

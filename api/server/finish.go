@@ -73,7 +73,7 @@ func (x *workers) Snooze(ctx context.Context, r *pb.SnoozeRequest) (*pb.SnoozeRe
 // failedOf is a Fail's failure as a Report carries it.
 func failedOf(r *pb.FailRequest) *pb.Failed {
 	return &pb.Failed{ErrorClass: r.GetErrorClass(), Message: r.GetMessage(), RetryAfter: r.GetRetryAfter(), ExitCode: r.ExitCode,
-		Signal: r.GetSignal(), Output: r.GetOutput(), Policy: r.GetPolicy(), Catch: r.GetCatch()}
+		Signal: r.GetSignal(), Output: r.GetOutput(), Policy: r.GetPolicy(), RetryPolicy: r.GetRetryPolicy(), Catch: r.GetCatch()}
 }
 
 // failureOf is the outcome of the attempt a Fail reports, and its error,

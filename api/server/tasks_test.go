@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "github.com/grit-run/grit/api/gritv1"
@@ -185,6 +186,9 @@ func TestEnqueueRejects(t *testing.T) {
 		{"no task", nil, nil, "task", []string{"missing"}},
 		{"malformed queue", &pb.NewTask{Kind: "k", Queue: "-q"}, nil, "task.queue", []string{"not a name"}},
 		{"bad policy", &pb.NewTask{Kind: "k", Policy: "10 5x"}, nil, "task.policy", []string{"5x"}},
+		{"policy both ways", &pb.NewTask{Kind: "k", Policy: "10 5s", RetryPolicy: &pb.RetryPolicy{MaxAttempts: 1}}, nil, "task.retry_policy", []string{`set with policy "10 5s"`, "not both"}},
+		{"policy fields wrong", &pb.NewTask{Kind: "k", RetryPolicy: &pb.RetryPolicy{MaxAttempts: 3, Backoff: &pb.Backoff{}}}, nil, "task.retry_policy.backoff.initial", []string{"missing"}},
+		{"policy fields without attempts", nil, batch(2, &pb.NewTask{Kind: "k", RetryPolicy: &pb.RetryPolicy{}}), "tasks[2].retry_policy.max_attempts", []string{"missing", "unlimited"}},
 		{"negative timeout", &pb.NewTask{Kind: "k", Timeout: durationpb.New(-time.Second)}, nil, "task.timeout", []string{"negative (-1s)", "want 0 or more"}},
 		{"control in key", &pb.NewTask{Kind: "k", IdempotencyKey: "a\x00b"}, nil, "task.idempotency_key", []string{"control character"}},
 		{"long key", &pb.NewTask{Kind: "k", IdempotencyKey: strings.Repeat("k", 201)}, nil, "task.idempotency_key", []string{"at most 200"}},
@@ -338,5 +342,32 @@ func (h *harness) failTwice(t *testing.T, kind string) {
 		if _, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: c.GetId(), WorkerId: c.GetLeaseOwner(), LeaseToken: c.GetLeaseToken(), ErrorClass: pb.ErrorClass_ERROR_CLASS_UNCLASSIFIED, Message: msg}); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestRetryPolicyAsFields: a policy given as fields is kept as its string,
+// and every task answers its policy both ways.
+func TestRetryPolicyAsFields(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	fields := &pb.RetryPolicy{MaxAttempts: 6, Backoff: &pb.Backoff{Initial: durationpb.New(time.Second), Max: durationpb.New(time.Minute), Jitter: pb.Jitter_JITTER_EQUAL},
+		Classes: []*pb.ClassRetry{{ErrorClass: pb.ErrorClass_ERROR_CLASS_TRANSIENT, MaxAttempts: 21, Backoff: &pb.Backoff{Initial: durationpb.New(2 * time.Second), Max: durationpb.New(5 * time.Minute)}}}}
+	tk := h.enqueue(t, &pb.NewTask{Kind: "k", RetryPolicy: fields})
+	const want = "5 1s 1m jitter=equal transient=20,2s,5m"
+	got := h.get(t, tk.GetId())
+	if got.GetPolicy() != want || tk.GetPolicy() != want {
+		t.Fatalf("policy %q (enqueue answered %q), want %q", got.GetPolicy(), tk.GetPolicy(), want)
+	}
+	fields.Classes[0].Backoff.Jitter = pb.Jitter_JITTER_FULL // answers spell the default out
+	if !proto.Equal(got.GetRetryPolicy(), fields) {
+		t.Errorf("retry_policy %v, want %v", got.GetRetryPolicy(), fields)
+	}
+	// A policy given as a string answers its fields too; none, none.
+	str := h.enqueue(t, &pb.NewTask{Kind: "k", Policy: "10 5s 10m"})
+	if r := h.get(t, str.GetId()).GetRetryPolicy(); r.GetMaxAttempts() != 11 || r.GetBackoff().GetInitial().AsDuration() != 5*time.Second ||
+		r.GetBackoff().GetMax().AsDuration() != 10*time.Minute || r.GetBackoff().GetJitter() != pb.Jitter_JITTER_FULL {
+		t.Errorf("10 5s 10m as fields: %v", r)
+	}
+	if r := h.get(t, h.enqueue(t, &pb.NewTask{Kind: "k"}).GetId()).GetRetryPolicy(); r != nil {
+		t.Errorf("no policy: fields %v", r)
 	}
 }

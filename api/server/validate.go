@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -162,17 +163,20 @@ func (l limits) newTask(field string, n *pb.NewTask) (store.NewTask, error) {
 	}
 	t := store.NewTask{
 		Kind: n.GetKind(), Args: n.GetArgs(), Queue: n.GetQueue(), Group: n.GetGroup(),
-		Policy: n.GetPolicy(), IdempotencyKey: n.GetIdempotencyKey(), ReturnExisting: n.GetReturnExisting(), Name: n.GetName(),
+		IdempotencyKey: n.GetIdempotencyKey(), ReturnExisting: n.GetReturnExisting(), Name: n.GetName(),
 	}
 	if len(t.Args) == 0 {
 		t.Args = nil
 	}
-	err := firstErr(
+	var err error
+	if t.Policy, err = policyOf(field, n.GetPolicy(), n.GetRetryPolicy()); err != nil {
+		return store.NewTask{}, err
+	}
+	err = firstErr(
 		func() error { return checkName(field+".kind", t.Kind, "email.send", true) },
 		func() error { return l.checkPayload(field+".args", t.Args) },
 		func() error { return checkName(field+".queue", t.Queue, "mail", false) },
 		func() error { return checkName(field+".group", t.Group, "smtp", false) },
-		func() error { return checkPolicy(field+".policy", t.Policy) },
 		func() error { return checkText(field+".idempotency_key", t.IdempotencyKey) },
 		func() error { return checkText(field+".name", t.Name) },
 		func() error { return checkText(field+".tenant", n.GetTenant()) },
@@ -214,17 +218,41 @@ func numbers(field string, n *pb.NewTask, t *store.NewTask) (err error) {
 	return err
 }
 
-func checkPolicy(field, p string) error {
+// policyOf checks a request's retry policy, given as a string (policy)
+// or as fields (retry_policy), and returns it as the string the server
+// keeps ("" for none). prefix is the fields' parent ("task", "" for a
+// Fail's).
+func policyOf(prefix, p string, r *pb.RetryPolicy) (string, error) {
+	field := func(name string) string {
+		if prefix == "" {
+			return name
+		}
+		return prefix + "." + name
+	}
+	if r != nil {
+		if p != "" {
+			return "", bad(field("retry_policy"), "set with policy %s: give the policy one way, not both", quote(p))
+		}
+		rp, err := r.Policy()
+		var pe *pb.PolicyError
+		if errors.As(err, &pe) {
+			return "", bad(field("retry_policy."+pe.Field), "%s", pe.Msg)
+		}
+		if err != nil {
+			return "", bad(field("retry_policy"), "%v", err)
+		}
+		return rp.String(), nil
+	}
 	if p == "" {
-		return nil
+		return "", nil
 	}
 	if len(p) > maxText {
-		return bad(field, "%d bytes: want at most %d", len(p), maxText)
+		return "", bad(field("policy"), "%d bytes: want at most %d", len(p), maxText)
 	}
 	if _, err := retry.Parse(p); err != nil {
-		return bad(field, "%v", err)
+		return "", bad(field("policy"), "%v", err)
 	}
-	return nil
+	return p, nil
 }
 
 func firstErr(checks ...func() error) error {
@@ -476,7 +504,9 @@ const workerClasses = "ERROR_CLASS_UNCLASSIFIED, ERROR_CLASS_TRANSIENT, ERROR_CL
 	"ERROR_CLASS_RESOURCE, ERROR_CLASS_AFTER or ERROR_CLASS_TIMEOUT " +
 	"(ERROR_CLASS_UNCLASSIFIED lets the task's policy and poison detection decide)"
 
-// failure checks a failure and returns the delay of class AFTER. The
+// failure checks a failure and returns the delay of class AFTER; it
+// leaves the worker's policy in r's policy, as a string, whichever way
+// it came. The
 // class is required: were UNSPECIFIED read as UNCLASSIFIED, a worker that
 // forgot the field would have its tasks dead-lettered as poison.
 func (l limits) failure(r *pb.Failed) (time.Duration, error) {
@@ -497,11 +527,14 @@ func (l limits) failure(r *pb.Failed) (time.Duration, error) {
 	if r.GetRetryAfter() != nil && r.GetErrorClass() != pb.ErrorClass_ERROR_CLASS_AFTER {
 		return 0, bad("retry_after", "set with error_class %v: it is only for class ERROR_CLASS_AFTER", r.GetErrorClass())
 	}
+	if r.Policy, err = policyOf("", r.GetPolicy(), r.GetRetryPolicy()); err != nil {
+		return 0, err
+	}
+	r.RetryPolicy = nil
 	return after, firstErr(
 		func() error { return checkOutput("message", r.GetMessage()) },
 		func() error { return checkOutput("output", r.GetOutput()) },
 		func() error { return checkText("signal", r.GetSignal()) },
-		func() error { return checkPolicy("policy", r.GetPolicy()) },
 		func() error { return checkName("catch", r.GetCatch(), "refund_order", false) },
 	)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/api/server"
@@ -153,22 +154,25 @@ func TestFailUsesTheWorkersPolicy(t *testing.T) {
 	h := start(t, server.Config{}, "")
 	for _, c := range []struct {
 		name, taskPolicy, workerPolicy string
+		taskFields, workerFields       *pb.RetryPolicy // the policies as fields, instead
 		state                          pb.TaskState
 		after, before                  time.Duration // next_at from the failure, when RETRYING
 	}{
-		{"the worker's", "", "3 1h", pb.TaskState_TASK_STATE_RETRYING, 59 * time.Minute, 61 * time.Minute},
-		{"the worker's never", "", "never", pb.TaskState_TASK_STATE_FAILED, 0, 0},
-		{"the task's own first", "3 1m", "3 1h", pb.TaskState_TASK_STATE_RETRYING, 59 * time.Second, 61 * time.Second},
-		{"the default without either", "", "", pb.TaskState_TASK_STATE_RETRYING, 0, 2 * time.Second},
+		{"the worker's as fields", "", "", nil, &pb.RetryPolicy{MaxAttempts: 4, Backoff: &pb.Backoff{Initial: durationpb.New(time.Hour)}}, pb.TaskState_TASK_STATE_RETRYING, 59 * time.Minute, 61 * time.Minute},
+		{"the task's own as fields first", "", "3 1h", &pb.RetryPolicy{MaxAttempts: 4, Backoff: &pb.Backoff{Initial: durationpb.New(time.Minute)}}, nil, pb.TaskState_TASK_STATE_RETRYING, 59 * time.Second, 61 * time.Second},
+		{"the worker's", "", "3 1h", nil, nil, pb.TaskState_TASK_STATE_RETRYING, 59 * time.Minute, 61 * time.Minute},
+		{"the worker's never", "", "never", nil, nil, pb.TaskState_TASK_STATE_FAILED, 0, 0},
+		{"the task's own first", "3 1m", "3 1h", nil, nil, pb.TaskState_TASK_STATE_RETRYING, 59 * time.Second, 61 * time.Second},
+		{"the default without either", "", "", nil, nil, pb.TaskState_TASK_STATE_RETRYING, 0, 2 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			kind := strings.ReplaceAll(c.name, " ", "-")
 			kind = strings.ReplaceAll(kind, "'", "")
-			h.enqueue(t, &pb.NewTask{Kind: kind, Policy: c.taskPolicy})
+			h.enqueue(t, &pb.NewTask{Kind: kind, Policy: c.taskPolicy, RetryPolicy: c.taskFields})
 			cl := h.claimOne(t, "w", kind)
 			before := time.Now()
 			r, err := h.workers.Fail(ctx(t), &pb.FailRequest{TaskId: cl.GetId(), WorkerId: cl.GetLeaseOwner(), LeaseToken: cl.GetLeaseToken(),
-				ErrorClass: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "timed out", Policy: c.workerPolicy})
+				ErrorClass: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Message: "timed out", Policy: c.workerPolicy, RetryPolicy: c.workerFields})
 			if err != nil {
 				t.Fatal(err)
 			}
