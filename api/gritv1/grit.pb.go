@@ -106,6 +106,59 @@ func (Jitter) EnumDescriptor() ([]byte, []int) {
 	return file_grit_v1_grit_proto_rawDescGZIP(), []int{0}
 }
 
+// TaskView is how much of a task an answer holds (AIP-157).
+type TaskView int32
+
+const (
+	// UNSPECIFIED is the method's default (List's is FULL).
+	TaskView_TASK_VIEW_UNSPECIFIED TaskView = 0
+	// BASIC: every field but args (args_omitted is set).
+	TaskView_TASK_VIEW_BASIC TaskView = 1
+	// FULL: every field.
+	TaskView_TASK_VIEW_FULL TaskView = 2
+)
+
+// Enum value maps for TaskView.
+var (
+	TaskView_name = map[int32]string{
+		0: "TASK_VIEW_UNSPECIFIED",
+		1: "TASK_VIEW_BASIC",
+		2: "TASK_VIEW_FULL",
+	}
+	TaskView_value = map[string]int32{
+		"TASK_VIEW_UNSPECIFIED": 0,
+		"TASK_VIEW_BASIC":       1,
+		"TASK_VIEW_FULL":        2,
+	}
+)
+
+func (x TaskView) Enum() *TaskView {
+	p := new(TaskView)
+	*p = x
+	return p
+}
+
+func (x TaskView) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (TaskView) Descriptor() protoreflect.EnumDescriptor {
+	return file_grit_v1_grit_proto_enumTypes[1].Descriptor()
+}
+
+func (TaskView) Type() protoreflect.EnumType {
+	return &file_grit_v1_grit_proto_enumTypes[1]
+}
+
+func (x TaskView) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use TaskView.Descriptor instead.
+func (TaskView) EnumDescriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{1}
+}
+
 // DeadLetterAction is what an operator does with a DEAD_LETTER task.
 type DeadLetterAction int32
 
@@ -147,11 +200,11 @@ func (x DeadLetterAction) String() string {
 }
 
 func (DeadLetterAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[1].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[2].Descriptor()
 }
 
 func (DeadLetterAction) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[1]
+	return &file_grit_v1_grit_proto_enumTypes[2]
 }
 
 func (x DeadLetterAction) Number() protoreflect.EnumNumber {
@@ -160,7 +213,7 @@ func (x DeadLetterAction) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use DeadLetterAction.Descriptor instead.
 func (DeadLetterAction) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{1}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{2}
 }
 
 // PauseScope is what a pause applies to.
@@ -204,11 +257,11 @@ func (x PauseScope) String() string {
 }
 
 func (PauseScope) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[2].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[3].Descriptor()
 }
 
 func (PauseScope) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[2]
+	return &file_grit_v1_grit_proto_enumTypes[3]
 }
 
 func (x PauseScope) Number() protoreflect.EnumNumber {
@@ -217,7 +270,7 @@ func (x PauseScope) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use PauseScope.Descriptor instead.
 func (PauseScope) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{2}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{3}
 }
 
 // InstanceOutcome is how an event sent to a state machine's instance
@@ -264,11 +317,11 @@ func (x InstanceOutcome) String() string {
 }
 
 func (InstanceOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[3].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[4].Descriptor()
 }
 
 func (InstanceOutcome) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[3]
+	return &file_grit_v1_grit_proto_enumTypes[4]
 }
 
 func (x InstanceOutcome) Number() protoreflect.EnumNumber {
@@ -277,7 +330,7 @@ func (x InstanceOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use InstanceOutcome.Descriptor instead.
 func (InstanceOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{3}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{4}
 }
 
 // ErrorClass is how a worker classifies a failure; it decides what
@@ -343,11 +396,11 @@ func (x ErrorClass) String() string {
 }
 
 func (ErrorClass) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[4].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[5].Descriptor()
 }
 
 func (ErrorClass) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[4]
+	return &file_grit_v1_grit_proto_enumTypes[5]
 }
 
 func (x ErrorClass) Number() protoreflect.EnumNumber {
@@ -356,7 +409,7 @@ func (x ErrorClass) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ErrorClass.Descriptor instead.
 func (ErrorClass) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{4}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{5}
 }
 
 // TaskState is where a task is in its life; the names are grit's states,
@@ -434,11 +487,11 @@ func (x TaskState) String() string {
 }
 
 func (TaskState) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[5].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[6].Descriptor()
 }
 
 func (TaskState) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[5]
+	return &file_grit_v1_grit_proto_enumTypes[6]
 }
 
 func (x TaskState) Number() protoreflect.EnumNumber {
@@ -447,7 +500,7 @@ func (x TaskState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TaskState.Descriptor instead.
 func (TaskState) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{5}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{6}
 }
 
 // AttemptOutcome is how an attempt ended.
@@ -507,11 +560,11 @@ func (x AttemptOutcome) String() string {
 }
 
 func (AttemptOutcome) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[6].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[7].Descriptor()
 }
 
 func (AttemptOutcome) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[6]
+	return &file_grit_v1_grit_proto_enumTypes[7]
 }
 
 func (x AttemptOutcome) Number() protoreflect.EnumNumber {
@@ -520,7 +573,7 @@ func (x AttemptOutcome) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use AttemptOutcome.Descriptor instead.
 func (AttemptOutcome) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{6}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{7}
 }
 
 // Decision is what a failed attempt led to, as the task's policy decided.
@@ -581,11 +634,11 @@ func (x Decision) String() string {
 }
 
 func (Decision) Descriptor() protoreflect.EnumDescriptor {
-	return file_grit_v1_grit_proto_enumTypes[7].Descriptor()
+	return file_grit_v1_grit_proto_enumTypes[8].Descriptor()
 }
 
 func (Decision) Type() protoreflect.EnumType {
-	return &file_grit_v1_grit_proto_enumTypes[7]
+	return &file_grit_v1_grit_proto_enumTypes[8]
 }
 
 func (x Decision) Number() protoreflect.EnumNumber {
@@ -594,7 +647,7 @@ func (x Decision) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Decision.Descriptor instead.
 func (Decision) EnumDescriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{7}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{8}
 }
 
 // Task is a task as the store keeps it.
@@ -608,8 +661,8 @@ type Task struct {
 	Name string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
 	// kind names the handler that works the task.
 	Kind string `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
-	// args are the task's arguments, JSON. Left out where the answer says
-	// so (batches, deliveries), to keep answers small: Get the task for them.
+	// args are the task's arguments, JSON. Left out of some answers, to
+	// keep them small (args_omitted says when): Get the task for them.
 	Args []byte `protobuf:"bytes,5,opt,name=args,proto3" json:"args,omitempty"`
 	// queue is the queue the task waits in ("default" unless given).
 	Queue string `protobuf:"bytes,6,opt,name=queue,proto3" json:"queue,omitempty"`
@@ -627,6 +680,12 @@ type Task struct {
 	Policy string `protobuf:"bytes,10,opt,name=policy,proto3" json:"policy,omitempty"`
 	// retry_policy is policy as fields; unset when policy is "".
 	RetryPolicy *RetryPolicy `protobuf:"bytes,33,opt,name=retry_policy,json=retryPolicy,proto3" json:"retry_policy,omitempty"`
+	// args_omitted is true when the answer leaves args out (a BASIC view):
+	// args is then empty whatever the task's are. False: args are the
+	// task's, and empty means it has none. Answers about one task, Claim's
+	// and a FULL List's hold args; EnqueueBatch's, Publish's and Report's
+	// (tasks the caller sent or holds) leave them out.
+	ArgsOmitted bool `protobuf:"varint,34,opt,name=args_omitted,json=argsOmitted,proto3" json:"args_omitted,omitempty"`
 	// poison_after is how many identical failures in a row make the task
 	// DEAD_LETTER; 0 is the policy's.
 	PoisonAfter int64 `protobuf:"varint,11,opt,name=poison_after,json=poisonAfter,proto3" json:"poison_after,omitempty"`
@@ -793,6 +852,13 @@ func (x *Task) GetRetryPolicy() *RetryPolicy {
 		return x.RetryPolicy
 	}
 	return nil
+}
+
+func (x *Task) GetArgsOmitted() bool {
+	if x != nil {
+		return x.ArgsOmitted
+	}
+	return false
 }
 
 func (x *Task) GetPoisonAfter() int64 {
@@ -1883,10 +1949,18 @@ type ListRequest struct {
 	Kind string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
 	// queue lists the tasks of a queue; "" is any queue.
 	Queue string `protobuf:"bytes,4,opt,name=queue,proto3" json:"queue,omitempty"`
-	// after_id pages: only tasks with a larger id.
-	AfterId int64 `protobuf:"varint,5,opt,name=after_id,json=afterId,proto3" json:"after_id,omitempty"`
-	// limit is at most 1000; 0 is 100.
-	Limit         int64 `protobuf:"varint,6,opt,name=limit,proto3" json:"limit,omitempty"`
+	// page_size is the most tasks in the page: 0 is 100, and more than
+	// 1000 is 1000. A page may hold fewer (its args within the server's
+	// answer limit) and still not be the last: go on while
+	// next_page_token is set.
+	PageSize int32 `protobuf:"varint,8,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// page_token is the next_page_token of the previous page, unchanged;
+	// empty for the first page. The other fields must be those of the
+	// first page (INVALID_ARGUMENT otherwise).
+	PageToken string `protobuf:"bytes,9,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// view is how much of each task the page holds: TASK_VIEW_UNSPECIFIED
+	// is TASK_VIEW_FULL, with args.
+	View          TaskView `protobuf:"varint,10,opt,name=view,proto3,enum=grit.v1.TaskView" json:"view,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1949,18 +2023,25 @@ func (x *ListRequest) GetQueue() string {
 	return ""
 }
 
-func (x *ListRequest) GetAfterId() int64 {
+func (x *ListRequest) GetPageSize() int32 {
 	if x != nil {
-		return x.AfterId
+		return x.PageSize
 	}
 	return 0
 }
 
-func (x *ListRequest) GetLimit() int64 {
+func (x *ListRequest) GetPageToken() string {
 	if x != nil {
-		return x.Limit
+		return x.PageToken
 	}
-	return 0
+	return ""
+}
+
+func (x *ListRequest) GetView() TaskView {
+	if x != nil {
+		return x.View
+	}
+	return TaskView_TASK_VIEW_UNSPECIFIED
 }
 
 // ListResponse is TasksService.List's answer.
@@ -1968,9 +2049,8 @@ type ListResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// tasks are a page of tasks, by id.
 	Tasks []*Task `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
-	// next_after_id is the after_id of the next page; 0 when this is the
-	// last.
-	NextAfterId   int64 `protobuf:"varint,2,opt,name=next_after_id,json=nextAfterId,proto3" json:"next_after_id,omitempty"`
+	// next_page_token asks for the next page; empty when this is the last.
+	NextPageToken string `protobuf:"bytes,3,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2012,11 +2092,11 @@ func (x *ListResponse) GetTasks() []*Task {
 	return nil
 }
 
-func (x *ListResponse) GetNextAfterId() int64 {
+func (x *ListResponse) GetNextPageToken() string {
 	if x != nil {
-		return x.NextAfterId
+		return x.NextPageToken
 	}
-	return 0
+	return ""
 }
 
 // AttemptsRequest is TasksService.Attempts's request.
@@ -5204,7 +5284,7 @@ var File_grit_v1_grit_proto protoreflect.FileDescriptor
 
 const file_grit_v1_grit_proto_rawDesc = "" +
 	"\n" +
-	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\xa9\t\n" +
+	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\xcc\t\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\x03R\x05runId\x12\x12\n" +
@@ -5218,6 +5298,7 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x06policy\x18\n" +
 	" \x01(\tR\x06policy\x127\n" +
 	"\fretry_policy\x18! \x01(\v2\x14.grit.v1.RetryPolicyR\vretryPolicy\x12!\n" +
+	"\fargs_omitted\x18\" \x01(\bR\vargsOmitted\x12!\n" +
 	"\fpoison_after\x18\v \x01(\x03R\vpoisonAfter\x123\n" +
 	"\atimeout\x18\f \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12/\n" +
 	"\x05grace\x18\r \x01(\v2\x19.google.protobuf.DurationR\x05grace\x12\x18\n" +
@@ -5322,17 +5403,20 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"GetRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"0\n" +
 	"\vGetResponse\x12!\n" +
-	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xb1\x01\n" +
+	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xef\x01\n" +
 	"\vListRequest\x12\x15\n" +
 	"\x06run_id\x18\x01 \x01(\x03R\x05runId\x12*\n" +
 	"\x06states\x18\a \x03(\x0e2\x12.grit.v1.TaskStateR\x06states\x12\x12\n" +
 	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x14\n" +
-	"\x05queue\x18\x04 \x01(\tR\x05queue\x12\x19\n" +
-	"\bafter_id\x18\x05 \x01(\x03R\aafterId\x12\x14\n" +
-	"\x05limit\x18\x06 \x01(\x03R\x05limitJ\x04\b\x02\x10\x03\"W\n" +
+	"\x05queue\x18\x04 \x01(\tR\x05queue\x12\x1b\n" +
+	"\tpage_size\x18\b \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\t \x01(\tR\tpageToken\x12%\n" +
+	"\x04view\x18\n" +
+	" \x01(\x0e2\x11.grit.v1.TaskViewR\x04viewJ\x04\b\x02\x10\x03J\x04\b\x05\x10\x06J\x04\b\x06\x10\a\"a\n" +
 	"\fListResponse\x12#\n" +
-	"\x05tasks\x18\x01 \x03(\v2\r.grit.v1.TaskR\x05tasks\x12\"\n" +
-	"\rnext_after_id\x18\x02 \x01(\x03R\vnextAfterId\"*\n" +
+	"\x05tasks\x18\x01 \x03(\v2\r.grit.v1.TaskR\x05tasks\x12&\n" +
+	"\x0fnext_page_token\x18\x03 \x01(\tR\rnextPageTokenJ\x04\b\x02\x10\x03\"*\n" +
 	"\x0fAttemptsRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\"@\n" +
 	"\x10AttemptsResponse\x12,\n" +
@@ -5553,7 +5637,11 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\vJITTER_FULL\x10\x01\x12\x10\n" +
 	"\fJITTER_EQUAL\x10\x02\x12\x0f\n" +
 	"\vJITTER_NONE\x10\x03\x12\x17\n" +
-	"\x13JITTER_DECORRELATED\x10\x04*\x8f\x01\n" +
+	"\x13JITTER_DECORRELATED\x10\x04*N\n" +
+	"\bTaskView\x12\x19\n" +
+	"\x15TASK_VIEW_UNSPECIFIED\x10\x00\x12\x13\n" +
+	"\x0fTASK_VIEW_BASIC\x10\x01\x12\x12\n" +
+	"\x0eTASK_VIEW_FULL\x10\x02*\x8f\x01\n" +
 	"\x10DeadLetterAction\x12\"\n" +
 	"\x1eDEAD_LETTER_ACTION_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19DEAD_LETTER_ACTION_REPLAY\x10\x01\x12\x1b\n" +
@@ -5651,224 +5739,226 @@ func file_grit_v1_grit_proto_rawDescGZIP() []byte {
 	return file_grit_v1_grit_proto_rawDescData
 }
 
-var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
+var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
 var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
 var file_grit_v1_grit_proto_goTypes = []any{
 	(Jitter)(0),                   // 0: grit.v1.Jitter
-	(DeadLetterAction)(0),         // 1: grit.v1.DeadLetterAction
-	(PauseScope)(0),               // 2: grit.v1.PauseScope
-	(InstanceOutcome)(0),          // 3: grit.v1.InstanceOutcome
-	(ErrorClass)(0),               // 4: grit.v1.ErrorClass
-	(TaskState)(0),                // 5: grit.v1.TaskState
-	(AttemptOutcome)(0),           // 6: grit.v1.AttemptOutcome
-	(Decision)(0),                 // 7: grit.v1.Decision
-	(*Task)(nil),                  // 8: grit.v1.Task
-	(*RetryPolicy)(nil),           // 9: grit.v1.RetryPolicy
-	(*Backoff)(nil),               // 10: grit.v1.Backoff
-	(*ClassRetry)(nil),            // 11: grit.v1.ClassRetry
-	(*Attempt)(nil),               // 12: grit.v1.Attempt
-	(*NewTask)(nil),               // 13: grit.v1.NewTask
-	(*EnqueueRequest)(nil),        // 14: grit.v1.EnqueueRequest
-	(*EnqueueResponse)(nil),       // 15: grit.v1.EnqueueResponse
-	(*EnqueueBatchRequest)(nil),   // 16: grit.v1.EnqueueBatchRequest
-	(*EnqueueBatchResponse)(nil),  // 17: grit.v1.EnqueueBatchResponse
-	(*GetRequest)(nil),            // 18: grit.v1.GetRequest
-	(*GetResponse)(nil),           // 19: grit.v1.GetResponse
-	(*ListRequest)(nil),           // 20: grit.v1.ListRequest
-	(*ListResponse)(nil),          // 21: grit.v1.ListResponse
-	(*AttemptsRequest)(nil),       // 22: grit.v1.AttemptsRequest
-	(*AttemptsResponse)(nil),      // 23: grit.v1.AttemptsResponse
-	(*CancelRequest)(nil),         // 24: grit.v1.CancelRequest
-	(*CancelResponse)(nil),        // 25: grit.v1.CancelResponse
-	(*Event)(nil),                 // 26: grit.v1.Event
-	(*PublishRequest)(nil),        // 27: grit.v1.PublishRequest
-	(*PublishResponse)(nil),       // 28: grit.v1.PublishResponse
-	(*DeadLetterRequest)(nil),     // 29: grit.v1.DeadLetterRequest
-	(*DeadLetterResponse)(nil),    // 30: grit.v1.DeadLetterResponse
-	(*PauseInfo)(nil),             // 31: grit.v1.PauseInfo
-	(*PausesRequest)(nil),         // 32: grit.v1.PausesRequest
-	(*PausesResponse)(nil),        // 33: grit.v1.PausesResponse
-	(*PauseRequest)(nil),          // 34: grit.v1.PauseRequest
-	(*PauseResponse)(nil),         // 35: grit.v1.PauseResponse
-	(*ResumeRequest)(nil),         // 36: grit.v1.ResumeRequest
-	(*ResumeResponse)(nil),        // 37: grit.v1.ResumeResponse
-	(*Instance)(nil),              // 38: grit.v1.Instance
-	(*InstanceEvent)(nil),         // 39: grit.v1.InstanceEvent
-	(*InstanceTransition)(nil),    // 40: grit.v1.InstanceTransition
-	(*InstanceEntry)(nil),         // 41: grit.v1.InstanceEntry
-	(*SendRequest)(nil),           // 42: grit.v1.SendRequest
-	(*SendResponse)(nil),          // 43: grit.v1.SendResponse
-	(*InstanceRequest)(nil),       // 44: grit.v1.InstanceRequest
-	(*InstanceResponse)(nil),      // 45: grit.v1.InstanceResponse
-	(*ClaimRequest)(nil),          // 46: grit.v1.ClaimRequest
-	(*ClaimResponse)(nil),         // 47: grit.v1.ClaimResponse
-	(*Lease)(nil),                 // 48: grit.v1.Lease
-	(*HeartbeatRequest)(nil),      // 49: grit.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 50: grit.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 51: grit.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 52: grit.v1.CompleteResponse
-	(*FailRequest)(nil),           // 53: grit.v1.FailRequest
-	(*FailResponse)(nil),          // 54: grit.v1.FailResponse
-	(*SnoozeRequest)(nil),         // 55: grit.v1.SnoozeRequest
-	(*SnoozeResponse)(nil),        // 56: grit.v1.SnoozeResponse
-	(*ReportRequest)(nil),         // 57: grit.v1.ReportRequest
-	(*Result)(nil),                // 58: grit.v1.Result
-	(*Completed)(nil),             // 59: grit.v1.Completed
-	(*Failed)(nil),                // 60: grit.v1.Failed
-	(*Snoozed)(nil),               // 61: grit.v1.Snoozed
-	(*ReportResponse)(nil),        // 62: grit.v1.ReportResponse
-	(*ReportAnswer)(nil),          // 63: grit.v1.ReportAnswer
-	(*ReleaseRequest)(nil),        // 64: grit.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 65: grit.v1.ReleaseResponse
-	(*Step)(nil),                  // 66: grit.v1.Step
-	(*RecordStepRequest)(nil),     // 67: grit.v1.RecordStepRequest
-	(*RecordStepResponse)(nil),    // 68: grit.v1.RecordStepResponse
-	(*StepsRequest)(nil),          // 69: grit.v1.StepsRequest
-	(*StepsResponse)(nil),         // 70: grit.v1.StepsResponse
-	(*durationpb.Duration)(nil),   // 71: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 72: google.protobuf.Timestamp
-	(*status.Status)(nil),         // 73: google.rpc.Status
+	(TaskView)(0),                 // 1: grit.v1.TaskView
+	(DeadLetterAction)(0),         // 2: grit.v1.DeadLetterAction
+	(PauseScope)(0),               // 3: grit.v1.PauseScope
+	(InstanceOutcome)(0),          // 4: grit.v1.InstanceOutcome
+	(ErrorClass)(0),               // 5: grit.v1.ErrorClass
+	(TaskState)(0),                // 6: grit.v1.TaskState
+	(AttemptOutcome)(0),           // 7: grit.v1.AttemptOutcome
+	(Decision)(0),                 // 8: grit.v1.Decision
+	(*Task)(nil),                  // 9: grit.v1.Task
+	(*RetryPolicy)(nil),           // 10: grit.v1.RetryPolicy
+	(*Backoff)(nil),               // 11: grit.v1.Backoff
+	(*ClassRetry)(nil),            // 12: grit.v1.ClassRetry
+	(*Attempt)(nil),               // 13: grit.v1.Attempt
+	(*NewTask)(nil),               // 14: grit.v1.NewTask
+	(*EnqueueRequest)(nil),        // 15: grit.v1.EnqueueRequest
+	(*EnqueueResponse)(nil),       // 16: grit.v1.EnqueueResponse
+	(*EnqueueBatchRequest)(nil),   // 17: grit.v1.EnqueueBatchRequest
+	(*EnqueueBatchResponse)(nil),  // 18: grit.v1.EnqueueBatchResponse
+	(*GetRequest)(nil),            // 19: grit.v1.GetRequest
+	(*GetResponse)(nil),           // 20: grit.v1.GetResponse
+	(*ListRequest)(nil),           // 21: grit.v1.ListRequest
+	(*ListResponse)(nil),          // 22: grit.v1.ListResponse
+	(*AttemptsRequest)(nil),       // 23: grit.v1.AttemptsRequest
+	(*AttemptsResponse)(nil),      // 24: grit.v1.AttemptsResponse
+	(*CancelRequest)(nil),         // 25: grit.v1.CancelRequest
+	(*CancelResponse)(nil),        // 26: grit.v1.CancelResponse
+	(*Event)(nil),                 // 27: grit.v1.Event
+	(*PublishRequest)(nil),        // 28: grit.v1.PublishRequest
+	(*PublishResponse)(nil),       // 29: grit.v1.PublishResponse
+	(*DeadLetterRequest)(nil),     // 30: grit.v1.DeadLetterRequest
+	(*DeadLetterResponse)(nil),    // 31: grit.v1.DeadLetterResponse
+	(*PauseInfo)(nil),             // 32: grit.v1.PauseInfo
+	(*PausesRequest)(nil),         // 33: grit.v1.PausesRequest
+	(*PausesResponse)(nil),        // 34: grit.v1.PausesResponse
+	(*PauseRequest)(nil),          // 35: grit.v1.PauseRequest
+	(*PauseResponse)(nil),         // 36: grit.v1.PauseResponse
+	(*ResumeRequest)(nil),         // 37: grit.v1.ResumeRequest
+	(*ResumeResponse)(nil),        // 38: grit.v1.ResumeResponse
+	(*Instance)(nil),              // 39: grit.v1.Instance
+	(*InstanceEvent)(nil),         // 40: grit.v1.InstanceEvent
+	(*InstanceTransition)(nil),    // 41: grit.v1.InstanceTransition
+	(*InstanceEntry)(nil),         // 42: grit.v1.InstanceEntry
+	(*SendRequest)(nil),           // 43: grit.v1.SendRequest
+	(*SendResponse)(nil),          // 44: grit.v1.SendResponse
+	(*InstanceRequest)(nil),       // 45: grit.v1.InstanceRequest
+	(*InstanceResponse)(nil),      // 46: grit.v1.InstanceResponse
+	(*ClaimRequest)(nil),          // 47: grit.v1.ClaimRequest
+	(*ClaimResponse)(nil),         // 48: grit.v1.ClaimResponse
+	(*Lease)(nil),                 // 49: grit.v1.Lease
+	(*HeartbeatRequest)(nil),      // 50: grit.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),     // 51: grit.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),       // 52: grit.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 53: grit.v1.CompleteResponse
+	(*FailRequest)(nil),           // 54: grit.v1.FailRequest
+	(*FailResponse)(nil),          // 55: grit.v1.FailResponse
+	(*SnoozeRequest)(nil),         // 56: grit.v1.SnoozeRequest
+	(*SnoozeResponse)(nil),        // 57: grit.v1.SnoozeResponse
+	(*ReportRequest)(nil),         // 58: grit.v1.ReportRequest
+	(*Result)(nil),                // 59: grit.v1.Result
+	(*Completed)(nil),             // 60: grit.v1.Completed
+	(*Failed)(nil),                // 61: grit.v1.Failed
+	(*Snoozed)(nil),               // 62: grit.v1.Snoozed
+	(*ReportResponse)(nil),        // 63: grit.v1.ReportResponse
+	(*ReportAnswer)(nil),          // 64: grit.v1.ReportAnswer
+	(*ReleaseRequest)(nil),        // 65: grit.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 66: grit.v1.ReleaseResponse
+	(*Step)(nil),                  // 67: grit.v1.Step
+	(*RecordStepRequest)(nil),     // 68: grit.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),    // 69: grit.v1.RecordStepResponse
+	(*StepsRequest)(nil),          // 70: grit.v1.StepsRequest
+	(*StepsResponse)(nil),         // 71: grit.v1.StepsResponse
+	(*durationpb.Duration)(nil),   // 72: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 73: google.protobuf.Timestamp
+	(*status.Status)(nil),         // 74: google.rpc.Status
 }
 var file_grit_v1_grit_proto_depIdxs = []int32{
-	5,   // 0: grit.v1.Task.state:type_name -> grit.v1.TaskState
-	9,   // 1: grit.v1.Task.retry_policy:type_name -> grit.v1.RetryPolicy
-	71,  // 2: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
-	71,  // 3: grit.v1.Task.grace:type_name -> google.protobuf.Duration
-	72,  // 4: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
-	71,  // 5: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
-	72,  // 6: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
-	72,  // 7: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	72,  // 8: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
-	72,  // 9: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
-	10,  // 10: grit.v1.RetryPolicy.backoff:type_name -> grit.v1.Backoff
-	71,  // 11: grit.v1.RetryPolicy.max_elapsed:type_name -> google.protobuf.Duration
-	11,  // 12: grit.v1.RetryPolicy.classes:type_name -> grit.v1.ClassRetry
-	71,  // 13: grit.v1.Backoff.initial:type_name -> google.protobuf.Duration
-	71,  // 14: grit.v1.Backoff.max:type_name -> google.protobuf.Duration
+	6,   // 0: grit.v1.Task.state:type_name -> grit.v1.TaskState
+	10,  // 1: grit.v1.Task.retry_policy:type_name -> grit.v1.RetryPolicy
+	72,  // 2: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
+	72,  // 3: grit.v1.Task.grace:type_name -> google.protobuf.Duration
+	73,  // 4: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
+	72,  // 5: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
+	73,  // 6: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
+	73,  // 7: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	73,  // 8: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
+	73,  // 9: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	11,  // 10: grit.v1.RetryPolicy.backoff:type_name -> grit.v1.Backoff
+	72,  // 11: grit.v1.RetryPolicy.max_elapsed:type_name -> google.protobuf.Duration
+	12,  // 12: grit.v1.RetryPolicy.classes:type_name -> grit.v1.ClassRetry
+	72,  // 13: grit.v1.Backoff.initial:type_name -> google.protobuf.Duration
+	72,  // 14: grit.v1.Backoff.max:type_name -> google.protobuf.Duration
 	0,   // 15: grit.v1.Backoff.jitter:type_name -> grit.v1.Jitter
-	4,   // 16: grit.v1.ClassRetry.error_class:type_name -> grit.v1.ErrorClass
-	10,  // 17: grit.v1.ClassRetry.backoff:type_name -> grit.v1.Backoff
-	72,  // 18: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	72,  // 19: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
-	6,   // 20: grit.v1.Attempt.outcome:type_name -> grit.v1.AttemptOutcome
-	4,   // 21: grit.v1.Attempt.error_class:type_name -> grit.v1.ErrorClass
-	71,  // 22: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
-	7,   // 23: grit.v1.Attempt.decision:type_name -> grit.v1.Decision
-	9,   // 24: grit.v1.NewTask.retry_policy:type_name -> grit.v1.RetryPolicy
-	71,  // 25: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
-	71,  // 26: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
-	72,  // 27: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
-	13,  // 28: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
-	8,   // 29: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
-	13,  // 30: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
-	8,   // 31: grit.v1.EnqueueBatchResponse.tasks:type_name -> grit.v1.Task
-	8,   // 32: grit.v1.GetResponse.task:type_name -> grit.v1.Task
-	5,   // 33: grit.v1.ListRequest.states:type_name -> grit.v1.TaskState
-	8,   // 34: grit.v1.ListResponse.tasks:type_name -> grit.v1.Task
-	12,  // 35: grit.v1.AttemptsResponse.attempts:type_name -> grit.v1.Attempt
-	8,   // 36: grit.v1.CancelResponse.task:type_name -> grit.v1.Task
-	26,  // 37: grit.v1.PublishRequest.events:type_name -> grit.v1.Event
-	8,   // 38: grit.v1.PublishResponse.deliveries:type_name -> grit.v1.Task
-	1,   // 39: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
-	8,   // 40: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
-	2,   // 41: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
-	72,  // 42: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
-	31,  // 43: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
-	2,   // 44: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
-	31,  // 45: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
-	2,   // 46: grit.v1.ResumeRequest.scope:type_name -> grit.v1.PauseScope
-	40,  // 47: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
-	39,  // 48: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
-	41,  // 49: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
-	72,  // 50: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
-	72,  // 51: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
-	3,   // 52: grit.v1.InstanceEntry.outcome:type_name -> grit.v1.InstanceOutcome
-	72,  // 53: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
-	38,  // 54: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
-	38,  // 55: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
-	71,  // 56: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
-	71,  // 57: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	8,   // 58: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
-	71,  // 59: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
-	48,  // 60: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
-	71,  // 61: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
-	48,  // 62: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
-	26,  // 63: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
-	8,   // 64: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
-	4,   // 65: grit.v1.FailRequest.error_class:type_name -> grit.v1.ErrorClass
-	71,  // 66: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	9,   // 67: grit.v1.FailRequest.retry_policy:type_name -> grit.v1.RetryPolicy
-	8,   // 68: grit.v1.FailResponse.task:type_name -> grit.v1.Task
-	7,   // 69: grit.v1.FailResponse.decision:type_name -> grit.v1.Decision
-	71,  // 70: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
-	8,   // 71: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
-	58,  // 72: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
-	59,  // 73: grit.v1.Result.complete:type_name -> grit.v1.Completed
-	60,  // 74: grit.v1.Result.fail:type_name -> grit.v1.Failed
-	61,  // 75: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
-	4,   // 76: grit.v1.Failed.error_class:type_name -> grit.v1.ErrorClass
-	71,  // 77: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
-	9,   // 78: grit.v1.Failed.retry_policy:type_name -> grit.v1.RetryPolicy
-	71,  // 79: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
-	63,  // 80: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
-	73,  // 81: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
-	8,   // 82: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
-	7,   // 83: grit.v1.ReportAnswer.decision:type_name -> grit.v1.Decision
-	48,  // 84: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
-	48,  // 85: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
-	72,  // 86: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
-	66,  // 87: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
-	66,  // 88: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
-	66,  // 89: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
-	14,  // 90: grit.v1.TasksService.Enqueue:input_type -> grit.v1.EnqueueRequest
-	16,  // 91: grit.v1.TasksService.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
-	18,  // 92: grit.v1.TasksService.Get:input_type -> grit.v1.GetRequest
-	20,  // 93: grit.v1.TasksService.List:input_type -> grit.v1.ListRequest
-	22,  // 94: grit.v1.TasksService.Attempts:input_type -> grit.v1.AttemptsRequest
-	24,  // 95: grit.v1.TasksService.Cancel:input_type -> grit.v1.CancelRequest
-	27,  // 96: grit.v1.TasksService.Publish:input_type -> grit.v1.PublishRequest
-	29,  // 97: grit.v1.TasksService.DeadLetter:input_type -> grit.v1.DeadLetterRequest
-	32,  // 98: grit.v1.TasksService.Pauses:input_type -> grit.v1.PausesRequest
-	34,  // 99: grit.v1.TasksService.Pause:input_type -> grit.v1.PauseRequest
-	36,  // 100: grit.v1.TasksService.Resume:input_type -> grit.v1.ResumeRequest
-	42,  // 101: grit.v1.TasksService.Send:input_type -> grit.v1.SendRequest
-	44,  // 102: grit.v1.TasksService.Instance:input_type -> grit.v1.InstanceRequest
-	46,  // 103: grit.v1.WorkersService.Claim:input_type -> grit.v1.ClaimRequest
-	49,  // 104: grit.v1.WorkersService.Heartbeat:input_type -> grit.v1.HeartbeatRequest
-	51,  // 105: grit.v1.WorkersService.Complete:input_type -> grit.v1.CompleteRequest
-	53,  // 106: grit.v1.WorkersService.Fail:input_type -> grit.v1.FailRequest
-	55,  // 107: grit.v1.WorkersService.Snooze:input_type -> grit.v1.SnoozeRequest
-	57,  // 108: grit.v1.WorkersService.Report:input_type -> grit.v1.ReportRequest
-	64,  // 109: grit.v1.WorkersService.Release:input_type -> grit.v1.ReleaseRequest
-	67,  // 110: grit.v1.WorkersService.RecordStep:input_type -> grit.v1.RecordStepRequest
-	69,  // 111: grit.v1.WorkersService.Steps:input_type -> grit.v1.StepsRequest
-	15,  // 112: grit.v1.TasksService.Enqueue:output_type -> grit.v1.EnqueueResponse
-	17,  // 113: grit.v1.TasksService.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
-	19,  // 114: grit.v1.TasksService.Get:output_type -> grit.v1.GetResponse
-	21,  // 115: grit.v1.TasksService.List:output_type -> grit.v1.ListResponse
-	23,  // 116: grit.v1.TasksService.Attempts:output_type -> grit.v1.AttemptsResponse
-	25,  // 117: grit.v1.TasksService.Cancel:output_type -> grit.v1.CancelResponse
-	28,  // 118: grit.v1.TasksService.Publish:output_type -> grit.v1.PublishResponse
-	30,  // 119: grit.v1.TasksService.DeadLetter:output_type -> grit.v1.DeadLetterResponse
-	33,  // 120: grit.v1.TasksService.Pauses:output_type -> grit.v1.PausesResponse
-	35,  // 121: grit.v1.TasksService.Pause:output_type -> grit.v1.PauseResponse
-	37,  // 122: grit.v1.TasksService.Resume:output_type -> grit.v1.ResumeResponse
-	43,  // 123: grit.v1.TasksService.Send:output_type -> grit.v1.SendResponse
-	45,  // 124: grit.v1.TasksService.Instance:output_type -> grit.v1.InstanceResponse
-	47,  // 125: grit.v1.WorkersService.Claim:output_type -> grit.v1.ClaimResponse
-	50,  // 126: grit.v1.WorkersService.Heartbeat:output_type -> grit.v1.HeartbeatResponse
-	52,  // 127: grit.v1.WorkersService.Complete:output_type -> grit.v1.CompleteResponse
-	54,  // 128: grit.v1.WorkersService.Fail:output_type -> grit.v1.FailResponse
-	56,  // 129: grit.v1.WorkersService.Snooze:output_type -> grit.v1.SnoozeResponse
-	62,  // 130: grit.v1.WorkersService.Report:output_type -> grit.v1.ReportResponse
-	65,  // 131: grit.v1.WorkersService.Release:output_type -> grit.v1.ReleaseResponse
-	68,  // 132: grit.v1.WorkersService.RecordStep:output_type -> grit.v1.RecordStepResponse
-	70,  // 133: grit.v1.WorkersService.Steps:output_type -> grit.v1.StepsResponse
-	112, // [112:134] is the sub-list for method output_type
-	90,  // [90:112] is the sub-list for method input_type
-	90,  // [90:90] is the sub-list for extension type_name
-	90,  // [90:90] is the sub-list for extension extendee
-	0,   // [0:90] is the sub-list for field type_name
+	5,   // 16: grit.v1.ClassRetry.error_class:type_name -> grit.v1.ErrorClass
+	11,  // 17: grit.v1.ClassRetry.backoff:type_name -> grit.v1.Backoff
+	73,  // 18: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	73,  // 19: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
+	7,   // 20: grit.v1.Attempt.outcome:type_name -> grit.v1.AttemptOutcome
+	5,   // 21: grit.v1.Attempt.error_class:type_name -> grit.v1.ErrorClass
+	72,  // 22: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
+	8,   // 23: grit.v1.Attempt.decision:type_name -> grit.v1.Decision
+	10,  // 24: grit.v1.NewTask.retry_policy:type_name -> grit.v1.RetryPolicy
+	72,  // 25: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
+	72,  // 26: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
+	73,  // 27: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
+	14,  // 28: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
+	9,   // 29: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
+	14,  // 30: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
+	9,   // 31: grit.v1.EnqueueBatchResponse.tasks:type_name -> grit.v1.Task
+	9,   // 32: grit.v1.GetResponse.task:type_name -> grit.v1.Task
+	6,   // 33: grit.v1.ListRequest.states:type_name -> grit.v1.TaskState
+	1,   // 34: grit.v1.ListRequest.view:type_name -> grit.v1.TaskView
+	9,   // 35: grit.v1.ListResponse.tasks:type_name -> grit.v1.Task
+	13,  // 36: grit.v1.AttemptsResponse.attempts:type_name -> grit.v1.Attempt
+	9,   // 37: grit.v1.CancelResponse.task:type_name -> grit.v1.Task
+	27,  // 38: grit.v1.PublishRequest.events:type_name -> grit.v1.Event
+	9,   // 39: grit.v1.PublishResponse.deliveries:type_name -> grit.v1.Task
+	2,   // 40: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
+	9,   // 41: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
+	3,   // 42: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
+	73,  // 43: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
+	32,  // 44: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
+	3,   // 45: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
+	32,  // 46: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
+	3,   // 47: grit.v1.ResumeRequest.scope:type_name -> grit.v1.PauseScope
+	41,  // 48: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
+	40,  // 49: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
+	42,  // 50: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
+	73,  // 51: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
+	73,  // 52: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
+	4,   // 53: grit.v1.InstanceEntry.outcome:type_name -> grit.v1.InstanceOutcome
+	73,  // 54: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
+	39,  // 55: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
+	39,  // 56: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
+	72,  // 57: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
+	72,  // 58: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	9,   // 59: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
+	72,  // 60: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
+	49,  // 61: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
+	72,  // 62: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
+	49,  // 63: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
+	27,  // 64: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
+	9,   // 65: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
+	5,   // 66: grit.v1.FailRequest.error_class:type_name -> grit.v1.ErrorClass
+	72,  // 67: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	10,  // 68: grit.v1.FailRequest.retry_policy:type_name -> grit.v1.RetryPolicy
+	9,   // 69: grit.v1.FailResponse.task:type_name -> grit.v1.Task
+	8,   // 70: grit.v1.FailResponse.decision:type_name -> grit.v1.Decision
+	72,  // 71: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
+	9,   // 72: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
+	59,  // 73: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
+	60,  // 74: grit.v1.Result.complete:type_name -> grit.v1.Completed
+	61,  // 75: grit.v1.Result.fail:type_name -> grit.v1.Failed
+	62,  // 76: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
+	5,   // 77: grit.v1.Failed.error_class:type_name -> grit.v1.ErrorClass
+	72,  // 78: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
+	10,  // 79: grit.v1.Failed.retry_policy:type_name -> grit.v1.RetryPolicy
+	72,  // 80: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
+	64,  // 81: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
+	74,  // 82: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
+	9,   // 83: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
+	8,   // 84: grit.v1.ReportAnswer.decision:type_name -> grit.v1.Decision
+	49,  // 85: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
+	49,  // 86: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
+	73,  // 87: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
+	67,  // 88: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
+	67,  // 89: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
+	67,  // 90: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
+	15,  // 91: grit.v1.TasksService.Enqueue:input_type -> grit.v1.EnqueueRequest
+	17,  // 92: grit.v1.TasksService.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
+	19,  // 93: grit.v1.TasksService.Get:input_type -> grit.v1.GetRequest
+	21,  // 94: grit.v1.TasksService.List:input_type -> grit.v1.ListRequest
+	23,  // 95: grit.v1.TasksService.Attempts:input_type -> grit.v1.AttemptsRequest
+	25,  // 96: grit.v1.TasksService.Cancel:input_type -> grit.v1.CancelRequest
+	28,  // 97: grit.v1.TasksService.Publish:input_type -> grit.v1.PublishRequest
+	30,  // 98: grit.v1.TasksService.DeadLetter:input_type -> grit.v1.DeadLetterRequest
+	33,  // 99: grit.v1.TasksService.Pauses:input_type -> grit.v1.PausesRequest
+	35,  // 100: grit.v1.TasksService.Pause:input_type -> grit.v1.PauseRequest
+	37,  // 101: grit.v1.TasksService.Resume:input_type -> grit.v1.ResumeRequest
+	43,  // 102: grit.v1.TasksService.Send:input_type -> grit.v1.SendRequest
+	45,  // 103: grit.v1.TasksService.Instance:input_type -> grit.v1.InstanceRequest
+	47,  // 104: grit.v1.WorkersService.Claim:input_type -> grit.v1.ClaimRequest
+	50,  // 105: grit.v1.WorkersService.Heartbeat:input_type -> grit.v1.HeartbeatRequest
+	52,  // 106: grit.v1.WorkersService.Complete:input_type -> grit.v1.CompleteRequest
+	54,  // 107: grit.v1.WorkersService.Fail:input_type -> grit.v1.FailRequest
+	56,  // 108: grit.v1.WorkersService.Snooze:input_type -> grit.v1.SnoozeRequest
+	58,  // 109: grit.v1.WorkersService.Report:input_type -> grit.v1.ReportRequest
+	65,  // 110: grit.v1.WorkersService.Release:input_type -> grit.v1.ReleaseRequest
+	68,  // 111: grit.v1.WorkersService.RecordStep:input_type -> grit.v1.RecordStepRequest
+	70,  // 112: grit.v1.WorkersService.Steps:input_type -> grit.v1.StepsRequest
+	16,  // 113: grit.v1.TasksService.Enqueue:output_type -> grit.v1.EnqueueResponse
+	18,  // 114: grit.v1.TasksService.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
+	20,  // 115: grit.v1.TasksService.Get:output_type -> grit.v1.GetResponse
+	22,  // 116: grit.v1.TasksService.List:output_type -> grit.v1.ListResponse
+	24,  // 117: grit.v1.TasksService.Attempts:output_type -> grit.v1.AttemptsResponse
+	26,  // 118: grit.v1.TasksService.Cancel:output_type -> grit.v1.CancelResponse
+	29,  // 119: grit.v1.TasksService.Publish:output_type -> grit.v1.PublishResponse
+	31,  // 120: grit.v1.TasksService.DeadLetter:output_type -> grit.v1.DeadLetterResponse
+	34,  // 121: grit.v1.TasksService.Pauses:output_type -> grit.v1.PausesResponse
+	36,  // 122: grit.v1.TasksService.Pause:output_type -> grit.v1.PauseResponse
+	38,  // 123: grit.v1.TasksService.Resume:output_type -> grit.v1.ResumeResponse
+	44,  // 124: grit.v1.TasksService.Send:output_type -> grit.v1.SendResponse
+	46,  // 125: grit.v1.TasksService.Instance:output_type -> grit.v1.InstanceResponse
+	48,  // 126: grit.v1.WorkersService.Claim:output_type -> grit.v1.ClaimResponse
+	51,  // 127: grit.v1.WorkersService.Heartbeat:output_type -> grit.v1.HeartbeatResponse
+	53,  // 128: grit.v1.WorkersService.Complete:output_type -> grit.v1.CompleteResponse
+	55,  // 129: grit.v1.WorkersService.Fail:output_type -> grit.v1.FailResponse
+	57,  // 130: grit.v1.WorkersService.Snooze:output_type -> grit.v1.SnoozeResponse
+	63,  // 131: grit.v1.WorkersService.Report:output_type -> grit.v1.ReportResponse
+	66,  // 132: grit.v1.WorkersService.Release:output_type -> grit.v1.ReleaseResponse
+	69,  // 133: grit.v1.WorkersService.RecordStep:output_type -> grit.v1.RecordStepResponse
+	71,  // 134: grit.v1.WorkersService.Steps:output_type -> grit.v1.StepsResponse
+	113, // [113:135] is the sub-list for method output_type
+	91,  // [91:113] is the sub-list for method input_type
+	91,  // [91:91] is the sub-list for extension type_name
+	91,  // [91:91] is the sub-list for extension extendee
+	0,   // [0:91] is the sub-list for field type_name
 }
 
 func init() { file_grit_v1_grit_proto_init() }
@@ -5889,7 +5979,7 @@ func file_grit_v1_grit_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grit_v1_grit_proto_rawDesc), len(file_grit_v1_grit_proto_rawDesc)),
-			NumEnums:      8,
+			NumEnums:      9,
 			NumMessages:   63,
 			NumExtensions: 0,
 			NumServices:   2,

@@ -14,9 +14,9 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// toTask is a task as the API sends it; without args when withArgs is
-// false (answers that would repeat what the client sent, or grow with
-// every subscriber).
+// toTask is a task as the API sends it; without args, and args_omitted
+// set, when withArgs is false (answers that would repeat what the client
+// sent, or grow with every subscriber, and a BASIC List).
 func toTask(t task.Task, withArgs bool) *pb.Task {
 	out := &pb.Task{
 		Id: t.ID, RunId: t.RunID, Name: t.Name, Kind: t.Kind, Queue: t.Queue, Group: t.Group,
@@ -35,6 +35,8 @@ func toTask(t task.Task, withArgs bool) *pb.Task {
 	out.RetryPolicy = policyFields(t.Policy)
 	if withArgs {
 		out.Args = t.Args
+	} else {
+		out.ArgsOmitted = true
 	}
 	return out
 }

@@ -66,8 +66,8 @@ func (x *tasks) Get(ctx context.Context, r *pb.GetRequest) (*pb.GetResponse, err
 	return &pb.GetResponse{Task: toTask(t, true)}, nil
 }
 
-// List answers a page of up to limit tasks, fewer when their args would
-// pass Config.MaxAnswer; next_after_id continues it.
+// List answers a page of up to page_size tasks, fewer when their args
+// would pass Config.MaxAnswer; next_page_token continues it (pages.go).
 func (x *tasks) List(ctx context.Context, r *pb.ListRequest) (*pb.ListResponse, error) {
 	f, err := x.s.lim.list(r)
 	if err != nil {
@@ -79,10 +79,14 @@ func (x *tasks) List(ctx context.Context, r *pb.ListRequest) (*pb.ListResponse, 
 	if err != nil {
 		return nil, statusOf("list", err)
 	}
-	n := min(len(ts), limit, x.s.fit(ts))
-	out := &pb.ListResponse{Tasks: toTasks(ts[:n], true)}
+	full := r.GetView() != pb.TaskView_TASK_VIEW_BASIC
+	n := min(len(ts), limit)
+	if full {
+		n = min(n, x.s.fit(ts))
+	}
+	out := &pb.ListResponse{Tasks: toTasks(ts[:n], full)}
 	if n < len(ts) {
-		out.NextAfterId = ts[n-1].ID
+		out.NextPageToken = pageToken(r, ts[n-1].ID)
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,18 +35,18 @@ func TestEnqueueGetList(t *testing.T) {
 	h.enqueue(t, &pb.NewTask{Kind: "email.send"})
 	h.enqueue(t, &pb.NewTask{Kind: "report.build"})
 
-	l, err := h.tasks.List(ctx(t), &pb.ListRequest{Kind: "email.send", Limit: 1})
+	l, err := h.tasks.List(ctx(t), &pb.ListRequest{Kind: "email.send", PageSize: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.GetTasks()) != 1 || l.GetTasks()[0].GetId() != got.GetId() || l.GetNextAfterId() != got.GetId() {
+	if len(l.GetTasks()) != 1 || l.GetTasks()[0].GetId() != got.GetId() || l.GetNextPageToken() == "" {
 		t.Fatalf("first page %v", l)
 	}
-	l, err = h.tasks.List(ctx(t), &pb.ListRequest{Kind: "email.send", AfterId: l.GetNextAfterId(), Limit: 1})
+	l, err = h.tasks.List(ctx(t), &pb.ListRequest{Kind: "email.send", PageToken: l.GetNextPageToken(), PageSize: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.GetTasks()) != 1 || l.GetNextAfterId() != 0 {
+	if len(l.GetTasks()) != 1 || l.GetTasks()[0].GetId() == got.GetId() || l.GetNextPageToken() != "" {
 		t.Fatalf("last page %v", l)
 	}
 	l, err = h.tasks.List(ctx(t), &pb.ListRequest{States: []pb.TaskState{pb.TaskState_TASK_STATE_READY}})
@@ -68,9 +69,64 @@ func TestListPageFitsAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.GetTasks()) != 1 || l.GetNextAfterId() != l.GetTasks()[0].GetId() {
-		t.Fatalf("a page of 3 tasks of 62 bytes within 100: %d tasks, next %d", len(l.GetTasks()), l.GetNextAfterId())
+	if len(l.GetTasks()) != 1 || l.GetNextPageToken() == "" {
+		t.Fatalf("a page of 3 tasks of 62 bytes within 100: %d tasks, next %q", len(l.GetTasks()), l.GetNextPageToken())
 	}
+	// Without args, the three fit.
+	l, err = h.tasks.List(ctx(t), &pb.ListRequest{View: pb.TaskView_TASK_VIEW_BASIC})
+	if err != nil || len(l.GetTasks()) != 3 || l.GetNextPageToken() != "" {
+		t.Fatalf("a BASIC page of 3 tasks: %v (%v)", l, err)
+	}
+}
+
+// TestListPages: List pages by AIP-158, page_size and an opaque token
+// that continues the same query only; every task is listed once.
+func TestListPages(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	for i := range 7 {
+		h.enqueue(t, &pb.NewTask{Kind: []string{"a", "b"}[i%2], Args: []byte(`{"n": 1}`)})
+	}
+	var seen []int64
+	req := &pb.ListRequest{Kind: "a", PageSize: 2}
+	for pages := 0; ; pages++ {
+		l, err := h.tasks.List(ctx(t), req)
+		if err != nil || pages > 3 {
+			t.Fatalf("page %d: %v (%v)", pages, l, err)
+		}
+		for _, tk := range l.GetTasks() {
+			if tk.GetKind() != "a" || tk.GetArgsOmitted() || string(tk.GetArgs()) != `{"n": 1}` {
+				t.Fatalf("listed %v", tk)
+			}
+			seen = append(seen, tk.GetId())
+		}
+		if l.GetNextPageToken() == "" {
+			break
+		}
+		req.PageToken = l.GetNextPageToken()
+	}
+	if !slices.Equal(seen, []int64{1, 3, 5, 7}) {
+		t.Fatalf("listed %v, want 1 3 5 7", seen)
+	}
+	first, err := h.tasks.List(ctx(t), &pb.ListRequest{Kind: "a", PageSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := first.GetNextPageToken()
+	// The token continues its own query, whatever the page size or view.
+	if l, err := h.tasks.List(ctx(t), &pb.ListRequest{Kind: "a", PageToken: tok, PageSize: 5000, View: pb.TaskView_TASK_VIEW_BASIC}); err != nil ||
+		len(l.GetTasks()) != 3 || !l.GetTasks()[0].GetArgsOmitted() || len(l.GetTasks()[0].GetArgs()) != 0 {
+		t.Fatalf("the rest, without args: %v (%v)", l, err)
+	}
+	_, err = h.tasks.List(ctx(t), &pb.ListRequest{Kind: "b", PageToken: tok})
+	wantCode(t, err, codes.InvalidArgument, "page_token", "other filters")
+	for _, bad := range []string{"nope!", "AA", tok + "A", "x" + tok[1:]} {
+		_, err = h.tasks.List(ctx(t), &pb.ListRequest{Kind: "a", PageToken: bad})
+		wantCode(t, err, codes.InvalidArgument, "page_token", "not a token this server gave")
+	}
+	_, err = h.tasks.List(ctx(t), &pb.ListRequest{PageSize: -1})
+	wantCode(t, err, codes.InvalidArgument, "page_size")
+	_, err = h.tasks.List(ctx(t), &pb.ListRequest{View: 7})
+	wantCode(t, err, codes.InvalidArgument, "view")
 }
 
 func TestGetErrors(t *testing.T) {
@@ -369,5 +425,32 @@ func TestRetryPolicyAsFields(t *testing.T) {
 	}
 	if r := h.get(t, h.enqueue(t, &pb.NewTask{Kind: "k"}).GetId()).GetRetryPolicy(); r != nil {
 		t.Errorf("no policy: fields %v", r)
+	}
+}
+
+// TestArgsOmittedSaysSo: an answer that leaves a task's args out says so,
+// so that empty args always mean none.
+func TestArgsOmittedSaysSo(t *testing.T) {
+	h := start(t, server.Config{}, "")
+	b, err := h.tasks.EnqueueBatch(ctx(t), &pb.EnqueueBatchRequest{Tasks: []*pb.NewTask{{Kind: "k", Args: []byte(`[1]`)}, {Kind: "k"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range b.GetTasks() {
+		if !tk.GetArgsOmitted() || len(tk.GetArgs()) != 0 {
+			t.Errorf("EnqueueBatch answered %v, want args omitted, and saying so", tk)
+		}
+	}
+	with, without := h.get(t, b.GetTasks()[0].GetId()), h.get(t, b.GetTasks()[1].GetId())
+	if with.GetArgsOmitted() || string(with.GetArgs()) != `[1]` || without.GetArgsOmitted() || len(without.GetArgs()) != 0 {
+		t.Errorf("Get answered %v and %v, want args (or none), never omitted", with, without)
+	}
+	c := h.claimOne(t, "w", "k")
+	if c.GetArgsOmitted() {
+		t.Errorf("Claim answered %v, want args", c)
+	}
+	r, err := h.workers.Report(ctx(t), &pb.ReportRequest{WorkerId: "w", Results: []*pb.Result{{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), End: &pb.Result_Complete{Complete: &pb.Completed{}}}}})
+	if err != nil || !r.GetAnswers()[0].GetTask().GetArgsOmitted() {
+		t.Errorf("Report answered %v (%v), want the task with args omitted", r, err)
 	}
 }

@@ -329,7 +329,7 @@ func (l limits) events(field string, evs []*pb.Event, required bool) ([]store.Ev
 }
 
 func (l limits) list(r *pb.ListRequest) (store.Filter, error) {
-	f := store.Filter{RunID: r.GetRunId(), Kind: r.GetKind(), Queue: r.GetQueue(), AfterID: r.GetAfterId()}
+	f := store.Filter{RunID: r.GetRunId(), Kind: r.GetKind(), Queue: r.GetQueue()}
 	for i, s := range r.GetStates() {
 		st := s.Task()
 		if st == "" {
@@ -337,18 +337,25 @@ func (l limits) list(r *pb.ListRequest) (store.Filter, error) {
 		}
 		f.States = append(f.States, st)
 	}
-	limit := r.GetLimit()
+	size := int(r.GetPageSize())
 	switch {
 	case r.GetRunId() < 0:
 		return f, bad("run_id", "%d: want a run id, or 0 for any run", r.GetRunId())
-	case r.GetAfterId() < 0:
-		return f, bad("after_id", "%d: want 0 or the next_after_id of the previous page", r.GetAfterId())
-	case limit < 0 || limit > maxList:
-		return f, bad("limit", "%d: want 1 to %d, or 0 for %d", limit, maxList, defaultList)
-	case limit == 0:
-		limit = defaultList
+	case size < 0:
+		return f, bad("page_size", "%d: want 1 to %d, or 0 for %d", size, maxList, defaultList)
+	case size == 0:
+		size = defaultList
 	}
-	f.Limit = int(limit)
+	switch r.GetView() {
+	case pb.TaskView_TASK_VIEW_UNSPECIFIED, pb.TaskView_TASK_VIEW_BASIC, pb.TaskView_TASK_VIEW_FULL:
+	default:
+		return f, bad("view", "%d is not a view: want TASK_VIEW_BASIC, TASK_VIEW_FULL or unset (FULL)", r.GetView())
+	}
+	f.Limit = min(size, maxList) // AIP-158: a larger size is the largest
+	var err error
+	if f.AfterID, err = readPageToken(r); err != nil {
+		return f, err
+	}
 	return f, firstErr(
 		func() error { return checkName("kind", f.Kind, "email.send", false) },
 		func() error { return checkName("queue", f.Queue, "mail", false) },
