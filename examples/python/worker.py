@@ -31,6 +31,7 @@ import socket
 import sys
 import threading
 import time
+import traceback
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
@@ -144,21 +145,35 @@ class Worker:
             self.held[task.lease_token] = (pb.Lease(task_id=task.id, lease_token=task.lease_token), lost)
         emit(f"claimed {task.id} attempt {task.attempt}")
         try:
-            try:
-                end = self.act(task, lost)
-            except BadArgs as err:
-                end = permanent(str(err))
-            except grpc.RpcError as err:  # a call the work needed
-                end = pb.Failed(error_class=pb.ERROR_CLASS_TRANSIENT, message=reason(err))
-            if not lost.is_set():
+            end = self.attempt(task, lost)
+            with self.cond:
+                # From here on no heartbeat speaks for the task: one in
+                # flight may come back saying it is lost because the report
+                # below ended it, and that must not count.
+                del self.held[task.lease_token]
+                abandoned = lost.is_set()
+            if not abandoned:
                 self.report(task, end)
-        except Exception as err:  # a bug here: say so, the lease brings the task back
-            emit(f"task {task.id}: {err!r}", file=sys.stderr)
+        except Exception:  # a bug in this worker: the lease brings the task back
+            emit(f"task {task.id}: {traceback.format_exc()}", file=sys.stderr)
         finally:
             with self.cond:
-                del self.held[task.lease_token]
+                self.held.pop(task.lease_token, None)
                 self.running -= 1
                 self.cond.notify_all()
+
+    def attempt(self, task, lost):
+        """Acts on the task and says how the attempt ended, its errors
+        classified: bad args are PERMANENT, a failed call TRANSIENT, and
+        anything else is left to the task's policy and poison detection."""
+        try:
+            return self.act(task, lost)
+        except BadArgs as err:
+            return permanent(str(err))
+        except grpc.RpcError as err:  # a call the work needed
+            return pb.Failed(error_class=pb.ERROR_CLASS_TRANSIENT, message=reason(err))
+        except Exception as err:
+            return pb.Failed(error_class=pb.ERROR_CLASS_UNCLASSIFIED, message=f"{type(err).__name__}: {err}")
 
     def act(self, task, lost):
         """Does what the task's args say; returns how the attempt ended: a
@@ -242,20 +257,22 @@ class Worker:
         the lease; a lease the server says is lost makes its task give up."""
         while not done.wait(self.lease / 3):
             with self.cond:
-                held = dict(self.held)
-            if not held:
+                leases = [lease for lease, _ in self.held.values()]
+            if not leases:
                 continue
-            req = pb.HeartbeatRequest(worker_id=self.id, leases=[lease for lease, _ in held.values()],
-                                      lease=duration(self.lease))
+            req = pb.HeartbeatRequest(worker_id=self.id, leases=leases, lease=duration(self.lease))
             try:
                 resp = self.workers.Heartbeat(req, metadata=self.metadata, timeout=self.lease)
             except grpc.RpcError as err:
                 emit(f"heartbeat: {reason(err)}", file=sys.stderr)
                 continue
-            for lease in resp.lost:
-                if lease.lease_token in held:
-                    emit(f"lost {lease.task_id}")
-                    held[lease.lease_token][1].set()
+            with self.cond:
+                # Only a task still worked is lost: one that ended since
+                # this heartbeat left was ended by its own report.
+                for lease in resp.lost:
+                    if lease.lease_token in self.held:
+                        emit(f"lost {lease.task_id}")
+                        self.held[lease.lease_token][1].set()
 
 
 def main():
