@@ -31,8 +31,8 @@ type Proc struct {
 }
 
 // Start starts cmd in a process group of its own, named name in
-// failures and logs. Its standard output and error must be unset. When
-// the test ends, the group is killed with SIGKILL.
+// failures and logs, with its standard output and error read by the
+// Proc. When the test ends, the group is killed with SIGKILL.
 func Start(t testing.TB, name string, cmd *exec.Cmd) *Proc {
 	t.Helper()
 	p := &Proc{Cmd: cmd, name: name, changed: make(chan struct{}), done: make(chan struct{})}
@@ -57,8 +57,12 @@ func Start(t testing.TB, name string, cmd *exec.Cmd) *Proc {
 		<-p.done
 		if t.Failed() {
 			p.mu.Lock()
-			t.Logf("%s (%s) printed:\n\t%s", name, strings.Join(cmd.Args, " "), strings.Join(p.log, "\n\t"))
-			p.mu.Unlock()
+			defer p.mu.Unlock()
+			out := " nothing"
+			if len(p.log) > 0 {
+				out = ":\n\t" + strings.Join(p.log, "\n\t")
+			}
+			t.Logf("%s (%s) printed%s", name, strings.Join(cmd.Args, " "), out)
 		}
 	})
 	return p
