@@ -72,32 +72,19 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// once runs build once per test binary and fails every test that needs
-// what it makes when it failed.
-func once(build func() (string, error)) func(t *testing.T) string {
-	var (
-		mu   sync.Mutex
-		done bool
-		out  string
-		err  error
-	)
-	return func(t *testing.T) string {
-		t.Helper()
-		mu.Lock()
-		defer mu.Unlock()
-		if !done {
-			out, err = build()
-			done = true
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+// built returns what build (a sync.OnceValues) made, and fails the test
+// if it failed.
+func built(t *testing.T, build func() (string, error)) string {
+	t.Helper()
+	out, err := build()
+	if err != nil {
+		t.Fatal(err)
 	}
+	return out
 }
 
-// gritBinary is the grit command, built from this module.
-var gritBinary = once(func() (string, error) {
+// gritBinary builds the grit command from this module, once.
+var gritBinary = sync.OnceValues(func() (string, error) {
 	bin := filepath.Join(scratch, "grit")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -120,7 +107,7 @@ type server struct {
 // its health service answers SERVING.
 func startServer(t *testing.T) *server {
 	t.Helper()
-	cmd := exec.Command(gritBinary(t), "server", "--store", "sqlite:"+filepath.Join(t.TempDir(), "grit.db"),
+	cmd := exec.Command(built(t, gritBinary), "server", "--store", "sqlite:"+filepath.Join(t.TempDir(), "grit.db"),
 		"--listen", "127.0.0.1:0", "--http", "off", "--rescue", rescue.String())
 	cmd.Env = append(withoutGrit(os.Environ()), "GRIT_TOKENS="+token)
 	p := proctest.Start(t, "grit server", cmd)
@@ -325,8 +312,11 @@ func TestEndToEnd(t *testing.T) {
 				t.Errorf("%s: attempts %v, want %v", r.action, got, r.want)
 			}
 		}
-		if as := attempts(t, srv, ids["reject"]); as[0].GetDecision() != pb.Decision_DECISION_PERMANENT || as[0].GetError() != "the card was declined" {
+		if as := attempts(t, srv, ids["reject"]); len(as) > 0 && (as[0].GetDecision() != pb.Decision_DECISION_PERMANENT || as[0].GetError() != "the card was declined") {
 			t.Errorf("reject: %v, %q, want DECISION_PERMANENT, %q", as[0].GetDecision(), as[0].GetError(), "the card was declined")
+		}
+		if as := attempts(t, srv, ids["later"]); len(as) > 0 && as[0].GetDelay().AsDuration() != time.Second {
+			t.Errorf("later: snoozed for %v, want 1s", as[0].GetDelay().AsDuration())
 		}
 
 		for _, l := range []struct{ action, format string }{

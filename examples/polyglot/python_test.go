@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -51,7 +52,7 @@ var pythonExample = filepath.Join("..", "python")
 
 // pythonStubs generates the Python stubs once per test binary, with the
 // example's own script, and returns their directory.
-var pythonStubs = once(func() (string, error) {
+var pythonStubs = sync.OnceValues(func() (string, error) {
 	dir := filepath.Join(scratch, "python-gen")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -74,6 +75,6 @@ func pythonCommand(t *testing.T, script string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(python, append([]string{"-u", filepath.Join(pythonExample, script)}, args...)...)
 	// No __pycache__ left in the source tree.
-	cmd.Env = append(os.Environ(), "GRIT_PY_GEN="+pythonStubs(t), "PYTHONDONTWRITEBYTECODE=1")
+	cmd.Env = append(os.Environ(), "GRIT_PY_GEN="+built(t, pythonStubs), "PYTHONDONTWRITEBYTECODE=1")
 	return cmd
 }
