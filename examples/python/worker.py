@@ -228,15 +228,18 @@ class Worker:
         return pb.Completed(output=f"worked {seconds}s")
 
     def report(self, task, end):
+        """Reports how the attempt ended with Complete, Fail or Snooze, and
+        prints it; a refusal is printed on stderr with its reason."""
         ids = {"task_id": task.id, "lease_token": task.lease_token, "worker_id": self.id}
         if isinstance(end, pb.Completed):
-            call, req = self.workers.Complete, pb.CompleteRequest(output=end.output, **ids)
+            verb, call, req = "complete", self.workers.Complete, pb.CompleteRequest(output=end.output, **ids)
             line = f"completed {task.id}"
         elif isinstance(end, pb.Failed):
-            call, req = self.workers.Fail, pb.FailRequest(error_class=end.error_class, message=end.message, **ids)
+            verb, call = "fail", self.workers.Fail
+            req = pb.FailRequest(error_class=end.error_class, message=end.message, **ids)
             line = f"failed {task.id} {enum_name(pb.ErrorClass, end.error_class)}"
         else:
-            call, req = self.workers.Snooze, pb.SnoozeRequest(delay=end.delay, **ids)
+            verb, call, req = "snooze", self.workers.Snooze, pb.SnoozeRequest(delay=end.delay, **ids)
             line = f"snoozed {task.id}"
         # A report whose answer was lost is sent again: the server answers
         # OK to one it recorded under the same lease token.
@@ -248,7 +251,7 @@ class Worker:
             except grpc.RpcError as err:
                 retry = err.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
                 if not retry or wait is None:
-                    emit(f"refused: {line}: {reason(err)}", file=sys.stderr)
+                    emit(f"{verb} {task.id} refused: {reason(err)}", file=sys.stderr)
                     return
                 time.sleep(wait)
 
