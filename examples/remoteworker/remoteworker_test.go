@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -20,6 +18,7 @@ import (
 
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/api/server"
+	"github.com/grit-run/grit/internal/proctest"
 	"github.com/grit-run/grit/store/sqlite"
 )
 
@@ -102,50 +101,10 @@ func build(t *testing.T) string {
 	return binary
 }
 
-// worker is a running remote worker process; lines receives its output.
-type worker struct {
-	cmd   *exec.Cmd
-	lines chan string
-}
-
-func startWorker(t *testing.T, addr, id string, lease time.Duration, flags ...string) *worker {
+func startWorker(t *testing.T, addr, id string, lease time.Duration, flags ...string) *proctest.Proc {
 	t.Helper()
 	cmd := exec.Command(build(t), append([]string{"--server", addr, "--worker-id", id, "--lease", lease.String()}, flags...)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // so a kill takes its commands too
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w := &worker{cmd: cmd, lines: make(chan string, 100)}
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			w.lines <- sc.Text()
-		}
-		io.Copy(io.Discard, out)
-	}()
-	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
-	return w
-}
-
-// await returns the first line of w's output that starts with prefix.
-func (w *worker) await(t *testing.T, prefix string) string {
-	t.Helper()
-	timeout := time.After(30 * time.Second)
-	for {
-		select {
-		case l := <-w.lines:
-			if strings.HasPrefix(l, prefix) {
-				return l
-			}
-		case <-timeout:
-			t.Fatalf("the worker never printed %q", prefix)
-		}
-	}
+	return proctest.Start(t, id, cmd) // in a process group of its own, so that a kill takes its commands too
 }
 
 func waitState(t *testing.T, tc pb.TasksServiceClient, id int64, state pb.TaskState) *pb.Task {
@@ -228,7 +187,7 @@ func TestRemoteWorkerKilledIsTakenOver(t *testing.T) {
 	mark := filepath.Join(t.TempDir(), "started")
 	id := enqueue(t, tc, fmt.Sprintf("[ -f %s ] && exit 0; touch %s; sleep 60", mark, mark))
 	a := startWorker(t, addr, "remote-a", lease)
-	a.await(t, fmt.Sprintf("claimed %d attempt 1", id))
+	a.Await(t, fmt.Sprintf("claimed %d attempt 1", id), 30*time.Second)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if _, err := os.Stat(mark); err == nil {
 			break // the command runs
@@ -237,10 +196,10 @@ func TestRemoteWorkerKilledIsTakenOver(t *testing.T) {
 			t.Fatal("the worker's command never started")
 		}
 	}
-	syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL)
+	a.Signal(syscall.SIGKILL)
 	killed := time.Now()
 	b := startWorker(t, addr, "remote-b", lease)
-	b.await(t, fmt.Sprintf("claimed %d attempt 2", id))
+	b.Await(t, fmt.Sprintf("claimed %d attempt 2", id), 30*time.Second)
 	if took := time.Since(killed); took > lease+3*time.Second {
 		t.Errorf("taken over %v after the kill, want within the lease (%v) and a rescue", took, lease)
 	}
@@ -263,7 +222,7 @@ func TestRemoteWorkerReportsAClaimTogether(t *testing.T) {
 	}
 	failing := enqueueWith(t, tc, "exit 3", "never")
 	w := startWorker(t, addr, "remote-r", 3*time.Second, "--batch", "5")
-	w.await(t, "reported 5 results in one call")
+	w.Await(t, "reported 5 results in one call", 30*time.Second)
 	for _, id := range ids {
 		waitState(t, tc, id, pb.TaskState_TASK_STATE_SUCCESS)
 	}
