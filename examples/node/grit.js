@@ -67,10 +67,13 @@ function bind(client, metadata) {
     methods[name] = (request, { timeoutMs = 30_000, signal } = {}) =>
       new Promise((resolve, reject) => {
         const deadline = new Date(Date.now() + timeoutMs);
-        const call = client[name](request, metadata, { deadline }, (err, response) =>
-          err ? reject(err) : resolve(response),
-        );
-        signal?.addEventListener('abort', () => call.cancel(), { once: true });
+        const cancel = () => call.cancel();
+        const call = client[name](request, metadata, { deadline }, (err, response) => {
+          signal?.removeEventListener('abort', cancel); // a long-lived signal would gather them
+          return err ? reject(err) : resolve(response);
+        });
+        if (signal?.aborted) cancel();
+        signal?.addEventListener('abort', cancel, { once: true });
       });
   }
   return methods;
