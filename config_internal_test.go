@@ -37,6 +37,8 @@ func TestEveryConfigFieldReachesTheEngine(t *testing.T) {
 		Machines: []fsm.Machine{{Name: "door", Initial: "shut", States: []fsm.State{{Name: "shut"}, {Name: "open"}},
 			Transitions: []fsm.Transition{{From: "shut", Event: "push", To: "open"}}}},
 		AutoTimeouts: AutoTimeouts{Factor: 3},
+		StuckGrace:   11 * time.Second,
+		Isolation:    Isolation{MaxAttempts: 12},
 	}
 	cases := map[string]func(engine.Config) bool{
 		"Queues":         func(e engine.Config) bool { return reflect.DeepEqual(e.Queues, cfg.Queues) },
@@ -53,6 +55,8 @@ func TestEveryConfigFieldReachesTheEngine(t *testing.T) {
 		"Schedules":      func(e engine.Config) bool { return len(e.Schedules) == 1 && e.Schedules[0].Name == "nightly" },
 		"Machines":       func(e engine.Config) bool { return len(e.Machines) == 1 && e.Machines[0].Name == "door" },
 		"AutoTimeouts":   func(e engine.Config) bool { return e.AutoTimeouts.Factor == 3 },
+		"StuckGrace":     func(e engine.Config) bool { return e.StuckGrace == 11*time.Second },
+		"Isolation":      func(e engine.Config) bool { return e.Isolation.MaxAttempts == 12 },
 	}
 	ct := reflect.TypeOf(Config{})
 	for i := range ct.NumField() {

@@ -47,6 +47,11 @@ func WithPolicy(p string) EnqueueOption { return func(n *store.NewTask) { n.Poli
 // asks for one learned from the task's successful runs.
 func WithTimeout(d time.Duration) EnqueueOption { return func(n *store.NewTask) { n.Timeout = d } }
 
+// WithGrace is how long the task's process (a process task's, or an
+// isolated handler's) has between SIGTERM and SIGKILL when its attempt is
+// cut off; default 5s.
+func WithGrace(d time.Duration) EnqueueOption { return func(n *store.NewTask) { n.Grace = d } }
+
 // InGroup names the downstream the task calls.
 func InGroup(g string) EnqueueOption { return func(n *store.NewTask) { n.Group = g } }
 

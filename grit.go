@@ -95,7 +95,31 @@ type Config struct {
 	// once 20 are on record, 30m before (docs/timeouts.md).
 	// Zero fields mean those defaults.
 	AutoTimeouts AutoTimeouts
+	// StuckGrace is how long a Go handler that ignores the end of its
+	// context (its timeout, a cancel, a lost lease) has to return before
+	// its slot is freed and its attempt ends as stuck (its goroutine is
+	// left to end when it will); default 5s. An isolated handler's
+	// process is killed instead (docs/engine.md).
+	StuckGrace time.Duration
+	// Isolation is how isolated handlers' child processes run: their
+	// command (this program, by default), a memory limit, how many
+	// attempts each works before it is replaced, and whether every
+	// handler is isolated (All) or only those that ask
+	// (HandlerConfig.Isolate) (docs/engine.md).
+	Isolation Isolation
 }
+
+// Isolation is how isolated handlers' child processes run
+// (Config.Isolation).
+type Isolation = engine.Isolation
+
+// IsChild reports whether this process is an isolated handler's child:
+// this program started again by its worker to run attempts. In a child,
+// Open and New make a client without a store that only registers
+// handlers, and Start serves the worker and never returns; what main does
+// besides opening the client, registering handlers and starting it must
+// be guarded by IsChild (docs/engine.md).
+func IsChild() bool { return engine.IsChild() }
 
 // AutoTimeout, as HandlerConfig.Timeout or WithTimeout's, asks for a
 // timeout learned from the task's successful runs (see AutoTimeouts): one
@@ -146,6 +170,9 @@ type Client struct {
 // Open opens the store a DSN names ("sqlite:grit.db"; other drivers must
 // be imported) and returns a client on it. Close closes the store.
 func Open(ctx context.Context, dsn string, cfg Config) (*Client, error) {
+	if IsChild() {
+		return newChild(cfg)
+	}
 	st, err := store.Open(ctx, dsn)
 	if err != nil {
 		return nil, err
@@ -161,6 +188,9 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Client, error) {
 
 // New returns a client on an open store, which the caller closes.
 func New(st store.Store, cfg Config) (*Client, error) {
+	if IsChild() {
+		return newChild(cfg)
+	}
 	var m *metrics.Metrics
 	if cfg.Metrics != nil {
 		var err error
@@ -184,7 +214,7 @@ func New(st store.Store, cfg Config) (*Client, error) {
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
 		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version(), Protection: cfg.Protection,
 		Alerting: cfg.Alerting, Metrics: m, Tracer: tr, Retention: cfg.Retention, Schedules: cfg.Schedules, Machines: cfg.Machines,
-		AutoTimeouts: cfg.AutoTimeouts,
+		AutoTimeouts: cfg.AutoTimeouts, StuckGrace: cfg.StuckGrace, Isolation: cfg.Isolation,
 	})
 	if err != nil {
 		stopTracing(context.Background())
@@ -195,6 +225,18 @@ func New(st store.Store, cfg Config) (*Client, error) {
 		machines[mc.Name] = mc
 	}
 	return &Client{store: st, engine: e, metrics: m, tracer: tr, stopTracing: stopTracing, groups: map[string]string{}, machines: machines}, nil
+}
+
+// newChild is the client of an isolated handler's child: handlers
+// register on it, Start serves the worker, and its store refuses the
+// rest (engine.ErrChild).
+func newChild(cfg Config) (*Client, error) {
+	e, err := engine.NewChild(engine.Config{Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("grit: %w", err)
+	}
+	return &Client{store: e.Store(), engine: e, stopTracing: func(context.Context) error { return nil },
+		groups: map[string]string{}, machines: map[string]fsm.Machine{}}, nil
 }
 
 // Version is grit's version, as the go command recorded it in the binary:
@@ -227,6 +269,14 @@ type HandlerConfig struct {
 	// Catch is enqueued, exactly once, with a Caught as its args
 	// (docs/directives.md). A DEAD_LETTER is not caught.
 	Catch string
+	// Isolate runs the handler's attempts in child processes, this
+	// program started again (IsChild): a handler that hangs past its
+	// timeout is killed with its process (SIGTERM, the task's grace,
+	// SIGKILL), and one that panics on a goroutine of its own, calls
+	// os.Exit or runs out of memory ends its own attempt, not the
+	// worker. It costs a round trip to the child per attempt
+	// (docs/engine.md).
+	Isolate bool
 }
 
 // Handle registers fn for tasks of kind. Each task's args are decoded from
@@ -242,7 +292,7 @@ func Handle[A any](c *Client, kind string, fn func(ctx context.Context, args A) 
 		c.mu.Unlock()
 	}
 	return c.engine.Register(engine.Handler{
-		Kind: kind, Policy: p, Timeout: cfg.Timeout, Group: cfg.Group, Catch: cfg.Catch,
+		Kind: kind, Policy: p, Timeout: cfg.Timeout, Group: cfg.Group, Catch: cfg.Catch, Isolate: cfg.Isolate,
 		Fn: func(ctx context.Context, t *task.Task) error {
 			var args A
 			if len(t.Args) > 0 {

@@ -168,6 +168,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(stepWorkerEnv); mode != "" {
 		os.Exit(stepWorker(mode))
 	}
+	if grit.IsChild() || os.Getenv(isolatedWorkerEnv) != "" {
+		os.Exit(isolatedProcess())
+	}
 	os.Exit(m.Run())
 }
 

@@ -102,6 +102,8 @@ type Config struct {
 	// AutoTimeouts is how the timeout of a task that asks for
 	// task.AutoTimeout is learned from its successful runs.
 	AutoTimeouts AutoTimeouts
+	// Isolation is how isolated handlers' children run.
+	Isolation Isolation
 }
 
 func (c *Config) validate() error {
@@ -119,6 +121,9 @@ func (c *Config) validate() error {
 	}
 	if err := c.Alerting.Validate(); err != nil {
 		return fmt.Errorf("engine: %w", err)
+	}
+	if err := c.Isolation.validate(); err != nil {
+		return err
 	}
 	if len(c.Schedules) > 0 {
 		if _, err := sched.Of(c.Store); err != nil {
@@ -232,6 +237,9 @@ type Engine struct {
 		sync.Mutex
 		running map[*inflight]struct{}
 	}
+
+	children *childPool // isolated handlers' children; nil until one registers
+	child    *childSide // set in an isolated handler's child (NewChild)
 }
 
 // Stats counts what the engine saw.
@@ -292,9 +300,18 @@ func (e *Engine) Register(h Handler) error {
 	if _, dup := e.handlers[h.Kind]; !dup {
 		e.kinds = append(e.kinds, h.Kind)
 	}
+	if e.cfg.Isolation.All && h.Kind != task.KindExec {
+		h.Isolate = true
+	}
 	e.handlers[h.Kind] = &h
+	if h.Isolate && e.children == nil && e.child == nil {
+		e.children = newChildPool(e, e.cfg.Isolation)
+	}
 	return nil
 }
+
+// Store returns the engine's store.
+func (e *Engine) Store() store.Store { return e.cfg.Store }
 
 // WorkerID returns the worker's identity in the store.
 func (e *Engine) WorkerID() string { return e.cfg.WorkerID }

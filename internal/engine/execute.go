@@ -9,7 +9,6 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/grit-run/grit/internal/proc"
 	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
@@ -159,6 +158,8 @@ func (e *Engine) callHandler(ctx context.Context, a *inflight, h *Handler) (outc
 		a.cancelled.Store(true)
 		a.cancel(errCancelled{}) // cancelled since its claim: not started
 		err = context.Cause(ctx)
+	} else if h.Isolate {
+		err = e.children.run(ctx, a, t)
 	} else {
 		err = call(ctx, h, t)
 	}
@@ -241,16 +242,13 @@ func (e *Engine) abandonStuck(a *inflight) {
 }
 
 // graceFor is how long after its context ends a handler may still return.
-// A process task gets its own SIGTERM grace on top.
+// A process task, and an isolated handler's process, gets its own
+// SIGTERM grace on top.
 func (e *Engine) graceFor(t *task.Task) time.Duration {
-	if t.Kind != task.KindExec {
+	if h := e.handlers[t.Kind]; t.Kind != task.KindExec && (h == nil || !h.Isolate) {
 		return e.cfg.StuckGrace
 	}
-	g := t.Grace
-	if g <= 0 {
-		g = proc.DefaultGrace
-	}
-	return g + e.cfg.StuckGrace
+	return childGrace(t) + e.cfg.StuckGrace
 }
 
 // call runs the handler, turning a panic into a failed attempt.

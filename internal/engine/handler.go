@@ -28,6 +28,10 @@ type Handler struct {
 	// its args, when this engine records a task of this kind ending
 	// FAILED: in the same store transaction, under the key CatchKey (the task's id and its failed attempt's token).
 	Catch string
+	// Isolate runs the attempts in child processes (isolate.go), so that
+	// a handler that hangs is killed with its process, and one that
+	// crashes takes only its own attempt with it.
+	Isolate bool
 }
 
 func (h *Handler) validate() error {

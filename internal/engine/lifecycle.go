@@ -25,6 +25,9 @@ func (e *Engine) Start(ctx context.Context) error {
 	if !e.started.CompareAndSwap(false, true) {
 		return errors.New("engine: already started")
 	}
+	if e.child != nil {
+		e.serveChild() // does not return: the process ends with its work
+	}
 	e.runCtx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	e.completeCtx, e.abandon = context.WithCancel(context.WithoutCancel(ctx))
 	if err := e.register(ctx); err != nil {
@@ -118,6 +121,9 @@ func (e *Engine) Stop(ctx context.Context) error {
 	e.claimWG.Wait()
 	e.drain(ctx)
 	e.closeExecutors()
+	if e.children != nil {
+		e.children.close()
+	}
 	close(e.finishes)
 	// Recording what the drain produced is bounded apart from ctx, so that a
 	// stop that releases at once (ctx already done) still records it.

@@ -113,17 +113,24 @@ func supervise(ctx context.Context, pgid int, grace time.Duration, exited <-chan
 		<-exited
 		return true, true
 	}
+	return true, stopGroup(pgid, grace, exited)
+}
+
+// stopGroup is the kill sequence: SIGTERM to the group, then SIGKILL if
+// the leader has not exited after grace. It returns once the leader has
+// exited, and whether it took SIGKILL.
+func stopGroup(pgid int, grace time.Duration, exited <-chan struct{}) (killed bool) {
 	terminateGroup(pgid)
 	timer := time.NewTimer(grace)
 	defer timer.Stop()
 	select {
 	case <-exited:
-		return true, false
+		return false
 	case <-timer.C:
 	}
 	killGroup(pgid)
 	<-exited
-	return true, true
+	return true
 }
 
 // terminateGroup asks the group to stop. SIGCONT follows so that a stopped

@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"context"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
+)
+
+// The child's side of isolated handlers (isolate.go): an engine made by
+// NewChild registers its handlers as any engine does, and its Start
+// serves the attempts its worker hands it, one at a time, until the
+// worker closes its socket or dies; then the process exits.
+
+// IsChild reports whether this process was started as an isolated
+// handler's child (ChildEnv).
+func IsChild() bool { return os.Getenv(ChildEnv) != "" }
+
+// ErrChild is the error of what an isolated handler's child cannot do:
+// it has no store of its own.
+var ErrChild = errors.New("grit: this process is an isolated handler's child: it has no store; in main, guard what is not registering handlers and Start with grit.IsChild (docs/engine.md)")
+
+// errTerminated ends an isolated attempt whose worker sent its child
+// SIGTERM (a timeout, a cancel, a stop): the handler's context ends.
+var errTerminated = errors.New("engine: isolated handler's process terminated by its worker")
+
+// childSide is a child's connection to its worker.
+type childSide struct {
+	conn    *os.File
+	mu      sync.Mutex // one message at a time
+	enc     *gob.Encoder
+	replies chan toChild // the worker's answers to the steps' calls
+}
+
+func (c *childSide) send(m fromChild) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.enc.Encode(m)
+}
+
+// call asks the worker to do a step's store call and waits for its
+// answer.
+func (c *childSide) call(ctx context.Context, m fromChild) (toChild, error) {
+	if err := c.send(m); err != nil {
+		return toChild{}, fmt.Errorf("ask the worker: %w", err)
+	}
+	select {
+	case r := <-c.replies:
+		return r, r.Err.err()
+	case <-ctx.Done():
+		return toChild{}, context.Cause(ctx)
+	}
+}
+
+// NewChild returns the engine of an isolated handler's child, for a
+// process started with ChildEnv: handlers are registered on it as on any
+// engine, and Start serves its worker. Its store answers ErrChild but to
+// the steps of the attempt at hand, which it asks the worker for.
+func NewChild(cfg Config) (*Engine, error) {
+	fd, err := strconv.Atoi(os.Getenv(ChildEnv))
+	if err != nil || fd < 3 {
+		return nil, fmt.Errorf("engine: %s=%q: want the number of the socket to the worker", ChildEnv, os.Getenv(ChildEnv))
+	}
+	conn := os.NewFile(uintptr(fd), "grit-worker")
+	side := &childSide{conn: conn, enc: gob.NewEncoder(conn), replies: make(chan toChild, 1)}
+	cfg.Store = childStore{side: side}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return &Engine{cfg: cfg, handlers: map[string]*Handler{}, child: side}, nil
+}
+
+// serveChild is Start in a child: it tells the worker its kinds, then
+// runs each attempt the worker hands it and answers its result. The
+// worker closing the socket, or dying, ends the process at once; SIGTERM
+// ends the attempt at hand (its context ends), answers it, and ends the
+// process.
+func (e *Engine) serveChild() {
+	side := e.child
+	if err := side.send(fromChild{Ready: e.kinds}); err != nil {
+		fmt.Fprintln(os.Stderr, "grit: isolated handler's process: tell the worker it is ready:", err)
+		os.Exit(2)
+	}
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM, os.Interrupt)
+	runs := make(chan *childRun)
+	go func() {
+		dec := gob.NewDecoder(side.conn)
+		for {
+			var m toChild
+			if err := dec.Decode(&m); err != nil {
+				os.Exit(0) // the worker let this child go, or died
+			}
+			if m.Run != nil {
+				runs <- m.Run
+			} else {
+				side.replies <- m
+			}
+		}
+	}()
+	results := make(chan *childResult, 1)
+	var cancel context.CancelCauseFunc
+	terminating := false
+	for {
+		select {
+		case r := <-runs:
+			var ctx context.Context
+			ctx, cancel = context.WithCancelCause(context.Background())
+			go func() { results <- e.childAttempt(ctx, r) }()
+		case r := <-results:
+			cancel(nil)
+			cancel = nil
+			if err := side.send(fromChild{Result: r}); err != nil || terminating {
+				os.Exit(0)
+			}
+		case <-term:
+			if cancel == nil {
+				os.Exit(0)
+			}
+			terminating = true
+			cancel(errTerminated)
+		}
+	}
+}
+
+// childAttempt runs one attempt in the child, with the context a handler
+// has in a worker: the attempt's information, its deadline (a little
+// past the worker's, which decides), publishing and steps.
+func (e *Engine) childAttempt(ctx context.Context, r *childRun) *childResult {
+	h, ok := e.handlers[r.Task.Kind]
+	if !ok {
+		return &childResult{Err: wire(fmt.Errorf("no handler for kind %q in this process", r.Task.Kind))}
+	}
+	a := &inflight{t: r.Task, view: r.Task}
+	a.rec.tenant = r.Task.Tenant
+	a.actx = attemptCtx{Context: ctx, info: r.Info, rec: &a.rec, e: e, a: a}
+	var hctx context.Context = &a.actx
+	if !r.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		hctx, cancel = context.WithDeadlineCause(hctx, r.Deadline, errTimedOut)
+		defer cancel()
+	}
+	err := call(hctx, h, &a.view)
+	a.rec.mu.Lock()
+	defer a.rec.mu.Unlock()
+	return &childResult{Err: wire(err), Events: a.rec.events}
+}
+
+// childStore is a child's store: a step's calls go to the worker, the
+// rest fail with ErrChild.
+type childStore struct{ side *childSide }
+
+func (s childStore) Steps(ctx context.Context, taskID int64) ([]store.Step, error) {
+	r, err := s.side.call(ctx, fromChild{Steps: true})
+	return r.Steps, err
+}
+
+func (s childStore) RecordStep(ctx context.Context, taskID, token int64, st store.Step) (store.Step, error) {
+	r, err := s.side.call(ctx, fromChild{Record: &st})
+	if err != nil || r.Step == nil {
+		return store.Step{}, err
+	}
+	return *r.Step, nil
+}
+
+func (childStore) SubmitRun(context.Context, store.NewRun) (task.Run, error) {
+	return task.Run{}, ErrChild
+}
+func (childStore) Enqueue(context.Context, []store.NewTask) ([]store.Enqueued, error) {
+	return nil, ErrChild
+}
+func (childStore) Claim(context.Context, store.ClaimRequest) ([]task.Task, error) {
+	return nil, ErrChild
+}
+func (childStore) Finish(context.Context, []store.Finish) ([]error, error) { return nil, ErrChild }
+func (childStore) Heartbeat(context.Context, string, time.Duration, []store.Lease) ([]store.Lease, error) {
+	return nil, ErrChild
+}
+func (childStore) Rescue(context.Context, store.RescueRequest) ([]task.Task, error) {
+	return nil, ErrChild
+}
+func (childStore) NextDue(context.Context, store.ClaimRequest) (time.Time, bool, error) {
+	return time.Time{}, false, ErrChild
+}
+func (childStore) GetTask(context.Context, int64) (task.Task, error) { return task.Task{}, ErrChild }
+func (childStore) ListTasks(context.Context, store.Filter) ([]task.Task, error) {
+	return nil, ErrChild
+}
+func (childStore) Attempts(context.Context, int64) ([]task.Attempt, error) { return nil, ErrChild }
+func (childStore) GetRun(context.Context, int64) (task.Run, error)         { return task.Run{}, ErrChild }
+func (childStore) FindRun(context.Context, string) (task.Run, error)       { return task.Run{}, ErrChild }
+func (childStore) Edges(context.Context, int64) ([]store.Edge, error)      { return nil, ErrChild }
+func (childStore) Act(context.Context, int64, store.Action) (task.Task, error) {
+	return task.Task{}, ErrChild
+}
+func (childStore) RegisterWorker(context.Context, task.Worker) error { return ErrChild }
+func (childStore) DeactivateWorker(context.Context, string) error    { return ErrChild }
+func (childStore) Workers(context.Context) ([]task.Worker, error)    { return nil, ErrChild }
+func (childStore) Now(context.Context) (time.Time, error)            { return time.Time{}, ErrChild }
+func (childStore) Close() error                                      { return nil }
