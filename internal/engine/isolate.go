@@ -305,7 +305,9 @@ func (p *childPool) command() (*exec.Cmd, error) {
 		argv = append([]string{self}, os.Args[1:]...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", ChildEnv, childFD), workerTag+"="+p.e.cfg.WorkerID)
+	// Tagged as a process task is, so that a sweep after this worker dies
+	// ends what a child left behind (docs/engine.md).
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", ChildEnv, childFD), workerTag+"="+p.e.cfg.WorkerID, workerPID)
 	cmd.Stdout = p.cfg.Stderr // a child's standard output is not the worker's to share
 	return cmd, nil
 }
