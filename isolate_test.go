@@ -64,7 +64,12 @@ func isolatedProcess() int {
 func registerIsolated(c *grit.Client) {
 	never := grit.HandlerConfig{Isolate: true, Policy: "never"}
 	grit.Handle(c, "iso.noop", func(context.Context, struct{}) error { return nil }, never)
-	grit.Handle(c, "iso.hang", func(context.Context, struct{}) error { select {} }, never)
+	grit.Handle(c, "iso.hang", func(_ context.Context, in struct{ Mark string }) error {
+		if in.Mark != "" {
+			os.WriteFile(in.Mark, nil, 0o644) // it runs
+		}
+		select {}
+	}, never)
 	grit.Handle(c, "iso.exit", func(context.Context, struct{}) error { os.Exit(3); return nil }, never)
 	grit.Handle(c, "iso.gopanic", func(context.Context, struct{}) error {
 		go func() { panic("boom on a goroutine of its own") }()
@@ -294,12 +299,10 @@ func TestIsolatedHandlerHasItsContext(t *testing.T) {
 	}
 }
 
-// TestIsolatedWorkerKilledLeavesNoChild: a worker killed with SIGKILL
-// takes its isolated handlers' children with it.
-func TestIsolatedWorkerKilledLeavesNoChild(t *testing.T) {
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "grit.db")
-	c := openDSN(t, dsn, grit.Config{})
-	id := enqueueKind(t, c, "iso.hang", struct{}{})
+// startIsolatedWorker runs this test binary as a worker of isolated
+// handlers on dsn (lease 2s) and returns it once it has started.
+func startIsolatedWorker(t *testing.T, dsn string) *exec.Cmd {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), isolatedWorkerEnv+"=1", "GRIT_STORE="+dsn)
 	out, err := cmd.StdoutPipe()
@@ -315,25 +318,70 @@ func TestIsolatedWorkerKilledLeavesNoChild(t *testing.T) {
 	if !sc.Scan() || sc.Text() != "started" {
 		t.Fatalf("the worker said %q", sc.Text())
 	}
-	waitTaskFor(t, c, id, task.Running, 30*time.Second)
-	var kids []int
-	waitFor(t, "the worker's child", 30*time.Second, func() bool {
-		kids = childrenOf(t, cmd.Process.Pid)
-		return len(kids) > 0
+	return cmd
+}
+
+// hangInAChild enqueues a task that hangs, on dsn, and returns the
+// worker's children once one runs its handler.
+func hangInAChild(t *testing.T, c *grit.Client, worker *exec.Cmd) []int {
+	t.Helper()
+	mark := filepath.Join(t.TempDir(), "hanging")
+	enqueueKind(t, c, "iso.hang", struct{ Mark string }{mark})
+	waitFor(t, "the handler to run in a child", 30*time.Second, func() bool {
+		_, err := os.Stat(mark)
+		return err == nil
 	})
-	t.Logf("the worker %d has the children %v", cmd.Process.Pid, kids)
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	kids := childrenOf(t, worker.Process.Pid)
+	if len(kids) == 0 {
+		t.Fatal("the handler runs, but the worker has no child")
+	}
+	return kids
+}
+
+// gone says whether every pid has exited (a zombie has).
+func gone(pids []int) bool {
+	for _, pid := range pids {
+		if state, _ := procStat(pid); state != "" && state != "Z" {
+			return false
+		}
+	}
+	return true
+}
+
+// TestIsolatedWorkerKilledLeavesNoChild: a worker killed with SIGKILL
+// takes its isolated handlers' children with it.
+func TestIsolatedWorkerKilledLeavesNoChild(t *testing.T) {
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "grit.db")
+	c := openDSN(t, dsn, grit.Config{})
+	worker := startIsolatedWorker(t, dsn)
+	kids := hangInAChild(t, c, worker)
+	t.Logf("the worker %d has the children %v", worker.Process.Pid, kids)
+	if err := worker.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Wait()
-	waitFor(t, fmt.Sprintf("the children %v to die with their worker", kids), 10*time.Second, func() bool {
-		for _, pid := range kids {
-			if state, _ := procStat(pid); state != "" && state != "Z" {
-				return false
-			}
-		}
-		return true
-	})
+	worker.Wait()
+	waitFor(t, fmt.Sprintf("the children %v to die with their worker", kids), 10*time.Second, func() bool { return gone(kids) })
+}
+
+// TestIsolatedChildOfAFrozenWorkerEndsWithinALease: a worker frozen
+// with SIGSTOP cannot kill anything, and its lease lapses; its child,
+// hearing nothing from it for a lease, ends itself and its attempt, so
+// that it does not work on beside the sibling that takes the task over.
+func TestIsolatedChildOfAFrozenWorkerEndsWithinALease(t *testing.T) {
+	const lease = 2 * time.Second // the worker's (isolatedProcess)
+	dsn := "sqlite:" + filepath.Join(t.TempDir(), "grit.db")
+	c := openDSN(t, dsn, grit.Config{})
+	worker := startIsolatedWorker(t, dsn)
+	kids := hangInAChild(t, c, worker)
+	if err := worker.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { worker.Process.Signal(syscall.SIGCONT) })
+	frozen := time.Now()
+	waitFor(t, fmt.Sprintf("the children %v of a frozen worker to end", kids), lease+10*time.Second, func() bool { return gone(kids) })
+	if took := time.Since(frozen); took < lease/2 {
+		t.Errorf("the child ended %v after its worker froze, before a lease (%v) of silence", took, lease)
+	}
 }
 
 // TestIsolatedChildrenAreRecycled: with Isolation.All every handler runs

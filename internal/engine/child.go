@@ -94,6 +94,7 @@ func (e *Engine) serveChild() {
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM, os.Interrupt)
 	runs := make(chan *childRun)
+	alive := make(chan struct{}, 1)
 	go func() {
 		dec := gob.NewDecoder(side.conn)
 		for {
@@ -101,9 +102,12 @@ func (e *Engine) serveChild() {
 			if err := dec.Decode(&m); err != nil {
 				os.Exit(0) // the worker let this child go, or died
 			}
-			if m.Run != nil {
+			switch {
+			case m.Run != nil:
 				runs <- m.Run
-			} else {
+			case m.Alive:
+				alive <- struct{}{}
+			default:
 				side.replies <- m
 			}
 		}
@@ -111,13 +115,35 @@ func (e *Engine) serveChild() {
 	results := make(chan *childResult, 1)
 	var cancel context.CancelCauseFunc
 	terminating := false
+	// silent fires when the worker has said nothing for a lease while an
+	// attempt runs: it is frozen (SIGSTOP, a VM paused) or gone, its lease
+	// lapses, and a sibling may be working the task already. The child
+	// ends itself, the attempt with it, as a worker's own attempts end
+	// within a lease of its last heartbeat.
+	silent := time.NewTimer(time.Hour)
+	silent.Stop()
+	var silence time.Duration
 	for {
 		select {
 		case r := <-runs:
 			var ctx context.Context
 			ctx, cancel = context.WithCancelCause(context.Background())
+			silence = r.Silence
+			if silence > 0 {
+				silent.Reset(silence)
+			}
 			go func() { results <- e.childAttempt(ctx, r) }()
+		case <-alive:
+			if cancel != nil && silence > 0 {
+				silent.Reset(silence)
+			}
+		case <-silent.C:
+			if cancel != nil {
+				fmt.Fprintf(os.Stderr, "grit: isolated handler's process: its worker said nothing for %v (frozen or gone): ending the attempt\n", silence)
+				os.Exit(3)
+			}
 		case r := <-results:
+			silent.Stop()
 			cancel(nil)
 			cancel = nil
 			if err := side.send(fromChild{Result: r}); err != nil || terminating {

@@ -60,8 +60,9 @@ type Isolation struct {
 	// StartTimeout bounds a child's start, until it is ready for work;
 	// default 30s.
 	StartTimeout time.Duration
-	// Stderr receives the children's standard error (besides the tail
-	// kept to say how one died); nil is this process's.
+	// Stderr receives the children's standard output and error (besides
+	// the tail kept to say how one died); nil is this process's standard
+	// error (a child's output is not the worker's to share).
 	Stderr io.Writer
 }
 
@@ -82,6 +83,7 @@ type (
 	// to a step's call.
 	toChild struct {
 		Run   *childRun
+		Alive bool         // the worker lives: the attempt at hand may go on
 		Steps []store.Step // Steps' answer
 		Step  *store.Step  // RecordStep's answer
 		Err   *wireErr     // the call's error
@@ -90,6 +92,11 @@ type (
 		Task     task.Task
 		Info     HandlerAttempt
 		Deadline time.Time // zero: none
+		// Silence is how long the child waits for a sign of life (Alive)
+		// from its worker, which sends one every third of it: past it, the
+		// worker is frozen or gone, a sibling may take the task over, and
+		// the child ends itself.
+		Silence time.Duration
 	}
 	// fromChild is the child's message: ready, a result, or a step's
 	// call to the store.
@@ -308,7 +315,6 @@ func (p *childPool) command() (*exec.Cmd, error) {
 	// Tagged as a process task is, so that a sweep after this worker dies
 	// ends what a child left behind (docs/engine.md).
 	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", ChildEnv, childFD), workerTag+"="+p.e.cfg.WorkerID, workerPID)
-	cmd.Stdout = p.cfg.Stderr // a child's standard output is not the worker's to share
 	return cmd, nil
 }
 
@@ -381,7 +387,7 @@ func (p *childPool) run(ctx context.Context, a *inflight, t *task.Task) error {
 		p.put(c)
 		return retry.Permanent(fmt.Errorf("isolated handler: the child has no handler for kind %q (it has %s): the child must register the same handlers as the worker", t.Kind, strings.Join(c.kinds, ", ")))
 	}
-	run := &childRun{Task: *t, Info: a.actx.info}
+	run := &childRun{Task: *t, Info: a.actx.info, Silence: p.e.cfg.Lease}
 	if d, ok := ctx.Deadline(); ok {
 		// A little past the worker's own: the worker's deadline, not the
 		// child's, decides that the attempt timed out.
@@ -390,8 +396,14 @@ func (p *childPool) run(ctx context.Context, a *inflight, t *task.Task) error {
 	if err := c.enc.Encode(toChild{Run: run}); err != nil {
 		return p.died(c, fmt.Errorf("hand it the attempt: %w", err))
 	}
+	alive := time.NewTicker(run.Silence / 3)
+	defer alive.Stop()
 	for {
 		select {
+		case <-alive.C:
+			if err := c.enc.Encode(toChild{Alive: true}); err != nil {
+				return p.died(c, fmt.Errorf("tell it the worker lives: %w", err))
+			}
 		case m, ok := <-c.msgs:
 			switch {
 			case !ok:

@@ -32,15 +32,17 @@ type Child struct {
 	signal string
 }
 
-// StartChild starts cmd as a Child, its standard error kept in a tail of
-// tail bytes (0: DefaultTailBytes) and copied to live, if not nil. cmd must not
-// have SysProcAttr or Stderr set.
+// StartChild starts cmd as a Child, its standard output and error kept
+// in a tail of tail bytes (0: DefaultTailBytes) and copied to live, if
+// not nil, by one writer at a time. cmd must not have SysProcAttr,
+// Stdout or Stderr set.
 func StartChild(cmd *exec.Cmd, tail int, live io.Writer) (*Child, error) {
 	if tail <= 0 {
 		tail = DefaultTailBytes
 	}
 	c := &Child{cmd: cmd, stderr: newTailBuffer(tail)}
-	cmd.Stderr = &tee{tail: c.stderr, live: live, mu: new(sync.Mutex)}
+	out := &tee{tail: c.stderr, live: live, mu: new(sync.Mutex)}
+	cmd.Stdout, cmd.Stderr = out, out // one writer: exec copies them with one goroutine
 	cmd.WaitDelay = drainDelay
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	exited, err := startLocked(cmd)
@@ -84,7 +86,8 @@ func (c *Child) Wait() (code int, signal string) {
 	return c.code, c.signal
 }
 
-// Stderr is the tail of what the child wrote to its standard error.
+// Stderr is the tail of what the child wrote to its standard output and
+// error.
 func (c *Child) Stderr() []byte { return c.stderr.Bytes() }
 
 // RSS is the child's resident memory in bytes, from /proc.
