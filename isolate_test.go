@@ -64,6 +64,8 @@ func isolatedProcess() int {
 func registerIsolated(c *grit.Client) {
 	never := grit.HandlerConfig{Isolate: true, Policy: "never"}
 	grit.Handle(c, "iso.noop", func(context.Context, struct{}) error { return nil }, never)
+	// iso.noop's in-process twin, for BenchmarkNoopAttempt.
+	grit.Handle(c, "inproc.noop", func(context.Context, struct{}) error { return nil }, grit.HandlerConfig{Policy: "never"})
 	grit.Handle(c, "iso.hang", func(context.Context, struct{}) error { select {} }, never)
 	grit.Handle(c, "iso.exit", func(context.Context, struct{}) error { os.Exit(3); return nil }, never)
 	grit.Handle(c, "iso.gopanic", func(context.Context, struct{}) error {
