@@ -358,3 +358,25 @@ func TestIsolatedChildrenAreRecycled(t *testing.T) {
 		t.Errorf("attempts ran in %v (the worker is %d), want each child to work two, one after the other", pids, os.Getpid())
 	}
 }
+
+// TestIsolatedChildThatNeverServes: a child command that exits at once,
+// and one that never says it is ready, each fail the attempt saying so.
+func TestIsolatedChildThatNeverServes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		iso  grit.Isolation
+		says string
+	}{
+		{"exits", grit.Isolation{Command: []string{"/bin/sh", "-c", "exit 7"}}, "ended before it was ready: exited with status 7"},
+		{"hangs", grit.Isolation{Command: []string{"/bin/sleep", "60"}, StartTimeout: 300 * time.Millisecond}, "was not ready within 300ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := openIsolated(t, tc.iso)
+			startClient(t, c)
+			got := waitTaskFor(t, c, enqueueKind(t, c, "iso.noop", struct{}{}), task.Failed, 30*time.Second)
+			if !strings.Contains(got.LastError, tc.says) {
+				t.Errorf("error %q, want it to say %q", got.LastError, tc.says)
+			}
+		})
+	}
+}

@@ -84,15 +84,16 @@ func NewChild(cfg Config) (*Engine, error) {
 // runs each attempt the worker hands it and answers its result. The
 // worker closing the socket, or dying, ends the process at once; SIGTERM
 // ends the attempt at hand (its context ends), answers it, and ends the
-// process.
+// process. An attempt runs on this goroutine: one at a time, with no
+// hop to another goroutine and back.
 func (e *Engine) serveChild() {
 	side := e.child
 	if err := side.send(fromChild{Ready: e.kinds}); err != nil {
 		fmt.Fprintln(os.Stderr, "grit: isolated handler's process: tell the worker it is ready:", err)
 		os.Exit(2)
 	}
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM, os.Interrupt)
+	var term childTerm
+	term.watch()
 	runs := make(chan *childRun)
 	go func() {
 		dec := gob.NewDecoder(side.conn)
@@ -108,29 +109,54 @@ func (e *Engine) serveChild() {
 			}
 		}
 	}()
-	results := make(chan *childResult, 1)
-	var cancel context.CancelCauseFunc
-	terminating := false
-	for {
-		select {
-		case r := <-runs:
-			var ctx context.Context
-			ctx, cancel = context.WithCancelCause(context.Background())
-			go func() { results <- e.childAttempt(ctx, r) }()
-		case r := <-results:
-			cancel(nil)
-			cancel = nil
-			if err := side.send(fromChild{Result: r}); err != nil || terminating {
-				os.Exit(0)
-			}
-		case <-term:
-			if cancel == nil {
-				os.Exit(0)
-			}
-			terminating = true
-			cancel(errTerminated)
+	for r := range runs {
+		res := e.childAttempt(term.begin(), r)
+		if err := side.send(fromChild{Result: res}); err != nil || term.end() {
+			os.Exit(0)
 		}
 	}
+}
+
+// childTerm is what SIGTERM does in a child: it ends the attempt at hand,
+// whose result is still answered, or, between attempts, the process.
+type childTerm struct {
+	mu          sync.Mutex
+	cancel      context.CancelCauseFunc // the attempt at hand's; nil between
+	terminating bool
+}
+
+func (t *childTerm) watch() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+	go func() {
+		for range sig {
+			t.mu.Lock()
+			if t.cancel == nil {
+				os.Exit(0)
+			}
+			t.terminating = true
+			t.cancel(errTerminated)
+			t.mu.Unlock()
+		}
+	}()
+}
+
+// begin is the context of an attempt that begins.
+func (t *childTerm) begin() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cancel = cancel
+	return ctx
+}
+
+// end ends the attempt's context and says whether the process is to end.
+func (t *childTerm) end() (terminating bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cancel(nil)
+	t.cancel = nil
+	return t.terminating
 }
 
 // childAttempt runs one attempt in the child, with the context a handler
