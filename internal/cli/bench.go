@@ -295,8 +295,8 @@ func printBench(w io.Writer, r gritbench.Result) {
 		fmt.Fprintf(w, "                    %8.0f tasks/s with %d worker processes (peak RSS %.0f MiB each)\n", p.PerSec, p.Workers, p.PeakMiB)
 	}
 	if iw := r.IsolatedWork; iw.IsolatedTasks > 0 {
-		fmt.Fprintf(w, "isolated handlers   %8.0f tasks/s, %+.0f µs a no-op attempt over in-process (%.0f tasks/s; %d tasks each)\n",
-			iw.IsolatedPerSec, iw.IsolatedAddedUS, iw.IsolatedInProcPerSec, iw.IsolatedTasks)
+		fmt.Fprintf(w, "isolated handlers   %8.0f tasks/s, %+.0f µs a no-op attempt over in-process (%.0f tasks/s; %d tasks each, %d warm children)\n",
+			iw.IsolatedPerSec, iw.IsolatedAddedUS, iw.IsolatedInProcPerSec, iw.IsolatedTasks, iw.IsolatedChildren)
 	}
 	fmt.Fprintf(w, "enqueue to start    p50 %.2f ms, p99 %.2f ms, max %.2f ms (%s)\n", r.StartP50, r.StartP99, r.StartMax, r.StartVia)
 	fmt.Fprintf(w, "retry lateness      p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", r.RetryLateP50, r.RetryLateP99, r.RetryLateMax)

@@ -488,8 +488,8 @@ func TestBenchChildRefusesByHand(t *testing.T) {
 // throughputs and the time an isolated attempt adds.
 func TestBenchPrintsIsolated(t *testing.T) {
 	var b strings.Builder
-	printBench(&b, gritbench.Result{IsolatedWork: gritbench.IsolatedWork{IsolatedTasks: 3000, IsolatedPerSec: 1500, IsolatedInProcPerSec: 2000, IsolatedAddedUS: 166.7}})
-	want := "isolated handlers       1500 tasks/s, +167 µs a no-op attempt over in-process (2000 tasks/s; 3000 tasks each)"
+	printBench(&b, gritbench.Result{IsolatedWork: gritbench.IsolatedWork{IsolatedTasks: 3000, IsolatedPerSec: 1500, IsolatedInProcPerSec: 2000, IsolatedAddedUS: 166.7, IsolatedChildren: 256}})
+	want := "isolated handlers       1500 tasks/s, +167 µs a no-op attempt over in-process (2000 tasks/s; 3000 tasks each, 256 warm children)"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("grit bench printed\n%s\nwithout %q", b.String(), want)
 	}

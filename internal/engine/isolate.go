@@ -343,6 +343,7 @@ func (p *childPool) start(ctx context.Context) (*child, error) {
 	switch {
 	case err == nil && m.Ready != nil:
 		c.kinds = m.Ready
+		p.e.stats.ChildStarts.Add(1)
 		return c, nil
 	case errors.Is(context.Cause(wait), errNotReady):
 		c.p.Kill()

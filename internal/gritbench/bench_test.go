@@ -177,7 +177,7 @@ func TestIsolatedWork(t *testing.T) {
 	if len(steps) != 6 || steps[2] != "isolated handlers" {
 		t.Errorf("steps %v", steps)
 	}
-	if r.IsolatedTasks != 200 || r.IsolatedPerSec <= 0 || r.IsolatedInProcPerSec <= 0 || r.IsolatedAddedUS == 0 {
+	if r.IsolatedTasks != 200 || r.IsolatedPerSec <= 0 || r.IsolatedInProcPerSec <= 0 || r.IsolatedAddedUS == 0 || r.IsolatedChildren < 1 || r.IsolatedChildren > 4 {
 		t.Errorf("isolated work %+v", r.IsolatedWork)
 	}
 	t.Logf("%+v", r.IsolatedWork)

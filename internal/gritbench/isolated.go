@@ -12,15 +12,40 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// IsolatedKind is the kind of the isolated workload's no-op tasks, whose
-// handler the workload's children register too (RegisterIsolated).
-const IsolatedKind = "noop-isolated"
+// The isolated workload's kinds, whose handlers its children register
+// too (RegisterIsolated): the no-op tasks it times, and the tasks that
+// warm its slots first, each holding its child a while so that every
+// slot starts one.
+const (
+	IsolatedKind = "noop-isolated"
+	warmKind     = "noop-isolated-warm"
+	warmHold     = 200 * time.Millisecond
+)
 
-// RegisterIsolated registers the isolated workload's no-op handler on e:
-// the benchmark's engine, which runs it in children, and each child's
-// (engine.NewChild), which runs it.
-func RegisterIsolated(e *engine.Engine) error {
-	return e.Register(engine.Handler{Kind: IsolatedKind, Isolate: true, Fn: func(context.Context, *task.Task) error { return nil }})
+// RegisterIsolated registers the isolated workload's handlers on e,
+// isolated: on the benchmark's engine, which runs them in children, and
+// on each child's (engine.NewChild), which runs them.
+func RegisterIsolated(e *engine.Engine) error { return registerNoops(e, true) }
+
+func registerNoops(e *engine.Engine, isolate bool) error {
+	hold := func(ctx context.Context, _ *task.Task) error {
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(warmHold):
+			return nil
+		}
+	}
+	for _, h := range []engine.Handler{
+		{Kind: IsolatedKind, Fn: func(context.Context, *task.Task) error { return nil }},
+		{Kind: warmKind, Fn: hold},
+	} {
+		h.Isolate = isolate
+		if err := e.Register(h); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // IsolatedWork is what an isolated no-op attempt costs against an
@@ -33,6 +58,9 @@ type IsolatedWork struct {
 	// IsolatedAddedUS is how much longer, in µs, an isolated attempt
 	// takes than an in-process one (1/rate each).
 	IsolatedAddedUS float64 `json:"isolated_added_us,omitempty"`
+	// IsolatedChildren is how many children were warm when the timing
+	// began.
+	IsolatedChildren int `json:"isolated_children,omitempty"`
 }
 
 // isolatedWork works Isolated no-op tasks in children (Child), and as many
@@ -42,26 +70,27 @@ func isolatedWork(ctx context.Context, open Opener, cfg Config, r *Result) error
 	if len(cfg.Child) == 0 {
 		return errors.New("no command to start the children")
 	}
-	in, err := timeNoops(ctx, open, cfg, false)
+	in, _, err := timeNoops(ctx, open, cfg, false)
 	if err != nil {
 		return fmt.Errorf("in process: %w", err)
 	}
-	iso, err := timeNoops(ctx, open, cfg, true)
+	iso, children, err := timeNoops(ctx, open, cfg, true)
 	if err != nil {
 		return fmt.Errorf("isolated: %w", err)
 	}
-	r.IsolatedTasks = cfg.Isolated
+	r.IsolatedTasks, r.IsolatedChildren = cfg.Isolated, children
 	r.IsolatedInProcPerSec = float64(cfg.Isolated) / in.Seconds()
 	r.IsolatedPerSec = float64(cfg.Isolated) / iso.Seconds()
 	r.IsolatedAddedUS = float64(iso-in) / float64(time.Microsecond) / float64(cfg.Isolated)
 	return nil
 }
 
-// timeNoops starts an engine with the no-op handler, isolated or not, at
-// the benchmark's concurrency; works a task for each slot first, so that
-// every child the timing needs is started; then times Isolated tasks
-// from their enqueue until the last has succeeded.
-func timeNoops(ctx context.Context, open Opener, cfg Config, isolated bool) (took time.Duration, err error) {
+// timeNoops starts an engine with the workload's handlers, isolated or
+// not, at the benchmark's concurrency; warms its slots with a task each
+// that holds its child a while, so that every slot has started one
+// (children, how many); then times Isolated no-op tasks from their
+// enqueue until the last has succeeded.
+func timeNoops(ctx context.Context, open Opener, cfg Config, isolated bool) (took time.Duration, children int, err error) {
 	err = withStore(open, func(st store.Store) error {
 		var finished atomic.Int64
 		var goal atomic.Int64
@@ -76,22 +105,17 @@ func timeNoops(ctx context.Context, open Opener, cfg Config, isolated bool) (too
 		if err != nil {
 			return err
 		}
-		if isolated {
-			err = RegisterIsolated(e)
-		} else {
-			err = e.Register(engine.Handler{Kind: IsolatedKind, Fn: func(context.Context, *task.Task) error { return nil }})
-		}
-		if err != nil {
+		if err := registerNoops(e, isolated); err != nil {
 			return err
 		}
 		if err := e.Start(ctx); err != nil {
 			return err
 		}
 		defer e.Stop(context.WithoutCancel(ctx))
-		round := func(n int) error {
+		round := func(kind string, n int) error {
 			goal.Add(int64(n))
 			for done := 0; done < n; done += cfg.Batch {
-				if _, err := st.Enqueue(ctx, noops(min(cfg.Batch, n-done), IsolatedKind)); err != nil {
+				if _, err := st.Enqueue(ctx, noops(min(cfg.Batch, n-done), kind)); err != nil {
 					return err
 				}
 				e.Wake()
@@ -101,15 +125,25 @@ func timeNoops(ctx context.Context, open Opener, cfg Config, isolated bool) (too
 			}
 			return nil
 		}
-		if err := round(cfg.Concurrency); err != nil {
-			return fmt.Errorf("warm up: %w", err)
+		// The claims of a round may be spread out, and its children
+		// reused: rounds go on until every slot has its child, or one
+		// starts none.
+		for range 10 {
+			started := e.Stats().ChildStarts.Load()
+			if err := round(warmKind, cfg.Concurrency); err != nil {
+				return fmt.Errorf("warm up: %w", err)
+			}
+			children = int(e.Stats().ChildStarts.Load())
+			if !isolated || children >= cfg.Concurrency || int64(children) == started {
+				break
+			}
 		}
 		begin := time.Now()
-		if err := round(cfg.Isolated); err != nil {
+		if err := round(IsolatedKind, cfg.Isolated); err != nil {
 			return err
 		}
 		took = time.Since(begin)
 		return nil
 	})
-	return took, err
+	return took, children, err
 }
