@@ -71,6 +71,11 @@ func NewChild(cfg Config) (*Engine, error) {
 	if err != nil || fd < 3 {
 		return nil, fmt.Errorf("engine: %s=%q: want the number of the socket to the worker", ChildEnv, os.Getenv(ChildEnv))
 	}
+	// Non-blocking, so that the reader waits in the runtime's poller and
+	// its message wakes the attempt on the same thread, not another.
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		return nil, fmt.Errorf("engine: %s=%d: %w", ChildEnv, fd, err)
+	}
 	conn := os.NewFile(uintptr(fd), "grit-worker")
 	side := &childSide{conn: conn, enc: gob.NewEncoder(conn), replies: make(chan toChild, 1)}
 	cfg.Store = childStore{side: side}
