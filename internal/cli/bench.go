@@ -46,12 +46,12 @@ run, complete; durable commits) by an engine in this process, by
 --remote-workers remote workers through that API (a Report call per claim,
 and a Complete call per task) and by 1 and 4 worker processes; what
 isolating a handler in warm child processes adds to a no-op attempt
-(--isolated tasks each way, at --concurrency); how long after its enqueue a task starts on an idle
-worker (p50/p99); how late retries start after they are due (p50/p99); how
-long a sibling takes to run again the tasks of a worker killed with
-SIGKILL; with --memory-tasks, a worker's resident memory as it works that
-many tasks; and a process task's overhead over a bare fork/exec. See
-docs/bench.md.`,
+(--isolated tasks each way, at --concurrency); how long after its
+enqueue a task starts on an idle worker (p50/p99); how late retries start
+after they are due (p50/p99); how long a sibling takes to run again the
+tasks of a worker killed with SIGKILL; with --memory-tasks, a worker's
+resident memory as it works that many tasks; and a process task's
+overhead over a bare fork/exec. See docs/bench.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			set, err := e.settings(cmd.Flags())
