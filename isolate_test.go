@@ -64,6 +64,8 @@ func isolatedProcess() int {
 func registerIsolated(c *grit.Client) {
 	never := grit.HandlerConfig{Isolate: true, Policy: "never"}
 	grit.Handle(c, "iso.noop", func(context.Context, struct{}) error { return nil }, never)
+	// iso.noop's in-process twin, for BenchmarkNoopAttempt.
+	grit.Handle(c, "inproc.noop", func(context.Context, struct{}) error { return nil }, grit.HandlerConfig{Policy: "never"})
 	grit.Handle(c, "iso.hang", func(_ context.Context, in struct{ Mark string }) error {
 		if in.Mark != "" {
 			os.WriteFile(in.Mark, nil, 0o644) // it runs
@@ -402,5 +404,27 @@ func TestIsolatedChildrenAreRecycled(t *testing.T) {
 	}
 	if pids[0] == os.Getpid() || pids[0] != pids[1] || pids[1] == pids[2] || pids[2] != pids[3] || pids[3] == pids[4] {
 		t.Errorf("attempts ran in %v (the worker is %d), want each child to work two, one after the other", pids, os.Getpid())
+	}
+}
+
+// TestIsolatedChildThatNeverServes: a child command that exits at once,
+// and one that never says it is ready, each fail the attempt saying so.
+func TestIsolatedChildThatNeverServes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		iso  grit.Isolation
+		says string
+	}{
+		{"exits", grit.Isolation{Command: []string{"/bin/sh", "-c", "exit 7"}}, "ended before it was ready: exited with status 7"},
+		{"hangs", grit.Isolation{Command: []string{"/bin/sleep", "60"}, StartTimeout: 300 * time.Millisecond}, "was not ready within 300ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := openIsolated(t, tc.iso)
+			startClient(t, c)
+			got := waitTaskFor(t, c, enqueueKind(t, c, "iso.noop", struct{}{}), task.Failed, 30*time.Second)
+			if !strings.Contains(got.LastError, tc.says) {
+				t.Errorf("error %q, want it to say %q", got.LastError, tc.says)
+			}
+		})
 	}
 }

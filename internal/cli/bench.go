@@ -44,12 +44,14 @@ process (one Enqueue call per task, and Send in batches, from --api-callers
 concurrent callers over loopback); no-op tasks worked end to end (claim,
 run, complete; durable commits) by an engine in this process, by
 --remote-workers remote workers through that API (a Report call per claim,
-and a Complete call per task) and by 1 and 4 worker processes; how long after its enqueue a task starts on an idle
-worker (p50/p99); how late retries start after they are due (p50/p99); how
-long a sibling takes to run again the tasks of a worker killed with
-SIGKILL; with --memory-tasks, a worker's resident memory as it works that
-many tasks; and a process task's overhead over a bare fork/exec. See
-docs/bench.md.`,
+and a Complete call per task) and by 1 and 4 worker processes; what
+isolating a handler in warm child processes adds to a no-op attempt
+(--isolated tasks each way, at --concurrency); how long after its
+enqueue a task starts on an idle worker (p50/p99); how late retries start
+after they are due (p50/p99); how long a sibling takes to run again the
+tasks of a worker killed with SIGKILL; with --memory-tasks, a worker's
+resident memory as it works that many tasks; and a process task's
+overhead over a bare fork/exec. See docs/bench.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			set, err := e.settings(cmd.Flags())
@@ -88,6 +90,7 @@ docs/bench.md.`,
 	f.IntVar(&cfg.APIBatch, "api-batch", 50, "tasks per EnqueueBatch call of the batched API enqueue (the client's max batch size)")
 	f.IntVar(&cfg.RemoteWorkers, "remote-workers", 4, "remote workers working --tasks no-op tasks through the gRPC API, reporting in batches and one call per task (0: skip)")
 	f.IntVar(&cfg.RemoteClaim, "remote-claim", 100, "tasks per claim of a remote worker")
+	f.IntVar(&cfg.Isolated, "isolated", 3000, "no-op tasks worked by a handler isolated in child processes, and as many in process, at --concurrency (0: skip)")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
 	registerKnobs(f, benchKnobs)
@@ -101,7 +104,38 @@ docs/bench.md.`,
 func benchConfig(cfg gritbench.Config, s settings, self string) gritbench.Config {
 	cfg.Engine = s.engineConfig(nil)
 	cfg.Spawn = benchWorkerSpawner(self, s.args())
+	cfg.Child = []string{self, benchChildCmd}
 	return cfg
+}
+
+// benchChildCmd is the command of the children of grit bench's isolated
+// workload (newBenchChildCmd): they must not run the whole bench again,
+// as the default command, this program with its arguments, would.
+const benchChildCmd = "bench-isolated-child"
+
+// newBenchChildCmd is a child of grit bench's isolated workload: started
+// by the benchmark's engine (engine.ChildEnv), it serves the no-op
+// handler the workload isolates.
+func newBenchChildCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    benchChildCmd,
+		Short:  "a child process of grit bench's isolated handlers",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !engine.IsChild() {
+				return usageErr("%s is the child process grit bench starts to measure isolated handlers; it is not run by hand (run grit bench --isolated N)", benchChildCmd)
+			}
+			e, err := engine.NewChild(engine.Config{})
+			if err != nil {
+				return err
+			}
+			if err := gritbench.RegisterIsolated(e); err != nil {
+				return err
+			}
+			return e.Start(cmd.Context()) // serves grit bench; it does not return
+		},
+	}
 }
 
 // benchWorkerSpawner starts self as a benchmark worker, with knobArgs,
@@ -233,6 +267,9 @@ func checkBenchConfig(cfg gritbench.Config) error {
 	if cfg.RemoteClaim <= 0 || cfg.RemoteClaim > server.DefaultMaxBatch {
 		return bad("remote-claim", cfg.RemoteClaim, fmt.Sprintf("1 to %d, the server's limit", server.DefaultMaxBatch))
 	}
+	if cfg.Isolated < 0 {
+		return bad("isolated", cfg.Isolated, "0 (skip) or a positive number")
+	}
 	if cfg.MemoryTasks < 0 {
 		return bad("memory-tasks", cfg.MemoryTasks, "0 (skip) or a positive number")
 	}
@@ -256,6 +293,10 @@ func printBench(w io.Writer, r gritbench.Result) {
 	}
 	for _, p := range r.WorkProcs {
 		fmt.Fprintf(w, "                    %8.0f tasks/s with %d worker processes (peak RSS %.0f MiB each)\n", p.PerSec, p.Workers, p.PeakMiB)
+	}
+	if iw := r.IsolatedWork; iw.IsolatedTasks > 0 {
+		fmt.Fprintf(w, "isolated handlers   %8.0f tasks/s, %+.0f µs a no-op attempt over in-process (%.0f tasks/s; %d tasks each, %d warm children)\n",
+			iw.IsolatedPerSec, iw.IsolatedAddedUS, iw.IsolatedInProcPerSec, iw.IsolatedTasks, iw.IsolatedChildren)
 	}
 	fmt.Fprintf(w, "enqueue to start    p50 %.2f ms, p99 %.2f ms, max %.2f ms (%s)\n", r.StartP50, r.StartP99, r.StartMax, r.StartVia)
 	fmt.Fprintf(w, "retry lateness      p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", r.RetryLateP50, r.RetryLateP99, r.RetryLateMax)

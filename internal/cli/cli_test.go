@@ -313,13 +313,13 @@ func TestMigrateIsIdempotent(t *testing.T) {
 func TestBenchOnPostgresUsesThrowawaySchemas(t *testing.T) {
 	db := pgtest.Admin(t)
 	code, out, errOut := grit(t, "bench", "--json", "--store", pgtest.DSN(), "--tasks", "300", "--retries", "20", "--procs", "3",
-		"--workers", "1,2", "--latency", "20", "--lease", "1s", "--memory-tasks", "500", "--api-tasks", "300", "--remote-workers", "2", "--remote-claim", "50")
+		"--workers", "1,2", "--latency", "20", "--lease", "1s", "--memory-tasks", "500", "--api-tasks", "300", "--remote-workers", "2", "--remote-claim", "50", "--isolated", "100")
 	var r gritbench.Result
 	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil {
 		t.Fatalf("bench: exit %d, %v: %s %s", code, err, out, errOut)
 	}
 	if r.WorkPerSec <= 0 || r.EnqueuePerSec <= 0 || r.ExecTaskMS <= 0 || len(r.WorkProcs) != 2 || r.StartP99 <= 0 ||
-		r.TakeoverS <= 0 || len(r.MemoryMiB) != 10 {
+		r.TakeoverS <= 0 || len(r.MemoryMiB) != 10 || r.IsolatedTasks != 100 || r.IsolatedPerSec <= 0 {
 		t.Errorf("result %+v", r)
 	}
 	if w := r.RemoteWork; w.RemoteWorkers != 2 || w.RemoteTasks != 300 || w.RemoteBatchedPerSec <= 0 || w.RemoteSinglePerSec <= 0 ||
@@ -404,7 +404,7 @@ func TestSimHerd(t *testing.T) {
 
 func TestBenchAPIFlagsAreChecked(t *testing.T) {
 	for _, bad := range [][]string{{"--api-batch", "0"}, {"--api-batch", "1001"}, {"--api-tasks", "-1"}, {"--api-callers", "0"},
-		{"--remote-workers", "-1"}, {"--remote-workers", "65"}, {"--remote-claim", "0"}, {"--remote-claim", "1001"}} {
+		{"--remote-workers", "-1"}, {"--remote-workers", "65"}, {"--remote-claim", "0"}, {"--remote-claim", "1001"}, {"--isolated", "-1"}} {
 		code, _, errOut := grit(t, append([]string{"bench", "--store", tempStore(t)}, bad...)...)
 		if code != 2 || !strings.Contains(errOut, strings.TrimPrefix(bad[0], "--")) {
 			t.Errorf("bench %v: exit %d: %s, want 2 naming the flag", bad, code, errOut)
@@ -461,5 +461,36 @@ func TestBenchPrintsRemoteWork(t *testing.T) {
 	printBench(&b, gritbench.Result{})
 	if strings.Contains(b.String(), "work via API") {
 		t.Errorf("a bench without remote workers printed their line:\n%s", b.String())
+	}
+}
+
+// TestBenchIsolated: grit bench measures isolated handlers with children
+// started as its hidden child command, and prints their line.
+func TestBenchIsolated(t *testing.T) {
+	code, out, errOut := grit(t, "bench", "--tasks", "100", "--concurrency", "4", "--workers", "1", "--latency", "5", "--retries", "5",
+		"--procs", "1", "--takeover=false", "--api-tasks", "0", "--remote-workers", "0", "--isolated", "100")
+	if code != 0 || !strings.Contains(out, "isolated handlers") || !strings.Contains(out, "µs a no-op attempt over in-process") {
+		t.Fatalf("bench: exit %d:\n%s\n%s", code, out, errOut)
+	}
+	t.Log(out)
+}
+
+// TestBenchChildRefusesByHand: the children's command says what it is
+// when it is run outside a child.
+func TestBenchChildRefusesByHand(t *testing.T) {
+	code, _, errOut := grit(t, benchChildCmd)
+	if code != 2 || !strings.Contains(errOut, "grit bench starts") {
+		t.Errorf("%s by hand: exit %d: %s", benchChildCmd, code, errOut)
+	}
+}
+
+// TestBenchPrintsIsolated: the isolated handlers' line gives both
+// throughputs and the time an isolated attempt adds.
+func TestBenchPrintsIsolated(t *testing.T) {
+	var b strings.Builder
+	printBench(&b, gritbench.Result{IsolatedWork: gritbench.IsolatedWork{IsolatedTasks: 3000, IsolatedPerSec: 1500, IsolatedInProcPerSec: 2000, IsolatedAddedUS: 166.7, IsolatedChildren: 256}})
+	want := "isolated handlers       1500 tasks/s, +167 µs a no-op attempt over in-process (2000 tasks/s; 3000 tasks each, 256 warm children)"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("grit bench printed\n%s\nwithout %q", b.String(), want)
 	}
 }

@@ -105,7 +105,7 @@ func newRoot(e *env) *cobra.Command {
 	e.logs.register(root.PersistentFlags(), e.getenv)
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return e.logs.check() }
 	root.AddCommand(newRunCmd(e), newDashboardCmd(e), newPauseCmd(e), newResumeCmd(e), newSchedulesCmd(e), newFSMCmd(e), newSubmitCmd(e), newWaitCmd(e), newWorkerCmd(e), newTasksCmd(e), newTaskCmd(e),
-		newDLQCmd(e), newStatusCmd(e), newMigrateCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newSimCmd(e), newBreakersCmd(e), newLimitsCmd(e),
+		newDLQCmd(e), newStatusCmd(e), newMigrateCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newBenchChildCmd(), newSimCmd(e), newBreakersCmd(e), newLimitsCmd(e),
 		newServerCmd(e), newEnqueueCmd(e), newGetCmd(e), newCancelCmd(e), newConfigCmd(e), newVersionCmd(e), newGenCmd(e))
 	usageArgs(root)
 	// An unknown command is a usage error (exit 2), with cobra's

@@ -71,6 +71,11 @@ func NewChild(cfg Config) (*Engine, error) {
 	if err != nil || fd < 3 {
 		return nil, fmt.Errorf("engine: %s=%q: want the number of the socket to the worker", ChildEnv, os.Getenv(ChildEnv))
 	}
+	// Non-blocking, so that the reader waits in the runtime's poller and
+	// its message wakes the attempt on the same thread, not another.
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		return nil, fmt.Errorf("engine: %s=%d: %w", ChildEnv, fd, err)
+	}
 	conn := os.NewFile(uintptr(fd), "grit-worker")
 	side := &childSide{conn: conn, enc: gob.NewEncoder(conn), replies: make(chan toChild, 1)}
 	cfg.Store = childStore{side: side}
@@ -84,17 +89,18 @@ func NewChild(cfg Config) (*Engine, error) {
 // runs each attempt the worker hands it and answers its result. The
 // worker closing the socket, or dying, ends the process at once; SIGTERM
 // ends the attempt at hand (its context ends), answers it, and ends the
-// process.
+// process. An attempt runs on this goroutine: one at a time, with no
+// hop to another goroutine and back.
 func (e *Engine) serveChild() {
 	side := e.child
 	if err := side.send(fromChild{Ready: e.kinds}); err != nil {
 		fmt.Fprintln(os.Stderr, "grit: isolated handler's process: tell the worker it is ready:", err)
 		os.Exit(2)
 	}
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM, os.Interrupt)
+	var term childTerm
+	term.watch()
 	runs := make(chan *childRun)
-	alive := make(chan struct{}, 1)
+	var silent silence
 	go func() {
 		dec := gob.NewDecoder(side.conn)
 		for {
@@ -104,59 +110,120 @@ func (e *Engine) serveChild() {
 			}
 			switch {
 			case m.Run != nil:
+				silent.arm(m.Run.Silence)
 				runs <- m.Run
 			case m.Alive:
-				alive <- struct{}{}
+				silent.heard()
 			default:
 				side.replies <- m
 			}
 		}
 	}()
-	results := make(chan *childResult, 1)
-	var cancel context.CancelCauseFunc
-	terminating := false
-	// silent fires when the worker has said nothing for a lease while an
-	// attempt runs: it is frozen (SIGSTOP, a VM paused) or gone, its lease
-	// lapses, and a sibling may be working the task already. The child
-	// ends itself, the attempt with it, as a worker's own attempts end
-	// within a lease of its last heartbeat.
-	silent := time.NewTimer(time.Hour)
-	silent.Stop()
-	var silence time.Duration
-	for {
-		select {
-		case r := <-runs:
-			var ctx context.Context
-			ctx, cancel = context.WithCancelCause(context.Background())
-			silence = r.Silence
-			if silence > 0 {
-				silent.Reset(silence)
-			}
-			go func() { results <- e.childAttempt(ctx, r) }()
-		case <-alive:
-			if cancel != nil && silence > 0 {
-				silent.Reset(silence)
-			}
-		case <-silent.C:
-			if cancel != nil {
-				fmt.Fprintf(os.Stderr, "grit: isolated handler's process: its worker said nothing for %v (frozen or gone): ending the attempt\n", silence)
-				os.Exit(3)
-			}
-		case r := <-results:
-			silent.Stop()
-			cancel(nil)
-			cancel = nil
-			if err := side.send(fromChild{Result: r}); err != nil || terminating {
-				os.Exit(0)
-			}
-		case <-term:
-			if cancel == nil {
-				os.Exit(0)
-			}
-			terminating = true
-			cancel(errTerminated)
+	for r := range runs {
+		res := e.childAttempt(term.begin(), r)
+		silent.disarm()
+		if err := side.send(fromChild{Result: res}); err != nil || term.end() {
+			os.Exit(0)
 		}
 	}
+}
+
+// silence ends the child when its worker has said nothing for a lease
+// while an attempt runs (childRun.Silence): the worker is frozen
+// (SIGSTOP, a paused VM) or gone, its lease lapses, and a sibling may be
+// working the task already. The child ends itself, and the attempt with
+// it, as a worker's own attempts end within a lease of its last
+// heartbeat.
+type silence struct {
+	mu    sync.Mutex
+	timer *time.Timer
+	d     time.Duration // 0: no attempt runs
+}
+
+// arm starts the count for an attempt that begins.
+func (s *silence) arm(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.d = d
+	if d <= 0 {
+		return
+	}
+	if s.timer == nil {
+		s.timer = time.AfterFunc(d, s.fire)
+		return
+	}
+	s.timer.Reset(d)
+}
+
+// heard starts the count again: the worker lives.
+func (s *silence) heard() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.timer != nil && s.d > 0 {
+		s.timer.Reset(s.d)
+	}
+}
+
+// disarm stops the count: the attempt has ended.
+func (s *silence) disarm() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.d = 0
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+}
+
+func (s *silence) fire() {
+	s.mu.Lock()
+	d := s.d
+	s.mu.Unlock()
+	if d > 0 {
+		fmt.Fprintf(os.Stderr, "grit: isolated handler's process: its worker said nothing for %v (frozen or gone): ending the attempt\n", d)
+		os.Exit(3)
+	}
+}
+
+// childTerm is what SIGTERM does in a child: it ends the attempt at hand,
+// whose result is still answered, or, between attempts, the process.
+type childTerm struct {
+	mu          sync.Mutex
+	cancel      context.CancelCauseFunc // the attempt at hand's; nil between
+	terminating bool
+}
+
+func (t *childTerm) watch() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+	go func() {
+		for range sig {
+			t.mu.Lock()
+			if t.cancel == nil {
+				os.Exit(0)
+			}
+			t.terminating = true
+			t.cancel(errTerminated)
+			t.mu.Unlock()
+		}
+	}()
+}
+
+// begin is the context of an attempt that begins.
+func (t *childTerm) begin() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cancel = cancel
+	return ctx
+}
+
+// end ends the attempt's context and says whether the process is to end.
+func (t *childTerm) end() (terminating bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cancel(nil)
+	t.cancel = nil
+	return t.terminating
 }
 
 // childAttempt runs one attempt in the child, with the context a handler

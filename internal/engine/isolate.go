@@ -182,8 +182,9 @@ func (w *wireErr) err() error {
 type child struct {
 	p        *proc.Child
 	conn     *os.File
+	encMu    sync.Mutex // the attempt's goroutine and its keepAlive send
 	enc      *gob.Encoder
-	msgs     chan fromChild // closed when the socket ends
+	dec      *gob.Decoder
 	kinds    []string
 	attempts int
 	// overMemory is the resident memory at which the pool killed it, 0
@@ -273,12 +274,9 @@ func (p *childPool) retire(c *child) {
 }
 
 // discard lets go of a child that has exited (and been reaped): its
-// socket is closed and what it still sent is read to the end, so that
-// its reader ends too.
+// socket is closed.
 func (p *childPool) discard(c *child) {
 	c.conn.Close()
-	for range c.msgs {
-	}
 	p.mu.Lock()
 	delete(p.live, c)
 	p.mu.Unlock()
@@ -328,6 +326,14 @@ func (p *childPool) start(ctx context.Context) (*child, error) {
 	if err != nil {
 		return nil, fmt.Errorf("isolated handler: socket pair: %w", err)
 	}
+	// The worker's end is non-blocking, so that its reads wait in the
+	// runtime's poller rather than each holding a thread in a read: a
+	// worker has as many children as slots.
+	if err := syscall.SetNonblock(fds[0], true); err != nil {
+		syscall.Close(fds[0])
+		syscall.Close(fds[1])
+		return nil, fmt.Errorf("isolated handler: socket pair: %w", err)
+	}
 	ours, theirs := os.NewFile(uintptr(fds[0]), "grit-child"), os.NewFile(uintptr(fds[1]), "grit-parent")
 	cmd.ExtraFiles = []*os.File{theirs}
 	pc, err := proc.StartChild(cmd, 0, p.cfg.Stderr)
@@ -336,27 +342,27 @@ func (p *childPool) start(ctx context.Context) (*child, error) {
 		ours.Close()
 		return nil, fmt.Errorf("isolated handler: start %s: %w", cmd.Path, err)
 	}
-	c := &child{p: pc, conn: ours, enc: gob.NewEncoder(ours), msgs: make(chan fromChild, 1)}
-	go c.read()
+	c := &child{p: pc, conn: ours, enc: gob.NewEncoder(ours), dec: gob.NewDecoder(ours)}
 	p.mu.Lock()
 	p.live[c] = struct{}{}
 	p.mu.Unlock()
-	timer := time.NewTimer(p.cfg.StartTimeout)
-	defer timer.Stop()
-	select {
-	case m, ok := <-c.msgs:
-		if ok && m.Ready != nil {
-			c.kinds = m.Ready
-			return c, nil
-		}
-		err = fmt.Errorf("isolated handler: the child %s ended before it was ready: %s (in child mode grit.Open and grit.New make a client that has no store: what main does besides registering handlers and Start must be guarded by grit.IsChild; docs/engine.md)",
-			cmd.Path, p.death(c))
-	case <-timer.C:
+	wait, cancel := context.WithTimeoutCause(ctx, p.cfg.StartTimeout, errNotReady)
+	defer cancel()
+	m, err := c.recv(wait)
+	switch {
+	case err == nil && m.Ready != nil:
+		c.kinds = m.Ready
+		p.e.stats.ChildStarts.Add(1)
+		return c, nil
+	case errors.Is(context.Cause(wait), errNotReady):
 		c.p.Kill()
 		err = fmt.Errorf("isolated handler: the child %s was not ready within %v: does its main reach the client's Start? (docs/engine.md)", cmd.Path, p.cfg.StartTimeout)
-	case <-ctx.Done():
+	case wait.Err() != nil:
 		c.p.Kill()
-		err = context.Cause(ctx)
+		err = context.Cause(wait)
+	default:
+		err = fmt.Errorf("isolated handler: the child %s ended before it was ready: %s (in child mode grit.Open and grit.New make a client that has no store: what main does besides registering handlers and Start must be guarded by grit.IsChild; docs/engine.md)",
+			cmd.Path, p.death(c))
 	}
 	c.conn.Close()
 	c.p.Wait()
@@ -364,17 +370,60 @@ func (p *childPool) start(ctx context.Context) (*child, error) {
 	return nil, err
 }
 
-// read passes the child's messages on until its socket ends.
-func (c *child) read() {
-	defer close(c.msgs)
-	dec := gob.NewDecoder(c.conn)
-	for {
-		var m fromChild
-		if err := dec.Decode(&m); err != nil {
-			return
+// errNotReady is the cause of the end of the wait for a child that was
+// not ready within its StartTimeout.
+var errNotReady = errors.New("engine: isolated handler's child not ready in time")
+
+// recv reads the child's next message on the goroutine of the attempt,
+// with no reader to hop through; ctx ending cuts the wait short, by the
+// socket's read deadline, and the child is then not read again.
+func (c *child) recv(ctx context.Context) (fromChild, error) {
+	fired := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		c.conn.SetReadDeadline(time.Unix(1, 0))
+		close(fired)
+	})
+	var m fromChild
+	err := c.dec.Decode(&m)
+	if !stop() {
+		<-fired
+		if err == nil {
+			// Read whole as ctx ended: the child may yet serve.
+			c.conn.SetReadDeadline(time.Time{})
 		}
-		c.msgs <- m
 	}
+	return m, err
+}
+
+// send sends the child a message; the attempt's goroutine and its
+// keepAlive take turns.
+func (c *child) send(m toChild) error {
+	c.encMu.Lock()
+	defer c.encMu.Unlock()
+	return c.enc.Encode(m)
+}
+
+// keepAlive tells the child every period, while its attempt runs, that
+// its worker lives (childRun.Silence); the function it returns stops it.
+func (c *child) keepAlive(period time.Duration) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if c.send(toChild{Alive: true}) != nil {
+					return // the attempt's own read finds the child gone
+				}
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }
 
 // run runs an attempt of t in a child and returns its handler's error.
@@ -393,37 +442,30 @@ func (p *childPool) run(ctx context.Context, a *inflight, t *task.Task) error {
 		// child's, decides that the attempt timed out.
 		run.Deadline = d.Add(100 * time.Millisecond)
 	}
-	if err := c.enc.Encode(toChild{Run: run}); err != nil {
+	if err := c.send(toChild{Run: run}); err != nil {
 		return p.died(c, fmt.Errorf("hand it the attempt: %w", err))
 	}
-	alive := time.NewTicker(run.Silence / 3)
-	defer alive.Stop()
+	defer c.keepAlive(run.Silence / 3)()
 	for {
-		select {
-		case <-alive.C:
-			if err := c.enc.Encode(toChild{Alive: true}); err != nil {
-				return p.died(c, fmt.Errorf("tell it the worker lives: %w", err))
-			}
-		case m, ok := <-c.msgs:
-			switch {
-			case !ok:
-				return p.died(c, nil)
-			case m.Result != nil:
-				for _, ev := range m.Result.Events {
-					a.rec.mu.Lock()
-					a.rec.events = append(a.rec.events, ev)
-					a.rec.mu.Unlock()
-				}
-				p.put(c)
-				return m.Result.Err.err()
-			case m.Steps || m.Record != nil:
-				if err := c.enc.Encode(p.step(ctx, a, m)); err != nil {
-					return p.died(c, fmt.Errorf("answer its step: %w", err))
-				}
-			}
-		case <-ctx.Done():
+		m, err := c.recv(ctx)
+		switch {
+		case err != nil && ctx.Err() != nil:
 			p.stop(c, ctx, t)
 			return context.Cause(ctx)
+		case err != nil:
+			return p.died(c, nil)
+		case m.Result != nil:
+			for _, ev := range m.Result.Events {
+				a.rec.mu.Lock()
+				a.rec.events = append(a.rec.events, ev)
+				a.rec.mu.Unlock()
+			}
+			p.put(c)
+			return m.Result.Err.err()
+		case m.Steps || m.Record != nil:
+			if err := c.send(p.step(ctx, a, m)); err != nil {
+				return p.died(c, fmt.Errorf("answer its step: %w", err))
+			}
 		}
 	}
 }

@@ -1,7 +1,8 @@
 // Package gritbench measures grit on a store: enqueue throughput, directly
 // and through the gRPC API, the throughput of no-op tasks worked end to
 // end (claim, run, complete) by an engine in this process, by remote
-// workers through the gRPC API and by worker processes, how long after its enqueue a task starts, the lateness of
+// workers through the gRPC API and by worker processes, what isolating a
+// handler in child processes adds to an attempt, how long after its enqueue a task starts, the lateness of
 // retries against their due time, how long a sibling takes over from a
 // worker killed with SIGKILL, a worker's memory over a long run, and a
 // process task's overhead over a bare fork/exec. grit bench prints what it
@@ -64,6 +65,13 @@ type Config struct {
 	// modes (RemoteWork), each claiming up to RemoteClaim tasks a call
 	// (default 100).
 	RemoteWorkers, RemoteClaim int
+	// Isolated, if set, is how many no-op tasks are worked by a handler
+	// isolated in child processes, and as many by one in this process,
+	// at Concurrency. Child is the children's command: a program that,
+	// started as a child (engine.IsChild), makes engine.NewChild,
+	// registers RegisterIsolated and starts it.
+	Isolated int
+	Child    []string
 }
 
 func (c *Config) defaults() {
@@ -132,6 +140,7 @@ type Result struct {
 
 	APIEnqueue
 	RemoteWork
+	IsolatedWork
 
 	WorkProcs []Procs `json:"work_procs,omitempty"`
 	// How long after its enqueue a task started, in ms, and how the worker
@@ -172,6 +181,9 @@ func Run(ctx context.Context, open Opener, cfg Config, progress func(string)) (R
 	}
 	if cfg.Spawn != nil && len(cfg.Workers) > 0 {
 		steps = append(steps, step{"work with worker processes", workProcs})
+	}
+	if cfg.Isolated > 0 {
+		steps = append(steps, step{"isolated handlers", isolatedWork})
 	}
 	steps = append(steps, step{"enqueue-to-start latency", startLatency}, step{"retry lateness", lateness})
 	if cfg.Spawn != nil && cfg.Takeover {

@@ -17,8 +17,12 @@ import (
 	_ "github.com/grit-run/grit/store/sqlite"
 )
 
-// TestMain lets the test binary act as a benchmark worker process.
+// TestMain lets the test binary act as a benchmark worker process, and as
+// a child of the isolated workload.
 func TestMain(m *testing.M) {
+	if engine.IsChild() {
+		os.Exit(serveChild())
+	}
 	if dsn := os.Getenv("GRITBENCH_WORKER_DSN"); dsn != "" {
 		os.Exit(serveWorker(dsn, os.Getenv("GRITBENCH_WORKER_CONFIG")))
 	}
@@ -145,4 +149,36 @@ func TestEnginesStartFromConfigEngine(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("engine config %+v, want %+v", got, want)
 	}
+}
+
+// serveChild is the isolated workload's child, as grit's is.
+func serveChild() int {
+	e, err := engine.NewChild(engine.Config{})
+	if err == nil {
+		err = RegisterIsolated(e)
+	}
+	if err == nil {
+		err = e.Start(context.Background()) // it does not return
+	}
+	fmt.Fprintln(os.Stderr, "isolated workload's child:", err)
+	return 1
+}
+
+// TestIsolatedWork measures isolated no-op attempts against in-process
+// ones, with this test binary as the children: both figures come out. It
+// asserts no speed.
+func TestIsolatedWork(t *testing.T) {
+	var steps []string
+	cfg := Config{Tasks: 50, Retries: 5, Procs: 2, Latency: 5, Concurrency: 4, Isolated: 200, Child: []string{os.Args[0]}}
+	r, err := Run(context.Background(), sqliteTargets(t), cfg, func(s string) { steps = append(steps, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(steps) != 6 || steps[2] != "isolated handlers" {
+		t.Errorf("steps %v", steps)
+	}
+	if r.IsolatedTasks != 200 || r.IsolatedPerSec <= 0 || r.IsolatedInProcPerSec <= 0 || r.IsolatedAddedUS == 0 || r.IsolatedChildren < 1 || r.IsolatedChildren > 4 {
+		t.Errorf("isolated work %+v", r.IsolatedWork)
+	}
+	t.Logf("%+v", r.IsolatedWork)
 }
