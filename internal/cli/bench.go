@@ -26,6 +26,7 @@ import (
 	"github.com/grit-run/grit/internal/gritbench"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
+	"github.com/grit-run/grit/store/sqlite"
 )
 
 func newBenchCmd(e *env) *cobra.Command {
@@ -46,7 +47,7 @@ run, complete; durable commits) by an engine in this process, by
 --remote-workers remote workers through that API (a Report call per claim,
 and a Complete call per task) and by 1 and 4 worker processes; what
 isolating a handler in warm child processes adds to a no-op attempt
-(--isolated tasks each way, at --concurrency); how long after its
+(--isolated tasks each way, at --isolated-concurrency slots); how long after its
 enqueue a task starts on an idle worker (p50/p99); how late retries start
 after they are due (p50/p99); how long a sibling takes to run again the
 tasks of a worker killed with SIGKILL; with --memory-tasks, a worker's
@@ -90,7 +91,8 @@ overhead over a bare fork/exec. See docs/bench.md.`,
 	f.IntVar(&cfg.APIBatch, "api-batch", 50, "tasks per EnqueueBatch call of the batched API enqueue (the client's max batch size)")
 	f.IntVar(&cfg.RemoteWorkers, "remote-workers", 4, "remote workers working --tasks no-op tasks through the gRPC API, reporting in batches and one call per task (0: skip)")
 	f.IntVar(&cfg.RemoteClaim, "remote-claim", 100, "tasks per claim of a remote worker")
-	f.IntVar(&cfg.Isolated, "isolated", 3000, "no-op tasks worked by a handler isolated in child processes, and as many in process, at --concurrency (0: skip)")
+	f.IntVar(&cfg.Isolated, "isolated", 3000, "no-op tasks worked by a handler isolated in child processes, and as many in process, at --isolated-concurrency (0: skip)")
+	f.IntVar(&cfg.IsolatedSlots, "isolated-concurrency", 16, "executor slots, and so warm children, of the isolated workload")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
 	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
 	registerKnobs(f, benchKnobs)
@@ -210,13 +212,21 @@ func (e *env) bench(ctx context.Context, givenStore bool, cfg gritbench.Config, 
 		if givenStore && isPostgres(e.storeDSN) {
 			return openBenchSchema(ctx, e.storeDSN, n)
 		}
-		if givenStore {
-			st, err := e.openStore(ctx)
-			return gritbench.Target{Store: st, DSN: e.storeDSN}, err
-		}
+		// On SQLite every step has a fresh file of its own, in a
+		// directory removed at the end: beside the given file (on its
+		// disk), else in the system's temporary directory. One file for
+		// every step would count each step's tasks in the next.
 		if dir == "" {
+			parent := ""
+			if givenStore {
+				path, err := sqlite.ParseDSN(e.storeDSN)
+				if err != nil {
+					return gritbench.Target{}, err
+				}
+				parent = filepath.Dir(path)
+			}
 			var err error
-			if dir, err = os.MkdirTemp("", "grit-bench-"); err != nil {
+			if dir, err = os.MkdirTemp(parent, "grit-bench-"); err != nil {
 				return gritbench.Target{}, err
 			}
 		}
@@ -269,6 +279,9 @@ func checkBenchConfig(cfg gritbench.Config) error {
 	}
 	if cfg.Isolated < 0 {
 		return bad("isolated", cfg.Isolated, "0 (skip) or a positive number")
+	}
+	if cfg.IsolatedSlots <= 0 || cfg.IsolatedSlots > 1024 {
+		return bad("isolated-concurrency", cfg.IsolatedSlots, "1 to 1024")
 	}
 	if cfg.MemoryTasks < 0 {
 		return bad("memory-tasks", cfg.MemoryTasks, "0 (skip) or a positive number")

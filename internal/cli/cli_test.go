@@ -313,7 +313,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 func TestBenchOnPostgresUsesThrowawaySchemas(t *testing.T) {
 	db := pgtest.Admin(t)
 	code, out, errOut := grit(t, "bench", "--json", "--store", pgtest.DSN(), "--tasks", "300", "--retries", "20", "--procs", "3",
-		"--workers", "1,2", "--latency", "20", "--lease", "1s", "--memory-tasks", "500", "--api-tasks", "300", "--remote-workers", "2", "--remote-claim", "50", "--isolated", "100")
+		"--workers", "1,2", "--latency", "20", "--lease", "1s", "--memory-tasks", "500", "--api-tasks", "300", "--remote-workers", "2", "--remote-claim", "50", "--isolated", "100", "--isolated-concurrency", "4")
 	var r gritbench.Result
 	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil {
 		t.Fatalf("bench: exit %d, %v: %s %s", code, err, out, errOut)
@@ -338,7 +338,7 @@ func TestBenchOnPostgresUsesThrowawaySchemas(t *testing.T) {
 // behind.
 func TestBenchInterruptedDropsItsSchemas(t *testing.T) {
 	db := pgtest.Admin(t)
-	cmd, out := gritProcess(t, t.TempDir(), "bench", "--store", pgtest.DSN(), "--tasks", "2000000", "--workers", "2")
+	cmd, out := gritProcess(t, t.TempDir(), "bench", "--store", pgtest.DSN(), "--tasks", "2000000", "--workers", "2", "--isolated", "0")
 	prefix := fmt.Sprintf("grit_bench_%d_%%", cmd.Process.Pid)
 	schemas := func() int {
 		var n int
@@ -404,7 +404,7 @@ func TestSimHerd(t *testing.T) {
 
 func TestBenchAPIFlagsAreChecked(t *testing.T) {
 	for _, bad := range [][]string{{"--api-batch", "0"}, {"--api-batch", "1001"}, {"--api-tasks", "-1"}, {"--api-callers", "0"},
-		{"--remote-workers", "-1"}, {"--remote-workers", "65"}, {"--remote-claim", "0"}, {"--remote-claim", "1001"}, {"--isolated", "-1"}} {
+		{"--remote-workers", "-1"}, {"--remote-workers", "65"}, {"--remote-claim", "0"}, {"--remote-claim", "1001"}, {"--isolated", "-1"}, {"--isolated-concurrency", "0"}, {"--isolated-concurrency", "1025"}} {
 		code, _, errOut := grit(t, append([]string{"bench", "--store", tempStore(t)}, bad...)...)
 		if code != 2 || !strings.Contains(errOut, strings.TrimPrefix(bad[0], "--")) {
 			t.Errorf("bench %v: exit %d: %s, want 2 naming the flag", bad, code, errOut)
@@ -492,5 +492,21 @@ func TestBenchPrintsIsolated(t *testing.T) {
 	want := "isolated handlers       1500 tasks/s, +167 µs a no-op attempt over in-process (2000 tasks/s; 3000 tasks each, 256 warm children)"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("grit bench printed\n%s\nwithout %q", b.String(), want)
+	}
+}
+
+// TestBenchOnAGivenSQLiteFile: grit bench --store sqlite:PATH measures
+// each step on a fresh file of its own beside PATH, and leaves nothing
+// there; on one file for every step, the worker processes' step counted
+// the tasks of the steps before it and failed.
+func TestBenchOnAGivenSQLiteFile(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := grit(t, "bench", "--store", "sqlite:"+filepath.Join(dir, "given.db"), "--tasks", "200", "--workers", "1", "--procs", "1",
+		"--latency", "5", "--retries", "5", "--takeover=false", "--api-tasks", "0", "--remote-workers", "0", "--isolated", "0")
+	if code != 0 || !strings.Contains(out, "with 1 worker processes") {
+		t.Fatalf("bench: exit %d:\n%s\n%s", code, out, errOut)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("bench left %v beside the given file", left)
 	}
 }

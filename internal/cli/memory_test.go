@@ -26,7 +26,7 @@ func TestWorkerMemoryIsFlat(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	cmd := exec.Command(bin, "bench", "--json", "--store", pgtest.DSN(), "--tasks", "100", "--workers", "1",
-		"--latency", "5", "--retries", "5", "--procs", "1", "--takeover=false", "--memory-tasks", "100000")
+		"--latency", "5", "--retries", "5", "--procs", "1", "--takeover=false", "--memory-tasks", "100000", "--isolated", "0")
 	done := make(chan struct{})
 	timer := time.AfterFunc(5*time.Minute, func() {
 		select {

@@ -67,17 +67,20 @@ type Config struct {
 	RemoteWorkers, RemoteClaim int
 	// Isolated, if set, is how many no-op tasks are worked by a handler
 	// isolated in child processes, and as many by one in this process,
-	// at Concurrency. Child is the children's command: a program that,
-	// started as a child (engine.IsChild), makes engine.NewChild,
-	// registers RegisterIsolated and starts it.
-	Isolated int
-	Child    []string
+	// at IsolatedSlots slots (default 16: a child is a process, and a
+	// worker isolates what it must, not hundreds of slots). Child is the
+	// children's command: a program that, started as a child
+	// (engine.IsChild), makes engine.NewChild, registers
+	// RegisterIsolated and starts it.
+	Isolated, IsolatedSlots int
+	Child                   []string
 }
 
 func (c *Config) defaults() {
 	c.Tasks = or(c.Tasks, 20_000)
 	c.Batch = or(c.Batch, 500)
 	c.Concurrency = or(c.Concurrency, 256)
+	c.IsolatedSlots = or(c.IsolatedSlots, 16)
 	c.Retries = or(c.Retries, 500)
 	c.Procs = or(c.Procs, 200)
 	if c.Workers == nil {

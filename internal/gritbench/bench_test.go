@@ -169,7 +169,7 @@ func serveChild() int {
 // asserts no speed.
 func TestIsolatedWork(t *testing.T) {
 	var steps []string
-	cfg := Config{Tasks: 50, Retries: 5, Procs: 2, Latency: 5, Concurrency: 4, Isolated: 200, Child: []string{os.Args[0]}}
+	cfg := Config{Tasks: 50, Retries: 5, Procs: 2, Latency: 5, Concurrency: 4, Isolated: 200, IsolatedSlots: 4, Child: []string{os.Args[0]}}
 	r, err := Run(context.Background(), sqliteTargets(t), cfg, func(s string) { steps = append(steps, s) })
 	if err != nil {
 		t.Fatal(err)

@@ -86,7 +86,7 @@ func isolatedWork(ctx context.Context, open Opener, cfg Config, r *Result) error
 }
 
 // timeNoops starts an engine with the workload's handlers, isolated or
-// not, at the benchmark's concurrency; warms its slots with a task each
+// not, at IsolatedSlots; warms its slots with a task each
 // that holds its child a while, so that every slot has started one
 // (children, how many); then times Isolated no-op tasks from their
 // enqueue until the last has succeeded.
@@ -95,7 +95,7 @@ func timeNoops(ctx context.Context, open Opener, cfg Config, isolated bool) (too
 		var finished atomic.Int64
 		var goal atomic.Int64
 		reached := make(chan struct{}, 1)
-		ec := cfg.engineConfig(st, cfg.Concurrency, func(ev engine.Event) {
+		ec := cfg.engineConfig(st, cfg.IsolatedSlots, func(ev engine.Event) {
 			if ev.Task.State == task.Success && finished.Add(1) == goal.Load() {
 				reached <- struct{}{}
 			}
@@ -130,11 +130,11 @@ func timeNoops(ctx context.Context, open Opener, cfg Config, isolated bool) (too
 		// starts none.
 		for range 10 {
 			started := e.Stats().ChildStarts.Load()
-			if err := round(warmKind, cfg.Concurrency); err != nil {
+			if err := round(warmKind, cfg.IsolatedSlots); err != nil {
 				return fmt.Errorf("warm up: %w", err)
 			}
 			children = int(e.Stats().ChildStarts.Load())
-			if !isolated || children >= cfg.Concurrency || int64(children) == started {
+			if !isolated || children >= cfg.IsolatedSlots || int64(children) == started {
 				break
 			}
 		}
