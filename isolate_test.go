@@ -428,3 +428,25 @@ func TestIsolatedChildThatNeverServes(t *testing.T) {
 		})
 	}
 }
+
+// TestChildClientRefusesClearly: in a child, the client's other calls
+// say that the process is a child, instead of failing somewhere deep.
+func TestChildClientRefusesClearly(t *testing.T) {
+	t.Setenv("GRIT_ISOLATED_CHILD", "3") // not taken before Start, which this test does not call
+	dir := t.TempDir()
+	c, err := grit.Open(context.Background(), "sqlite:"+filepath.Join(dir, "never.db"), grit.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Enqueue(context.Background(), "iso.noop", struct{}{})
+	_, perr := c.Publish(context.Background(), "charged", struct{}{})
+	serr := c.Subscribe(context.Background(), grit.Subscription{Topic: "charged", Kind: "iso.noop"})
+	for _, err := range []error{err, perr, serr} {
+		if err == nil || !strings.Contains(err.Error(), "isolated handler's child") || !strings.Contains(err.Error(), "grit.IsChild") {
+			t.Errorf("a child's client call: %v, want it to say the process is a child and what to guard", err)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a child opened the store: %v", entries)
+	}
+}

@@ -36,6 +36,7 @@ var errTerminated = errors.New("engine: isolated handler's process terminated by
 
 // childSide is a child's connection to its worker.
 type childSide struct {
+	fd      int // the socket's descriptor, taken at Start
 	conn    *os.File
 	mu      sync.Mutex // one message at a time
 	enc     *gob.Encoder
@@ -71,13 +72,7 @@ func NewChild(cfg Config) (*Engine, error) {
 	if err != nil || fd < 3 {
 		return nil, fmt.Errorf("engine: %s=%q: want the number of the socket to the worker", ChildEnv, os.Getenv(ChildEnv))
 	}
-	// Non-blocking, so that the reader waits in the runtime's poller and
-	// its message wakes the attempt on the same thread, not another.
-	if err := syscall.SetNonblock(fd, true); err != nil {
-		return nil, fmt.Errorf("engine: %s=%d: %w", ChildEnv, fd, err)
-	}
-	conn := os.NewFile(uintptr(fd), "grit-worker")
-	side := &childSide{conn: conn, enc: gob.NewEncoder(conn), replies: make(chan toChild, 1)}
+	side := &childSide{fd: fd, replies: make(chan toChild, 1)}
 	cfg.Store = childStore{side: side}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -93,6 +88,16 @@ func NewChild(cfg Config) (*Engine, error) {
 // hop to another goroutine and back.
 func (e *Engine) serveChild() {
 	side := e.child
+	// The socket is taken only now, when the process serves: NewChild
+	// leaves the descriptor alone. Non-blocking, so that the reader waits
+	// in the runtime's poller and its message wakes the attempt on the
+	// same thread, not another.
+	if err := syscall.SetNonblock(side.fd, true); err != nil {
+		fmt.Fprintf(os.Stderr, "grit: isolated handler's process: its socket %s=%d: %v\n", ChildEnv, side.fd, err)
+		os.Exit(2)
+	}
+	side.conn = os.NewFile(uintptr(side.fd), "grit-worker")
+	side.enc = gob.NewEncoder(side.conn)
 	if err := side.send(fromChild{Ready: e.kinds}); err != nil {
 		fmt.Fprintln(os.Stderr, "grit: isolated handler's process: tell the worker it is ready:", err)
 		os.Exit(2)
@@ -301,3 +306,12 @@ func (childStore) DeactivateWorker(context.Context, string) error    { return Er
 func (childStore) Workers(context.Context) ([]task.Worker, error)    { return nil, ErrChild }
 func (childStore) Now(context.Context) (time.Time, error)            { return time.Time{}, ErrChild }
 func (childStore) Close() error                                      { return nil }
+
+// A child's client may be asked to publish or subscribe before Start
+// (the client's Publisher): it says it cannot, as for the rest.
+func (childStore) Subscribe(context.Context, store.Subscription) error   { return ErrChild }
+func (childStore) Unsubscribe(context.Context, store.Subscription) error { return ErrChild }
+func (childStore) Subscriptions(context.Context, string) ([]store.Subscription, error) {
+	return nil, ErrChild
+}
+func (childStore) Publish(context.Context, []store.Event) ([]task.Task, error) { return nil, ErrChild }
