@@ -191,6 +191,8 @@ func (e *Engine) rescued(ends []gate.End) {
 			continue
 		}
 		e.stats.Rescued.Add(1)
-		e.emit(Event{Time: now, Task: applied(*x.Task, *x.Finish), Attempt: x.Finish.Attempt})
+		if e.cfg.OnEvent != nil { // the event is a copy of the task: made only for someone
+			e.emit(Event{Time: now, Task: applied(*x.Task, *x.Finish), Attempt: x.Finish.Attempt})
+		}
 	}
 }
