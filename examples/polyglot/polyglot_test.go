@@ -315,6 +315,15 @@ func TestEndToEnd(t *testing.T) {
 		if as := attempts(t, srv, ids["reject"]); len(as) > 0 && (as[0].GetDecision() != pb.Decision_DECISION_PERMANENT || as[0].GetError() != "the card was declined") {
 			t.Errorf("reject: %v, %q, want DECISION_PERMANENT, %q", as[0].GetDecision(), as[0].GetError(), "the card was declined")
 		}
+		// Its policy, whichever way the producer gave it (the Python one as
+		// RetryPolicy fields, the Node.js one as a string), is the same.
+		for _, action := range []string{"flaky", "reject"} {
+			resp, err := srv.tasks.Get(t.Context(), &pb.GetRequest{Id: ids[action]})
+			if r := resp.GetTask().GetRetryPolicy(); err != nil || resp.GetTask().GetPolicy() != "5 100ms 1s" || r.GetMaxAttempts() != 6 ||
+				r.GetBackoff().GetInitial().AsDuration() != 100*time.Millisecond || r.GetBackoff().GetMax().AsDuration() != time.Second {
+				t.Errorf("%s: policy %q, %v (%v), want 5 100ms 1s both ways", action, resp.GetTask().GetPolicy(), r, err)
+			}
+		}
 		if as := attempts(t, srv, ids["later"]); len(as) > 0 && as[0].GetDelay().AsDuration() != time.Second {
 			t.Errorf("later: snoozed for %v, want 1s", as[0].GetDelay().AsDuration())
 		}

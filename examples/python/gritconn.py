@@ -19,11 +19,12 @@ sys.path.insert(0, GEN)
 
 # The generated modules: grit.v1 for the API, google.rpc for the details
 # its errors carry. (google.protobuf comes from the protobuf package.)
+from google.protobuf.duration_pb2 import Duration  # noqa: E402
 from google.rpc import error_details_pb2, status_pb2  # noqa: E402
 from grit.v1 import grit_pb2 as pb  # noqa: E402
 from grit.v1 import grit_pb2_grpc as rpc  # noqa: E402
 
-__all__ = ["pb", "rpc", "connect", "reason", "enum_name"]
+__all__ = ["pb", "rpc", "connect", "reason", "enum_name", "duration"]
 
 
 def connect(server):
@@ -47,6 +48,13 @@ def reason(err):
             if detail.Unpack(info):
                 return f"{code} {info.reason} {dict(info.metadata)}: {err.details()}"
     return f"{code}: {err.details()}"
+
+
+def duration(seconds):
+    """Is a google.protobuf.Duration of seconds (a float)."""
+    d = Duration()
+    d.FromNanoseconds(int(seconds * 1e9))
+    return d
 
 
 def enum_name(enum, value):

@@ -18,11 +18,13 @@ import time
 
 import grpc
 
-from gritconn import connect, enum_name, pb, reason, rpc
+from gritconn import connect, duration, enum_name, pb, reason, rpc
 
 KIND = "example.job"
-# A retry policy: up to 5 retries, backing off from 100ms to 1s.
-QUICK_RETRIES = "5 100ms 1s"
+# A retry policy, given as fields: up to 5 retries (6 attempts), backing
+# off from 100ms up to 1s with full jitter: the string "5 100ms 1s", which
+# the Node.js producer sends instead.
+QUICK_RETRIES = pb.RetryPolicy(max_attempts=6, backoff=pb.Backoff(initial=duration(0.1), max=duration(1)))
 # The states a task does not leave.
 FINAL = {pb.TASK_STATE_SUCCESS, pb.TASK_STATE_FAILED, pb.TASK_STATE_DEAD_LETTER,
          pb.TASK_STATE_CANCELLED, pb.TASK_STATE_SKIPPED, pb.TASK_STATE_UPSTREAM_FAILED}
@@ -32,12 +34,12 @@ CALL_TIMEOUT = 10.0
 def demo(slow_seconds):
     """The demo set: (action, args, retry policy)."""
     return [
-        ("ok", {"action": "ok"}, ""),
+        ("ok", {"action": "ok"}, None),
         ("flaky", {"action": "flaky", "failures": 2}, QUICK_RETRIES),
         # Its policy would retry; the worker's PERMANENT failure does not.
         ("reject", {"action": "reject"}, QUICK_RETRIES),
-        ("later", {"action": "later", "seconds": 1}, ""),
-        ("slow", {"action": "slow", "seconds": slow_seconds}, ""),
+        ("later", {"action": "later", "seconds": 1}, None),
+        ("slow", {"action": "slow", "seconds": slow_seconds}, None),
     ]
 
 
@@ -45,7 +47,7 @@ def enqueue(tasks, metadata, slow_seconds):
     """Enqueues the demo set and returns (action, id) in its order."""
     out = []
     for action, args, policy in demo(slow_seconds):
-        new = pb.NewTask(kind=KIND, args=json.dumps(args).encode(), policy=policy,
+        new = pb.NewTask(kind=KIND, args=json.dumps(args).encode(), retry_policy=policy,
                          idempotency_key=f"demo-{action}")
         resp = tasks.Enqueue(pb.EnqueueRequest(task=new), metadata=metadata, timeout=CALL_TIMEOUT)
         print(f"enqueued {action} {resp.task.id}" + (" existed" if resp.existed else ""), flush=True)

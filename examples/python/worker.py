@@ -35,9 +35,8 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 
 import grpc
-from google.protobuf.duration_pb2 import Duration
 
-from gritconn import connect, enum_name, pb, reason, rpc
+from gritconn import connect, duration, enum_name, pb, reason, rpc
 
 KIND = "example.job"
 # How long a Claim waits for a task when none is due. A stop asked for
@@ -46,12 +45,6 @@ KIND = "example.job"
 CLAIM_WAIT = 5.0
 # How long any other call may take.
 CALL_TIMEOUT = 10.0
-
-
-def duration(seconds):
-    d = Duration()
-    d.FromNanoseconds(int(seconds * 1e9))
-    return d
 
 
 _print_lock = threading.Lock()
