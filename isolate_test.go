@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -448,5 +449,36 @@ func TestChildClientRefusesClearly(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a child opened the store: %v", entries)
+	}
+}
+
+// TestIsolatedChildrenWarmAtStart: Isolation.Warm starts children with
+// the worker, before any task: the first attempts find them ready.
+func TestIsolatedChildrenWarmAtStart(t *testing.T) {
+	c := openIsolated(t, grit.Isolation{Warm: 2})
+	startClient(t, c)
+	warm := childrenOf(t, os.Getpid())
+	if len(warm) != 2 {
+		t.Fatalf("children %v when Start returned, want two, ready", warm)
+	}
+	for range 3 {
+		waitTaskFor(t, c, enqueueKind(t, c, "iso.noop", struct{}{}), task.Success, 30*time.Second)
+	}
+	if now := childrenOf(t, os.Getpid()); len(now) != 2 || !slices.Equal(slices.Sorted(slices.Values(now)), slices.Sorted(slices.Values(warm))) {
+		t.Errorf("children %v after three tasks one after the other, want the warm ones, %v", now, warm)
+	}
+}
+
+// TestIsolatedWarmChildThatCannotStartFailsStart: a warm child that
+// cannot start fails Start, saying why, before anything is done in the
+// store.
+func TestIsolatedWarmChildThatCannotStartFailsStart(t *testing.T) {
+	c := openIsolated(t, grit.Isolation{Warm: 1, Command: []string{"/bin/sh", "-c", "echo no main here >&2; exit 4"}})
+	err := c.Start(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "exited with status 4: no main here") || !strings.Contains(err.Error(), "grit.IsChild") {
+		t.Fatalf("Start: %v, want it to fail saying how the child ended", err)
+	}
+	if ws, _ := c.Store().Workers(context.Background()); len(ws) != 0 {
+		t.Errorf("a failed Start registered %v", ws)
 	}
 }

@@ -57,6 +57,12 @@ type Isolation struct {
 	// MaxAttempts, when positive, retires a child after that many
 	// attempts, so that what a handler leaks is given back.
 	MaxAttempts int
+	// Warm is how many children Start starts ahead of work (at most
+	// Concurrency), so that the first isolated attempts do not wait for a
+	// child's start; Start returns once they are ready, and fails if one
+	// cannot start, saying why. 0: each starts when an attempt first
+	// needs it; the pool then keeps it.
+	Warm int
 	// StartTimeout bounds a child's start, until it is ready for work;
 	// default 30s.
 	StartTimeout time.Duration
@@ -67,8 +73,8 @@ type Isolation struct {
 }
 
 func (i Isolation) validate() error {
-	if i.MemoryLimit < 0 || i.MaxAttempts < 0 || i.StartTimeout < 0 {
-		return errors.New("engine: isolation: negative memory limit, attempts or start timeout")
+	if i.MemoryLimit < 0 || i.MaxAttempts < 0 || i.StartTimeout < 0 || i.Warm < 0 {
+		return errors.New("engine: isolation: negative memory limit, attempts, warm children or start timeout")
 	}
 	return nil
 }
@@ -242,10 +248,38 @@ func (p *childPool) get(ctx context.Context) (*child, error) {
 	}
 }
 
+// warm starts n children at once and makes them idle; the first error
+// of a start, if any, once every start has ended.
+func (p *childPool) warm(ctx context.Context, n int) error {
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			c, err := p.start(ctx)
+			if err == nil {
+				p.keep(c)
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range n {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
 // put gives a child back after an attempt that ended well; it is retired
 // instead after its MaxAttempts, or once the pool is closed.
 func (p *childPool) put(c *child) {
 	c.attempts++
+	p.keep(c)
+}
+
+// keep makes a child idle, or retires it after its MaxAttempts or once
+// the pool is closed.
+func (p *childPool) keep(c *child) {
 	p.mu.Lock()
 	if (p.cfg.MaxAttempts > 0 && c.attempts >= p.cfg.MaxAttempts) || p.closed() {
 		p.mu.Unlock()

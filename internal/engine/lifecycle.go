@@ -28,6 +28,16 @@ func (e *Engine) Start(ctx context.Context) error {
 	if e.child != nil {
 		e.serveChild() // does not return: the process ends with its work
 	}
+	if e.children != nil {
+		// Before the worker registers: a child that cannot start fails
+		// Start with nothing done in the store.
+		if err := e.children.warm(ctx, min(e.cfg.Isolation.Warm, e.cfg.Concurrency)); err != nil {
+			e.children.close()
+			e.children = newChildPool(e, e.cfg.Isolation)
+			e.started.Store(false)
+			return fmt.Errorf("engine: warm the isolated handlers' children: %w", err)
+		}
+	}
 	e.runCtx, e.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	e.completeCtx, e.abandon = context.WithCancel(context.WithoutCancel(ctx))
 	if err := e.register(ctx); err != nil {

@@ -12,15 +12,9 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// The isolated workload's kinds, whose handlers its children register
-// too (RegisterIsolated): the no-op tasks it times, and the tasks that
-// warm its slots first, each holding its child a while so that every
-// slot starts one.
-const (
-	IsolatedKind = "noop-isolated"
-	warmKind     = "noop-isolated-warm"
-	warmHold     = 200 * time.Millisecond
-)
+// IsolatedKind is the isolated workload's kind, whose handler its
+// children register too (RegisterIsolated): a no-op.
+const IsolatedKind = "noop-isolated"
 
 // RegisterIsolated registers the isolated workload's handlers on e,
 // isolated: on the benchmark's engine, which runs them in children, and
@@ -28,24 +22,7 @@ const (
 func RegisterIsolated(e *engine.Engine) error { return registerNoops(e, true) }
 
 func registerNoops(e *engine.Engine, isolate bool) error {
-	hold := func(ctx context.Context, _ *task.Task) error {
-		select {
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-time.After(warmHold):
-			return nil
-		}
-	}
-	for _, h := range []engine.Handler{
-		{Kind: IsolatedKind, Fn: func(context.Context, *task.Task) error { return nil }},
-		{Kind: warmKind, Fn: hold},
-	} {
-		h.Isolate = isolate
-		if err := e.Register(h); err != nil {
-			return err
-		}
-	}
-	return nil
+	return e.Register(engine.Handler{Kind: IsolatedKind, Fn: func(context.Context, *task.Task) error { return nil }, Isolate: isolate})
 }
 
 // IsolatedWork is what an isolated no-op attempt costs against an
@@ -85,11 +62,11 @@ func isolatedWork(ctx context.Context, open Opener, cfg Config, r *Result) error
 	return nil
 }
 
-// timeNoops starts an engine with the workload's handlers, isolated or
-// not, at IsolatedSlots; warms its slots with a task each
-// that holds its child a while, so that every slot has started one
-// (children, how many); then times Isolated no-op tasks from their
-// enqueue until the last has succeeded.
+// timeNoops starts an engine with the workload's handler, isolated or
+// not, at IsolatedSlots, isolated with a warm child for each slot
+// (Isolation.Warm; children, how many were started); works a round of a
+// task a slot; then times Isolated no-op tasks from their enqueue until
+// the last has succeeded.
 func timeNoops(ctx context.Context, open Opener, cfg Config, isolated bool) (took time.Duration, children int, err error) {
 	err = withStore(open, func(st store.Store) error {
 		var finished atomic.Int64
@@ -101,6 +78,9 @@ func timeNoops(ctx context.Context, open Opener, cfg Config, isolated bool) (too
 			}
 		})
 		ec.Isolation.Command = cfg.Child
+		if isolated {
+			ec.Isolation.Warm = cfg.IsolatedSlots // every slot has a ready child when Start returns
+		}
 		e, err := engine.New(ec)
 		if err != nil {
 			return err
@@ -125,19 +105,12 @@ func timeNoops(ctx context.Context, open Opener, cfg Config, isolated bool) (too
 			}
 			return nil
 		}
-		// The claims of a round may be spread out, and its children
-		// reused: rounds go on until every slot has its child, or one
-		// starts none.
-		for range 10 {
-			started := e.Stats().ChildStarts.Load()
-			if err := round(warmKind, cfg.IsolatedSlots); err != nil {
-				return fmt.Errorf("warm up: %w", err)
-			}
-			children = int(e.Stats().ChildStarts.Load())
-			if !isolated || children >= cfg.IsolatedSlots || int64(children) == started {
-				break
-			}
+		// A round of each slot's worth warms the engine and the store
+		// alike, both ways.
+		if err := round(IsolatedKind, cfg.IsolatedSlots); err != nil {
+			return fmt.Errorf("warm up: %w", err)
 		}
+		children = int(e.Stats().ChildStarts.Load())
 		begin := time.Now()
 		if err := round(IsolatedKind, cfg.Isolated); err != nil {
 			return err
