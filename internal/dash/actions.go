@@ -135,16 +135,20 @@ func (d *Dashboard) actDeadLetters(w http.ResponseWriter, r *http.Request, v who
 	detail := ""
 	if rate > 0 {
 		detail = fmt.Sprintf("ramped: %g a second", rate)
-		// A ramp outlives the request: it goes on in the background, and
-		// the audit log says so at its start.
-		go func() {
-			ctx := context.WithoutCancel(r.Context())
-			b, err := ops.ActAll(ctx, d.cfg.Store, f, a, rate, nil)
-			d.record(ctx, v, string(a)+" (ramp ended)", target, b.Changed, fmt.Sprintf("matched %d, skipped %d", b.Matched, b.Skipped))
-			if err != nil {
+		// A ramp outlives the request: it goes on in the background, until
+		// it has replayed them all or the dashboard closes, and the audit
+		// log says so at its start and its end.
+		d.ramps.wg.Go(func() {
+			b, err := ops.ActAll(d.ramps.ctx, d.cfg.Store, f, a, rate, nil)
+			end := "ramp ended"
+			if d.ramps.ctx.Err() != nil {
+				end = "ramp stopped: the dashboard closed; the rest are dead letters still"
+			} else if err != nil {
 				d.cfg.Logger.Error("a ramped replay stopped", "fingerprint", fp, "err", err)
+				end = "ramp stopped: " + err.Error()
 			}
-		}()
+			d.record(context.Background(), v, string(a)+" ("+end+")", target, b.Changed, fmt.Sprintf("matched %d, skipped %d", b.Matched, b.Skipped))
+		})
 		d.record(r.Context(), v, string(a)+" (ramp started)", target, 0, detail)
 		back(w, r, "/dead-letters", fmt.Sprintf("replaying %s at %g a second", target, rate))
 		return nil

@@ -72,6 +72,13 @@ type Dashboard struct {
 	counts  *cached[[]store.QueueCount]
 	series  *cached[[]store.AttemptBucket]
 	letters *cached[[]store.DeadLetterGroup]
+	// ramps are the ramped replays going on in the background; Close
+	// stops them and waits for them.
+	ramps struct {
+		ctx  context.Context
+		stop context.CancelFunc
+		wg   sync.WaitGroup
+	}
 }
 
 // New makes a dashboard.
@@ -98,6 +105,7 @@ func New(cfg Config) (*Dashboard, error) {
 		return nil, err
 	}
 	d := &Dashboard{cfg: cfg, sess: sess}
+	d.ramps.ctx, d.ramps.stop = context.WithCancel(context.Background())
 	if d.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
@@ -151,7 +159,11 @@ func (d *Dashboard) ServeListener(ctx context.Context, l net.Listener) error {
 }
 
 // Close ends the live updates of open pages.
-func (d *Dashboard) Close() { d.live.close() }
+func (d *Dashboard) Close() {
+	d.live.close()
+	d.ramps.stop()
+	d.ramps.wg.Wait()
+}
 
 // handler is a page or an action: it gets the visitor, and returns an
 // error to show.

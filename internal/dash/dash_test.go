@@ -238,3 +238,45 @@ func TestBulkActionsTakeEveryMatchingTask(t *testing.T) {
 		t.Errorf("audit log %+v (%v), want the cancel and the retry of 1200 tasks each", log, err)
 	}
 }
+
+// TestCloseStopsARampedReplay: a ramped replay goes on after its request,
+// but not after the dashboard: Close stops it and waits for it, and the
+// audit log says where it stopped.
+func TestCloseStopsARampedReplay(t *testing.T) {
+	st := openStore(t)
+	ctx := context.Background()
+	var nts []store.NewTask
+	for range 5 {
+		nts = append(nts, store.NewTask{Kind: "refund"})
+	}
+	if _, err := st.Enqueue(ctx, nts); err != nil {
+		t.Fatal(err)
+	}
+	endAll(t, st, "refund", task.DeadLetter)
+	d, err := dash.New(dash.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(d)
+	defer srv.Close()
+	_, page := get(t, srv.Client(), srv.URL+"/dead-letters")
+	code, body := post(t, srv.Client(), srv.URL+"/dead-letters/act", url.Values{"action": {"replay"}, "fingerprint": {""}, "rate": {"0.5"}, "csrf": {csrfIn(t, page)}})
+	if code != http.StatusOK || !strings.Contains(body, "at 0.5 a second") {
+		t.Fatalf("a ramped replay: %d\n%s", code, body)
+	}
+	closed := make(chan struct{})
+	go func() { d.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second): // the ramp alone would take 8s
+		t.Fatal("Close did not return while a ramp went on")
+	}
+	log, err := st.AuditLog(ctx, 0, 0)
+	if err != nil || len(log) != 2 || !strings.Contains(log[0].Action, "ramp stopped: the dashboard closed") || log[0].Count >= 5 {
+		t.Fatalf("audit log %+v (%v), want the ramp's start, then its stop with fewer than 5 replayed", log, err)
+	}
+	left, err := st.ListTasks(ctx, store.Filter{States: []task.State{task.DeadLetter}})
+	if err != nil || len(left) != 5-log[0].Count {
+		t.Errorf("%d dead letters left (%v) after %d replayed, want the rest", len(left), err, log[0].Count)
+	}
+}

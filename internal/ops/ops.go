@@ -112,7 +112,9 @@ func ActAll(ctx context.Context, st store.Store, f store.Filter, a store.Action,
 				}
 			}
 			b.Matched++
-			_, err := st.Act(ctx, t.ID, a)
+			// An act begun is finished, and counted: ctx ending stops the
+			// run between acts, so that what it reports is what it did.
+			_, err := st.Act(context.WithoutCancel(ctx), t.ID, a)
 			var moved *task.StateError
 			switch {
 			case err == nil:
