@@ -145,7 +145,7 @@ func (d *Dashboard) ServeListener(ctx context.Context, l net.Listener) error {
 	go func() {
 		defer close(done)
 		<-ctx.Done()
-		d.live.close() // ends the streams, which Shutdown would wait for
+		d.Close() // ends the streams, which Shutdown would wait for, and stops the ramps
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
@@ -158,7 +158,9 @@ func (d *Dashboard) ServeListener(ctx context.Context, l net.Listener) error {
 	return fmt.Errorf("dashboard: %w", err)
 }
 
-// Close ends the live updates of open pages.
+// Close ends the live updates of open pages, and stops the ramped
+// replays between two replays and waits for them (each records where it
+// stopped). ServeListener closes the dashboard when its context ends.
 func (d *Dashboard) Close() {
 	d.live.close()
 	d.ramps.stop()
