@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -144,22 +145,32 @@ func TestArgsThatDoNotDecodeFailAtOnce(t *testing.T) {
 	}
 }
 
+// TestSnooze: a snooze uses no attempt, and the sensor's attempt counts
+// its snoozes (Attempt.Snoozes), so it can tell its looks apart.
 func TestSnooze(t *testing.T) {
 	c := open(t)
 	var mu sync.Mutex
-	calls := 0
-	grit.Handle(c, "sensor", func(context.Context, struct{}) error {
+	var seen []int
+	grit.Handle(c, "sensor", func(ctx context.Context, _ struct{}) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if calls++; calls < 3 {
+		a, _ := grit.AttemptFrom(ctx)
+		seen = append(seen, a.Snoozes)
+		if a.Snoozes < 2 {
 			return grit.Snooze(10 * time.Millisecond)
 		}
 		return nil
 	}, grit.HandlerConfig{Policy: "never"})
 	startClient(t, c)
 	tk, _ := c.Enqueue(context.Background(), "sensor", struct{}{})
-	if got := waitTask(t, c, tk.ID, task.Success); got.Attempt != 1 {
-		t.Errorf("attempt %d, want 1: snoozes use no attempt", got.Attempt)
+	got := waitTask(t, c, tk.ID, task.Success)
+	if got.Attempt != 1 || got.Snoozes != 2 {
+		t.Errorf("attempt %d, %d snoozes; want 1 and 2: snoozes use no attempt, and are counted", got.Attempt, got.Snoozes)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(seen, []int{0, 1, 2}) {
+		t.Errorf("the handler saw %v snoozes, want 0, 1, 2", seen)
 	}
 }
 

@@ -199,6 +199,9 @@ func (f Finish) Applied(t task.Task, now time.Time) task.Task {
 	if f.Deferred {
 		t.Deferrals++
 	}
+	if f.State == task.Sensing {
+		t.Snoozes++
+	}
 	t.LastError, t.Fingerprint, t.Streak, t.PrevDelay = f.Error, f.Fingerprint, f.Streak, f.PrevDelay
 	t.LeaseOwner, t.LeaseExpires, t.AttemptTrace = "", time.Time{}, f.Trace
 	return t

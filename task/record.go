@@ -41,6 +41,10 @@ type Task struct {
 	// Deferrals counts the attempts that ended in resource pressure and
 	// were deferred; they are not counted in Attempt (see retry.Policy).
 	Deferrals int `json:"deferrals,omitempty"`
+	// Snoozes counts the attempts that ended in a snooze (SENSING): given
+	// back, they are not counted in Attempt, so a sensor tells from this
+	// whether it looked before.
+	Snoozes int `json:"snoozes,omitempty"`
 
 	IdempotencyKey string    `json:"idempotency_key,omitempty"`
 	CreatedAt      time.Time `json:"created_at"`

@@ -686,6 +686,10 @@ type Task struct {
 	// and a FULL List's hold args; EnqueueBatch's, Publish's and Report's
 	// (tasks the caller sent or holds) leave them out.
 	ArgsOmitted bool `protobuf:"varint,34,opt,name=args_omitted,json=argsOmitted,proto3" json:"args_omitted,omitempty"`
+	// snoozes counts the attempts that ended in a snooze (Snooze): they
+	// give their attempt back, so attempt does not count them, and a
+	// sensor claimed again tells from this that it looked before.
+	Snoozes int64 `protobuf:"varint,35,opt,name=snoozes,proto3" json:"snoozes,omitempty"`
 	// poison_after is how many identical failures in a row make the task
 	// DEAD_LETTER; 0 is the policy's.
 	PoisonAfter int64 `protobuf:"varint,11,opt,name=poison_after,json=poisonAfter,proto3" json:"poison_after,omitempty"`
@@ -859,6 +863,13 @@ func (x *Task) GetArgsOmitted() bool {
 		return x.ArgsOmitted
 	}
 	return false
+}
+
+func (x *Task) GetSnoozes() int64 {
+	if x != nil {
+		return x.Snoozes
+	}
+	return 0
 }
 
 func (x *Task) GetPoisonAfter() int64 {
@@ -5284,7 +5295,7 @@ var File_grit_v1_grit_proto protoreflect.FileDescriptor
 
 const file_grit_v1_grit_proto_rawDesc = "" +
 	"\n" +
-	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\xcc\t\n" +
+	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\xe6\t\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\x03R\x05runId\x12\x12\n" +
@@ -5298,7 +5309,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x06policy\x18\n" +
 	" \x01(\tR\x06policy\x127\n" +
 	"\fretry_policy\x18! \x01(\v2\x14.grit.v1.RetryPolicyR\vretryPolicy\x12!\n" +
-	"\fargs_omitted\x18\" \x01(\bR\vargsOmitted\x12!\n" +
+	"\fargs_omitted\x18\" \x01(\bR\vargsOmitted\x12\x18\n" +
+	"\asnoozes\x18# \x01(\x03R\asnoozes\x12!\n" +
 	"\fpoison_after\x18\v \x01(\x03R\vpoisonAfter\x123\n" +
 	"\atimeout\x18\f \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12/\n" +
 	"\x05grace\x18\r \x01(\v2\x19.google.protobuf.DurationR\x05grace\x12\x18\n" +

@@ -27,7 +27,7 @@ func toTask(t task.Task, withArgs bool) *pb.Task {
 		LastError: t.LastError, Fingerprint: t.Fingerprint, Streak: int64(t.Streak),
 		IdempotencyKey: t.IdempotencyKey, CreatedAt: ts(t.CreatedAt),
 		FirstStartedAt: ts(t.FirstStartedAt), FinishedAt: ts(t.FinishedAt),
-		Tenant: t.Tenant, Deferrals: int64(t.Deferrals),
+		Tenant: t.Tenant, Deferrals: int64(t.Deferrals), Snoozes: int64(t.Snoozes),
 	}
 	if t.Timeout == task.AutoTimeout {
 		out.Timeout, out.AutoTimeout = nil, true

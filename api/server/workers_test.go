@@ -340,6 +340,10 @@ func TestSnoozeAndRelease(t *testing.T) {
 		t.Fatalf("snoozed %v: want SENSING with the attempt not counted", s.GetTask())
 	}
 
+	if s.GetTask().GetSnoozes() != 1 || h.get(t, a.GetId()).GetSnoozes() != 1 {
+		t.Errorf("snoozed %v: want its snooze counted", s.GetTask())
+	}
+
 	b := h.enqueue(t, &pb.NewTask{Kind: "k"})
 	c = h.claimOne(t, "w", "k")
 	if c.GetId() != b.GetId() {

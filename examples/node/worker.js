@@ -75,7 +75,6 @@ function usage(problem) {
 
 class Worker {
   constructor(client, id, leaseMs) {
-    this.tasks = client.tasks;
     this.workers = client.workers;
     this.id = id;
     this.leaseMs = leaseMs;
@@ -197,7 +196,10 @@ class Worker {
         return fail('ERROR_CLASS_PERMANENT', 'the card was declined');
       case 'later': {
         const ms = seconds(args.seconds);
-        if (await this.snoozedBefore(task)) {
+        // A snooze gives its attempt back: the task comes back at the
+        // same attempt number, and snoozes counts its looks, whichever
+        // worker made them.
+        if (Number(task.snoozes) > 0) {
           return complete();
         }
         return { snooze: { delay: grit.duration(ms) } };
@@ -213,17 +215,6 @@ class Worker {
           `args: action ${JSON.stringify(args.action ?? null)} is not known: want ok, flaky, reject, later or slow`,
         );
     }
-  }
-
-  // snoozedBefore says whether the task was snoozed before. The claimed
-  // task does not say so: a snooze gives its attempt back, so the task is
-  // claimed again at the same attempt number, and what does change
-  // (next_at, first_started_at) changes as much when a dead worker's task
-  // is taken over. Its attempts do say so: the snooze is recorded as an
-  // attempt whose outcome is SNOOZED, whichever worker made it.
-  async snoozedBefore(task) {
-    const { attempts } = await grit.withRetries(() => this.tasks.Attempts({ task_id: task.id }));
-    return attempts.some((a) => a.outcome === 'ATTEMPT_OUTCOME_SNOOZED');
   }
 
   // report sends a task's end with Complete, Fail or Snooze, under the

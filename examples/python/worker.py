@@ -76,7 +76,6 @@ class Worker:
     def __init__(self, server, worker_id, lease, concurrency):
         channel, self.metadata = connect(server)
         self.workers = rpc.WorkersServiceStub(channel)
-        self.tasks = rpc.TasksServiceStub(channel)
         self.id, self.lease, self.concurrency = worker_id, lease, concurrency
         self.stopping = threading.Event()
         # held maps the lease token of each task being worked to its Lease
@@ -193,23 +192,15 @@ class Worker:
             return permanent("the card was declined")
         if action == "later":
             seconds = number(args, "seconds")
-            if self.snoozed_before(task):
+            # A snooze gives its attempt back: the task comes back at the
+            # same attempt number, and snoozes counts its looks, whichever
+            # worker made them.
+            if task.snoozes > 0:
                 return pb.Completed(output="ready after the snooze")
             return pb.Snoozed(delay=duration(seconds))
         if action == "slow":
             return self.slow(number(args, "seconds"), lost)
         raise BadArgs(f"unknown action {json.dumps(action)}: want ok, flaky, reject, later or slow")
-
-    def snoozed_before(self, task):
-        """Tells whether the task was snoozed before. A claimed Task does
-        not say: a snooze gives its attempt back, so the claim after it
-        has the same attempt number as the one before, and no field counts
-        snoozes. The task's attempts do: each snooze is recorded as an
-        attempt with outcome SNOOZED. (Memory of this process would not
-        do: another worker may have snoozed the task.)"""
-        attempts = self.tasks.Attempts(pb.AttemptsRequest(task_id=task.id),
-                                       metadata=self.metadata, timeout=CALL_TIMEOUT).attempts
-        return any(a.outcome == pb.ATTEMPT_OUTCOME_SNOOZED for a in attempts)
 
     def slow(self, seconds, lost):
         """Works for seconds in small steps, giving up when the lease is

@@ -139,6 +139,9 @@ func printTaskFields(out io.Writer, t task.Task) {
 	fmt.Fprintf(w, "kind\t%s\n", t.Kind)
 	fmt.Fprintf(w, "state\t%s\n", t.State)
 	fmt.Fprintf(w, "attempts\t%d\n", t.Attempt)
+	if t.Snoozes > 0 {
+		fmt.Fprintf(w, "snoozes\t%d (not counted in attempts)\n", t.Snoozes)
+	}
 	if t.Deferrals > 0 {
 		fmt.Fprintf(w, "deferrals\t%d (resource pressure; not counted in attempts)\n", t.Deferrals)
 	}

@@ -41,6 +41,7 @@ type taskJSON struct {
 	Fingerprint    string          `json:"fingerprint"`
 	Streak         int             `json:"streak"`
 	Deferrals      int             `json:"deferrals"`
+	Snoozes        int             `json:"snoozes"`
 	IdempotencyKey string          `json:"idempotency_key"`
 	CreatedAt      *time.Time      `json:"created_at"`
 	FirstStartedAt *time.Time      `json:"first_started_at"`
@@ -54,7 +55,7 @@ func taskView(t task.Task) taskJSON {
 		TimeoutMS: max(t.Timeout, 0).Milliseconds(), AutoTimeout: t.Timeout == task.AutoTimeout, GraceMS: t.Grace.Milliseconds(), Attempt: t.Attempt,
 		NextAt: timeOrNull(t.NextAt), PrevDelayMS: t.PrevDelay.Milliseconds(),
 		LeaseOwner: t.LeaseOwner, LeaseToken: t.LeaseToken, LeaseExpires: timeOrNull(t.LeaseExpires),
-		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, Deferrals: t.Deferrals,
+		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, Deferrals: t.Deferrals, Snoozes: t.Snoozes,
 		IdempotencyKey: t.IdempotencyKey, CreatedAt: timeOrNull(t.CreatedAt), FirstStartedAt: timeOrNull(t.FirstStartedAt), FinishedAt: timeOrNull(t.FinishedAt),
 	}
 	if t.RunID != 0 {
@@ -140,7 +141,7 @@ func fromPB(t *pb.Task) task.Task {
 		NextAt: pbTime(t.GetNextAt()), PrevDelay: t.GetPrevDelay().AsDuration(),
 		LeaseOwner: t.GetLeaseOwner(), LeaseToken: t.GetLeaseToken(), LeaseExpires: pbTime(t.GetLeaseExpires()),
 		LastError: t.GetLastError(), Fingerprint: t.GetFingerprint(), Streak: int(t.GetStreak()),
-		Deferrals: int(t.GetDeferrals()), IdempotencyKey: t.GetIdempotencyKey(), CreatedAt: pbTime(t.GetCreatedAt()),
+		Deferrals: int(t.GetDeferrals()), Snoozes: int(t.GetSnoozes()), IdempotencyKey: t.GetIdempotencyKey(), CreatedAt: pbTime(t.GetCreatedAt()),
 		FirstStartedAt: pbTime(t.GetFirstStartedAt()), FinishedAt: pbTime(t.GetFinishedAt()),
 	}
 	if t.GetAutoTimeout() && t.GetTimeout() == nil {

@@ -140,7 +140,7 @@ func (e *Engine) callHandler(ctx context.Context, a *inflight, h *Handler) (outc
 	rec.tenant = a.t.Tenant
 	a.actx = attemptCtx{Context: ctx, rec: rec, e: e, a: a,
 		info: HandlerAttempt{TaskID: t.ID, Number: t.Attempt, LeaseToken: t.LeaseToken, Worker: e.cfg.WorkerID,
-			Timeout: timeout, TimeoutSource: source}}
+			Timeout: timeout, TimeoutSource: source, Snoozes: t.Snoozes}}
 	ctx = &a.actx
 	if timeout > 0 {
 		var cancel context.CancelFunc

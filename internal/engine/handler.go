@@ -60,6 +60,9 @@ type HandlerAttempt struct {
 	// from: "task", "handler" or how an auto timeout was chosen.
 	Timeout       time.Duration
 	TimeoutSource string
+	// Snoozes is how many times the task snoozed before (grit.Snooze):
+	// a sensor's attempt number stays the same, and this counts its looks.
+	Snoozes int
 }
 
 type attemptKey struct{}

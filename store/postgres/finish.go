@@ -185,6 +185,7 @@ const finishTasksSQL = `WITH f AS (
 		next_at = CASE WHEN f.state IN ('READY', 'RETRYING', 'SENSING') THEN coalesce(f.next_at, now()) END,
 		finished_at = CASE WHEN f.state IN ('READY', 'RETRYING', 'SENSING') THEN NULL ELSE now() END,
 		attempt = greatest(t.attempt - f.refund, 0), deferrals = t.deferrals + f.deferred, last_error = f.error,
+		snoozes = t.snoozes + (f.state = 'SENSING')::int,
 		fingerprint = f.fingerprint, streak = f.streak, prev_delay_ns = f.prev_delay_ns,
 		lease_owner = '', lease_expires = NULL, started_at = NULL, attempt_trace = f.trace
 	FROM f JOIN $S.tasks o ON o.id = f.id

@@ -183,6 +183,7 @@ func endTasksSQL(rows int) string {
 AS (` + valuesSQL(rows, endTaskCols) + `)
 UPDATE tasks SET state = f.state, next_at = f.next_at,
 	attempt = max(tasks.attempt - f.refund, 0), deferrals = tasks.deferrals + f.deferred, last_error = f.error,
+	snoozes = tasks.snoozes + (f.state = 'SENSING'),
 	fingerprint = f.fingerprint, streak = f.streak, prev_delay = f.prev_delay,
 	finished_at = f.finished_at, lease_owner = '', lease_expires = NULL, started_at = NULL, attempt_trace = f.trace
 FROM f

@@ -176,6 +176,28 @@ var finishTests = map[string]func(*testing.T, *harness){
 			t.Errorf("after success: %+v, want SUCCESS, attempt 2, 2 deferrals", got)
 		}
 	},
+	"SnoozesAreCounted": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		for n := 0; n < 2; n++ {
+			c := h.take("k")
+			if c.Attempt != 1 || c.Snoozes != n {
+				t.Fatalf("claim %d: %+v, want attempt 1 after %d snoozes", n+1, c, n)
+			}
+			h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Sensing, NextAt: h.now(), Refund: true,
+				Attempt: task.Attempt{Outcome: task.OutcomeSnoozed}})
+		}
+		c := h.take("k")
+		if c.Snoozes != 2 || c.Attempt != 1 {
+			t.Fatalf("claimed after two snoozes: %+v, want attempt 1, 2 snoozes", c)
+		}
+		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Failed, Error: "boom"})
+		if got := h.get(c.ID); got.Snoozes != 2 {
+			t.Errorf("after a failure: %+v, want the 2 snoozes kept", got)
+		}
+		if got := h.act(c.ID, store.ActRetry); got.Snoozes != 0 {
+			t.Errorf("retried %+v, want its snoozes anew", got)
+		}
+	},
 	"DeadLetterStops": func(t *testing.T, h *harness) {
 		h.enqueue(job("k"))
 		c := h.endKind("k", task.DeadLetter)
