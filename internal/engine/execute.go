@@ -148,7 +148,7 @@ func (e *Engine) callHandler(ctx context.Context, a *inflight, h *Handler) (outc
 		defer cancel()
 	}
 	o := outcome{started: e.storeNow(), timeout: timeout, timeoutSource: source}
-	a.w = watched{ctx: ctx, began: o, grace: e.graceFor(t)}
+	a.w = watched{ctx: ctx, began: o, grace: e.graceFor(h, t)}
 	a.watched = &a.w
 	e.watch.Lock()
 	e.watch.running[a] = struct{}{}
@@ -244,8 +244,8 @@ func (e *Engine) abandonStuck(a *inflight) {
 // graceFor is how long after its context ends a handler may still return.
 // A process task, and an isolated handler's process, gets its own
 // SIGTERM grace on top.
-func (e *Engine) graceFor(t *task.Task) time.Duration {
-	if h := e.handlers[t.Kind]; t.Kind != task.KindExec && (h == nil || !h.Isolate) {
+func (e *Engine) graceFor(h *Handler, t *task.Task) time.Duration {
+	if t.Kind != task.KindExec && !h.Isolate {
 		return e.cfg.StuckGrace
 	}
 	return childGrace(t) + e.cfg.StuckGrace
