@@ -83,7 +83,7 @@ func testCatch(t *testing.T, st store.Store) {
 		out.Task.ID:  {Task: out.Task.ID, Kind: "charge_card", Error: "gateway busy", Attempts: 3},
 	}
 	// The catch tasks were inserted with the failures: they are there now.
-	refunds, err := st.ListTasks(ctx, store.Filter{Kind: "refund"})
+	refunds, err := st.ListTasks(ctx, task.Filter{Kind: "refund"})
 	if err != nil || len(refunds) != 2 {
 		t.Fatalf("catch tasks %+v (%v), want 2: one for each FAILED task, none for the dead letter", refunds, err)
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/grit-run/grit"
 	"github.com/grit-run/grit/fsm"
 	"github.com/grit-run/grit/retry"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -153,7 +152,7 @@ func TestMachineFailureNextAndDeadLetter(t *testing.T) {
 				t.Errorf("a dead-lettered state: %+v, want held entering authorized with capture waiting", in)
 			}
 			poisonUntil.Store(false)
-			if _, err := c.Store().Act(ctx, in.Entering.Task, store.ActReplay); err != nil {
+			if _, err := c.Store().Act(ctx, in.Entering.Task, task.ActReplay); err != nil {
 				t.Fatal(err)
 			}
 			in = waitInstance(t, c, "poison", func(in grit.Instance) bool { return in.State == "captured" })
@@ -175,7 +174,7 @@ func getTask(t *testing.T, c *grit.Client, id int64) task.Task {
 
 func kindTasks(t *testing.T, c *grit.Client, kind string) []task.Task {
 	t.Helper()
-	ts, err := c.Store().ListTasks(context.Background(), store.Filter{Kind: kind})
+	ts, err := c.Store().ListTasks(context.Background(), task.Filter{Kind: kind})
 	if err != nil {
 		t.Fatal(err)
 	}

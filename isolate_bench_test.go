@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/grit-run/grit"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -51,9 +50,9 @@ func runNoops(b *testing.B, c *grit.Client, kind string, n int) {
 	ctx := context.Background()
 	var last int64
 	for done := 0; done < n; done += 500 {
-		ts := make([]store.NewTask, min(500, n-done))
+		ts := make([]task.NewTask, min(500, n-done))
 		for i := range ts {
-			ts[i] = store.NewTask{Kind: kind, Args: []byte("{}")}
+			ts[i] = task.NewTask{Kind: kind, Args: []byte("{}")}
 		}
 		got, err := c.Store().Enqueue(ctx, ts)
 		if err != nil {
@@ -74,7 +73,7 @@ func runNoops(b *testing.B, c *grit.Client, kind string, n int) {
 			time.Sleep(time.Millisecond)
 			continue
 		}
-		left, err := c.Store().ListTasks(ctx, store.Filter{Kind: kind, States: []task.State{task.Ready, task.Running, task.Retrying}, Limit: 1})
+		left, err := c.Store().ListTasks(ctx, task.Filter{Kind: kind, States: []task.State{task.Ready, task.Running, task.Retrying}, Limit: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/grit-run/grit"
 	"github.com/grit-run/grit/retry"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -296,7 +295,7 @@ func TestIsolatedHandlerHasItsContext(t *testing.T) {
 	if _, err := fmt.Sscanf(res, want, &pid); err != nil || pid == os.Getpid() {
 		t.Errorf("the step's result %q, want %q from another process than the worker (%d)", res, want, os.Getpid())
 	}
-	deliveries, err := c.Store().ListTasks(context.Background(), store.Filter{Kind: "iso.noop"})
+	deliveries, err := c.Store().ListTasks(context.Background(), task.Filter{Kind: "iso.noop"})
 	if err != nil || len(deliveries) != 1 || !strings.Contains(string(deliveries[0].Args), "A-17 pid=") {
 		t.Errorf("deliveries of charged: %+v (%v), want one, from the success alone, carrying the replayed charge", deliveries, err)
 	}

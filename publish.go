@@ -15,18 +15,18 @@ import (
 // Subscription turns a topic's events into tasks of Kind in Queue ("" is
 // "default"): each event published to Topic becomes one such task, whose
 // args are the event's payload.
-type Subscription = store.Subscription
+type Subscription = task.Subscription
 
 // PublishOption sets one field of a published event.
-type PublishOption func(*store.Event)
+type PublishOption func(*task.Event)
 
 // EventKey makes publishing idempotent: publishing again with the same key
 // delivers nothing new to a subscriber that has the event already.
-func EventKey(k string) PublishOption { return func(e *store.Event) { e.Key = k } }
+func EventKey(k string) PublishOption { return func(e *task.Event) { e.Key = k } }
 
 // EventTenant makes the event's deliveries the tenant's work. An event a
 // handler publishes is its task's tenant's unless it says otherwise.
-func EventTenant(t string) PublishOption { return func(e *store.Event) { e.Tenant = t } }
+func EventTenant(t string) PublishOption { return func(e *task.Event) { e.Tenant = t } }
 
 // Subscribe subscribes Kind (in Queue) to a topic; subscribing again
 // changes nothing. Subscriptions are kept in the store, so every process
@@ -48,7 +48,7 @@ func (c *Client) Publish(ctx context.Context, topic string, payload any, opts ..
 	if err != nil {
 		return nil, err
 	}
-	ts, err := p.Publish(ctx, []store.Event{e})
+	ts, err := p.Publish(ctx, []task.Event{e})
 	if err != nil {
 		return nil, fmt.Errorf("grit: %w", err)
 	}
@@ -59,7 +59,7 @@ func (c *Client) Publish(ctx context.Context, topic string, payload any, opts ..
 // txPublisher is the optional capability PublishTx needs (the PostgreSQL
 // store has it).
 type txPublisher interface {
-	PublishTx(ctx context.Context, tx pgx.Tx, evs []store.Event) ([]task.Task, error)
+	PublishTx(ctx context.Context, tx pgx.Tx, evs []task.Event) ([]task.Task, error)
 }
 
 // PublishTx publishes an event in the caller's PostgreSQL transaction: the
@@ -73,7 +73,7 @@ func (c *Client) PublishTx(ctx context.Context, tx pgx.Tx, topic string, payload
 	if err != nil {
 		return nil, err
 	}
-	ts, err := p.PublishTx(ctx, tx, []store.Event{e})
+	ts, err := p.PublishTx(ctx, tx, []task.Event{e})
 	if err != nil {
 		return nil, fmt.Errorf("grit: %w", err)
 	}
@@ -99,17 +99,17 @@ func Publish(ctx context.Context, topic string, payload any, opts ...PublishOpti
 // sure it is (a required capability).
 func (c *Client) publisher() store.Publisher { return c.store.(store.Publisher) }
 
-func newEvent(topic string, payload any, opts []PublishOption) (store.Event, error) {
+func newEvent(topic string, payload any, opts []PublishOption) (task.Event, error) {
 	b, err := json.Marshal(payload)
 	if err != nil {
-		return store.Event{}, fmt.Errorf("grit: publish to %s: the payload does not encode as JSON: %w", topic, err)
+		return task.Event{}, fmt.Errorf("grit: publish to %s: the payload does not encode as JSON: %w", topic, err)
 	}
-	e := store.Event{Topic: topic, Payload: b}
+	e := task.Event{Topic: topic, Payload: b}
 	for _, o := range opts {
 		o(&e)
 	}
 	if err := store.ValidateEvent(e); err != nil {
-		return store.Event{}, fmt.Errorf("grit: %w", err)
+		return task.Event{}, fmt.Errorf("grit: %w", err)
 	}
 	return e, nil
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/grit-run/grit"
 	"github.com/grit-run/grit/retry"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -56,7 +55,7 @@ func TestHandlerPublishesWithItsSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitTask(t, c, tk.ID, task.Success)
-	hooks, err := c.Store().ListTasks(ctx, store.Filter{Kind: "hook"})
+	hooks, err := c.Store().ListTasks(ctx, task.Filter{Kind: "hook"})
 	if err != nil || len(hooks) != 1 {
 		t.Fatalf("%d hook deliveries (%v), want 1: the failed attempt's event must not go out", len(hooks), err)
 	}

@@ -36,7 +36,7 @@ func openDSN(t *testing.T, dsn string, cfg grit.Config) *grit.Client {
 	return c
 }
 
-func stepsOf(t *testing.T, c *grit.Client, id int64) []store.Step {
+func stepsOf(t *testing.T, c *grit.Client, id int64) []task.Step {
 	t.Helper()
 	ss, err := c.Store().(store.Stepper).Steps(context.Background(), id)
 	if err != nil {

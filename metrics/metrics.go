@@ -139,7 +139,7 @@ func cmpErr(first, next error) error {
 
 // Enqueued counts tasks enqueued: those the store created, not those an
 // idempotency key answered.
-func (m *Metrics) Enqueued(ts []store.Enqueued) {
+func (m *Metrics) Enqueued(ts []task.Enqueued) {
 	if m == nil {
 		return
 	}

@@ -39,7 +39,7 @@ func TestLabelsStayBounded(t *testing.T) {
 		if i%50 == 0 {
 			f.State = task.DeadLetter
 		}
-		m.Enqueued([]store.Enqueued{{Task: tk}})
+		m.Enqueued([]task.Enqueued{{Task: tk}})
 		m.Started([]task.Task{tk}, start.Add(time.Second))
 		m.Ended(&tk, &f)
 		m.Rescued(&tk)

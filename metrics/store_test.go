@@ -14,6 +14,7 @@ import (
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	_ "github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/task"
 )
 
 // TestStoreCollector reads a real store's gauges: tasks by queue and
@@ -35,7 +36,7 @@ func TestStoreCollector(t *testing.T) {
 func testStoreCollector(t *testing.T, st store.Store) {
 	ctx := t.Context()
 	now, _ := st.Now(ctx)
-	if _, err := st.Enqueue(ctx, []store.NewTask{
+	if _, err := st.Enqueue(ctx, []task.NewTask{
 		{Kind: "k", RunAt: now.Add(-time.Minute)}, {Kind: "k"}, {Kind: "k", Queue: "mail", RunAt: now.Add(time.Hour)},
 	}); err != nil {
 		t.Fatal(err)
@@ -100,7 +101,7 @@ func testStoreCollector(t *testing.T, st store.Store) {
 		t.Error("a kind held as an outage shows as a group")
 	}
 
-	if _, err := st.Enqueue(ctx, []store.NewTask{{Kind: "k"}}); err != nil {
+	if _, err := st.Enqueue(ctx, []task.NewTask{{Kind: "k"}}); err != nil {
 		t.Fatal(err)
 	}
 	if n := gather(t, reg)[`grit_tasks{queue="default",state="READY"}`]; n != 2 {

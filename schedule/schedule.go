@@ -21,6 +21,7 @@ import (
 
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // ErrInvalid is matched by the error of a schedule that cannot be kept.
@@ -174,8 +175,8 @@ func nameProblem(name string) string {
 
 // NewTask is the task s enqueues for slot: its idempotency key is Key(s.Name,
 // slot), its RunAt the slot delayed by its jitter.
-func (s Schedule) NewTask(slot time.Time) (store.NewTask, error) {
-	n := store.NewTask{
+func (s Schedule) NewTask(slot time.Time) (task.NewTask, error) {
+	n := task.NewTask{
 		Name: s.Name, Kind: s.Task.Kind, Args: s.Task.Args, Queue: s.Task.Queue, Group: s.Task.Group,
 		Tenant: s.Task.Tenant, Priority: s.Task.Priority, Policy: s.Task.Policy, Timeout: s.Task.Timeout,
 		Grace: s.Task.Grace, PoisonAfter: s.Task.PoisonAfter,
@@ -185,7 +186,7 @@ func (s Schedule) NewTask(slot time.Time) (store.NewTask, error) {
 		ReturnExisting: true,
 	}
 	if err := store.ValidateTask(n); err != nil {
-		return store.NewTask{}, err
+		return task.NewTask{}, err
 	}
 	return n, nil
 }

@@ -2,36 +2,11 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 
 	"github.com/grit-run/grit/task"
 )
-
-// Event is a message published to a topic: every subscriber of the topic
-// gets a delivery, a task of the subscriber's kind in its queue whose args
-// are the payload. A delivery is an ordinary task: it is retried,
-// dead-lettered and leased like any other.
-type Event struct {
-	Topic   string
-	Payload json.RawMessage
-	// Key makes publishing idempotent: an event published again with the
-	// same key delivers nothing new to a subscriber that has it already.
-	Key string
-	// Tenant is whose event it is: its deliveries belong to the tenant.
-	Tenant string
-}
-
-// Subscription turns a topic's events into tasks of Kind in Queue
-// ("" is "default") and Group (the downstream they call, for its breaker
-// and pressure). A topic has one subscription per kind and queue.
-type Subscription struct {
-	Topic string `json:"topic"`
-	Kind  string `json:"kind"`
-	Queue string `json:"queue"`
-	Group string `json:"group,omitempty"`
-}
 
 // Publisher is a required capability (see CheckCapabilities): topics and
 // their subscribers, kept in the store so that every process of a fleet
@@ -42,22 +17,22 @@ type Subscription struct {
 type Publisher interface {
 	// Subscribe adds a subscription; adding one that exists (the same
 	// topic, kind and queue) sets its group.
-	Subscribe(ctx context.Context, s Subscription) error
+	Subscribe(ctx context.Context, s task.Subscription) error
 	// Unsubscribe removes a subscription, if it exists.
-	Unsubscribe(ctx context.Context, s Subscription) error
+	Unsubscribe(ctx context.Context, s task.Subscription) error
 	// Subscriptions lists a topic's subscriptions ("": every topic's), by
 	// topic, kind and queue.
-	Subscriptions(ctx context.Context, topic string) ([]Subscription, error)
+	Subscriptions(ctx context.Context, topic string) ([]task.Subscription, error)
 	// Publish inserts, in one transaction, a delivery for each subscriber
 	// of each event, and returns them (for a key published before, the
 	// deliveries made then). An event without subscribers delivers nothing.
-	Publish(ctx context.Context, evs []Event) ([]task.Task, error)
+	Publish(ctx context.Context, evs []task.Event) ([]task.Task, error)
 }
 
 var topicRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,199}$`)
 
 // ValidateEvent checks an event before it is published; drivers call it.
-func ValidateEvent(e Event) error {
+func ValidateEvent(e task.Event) error {
 	if !topicRE.MatchString(e.Topic) {
 		return invalid("event topic %q: want 1 to 200 letters, digits and _ . : / -, starting with a letter or digit (e.g. ingest.batch-ready)", e.Topic)
 	}
@@ -69,7 +44,7 @@ func ValidateEvent(e Event) error {
 
 // CheckSubscription checks a subscription and fills in its default queue;
 // drivers call it.
-func CheckSubscription(s Subscription) (Subscription, error) {
+func CheckSubscription(s task.Subscription) (task.Subscription, error) {
 	if s.Queue == "" {
 		s.Queue = "default"
 	}
@@ -80,8 +55,8 @@ func CheckSubscription(s Subscription) (Subscription, error) {
 }
 
 // ValidateSubscription checks a subscription.
-func ValidateSubscription(s Subscription) error {
-	if err := ValidateEvent(Event{Topic: s.Topic}); err != nil {
+func ValidateSubscription(s task.Subscription) error {
+	if err := ValidateEvent(task.Event{Topic: s.Topic}); err != nil {
 		return err
 	}
 	if s.Kind == "" {
@@ -91,10 +66,10 @@ func ValidateSubscription(s Subscription) error {
 }
 
 // Deliveries are the tasks an event makes for its subscribers.
-func Deliveries(e Event, subs []Subscription) []NewTask {
-	out := make([]NewTask, len(subs))
+func Deliveries(e task.Event, subs []task.Subscription) []task.NewTask {
+	out := make([]task.NewTask, len(subs))
 	for i, s := range subs {
-		out[i] = NewTask{Kind: s.Kind, Queue: s.Queue, Group: s.Group, Tenant: e.Tenant, Args: e.Payload}
+		out[i] = task.NewTask{Kind: s.Kind, Queue: s.Queue, Group: s.Group, Tenant: e.Tenant, Args: e.Payload}
 		if e.Key != "" {
 			out[i].IdempotencyKey = "event:" + e.Topic + ":" + e.Key + ":" + s.Kind + ":" + s.Queue
 			out[i].ReturnExisting = true // the key is the event's: published again, it delivers nothing new

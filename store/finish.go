@@ -167,8 +167,8 @@ func checkEnqueue(f Finish) error {
 // FinishEnqueues is the tasks an item enqueues as a driver inserts them:
 // a key already held answers its holder, whatever work it is, and never
 // fails the finish.
-func FinishEnqueues(f Finish) []NewTask {
-	out := make([]NewTask, len(f.Enqueue))
+func FinishEnqueues(f Finish) []task.NewTask {
+	out := make([]task.NewTask, len(f.Enqueue))
 	for i, t := range f.Enqueue {
 		t.ReturnExisting = true
 		out[i] = t

@@ -25,8 +25,8 @@ func TestPlainSuccess(t *testing.T) {
 		{"an exit code", store.Finish{State: task.Success, Attempt: task.Attempt{ExitCode: &exit}}, false},
 		{"a timeout of its own", store.Finish{State: task.Success, Attempt: task.Attempt{Timeout: time.Minute}}, false},
 		{"a decision", store.Finish{State: task.Success, Attempt: task.Attempt{Decision: "done"}}, false},
-		{"events", store.Finish{State: task.Success, Publish: []store.Event{{Topic: "t"}}}, false},
-		{"tasks to enqueue", store.Finish{State: task.Success, Enqueue: []store.NewTask{{Kind: "k"}}}, false},
+		{"events", store.Finish{State: task.Success, Publish: []task.Event{{Topic: "t"}}}, false},
+		{"tasks to enqueue", store.Finish{State: task.Success, Enqueue: []task.NewTask{{Kind: "k"}}}, false},
 		{"a refund", store.Finish{State: task.Success, Refund: true}, false},
 		{"a streak", store.Finish{State: task.Success, Streak: 1}, false},
 	} {

@@ -8,15 +8,8 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// Enqueued is a task as Enqueue answers it: the task the call created, or
-// (Existed) the task that already held its idempotency key.
-type Enqueued struct {
-	task.Task
-	Existed bool
-}
-
 // Tasks are the tasks of Enqueue's answers.
-func Tasks(es []Enqueued) []task.Task {
+func Tasks(es []task.Enqueued) []task.Task {
 	out := make([]task.Task, len(es))
 	for i, e := range es {
 		out[i] = e.Task
@@ -30,7 +23,7 @@ func Tasks(es []Enqueued) []task.Task {
 // numbers by their text), or when n accepts the existing task whatever it
 // is (ReturnExisting); a *task.KeyConflictError otherwise. Both stores
 // apply it, to keys taken before the call and within it.
-func KeyConflict(existing task.Task, n NewTask) error {
+func KeyConflict(existing task.Task, n task.NewTask) error {
 	if n.ReturnExisting {
 		return nil
 	}

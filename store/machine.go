@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/grit-run/grit/task"
 )
 
 // InstanceRow is a state machine's instance as the store keeps it: its
@@ -26,11 +28,11 @@ type InstanceWrite struct {
 	// Version is the version the writer read; 0 makes an instance that
 	// must not exist.
 	Version int64
-	Tasks   []NewTask
+	Tasks   []task.NewTask
 	// Then is called in the transaction with the tasks as Enqueue answers
 	// them, and returns the new state and due time; it may be called again
 	// when the transaction is retried.
-	Then func(enqueued []Enqueued) (state json.RawMessage, due time.Time, err error)
+	Then func(enqueued []task.Enqueued) (state json.RawMessage, due time.Time, err error)
 }
 
 // InstanceFilter selects instances, by machine then key.

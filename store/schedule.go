@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"github.com/grit-run/grit/task"
 )
 
 // ScheduleRow is a schedule as the store keeps it. The store reads
@@ -31,12 +33,12 @@ type ScheduleWrite struct {
 	// the row).
 	Def json.RawMessage
 	// Tasks are enqueued in the write's transaction, as Enqueue would.
-	Tasks []NewTask
+	Tasks []task.NewTask
 	// Then is called in the transaction, after the tasks are in, with
 	// them as Enqueue answers them; it returns the new state and due
 	// time. A driver may call it again if it retries the transaction, so
 	// it depends on its argument alone.
-	Then func(enqueued []Enqueued) (state json.RawMessage, due time.Time, err error)
+	Then func(enqueued []task.Enqueued) (state json.RawMessage, due time.Time, err error)
 }
 
 // Scheduler is an optional capability: the fleet's schedules, kept in the

@@ -1,8 +1,10 @@
-// Package store defines what grit needs from a database: the Store
-// interface that every driver implements and the engine uses. Drivers live
-// below it (store/sqlite, store/postgres) and never import the engine; the
-// conformance suite store/storetest checks that a driver keeps the
-// contract.
+// Package store is the contract a database driver implements for grit:
+// the Store interface and its optional capabilities. It is implemented by
+// drivers (store/sqlite, store/postgres) and used by the engine, the API
+// server and the operators' tools; users need not import it: what they
+// write and read is in package task, and they reach it through package
+// grit's Client. Drivers never import the engine; the conformance suite
+// store/storetest checks that a driver keeps the contract.
 //
 // Beside Store, a driver implements capabilities: small interfaces of
 // their own, which the engine finds by type assertion. Four are
@@ -23,7 +25,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -37,14 +38,14 @@ type Store interface {
 	// transaction. Tasks that need nothing are READY; the others PENDING.
 	// A run whose Key matches an existing run is not inserted again: the
 	// existing run is returned with ErrDuplicate.
-	SubmitRun(ctx context.Context, r NewRun) (task.Run, error)
+	SubmitRun(ctx context.Context, r task.NewRun) (task.Run, error)
 	// Enqueue inserts tasks outside any run, in one transaction. A task
 	// whose IdempotencyKey is taken (before the call, or by an earlier
 	// task of the call) is not inserted again: the task holding the key is
 	// answered in its place, Existed, when it is the same work or the
 	// NewTask says ReturnExisting (KeyConflict); otherwise the call fails
 	// with a *task.KeyConflictError and inserts nothing.
-	Enqueue(ctx context.Context, ts []NewTask) ([]Enqueued, error)
+	Enqueue(ctx context.Context, ts []task.NewTask) ([]task.Enqueued, error)
 
 	// Claim takes up to Limit due tasks for a worker: READY, RETRYING or
 	// SENSING tasks whose NextAt has passed, in the given queues and kinds,
@@ -81,18 +82,18 @@ type Store interface {
 	NextDue(ctx context.Context, req ClaimRequest) (time.Time, bool, error)
 
 	GetTask(ctx context.Context, id int64) (task.Task, error)
-	ListTasks(ctx context.Context, f Filter) ([]task.Task, error)
+	ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error)
 	Attempts(ctx context.Context, taskID int64) ([]task.Attempt, error)
 	GetRun(ctx context.Context, id int64) (task.Run, error)
 	// FindRun returns the newest run with this key.
 	FindRun(ctx context.Context, key string) (task.Run, error)
 	// Edges returns a run's dependency edges.
-	Edges(ctx context.Context, runID int64) ([]Edge, error)
+	Edges(ctx context.Context, runID int64) ([]task.Edge, error)
 
 	// Act applies an operator's action to a task (replay, skip or fail a
 	// dead letter; cancel a task that has not ended), with the same
 	// propagation as Finish.
-	Act(ctx context.Context, id int64, a Action) (task.Task, error)
+	Act(ctx context.Context, id int64, a task.Action) (task.Task, error)
 
 	RegisterWorker(ctx context.Context, w task.Worker) error
 	DeactivateWorker(ctx context.Context, id string) error
@@ -101,39 +102,6 @@ type Store interface {
 	// Now is the store's clock: leases and due times are measured on it.
 	Now(ctx context.Context) (time.Time, error)
 	Close() error
-}
-
-// NewTask is a task to insert.
-type NewTask struct {
-	Name           string
-	Kind           string
-	Args           json.RawMessage
-	Queue          string // "" is "default"
-	Group          string
-	Tenant         string // whose work it is ("" for none), for per-tenant limits
-	Priority       int
-	Policy         string
-	PoisonAfter    int
-	Timeout        time.Duration
-	Grace          time.Duration
-	RunAt          time.Time // zero: now
-	IdempotencyKey string
-	// ReturnExisting answers the task that holds IdempotencyKey even when
-	// it is other work (another kind or other args), instead of failing
-	// with a *task.KeyConflictError.
-	ReturnExisting bool
-	Needs          []string // names of tasks of the same run; only in SubmitRun
-	// Trace is the W3C traceparent of the span that enqueues the task
-	// ("" for none), kept as the task's Trace.
-	Trace string
-}
-
-// NewRun is a run to insert: a DAG of named tasks.
-type NewRun struct {
-	Name        string
-	Key         string // idempotency key; "" for none
-	MaxFailures int    // 0: no limit
-	Tasks       []NewTask
 }
 
 // ClaimRequest asks for due tasks.
@@ -189,14 +157,14 @@ type Finish struct {
 	// Publish are events the attempt published: the store that is a
 	// Publisher inserts their deliveries in the same transaction, only if
 	// the item applies.
-	Publish []Event
+	Publish []task.Event
 	// Enqueue are tasks to insert, outside any run, in the same
 	// transaction, only if the item applies: the engine enqueues a
 	// handler's catch task with the failure that calls for it, so that
 	// it exists exactly when the failure is recorded. A task whose
 	// IdempotencyKey is taken is not inserted, whatever work holds the
 	// key (as ReturnExisting): the item applies all the same.
-	Enqueue []NewTask
+	Enqueue []task.NewTask
 	// Trace is the W3C traceparent of the attempt's span ("" for none),
 	// kept as the task's AttemptTrace for its next attempt to link to. A
 	// success ends the task: a store may leave it unwritten then.
@@ -210,58 +178,6 @@ type RescueRequest struct {
 	Lease  time.Duration // the rescuer's lease on what it takes
 	Limit  int
 }
-
-// Filter selects tasks. Every field set narrows the selection; the zero
-// Filter selects every task.
-type Filter struct {
-	// IDs, when set, keeps only these tasks (a ticker's or a page's
-	// handful: one query for them all).
-	IDs         []int64
-	RunID       int64
-	States      []task.State
-	Kind        string
-	Queue       string
-	Group       string
-	Tenant      string
-	Fingerprint string // the latest failure's fingerprint
-	// Text is matched, without regard to case, as a substring of the
-	// task's args (their JSON text), its latest error or its name. It is
-	// text, not a pattern: % and _ stand for themselves. Case is ignored
-	// for ASCII letters at least: other letters may be told apart by case
-	// in args, and by the SQLite store everywhere.
-	Text string
-	// CreatedFrom and CreatedTo bound the time the task was enqueued:
-	// from included, to excluded; zero is no bound.
-	CreatedFrom, CreatedTo time.Time
-	// Newest lists the newest tasks first (by id, descending); the
-	// default is the oldest first.
-	Newest bool
-	// AfterID and BeforeID page by id (keyset): only ids above AfterID,
-	// and only ids below BeforeID; 0 is no bound.
-	AfterID, BeforeID int64
-	Limit             int // 0: all
-}
-
-// Edge says task To needs task From.
-type Edge struct {
-	From, To int64
-}
-
-// Action is an operator's action on a task.
-type Action string
-
-const (
-	ActReplay Action = "replay" // DEAD_LETTER -> READY, streak reset, attempts kept
-	ActSkip   Action = "skip"   // DEAD_LETTER -> SKIPPED, dependents go on
-	ActFail   Action = "fail"   // DEAD_LETTER -> FAILED, dependents UPSTREAM_FAILED
-	ActCancel Action = "cancel" // a task not ended -> CANCELLED, dependents CANCELLED
-	// ActRetry runs a FAILED or CANCELLED task again, with all its
-	// attempts (and deferrals) anew: READY now. Only a task outside any
-	// run: a run's tasks are retried with their run (its dependents and
-	// its state would have to be undone), and refusing one is a
-	// *task.StateError that says so.
-	ActRetry Action = "retry"
-)
 
 // Durations is a required capability (see CheckCapabilities): the
 // durations of the newest successful attempts of tasks of a kind and name
@@ -370,7 +286,7 @@ type Backlog interface {
 // millions of them.
 type Console interface {
 	// ListRuns lists runs, newest first; f pages them.
-	ListRuns(ctx context.Context, f RunFilter) ([]task.Run, error)
+	ListRuns(ctx context.Context, f task.RunFilter) ([]task.Run, error)
 	// DeadLetterGroups groups the DEAD_LETTER tasks by fingerprint, the
 	// largest group first (then the one dead-lettered last).
 	DeadLetterGroups(ctx context.Context) ([]DeadLetterGroup, error)
@@ -380,13 +296,6 @@ type Console interface {
 	// SeriesBuckets); a step that is not positive, or that would make more
 	// than MaxSeriesBuckets, is task.ErrInvalid.
 	AttemptSeries(ctx context.Context, since time.Time, step time.Duration) ([]AttemptBucket, error)
-}
-
-// RunFilter selects runs.
-type RunFilter struct {
-	States   []task.State
-	BeforeID int64 // for paging: only ids below this; 0 is no bound
-	Limit    int   // 0: all
 }
 
 // DeadLetterGroup is the dead letters that share a fingerprint.
@@ -445,9 +354,9 @@ type PollReporter interface {
 // task is missing, or in another state). A retry refused although the
 // task is FAILED or CANCELLED was refused because the task belongs to a
 // run: the error says so, and stays a *task.StateError.
-func RetryRefusal(a Action, err error) error {
+func RetryRefusal(a task.Action, err error) error {
 	var wrong *task.StateError
-	if a == ActRetry && errors.As(err, &wrong) && (wrong.State == task.Failed || wrong.State == task.Cancelled) {
+	if a == task.ActRetry && errors.As(err, &wrong) && (wrong.State == task.Failed || wrong.State == task.Cancelled) {
 		return fmt.Errorf("it belongs to a run, whose tasks are retried with the run (grit run FILE again starts it anew): %w", err)
 	}
 	return err

@@ -15,7 +15,7 @@ import (
 )
 
 func TestValidateRun(t *testing.T) {
-	ok := store.NewRun{Name: "r", Tasks: []store.NewTask{
+	ok := task.NewRun{Name: "r", Tasks: []task.NewTask{
 		{Name: "a", Kind: "k"}, {Name: "b", Kind: "k", Needs: []string{"a"}}, {Name: "c", Kind: "k", Needs: []string{"a", "b"}},
 	}}
 	if err := store.ValidateRun(ok); err != nil {
@@ -23,16 +23,16 @@ func TestValidateRun(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		r    store.NewRun
+		r    task.NewRun
 		says string
 	}{
-		{"unnamed", store.NewRun{Name: "r", Tasks: []store.NewTask{{Kind: "k"}}}, "has no name"},
-		{"duplicate", store.NewRun{Name: "r", Tasks: []store.NewTask{{Name: "a", Kind: "k"}, {Name: "a", Kind: "k"}}}, "two tasks are named"},
-		{"no kind", store.NewRun{Name: "r", Tasks: []store.NewTask{{Name: "a"}}}, "no kind"},
-		{"unknown need", store.NewRun{Name: "r", Tasks: []store.NewTask{{Name: "a", Kind: "k", Needs: []string{"z"}}}}, `needs "z"`},
-		{"cycle", store.NewRun{Name: "r", Tasks: []store.NewTask{
+		{"unnamed", task.NewRun{Name: "r", Tasks: []task.NewTask{{Kind: "k"}}}, "has no name"},
+		{"duplicate", task.NewRun{Name: "r", Tasks: []task.NewTask{{Name: "a", Kind: "k"}, {Name: "a", Kind: "k"}}}, "two tasks are named"},
+		{"no kind", task.NewRun{Name: "r", Tasks: []task.NewTask{{Name: "a"}}}, "no kind"},
+		{"unknown need", task.NewRun{Name: "r", Tasks: []task.NewTask{{Name: "a", Kind: "k", Needs: []string{"z"}}}}, `needs "z"`},
+		{"cycle", task.NewRun{Name: "r", Tasks: []task.NewTask{
 			{Name: "a", Kind: "k", Needs: []string{"c"}}, {Name: "b", Kind: "k", Needs: []string{"a"}}, {Name: "c", Kind: "k", Needs: []string{"b"}}}}, "cycle"},
-		{"negative max_failures", store.NewRun{Name: "r", MaxFailures: -1}, "max_failures"},
+		{"negative max_failures", task.NewRun{Name: "r", MaxFailures: -1}, "max_failures"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -135,12 +135,12 @@ func TestArgsMustBeUTF8JSON(t *testing.T) {
 		{[]byte("\"caf\xe9\""), "not valid UTF-8 (at byte 4)"},
 		{[]byte(`{"to":`), "not JSON"},
 	} {
-		err := store.ValidateTask(store.NewTask{Name: "n", Kind: "k", Args: tt.args})
+		err := store.ValidateTask(task.NewTask{Name: "n", Kind: "k", Args: tt.args})
 		if tt.says == "" && err != nil || tt.says != "" && (err == nil || !strings.Contains(err.Error(), tt.says) || !errors.Is(err, task.ErrInvalid)) {
 			t.Errorf("args %q: error %v, want one saying %q", tt.args, err, tt.says)
 		}
 		if tt.says != "" {
-			if err := store.ValidateEvent(store.Event{Topic: "t", Payload: tt.args}); err == nil || !strings.Contains(err.Error(), tt.says) {
+			if err := store.ValidateEvent(task.Event{Topic: "t", Payload: tt.args}); err == nil || !strings.Contains(err.Error(), tt.says) {
 				t.Errorf("payload %q: error %v, want one saying %q", tt.args, err, tt.says)
 			}
 		}
@@ -154,7 +154,7 @@ func TestValidateTaskTimeout(t *testing.T) {
 		d  time.Duration
 		ok bool
 	}{{0, true}, {time.Second, true}, {task.AutoTimeout, true}, {-2, false}, {-time.Second, false}} {
-		err := store.ValidateTask(store.NewTask{Name: "n", Kind: "k", Timeout: c.d})
+		err := store.ValidateTask(task.NewTask{Name: "n", Kind: "k", Timeout: c.d})
 		if (err == nil) != c.ok {
 			t.Errorf("timeout %v: %v, want ok %v", c.d, err, c.ok)
 		}

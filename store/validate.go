@@ -14,7 +14,7 @@ func invalid(format string, args ...any) error {
 }
 
 // ValidateTask checks a task before it is inserted; drivers call it.
-func ValidateTask(t NewTask) error {
+func ValidateTask(t task.NewTask) error {
 	switch {
 	case t.Kind == "":
 		return invalid("task %q: no kind", t.Name)
@@ -65,7 +65,7 @@ func invalidAt(b []byte) int {
 
 // ValidateRun checks a run's tasks and that their needs form a DAG (no
 // unknown names, no cycles); drivers call it before inserting a run.
-func ValidateRun(r NewRun) error {
+func ValidateRun(r task.NewRun) error {
 	if r.MaxFailures < 0 {
 		return invalid("run %q: negative max_failures", r.Name)
 	}
@@ -93,7 +93,7 @@ func ValidateRun(r NewRun) error {
 }
 
 // checkCycles rejects needs that loop, naming one task on the loop.
-func checkCycles(r NewRun) error {
+func checkCycles(r task.NewRun) error {
 	needs := make(map[string][]string, len(r.Tasks))
 	for _, t := range r.Tasks {
 		needs[t.Name] = t.Needs

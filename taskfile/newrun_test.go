@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/retry"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 	"github.com/grit-run/grit/taskfile"
 )
@@ -22,9 +21,9 @@ func TestNewRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := store.NewRun{
+	want := task.NewRun{
 		Name: "settlement", Key: "settlement-2026-01-02", MaxFailures: 3,
-		Tasks: []store.NewTask{
+		Tasks: []task.NewTask{
 			{
 				Name: "fetch", Kind: task.KindExec,
 				Args:    json.RawMessage(`{"shell":"./fetch.sh --day today"}`),

@@ -10,7 +10,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/grit-run/grit/schedule"
-	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // scheduleKeys are a schedule's keys, in the order the docs list them.
@@ -224,7 +224,7 @@ func (p *parser) scheduleTask(s *schedule.Schedule, kv pair, tasks []Task) {
 }
 
 // scheduleTask is what a schedule enqueues of a file's task.
-func scheduleTask(nt store.NewTask) schedule.Task {
+func scheduleTask(nt task.NewTask) schedule.Task {
 	return schedule.Task{
 		Kind: nt.Kind, Args: nt.Args, Queue: nt.Queue, Group: nt.Group, Tenant: nt.Tenant,
 		Priority: nt.Priority, Policy: nt.Policy, Timeout: nt.Timeout, Grace: nt.Grace, PoisonAfter: nt.PoisonAfter,

@@ -10,7 +10,6 @@ import (
 
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/schedule"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -88,15 +87,15 @@ func Parse(path string, data []byte) (*File, error) {
 // key ("" for none). NewRun checks what a run needs of a File built in Go
 // (a name, tasks with unique valid names and a command, needs without
 // cycles); a File from Parse passes.
-func (f *File) NewRun(key string) (store.NewRun, error) {
+func (f *File) NewRun(key string) (task.NewRun, error) {
 	if err := f.validate(); err != nil {
-		return store.NewRun{}, err
+		return task.NewRun{}, err
 	}
-	r := store.NewRun{Name: f.Name, Key: key, MaxFailures: f.MaxFailures, Tasks: make([]store.NewTask, 0, len(f.Tasks))}
+	r := task.NewRun{Name: f.Name, Key: key, MaxFailures: f.MaxFailures, Tasks: make([]task.NewTask, 0, len(f.Tasks))}
 	for _, t := range f.Tasks {
 		nt, err := t.newTask()
 		if err != nil {
-			return store.NewRun{}, err
+			return task.NewRun{}, err
 		}
 		r.Tasks = append(r.Tasks, nt)
 	}
@@ -105,12 +104,12 @@ func (f *File) NewRun(key string) (store.NewRun, error) {
 
 // newTask is the store's task for t: the one place a task of a file
 // becomes a task to run, whether a run or a schedule enqueues it.
-func (t Task) newTask() (store.NewTask, error) {
+func (t Task) newTask() (task.NewTask, error) {
 	args, err := json.Marshal(t.Exec)
 	if err != nil {
-		return store.NewTask{}, fmt.Errorf("taskfile: task %q: encode its command: %w", t.Name, err)
+		return task.NewTask{}, fmt.Errorf("taskfile: task %q: encode its command: %w", t.Name, err)
 	}
-	nt := store.NewTask{
+	nt := task.NewTask{
 		Name:        t.Name,
 		Kind:        task.KindExec,
 		Args:        args,

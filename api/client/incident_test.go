@@ -20,6 +20,7 @@ import (
 	"github.com/grit-run/grit/batch"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/task"
 )
 
 // The incident at a twentieth of its time: the first batch is answered in
@@ -124,7 +125,7 @@ func dial(t *testing.T, addr string, retries int) *client.Client {
 
 func stored(t *testing.T, st store.Store) map[string]int {
 	t.Helper()
-	ts, err := st.ListTasks(context.Background(), store.Filter{Kind: "signal"})
+	ts, err := st.ListTasks(context.Background(), task.Filter{Kind: "signal"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/internal/decide"
-	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // TestRemoteFailureIsCaught: a remote worker's permanent failure that
@@ -29,7 +29,7 @@ func TestRemoteFailureIsCaught(t *testing.T) {
 			t.Fatalf("fail: %v %v", r, err)
 		}
 	}
-	got, err := h.store.ListTasks(ctx(t), store.Filter{Kind: "refund"})
+	got, err := h.store.ListTasks(ctx(t), task.Filter{Kind: "refund"})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("catch tasks %+v (%v), want one", got, err)
 	}

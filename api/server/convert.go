@@ -73,8 +73,8 @@ func toLeases(ls []store.Lease) []*pb.Lease {
 
 // setTenant and setEventTenant keep the tenant, which the store keeps for
 // per-tenant limits.
-func setTenant(t *store.NewTask, tenant string)    { t.Tenant = tenant }
-func setEventTenant(e *store.Event, tenant string) { e.Tenant = tenant }
+func setTenant(t *task.NewTask, tenant string)    { t.Tenant = tenant }
+func setEventTenant(e *task.Event, tenant string) { e.Tenant = tenant }
 
 func ts(t time.Time) *timestamppb.Timestamp {
 	if t.IsZero() {

@@ -117,7 +117,7 @@ func ctx(t *testing.T) context.Context {
 // count is how many tasks the store has.
 func (h *harness) count(t *testing.T) int {
 	t.Helper()
-	ts, err := h.store.ListTasks(ctx(t), store.Filter{})
+	ts, err := h.store.ListTasks(ctx(t), task.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/task"
 )
 
 // heldEnqueues is a store whose Enqueue waits, once it has said so on
@@ -21,7 +22,7 @@ type heldEnqueues struct {
 	release chan struct{}
 }
 
-func (s *heldEnqueues) Enqueue(ctx context.Context, ts []store.NewTask) ([]store.Enqueued, error) {
+func (s *heldEnqueues) Enqueue(ctx context.Context, ts []task.NewTask) ([]task.Enqueued, error) {
 	s.entered <- struct{}{}
 	<-s.release
 	return s.Store.Enqueue(ctx, ts)

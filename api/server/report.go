@@ -18,7 +18,7 @@ import (
 // result is how one attempt ended, checked, on its way to the store.
 type result struct {
 	r       *pb.Result
-	publish []store.Event // a Complete's events
+	publish []task.Event  // a Complete's events
 	after   time.Duration // a failure's delay of class AFTER
 	delay   time.Duration // a snooze's
 	err     error         // its check's: answered with it, not recorded
@@ -154,7 +154,7 @@ func (s *Server) heldTasks(ctx context.Context, rs []result) (map[int64]task.Tas
 	if len(ids) == 0 {
 		return byID, nil
 	}
-	ts, err := s.cfg.Store.ListTasks(ctx, store.Filter{IDs: ids})
+	ts, err := s.cfg.Store.ListTasks(ctx, task.Filter{IDs: ids})
 	if err != nil {
 		return nil, err
 	}

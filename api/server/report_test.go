@@ -28,7 +28,7 @@ func (c *countingStore) Finish(ctx context.Context, fs []store.Finish) ([]error,
 	return c.Store.Finish(ctx, fs)
 }
 
-func (c *countingStore) ListTasks(ctx context.Context, f store.Filter) ([]task.Task, error) {
+func (c *countingStore) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error) {
 	c.lists.Add(1)
 	return c.Store.ListTasks(ctx, f)
 }

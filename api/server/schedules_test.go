@@ -7,7 +7,7 @@ import (
 	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/internal/sched"
 	"github.com/grit-run/grit/schedule"
-	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // TestServerTicksSchedules: a fleet of remote workers has its schedules:
@@ -24,7 +24,7 @@ func TestServerTicksSchedules(t *testing.T) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		ts, err := h.store.ListTasks(ctx(t), store.Filter{Kind: "beat"})
+		ts, err := h.store.ListTasks(ctx(t), task.Filter{Kind: "beat"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,7 +39,7 @@ func (x *workers) RecordStep(ctx context.Context, r *pb.RecordStepRequest) (*pb.
 		}
 		return nil, statusOf(op, e)
 	}
-	got, err := sp.RecordStep(ctx, t.ID, t.LeaseToken, store.Step{Seq: int(st.GetSeq()), Name: st.GetName(),
+	got, err := sp.RecordStep(ctx, t.ID, t.LeaseToken, task.Step{Seq: int(st.GetSeq()), Name: st.GetName(),
 		Occurrence: int(st.GetOccurrence()), Attempt: int(st.GetAttempt()), Result: st.GetResult()})
 	if err != nil {
 		return nil, statusOf(op, err)
@@ -64,6 +64,6 @@ func (x *workers) Steps(ctx context.Context, r *pb.StepsRequest) (*pb.StepsRespo
 	return out, nil
 }
 
-func toStep(s store.Step) *pb.Step {
+func toStep(s task.Step) *pb.Step {
 	return &pb.Step{Seq: int32(s.Seq), Name: s.Name, Occurrence: int32(s.Occurrence), Attempt: int32(s.Attempt), Result: s.Result, RecordedAt: ts(s.RecordedAt)}
 }

@@ -21,7 +21,7 @@ func (x *tasks) Enqueue(ctx context.Context, r *pb.EnqueueRequest) (*pb.EnqueueR
 	if err != nil {
 		return nil, statusOf("enqueue", err)
 	}
-	ns := []store.NewTask{n}
+	ns := []task.NewTask{n}
 	traced := x.s.tracer.Enqueue(ctx, ns)
 	ts, err := x.s.cfg.Store.Enqueue(ctx, ns)
 	traced(ts, err)
@@ -139,7 +139,7 @@ func (x *tasks) Cancel(ctx context.Context, r *pb.CancelRequest) (*pb.CancelResp
 	if err := checkID("id", r.GetId()); err != nil {
 		return nil, statusOf("cancel", err)
 	}
-	t, err := x.s.act(ctx, r.GetId(), store.ActCancel, task.Cancelled)
+	t, err := x.s.act(ctx, r.GetId(), task.ActCancel, task.Cancelled)
 	if err != nil {
 		return nil, statusOf("cancel", aboutTask(r.GetId(), err))
 	}
@@ -149,12 +149,12 @@ func (x *tasks) Cancel(ctx context.Context, r *pb.CancelRequest) (*pb.CancelResp
 // deadLetterActions maps the API's actions to the store's, with the state
 // each leads to.
 var deadLetterActions = map[pb.DeadLetterAction]struct {
-	act store.Action
+	act task.Action
 	to  task.State
 }{
-	pb.DeadLetterAction_DEAD_LETTER_ACTION_REPLAY: {store.ActReplay, task.Ready},
-	pb.DeadLetterAction_DEAD_LETTER_ACTION_SKIP:   {store.ActSkip, task.Skipped},
-	pb.DeadLetterAction_DEAD_LETTER_ACTION_FAIL:   {store.ActFail, task.Failed},
+	pb.DeadLetterAction_DEAD_LETTER_ACTION_REPLAY: {task.ActReplay, task.Ready},
+	pb.DeadLetterAction_DEAD_LETTER_ACTION_SKIP:   {task.ActSkip, task.Skipped},
+	pb.DeadLetterAction_DEAD_LETTER_ACTION_FAIL:   {task.ActFail, task.Failed},
 }
 
 func (x *tasks) DeadLetter(ctx context.Context, r *pb.DeadLetterRequest) (*pb.DeadLetterResponse, error) {
@@ -169,7 +169,7 @@ func (x *tasks) DeadLetter(ctx context.Context, r *pb.DeadLetterRequest) (*pb.De
 	if err != nil {
 		return nil, statusOf("dead letter "+string(a.act), aboutTask(r.GetId(), err))
 	}
-	if a.act == store.ActReplay {
+	if a.act == task.ActReplay {
 		x.s.wake.notify()
 	}
 	return &pb.DeadLetterResponse{Task: toTask(t, true)}, nil
@@ -178,7 +178,7 @@ func (x *tasks) DeadLetter(ctx context.Context, r *pb.DeadLetterRequest) (*pb.De
 // act applies an operator's action. A task already in the state the
 // action leads to is returned as it is, so that a retried action (its
 // first answer lost) is not an error.
-func (s *Server) act(ctx context.Context, id int64, a store.Action, to task.State) (task.Task, error) {
+func (s *Server) act(ctx context.Context, id int64, a task.Action, to task.State) (task.Task, error) {
 	t, err := s.cfg.Store.Act(ctx, id, a)
 	if err == nil {
 		s.audit(ctx, string(a), fmt.Sprintf("task %d", id))
@@ -192,7 +192,7 @@ func (s *Server) act(ctx context.Context, id int64, a store.Action, to task.Stat
 		return t, err
 	case cur.State == to:
 		return cur, nil
-	case a == store.ActCancel:
+	case a == task.ActCancel:
 		return t, withState(cur.State, fmt.Errorf("task %d is %s: only a task that has not ended can be cancelled: %w", id, cur.State, task.ErrWrongState))
 	}
 	return t, withState(cur.State, fmt.Errorf("task %d is %s: only a DEAD_LETTER task can be replayed, skipped or failed: %w", id, cur.State, task.ErrWrongState))

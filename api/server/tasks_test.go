@@ -16,7 +16,7 @@ import (
 
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/api/server"
-	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 func TestEnqueueGetList(t *testing.T) {
@@ -321,7 +321,7 @@ func TestCancel(t *testing.T) {
 
 func TestPublish(t *testing.T) {
 	h := start(t, server.Config{}, "")
-	if err := h.store.Subscribe(ctx(t), store.Subscription{Topic: "ingest.ready", Kind: "ingest"}); err != nil {
+	if err := h.store.Subscribe(ctx(t), task.Subscription{Topic: "ingest.ready", Kind: "ingest"}); err != nil {
 		t.Fatal(err)
 	}
 	ev := &pb.PublishRequest{Events: []*pb.Event{{Topic: "ingest.ready", Payload: []byte(`{"batch":7}`), Key: "batch-7"}}}

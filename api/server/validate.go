@@ -157,11 +157,11 @@ func checkID(field string, id int64) error {
 }
 
 // newTask checks one task to enqueue; field prefixes its fields' names.
-func (l limits) newTask(field string, n *pb.NewTask) (store.NewTask, error) {
+func (l limits) newTask(field string, n *pb.NewTask) (task.NewTask, error) {
 	if n == nil {
-		return store.NewTask{}, bad(field, "missing: give the task (at least its kind)")
+		return task.NewTask{}, bad(field, "missing: give the task (at least its kind)")
 	}
-	t := store.NewTask{
+	t := task.NewTask{
 		Kind: n.GetKind(), Args: n.GetArgs(), Queue: n.GetQueue(), Group: n.GetGroup(),
 		IdempotencyKey: n.GetIdempotencyKey(), ReturnExisting: n.GetReturnExisting(), Name: n.GetName(),
 	}
@@ -170,7 +170,7 @@ func (l limits) newTask(field string, n *pb.NewTask) (store.NewTask, error) {
 	}
 	var err error
 	if t.Policy, err = policyOf(field, n.GetPolicy(), n.GetRetryPolicy()); err != nil {
-		return store.NewTask{}, err
+		return task.NewTask{}, err
 	}
 	err = firstErr(
 		func() error { return checkName(field+".kind", t.Kind, "email.send", true) },
@@ -185,17 +185,17 @@ func (l limits) newTask(field string, n *pb.NewTask) (store.NewTask, error) {
 		err = numbers(field, n, &t)
 	}
 	if err != nil {
-		return store.NewTask{}, err
+		return task.NewTask{}, err
 	}
 	setTenant(&t, n.GetTenant())
 	if err := store.ValidateTask(t); err != nil {
-		return store.NewTask{}, bad(field, "%v", err)
+		return task.NewTask{}, bad(field, "%v", err)
 	}
 	return t, nil
 }
 
 // numbers checks and sets a new task's numbers, durations and time.
-func numbers(field string, n *pb.NewTask, t *store.NewTask) (err error) {
+func numbers(field string, n *pb.NewTask, t *task.NewTask) (err error) {
 	if t.Priority, err = checkInt32(field+".priority", n.GetPriority(), math.MinInt32); err != nil {
 		return err
 	}
@@ -264,15 +264,15 @@ func firstErr(checks ...func() error) error {
 	return nil
 }
 
-func (l limits) enqueue(r *pb.EnqueueRequest) (store.NewTask, error) {
+func (l limits) enqueue(r *pb.EnqueueRequest) (task.NewTask, error) {
 	return l.newTask("task", r.GetTask())
 }
 
-func (l limits) enqueueBatch(r *pb.EnqueueBatchRequest) ([]store.NewTask, error) {
+func (l limits) enqueueBatch(r *pb.EnqueueBatchRequest) ([]task.NewTask, error) {
 	if err := l.checkBatch("tasks", len(r.GetTasks())); err != nil {
 		return nil, err
 	}
-	out := make([]store.NewTask, len(r.GetTasks()))
+	out := make([]task.NewTask, len(r.GetTasks()))
 	for i, n := range r.GetTasks() {
 		t, err := l.newTask(fmt.Sprintf("tasks[%d]", i), n)
 		if err != nil {
@@ -293,20 +293,20 @@ func (l limits) checkBatch(field string, n int) error {
 	return nil
 }
 
-func (l limits) events(field string, evs []*pb.Event, required bool) ([]store.Event, error) {
+func (l limits) events(field string, evs []*pb.Event, required bool) ([]task.Event, error) {
 	if len(evs) == 0 && !required {
 		return nil, nil
 	}
 	if err := l.checkBatch(field, len(evs)); err != nil {
 		return nil, err
 	}
-	out := make([]store.Event, len(evs))
+	out := make([]task.Event, len(evs))
 	for i, e := range evs {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		if e == nil {
 			return nil, bad(f, "missing: give the event (at least its topic)")
 		}
-		ev := store.Event{Topic: e.GetTopic(), Payload: e.GetPayload(), Key: e.GetKey()}
+		ev := task.Event{Topic: e.GetTopic(), Payload: e.GetPayload(), Key: e.GetKey()}
 		setEventTenant(&ev, e.GetTenant())
 		if len(ev.Payload) == 0 {
 			ev.Payload = nil
@@ -328,8 +328,8 @@ func (l limits) events(field string, evs []*pb.Event, required bool) ([]store.Ev
 	return out, nil
 }
 
-func (l limits) list(r *pb.ListRequest) (store.Filter, error) {
-	f := store.Filter{RunID: r.GetRunId(), Kind: r.GetKind(), Queue: r.GetQueue()}
+func (l limits) list(r *pb.ListRequest) (task.Filter, error) {
+	f := task.Filter{RunID: r.GetRunId(), Kind: r.GetKind(), Queue: r.GetQueue()}
 	for i, s := range r.GetStates() {
 		st := s.Task()
 		if st == "" {

@@ -10,7 +10,6 @@ import (
 
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/api/server"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -382,7 +381,7 @@ func TestClaimFitsAnswer(t *testing.T) {
 	if len(r.GetTasks()) != 1 {
 		t.Fatalf("claimed %d tasks of 62 bytes of args within 100", len(r.GetTasks()))
 	}
-	ts, err := h.store.ListTasks(ctx(t), store.Filter{States: []task.State{task.Ready}})
+	ts, err := h.store.ListTasks(ctx(t), task.Filter{States: []task.State{task.Ready}})
 	if err != nil || len(ts) != 2 || ts[0].Attempt != 0 || ts[1].Attempt != 0 {
 		t.Fatalf("given back %+v, %v: want 2 READY with no attempt used", ts, err)
 	}
@@ -438,7 +437,7 @@ func TestTakeoverBound(t *testing.T) {
 
 func TestCompletePublishes(t *testing.T) {
 	h := start(t, server.Config{}, "")
-	if err := h.store.Subscribe(ctx(t), store.Subscription{Topic: "resized", Kind: "notify"}); err != nil {
+	if err := h.store.Subscribe(ctx(t), task.Subscription{Topic: "resized", Kind: "notify"}); err != nil {
 		t.Fatal(err)
 	}
 	h.enqueue(t, &pb.NewTask{Kind: "resize"})

@@ -10,8 +10,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/grit-run/grit"
-	"github.com/grit-run/grit/store"
 	_ "github.com/grit-run/grit/store/postgres"
+	"github.com/grit-run/grit/task"
 )
 
 // gritPolicy retries once, a constant retryDelay after the failure.
@@ -141,13 +141,13 @@ func withSchema(dsn, schema string) (string, error) {
 }
 
 func (q *gritQueue) insertBatch(ctx context.Context, jobs []job) error {
-	ts := make([]store.NewTask, len(jobs))
+	ts := make([]task.NewTask, len(jobs))
 	for i, j := range jobs {
 		args, err := json.Marshal(j)
 		if err != nil {
 			return err
 		}
-		ts[i] = store.NewTask{Kind: jobKind, Args: args}
+		ts[i] = task.NewTask{Kind: jobKind, Args: args}
 	}
 	if _, err := q.ins.Store().Enqueue(ctx, ts); err != nil {
 		return fmt.Errorf("grit: insert %d jobs: %w", len(jobs), err)

@@ -91,8 +91,8 @@ func runIngest(ctx context.Context, cfg config, log io.Writer) (report, error) {
 		return report{}, err
 	}
 	begin := time.Now()
-	run, err := c.Store().SubmitRun(ctx, store.NewRun{Name: "ingest", MaxFailures: cfg.MaxFailures,
-		Tasks: []store.NewTask{{Name: "start", Kind: "StartIngest"}}})
+	run, err := c.Store().SubmitRun(ctx, task.NewRun{Name: "ingest", MaxFailures: cfg.MaxFailures,
+		Tasks: []task.NewTask{{Name: "start", Kind: "StartIngest"}}})
 	if err != nil {
 		return report{}, err
 	}
@@ -175,7 +175,7 @@ func firstErr(errs ...error) error {
 
 // finish gathers the report of an ended run.
 func finish(ctx context.Context, c *grit.Client, r task.Run, cl *cluster, elapsed time.Duration) (report, error) {
-	ts, err := c.Store().ListTasks(ctx, store.Filter{RunID: r.ID, Kind: "ClusterJob"})
+	ts, err := c.Store().ListTasks(ctx, task.Filter{RunID: r.ID, Kind: "ClusterJob"})
 	if err != nil {
 		return report{}, err
 	}

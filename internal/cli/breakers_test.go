@@ -27,13 +27,13 @@ func TestFleetBreakerStopsDispatchWithinAHeartbeat(t *testing.T) {
 	st := pgtest.OpenIn(t, schema)
 	ctx := t.Context()
 	args, _ := json.Marshal(task.Exec{Shell: "sleep 0.2"})
-	var ts []store.NewTask
+	var ts []task.NewTask
 	for i := range 360 {
 		g := "api"
 		if i >= 300 {
 			g = ""
 		}
-		ts = append(ts, store.NewTask{Kind: task.KindExec, Args: args, Group: g})
+		ts = append(ts, task.NewTask{Kind: task.KindExec, Args: args, Group: g})
 	}
 	if _, err := st.Enqueue(ctx, ts); err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestFleetBreakerStopsDispatchWithinAHeartbeat(t *testing.T) {
 		workers = append(workers, w)
 	}
 	count := func(group string, state task.State) int {
-		all, err := st.ListTasks(ctx, store.Filter{States: []task.State{state}})
+		all, err := st.ListTasks(ctx, task.Filter{States: []task.State{state}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +73,7 @@ func TestFleetBreakerStopsDispatchWithinAHeartbeat(t *testing.T) {
 		t.Fatal("every api task ran: the breaker opened too late to test anything")
 	}
 	late := opened.Add(heartbeat + 500*time.Millisecond)
-	api, err := st.ListTasks(ctx, store.Filter{})
+	api, err := st.ListTasks(ctx, task.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}

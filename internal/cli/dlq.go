@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -30,9 +29,9 @@ func newDLQCmd(e *env) *cobra.Command {
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.AddCommand(list,
-		dlqAction(e, store.ActReplay, "run the task again, with its poison streak reset"),
-		dlqAction(e, store.ActSkip, "let the task pass as a permitted failure: its dependents go on"),
-		dlqAction(e, store.ActFail, "fail the task: its dependents become UPSTREAM_FAILED"))
+		dlqAction(e, task.ActReplay, "run the task again, with its poison streak reset"),
+		dlqAction(e, task.ActSkip, "let the task pass as a permitted failure: its dependents go on"),
+		dlqAction(e, task.ActFail, "fail the task: its dependents become UPSTREAM_FAILED"))
 	return cmd
 }
 
@@ -50,7 +49,7 @@ func (e *env) dlqList(ctx context.Context, asJSON bool) error {
 		return err
 	}
 	defer st.Close()
-	ts, err := st.ListTasks(ctx, store.Filter{States: []task.State{task.DeadLetter}})
+	ts, err := st.ListTasks(ctx, task.Filter{States: []task.State{task.DeadLetter}})
 	if err != nil {
 		return err
 	}
@@ -102,7 +101,7 @@ func groupByFingerprint(ts []task.Task) []dlqGroup {
 	return out
 }
 
-func dlqAction(e *env, a store.Action, short string) *cobra.Command {
+func dlqAction(e *env, a task.Action, short string) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   string(a) + " ID...",
@@ -116,7 +115,7 @@ func dlqAction(e *env, a store.Action, short string) *cobra.Command {
 	return cmd
 }
 
-func (e *env) act(ctx context.Context, a store.Action, args []string, asJSON bool) error {
+func (e *env) act(ctx context.Context, a task.Action, args []string, asJSON bool) error {
 	ids := make([]int64, len(args))
 	for i, s := range args {
 		id, err := parseID(s)

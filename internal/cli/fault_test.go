@@ -81,7 +81,7 @@ func openStore(t *testing.T, dsn string) store.Store {
 
 func runTasks(t *testing.T, st store.Store) []task.Task {
 	t.Helper()
-	ts, err := st.ListTasks(context.Background(), store.Filter{})
+	ts, err := st.ListTasks(context.Background(), task.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,9 +63,9 @@ func TestFleetSurvivesSIGKILL(t *testing.T) {
 	ledger := filepath.Join(dir, "ledger")
 	args, _ := json.Marshal(task.Exec{Shell: `echo "$GRIT_TASK_ID $GRIT_ATTEMPT" >> ` + ledger})
 	for start := 0; start < n; start += 1000 {
-		ts := make([]store.NewTask, min(1000, n-start))
+		ts := make([]task.NewTask, min(1000, n-start))
 		for i := range ts {
-			ts[i] = store.NewTask{Kind: task.KindExec, Args: args, Policy: "20 100ms 1s"}
+			ts[i] = task.NewTask{Kind: task.KindExec, Args: args, Policy: "20 100ms 1s"}
 		}
 		if _, err := st.Enqueue(t.Context(), ts); err != nil {
 			t.Fatal(err)
@@ -113,7 +113,7 @@ func TestFleetSurvivesSIGKILL(t *testing.T) {
 func checkFleet(t *testing.T, st store.Store, ledger string, n int, workers []*fleetWorker) {
 	t.Helper()
 	seen := readLedger(t, ledger)
-	ts, err := st.ListTasks(t.Context(), store.Filter{})
+	ts, err := st.ListTasks(t.Context(), task.Filter{})
 	if err != nil || len(ts) != n {
 		t.Fatalf("%d tasks (%v), want %d", len(ts), err, n)
 	}
@@ -200,9 +200,9 @@ func TestFrozenWorkerLosesItsTasks(t *testing.T) {
 	// attempts end at once.
 	script := fmt.Sprintf(`echo "$GRIT_TASK_ID $GRIT_ATTEMPT $$" >> %s; if [ "$GRIT_ATTEMPT" = 1 ]; then sleep 60; fi`, ledger)
 	args, _ := json.Marshal(task.Exec{Shell: script})
-	ts := make([]store.NewTask, 6)
+	ts := make([]task.NewTask, 6)
 	for i := range ts {
-		ts[i] = store.NewTask{Kind: task.KindExec, Args: args, Policy: "5 100ms 1s"}
+		ts[i] = task.NewTask{Kind: task.KindExec, Args: args, Policy: "5 100ms 1s"}
 	}
 	if _, err := st.Enqueue(t.Context(), ts); err != nil {
 		t.Fatal(err)
@@ -243,7 +243,7 @@ func TestFrozenWorkerLosesItsTasks(t *testing.T) {
 	waitExit(t, frozen, 30*time.Second, frozenOut)
 	waitExit(t, sibling, 30*time.Second, siblingOut)
 
-	all, err := st.ListTasks(t.Context(), store.Filter{})
+	all, err := st.ListTasks(t.Context(), task.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,9 +292,9 @@ func TestStopPastTheDrainGivesTasksBack(t *testing.T) {
 	dsn := pgtest.WithSchema(schema)
 	st := pgtest.OpenIn(t, schema)
 	args, _ := json.Marshal(task.Exec{Shell: `if [ "$GRIT_WORKER_ID" = first ]; then sleep 60; fi`})
-	ts := make([]store.NewTask, 4)
+	ts := make([]task.NewTask, 4)
 	for i := range ts {
-		ts[i] = store.NewTask{Kind: task.KindExec, Args: args, Policy: "3 100ms 1s"}
+		ts[i] = task.NewTask{Kind: task.KindExec, Args: args, Policy: "3 100ms 1s"}
 	}
 	if _, err := st.Enqueue(t.Context(), ts); err != nil {
 		t.Fatal(err)
@@ -309,7 +309,7 @@ func TestStopPastTheDrainGivesTasksBack(t *testing.T) {
 	if code := waitExit(t, first, 15*time.Second, firstOut); code != 0 {
 		t.Fatalf("the stopped worker exited %d:\n%s", code, firstOut)
 	}
-	back, err := st.ListTasks(t.Context(), store.Filter{})
+	back, err := st.ListTasks(t.Context(), task.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestStopPastTheDrainGivesTasksBack(t *testing.T) {
 		cs, err := st.QueueCounts(t.Context())
 		return err == nil && len(cs) == 1 && cs[0].State == task.Success && cs[0].N == 4
 	})
-	done, _ := st.ListTasks(t.Context(), store.Filter{})
+	done, _ := st.ListTasks(t.Context(), task.Filter{})
 	for _, tk := range done {
 		if tk.Attempt != 1 {
 			t.Errorf("task %d finished after %d attempts, want 1: the released attempt must not count", tk.ID, tk.Attempt)

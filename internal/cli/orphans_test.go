@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/task"
 )
@@ -31,7 +30,7 @@ func TestKilledWorkersGrandchildDiesBesideALiveSibling(t *testing.T) {
 	gcFile := filepath.Join(dir, "grandchild")
 	script := fmt.Sprintf(`if [ "$GRIT_ATTEMPT" = 1 ]; then sleep 300 & echo $! > %s; wait; fi`, gcFile)
 	args, _ := json.Marshal(task.Exec{Shell: script})
-	ts, err := st.Enqueue(t.Context(), []store.NewTask{{Kind: task.KindExec, Args: args, Policy: "5 100ms 1s"}})
+	ts, err := st.Enqueue(t.Context(), []task.NewTask{{Kind: task.KindExec, Args: args, Policy: "5 100ms 1s"}})
 	if err != nil {
 		t.Fatal(err)
 	}

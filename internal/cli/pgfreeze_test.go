@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
 	"github.com/grit-run/grit/task"
 )
@@ -35,7 +34,7 @@ func TestSilentDatabaseKillsTheAttempts(t *testing.T) {
 	}
 	pidfile := filepath.Join(dir, "pid")
 	args, _ := json.Marshal(task.Exec{Shell: fmt.Sprintf(`trap '' TERM; echo $$ > %s; exec sleep 300`, pidfile)})
-	if _, err := st.Enqueue(t.Context(), []store.NewTask{{Kind: task.KindExec, Args: args}}); err != nil {
+	if _, err := st.Enqueue(t.Context(), []task.NewTask{{Kind: task.KindExec, Args: args}}); err != nil {
 		t.Fatal(err)
 	}
 	const lease = 3 * time.Second

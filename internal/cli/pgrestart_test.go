@@ -144,9 +144,9 @@ func TestWorkersSurviveADatabaseRestart(t *testing.T) {
 	}
 	const n = 400
 	args, _ := json.Marshal(task.Exec{Shell: `sleep 0.05; echo "$GRIT_TASK_ID" >> ` + filepath.Join(dir, "ledger")})
-	ts := make([]store.NewTask, n)
+	ts := make([]task.NewTask, n)
 	for i := range ts {
-		ts[i] = store.NewTask{Kind: task.KindExec, Args: args, Policy: "10 100ms 1s"}
+		ts[i] = task.NewTask{Kind: task.KindExec, Args: args, Policy: "10 100ms 1s"}
 	}
 	if _, err := st.Enqueue(t.Context(), ts); err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestWorkersSurviveADatabaseRestart(t *testing.T) {
 	a, aOut := gritProcess(t, dir, workerArgs...)
 	b, bOut := gritProcess(t, dir, workerArgs...)
 	succeeded := func(s store.Store) map[int64]int {
-		done, err := s.ListTasks(t.Context(), store.Filter{States: []task.State{task.Success}})
+		done, err := s.ListTasks(t.Context(), task.Filter{States: []task.State{task.Success}})
 		if err != nil {
 			return nil
 		}

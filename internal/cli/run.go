@@ -178,7 +178,7 @@ func waitRun(ctx context.Context, st store.Store, runID int64, p *progress) ([]t
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		ts, err := st.ListTasks(ctx, store.Filter{RunID: runID})
+		ts, err := st.ListTasks(ctx, task.Filter{RunID: runID})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

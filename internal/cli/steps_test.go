@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // TestTaskShowsItsSteps: grit task lists a task's recorded steps, by the
@@ -15,7 +16,7 @@ func TestTaskShowsItsSteps(t *testing.T) {
 	dsn := migratedStore(t)
 	st := openStore(t, dsn)
 	ctx := context.Background()
-	if _, err := st.Enqueue(ctx, []store.NewTask{{Kind: "pay"}}); err != nil {
+	if _, err := st.Enqueue(ctx, []task.NewTask{{Kind: "pay"}}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := st.Claim(ctx, store.ClaimRequest{Worker: "w", Limit: 1})
@@ -23,7 +24,7 @@ func TestTaskShowsItsSteps(t *testing.T) {
 		t.Fatal(c, err)
 	}
 	for i, name := range []string{"charge", "charge"} {
-		if _, err := st.(store.Stepper).RecordStep(ctx, c[0].ID, c[0].LeaseToken, store.Step{Seq: i + 1, Name: name, Occurrence: i + 1, Attempt: 1, Result: json.RawMessage(`{"id":"ch-1"}`)}); err != nil {
+		if _, err := st.(store.Stepper).RecordStep(ctx, c[0].ID, c[0].LeaseToken, task.Step{Seq: i + 1, Name: name, Occurrence: i + 1, Attempt: 1, Result: json.RawMessage(`{"id":"ch-1"}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -32,7 +33,7 @@ func TestTaskShowsItsSteps(t *testing.T) {
 		t.Errorf("grit task: %d %q %q", code, out, errOut)
 	}
 	code, out, _ = grit(t, "task", "--json", "--store", dsn, itoa(c[0].ID))
-	var got struct{ Steps []store.Step }
+	var got struct{ Steps []task.Step }
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || len(got.Steps) != 2 || got.Steps[1].Occurrence != 2 {
 		t.Errorf("grit task --json: %d %q", code, out)
 	}

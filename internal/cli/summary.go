@@ -50,7 +50,7 @@ func (e *env) summarize(ctx context.Context, st store.Store, runID int64, ts []t
 	return nil
 }
 
-func buildSummary(r task.Run, ts []task.Task, edges []store.Edge) runSummary {
+func buildSummary(r task.Run, ts []task.Task, edges []task.Edge) runSummary {
 	s := runSummary{Run: r.ID, Name: r.Name, State: r.State, Tasks: taskViews(ts), WaitingOn: map[string][]string{}}
 	for id, names := range deadLetterBlockers(ts, edges) {
 		for _, t := range ts {
@@ -77,7 +77,7 @@ func hasDeadLetter(ts []task.Task) bool {
 
 // deadLetterBlockers maps each PENDING task to the dead letters upstream of
 // it, which it waits for.
-func deadLetterBlockers(ts []task.Task, edges []store.Edge) map[int64][]string {
+func deadLetterBlockers(ts []task.Task, edges []task.Edge) map[int64][]string {
 	byID := map[int64]task.Task{}
 	for _, t := range ts {
 		byID[t.ID] = t

@@ -61,7 +61,7 @@ func (e *env) showTask(ctx context.Context, id int64, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	var steps []store.Step
+	var steps []task.Step
 	if sp, ok := st.(store.Stepper); ok {
 		if steps, err = sp.Steps(ctx, id); err != nil {
 			return err
@@ -69,12 +69,12 @@ func (e *env) showTask(ctx context.Context, id int64, asJSON bool) error {
 	}
 	if asJSON {
 		if steps == nil {
-			steps = []store.Step{}
+			steps = []task.Step{}
 		}
 		return json.NewEncoder(e.stdout).Encode(struct {
 			Task     taskJSON      `json:"task"`
 			Attempts []attemptJSON `json:"attempts"`
-			Steps    []store.Step  `json:"steps"`
+			Steps    []task.Step   `json:"steps"`
 		}{taskView(t), attemptViews(as), steps})
 	}
 	printTask(e, t, as)
@@ -84,7 +84,7 @@ func (e *env) showTask(ctx context.Context, id int64, asJSON bool) error {
 
 // printSteps prints a task's recorded steps (grit.Step), by the attempt
 // that ran each.
-func printSteps(e *env, steps []store.Step) {
+func printSteps(e *env, steps []task.Step) {
 	if len(steps) == 0 {
 		return
 	}

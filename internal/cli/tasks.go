@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -25,7 +24,7 @@ func newTasksCmd(e *env) *cobra.Command {
 		Short: "list tasks, filtered by run, state and kind",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f := store.Filter{RunID: runID, Kind: kind, Limit: limit}
+			f := task.Filter{RunID: runID, Kind: kind, Limit: limit}
 			for _, s := range states {
 				st, err := task.ParseState(s)
 				if err != nil {
@@ -44,7 +43,7 @@ func newTasksCmd(e *env) *cobra.Command {
 	return cmd
 }
 
-func (e *env) listTasks(ctx context.Context, f store.Filter, asJSON bool) error {
+func (e *env) listTasks(ctx context.Context, f task.Filter, asJSON bool) error {
 	st, err := e.openExisting(ctx)
 	if err != nil {
 		return err

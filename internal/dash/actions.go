@@ -20,8 +20,8 @@ import (
 const maxRamp = 10000
 
 // parseAction reads the form's action, one of allowed.
-func parseAction(r *http.Request, allowed ...store.Action) (store.Action, error) {
-	a := store.Action(r.PostFormValue("action"))
+func parseAction(r *http.Request, allowed ...task.Action) (task.Action, error) {
+	a := task.Action(r.PostFormValue("action"))
 	for _, ok := range allowed {
 		if a == ok {
 			return a, nil
@@ -62,7 +62,7 @@ func (d *Dashboard) actTask(w http.ResponseWriter, r *http.Request, v who) error
 	if err != nil {
 		return errBadRequest{fmt.Sprintf("task %q: want a task id", r.PathValue("id"))}
 	}
-	a, err := parseAction(r, store.ActCancel, store.ActReplay, store.ActSkip, store.ActFail, store.ActRetry)
+	a, err := parseAction(r, task.ActCancel, task.ActReplay, task.ActSkip, task.ActFail, task.ActRetry)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (d *Dashboard) actTask(w http.ResponseWriter, r *http.Request, v who) error
 // actTasks applies an action to every task the posted filter selects:
 // all of them, however many pages they take.
 func (d *Dashboard) actTasks(w http.ResponseWriter, r *http.Request, v who) error {
-	a, err := parseAction(r, store.ActCancel, store.ActReplay, store.ActRetry)
+	a, err := parseAction(r, task.ActCancel, task.ActReplay, task.ActRetry)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (d *Dashboard) actTasks(w http.ResponseWriter, r *http.Request, v who) erro
 	if err != nil {
 		return err
 	}
-	if a == store.ActReplay && !(len(f.States) == 1 && f.States[0] == task.DeadLetter) {
+	if a == task.ActReplay && !(len(f.States) == 1 && f.States[0] == task.DeadLetter) {
 		return errBadRequest{"replay applies to dead letters: filter on state DEAD_LETTER alone"}
 	}
 	b, err := ops.ActAll(r.Context(), d.cfg.Store, f.store(), a, 0, nil)
@@ -115,19 +115,19 @@ func (d *Dashboard) actTasks(w http.ResponseWriter, r *http.Request, v who) erro
 // a replay may be ramped (at most rate tasks a second), so that a fixed
 // bug's backlog does not come back as a herd.
 func (d *Dashboard) actDeadLetters(w http.ResponseWriter, r *http.Request, v who) error {
-	a, err := parseAction(r, store.ActReplay, store.ActSkip, store.ActFail)
+	a, err := parseAction(r, task.ActReplay, task.ActSkip, task.ActFail)
 	if err != nil {
 		return err
 	}
 	fp := r.PostFormValue("fingerprint")
 	var rate float64
-	if s := strings.TrimSpace(r.PostFormValue("rate")); s != "" && a == store.ActReplay {
+	if s := strings.TrimSpace(r.PostFormValue("rate")); s != "" && a == task.ActReplay {
 		rate, err = strconv.ParseFloat(s, 64)
 		if err != nil || rate <= 0 || rate > maxRamp {
 			return errBadRequest{fmt.Sprintf("rate %q: want tasks a second, above 0 and at most %d, or nothing for all at once", s, maxRamp)}
 		}
 	}
-	f := store.Filter{States: []task.State{task.DeadLetter}, Fingerprint: fp}
+	f := task.Filter{States: []task.State{task.DeadLetter}, Fingerprint: fp}
 	target := "dead letters with fingerprint " + fp
 	if fp == "" {
 		target = "dead letters without a fingerprint"
@@ -239,17 +239,17 @@ func stateOr(s string) string {
 }
 
 // pastOf is what an action did, for a sentence.
-func pastOf(a store.Action) string {
+func pastOf(a task.Action) string {
 	switch a {
-	case store.ActReplay:
+	case task.ActReplay:
 		return "replayed"
-	case store.ActSkip:
+	case task.ActSkip:
 		return "skipped"
-	case store.ActFail:
+	case task.ActFail:
 		return "failed"
-	case store.ActCancel:
+	case task.ActCancel:
 		return "cancelled"
-	case store.ActRetry:
+	case task.ActRetry:
 		return "retried"
 	}
 	return string(a)

@@ -15,7 +15,7 @@ import (
 func TestTaskPageShowsAutoTimeout(t *testing.T) {
 	ctx := context.Background()
 	st := openStore(t)
-	ts, err := st.Enqueue(ctx, []store.NewTask{{Kind: "nightly", Timeout: task.AutoTimeout}})
+	ts, err := st.Enqueue(ctx, []task.NewTask{{Kind: "nightly", Timeout: task.AutoTimeout}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,11 +80,11 @@ func TestPagesWithoutTokens(t *testing.T) {
 
 func testPages(t *testing.T, st store.Store) {
 	ctx := context.Background()
-	r, err := st.SubmitRun(ctx, store.NewRun{Name: "nightly"})
+	r, err := st.SubmitRun(ctx, task.NewRun{Name: "nightly"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Enqueue(ctx, []store.NewTask{{Kind: "charge", Args: []byte(`{"order":"o-42","note":"<b>&</b>"}`)}}); err != nil {
+	if _, err := st.Enqueue(ctx, []task.NewTask{{Kind: "charge", Args: []byte(`{"order":"o-42","note":"<b>&</b>"}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	srv := newDashboard(t, st)
@@ -130,7 +130,7 @@ func testPages(t *testing.T, st store.Store) {
 func TestTokensAndRoles(t *testing.T) {
 	const op, ro = "operator-token-0123456789", "reader-token-0123456789"
 	st := openStore(t)
-	if _, err := st.Enqueue(context.Background(), []store.NewTask{{Kind: "k"}}); err != nil {
+	if _, err := st.Enqueue(context.Background(), []task.NewTask{{Kind: "k"}}); err != nil {
 		t.Fatal(err)
 	}
 	srv := newDashboard(t, st, server.Token{Value: op, Role: server.RoleOperator}, server.Token{Value: ro, Role: server.RoleReadOnly})
@@ -206,11 +206,11 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 func TestBulkActionsTakeEveryMatchingTask(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
-	var nts []store.NewTask
+	var nts []task.NewTask
 	for range 1200 { // more than a page of the store's (500) and of the dashboard's (50)
-		nts = append(nts, store.NewTask{Kind: "sync", RunAt: time.Now().Add(time.Hour)})
+		nts = append(nts, task.NewTask{Kind: "sync", RunAt: time.Now().Add(time.Hour)})
 	}
-	nts = append(nts, store.NewTask{Kind: "other"})
+	nts = append(nts, task.NewTask{Kind: "other"})
 	if _, err := st.Enqueue(ctx, nts); err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestBulkActionsTakeEveryMatchingTask(t *testing.T) {
 	if code, body := bulk("retry", "state=CANCELLED"); code != http.StatusOK || !strings.Contains(body, "1200 tasks retried") {
 		t.Fatalf("bulk retry: %d\n%s", code, body)
 	}
-	ready, err := st.ListTasks(ctx, store.Filter{States: []task.State{task.Ready}})
+	ready, err := st.ListTasks(ctx, task.Filter{States: []task.State{task.Ready}})
 	if err != nil || len(ready) != 1201 {
 		t.Fatalf("%d READY tasks after the retry (%v), want all 1201", len(ready), err)
 	}
@@ -245,9 +245,9 @@ func TestBulkActionsTakeEveryMatchingTask(t *testing.T) {
 func TestCloseStopsARampedReplay(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
-	var nts []store.NewTask
+	var nts []task.NewTask
 	for range 5 {
-		nts = append(nts, store.NewTask{Kind: "refund"})
+		nts = append(nts, task.NewTask{Kind: "refund"})
 	}
 	if _, err := st.Enqueue(ctx, nts); err != nil {
 		t.Fatal(err)
@@ -275,7 +275,7 @@ func TestCloseStopsARampedReplay(t *testing.T) {
 	if err != nil || len(log) != 2 || !strings.Contains(log[0].Action, "ramp stopped: the dashboard closed") || log[0].Count >= 5 {
 		t.Fatalf("audit log %+v (%v), want the ramp's start, then its stop with fewer than 5 replayed", log, err)
 	}
-	left, err := st.ListTasks(ctx, store.Filter{States: []task.State{task.DeadLetter}})
+	left, err := st.ListTasks(ctx, task.Filter{States: []task.State{task.DeadLetter}})
 	if err != nil || len(left) != 5-log[0].Count {
 		t.Errorf("%d dead letters left (%v) after %d replayed, want the rest", len(left), err, log[0].Count)
 	}

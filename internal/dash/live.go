@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // stream is /live: server-sent events that say "change" whenever the
@@ -76,7 +77,7 @@ func (d *Dashboard) signature(ctx context.Context) (string, error) {
 	}
 	// The newest task, through the primary key: a new task shows at once,
 	// whatever the age of the counts.
-	newest, err := d.cfg.Store.ListTasks(ctx, store.Filter{Newest: true, Limit: 1})
+	newest, err := d.cfg.Store.ListTasks(ctx, task.Filter{Newest: true, Limit: 1})
 	if err != nil {
 		return "", err
 	}

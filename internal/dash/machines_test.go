@@ -14,7 +14,6 @@ import (
 	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/fsm"
 	"github.com/grit-run/grit/internal/machine"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
 	"github.com/grit-run/grit/task"
 )
@@ -305,7 +304,7 @@ func TestSendEventRefused(t *testing.T) {
 	}
 
 	plain := openStore(t)
-	if _, err := plain.Enqueue(ctx, []store.NewTask{{Kind: "k"}}); err != nil {
+	if _, err := plain.Enqueue(ctx, []task.NewTask{{Kind: "k"}}); err != nil {
 		t.Fatal(err)
 	}
 	bare := newDashboard(t, noSchedules{plain})

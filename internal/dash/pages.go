@@ -261,9 +261,9 @@ func joinStates(ss []task.State) string {
 	return strings.Join(b, ", ")
 }
 
-// store is f as a store.Filter, newest first.
-func (f taskFilter) store() store.Filter {
-	return store.Filter{
+// store is f as a task.Filter, newest first.
+func (f taskFilter) store() task.Filter {
+	return task.Filter{
 		RunID: f.Run, States: f.States, Kind: f.Kind, Queue: f.Queue, Group: f.Group, Tenant: f.Tenant,
 		Fingerprint: f.Fingerprint, Text: f.Q, CreatedFrom: f.from, CreatedTo: f.to,
 	}
@@ -341,7 +341,7 @@ func (d *Dashboard) tasks(w http.ResponseWriter, r *http.Request, v who) error {
 		// A text matches from no index: alone, it would read every task
 		// (half a second on a million). It searches the newest
 		// textWindow tasks then, and the page says so.
-		newest, err := d.cfg.Store.ListTasks(r.Context(), store.Filter{Newest: true, Limit: 1})
+		newest, err := d.cfg.Store.ListTasks(r.Context(), task.Filter{Newest: true, Limit: 1})
 		if err != nil {
 			return err
 		}
@@ -386,7 +386,7 @@ type taskData struct {
 	OutputOf int
 	Run      *task.Run
 	Actions  []string
-	Steps    []store.Step // its handler's recorded steps (grit.Step)
+	Steps    []task.Step // its handler's recorded steps (grit.Step)
 }
 
 func (d *Dashboard) task(w http.ResponseWriter, r *http.Request, v who) error {
@@ -431,11 +431,11 @@ func (d *Dashboard) task(w http.ResponseWriter, r *http.Request, v who) error {
 func actionsFor(t task.Task) []string {
 	switch s := t.State; {
 	case s == task.DeadLetter:
-		return []string{string(store.ActReplay), string(store.ActSkip), string(store.ActFail)}
+		return []string{string(task.ActReplay), string(task.ActSkip), string(task.ActFail)}
 	case !s.Terminal():
-		return []string{string(store.ActCancel)}
+		return []string{string(task.ActCancel)}
 	case (s == task.Failed || s == task.Cancelled) && t.RunID == 0:
-		return []string{string(store.ActRetry)} // a run's tasks are retried with their run
+		return []string{string(task.ActRetry)} // a run's tasks are retried with their run
 	}
 	return nil
 }
@@ -472,7 +472,7 @@ func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request, v who) error {
 		}
 		before = n
 	}
-	rs, err := c.ListRuns(r.Context(), store.RunFilter{BeforeID: before, Limit: pageSize + 1})
+	rs, err := c.ListRuns(r.Context(), task.RunFilter{BeforeID: before, Limit: pageSize + 1})
 	if err != nil {
 		return err
 	}
@@ -505,7 +505,7 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request, v who) error {
 	if err != nil {
 		return err
 	}
-	ts, err := d.cfg.Store.ListTasks(ctx, store.Filter{RunID: id})
+	ts, err := d.cfg.Store.ListTasks(ctx, task.Filter{RunID: id})
 	if err != nil {
 		return err
 	}
@@ -592,7 +592,7 @@ func (d *Dashboard) groups(w http.ResponseWriter, r *http.Request, v who) error 
 		}
 		// The running attempts of a group: a page of them at most, read
 		// through the state index.
-		ts, err := d.cfg.Store.ListTasks(r.Context(), store.Filter{States: []task.State{task.Running}, Group: rows[i].Name, Limit: 1000})
+		ts, err := d.cfg.Store.ListTasks(r.Context(), task.Filter{States: []task.State{task.Running}, Group: rows[i].Name, Limit: 1000})
 		if err != nil {
 			return err
 		}

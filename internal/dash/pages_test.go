@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/task"
 )
 
 // TestTextSearchAloneLooksAtTheNewestTasks: a text with nothing else to
@@ -22,13 +22,13 @@ func TestTextSearchAloneLooksAtTheNewestTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	var nts []store.NewTask
+	var nts []task.NewTask
 	for i := 1; i <= 30; i++ {
 		args := `{"n":1}`
 		if i == 1 || i == 25 {
 			args = `{"note":"needle"}`
 		}
-		nts = append(nts, store.NewTask{Kind: "k", Args: []byte(args)})
+		nts = append(nts, task.NewTask{Kind: "k", Args: []byte(args)})
 	}
 	if _, err := st.Enqueue(context.Background(), nts); err != nil {
 		t.Fatal(err)

@@ -94,7 +94,7 @@ func (d *Dashboard) slotStates(ctx context.Context, rows []scheduleRow) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	ts, err := d.cfg.Store.ListTasks(ctx, store.Filter{IDs: ids})
+	ts, err := d.cfg.Store.ListTasks(ctx, task.Filter{IDs: ids})
 	if err != nil {
 		return err
 	}

@@ -87,7 +87,7 @@ func card(t *testing.T, page, name string) string {
 
 func idsOf(t *testing.T, st store.Store, kind string) []int64 {
 	t.Helper()
-	ts, err := st.ListTasks(context.Background(), store.Filter{Kind: kind})
+	ts, err := st.ListTasks(context.Background(), task.Filter{Kind: kind})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestSchedulesPage(t *testing.T) {
 	// A row this grit cannot read (a declaration of a newer one) has its
 	// card, which says what is wrong, and no buttons.
 	if _, _, err := st.WriteSchedule(context.Background(), store.ScheduleWrite{Name: "newer", Def: []byte(`{"name":"newer","cron":"@fortnightly"}`),
-		Then: func([]store.Enqueued) (json.RawMessage, time.Time, error) { return []byte(`{}`), time.Time{}, nil }}); err != nil {
+		Then: func([]task.Enqueued) (json.RawMessage, time.Time, error) { return []byte(`{}`), time.Time{}, nil }}); err != nil {
 		t.Fatal(err)
 	}
 	_, page = get(t, srv.Client(), srv.URL+"/schedules")
@@ -299,7 +299,7 @@ func TestScheduleActionsRefused(t *testing.T) {
 
 	// A store without schedules: the page says so.
 	plain := openStore(t)
-	if _, err := plain.Enqueue(ctx, []store.NewTask{{Kind: "k"}}); err != nil {
+	if _, err := plain.Enqueue(ctx, []task.NewTask{{Kind: "k"}}); err != nil {
 		t.Fatal(err)
 	}
 	bare := newDashboard(t, noSchedules{plain})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // TestTaskPageShowsItsSteps: a task's page lists its recorded steps, by
@@ -16,7 +17,7 @@ import (
 func TestTaskPageShowsItsSteps(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
-	if _, err := st.Enqueue(ctx, []store.NewTask{{Kind: "pay"}}); err != nil {
+	if _, err := st.Enqueue(ctx, []task.NewTask{{Kind: "pay"}}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := st.Claim(ctx, store.ClaimRequest{Worker: "w", Limit: 1})
@@ -24,7 +25,7 @@ func TestTaskPageShowsItsSteps(t *testing.T) {
 		t.Fatal(c, err)
 	}
 	for i, res := range []string{`{"id":"ch-1"}`, `"<script>x</script>"`} {
-		if _, err := st.RecordStep(ctx, c[0].ID, c[0].LeaseToken, store.Step{Seq: i + 1, Name: "charge", Occurrence: i + 1, Attempt: 1, Result: json.RawMessage(res)}); err != nil {
+		if _, err := st.RecordStep(ctx, c[0].ID, c[0].LeaseToken, task.Step{Seq: i + 1, Name: "charge", Occurrence: i + 1, Attempt: 1, Result: json.RawMessage(res)}); err != nil {
 			t.Fatal(err)
 		}
 	}

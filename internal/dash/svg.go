@@ -186,7 +186,7 @@ const (
 // lists them instead.
 const maxDrawn = 400
 
-func layoutDAG(ts []task.Task, edges []store.Edge) dag {
+func layoutDAG(ts []task.Task, edges []task.Edge) dag {
 	if len(ts) == 0 || len(ts) > maxDrawn {
 		return dag{}
 	}

@@ -35,7 +35,7 @@ func TestDAGLayout(t *testing.T) {
 		{ID: 3, Name: "load", State: task.Pending},
 		{ID: 4, Name: "report", State: task.Pending},
 	}
-	g := layoutDAG(ts, []store.Edge{{From: 1, To: 2}, {From: 1, To: 3}, {From: 2, To: 3}, {From: 3, To: 4}})
+	g := layoutDAG(ts, []task.Edge{{From: 1, To: 2}, {From: 1, To: 3}, {From: 2, To: 3}, {From: 3, To: 4}})
 	col := map[int64]float64{}
 	for _, n := range g.Nodes {
 		col[n.ID] = n.X

@@ -42,6 +42,6 @@ func Catch(t task.Task, f *store.Finish, catch, group string) {
 		}
 	}
 	b, _ := json.Marshal(Caught{Task: t.ID, Kind: t.Kind, Args: args, Error: f.Error, Attempts: t.Attempt})
-	f.Enqueue = append(f.Enqueue[:0:0], store.NewTask{Kind: catch, Args: b, Queue: t.Queue, Tenant: t.Tenant, Group: group,
+	f.Enqueue = append(f.Enqueue[:0:0], task.NewTask{Kind: catch, Args: b, Queue: t.Queue, Tenant: t.Tenant, Group: group,
 		IdempotencyKey: CatchKey(t.ID, f.Token)})
 }

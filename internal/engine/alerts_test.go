@@ -15,7 +15,6 @@ import (
 	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/retry"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -71,8 +70,8 @@ func TestDeadLetterPostsOneAlert(t *testing.T) {
 	cfg.AlertWebhook = hook.URL + "/grit"
 	ok := Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }}
 	e := start(t, cfg, poisonous, ok)
-	dead := enqueue(t, st, store.NewTask{Kind: "charge", Queue: "billing", Group: "payments", Tenant: "acme"})
-	fine := enqueue(t, st, store.NewTask{Kind: "ok", Queue: "billing"})
+	dead := enqueue(t, st, task.NewTask{Kind: "charge", Queue: "billing", Group: "payments", Tenant: "acme"})
+	fine := enqueue(t, st, task.NewTask{Kind: "ok", Queue: "billing"})
 
 	m := hook.next(t)
 	// The alert comes after the store recorded the dead letter: at the
@@ -130,12 +129,12 @@ func TestHungWebhookDoesNotBlockTheEngine(t *testing.T) {
 	}
 	var dead []task.Task
 	for range 5 {
-		dead = append(dead, enqueue(t, st, store.NewTask{Kind: "charge"}))
+		dead = append(dead, enqueue(t, st, task.NewTask{Kind: "charge"}))
 	}
 	hook.next(t) // the webhook holds the first alert from now on
 	var fine []task.Task
 	for range 20 {
-		fine = append(fine, enqueue(t, st, store.NewTask{Kind: "ok"}))
+		fine = append(fine, enqueue(t, st, task.NewTask{Kind: "ok"}))
 	}
 	for _, x := range append(dead, fine...) {
 		waitState(t, st, x.ID, task.DeadLetter, task.Success)
@@ -166,7 +165,7 @@ func TestBreakerOpenedAlertsTheCallback(t *testing.T) {
 		Fn: func(context.Context, *task.Task) error { return retry.Transient(errors.New("api: 503")) }}
 	e := start(t, cfg, down)
 	for range 6 {
-		enqueue(t, st, store.NewTask{Kind: "call", Group: "api"})
+		enqueue(t, st, task.NewTask{Kind: "call", Group: "api"})
 	}
 	var ev alert.Event
 	select {

@@ -54,7 +54,7 @@ func slowNight(t *testing.T, st store.Store) {
 		ids := make([]int64, n)
 		for i := range ids {
 			args, _ := json.Marshal(d)
-			ids[i] = enqueue(t, st, store.NewTask{Kind: "nightly", Args: args, Timeout: timeout}).ID
+			ids[i] = enqueue(t, st, task.NewTask{Kind: "nightly", Args: args, Timeout: timeout}).ID
 		}
 		out := make([]task.Task, n)
 		for i, id := range ids {

@@ -50,14 +50,14 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 	other := Handler{Kind: "other", Group: "search", Fn: func(context.Context, *task.Task) error { return nil }}
 	var ids []int64
 	for range 12 {
-		ids = append(ids, enqueue(t, st, store.NewTask{Kind: "call", Group: "api"}).ID)
+		ids = append(ids, enqueue(t, st, task.NewTask{Kind: "call", Group: "api"}).ID)
 	}
 	start(t, cfg, api, other)
 
 	waitFor(t, 10*time.Second, func() bool { return circuitOf(t, st, "api").State == breaker.Open },
 		func() string { return fmt.Sprintf("breaker %+v after %d calls", circuitOf(t, st, "api"), calls.get()) })
 	// While it is open, other groups go on.
-	o := enqueue(t, st, store.NewTask{Kind: "other", Group: "search"})
+	o := enqueue(t, st, task.NewTask{Kind: "other", Group: "search"})
 	waitState(t, st, o.ID, task.Success)
 	// The first probe fails and opens it again, for twice as long.
 	waitFor(t, 10*time.Second, func() bool { return circuitOf(t, st, "api").Opens >= 2 },
@@ -99,14 +99,14 @@ func TestGroupSettingsAndFailFast(t *testing.T) {
 		return retry.Transient(errors.New("api: 503"))
 	}})
 	for range 2 {
-		waitState(t, st, enqueue(t, st, store.NewTask{Kind: "call", Group: "api"}).ID, task.Failed)
+		waitState(t, st, enqueue(t, st, task.NewTask{Kind: "call", Group: "api"}).ID, task.Failed)
 	}
 	// Open in the store, and in the worker's view: the update that opened
 	// it may still be on its way back to the worker.
 	waitFor(t, 5*time.Second, func() bool {
 		return circuitOf(t, st, "api").State == breaker.Open && e.gate.Groups()["api"].Circuit.State == breaker.Open
 	}, func() string { return fmt.Sprintf("breaker %+v", circuitOf(t, st, "api")) })
-	late := waitState(t, st, enqueue(t, st, store.NewTask{Kind: "call", Group: "api"}).ID, task.Failed)
+	late := waitState(t, st, enqueue(t, st, task.NewTask{Kind: "call", Group: "api"}).ID, task.Failed)
 	if !strings.Contains(late.LastError, "breaker is open") || calls.get() != 2 {
 		t.Errorf("a task of the open group: %q after %d calls, want it failed at once without a call", late.LastError, calls.get())
 	}
@@ -139,7 +139,7 @@ func TestResourcePressureHoldsTheGroupBack(t *testing.T) {
 		Resource: retry.Constant{Interval: 5 * time.Millisecond}}
 	var ids []int64
 	for range 10 {
-		ids = append(ids, enqueue(t, st, store.NewTask{Kind: "submit", Group: "cluster"}).ID)
+		ids = append(ids, enqueue(t, st, task.NewTask{Kind: "submit", Group: "cluster"}).ID)
 	}
 	start(t, cfg, Handler{Kind: "submit", Group: "cluster", Policy: quick, Fn: func(context.Context, *task.Task) error {
 		mu.Lock()
@@ -191,7 +191,7 @@ func TestRetryBudgetDefersRetries(t *testing.T) {
 	cfg.BudgetWait = 50 * time.Millisecond
 	var ids []int64
 	for range 30 {
-		ids = append(ids, enqueue(t, st, store.NewTask{Kind: "call", Group: "api"}).ID)
+		ids = append(ids, enqueue(t, st, task.NewTask{Kind: "call", Group: "api"}).ID)
 	}
 	e := start(t, cfg, Handler{Kind: "call", Group: "api", Policy: &retry.Policy{MaxAttempts: 3, Backoff: retry.Constant{Interval: time.Millisecond}},
 		Fn: func(_ context.Context, tk *task.Task) error {
@@ -245,7 +245,7 @@ func TestGroupLimitHoldsAcrossWorkers(t *testing.T) {
 	}}
 	var ids []int64
 	for range 24 {
-		ids = append(ids, enqueue(t, st, store.NewTask{Kind: "call", Group: "api"}).ID)
+		ids = append(ids, enqueue(t, st, task.NewTask{Kind: "call", Group: "api"}).ID)
 	}
 	for range 2 {
 		cfg := testConfig(st)

@@ -36,7 +36,7 @@ func (s postgresCancelOnClaim) Claim(ctx context.Context, req store.ClaimRequest
 func cancelClaimed(ctx context.Context, st store.Store, req store.ClaimRequest) ([]task.Task, error) {
 	ts, err := st.Claim(ctx, req)
 	for _, t := range ts {
-		if _, err := st.Act(ctx, t.ID, store.ActCancel); err != nil {
+		if _, err := st.Act(ctx, t.ID, task.ActCancel); err != nil {
 			return nil, err
 		}
 	}
@@ -60,7 +60,7 @@ func TestCancelledBeforeStartNeverStarts(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			wrapped, st := open(t)
 			mark := filepath.Join(t.TempDir(), "started")
-			tk := enqueue(t, st, store.NewTask{Kind: "exec", Args: execArgs(t, task.Exec{Shell: "touch " + mark + "; sleep 30"})})
+			tk := enqueue(t, st, task.NewTask{Kind: "exec", Args: execArgs(t, task.Exec{Shell: "touch " + mark + "; sleep 30"})})
 			cfg := testConfig(wrapped)
 			cfg.Lease, cfg.Heartbeat = 30*time.Second, 10*time.Second // the heartbeat does not come to the rescue
 			e := start(t, cfg)
@@ -97,7 +97,7 @@ func TestCancelStopsARunningProcessAtOnce(t *testing.T) {
 			dir := t.TempDir()
 			pidFile, termFile := filepath.Join(dir, "pid"), filepath.Join(dir, "term")
 			script := "trap 'echo term > " + termFile + "; exit 0' TERM; echo $$ > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; sleep 60 & wait"
-			tk := enqueue(t, worker, store.NewTask{Kind: "exec", Args: execArgs(t, task.Exec{Shell: script})})
+			tk := enqueue(t, worker, task.NewTask{Kind: "exec", Args: execArgs(t, task.Exec{Shell: script})})
 			cfg := testConfig(worker)
 			cfg.Lease, cfg.Heartbeat = 30*time.Second, 10*time.Second
 			start(t, cfg)
@@ -107,7 +107,7 @@ func TestCancelStopsARunningProcessAtOnce(t *testing.T) {
 				pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 				return err == nil && pid > 0
 			}, func() string { return "the task's process never started" })
-			if _, err := operator.Act(context.Background(), tk.ID, store.ActCancel); err != nil {
+			if _, err := operator.Act(context.Background(), tk.ID, task.ActCancel); err != nil {
 				t.Fatal(err)
 			}
 			cancelled := time.Now()

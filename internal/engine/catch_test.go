@@ -19,7 +19,7 @@ import (
 // no retry, is FAILED by the rescue; its catch task is enqueued with it.
 func TestCatchRescuedTask(t *testing.T) {
 	st := newStore(t)
-	tk := enqueue(t, st, store.NewTask{Kind: "charge", Args: json.RawMessage(`{"order":"o-1"}`), Policy: "never"})
+	tk := enqueue(t, st, task.NewTask{Kind: "charge", Args: json.RawMessage(`{"order":"o-1"}`), Policy: "never"})
 	ts, err := st.Claim(context.Background(), store.ClaimRequest{Worker: "dead", Kinds: []string{"charge"}, Limit: 1, Lease: 50 * time.Millisecond})
 	if err != nil || len(ts) != 1 {
 		t.Fatalf("claim: %v, %v", ts, err)
@@ -31,7 +31,7 @@ func TestCatchRescuedTask(t *testing.T) {
 	never := func(context.Context, *task.Task) error { t.Error("the rescued task ran again"); return nil }
 	start(t, testConfig(st), Handler{Kind: "charge", Fn: never, Catch: "refund"})
 	waitState(t, st, tk.ID, task.Failed)
-	got, err := st.ListTasks(context.Background(), store.Filter{Kind: "refund"})
+	got, err := st.ListTasks(context.Background(), task.Filter{Kind: "refund"})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("catch tasks %+v (%v), want one", got, err)
 	}
@@ -88,9 +88,9 @@ func TestCatchTaskFailedByItsCommitErrorHook(t *testing.T) {
 	}}
 	ok := func(context.Context, *task.Task) error { return nil }
 	start(t, testConfig(st), Handler{Kind: "charge", Fn: ok, Policy: &p, Catch: "refund"})
-	tk := enqueue(t, st, store.NewTask{Kind: "charge"})
+	tk := enqueue(t, st, task.NewTask{Kind: "charge"})
 	waitState(t, st, tk.ID, task.Failed)
-	got, err := st.ListTasks(context.Background(), store.Filter{Kind: "refund"})
+	got, err := st.ListTasks(context.Background(), task.Filter{Kind: "refund"})
 	if err != nil || len(got) != 1 || !strings.Contains(string(got[0].Args), "could not be recorded") {
 		t.Fatalf("catch tasks %+v (%v), want one with the error", got, err)
 	}

@@ -258,23 +258,23 @@ func (e *Engine) childAttempt(ctx context.Context, r *childRun) *childResult {
 // rest fail with ErrChild.
 type childStore struct{ side *childSide }
 
-func (s childStore) Steps(ctx context.Context, taskID int64) ([]store.Step, error) {
+func (s childStore) Steps(ctx context.Context, taskID int64) ([]task.Step, error) {
 	r, err := s.side.call(ctx, fromChild{Steps: true})
 	return r.Steps, err
 }
 
-func (s childStore) RecordStep(ctx context.Context, taskID, token int64, st store.Step) (store.Step, error) {
+func (s childStore) RecordStep(ctx context.Context, taskID, token int64, st task.Step) (task.Step, error) {
 	r, err := s.side.call(ctx, fromChild{Record: &st})
 	if err != nil || r.Step == nil {
-		return store.Step{}, err
+		return task.Step{}, err
 	}
 	return *r.Step, nil
 }
 
-func (childStore) SubmitRun(context.Context, store.NewRun) (task.Run, error) {
+func (childStore) SubmitRun(context.Context, task.NewRun) (task.Run, error) {
 	return task.Run{}, ErrChild
 }
-func (childStore) Enqueue(context.Context, []store.NewTask) ([]store.Enqueued, error) {
+func (childStore) Enqueue(context.Context, []task.NewTask) ([]task.Enqueued, error) {
 	return nil, ErrChild
 }
 func (childStore) Claim(context.Context, store.ClaimRequest) ([]task.Task, error) {
@@ -291,14 +291,14 @@ func (childStore) NextDue(context.Context, store.ClaimRequest) (time.Time, bool,
 	return time.Time{}, false, ErrChild
 }
 func (childStore) GetTask(context.Context, int64) (task.Task, error) { return task.Task{}, ErrChild }
-func (childStore) ListTasks(context.Context, store.Filter) ([]task.Task, error) {
+func (childStore) ListTasks(context.Context, task.Filter) ([]task.Task, error) {
 	return nil, ErrChild
 }
 func (childStore) Attempts(context.Context, int64) ([]task.Attempt, error) { return nil, ErrChild }
 func (childStore) GetRun(context.Context, int64) (task.Run, error)         { return task.Run{}, ErrChild }
 func (childStore) FindRun(context.Context, string) (task.Run, error)       { return task.Run{}, ErrChild }
-func (childStore) Edges(context.Context, int64) ([]store.Edge, error)      { return nil, ErrChild }
-func (childStore) Act(context.Context, int64, store.Action) (task.Task, error) {
+func (childStore) Edges(context.Context, int64) ([]task.Edge, error)       { return nil, ErrChild }
+func (childStore) Act(context.Context, int64, task.Action) (task.Task, error) {
 	return task.Task{}, ErrChild
 }
 func (childStore) RegisterWorker(context.Context, task.Worker) error { return ErrChild }
@@ -309,9 +309,9 @@ func (childStore) Close() error                                      { return ni
 
 // A child's client may be asked to publish or subscribe before Start
 // (the client's Publisher): it says it cannot, as for the rest.
-func (childStore) Subscribe(context.Context, store.Subscription) error   { return ErrChild }
-func (childStore) Unsubscribe(context.Context, store.Subscription) error { return ErrChild }
-func (childStore) Subscriptions(context.Context, string) ([]store.Subscription, error) {
+func (childStore) Subscribe(context.Context, task.Subscription) error   { return ErrChild }
+func (childStore) Unsubscribe(context.Context, task.Subscription) error { return ErrChild }
+func (childStore) Subscriptions(context.Context, string) ([]task.Subscription, error) {
 	return nil, ErrChild
 }
-func (childStore) Publish(context.Context, []store.Event) ([]task.Task, error) { return nil, ErrChild }
+func (childStore) Publish(context.Context, []task.Event) ([]task.Task, error) { return nil, ErrChild }

@@ -23,7 +23,7 @@ func TestLeaseExpiresOnTheEnginesClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	id := enqueue(t, st, store.NewTask{Kind: "work"}).ID
+	id := enqueue(t, st, task.NewTask{Kind: "work"}).ID
 	claimed, err := st.Claim(context.Background(), store.ClaimRequest{Worker: "dead", Limit: 1, Lease: 15 * time.Second})
 	if err != nil || len(claimed) != 1 {
 		t.Fatalf("claim as the dead worker: %v, %v", claimed, err)

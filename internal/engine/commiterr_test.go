@@ -141,7 +141,7 @@ func TestCommitErrorHook(t *testing.T) {
 				}
 				return nil
 			}})
-			tk := enqueue(t, st, store.NewTask{Kind: "charge"})
+			tk := enqueue(t, st, task.NewTask{Kind: "charge"})
 			waitFor(t, 20*time.Second, func() bool { return runs.Load() >= 1 }, func() string { return "the handler never ran" })
 			c.check(t, st, tk, allow, &asked)
 		})

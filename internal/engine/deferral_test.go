@@ -50,7 +50,7 @@ func TestNeverIsDeferredOnAFullCluster(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st := open(t)
 			x, runs := fullCluster(t, 1)
-			tk := enqueue(t, st, store.NewTask{Kind: "exec", Policy: "never", Args: execArgs(t, x)})
+			tk := enqueue(t, st, task.NewTask{Kind: "exec", Policy: "never", Args: execArgs(t, x)})
 			before := time.Now()
 			start(t, testConfig(st))
 			got := waitState(t, st, tk.ID, task.Retrying, task.Failed)
@@ -80,7 +80,7 @@ func TestDeferralsUseNoAttempt(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st := open(t)
 			x, runs := fullCluster(t, 3)
-			tk := enqueue(t, st, store.NewTask{Kind: "exec", Policy: "never resource=5,20ms,80ms,none", Args: execArgs(t, x)})
+			tk := enqueue(t, st, task.NewTask{Kind: "exec", Policy: "never resource=5,20ms,80ms,none", Args: execArgs(t, x)})
 			start(t, testConfig(st))
 			got := waitState(t, st, tk.ID, task.Success, task.Failed)
 			if got.State != task.Success || got.Attempt != 1 || got.Deferrals != 3 {
@@ -109,7 +109,7 @@ func TestDeferralsHaveACeiling(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st := open(t)
 			x, runs := fullCluster(t, 1000)
-			tk := enqueue(t, st, store.NewTask{Kind: "exec", Policy: "3 10ms resource=2,10ms", Args: execArgs(t, x)})
+			tk := enqueue(t, st, task.NewTask{Kind: "exec", Policy: "3 10ms resource=2,10ms", Args: execArgs(t, x)})
 			start(t, testConfig(st))
 			got := waitState(t, st, tk.ID, task.Failed, task.DeadLetter)
 			if got.State != task.Failed || got.Deferrals != 2 || got.Attempt != 1 {

@@ -34,7 +34,7 @@ func TestSuccess(t *testing.T) {
 		got, _ = AttemptFrom(ctx)
 		return nil
 	}})
-	tk := enqueue(t, st, store.NewTask{Kind: "ok"})
+	tk := enqueue(t, st, task.NewTask{Kind: "ok"})
 	done := waitState(t, st, tk.ID, task.Success)
 	if done.Attempt != 1 || got.Number != 1 || got.TaskID != tk.ID || got.LeaseToken == 0 {
 		t.Errorf("attempt %d, context said %+v", done.Attempt, got)
@@ -54,7 +54,7 @@ func TestRetryThenSuccess(t *testing.T) {
 		}
 		return nil
 	}})
-	tk := enqueue(t, st, store.NewTask{Kind: "flaky"})
+	tk := enqueue(t, st, task.NewTask{Kind: "flaky"})
 	done := waitState(t, st, tk.ID, task.Success)
 	if done.Attempt != 3 {
 		t.Errorf("succeeded on attempt %d, want 3", done.Attempt)
@@ -76,7 +76,7 @@ func TestPermanentFailsAtOnce(t *testing.T) {
 	start(t, testConfig(st), Handler{Kind: "bad", Fn: func(ctx context.Context, tk *task.Task) error {
 		return retry.Permanent(errors.New("card declined"))
 	}})
-	tk := enqueue(t, st, store.NewTask{Kind: "bad"})
+	tk := enqueue(t, st, task.NewTask{Kind: "bad"})
 	done := waitState(t, st, tk.ID, task.Failed)
 	if done.Attempt != 1 || done.LastError != "card declined" {
 		t.Errorf("task %+v", done)
@@ -89,7 +89,7 @@ func TestPoisonIsDeadLettered(t *testing.T) {
 	start(t, testConfig(st), Handler{Kind: "poison", Policy: policy("10 10ms"), Fn: func(ctx context.Context, tk *task.Task) error {
 		return fmt.Errorf("KeyError: %d", calls.inc()) // same structure, other number
 	}})
-	tk := enqueue(t, st, store.NewTask{Kind: "poison"})
+	tk := enqueue(t, st, task.NewTask{Kind: "poison"})
 	done := waitState(t, st, tk.ID, task.DeadLetter)
 	if done.Attempt != 2 || done.Streak != 2 || done.Fingerprint == "" {
 		t.Errorf("dead-lettered after %d attempts, streak %d, fp %q; want 2, 2", done.Attempt, done.Streak, done.Fingerprint)
@@ -104,7 +104,7 @@ func TestTransientIsNeverPoison(t *testing.T) {
 	start(t, testConfig(st), Handler{Kind: "blip", Policy: policy("3 10ms"), Fn: func(ctx context.Context, tk *task.Task) error {
 		return retry.Transient(errors.New("503 service unavailable"))
 	}})
-	tk := enqueue(t, st, store.NewTask{Kind: "blip"})
+	tk := enqueue(t, st, task.NewTask{Kind: "blip"})
 	done := waitState(t, st, tk.ID, task.Failed)
 	if done.Attempt != 4 {
 		t.Errorf("failed after %d attempts, want all 4", done.Attempt)
@@ -116,7 +116,7 @@ func TestPoisonAfterPerTask(t *testing.T) {
 	start(t, testConfig(st), Handler{Kind: "p", Policy: policy("10 10ms"), Fn: func(ctx context.Context, tk *task.Task) error {
 		return errors.New("same every time")
 	}})
-	tk := enqueue(t, st, store.NewTask{Kind: "p", PoisonAfter: 3})
+	tk := enqueue(t, st, task.NewTask{Kind: "p", PoisonAfter: 3})
 	if done := waitState(t, st, tk.ID, task.DeadLetter); done.Attempt != 3 {
 		t.Errorf("dead-lettered after %d attempts, want 3", done.Attempt)
 	}
@@ -129,7 +129,7 @@ func TestPanicIsAFailedAttempt(t *testing.T) {
 		m["x"]++ // the same panic every time: poison
 		return nil
 	}})
-	tk := enqueue(t, st, store.NewTask{Kind: "panics"})
+	tk := enqueue(t, st, task.NewTask{Kind: "panics"})
 	done := waitState(t, st, tk.ID, task.DeadLetter)
 	if done.Attempt != 2 {
 		t.Errorf("attempts %d, want 2", done.Attempt)
@@ -146,7 +146,7 @@ func TestTimeoutIsRetriedNeverPoison(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	}})
-	tk := enqueue(t, st, store.NewTask{Kind: "slow"})
+	tk := enqueue(t, st, task.NewTask{Kind: "slow"})
 	done := waitState(t, st, tk.ID, task.Failed)
 	if done.Attempt != 3 {
 		t.Errorf("failed after %d attempts, want 3 (timeouts are never poison)", done.Attempt)
@@ -176,9 +176,9 @@ func TestStuckHandlerFreesItsSlot(t *testing.T) {
 			return nil
 		}},
 		Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})
-	stuck := enqueue(t, st, store.NewTask{Kind: "stuck", Priority: 1})
+	stuck := enqueue(t, st, task.NewTask{Kind: "stuck", Priority: 1})
 	waitState(t, st, stuck.ID, task.Running)
-	ok := enqueue(t, st, store.NewTask{Kind: "ok"})
+	ok := enqueue(t, st, task.NewTask{Kind: "ok"})
 	waitState(t, st, ok.ID, task.Success)
 	done := waitState(t, st, stuck.ID, task.Failed)
 	if e.Stats().Stuck.Load() != 1 || done.Attempt != 1 {
@@ -214,7 +214,7 @@ func TestStuckAttemptEndsAfterItsTaskIsClaimedAgain(t *testing.T) {
 		}
 		return nil
 	}})
-	tk := enqueue(t, st, store.NewTask{Kind: "held", Policy: "3 10ms"})
+	tk := enqueue(t, st, task.NewTask{Kind: "held", Policy: "3 10ms"})
 	waitState(t, st, tk.ID, task.Running)
 	taken, err := st.Rescue(context.Background(), store.RescueRequest{Worker: "sibling", Owner: e.WorkerID(), Lease: 100 * time.Millisecond})
 	if err != nil || len(taken) != 1 {
@@ -243,7 +243,7 @@ func TestSnoozeUsesNoAttempt(t *testing.T) {
 		}
 		return nil
 	}})
-	tk := enqueue(t, st, store.NewTask{Kind: "sensor"})
+	tk := enqueue(t, st, task.NewTask{Kind: "sensor"})
 	done := waitState(t, st, tk.ID, task.Success)
 	if done.Attempt != 1 || calls.get() != 4 {
 		t.Errorf("attempt %d after %d calls; want 1 and 4 (snoozes use no attempt)", done.Attempt, calls.get())
@@ -261,7 +261,7 @@ func TestResourceUsesResourceBackoff(t *testing.T) {
 		}
 		return nil
 	}})
-	tk := enqueue(t, st, store.NewTask{Kind: "full"})
+	tk := enqueue(t, st, task.NewTask{Kind: "full"})
 	waitState(t, st, tk.ID, task.Success)
 	as := attempts(t, st, tk.ID)
 	if as[0].Class != "resource" || as[0].Delay != 300*time.Millisecond {
@@ -272,7 +272,7 @@ func TestResourceUsesResourceBackoff(t *testing.T) {
 func TestUnknownPolicyStringFallsBack(t *testing.T) {
 	st := newStore(t)
 	start(t, testConfig(st), Handler{Kind: "x", Fn: func(context.Context, *task.Task) error { return retry.Permanent(errors.New("no")) }})
-	tk := enqueue(t, st, store.NewTask{Kind: "x", Policy: "3 1s"})
+	tk := enqueue(t, st, task.NewTask{Kind: "x", Policy: "3 1s"})
 	waitState(t, st, tk.ID, task.Failed)
 }
 
@@ -291,7 +291,7 @@ func TestGracefulStopReleasesWithoutUsingAnAttempt(t *testing.T) {
 	if err := e.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	tk := enqueue(t, st, store.NewTask{Kind: "long"})
+	tk := enqueue(t, st, task.NewTask{Kind: "long"})
 	<-started
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // release at once
@@ -321,7 +321,7 @@ func TestStopDrainsRunningAttempts(t *testing.T) {
 		return nil
 	}})
 	e.Start(context.Background())
-	tk := enqueue(t, st, store.NewTask{Kind: "work"})
+	tk := enqueue(t, st, task.NewTask{Kind: "work"})
 	<-started
 	stopped := make(chan error)
 	go func() { stopped <- e.Stop(context.Background()) }()
@@ -345,7 +345,7 @@ func TestLostLeaseCancelsTheAttempt(t *testing.T) {
 		cause <- context.Cause(ctx)
 		return nil // a late success, which must be rejected
 	}})
-	tk := enqueue(t, st, store.NewTask{Kind: "held"})
+	tk := enqueue(t, st, task.NewTask{Kind: "held"})
 	waitState(t, st, tk.ID, task.Running)
 	taken, err := st.Rescue(context.Background(), store.RescueRequest{Worker: "sibling", Owner: e.WorkerID(), Lease: time.Minute})
 	if err != nil || len(taken) != 1 {
@@ -372,7 +372,7 @@ func TestLostLeaseCancelsTheAttempt(t *testing.T) {
 func TestRescueOfExpiredLeases(t *testing.T) {
 	st := newStore(t)
 	for range 3 {
-		enqueue(t, st, store.NewTask{Kind: "w", Policy: "3 10ms"})
+		enqueue(t, st, task.NewTask{Kind: "w", Policy: "3 10ms"})
 	}
 	claimed, err := st.Claim(context.Background(), store.ClaimRequest{Worker: "dead", Limit: 10, Lease: 300 * time.Millisecond})
 	if err != nil || len(claimed) != 3 {
@@ -398,7 +398,7 @@ func TestDAGPropagatesFailure(t *testing.T) {
 	start(t, testConfig(st),
 		Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }},
 		Handler{Kind: "fail", Fn: func(context.Context, *task.Task) error { return retry.Permanent(errors.New("no")) }})
-	r, err := st.SubmitRun(context.Background(), store.NewRun{Name: "dag", Tasks: []store.NewTask{
+	r, err := st.SubmitRun(context.Background(), task.NewRun{Name: "dag", Tasks: []task.NewTask{
 		{Name: "a", Kind: "ok"},
 		{Name: "b", Kind: "fail", Needs: []string{"a"}},
 		{Name: "c", Kind: "ok", Needs: []string{"b"}},
@@ -412,7 +412,7 @@ func TestDAGPropagatesFailure(t *testing.T) {
 		got, _ := st.GetRun(context.Background(), r.ID)
 		return got.State.Terminal()
 	}, func() string { return "run did not end" })
-	ts, _ := st.ListTasks(context.Background(), store.Filter{RunID: r.ID})
+	ts, _ := st.ListTasks(context.Background(), task.Filter{RunID: r.ID})
 	want := map[string]task.State{"a": task.Success, "b": task.Failed, "c": task.UpstreamFailed, "d": task.UpstreamFailed, "e": task.Success}
 	for _, tk := range ts {
 		if tk.State != want[tk.Name] {
@@ -439,9 +439,9 @@ func TestRepeatedTimeoutsSayTheTimeoutMayBeTheBug(t *testing.T) {
 		}
 	}})
 	for range 3 {
-		waitState(t, st, enqueue(t, st, store.NewTask{Kind: "report"}).ID, task.Success)
+		waitState(t, st, enqueue(t, st, task.NewTask{Kind: "report"}).ID, task.Success)
 	}
-	tk := enqueue(t, st, store.NewTask{Kind: "report", Timeout: 30 * time.Millisecond})
+	tk := enqueue(t, st, task.NewTask{Kind: "report", Timeout: 30 * time.Millisecond})
 	done := waitState(t, st, tk.ID, task.Failed)
 	as := attempts(t, st, tk.ID)
 	if strings.Contains(as[0].Error, "may be the bug") {
@@ -466,7 +466,7 @@ func TestRestartUnderTheSameIdentityReleasesAtOnce(t *testing.T) {
 	ctx := context.Background()
 	st.RegisterWorker(ctx, task.Worker{ID: "worker-7", Host: host, PID: dead.Process.Pid, StartedAt: time.Now(), LastSeen: time.Now(), Active: true})
 	for range 2 {
-		enqueue(t, st, store.NewTask{Kind: "w", Policy: "3 10ms"})
+		enqueue(t, st, task.NewTask{Kind: "w", Policy: "3 10ms"})
 	}
 	held, err := st.Claim(ctx, store.ClaimRequest{Worker: "worker-7", Limit: 10, Lease: time.Hour})
 	if err != nil || len(held) != 2 {
@@ -528,7 +528,7 @@ func TestClaimLoopSurvivesStoreErrors(t *testing.T) {
 	f := &failingClaims{Store: st, left: 3}
 	cfg := testConfig(f)
 	e := start(t, cfg, Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})
-	tk := enqueue(t, st, store.NewTask{Kind: "ok"})
+	tk := enqueue(t, st, task.NewTask{Kind: "ok"})
 	waitState(t, st, tk.ID, task.Success)
 	// The recovery is recorded right after the claim that succeeded, which
 	// can be after the task it claimed has ended.
@@ -579,7 +579,7 @@ func TestRetriesKeepTimeWithASkewedStoreClock(t *testing.T) {
 				}
 				return nil
 			}})
-			tk := enqueue(t, st, store.NewTask{Kind: "k"})
+			tk := enqueue(t, st, task.NewTask{Kind: "k"})
 			waitState(t, st, tk.ID, task.Success)
 			mu.Lock()
 			defer mu.Unlock()

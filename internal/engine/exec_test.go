@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -34,7 +33,7 @@ func TestExecTasks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tk := enqueue(t, st, store.NewTask{Kind: task.KindExec, Args: execArgs(t, tt.x), Policy: tt.policy})
+			tk := enqueue(t, st, task.NewTask{Kind: task.KindExec, Args: execArgs(t, tt.x), Policy: tt.policy})
 			done := waitState(t, st, tk.ID, tt.state)
 			if done.Attempt != tt.attempts {
 				t.Errorf("%s after %d attempts, want %d", done.State, done.Attempt, tt.attempts)
@@ -50,7 +49,7 @@ func TestExecTasks(t *testing.T) {
 func TestExecOutputAndExitAreRecorded(t *testing.T) {
 	st := newStore(t)
 	start(t, testConfig(st))
-	tk := enqueue(t, st, store.NewTask{Kind: task.KindExec, Policy: "never", Args: execArgs(t, task.Exec{
+	tk := enqueue(t, st, task.NewTask{Kind: task.KindExec, Policy: "never", Args: execArgs(t, task.Exec{
 		Shell: `echo "to stdout"; echo "to stderr" >&2; exit 9`,
 	})})
 	waitState(t, st, tk.ID, task.Failed)
@@ -70,7 +69,7 @@ func TestExecTimeoutKillsTheGroup(t *testing.T) {
 	start(t, testConfig(st))
 	dir := t.TempDir()
 	script := `trap '' TERM; sleep 1000 & echo $! > grandchild; echo $$ > child; sleep 1000`
-	tk := enqueue(t, st, store.NewTask{Kind: task.KindExec, Policy: "never", Timeout: 300 * time.Millisecond, Grace: 300 * time.Millisecond,
+	tk := enqueue(t, st, task.NewTask{Kind: task.KindExec, Policy: "never", Timeout: 300 * time.Millisecond, Grace: 300 * time.Millisecond,
 		Args: execArgs(t, task.Exec{Shell: script, Dir: dir})})
 	begin := time.Now()
 	done := waitState(t, st, tk.ID, task.Failed)
@@ -108,7 +107,7 @@ func gone(pid int) bool {
 func TestExecSeesItsAttempt(t *testing.T) {
 	st := newStore(t)
 	start(t, testConfig(st))
-	tk := enqueue(t, st, store.NewTask{Kind: task.KindExec, Policy: "5 10ms", Args: execArgs(t, task.Exec{
+	tk := enqueue(t, st, task.NewTask{Kind: task.KindExec, Policy: "5 10ms", Args: execArgs(t, task.Exec{
 		Shell: `[ "$GRIT_ATTEMPT" -ge 3 ] || { echo "connection reset (attempt $GRIT_ATTEMPT)" >&2; exit 75; }; echo "task $GRIT_TASK_ID token $GRIT_LEASE_TOKEN"`,
 	})})
 	done := waitState(t, st, tk.ID, task.Success)

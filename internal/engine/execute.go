@@ -84,9 +84,9 @@ type record struct {
 	output   string
 	exitCode *int
 	signal   string
-	mu       sync.Mutex    // guards events: a handler may publish from many goroutines
-	events   []store.Event // published when the attempt succeeds
-	tenant   string        // the task's: its events are the tenant's
+	mu       sync.Mutex   // guards events: a handler may publish from many goroutines
+	events   []task.Event // published when the attempt succeeds
+	tenant   string       // the task's: its events are the tenant's
 }
 
 type recordKey struct{}

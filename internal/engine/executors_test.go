@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/retry"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -28,7 +27,7 @@ func TestRunnersAreReused(t *testing.T) {
 	cfg := testConfig(st)
 	e := start(t, cfg, Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})
 	for range 30 {
-		tk := enqueue(t, st, store.NewTask{Kind: "ok"})
+		tk := enqueue(t, st, task.NewTask{Kind: "ok"})
 		e.Wake()
 		waitState(t, st, tk.ID, task.Success)
 	}
@@ -48,7 +47,7 @@ func TestHandlerLabelsStayWithTheirAttempt(t *testing.T) {
 		pprof.SetGoroutineLabels(pprof.WithLabels(ctx, pprof.Labels("grit_test", label)))
 		return nil
 	}})
-	tk := enqueue(t, st, store.NewTask{Kind: "labels"})
+	tk := enqueue(t, st, task.NewTask{Kind: "labels"})
 	waitState(t, st, tk.ID, task.Success)
 	labelled := func() bool {
 		var b bytes.Buffer
@@ -69,7 +68,7 @@ func TestHandlerLabelsStayWithTheirAttempt(t *testing.T) {
 func TestIdleRunnersRetire(t *testing.T) {
 	st := newStore(t)
 	e := start(t, testConfig(st), Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})
-	tk := enqueue(t, st, store.NewTask{Kind: "ok"})
+	tk := enqueue(t, st, task.NewTask{Kind: "ok"})
 	waitState(t, st, tk.ID, task.Success)
 	waitFor(t, 5*time.Second, func() bool { _, idle := e.executors.counts(); return idle == 1 },
 		func() string {
@@ -85,7 +84,7 @@ func TestIdleRunnersRetire(t *testing.T) {
 	waitFor(t, 5*time.Second, func() bool { return e.executors.live.Load() == 0 },
 		func() string { return fmt.Sprintf("%d executors still live", e.executors.live.Load()) })
 
-	tk = enqueue(t, st, store.NewTask{Kind: "ok"})
+	tk = enqueue(t, st, task.NewTask{Kind: "ok"})
 	e.Wake()
 	waitState(t, st, tk.ID, task.Success)
 	if made, _ := e.executors.counts(); made != 2 {
@@ -117,11 +116,11 @@ func TestStopEndsRunners(t *testing.T) {
 	if err := e.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	stuck := enqueue(t, st, store.NewTask{Kind: "stuck"})
+	stuck := enqueue(t, st, task.NewTask{Kind: "stuck"})
 	e.Wake()
 	waitState(t, st, stuck.ID, task.Running)
 	for range 3 { // on another executor, idle at the stop
-		tk := enqueue(t, st, store.NewTask{Kind: "ok"})
+		tk := enqueue(t, st, task.NewTask{Kind: "ok"})
 		e.Wake()
 		waitState(t, st, tk.ID, task.Success)
 	}

@@ -69,9 +69,9 @@ func start(t *testing.T, cfg Config, hs ...Handler) *Engine {
 	return e
 }
 
-func enqueue(t *testing.T, st store.Store, n store.NewTask) task.Task {
+func enqueue(t *testing.T, st store.Store, n task.NewTask) task.Task {
 	t.Helper()
-	ts, err := st.Enqueue(context.Background(), []store.NewTask{n})
+	ts, err := st.Enqueue(context.Background(), []task.NewTask{n})
 	if err != nil {
 		t.Fatal(err)
 	}

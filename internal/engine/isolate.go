@@ -89,10 +89,10 @@ type (
 	// to a step's call.
 	toChild struct {
 		Run   *childRun
-		Alive bool         // the worker lives: the attempt at hand may go on
-		Steps []store.Step // Steps' answer
-		Step  *store.Step  // RecordStep's answer
-		Err   *wireErr     // the call's error
+		Alive bool        // the worker lives: the attempt at hand may go on
+		Steps []task.Step // Steps' answer
+		Step  *task.Step  // RecordStep's answer
+		Err   *wireErr    // the call's error
 	}
 	childRun struct {
 		Task     task.Task
@@ -109,12 +109,12 @@ type (
 	fromChild struct {
 		Ready  []string // the kinds it has handlers for; its first message
 		Result *childResult
-		Steps  bool        // Steps of the running task
-		Record *store.Step // RecordStep for the running task
+		Steps  bool       // Steps of the running task
+		Record *task.Step // RecordStep for the running task
 	}
 	childResult struct {
 		Err    *wireErr // nil: success
-		Events []store.Event
+		Events []task.Event
 	}
 	// wireErr is an error across the socket: its message and what
 	// classifying it found, so that the parent's policy decides as it

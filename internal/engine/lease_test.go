@@ -76,7 +76,7 @@ func TestSilentHeartbeatKillsTheAttemptWithinALease(t *testing.T) {
 	// fails the test may have started more, and its Stop would wait for
 	// them).
 	pidfile := filepath.Join(t.TempDir(), "pids")
-	enqueue(t, st, store.NewTask{Kind: task.KindExec, Args: execArgs(t, task.Exec{
+	enqueue(t, st, task.NewTask{Kind: task.KindExec, Args: execArgs(t, task.Exec{
 		Shell: `echo $$ >> "$PIDFILE"; trap '' TERM; exec sleep 600`,
 		Env:   []string{"PIDFILE=" + pidfile},
 	})})
@@ -169,7 +169,7 @@ func TestLeaseTimerRunsOnTheEnginesClock(t *testing.T) {
 	t.Cleanup(func() { db.Close() })
 	st := &silentBeat{Store: db, frozen: make(chan struct{})}
 	close(st.frozen)
-	enqueue(t, st, store.NewTask{Kind: "hold"})
+	enqueue(t, st, task.NewTask{Kind: "hold"})
 	cfg := testConfig(st)
 	cfg.Clock, cfg.Lease, cfg.Heartbeat, cfg.Poll = fc, 15*time.Second, 5*time.Second, time.Second
 	running, cause := make(chan struct{}), make(chan error, 1)

@@ -72,9 +72,9 @@ func TestQueueAndTenantLimitsHoldAcrossWorkers(t *testing.T) {
 	}}
 	var ids []int64
 	for range 12 {
-		ids = append(ids, enqueue(t, st, store.NewTask{Kind: "work", Queue: "mail"}).ID,
-			enqueue(t, st, store.NewTask{Kind: "work", Tenant: "acme"}).ID,
-			enqueue(t, st, store.NewTask{Kind: "work", Tenant: "globex"}).ID)
+		ids = append(ids, enqueue(t, st, task.NewTask{Kind: "work", Queue: "mail"}).ID,
+			enqueue(t, st, task.NewTask{Kind: "work", Tenant: "acme"}).ID,
+			enqueue(t, st, task.NewTask{Kind: "work", Tenant: "globex"}).ID)
 	}
 	for range 2 {
 		cfg := testConfig(st)
@@ -106,11 +106,11 @@ func TestATenantAtItsLimitDoesNotStarveOthers(t *testing.T) {
 	setLimits(t, st, store.Limit{Scope: store.ScopeTenant, Name: "big", Max: 1})
 	var big []int64
 	for range 40 {
-		big = append(big, enqueue(t, st, store.NewTask{Kind: "work", Tenant: "big"}).ID)
+		big = append(big, enqueue(t, st, task.NewTask{Kind: "work", Tenant: "big"}).ID)
 	}
 	var small []int64
 	for range 6 {
-		small = append(small, enqueue(t, st, store.NewTask{Kind: "work", Tenant: "small"}).ID)
+		small = append(small, enqueue(t, st, task.NewTask{Kind: "work", Tenant: "small"}).ID)
 	}
 	cfg := testConfig(st)
 	cfg.Concurrency = 4

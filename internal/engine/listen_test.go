@@ -56,7 +56,7 @@ func TestWorkEnqueuedBeforeListeningStarts(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the claim loop did not look for work within 10s of Start")
 	}
-	tk := enqueue(t, st, store.NewTask{Kind: "ok"}) // through the store: no one is told
+	tk := enqueue(t, st, task.NewTask{Kind: "ok"}) // through the store: no one is told
 	close(st.listening)
 	waitState(t, st, tk.ID, task.Success)
 }
@@ -142,7 +142,7 @@ func TestNotificationsStartAfterFailures(t *testing.T) {
 			t.Fatalf("attempt %d to start notifications did not come within 10s", i+1)
 		}
 	}
-	tk := enqueue(t, st, store.NewTask{Kind: "ok"}) // through the store: no one is told
+	tk := enqueue(t, st, task.NewTask{Kind: "ok"}) // through the store: no one is told
 	close(st.open)
 	waitState(t, st, tk.ID, task.Success)
 }

@@ -56,7 +56,7 @@ func TestNoLeaseLostWarningForAnAttemptThatEnded(t *testing.T) {
 	var mu sync.Mutex
 	cfg := testConfig(st)
 	cfg.Logger = slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	id := enqueue(t, st, store.NewTask{Kind: "quick"}).ID
+	id := enqueue(t, st, task.NewTask{Kind: "quick"}).ID
 	start(t, cfg, Handler{Kind: "quick", Fn: func(context.Context, *task.Task) error {
 		close(st.returned)
 		return nil

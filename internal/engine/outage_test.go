@@ -12,7 +12,6 @@ import (
 	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/retry"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -48,7 +47,7 @@ func TestOutageIsHeldNotDeadLettered(t *testing.T) {
 			}}
 			var ids []int64
 			for range 20 {
-				ids = append(ids, enqueue(t, st, store.NewTask{Kind: "sync", Group: group}).ID)
+				ids = append(ids, enqueue(t, st, task.NewTask{Kind: "sync", Group: group}).ID)
 			}
 			start(t, cfg, h)
 			hold := group
@@ -92,7 +91,7 @@ func TestPoisonAmongHealthyTasksIsDeadLettered(t *testing.T) {
 	cfg := testConfig(st)
 	var healthy []int64
 	for i := range 20 {
-		healthy = append(healthy, enqueue(t, st, store.NewTask{Kind: "sync", Args: []byte(fmt.Sprintf(`{"n": %d}`, i))}).ID)
+		healthy = append(healthy, enqueue(t, st, task.NewTask{Kind: "sync", Args: []byte(fmt.Sprintf(`{"n": %d}`, i))}).ID)
 	}
 	start(t, cfg, Handler{Kind: "sync", Policy: ptr(mustParse(t, "10 50ms 200ms")), Fn: func(_ context.Context, tk *task.Task) error {
 		if string(tk.Args) == `{"poison": true}` {
@@ -103,7 +102,7 @@ func TestPoisonAmongHealthyTasksIsDeadLettered(t *testing.T) {
 	for _, id := range healthy {
 		waitState(t, st, id, task.Success)
 	}
-	bad := enqueue(t, st, store.NewTask{Kind: "sync", Args: []byte(`{"poison": true}`)})
+	bad := enqueue(t, st, task.NewTask{Kind: "sync", Args: []byte(`{"poison": true}`)})
 	if got := waitState(t, st, bad.ID, task.DeadLetter, task.Success, task.Failed); got.State != task.DeadLetter || got.Attempt != 2 {
 		t.Errorf("the poisoned task: %s at attempt %d, want DEAD_LETTER at attempt 2", got.State, got.Attempt)
 	}

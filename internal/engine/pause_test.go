@@ -32,9 +32,9 @@ func TestPauseStopsClaimsFleetWide(t *testing.T) {
 			fn := func(context.Context, *task.Task) error { ran.Add(1); return nil }
 			var paused, free []int64
 			for i := range 5 {
-				paused = append(paused, enqueue(t, st, store.NewTask{Kind: "send", Queue: "mail"}).ID)
-				paused = append(paused, enqueue(t, st, store.NewTask{Kind: "charge", Args: []byte(fmt.Sprintf(`{"n":%d}`, i))}).ID)
-				free = append(free, enqueue(t, st, store.NewTask{Kind: "send"}).ID)
+				paused = append(paused, enqueue(t, st, task.NewTask{Kind: "send", Queue: "mail"}).ID)
+				paused = append(paused, enqueue(t, st, task.NewTask{Kind: "charge", Args: []byte(fmt.Sprintf(`{"n":%d}`, i))}).ID)
+				free = append(free, enqueue(t, st, task.NewTask{Kind: "send"}).ID)
 			}
 			e := start(t, testConfig(st), Handler{Kind: "send", Fn: fn}, Handler{Kind: "charge", Fn: fn})
 			for _, id := range free {

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/task"
@@ -29,7 +28,7 @@ func TestPostgresNotificationWakesAnIdleWorker(t *testing.T) {
 	waitFor(t, 10*time.Second, func() bool { return e.Stats().Claims.Load() >= 1 }, func() string { return "no first claim" })
 
 	other := pgtest.OpenIn(t, schema)
-	tk := enqueue(t, other, store.NewTask{Kind: "ping"})
+	tk := enqueue(t, other, task.NewTask{Kind: "ping"})
 	select {
 	case <-ran:
 	case <-time.After(15 * time.Second):
@@ -67,7 +66,7 @@ func TestPostgresConnectionsKilled(t *testing.T) {
 	}
 	other := pgtest.OpenIn(t, schema)
 	for i := range 2 {
-		tk := enqueue(t, other, store.NewTask{Kind: "ping"})
+		tk := enqueue(t, other, task.NewTask{Kind: "ping"})
 		select {
 		case <-ran:
 		case <-time.After(20 * time.Second):

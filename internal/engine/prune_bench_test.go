@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/retention"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/task"
 )
@@ -47,9 +46,9 @@ func BenchmarkWorkWhilePruning(b *testing.B) {
 				if _, err := pgtest.Admin(b).Exec(ctx, `ANALYZE `+schema+`.tasks`); err != nil {
 					b.Fatal(err)
 				}
-				nts := make([]store.NewTask, 1000)
+				nts := make([]task.NewTask, 1000)
 				for i := range nts {
-					nts[i] = store.NewTask{Kind: "noop"}
+					nts[i] = task.NewTask{Kind: "noop"}
 				}
 				for range work / 1000 {
 					if _, err := st.Enqueue(ctx, nts); err != nil {

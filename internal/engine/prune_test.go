@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/retention"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -26,9 +25,9 @@ func TestEnginePrunesWhatItsRetentionLetsGo(t *testing.T) {
 			cfg.Retention, cfg.PruneEvery = pol, 50*time.Millisecond
 			var ok, poison []int64
 			for range 5 {
-				ok = append(ok, enqueue(t, st, store.NewTask{Kind: "ok"}).ID)
+				ok = append(ok, enqueue(t, st, task.NewTask{Kind: "ok"}).ID)
 			}
-			poison = append(poison, enqueue(t, st, store.NewTask{Kind: "bad", Policy: "5 1ms"}).ID)
+			poison = append(poison, enqueue(t, st, task.NewTask{Kind: "bad", Policy: "5 1ms"}).ID)
 			start(t, cfg,
 				Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }},
 				Handler{Kind: "bad", Fn: func(context.Context, *task.Task) error { return errors.New("KeyError: 42") }})

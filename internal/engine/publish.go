@@ -6,13 +6,14 @@ import (
 	"fmt"
 
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // Publish records an event that the handler whose context ctx is publishes:
 // it is published when the attempt's success is recorded, in the same
 // transaction, and not at all if the attempt does not succeed. Only a
 // handler's context can publish this way.
-func Publish(ctx context.Context, e store.Event) error {
+func Publish(ctx context.Context, e task.Event) error {
 	rec, ok := ctx.Value(recordKey{}).(*record)
 	if !ok {
 		return errors.New("engine: publish outside a handler: publish with the client instead")
@@ -27,7 +28,7 @@ func Publish(ctx context.Context, e store.Event) error {
 }
 
 // published is what the handler published.
-func (r *record) published() []store.Event {
+func (r *record) published() []task.Event {
 	if r == nil {
 		return nil
 	}

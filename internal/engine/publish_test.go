@@ -32,11 +32,11 @@ func TestPublishNeedsAPublisher(t *testing.T) {
 	}
 	got := make(chan error, 1)
 	start(t, testConfig(st), Handler{Kind: "pub", Policy: &retry.Never, Fn: func(ctx context.Context, _ *task.Task) error {
-		err := Publish(ctx, store.Event{Topic: "t", Payload: []byte(`{}`)})
+		err := Publish(ctx, task.Event{Topic: "t", Payload: []byte(`{}`)})
 		got <- err
 		return err
 	}})
-	tk := enqueue(t, st, store.NewTask{Kind: "pub"})
+	tk := enqueue(t, st, task.NewTask{Kind: "pub"})
 	if err := <-got; err != nil {
 		t.Fatalf("Publish = %v", err)
 	}

@@ -67,7 +67,7 @@ func TestScheduleEverySecondOnThreeWorkers(t *testing.T) {
 				defer mu.Unlock()
 				return len(ran) >= 10
 			}, func() string { return "ten slots run" })
-			ts, err := sts[0].ListTasks(context.Background(), store.Filter{Kind: "beat"})
+			ts, err := sts[0].ListTasks(context.Background(), task.Filter{Kind: "beat"})
 			if err != nil {
 				t.Fatal(err)
 			}

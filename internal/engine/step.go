@@ -10,6 +10,7 @@ import (
 
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 var (
@@ -28,8 +29,8 @@ var (
 type stepLog struct {
 	mu     sync.Mutex // steps run one at a time
 	loaded bool
-	done   []store.Step // by Seq
-	seq    int          // the steps reached
+	done   []task.Step // by Seq
+	seq    int         // the steps reached
 	occ    map[string]int
 	// allow holds the attempt's allowance of in-process retries, which
 	// every step's retries draw on.
@@ -80,7 +81,7 @@ func Step(ctx context.Context, name string, policy *retry.Policy, fn func(contex
 	if err != nil {
 		return nil, false, err
 	}
-	rec, err := sp.RecordStep(ctx, c.a.t.ID, c.a.t.LeaseToken, store.Step{Seq: seq, Name: name, Occurrence: occ, Attempt: c.a.t.Attempt, Result: res})
+	rec, err := sp.RecordStep(ctx, c.a.t.ID, c.a.t.LeaseToken, task.Step{Seq: seq, Name: name, Occurrence: occ, Attempt: c.a.t.Attempt, Result: res})
 	if err != nil {
 		return nil, false, fmt.Errorf("step %q: %w", name, err)
 	}

@@ -76,7 +76,7 @@ func (f *fixture) deadLetter(ts []task.Task) []gate.End {
 func TestDeadLetterAlertsOnceRecorded(t *testing.T) {
 	each(t, func(t *testing.T, c claimer) {
 		f, alerts := alerting(t, c, gate.Protection{}, nil)
-		f.enqueue(3, store.NewTask{Queue: "billing", Group: "payments", Tenant: "acme"})
+		f.enqueue(3, task.NewTask{Queue: "billing", Group: "payments", Tenant: "acme"})
 		ts := f.claim(3).Tasks
 		if len(ts) != 3 {
 			t.Fatalf("claimed %d", len(ts))
@@ -110,7 +110,7 @@ func TestBreakerOpenedAlerts(t *testing.T) {
 	each(t, func(t *testing.T, c claimer) {
 		s := breaker.Settings{Consecutive: 2, CoolDown: 10 * time.Second, Probes: 1}
 		f, alerts := alerting(t, c, gate.Protection{Breaker: s}, nil)
-		f.enqueue(4, store.NewTask{Group: "api"})
+		f.enqueue(4, task.NewTask{Group: "api"})
 		ts := f.claim(4).Tasks
 		if len(ts) != 4 {
 			t.Fatalf("claimed %d", len(ts))
@@ -144,7 +144,7 @@ func TestRescueDeadLetterAlerts(t *testing.T) {
 		return retry.Policy{OnInterrupted: func(_ retry.Attempt, d retry.Decision) retry.Decision { return d.Stop(retry.ReasonPoison) }}
 	}
 	f, alerts := alerting(t, claimers[0], gate.Protection{}, poison)
-	f.enqueue(1, store.NewTask{})
+	f.enqueue(1, task.NewTask{})
 	ts := f.claim(1).Tasks
 	f.clock.Advance(2 * time.Minute) // past the lease
 	if err := f.g.Rescue(context.Background(), store.RescueRequest{Worker: "rescuer", Lease: time.Minute}, nil); err != nil {

@@ -54,12 +54,12 @@ func setup(t *testing.T, c claimer, p gate.Protection) *fixture {
 	return &fixture{t: t, clock: fc, st: st, g: g, c: c}
 }
 
-func (f *fixture) enqueue(n int, nt store.NewTask) []int64 {
+func (f *fixture) enqueue(n int, nt task.NewTask) []int64 {
 	f.t.Helper()
 	var ids []int64
 	for range n {
 		nt.Kind = "call"
-		ts, err := f.st.Enqueue(context.Background(), []store.NewTask{nt})
+		ts, err := f.st.Enqueue(context.Background(), []task.NewTask{nt})
 		if err != nil {
 			f.t.Fatal(err)
 		}
@@ -150,8 +150,8 @@ func TestBreakerProbesThenRamps(t *testing.T) {
 	each(t, func(t *testing.T, c claimer) {
 		s := breaker.Settings{Probes: 2, CoolDown: 10 * time.Second, RampUp: 20 * time.Second, RampStart: 0.2}
 		f := setup(t, c, gate.Protection{Breaker: s})
-		f.enqueue(20, store.NewTask{Group: "api"})
-		f.enqueue(2, store.NewTask{})
+		f.enqueue(20, task.NewTask{Group: "api"})
+		f.enqueue(2, task.NewTask{})
 		f.group("api", func(g *store.Group) { s.Trip(&g.Circuit, t0, 0) })
 
 		if got := f.claim(10); len(got.Tasks) != 2 || groupOf(got.Tasks, "api") != 0 {
@@ -197,7 +197,7 @@ func TestBreakerProbesThenRamps(t *testing.T) {
 func TestRetryBudgetGivesRetriesBack(t *testing.T) {
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{RetryBudget: store.BudgetRates{Ratio: 0, Floor: 0, Burst: 2}, BudgetWait: time.Second})
-		f.enqueue(6, store.NewTask{Group: "api"})
+		f.enqueue(6, task.NewTask{Group: "api"})
 		first := f.claim(10)
 		if len(first.Tasks) != 6 {
 			t.Fatalf("first attempts: claimed %d, want 6 (they take no token)", len(first.Tasks))
@@ -225,13 +225,13 @@ func TestRetryBudgetGivesRetriesBack(t *testing.T) {
 func TestGroupLimitHoldsAndFreesPlaces(t *testing.T) {
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{})
-		f.enqueue(8, store.NewTask{Group: "api"})
+		f.enqueue(8, task.NewTask{Group: "api"})
 		f.group("api", func(g *store.Group) { g.Limit = 3 })
 		got := f.claim(10)
 		if len(got.Tasks) != 3 || len(got.Back) != 5 {
 			t.Fatalf("claimed %d to run, %d given back; want 3 and 5 (limit 3)", len(got.Tasks), len(got.Back))
 		}
-		f.enqueue(2, store.NewTask{Group: "api"})
+		f.enqueue(2, task.NewTask{Group: "api"})
 		if more := f.claim(10); len(more.Tasks)+len(more.Back) != 0 {
 			t.Fatalf("at the limit: claimed %d, gave back %d; want the group left alone", len(more.Tasks), len(more.Back))
 		}
@@ -246,8 +246,8 @@ func TestGroupLimitHoldsAndFreesPlaces(t *testing.T) {
 func TestQueueLimitHolds(t *testing.T) {
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{})
-		f.enqueue(5, store.NewTask{Queue: "mail"})
-		f.enqueue(2, store.NewTask{Queue: "default"})
+		f.enqueue(5, task.NewTask{Queue: "mail"})
+		f.enqueue(2, task.NewTask{Queue: "default"})
 		if err := f.st.SetLimit(context.Background(), store.Limit{Scope: store.ScopeQueue, Name: "mail", Max: 2}); err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +272,7 @@ func TestQueueLimitHolds(t *testing.T) {
 func TestFailFastFailsAtOnce(t *testing.T) {
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{})
-		f.enqueue(3, store.NewTask{Group: "api"})
+		f.enqueue(3, task.NewTask{Group: "api"})
 		f.group("api", func(g *store.Group) {
 			g.FailFast = true
 			breaker.Settings{}.Trip(&g.Circuit, t0, time.Minute)
@@ -294,7 +294,7 @@ func TestFailFastFailsAtOnce(t *testing.T) {
 func TestResourcePressureHoldsTheGroup(t *testing.T) {
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{PressureBase: time.Second, PressureMax: time.Minute})
-		f.enqueue(10, store.NewTask{Group: "cluster"})
+		f.enqueue(10, task.NewTask{Group: "cluster"})
 		got := f.claim(4).Tasks
 		if len(got) != 4 {
 			t.Fatalf("claimed %d, want 4", len(got))
@@ -320,7 +320,7 @@ func TestResourcePressureHoldsTheGroup(t *testing.T) {
 // again at once, its attempt counted.
 func TestRescueOfExpiredLeases(t *testing.T) {
 	f := setup(t, claimers[0], gate.Protection{})
-	f.enqueue(1, store.NewTask{})
+	f.enqueue(1, task.NewTask{})
 	got := f.claim(1).Tasks
 	if len(got) != 1 {
 		t.Fatalf("claimed %d, want 1", len(got))

@@ -130,7 +130,7 @@ func (g *Gate) holdOutage(ctx context.Context, name string, t *task.Task, f *sto
 // hold with the others.
 func (g *Gate) revive(ctx context.Context, t *task.Task, f *store.Finish, now time.Time) {
 	since := now.Add(-g.cfg.Protection.OutageWindow)
-	dead, err := g.cfg.Store.ListTasks(ctx, store.Filter{Kind: t.Kind, States: []task.State{task.DeadLetter}, Limit: 1000})
+	dead, err := g.cfg.Store.ListTasks(ctx, task.Filter{Kind: t.Kind, States: []task.State{task.DeadLetter}, Limit: 1000})
 	if err != nil {
 		g.cfg.Logger.Warn("could not look for the outage's dead letters", "kind", t.Kind, "err", err)
 		return
@@ -140,7 +140,7 @@ func (g *Gate) revive(ctx context.Context, t *task.Task, f *store.Finish, now ti
 		if d.Group != t.Group || d.Fingerprint != f.Fingerprint || d.FinishedAt.Before(since) {
 			continue
 		}
-		if _, err := g.cfg.Store.Act(ctx, d.ID, store.ActReplay); err != nil {
+		if _, err := g.cfg.Store.Act(ctx, d.ID, task.ActReplay); err != nil {
 			g.cfg.Logger.Warn("could not replay a dead letter of the outage", "task", d.ID, "err", err)
 			continue
 		}

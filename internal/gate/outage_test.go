@@ -46,7 +46,7 @@ func (f *fixture) failAlike(ts []task.Task, err error) []store.Finish {
 func TestOutageHoldsTheKind(t *testing.T) {
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{Breaker: breaker.Settings{CoolDown: time.Minute, Probes: 1}})
-		f.enqueue(6, store.NewTask{})
+		f.enqueue(6, task.NewTask{})
 		boom := errors.New("ledger row 42 is locked")
 		f.failAlike(f.claim(6).Tasks, boom) // first failures: retried
 		f.clock.Advance(2 * time.Second)
@@ -89,9 +89,9 @@ func TestOutageHoldsTheKind(t *testing.T) {
 func TestPoisonAmongSuccessesIsDeadLettered(t *testing.T) {
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{})
-		f.enqueue(5, store.NewTask{})
+		f.enqueue(5, task.NewTask{})
 		f.end(f.claim(5).Tasks, true, retry.Unclassified)
-		f.enqueue(6, store.NewTask{})
+		f.enqueue(6, task.NewTask{})
 		boom := errors.New("cannot parse row 17")
 		f.failAlike(f.claim(6).Tasks, boom)
 		f.clock.Advance(2 * time.Second)
@@ -113,7 +113,7 @@ func TestPoisonAmongSuccessesIsDeadLettered(t *testing.T) {
 func TestALongOutageKeepsItsProbes(t *testing.T) {
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{Breaker: breaker.Settings{CoolDown: 2 * time.Minute, MaxCoolDown: time.Hour, Probes: 1}})
-		f.enqueue(6, store.NewTask{})
+		f.enqueue(6, task.NewTask{})
 		boom := errors.New("ledger row 42 is locked")
 		f.failAlike(f.claim(6).Tasks, boom)
 		f.clock.Advance(2 * time.Second)
@@ -143,13 +143,13 @@ func TestAnOutageReplaysItsEarlyDeadLetters(t *testing.T) {
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{Breaker: breaker.Settings{CoolDown: time.Minute}})
 		boom := errors.New("ledger row 42 is locked")
-		first := f.enqueue(1, store.NewTask{})[0]
+		first := f.enqueue(1, task.NewTask{})[0]
 		f.failAlike(f.claim(1).Tasks, boom)
 		f.clock.Advance(2 * time.Second)
 		if got := f.failAlike(f.claim(1).Tasks, boom)[0]; got.State != task.DeadLetter {
 			t.Fatalf("one task failing alike twice, alone: %s, want DEAD_LETTER", got.State)
 		}
-		f.enqueue(5, store.NewTask{})
+		f.enqueue(5, task.NewTask{})
 		f.failAlike(f.claim(5).Tasks, boom)
 		f.clock.Advance(2 * time.Second)
 		cl := f.claim(5)

@@ -220,10 +220,10 @@ func withStore(open Opener, fn func(store.Store) error) error {
 	return withTarget(open, func(tg Target) error { return fn(tg.Store) })
 }
 
-func noops(n int, kind string) []store.NewTask {
-	ts := make([]store.NewTask, n)
+func noops(n int, kind string) []task.NewTask {
+	ts := make([]task.NewTask, n)
 	for i := range ts {
-		ts[i] = store.NewTask{Kind: kind}
+		ts[i] = task.NewTask{Kind: kind}
 	}
 	return ts
 }
@@ -337,9 +337,9 @@ func lateness(ctx context.Context, open Opener, cfg Config, r *Result) error {
 // do not all fall due at once.
 func enqueueSpread(ctx context.Context, st store.Store, n int, d time.Duration) ([]int64, error) {
 	now := time.Now()
-	ts := make([]store.NewTask, n)
+	ts := make([]task.NewTask, n)
 	for i := range ts {
-		ts[i] = store.NewTask{Kind: "retry-once", RunAt: now.Add(d * time.Duration(i) / time.Duration(n))}
+		ts[i] = task.NewTask{Kind: "retry-once", RunAt: now.Add(d * time.Duration(i) / time.Duration(n))}
 	}
 	got, err := st.Enqueue(ctx, ts)
 	ids := make([]int64, len(got))
@@ -401,7 +401,7 @@ func execOverhead(ctx context.Context, open Opener, cfg Config, r *Result) error
 		args := []byte(`{"argv":["/bin/true"]}`)
 		begin := time.Now()
 		for range cfg.Procs {
-			if _, err := st.Enqueue(ctx, []store.NewTask{{Kind: task.KindExec, Args: args}}); err != nil {
+			if _, err := st.Enqueue(ctx, []task.NewTask{{Kind: task.KindExec, Args: args}}); err != nil {
 				return err
 			}
 			e.Wake()

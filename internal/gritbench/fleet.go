@@ -179,7 +179,7 @@ func startLatency(ctx context.Context, open Opener, cfg Config, r *Result) error
 		defer tick.Stop()
 		for range cfg.Latency {
 			args, _ := json.Marshal(stamp{T: time.Now().UnixNano()})
-			if _, err := tg.Enqueue(ctx, []store.NewTask{{Kind: kindStamp, Args: args}}); err != nil {
+			if _, err := tg.Enqueue(ctx, []task.NewTask{{Kind: kindStamp, Args: args}}); err != nil {
 				return err
 			}
 			if wake != nil {

@@ -98,7 +98,7 @@ func change(ctx context.Context, st store.Store, m *fsm.Machine, machine, key st
 
 // write advances in (when m is known) and writes it at r's version.
 func write(ctx context.Context, st store.Store, ms store.Machines, m *fsm.Machine, r store.InstanceRow, in Instance, now time.Time) (Instance, bool, error) {
-	var ts []store.NewTask
+	var ts []task.NewTask
 	if m != nil {
 		if in.State == "" {
 			in.State = m.Initial
@@ -117,7 +117,7 @@ func write(ctx context.Context, st store.Store, ms store.Machines, m *fsm.Machin
 	}
 	var out Instance
 	_, ok, err := ms.WriteInstance(ctx, store.InstanceWrite{Machine: r.Machine, Key: r.Key, Version: r.Version, Tasks: ts,
-		Then: func(enq []store.Enqueued) (json.RawMessage, time.Time, error) {
+		Then: func(enq []task.Enqueued) (json.RawMessage, time.Time, error) {
 			out = in
 			if len(enq) > 0 {
 				e := *in.Entering
@@ -147,12 +147,12 @@ func outcomeOf(ctx context.Context, st store.Store, e *Entering) (task.State, er
 }
 
 // taskFor is the task that enters e.To of instance key.
-func taskFor(m fsm.Machine, key string, e *Entering) (store.NewTask, error) {
+func taskFor(m fsm.Machine, key string, e *Entering) (task.NewTask, error) {
 	args, err := json.Marshal(fsm.Input{Machine: m.Name, Key: key, Seq: e.Seq, Event: e.Event.Event, From: e.From, To: e.To, Payload: e.Payload})
 	if err != nil {
-		return store.NewTask{}, err
+		return task.NewTask{}, err
 	}
-	return store.NewTask{Name: e.To, Kind: m.KindOf(e.To), Args: args, IdempotencyKey: Key(m.Name, key, e.Seq), ReturnExisting: true}, nil
+	return task.NewTask{Name: e.To, Kind: m.KindOf(e.To), Args: args, IdempotencyKey: Key(m.Name, key, e.Seq), ReturnExisting: true}, nil
 }
 
 // Send sends event to instance key of machine (made in its initial state

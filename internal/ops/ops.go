@@ -90,7 +90,7 @@ const pageSize = 500
 // fake clock); nil is a real wait that ends with ctx. A task that moved
 // on meanwhile is skipped, not an error; any other failure stops the
 // action and is returned with what was done so far.
-func ActAll(ctx context.Context, st store.Store, f store.Filter, a store.Action, perSecond float64, sleep func(context.Context, time.Duration) error) (Bulk, error) {
+func ActAll(ctx context.Context, st store.Store, f task.Filter, a task.Action, perSecond float64, sleep func(context.Context, time.Duration) error) (Bulk, error) {
 	if sleep == nil {
 		sleep = sleepCtx
 	}

@@ -48,7 +48,7 @@ func change(ctx context.Context, st store.Store, name string, now time.Time,
 		if err != nil {
 			return store.ScheduleRow{}, err
 		}
-		ts := make([]store.NewTask, len(at))
+		ts := make([]task.NewTask, len(at))
 		slots := make([]Slot, len(at))
 		for i, a := range at {
 			if ts[i], err = s.NewTask(a); err != nil {

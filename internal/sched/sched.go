@@ -72,7 +72,7 @@ func (k *Ticker) tick(ctx context.Context, sc store.Scheduler, r store.ScheduleR
 		d.state.Missed == st.Missed && d.state.Overlapped == st.Overlapped && d.state.Buffered.Equal(st.Buffered) {
 		return nil
 	}
-	ts := make([]store.NewTask, len(d.enqueue))
+	ts := make([]task.NewTask, len(d.enqueue))
 	slots := make([]Slot, len(d.enqueue))
 	for i, at := range d.enqueue {
 		if ts[i], err = s.NewTask(at); err != nil {
@@ -117,7 +117,7 @@ func observe(ctx context.Context, st store.Store, s *State) bool {
 	if len(ids) == 0 {
 		return false
 	}
-	ts, err := st.ListTasks(ctx, store.Filter{IDs: ids})
+	ts, err := st.ListTasks(ctx, task.Filter{IDs: ids})
 	if err != nil {
 		return false // known next time
 	}
@@ -181,11 +181,11 @@ func load(r store.ScheduleRow) (schedule.Schedule, schedule.Timing, State, error
 // 0, with def), enqueuing ts, whose slots are slots; due gives the row's
 // due time from the state written. ok is false when another write came
 // first.
-func write(ctx context.Context, sc store.Scheduler, r store.ScheduleRow, def json.RawMessage, ts []store.NewTask, st State,
+func write(ctx context.Context, sc store.Scheduler, r store.ScheduleRow, def json.RawMessage, ts []task.NewTask, st State,
 	pauseAfter int, slots []Slot, due func(State) time.Time) (store.ScheduleRow, bool, error) {
 	return sc.WriteSchedule(ctx, store.ScheduleWrite{
 		Name: r.Name, Version: r.Version, Def: def, Tasks: ts,
-		Then: func(enq []store.Enqueued) (json.RawMessage, time.Time, error) {
+		Then: func(enq []task.Enqueued) (json.RawMessage, time.Time, error) {
 			next := st
 			next.Recent = append([]Slot(nil), st.Recent...)
 			for i, e := range enq {

@@ -69,7 +69,7 @@ func state(t *testing.T, st store.Store, name string) State {
 // slotsOf lists the slots of the tasks of kind, in order, as their keys say.
 func slotsOf(t *testing.T, st store.Store, kind string) []time.Time {
 	t.Helper()
-	ts, err := st.ListTasks(ctx, store.Filter{Kind: kind})
+	ts, err := st.ListTasks(ctx, task.Filter{Kind: kind})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,9 +69,9 @@ func New(tp trace.TracerProvider) *Tracer {
 // and keeps each span's context in its task (NewTask.Trace). The function
 // it returns ends them with what the store answered: the tasks enqueued,
 // or the error.
-func (x *Tracer) Enqueue(ctx context.Context, ns []store.NewTask) func([]store.Enqueued, error) {
+func (x *Tracer) Enqueue(ctx context.Context, ns []task.NewTask) func([]task.Enqueued, error) {
 	if x == nil || len(ns) == 0 {
-		return func([]store.Enqueued, error) {}
+		return func([]task.Enqueued, error) {}
 	}
 	spans := make([]trace.Span, len(ns))
 	for i := range ns {
@@ -87,7 +87,7 @@ func (x *Tracer) Enqueue(ctx context.Context, ns []store.NewTask) func([]store.E
 		n.Trace = Format(s.SpanContext())
 		spans[i] = s
 	}
-	return func(ts []store.Enqueued, err error) {
+	return func(ts []task.Enqueued, err error) {
 		for i, s := range spans {
 			if err != nil {
 				s.RecordError(err)
@@ -104,7 +104,7 @@ func (x *Tracer) Enqueue(ctx context.Context, ns []store.NewTask) func([]store.E
 // keeps its context in each of the run's tasks: the attempts of a whole
 // run are one trace. The function it returns ends it with what the store
 // answered.
-func (x *Tracer) Submit(ctx context.Context, r *store.NewRun) func(task.Run, error) {
+func (x *Tracer) Submit(ctx context.Context, r *task.NewRun) func(task.Run, error) {
 	if x == nil {
 		return func(task.Run, error) {}
 	}

@@ -7,7 +7,6 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -40,7 +39,7 @@ func TestTraceparentRoundTrip(t *testing.T) {
 func TestSubmitTracesTheWholeRun(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	x := New(sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp)))
-	r := store.NewRun{Name: "nightly", Tasks: []store.NewTask{{Name: "a", Kind: "exec"}, {Name: "b", Kind: "exec", Needs: []string{"a"}}}}
+	r := task.NewRun{Name: "nightly", Tasks: []task.NewTask{{Name: "a", Kind: "exec"}, {Name: "b", Kind: "exec", Needs: []string{"a"}}}}
 	x.Submit(t.Context(), &r)(task.Run{ID: 7}, nil)
 	spans := exp.GetSpans()
 	if len(spans) != 1 || spans[0].Name != "send run nightly" || spans[0].SpanKind != trace.SpanKindProducer {

@@ -14,17 +14,17 @@ import (
 
 // actSQL moves a task for an action, only from the states the action
 // allows. The parameter is the task's id.
-var actSQL = map[store.Action]string{
-	store.ActReplay: `UPDATE $S.tasks t SET state = 'READY', streak = 0, next_at = now(), finished_at = NULL
+var actSQL = map[task.Action]string{
+	task.ActReplay: `UPDATE $S.tasks t SET state = 'READY', streak = 0, next_at = now(), finished_at = NULL
 		WHERE id = $1 AND state = 'DEAD_LETTER' RETURNING ` + taskColsOf,
-	store.ActSkip: `UPDATE $S.tasks t SET state = 'SKIPPED', finished_at = now()
+	task.ActSkip: `UPDATE $S.tasks t SET state = 'SKIPPED', finished_at = now()
 		WHERE id = $1 AND state = 'DEAD_LETTER' RETURNING ` + taskColsOf,
-	store.ActFail: `UPDATE $S.tasks t SET state = 'FAILED', finished_at = now()
+	task.ActFail: `UPDATE $S.tasks t SET state = 'FAILED', finished_at = now()
 		WHERE id = $1 AND state = 'DEAD_LETTER' RETURNING ` + taskColsOf,
-	store.ActRetry: `UPDATE $S.tasks t SET state = 'READY', attempt = 0, streak = 0, deferrals = 0, snoozes = 0, prev_delay_ns = 0,
+	task.ActRetry: `UPDATE $S.tasks t SET state = 'READY', attempt = 0, streak = 0, deferrals = 0, snoozes = 0, prev_delay_ns = 0,
 			next_at = now(), finished_at = NULL
 		WHERE id = $1 AND state IN ('FAILED', 'CANCELLED') AND run_id IS NULL RETURNING ` + taskColsOf,
-	store.ActCancel: `UPDATE $S.tasks t SET state = 'CANCELLED', finished_at = now(), next_at = NULL,
+	task.ActCancel: `UPDATE $S.tasks t SET state = 'CANCELLED', finished_at = now(), next_at = NULL,
 			lease_owner = '', lease_expires = NULL, started_at = NULL
 		WHERE id = $1 AND state IN ('PENDING', 'READY', 'RUNNING', 'RETRYING', 'SENSING', 'DEAD_LETTER')
 		RETURNING ` + taskColsOf,
@@ -35,7 +35,7 @@ var actSQL = map[store.Action]string{
 // transitively, and a running attempt is closed as INTERRUPTED: its worker
 // is fenced off, as its task is no longer RUNNING). A task in another state
 // gives a *task.StateError (task.ErrWrongState) with its state.
-func (s *Store) Act(ctx context.Context, id int64, a store.Action) (task.Task, error) {
+func (s *Store) Act(ctx context.Context, id int64, a task.Action) (task.Task, error) {
 	if _, ok := actSQL[a]; !ok {
 		return task.Task{}, fmt.Errorf("act %q on task %d: unknown action (want replay, skip, fail, cancel or retry): %w", a, id, task.ErrInvalid)
 	}
@@ -51,8 +51,8 @@ func (s *Store) Act(ctx context.Context, id int64, a store.Action) (task.Task, e
 	return out, nil
 }
 
-func (s *Store) act(ctx context.Context, tx pgx.Tx, id int64, a store.Action) (task.Task, error) {
-	if a == store.ActCancel {
+func (s *Store) act(ctx context.Context, tx pgx.Tx, id int64, a task.Action) (task.Task, error) {
+	if a == task.ActCancel {
 		running, err := s.closeRunning(ctx, tx, id)
 		if err != nil {
 			return task.Task{}, err
@@ -73,13 +73,13 @@ func (s *Store) act(ctx context.Context, tx pgx.Tx, id int64, a store.Action) (t
 	}
 	wake := false
 	switch a {
-	case store.ActReplay, store.ActRetry:
+	case task.ActReplay, task.ActRetry:
 		return t, s.notify(ctx, tx)
-	case store.ActSkip:
+	case task.ActSkip:
 		wake, err = s.satisfy(ctx, tx, []int64{id})
-	case store.ActFail:
+	case task.ActFail:
 		err = s.blockDownstream(ctx, tx, []int64{id}, task.UpstreamFailed)
-	case store.ActCancel:
+	case task.ActCancel:
 		err = s.cancelled(ctx, tx, id)
 	}
 	if err == nil && wake {

@@ -83,9 +83,9 @@ func BenchmarkEnqueueBulk(b *testing.B) {
 
 func benchEnqueue(b *testing.B, size int) {
 	s := openTest(b)
-	batch := make([]store.NewTask, size)
+	batch := make([]task.NewTask, size)
 	for i := range batch {
-		batch[i] = store.NewTask{Kind: "k", Args: []byte(`{"n":1}`)}
+		batch[i] = task.NewTask{Kind: "k", Args: []byte(`{"n":1}`)}
 	}
 	b.ResetTimer()
 	for left := b.N; left > 0; left -= len(batch) {

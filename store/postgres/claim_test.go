@@ -6,6 +6,7 @@ import (
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
+	"github.com/grit-run/grit/task"
 )
 
 // TestClaimLostInACrashIsFenced: a claim commits without waiting for the
@@ -23,7 +24,7 @@ func TestClaimLostInACrashIsFenced(t *testing.T) {
 	defer s.Close()
 	ctx := bounded(t)
 	enqueueN(t, s, 1)
-	before, err := s.ListTasks(ctx, store.Filter{})
+	before, err := s.ListTasks(ctx, task.Filter{})
 	if err != nil || len(before) != 1 {
 		t.Fatalf("tasks %v (%v)", before, err)
 	}

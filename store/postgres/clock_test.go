@@ -38,7 +38,7 @@ func TestTimesComeFromTheDatabaseClock(t *testing.T) {
 	between("Now", now, before, dbNow())
 
 	before = dbNow()
-	e, err := s.Enqueue(ctx, []store.NewTask{{Kind: "k"}})
+	e, err := s.Enqueue(ctx, []task.NewTask{{Kind: "k"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ var _ store.Console = (*Store)(nil)
 // ListRuns lists runs, newest first, walking the primary key backward
 // from f.BeforeID: runs are few beside tasks, and a state narrows a walk
 // that stops at the page's size.
-func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]task.Run, error) {
+func (s *Store) ListRuns(ctx context.Context, f task.RunFilter) ([]task.Run, error) {
 	q := `SELECT ` + runCols + ` FROM $S.runs WHERE ($1 = 0 OR id < $1)
 		AND ($2::text[] IS NULL OR state = ANY($2::text[])) ORDER BY id DESC`
 	args := []any{f.BeforeID, nilIfEmpty(stateNames(f.States))}

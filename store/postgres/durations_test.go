@@ -25,7 +25,7 @@ func TestSuccessDurationsFindsSuccessesByIndex(t *testing.T) {
 	ctx := bounded(t)
 	enqueueN(t, s, 20000)
 	succeed(t, ctx, s, store.ClaimRequest{Worker: "w", Limit: 1000, Lease: time.Minute}, 2)
-	if _, err := s.Enqueue(ctx, []store.NewTask{{Kind: "slow"}, {Kind: "slow"}, {Kind: "slow"}}); err != nil {
+	if _, err := s.Enqueue(ctx, []task.NewTask{{Kind: "slow"}, {Kind: "slow"}, {Kind: "slow"}}); err != nil {
 		t.Fatal(err)
 	}
 	succeed(t, ctx, s, store.ClaimRequest{Worker: "w", Kinds: []string{"slow"}, Limit: 3, Lease: time.Minute}, 1)

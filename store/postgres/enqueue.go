@@ -17,14 +17,14 @@ import (
 // statement. A task whose IdempotencyKey is already taken is not inserted:
 // the task holding the key is returned in its place (also within one call,
 // and when another process inserted it a moment before).
-func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]store.Enqueued, error) {
+func (s *Store) Enqueue(ctx context.Context, ts []task.NewTask) ([]task.Enqueued, error) {
 	if err := checkEnqueue(ts); err != nil {
 		return nil, err
 	}
 	if len(ts) == 0 {
 		return nil, nil
 	}
-	var out []store.Enqueued
+	var out []task.Enqueued
 	var err error
 	if len(ts) < copyMin && !anyKey(ts) {
 		out, err = s.enqueueNotify(ctx, ts)
@@ -44,7 +44,7 @@ func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]store.Enqueu
 // enqueueNotify inserts tasks without idempotency keys and notifies the
 // listeners in one statement, its own transaction: one round trip, where
 // a transaction would take four, is most of an enqueue of one task.
-func (s *Store) enqueueNotify(ctx context.Context, ts []store.NewTask) ([]store.Enqueued, error) {
+func (s *Store) enqueueNotify(ctx context.Context, ts []task.NewTask) ([]task.Enqueued, error) {
 	rows := make([]newRow, len(ts))
 	for i, t := range ts {
 		rows[i] = newRow{t: t, state: task.Ready, at: i}
@@ -58,7 +58,7 @@ func (s *Store) enqueueNotify(ctx context.Context, ts []store.NewTask) ([]store.
 	if err != nil {
 		return nil, err
 	}
-	out := make([]store.Enqueued, len(ts))
+	out := make([]task.Enqueued, len(ts))
 	for i := range ts {
 		out[i].Task = got[i]
 	}
@@ -74,7 +74,7 @@ func (s *Store) enqueueNotify(ctx context.Context, ts []store.NewTask) ([]store.
 // Unlike Enqueue, a conflict with a concurrent transaction is returned, not
 // retried: retrying would mean running the caller's transaction again. On
 // any error, roll tx back: tasks of the call may be in it already.
-func (s *Store) EnqueueTx(ctx context.Context, tx pgx.Tx, ts []store.NewTask) ([]store.Enqueued, error) {
+func (s *Store) EnqueueTx(ctx context.Context, tx pgx.Tx, ts []task.NewTask) ([]task.Enqueued, error) {
 	if err := checkEnqueue(ts); err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (s *Store) EnqueueTx(ctx context.Context, tx pgx.Tx, ts []store.NewTask) ([
 	return out, nil
 }
 
-func checkEnqueue(ts []store.NewTask) error {
+func checkEnqueue(ts []task.NewTask) error {
 	for i, t := range ts {
 		if len(t.Needs) > 0 {
 			return fmt.Errorf("enqueue: task %d (%q): needs are only for tasks of a run (SubmitRun): %w", i, t.Name, task.ErrInvalid)
@@ -106,15 +106,15 @@ const copyMin = 1000
 
 // enqueue inserts the first task of each idempotency key (and every task
 // without one), then looks up the keys that were taken already.
-func (s *Store) enqueue(ctx context.Context, q pgx.Tx, ts []store.NewTask) ([]store.Enqueued, error) {
+func (s *Store) enqueue(ctx context.Context, q pgx.Tx, ts []task.NewTask) ([]task.Enqueued, error) {
 	return s.enqueueIn(ctx, q, 0, ts)
 }
 
 // enqueueIn is enqueue into a run (0: none). A task whose key another
 // task holds is answered by that task, Existed, unless it is other work
 // (store.KeyConflict): then the whole call fails.
-func (s *Store) enqueueIn(ctx context.Context, q pgx.Tx, runID int64, ts []store.NewTask) ([]store.Enqueued, error) {
-	out := make([]store.Enqueued, len(ts))
+func (s *Store) enqueueIn(ctx context.Context, q pgx.Tx, runID int64, ts []task.NewTask) ([]task.Enqueued, error) {
+	out := make([]task.Enqueued, len(ts))
 	if len(ts) >= copyMin && !anyKey(ts) && runID == 0 {
 		got, err := s.copyTasks(ctx, q, ts)
 		if err != nil {
@@ -157,7 +157,7 @@ func (s *Store) enqueueIn(ctx context.Context, q pgx.Tx, runID int64, ts []store
 		}
 	}
 	for i, t := range ts {
-		out[i] = store.Enqueued{Task: got[first[i]], Existed: first[i] != i || !created[i]}
+		out[i] = task.Enqueued{Task: got[first[i]], Existed: first[i] != i || !created[i]}
 		if out[i].Existed {
 			if err := store.KeyConflict(out[i].Task, t); err != nil {
 				return nil, fmt.Errorf("task %d: %w", i, err)
@@ -167,7 +167,7 @@ func (s *Store) enqueueIn(ctx context.Context, q pgx.Tx, runID int64, ts []store
 	return out, nil
 }
 
-func anyKey(ts []store.NewTask) bool {
+func anyKey(ts []task.NewTask) bool {
 	for _, t := range ts {
 		if t.IdempotencyKey != "" {
 			return true
@@ -184,7 +184,7 @@ var copyColumns = []string{"id", "name", "kind", "args", "queue", "group_name", 
 // copyTasks inserts READY tasks with COPY, the fastest way into a table. It
 // draws their ids and reads the transaction's time first, so it can return
 // the tasks as stored without reading them back.
-func (s *Store) copyTasks(ctx context.Context, q pgx.Tx, ts []store.NewTask) ([]task.Task, error) {
+func (s *Store) copyTasks(ctx context.Context, q pgx.Tx, ts []task.NewTask) ([]task.Task, error) {
 	var now time.Time
 	var ids []int64
 	err := q.QueryRow(ctx, s.sql(`SELECT now(), array(SELECT nextval('$S.tasks_id_seq') FROM generate_series(1, $1))`), len(ts)).
@@ -214,7 +214,7 @@ func (s *Store) copyTasks(ctx context.Context, q pgx.Tx, ts []store.NewTask) ([]
 
 // newTask is a READY task as the database stores it, times at its
 // microsecond precision.
-func newTask(id int64, nt store.NewTask, now time.Time) task.Task {
+func newTask(id int64, nt task.NewTask, now time.Time) task.Task {
 	t := task.Task{ID: id, Name: nt.Name, Kind: nt.Kind, Args: nt.Args, Queue: nt.Queue, Group: nt.Group, Tenant: nt.Tenant,
 		Priority: nt.Priority, State: task.Ready, Policy: nt.Policy, PoisonAfter: nt.PoisonAfter,
 		Timeout: nt.Timeout, Grace: nt.Grace, NextAt: now, CreatedAt: now, Trace: nt.Trace}
@@ -228,7 +228,7 @@ func newTask(id int64, nt store.NewTask, now time.Time) task.Task {
 }
 
 // takenKeys fills in got the tasks whose key another task held.
-func (s *Store) takenKeys(ctx context.Context, q querier, ts []store.NewTask, got map[int]task.Task) error {
+func (s *Store) takenKeys(ctx context.Context, q querier, ts []task.NewTask, got map[int]task.Task) error {
 	var keys []string
 	at := map[string]int{}
 	for i, t := range ts {
@@ -255,7 +255,7 @@ func (s *Store) takenKeys(ctx context.Context, q querier, ts []store.NewTask, go
 
 // newRow is a task to insert, its state and its index in the caller's list.
 type newRow struct {
-	t         store.NewTask
+	t         task.NewTask
 	state     task.State
 	needsLeft int
 	at        int

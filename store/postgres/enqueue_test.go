@@ -18,11 +18,11 @@ func TestBulkEnqueueReturnsTheStoredTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := make([]store.NewTask, 1500)
+	ts := make([]task.NewTask, 1500)
 	for i := range ts {
-		ts[i] = store.NewTask{Kind: "k"}
+		ts[i] = task.NewTask{Kind: "k"}
 		if i%3 == 0 {
-			ts[i] = store.NewTask{Name: "n", Kind: "j", Args: []byte(`{"i":1}`), Queue: "q", Group: "g",
+			ts[i] = task.NewTask{Name: "n", Kind: "j", Args: []byte(`{"i":1}`), Queue: "q", Group: "g",
 				Priority: i, Policy: "5s", PoisonAfter: 3, Timeout: time.Second, Grace: time.Millisecond,
 				RunAt: now.Add(time.Duration(i) * time.Second).Add(123 * time.Nanosecond)}
 		}
@@ -31,7 +31,7 @@ func TestBulkEnqueueReturnsTheStoredTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := s.ListTasks(ctx, store.Filter{})
+	stored, err := s.ListTasks(ctx, task.Filter{})
 	if err != nil || len(stored) != len(ts) {
 		t.Fatalf("%d tasks stored (%v), want %d", len(stored), err, len(ts))
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // TestEnqueueTxCommitsWithTheCallersWrites enqueues in the caller's
@@ -27,7 +28,7 @@ func TestEnqueueTxCommitsWithTheCallersWrites(t *testing.T) {
 	if _, err := tx.Exec(ctx, `INSERT INTO `+schema+`.orders VALUES (1)`); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.EnqueueTx(ctx, tx, []store.NewTask{{Kind: "ship", Args: []byte(`{"order":1}`)}})
+	got, err := s.EnqueueTx(ctx, tx, []task.NewTask{{Kind: "ship", Args: []byte(`{"order":1}`)}})
 	if err != nil || len(got) != 1 || got[0].ID == 0 {
 		t.Fatalf("EnqueueTx = %+v, %v", got, err)
 	}
@@ -49,7 +50,7 @@ func TestEnqueueTxRollsBackWithTheCaller(t *testing.T) {
 	s := openTest(t)
 	ctx := bounded(t)
 	err := pgx.BeginFunc(ctx, s.Pool(), func(tx pgx.Tx) error {
-		if _, err := s.EnqueueTx(ctx, tx, []store.NewTask{{Kind: "k", IdempotencyKey: "once"}}); err != nil {
+		if _, err := s.EnqueueTx(ctx, tx, []task.NewTask{{Kind: "k", IdempotencyKey: "once"}}); err != nil {
 			t.Fatal(err)
 		}
 		return pgx.ErrTxClosed // any error rolls back
@@ -57,10 +58,10 @@ func TestEnqueueTxRollsBackWithTheCaller(t *testing.T) {
 	if err == nil {
 		t.Fatal("BeginFunc committed")
 	}
-	if ts, err := s.ListTasks(ctx, store.Filter{}); err != nil || len(ts) != 0 {
+	if ts, err := s.ListTasks(ctx, task.Filter{}); err != nil || len(ts) != 0 {
 		t.Errorf("after rollback: %d tasks (%v), want none", len(ts), err)
 	}
-	again, err := s.Enqueue(ctx, []store.NewTask{{Kind: "k2", IdempotencyKey: "once"}})
+	again, err := s.Enqueue(ctx, []task.NewTask{{Kind: "k2", IdempotencyKey: "once"}})
 	if err != nil || again[0].Kind != "k2" {
 		t.Errorf("enqueue with the rolled back key = %+v (%v), want a new task", again, err)
 	}
@@ -76,7 +77,7 @@ func TestEnqueueTxAsksForValidTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := s.EnqueueTx(ctx, tx, []store.NewTask{{Name: "no kind"}}); err == nil {
+	if _, err := s.EnqueueTx(ctx, tx, []task.NewTask{{Name: "no kind"}}); err == nil {
 		t.Error("EnqueueTx of a task without kind succeeded")
 	}
 	if _, err := tx.Exec(ctx, `SELECT 1`); err != nil {

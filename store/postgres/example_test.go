@@ -9,6 +9,7 @@ import (
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
+	"github.com/grit-run/grit/task"
 )
 
 // An order and the task that ships it commit together, or not at all.
@@ -24,7 +25,7 @@ func ExampleStore_EnqueueTx() {
 		if _, err := tx.Exec(ctx, `INSERT INTO orders (id) VALUES ($1)`, 42); err != nil {
 			return err
 		}
-		_, err := s.EnqueueTx(ctx, tx, []store.NewTask{{Kind: "ship", Args: []byte(`{"order":42}`)}})
+		_, err := s.EnqueueTx(ctx, tx, []task.NewTask{{Kind: "ship", Args: []byte(`{"order":42}`)}})
 		return err
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
+	"github.com/grit-run/grit/task"
 )
 
 // withParams is a DSN with more URL parameters.
@@ -66,7 +67,7 @@ func TestOpenExistingReadOnly(t *testing.T) {
 	ctx := bounded(t)
 	schema := newSchema(t)
 	s := openIn(t, schema)
-	ts, err := s.Enqueue(ctx, []store.NewTask{{Kind: "k", Args: []byte(`{"n":1}`)}})
+	ts, err := s.Enqueue(ctx, []task.NewTask{{Kind: "k", Args: []byte(`{"n":1}`)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestOpenExistingReadOnly(t *testing.T) {
 			if err != nil || got.Kind != "k" {
 				t.Errorf("get: %+v, %v", got, err)
 			}
-			if list, err := ro.ListTasks(ctx, store.Filter{}); err != nil || len(list) != 1 {
+			if list, err := ro.ListTasks(ctx, task.Filter{}); err != nil || len(list) != 1 {
 				t.Errorf("list: %d tasks, %v", len(list), err)
 			}
 		})

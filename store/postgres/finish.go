@@ -116,8 +116,8 @@ func (s *Store) finish(ctx context.Context, tx pgx.Tx, fs []store.Finish, todo [
 			return nil, err
 		}
 		var ended []int
-		var enqueue []store.NewTask
-		events := map[int64][]store.Event{} // by run (0: none)
+		var enqueue []task.NewTask
+		events := map[int64][]task.Event{} // by run (0: none)
 		for _, i := range round {
 			if _, ok := moved[fs[i].TaskID]; ok {
 				enqueue = append(enqueue, store.FinishEnqueues(fs[i])...)

@@ -14,13 +14,13 @@ import (
 // one-statement path, and the run's dependent must still move.
 func TestPlainSuccessesBesideARunTask(t *testing.T) {
 	s, ctx := openTest(t), bounded(t)
-	run, err := s.SubmitRun(ctx, store.NewRun{Name: "r", Tasks: []store.NewTask{
+	run, err := s.SubmitRun(ctx, task.NewRun{Name: "r", Tasks: []task.NewTask{
 		{Name: "a", Kind: "k"}, {Name: "b", Kind: "k", Needs: []string{"a"}},
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Enqueue(ctx, []store.NewTask{{Kind: "k"}}); err != nil {
+	if _, err := s.Enqueue(ctx, []task.NewTask{{Kind: "k"}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Claim(ctx, store.ClaimRequest{Worker: "w", Limit: 10, Lease: time.Minute})
@@ -35,7 +35,7 @@ func TestPlainSuccessesBesideARunTask(t *testing.T) {
 	if err != nil || errs[0] != nil || errs[1] != nil {
 		t.Fatalf("finish: %v %v", err, errs)
 	}
-	ts, err := s.ListTasks(ctx, store.Filter{RunID: run.ID})
+	ts, err := s.ListTasks(ctx, task.Filter{RunID: run.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

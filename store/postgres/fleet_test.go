@@ -44,7 +44,7 @@ func TestTwoStoresClaimEachTaskOnce(t *testing.T) {
 			t.Errorf("task %d claimed %d times", id, c)
 		}
 	}
-	running, err := a.ListTasks(ctx, store.Filter{States: []task.State{task.Running}})
+	running, err := a.ListTasks(ctx, task.Filter{States: []task.State{task.Running}})
 	if err != nil || len(running) != n {
 		t.Errorf("%d tasks RUNNING (%v), want %d", len(running), err, n)
 	}
@@ -75,15 +75,15 @@ func TestConcurrentFinishesEndTheRunOnce(t *testing.T) {
 	s := openTest(t)
 	ctx := bounded(t)
 	const n = 64
-	var tasks []store.NewTask
+	var tasks []task.NewTask
 	var needs []string
 	for i := range n {
 		name := fmt.Sprint("t", i)
-		tasks = append(tasks, store.NewTask{Name: name, Kind: "leaf"})
+		tasks = append(tasks, task.NewTask{Name: name, Kind: "leaf"})
 		needs = append(needs, name)
 	}
-	tasks = append(tasks, store.NewTask{Name: "join", Kind: "join", Needs: needs})
-	run, err := s.SubmitRun(ctx, store.NewRun{Name: "fan-in", Tasks: tasks})
+	tasks = append(tasks, task.NewTask{Name: "join", Kind: "join", Needs: needs})
+	run, err := s.SubmitRun(ctx, task.NewRun{Name: "fan-in", Tasks: tasks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestConcurrentLastTasksEndTheRun(t *testing.T) {
 	const runs = 30
 	var ids []int64
 	for i := range runs {
-		r, err := a.SubmitRun(ctx, store.NewRun{Name: fmt.Sprint("r", i), Tasks: []store.NewTask{
+		r, err := a.SubmitRun(ctx, task.NewRun{Name: fmt.Sprint("r", i), Tasks: []task.NewTask{
 			{Name: "x", Kind: "x"}, {Name: "y", Kind: "y"},
 		}})
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
 	"github.com/grit-run/grit/store/postgres/pgtest"
+	"github.com/grit-run/grit/task"
 )
 
 // testTimeout bounds every wait of these tests.
@@ -34,9 +35,9 @@ func bounded(t testing.TB) context.Context {
 func enqueueN(t testing.TB, s store.Store, n int) {
 	t.Helper()
 	for start := 0; start < n; start += 1000 {
-		ts := make([]store.NewTask, min(1000, n-start))
+		ts := make([]task.NewTask, min(1000, n-start))
 		for i := range ts {
-			ts[i] = store.NewTask{Kind: "k"}
+			ts[i] = task.NewTask{Kind: "k"}
 		}
 		if _, err := s.Enqueue(t.Context(), ts); err != nil {
 			t.Fatal(err)

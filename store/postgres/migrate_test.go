@@ -8,8 +8,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
+	"github.com/grit-run/grit/task"
 )
 
 // envMigrateDSN makes the test binary a helper process that migrates the
@@ -72,7 +72,7 @@ func TestConcurrentMigrations(t *testing.T) {
 		t.Errorf("%d migrations recorded, want each of the %d once", applied, len(files))
 	}
 	s := openIn(t, schema)
-	if _, err := s.Enqueue(ctx, []store.NewTask{{Kind: "k"}}); err != nil {
+	if _, err := s.Enqueue(ctx, []task.NewTask{{Kind: "k"}}); err != nil {
 		t.Errorf("enqueue on the migrated schema: %v", err)
 	}
 }
@@ -87,7 +87,7 @@ func TestReopenKeepsData(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = s.Enqueue(ctx, []store.NewTask{{Kind: "k"}})
+		_, err = s.Enqueue(ctx, []task.NewTask{{Kind: "k"}})
 		s.Close()
 		if err != nil {
 			t.Fatal(err)

@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/task"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/grit-run/grit/store"
 )
 
 // explainingConn connects as the store's connections do, with auto_explain
@@ -124,7 +123,7 @@ func TestRunClaimFindsTasksByRun(t *testing.T) {
 	s := openIn(t, schema)
 	ctx := bounded(t)
 	enqueueN(t, s, 20000)
-	r, err := s.SubmitRun(ctx, store.NewRun{Name: "r", Tasks: []store.NewTask{{Name: "a", Kind: "k"}, {Name: "b", Kind: "k"}}})
+	r, err := s.SubmitRun(ctx, task.NewRun{Name: "r", Tasks: []task.NewTask{{Name: "a", Kind: "k"}, {Name: "b", Kind: "k"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func TestPruneRoundsSharingARunLeaveItNotEmpty(t *testing.T) {
 	schema := newSchema(t)
 	s := openIn(t, schema)
 	ctx := bounded(t)
-	r, err := s.SubmitRun(ctx, store.NewRun{Name: "r", Tasks: []store.NewTask{{Name: "a", Kind: "a"}, {Name: "b", Kind: "b"}}})
+	r, err := s.SubmitRun(ctx, task.NewRun{Name: "r", Tasks: []task.NewTask{{Name: "a", Kind: "a"}, {Name: "b", Kind: "b"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // Subscribe adds a subscription; adding one that exists sets its group.
-func (s *Store) Subscribe(ctx context.Context, sub store.Subscription) error {
+func (s *Store) Subscribe(ctx context.Context, sub task.Subscription) error {
 	sub, err := store.CheckSubscription(sub)
 	if err != nil {
 		return err
@@ -26,7 +26,7 @@ func (s *Store) Subscribe(ctx context.Context, sub store.Subscription) error {
 }
 
 // Unsubscribe removes a subscription, if it exists.
-func (s *Store) Unsubscribe(ctx context.Context, sub store.Subscription) error {
+func (s *Store) Unsubscribe(ctx context.Context, sub task.Subscription) error {
 	sub, err := store.CheckSubscription(sub)
 	if err != nil {
 		return err
@@ -40,7 +40,7 @@ func (s *Store) Unsubscribe(ctx context.Context, sub store.Subscription) error {
 }
 
 // Subscriptions lists a topic's subscriptions ("": every topic's).
-func (s *Store) Subscriptions(ctx context.Context, topic string) ([]store.Subscription, error) {
+func (s *Store) Subscriptions(ctx context.Context, topic string) ([]task.Subscription, error) {
 	subs, err := subscribers(ctx, s, s.pool, topic)
 	if err != nil {
 		return nil, fmt.Errorf("subscriptions: %w", err)
@@ -48,18 +48,18 @@ func (s *Store) Subscriptions(ctx context.Context, topic string) ([]store.Subscr
 	return subs, nil
 }
 
-func subscribers(ctx context.Context, s *Store, q querier, topic string) ([]store.Subscription, error) {
+func subscribers(ctx context.Context, s *Store, q querier, topic string) ([]task.Subscription, error) {
 	rows, err := q.Query(ctx, s.sql(`SELECT topic, kind, queue, group_name FROM $S.subscriptions
 		WHERE $1 = '' OR topic = $1 ORDER BY topic, kind, queue`), topic)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, pgx.RowToStructByPos[store.Subscription])
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[task.Subscription])
 }
 
 // Publish inserts, in one transaction, a delivery for each subscriber of
 // each event, and notifies the listeners.
-func (s *Store) Publish(ctx context.Context, evs []store.Event) ([]task.Task, error) {
+func (s *Store) Publish(ctx context.Context, evs []task.Event) ([]task.Task, error) {
 	if err := checkEvents(evs); err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (s *Store) Publish(ctx context.Context, evs []store.Event) ([]task.Task, er
 // PublishTx is Publish inside the caller's transaction (the transactional
 // outbox): the deliveries exist if and only if tx commits, and go to the
 // subscribers tx sees. Unlike Publish, a conflict is returned, not retried.
-func (s *Store) PublishTx(ctx context.Context, tx pgx.Tx, evs []store.Event) ([]task.Task, error) {
+func (s *Store) PublishTx(ctx context.Context, tx pgx.Tx, evs []task.Event) ([]task.Task, error) {
 	if err := checkEvents(evs); err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (s *Store) PublishTx(ctx context.Context, tx pgx.Tx, evs []store.Event) ([]
 	return out, nil
 }
 
-func checkEvents(evs []store.Event) error {
+func checkEvents(evs []task.Event) error {
 	for _, e := range evs {
 		if err := store.ValidateEvent(e); err != nil {
 			return fmt.Errorf("publish: %w", err)
@@ -100,7 +100,7 @@ func checkEvents(evs []store.Event) error {
 
 // publish inserts the deliveries of evs in tx, in a run (0: none). A run
 // that has ended takes no more: its events deliver nothing.
-func (s *Store) publish(ctx context.Context, tx pgx.Tx, runID int64, evs []store.Event) ([]task.Task, error) {
+func (s *Store) publish(ctx context.Context, tx pgx.Tx, runID int64, evs []task.Event) ([]task.Task, error) {
 	if runID != 0 {
 		var state task.State
 		if err := tx.QueryRow(ctx, s.sql(`SELECT state FROM $S.runs WHERE id = $1`), runID).Scan(&state); err != nil {
@@ -110,7 +110,7 @@ func (s *Store) publish(ctx context.Context, tx pgx.Tx, runID int64, evs []store
 			return nil, nil
 		}
 	}
-	var ts []store.NewTask
+	var ts []task.NewTask
 	for _, e := range evs {
 		subs, err := subscribers(ctx, s, tx, e.Topic)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // TestPublishTxCommitsOrRollsBackWithTheCaller: deliveries published in
@@ -13,7 +14,7 @@ func TestPublishTxCommitsOrRollsBackWithTheCaller(t *testing.T) {
 	schema := newSchema(t)
 	s, other := openIn(t, schema), openIn(t, schema)
 	ctx := bounded(t)
-	if err := s.Subscribe(ctx, store.Subscription{Topic: "order.paid", Kind: "ship"}); err != nil {
+	if err := s.Subscribe(ctx, task.Subscription{Topic: "order.paid", Kind: "ship"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, commit := range []bool{false, true} {
@@ -21,7 +22,7 @@ func TestPublishTxCommitsOrRollsBackWithTheCaller(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.PublishTx(ctx, tx, []store.Event{{Topic: "order.paid", Payload: []byte(`{"order":1}`)}})
+		got, err := s.PublishTx(ctx, tx, []task.Event{{Topic: "order.paid", Payload: []byte(`{"order":1}`)}})
 		if err != nil || len(got) != 1 {
 			t.Fatalf("PublishTx = %v, %v", got, err)
 		}

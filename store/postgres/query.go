@@ -8,7 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -34,7 +33,7 @@ func (s *Store) GetTask(ctx context.Context, id int64) (task.Task, error) {
 // when f.Newest. With a state and Newest, a page is a backward walk of
 // tasks_state_id (or of the primary key, for the states of the hot path)
 // from BeforeID that stops at the page's size.
-func (s *Store) ListTasks(ctx context.Context, f store.Filter) ([]task.Task, error) {
+func (s *Store) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error) {
 	q, args := listTasksSQL(f)
 	ts, err := scanTasks(s.pool.Query(ctx, s.sql(q), args...))
 	if err != nil {
@@ -45,7 +44,7 @@ func (s *Store) ListTasks(ctx context.Context, f store.Filter) ([]task.Task, err
 
 // listTasksSQL is the statement that lists the tasks f selects, and its
 // arguments.
-func listTasksSQL(f store.Filter) (string, []any) {
+func listTasksSQL(f task.Filter) (string, []any) {
 	where, args := taskConds(f)
 	q := `SELECT ` + taskCols + ` FROM $S.tasks`
 	if len(where) > 0 {
@@ -64,7 +63,7 @@ func listTasksSQL(f store.Filter) (string, []any) {
 
 // taskConds turns a filter into the conditions of a WHERE clause and
 // their arguments, numbered from $1.
-func taskConds(f store.Filter) (where []string, args []any) {
+func taskConds(f task.Filter) (where []string, args []any) {
 	add := func(cond string, arg any) {
 		args = append(args, arg)
 		where = append(where, strings.ReplaceAll(cond, "$?", fmt.Sprintf("$%d", len(args))))
@@ -183,12 +182,12 @@ func (s *Store) FindRun(ctx context.Context, key string) (task.Run, error) {
 }
 
 // Edges returns a run's dependency edges.
-func (s *Store) Edges(ctx context.Context, runID int64) ([]store.Edge, error) {
+func (s *Store) Edges(ctx context.Context, runID int64) ([]task.Edge, error) {
 	rows, err := s.pool.Query(ctx, s.sql(`SELECT from_task, to_task FROM $S.edges WHERE run_id = $1 ORDER BY to_task, from_task`), runID)
 	if err != nil {
 		return nil, fmt.Errorf("edges of run %d: %w", runID, err)
 	}
-	es, err := pgx.CollectRows(rows, pgx.RowToStructByPos[store.Edge])
+	es, err := pgx.CollectRows(rows, pgx.RowToStructByPos[task.Edge])
 	if err != nil {
 		return nil, fmt.Errorf("edges of run %d: %w", runID, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
+	"github.com/grit-run/grit/task"
 )
 
 // TestTaskRowsReadAlikeInBothFormats reads the same tasks through a store
@@ -20,7 +21,7 @@ func TestTaskRowsReadAlikeInBothFormats(t *testing.T) {
 	schema := newSchema(t)
 	fast, slow := openIn(t, schema), openSimple(t, schema)
 
-	ids, err := fast.Enqueue(ctx, []store.NewTask{
+	ids, err := fast.Enqueue(ctx, []task.NewTask{
 		{Kind: "plain"},
 		{Name: "full", Kind: "full", Args: []byte(`{"a":[1,2]}`), Queue: "q", Group: "g", Tenant: "acme", Priority: -3,
 			Policy: "4 1s 1m", PoisonAfter: 3, Timeout: time.Minute, Grace: 7 * time.Second, IdempotencyKey: "key-1",
@@ -59,11 +60,11 @@ func TestTaskRowsReadAlikeInBothFormats(t *testing.T) {
 		t.Fatal("rows of the task columns on an extended-protocol connection are not read from their wire values")
 	}
 
-	want, err := slow.ListTasks(ctx, store.Filter{})
+	want, err := slow.ListTasks(ctx, task.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := fast.ListTasks(ctx, store.Filter{})
+	got, err := fast.ListTasks(ctx, task.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,9 +112,9 @@ func TestClaimOrderInBothFormats(t *testing.T) {
 	ctx := bounded(t)
 	schema := newSchema(t)
 	for name, s := range map[string]*postgres.Store{"wire values": openIn(t, schema), "Scan": openSimple(t, schema)} {
-		var ts []store.NewTask
+		var ts []task.NewTask
 		for _, p := range []int{1, 5, 3, 5, 0, 9} {
-			ts = append(ts, store.NewTask{Kind: name, Priority: p})
+			ts = append(ts, task.NewTask{Kind: name, Priority: p})
 		}
 		if _, err := s.Enqueue(ctx, ts); err != nil {
 			t.Fatal(err)
@@ -151,7 +152,7 @@ func TestClaimsWhileTasksArrive(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		for range urgent {
-			if _, err := other.Enqueue(ctx, []store.NewTask{{Kind: "k", Priority: 1}}); err != nil {
+			if _, err := other.Enqueue(ctx, []task.NewTask{{Kind: "k", Priority: 1}}); err != nil {
 				done <- err
 				return
 			}

@@ -16,8 +16,8 @@ var _ store.Stepper = (*Store)(nil)
 
 const stepCols = `seq, name, occurrence, attempt, result, recorded_at`
 
-func scanStep(row pgx.Row) (store.Step, error) {
-	var s store.Step
+func scanStep(row pgx.Row) (task.Step, error) {
+	var s task.Step
 	var result []byte
 	err := row.Scan(&s.Seq, &s.Name, &s.Occurrence, &s.Attempt, &result, &s.RecordedAt)
 	s.Result = result
@@ -25,13 +25,13 @@ func scanStep(row pgx.Row) (store.Step, error) {
 }
 
 // Steps lists a task's recorded steps by seq.
-func (s *Store) Steps(ctx context.Context, taskID int64) ([]store.Step, error) {
+func (s *Store) Steps(ctx context.Context, taskID int64) ([]task.Step, error) {
 	rows, err := s.pool.Query(ctx, s.sql(`SELECT `+stepCols+` FROM $S.steps WHERE task_id = $1 ORDER BY seq`), taskID)
 	if err != nil {
 		return nil, fmt.Errorf("steps of task %d: %w", taskID, err)
 	}
 	defer rows.Close()
-	var out []store.Step
+	var out []task.Step
 	for rows.Next() {
 		st, err := scanStep(rows)
 		if err != nil {
@@ -61,21 +61,21 @@ SELECT ` + stepCols + ` FROM $S.steps
 WHERE task_id = $1 AND seq = $3 AND EXISTS (SELECT 1 FROM held) AND NOT EXISTS (SELECT 1 FROM ins)`
 
 // RecordStep records step st of task taskID, held under token.
-func (s *Store) RecordStep(ctx context.Context, taskID, token int64, st store.Step) (store.Step, error) {
+func (s *Store) RecordStep(ctx context.Context, taskID, token int64, st task.Step) (task.Step, error) {
 	if err := store.ValidateStep(st); err != nil {
-		return store.Step{}, err
+		return task.Step{}, err
 	}
-	var got store.Step
+	var got task.Step
 	err := retrying(ctx, func(ctx context.Context) error {
 		var err error
 		got, err = scanStep(s.pool.QueryRow(ctx, s.sql(recordStepSQL), taskID, token, st.Seq, st.Name, st.Occurrence, st.Attempt, string(st.Result)))
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return store.Step{}, fmt.Errorf("record step %q of task %d: %w", st.Name, taskID, task.ErrLeaseLost)
+		return task.Step{}, fmt.Errorf("record step %q of task %d: %w", st.Name, taskID, task.ErrLeaseLost)
 	}
 	if err != nil {
-		return store.Step{}, fmt.Errorf("record step %q of task %d: %w", st.Name, taskID, err)
+		return task.Step{}, fmt.Errorf("record step %q of task %d: %w", st.Name, taskID, err)
 	}
 	return got, nil
 }

@@ -25,7 +25,7 @@ RETURNING ` + runCols
 // run is returned with an error matching task.ErrDuplicate. A task of the
 // run whose IdempotencyKey is taken fails the whole run with
 // task.ErrDuplicate.
-func (s *Store) SubmitRun(ctx context.Context, r store.NewRun) (task.Run, error) {
+func (s *Store) SubmitRun(ctx context.Context, r task.NewRun) (task.Run, error) {
 	if err := store.ValidateRun(r); err != nil {
 		return task.Run{}, fmt.Errorf("submit run: %w", err)
 	}
@@ -45,7 +45,7 @@ func (s *Store) SubmitRun(ctx context.Context, r store.NewRun) (task.Run, error)
 	return out, nil
 }
 
-func (s *Store) submit(ctx context.Context, tx pgx.Tx, r store.NewRun) (task.Run, bool, error) {
+func (s *Store) submit(ctx context.Context, tx pgx.Tx, r task.NewRun) (task.Run, bool, error) {
 	run, err := scanRun(tx.QueryRow(ctx, s.sql(insertRunSQL), r.Name, nullText(r.Key), r.MaxFailures, len(r.Tasks) == 0))
 	if errors.Is(err, pgx.ErrNoRows) { // the key is taken: ON CONFLICT waited for its run to commit
 		run, err = scanRun(tx.QueryRow(ctx, s.sql(findRunSQL), r.Key))
@@ -74,7 +74,7 @@ func (s *Store) submit(ctx context.Context, tx pgx.Tx, r store.NewRun) (task.Run
 
 // insertRunTasks inserts a run's tasks and returns their ids by name, and
 // whether any is READY.
-func (s *Store) insertRunTasks(ctx context.Context, tx pgx.Tx, runID int64, ts []store.NewTask) (map[string]int64, bool, error) {
+func (s *Store) insertRunTasks(ctx context.Context, tx pgx.Tx, runID int64, ts []task.NewTask) (map[string]int64, bool, error) {
 	rows := make([]newRow, len(ts))
 	ready := false
 	for i, t := range ts {
@@ -103,7 +103,7 @@ func (s *Store) insertRunTasks(ctx context.Context, tx pgx.Tx, runID int64, ts [
 
 // keyTaken is the error for a run's task whose idempotency key another task
 // holds: the run cannot both be new and contain an old task.
-func (s *Store) keyTaken(ctx context.Context, tx pgx.Tx, t store.NewTask) error {
+func (s *Store) keyTaken(ctx context.Context, tx pgx.Tx, t task.NewTask) error {
 	var id int64
 	err := tx.QueryRow(ctx, s.sql(`SELECT id FROM $S.tasks WHERE idempotency_key = $1`), t.IdempotencyKey).Scan(&id)
 	if err != nil {
@@ -112,7 +112,7 @@ func (s *Store) keyTaken(ctx context.Context, tx pgx.Tx, t store.NewTask) error 
 	return fmt.Errorf("task %q: idempotency key %q is task %d: %w", t.Name, t.IdempotencyKey, id, task.ErrDuplicate)
 }
 
-func (s *Store) insertEdges(ctx context.Context, tx pgx.Tx, runID int64, ts []store.NewTask, ids map[string]int64) error {
+func (s *Store) insertEdges(ctx context.Context, tx pgx.Tx, runID int64, ts []task.NewTask, ids map[string]int64) error {
 	var from, to []int64
 	for _, t := range ts {
 		for _, n := range store.Unique(t.Needs) {

@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/grit-run/grit/task"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
-
-	"github.com/grit-run/grit/store"
 )
 
 // writeVersioned is the one write of a row kept at a version, with tasks
@@ -18,8 +17,8 @@ import (
 // no row, nothing is written and ok is false. Otherwise the tasks go in,
 // then says the new state and due time, and put writes them. The row is
 // locked first, so two writers at one version do not both enqueue.
-func (s *Store) writeVersioned(ctx context.Context, take func(pgx.Tx) (pgconn.CommandTag, error), tasks []store.NewTask,
-	then func([]store.Enqueued) (json.RawMessage, time.Time, error),
+func (s *Store) writeVersioned(ctx context.Context, take func(pgx.Tx) (pgconn.CommandTag, error), tasks []task.NewTask,
+	then func([]task.Enqueued) (json.RawMessage, time.Time, error),
 	put func(tx pgx.Tx, state string, due pgtype.Timestamptz) error) (ok bool, err error) {
 	err = s.tx(ctx, func(tx pgx.Tx) error {
 		ok = false
@@ -27,7 +26,7 @@ func (s *Store) writeVersioned(ctx context.Context, take func(pgx.Tx) (pgconn.Co
 		if err != nil || tag.RowsAffected() == 0 {
 			return err
 		}
-		var enq []store.Enqueued
+		var enq []task.Enqueued
 		if len(tasks) > 0 {
 			if enq, err = s.enqueue(ctx, tx, tasks); err != nil {
 				return err

@@ -45,7 +45,7 @@ func TestWakeSurvivesTerminatedConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sender.Enqueue(ctx, []store.NewTask{{Kind: "k"}}); err != nil {
+	if _, err := sender.Enqueue(ctx, []task.NewTask{{Kind: "k"}}); err != nil {
 		t.Fatal(err)
 	}
 	waitWake(t, woken, "enqueue from another store")
@@ -61,7 +61,7 @@ func TestWakeSurvivesTerminatedConnection(t *testing.T) {
 	}
 	waitWake(t, woken, "the listener's reconnection") // it listens again, and says work may be missed
 
-	if _, err := sender.Enqueue(ctx, []store.NewTask{{Kind: "k"}}); err != nil {
+	if _, err := sender.Enqueue(ctx, []task.NewTask{{Kind: "k"}}); err != nil {
 		t.Fatal(err)
 	}
 	waitWake(t, woken, "enqueue after the reconnection")
@@ -78,7 +78,7 @@ func TestWakeHearsEveryKindOfDueWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SubmitRun(ctx, store.NewRun{Name: "r", Tasks: []store.NewTask{
+	if _, err := s.SubmitRun(ctx, task.NewRun{Name: "r", Tasks: []task.NewTask{
 		{Name: "a", Kind: "a"}, {Name: "b", Kind: "b", Needs: []string{"a"}},
 	}}); err != nil {
 		t.Fatal(err)
@@ -103,7 +103,7 @@ func TestWakeHearsEveryKindOfDueWork(t *testing.T) {
 	waitWake(t, woken, "dependent released")
 	b := claim("b")
 	finish(b, "DEAD_LETTER")
-	if _, err := s.Act(ctx, b.TaskID, store.ActReplay); err != nil {
+	if _, err := s.Act(ctx, b.TaskID, task.ActReplay); err != nil {
 		t.Fatal(err)
 	}
 	waitWake(t, woken, "replay")
@@ -153,7 +153,7 @@ func TestLongSchemaNotifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := st.Enqueue(ctx, []store.NewTask{{Kind: "k"}})
+	ts, err := st.Enqueue(ctx, []task.NewTask{{Kind: "k"}})
 	if err != nil {
 		t.Fatalf("enqueue on a schema of 54 characters: %v", err)
 	}
@@ -165,7 +165,7 @@ func TestLongSchemaNotifies(t *testing.T) {
 	if c, err := st.Claim(ctx, store.ClaimRequest{Worker: "w", Limit: 1, Lease: time.Minute}); err != nil || len(c) != 1 {
 		t.Fatalf("claim: %v, %v", c, err)
 	}
-	if _, err := st.Act(ctx, ts[0].ID, store.ActCancel); err != nil {
+	if _, err := st.Act(ctx, ts[0].ID, task.ActCancel); err != nil {
 		t.Fatalf("cancel a running task on a schema of 54 characters: %v", err)
 	}
 	select {

@@ -12,17 +12,17 @@ import (
 
 // actSQL moves a task for an action, only from the states the action
 // allows. The parameters are now and the task's id.
-var actSQL = map[store.Action]string{
-	store.ActReplay: `UPDATE tasks SET state = 'READY', streak = 0, next_at = ?1, finished_at = NULL
+var actSQL = map[task.Action]string{
+	task.ActReplay: `UPDATE tasks SET state = 'READY', streak = 0, next_at = ?1, finished_at = NULL
 		WHERE id = ?2 AND state = 'DEAD_LETTER' RETURNING ` + taskCols,
-	store.ActSkip: `UPDATE tasks SET state = 'SKIPPED', finished_at = ?1
+	task.ActSkip: `UPDATE tasks SET state = 'SKIPPED', finished_at = ?1
 		WHERE id = ?2 AND state = 'DEAD_LETTER' RETURNING ` + taskCols,
-	store.ActFail: `UPDATE tasks SET state = 'FAILED', finished_at = ?1
+	task.ActFail: `UPDATE tasks SET state = 'FAILED', finished_at = ?1
 		WHERE id = ?2 AND state = 'DEAD_LETTER' RETURNING ` + taskCols,
-	store.ActRetry: `UPDATE tasks SET state = 'READY', attempt = 0, streak = 0, deferrals = 0, snoozes = 0, prev_delay = 0,
+	task.ActRetry: `UPDATE tasks SET state = 'READY', attempt = 0, streak = 0, deferrals = 0, snoozes = 0, prev_delay = 0,
 			next_at = ?1, finished_at = NULL
 		WHERE id = ?2 AND state IN ('FAILED', 'CANCELLED') AND run_id IS NULL RETURNING ` + taskCols,
-	store.ActCancel: `UPDATE tasks SET state = 'CANCELLED', finished_at = ?1, next_at = NULL,
+	task.ActCancel: `UPDATE tasks SET state = 'CANCELLED', finished_at = ?1, next_at = NULL,
 			lease_owner = '', lease_expires = NULL, started_at = NULL
 		WHERE id = ?2 AND state IN ('PENDING', 'READY', 'RUNNING', 'RETRYING', 'SENSING', 'DEAD_LETTER')
 		RETURNING ` + taskCols,
@@ -33,7 +33,7 @@ var actSQL = map[store.Action]string{
 // transitively, and a running attempt is closed as INTERRUPTED). A task in
 // another state gives a *task.StateError (task.ErrWrongState) with its
 // state.
-func (s *Store) Act(ctx context.Context, id int64, a store.Action) (task.Task, error) {
+func (s *Store) Act(ctx context.Context, id int64, a task.Action) (task.Task, error) {
 	if _, ok := actSQL[a]; !ok {
 		return task.Task{}, fmt.Errorf("act %q on task %d: unknown action (want replay, skip, fail, cancel or retry): %w", a, id, task.ErrInvalid)
 	}
@@ -61,8 +61,8 @@ func (s *Store) WatchCancels(ctx context.Context) (<-chan int64, error) {
 }
 
 // act applies a; stopped says that it cancelled a running attempt.
-func act(x *wtx, id int64, a store.Action) (t task.Task, stopped bool, err error) {
-	if a == store.ActCancel {
+func act(x *wtx, id int64, a task.Action) (t task.Task, stopped bool, err error) {
+	if a == task.ActCancel {
 		if stopped, err = closeRunning(x, id); err != nil {
 			return task.Task{}, false, err
 		}
@@ -75,14 +75,14 @@ func act(x *wtx, id int64, a store.Action) (t task.Task, stopped bool, err error
 		return task.Task{}, false, err
 	}
 	switch a {
-	case store.ActReplay, store.ActRetry:
+	case task.ActReplay, task.ActRetry:
 		x.due = true
 		return t, false, nil
-	case store.ActSkip:
+	case task.ActSkip:
 		err = satisfy(x, []int64{id})
-	case store.ActFail:
+	case task.ActFail:
 		err = blockDownstream(x, []int64{id}, task.UpstreamFailed)
-	case store.ActCancel:
+	case task.ActCancel:
 		err = blockDownstream(x, []int64{id}, task.Cancelled)
 	}
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -13,11 +12,11 @@ import (
 func TestActSaysTheState(t *testing.T) {
 	s := openTemp(t)
 	defer s.Close()
-	ts, err := s.Enqueue(t.Context(), []store.NewTask{{Kind: "k"}})
+	ts, err := s.Enqueue(t.Context(), []task.NewTask{{Kind: "k"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range []store.Action{store.ActReplay, store.ActSkip, store.ActFail} {
+	for _, a := range []task.Action{task.ActReplay, task.ActSkip, task.ActFail} {
 		_, err := s.Act(t.Context(), ts[0].ID, a)
 		var se *task.StateError
 		if !errors.Is(err, task.ErrWrongState) || !errors.As(err, &se) || se.State != task.Ready {

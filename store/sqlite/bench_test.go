@@ -78,9 +78,9 @@ func BenchmarkClaimFinishParallel(b *testing.B) {
 func BenchmarkEnqueue(b *testing.B) {
 	s := openTemp(b)
 	b.Cleanup(func() { s.Close() })
-	batch := make([]store.NewTask, 100)
+	batch := make([]task.NewTask, 100)
 	for i := range batch {
-		batch[i] = store.NewTask{Kind: "k", Args: []byte(`{"n":1}`)}
+		batch[i] = task.NewTask{Kind: "k", Args: []byte(`{"n":1}`)}
 	}
 	b.ResetTimer()
 	for left := b.N; left > 0; left -= len(batch) {
@@ -98,7 +98,7 @@ func BenchmarkEnqueueOneEachParallel(b *testing.B) {
 	b.Cleanup(func() { s.Close() })
 	b.SetParallelism(16)
 	b.RunParallel(func(pb *testing.PB) {
-		one := []store.NewTask{{Kind: "k"}}
+		one := []task.NewTask{{Kind: "k"}}
 		for pb.Next() {
 			if _, err := s.Enqueue(context.Background(), one); err != nil {
 				b.Error(err)

@@ -19,7 +19,7 @@ var _ store.Console = (*Store)(nil)
 // ListRuns lists runs, newest first, walking the primary key backward
 // from f.BeforeID: runs are few beside tasks, and a state narrows a walk
 // that stops at the page's size.
-func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]task.Run, error) {
+func (s *Store) ListRuns(ctx context.Context, f task.RunFilter) ([]task.Run, error) {
 	var where []string
 	var args []any
 	if f.BeforeID != 0 {

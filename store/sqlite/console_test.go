@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -59,32 +58,32 @@ func BenchmarkConsoleMillion(b *testing.B) {
 		{"AttemptSeries/day", func() error { _, err := s.AttemptSeries(ctx, now.Add(-24*time.Hour), 15*time.Minute); return err }},
 		{"OldestDue", func() error { _, err := s.OldestDue(ctx, []string{"default"}); return err }},
 		{"ListTasks/newest", func() error {
-			_, err := s.ListTasks(ctx, store.Filter{Newest: true, Limit: 50})
+			_, err := s.ListTasks(ctx, task.Filter{Newest: true, Limit: 50})
 			return err
 		}},
 		{"ListTasks/dead-letters-page", func() error {
-			_, err := s.ListTasks(ctx, store.Filter{States: dead, Newest: true, BeforeID: 500000, Limit: 50})
+			_, err := s.ListTasks(ctx, task.Filter{States: dead, Newest: true, BeforeID: 500000, Limit: 50})
 			return err
 		}},
 		{"ListTasks/dead-letters-of-a-fingerprint", func() error {
-			_, err := s.ListTasks(ctx, store.Filter{States: dead, Fingerprint: "fp3", Newest: true, Limit: 50})
+			_, err := s.ListTasks(ctx, task.Filter{States: dead, Fingerprint: "fp3", Newest: true, Limit: 50})
 			return err
 		}},
 		{"ListTasks/text", func() error {
-			_, err := s.ListTasks(ctx, store.Filter{States: dead, Text: "boom 9999", Newest: true, Limit: 50})
+			_, err := s.ListTasks(ctx, task.Filter{States: dead, Text: "boom 9999", Newest: true, Limit: 50})
 			return err
 		}},
 		// Unindexed: a text sought in every state, a kind in none, walk
 		// every task (the dashboard bounds them with a state or a time).
 		{"ListTasks/text-in-every-state", func() error {
-			_, err := s.ListTasks(ctx, store.Filter{Text: "boom 9999", Newest: true, Limit: 50})
+			_, err := s.ListTasks(ctx, task.Filter{Text: "boom 9999", Newest: true, Limit: 50})
 			return err
 		}},
 		{"ListTasks/kind-of-none", func() error {
-			_, err := s.ListTasks(ctx, store.Filter{Kind: "nosuch", Newest: true, Limit: 50})
+			_, err := s.ListTasks(ctx, task.Filter{Kind: "nosuch", Newest: true, Limit: 50})
 			return err
 		}},
-		{"ListRuns", func() error { _, err := s.ListRuns(ctx, store.RunFilter{Limit: 50}); return err }},
+		{"ListRuns", func() error { _, err := s.ListRuns(ctx, task.RunFilter{Limit: 50}); return err }},
 	}
 	for _, r := range reads {
 		b.Run(r.name, func(b *testing.B) {

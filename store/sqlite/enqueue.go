@@ -14,7 +14,7 @@ import (
 // IdempotencyKey is already taken is not inserted: the task holding the key
 // is answered in its place (also within one call), or the call fails when
 // that task is other work (store.KeyConflict).
-func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]store.Enqueued, error) {
+func (s *Store) Enqueue(ctx context.Context, ts []task.NewTask) ([]task.Enqueued, error) {
 	for i, t := range ts {
 		if len(t.Needs) > 0 {
 			return nil, fmt.Errorf("enqueue: task %d (%q): needs are only for tasks of a run (SubmitRun): %w", i, t.Name, task.ErrInvalid)
@@ -26,7 +26,7 @@ func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]store.Enqueu
 	if len(ts) == 0 {
 		return nil, nil
 	}
-	out := make([]store.Enqueued, len(ts))
+	out := make([]task.Enqueued, len(ts))
 	err := s.w.do(ctx, func(x *wtx) error {
 		for i, t := range ts {
 			got, err := enqueueIn(x, 0, t)
@@ -45,18 +45,18 @@ func (s *Store) Enqueue(ctx context.Context, ts []store.NewTask) ([]store.Enqueu
 
 // enqueueIn inserts a READY task in a run (0: none), or answers the task
 // that holds its idempotency key.
-func enqueueIn(x *wtx, runID int64, t store.NewTask) (store.Enqueued, error) {
+func enqueueIn(x *wtx, runID int64, t task.NewTask) (task.Enqueued, error) {
 	if t.IdempotencyKey != "" {
 		got, err := scanTask(x.queryRow(`SELECT `+taskCols+` FROM tasks WHERE idempotency_key = ?`, t.IdempotencyKey))
 		if err == nil {
-			return store.Enqueued{Task: got, Existed: true}, store.KeyConflict(got, t)
+			return task.Enqueued{Task: got, Existed: true}, store.KeyConflict(got, t)
 		}
 		if !errors.Is(err, sql.ErrNoRows) {
-			return store.Enqueued{}, err
+			return task.Enqueued{}, err
 		}
 	}
 	got, err := insertTask(x, t, runID, task.Ready, 0)
-	return store.Enqueued{Task: got}, err
+	return task.Enqueued{Task: got}, err
 }
 
 const insertTaskSQL = `INSERT INTO tasks (run_id, name, kind, args, queue, group_name,
@@ -67,7 +67,7 @@ RETURNING ` + taskCols
 
 // insertTask inserts one task. A READY task is due at RunAt, or now; a
 // PENDING one keeps RunAt (if any) for when its needs are met.
-func insertTask(x *wtx, t store.NewTask, runID int64, state task.State, needsLeft int) (task.Task, error) {
+func insertTask(x *wtx, t task.NewTask, runID int64, state task.State, needsLeft int) (task.Task, error) {
 	queue := t.Queue
 	if queue == "" {
 		queue = "default"

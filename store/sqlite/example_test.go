@@ -24,7 +24,7 @@ func Example() {
 	}
 	defer s.Close()
 
-	run, _ := s.SubmitRun(ctx, store.NewRun{Name: "nightly", Tasks: []store.NewTask{
+	run, _ := s.SubmitRun(ctx, task.NewRun{Name: "nightly", Tasks: []task.NewTask{
 		{Name: "fetch", Kind: "fetch"},
 		{Name: "report", Kind: "report", Needs: []string{"fetch"}},
 	}})

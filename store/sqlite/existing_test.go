@@ -11,6 +11,7 @@ import (
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/task"
 )
 
 // TestOpenExistingCreatesNothing: where there is no grit store, opening an
@@ -115,7 +116,7 @@ func TestOpenExistingChecksTheSchema(t *testing.T) {
 		t.Fatalf("open of an up-to-date store: %v", err)
 	}
 	defer s2.Close()
-	if _, err := s2.Enqueue(t.Context(), []store.NewTask{{Kind: "k"}}); err != nil {
+	if _, err := s2.Enqueue(t.Context(), []task.NewTask{{Kind: "k"}}); err != nil {
 		t.Errorf("enqueue on an existing store: %v", err)
 	}
 }

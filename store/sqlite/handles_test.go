@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/task"
 )
 
 // TestHandlesInOneProcessTakeTurns: two handles of one process on one
@@ -34,7 +34,7 @@ func TestHandlesInOneProcessTakeTurns(t *testing.T) {
 			st = b
 		}
 		wg.Go(func() {
-			_, err := st.Enqueue(context.Background(), []store.NewTask{{Kind: "k"}})
+			_, err := st.Enqueue(context.Background(), []task.NewTask{{Kind: "k"}})
 			errs <- err
 		})
 	}
@@ -45,7 +45,7 @@ func TestHandlesInOneProcessTakeTurns(t *testing.T) {
 			t.Fatalf("an enqueue through one of two handles: %v", err)
 		}
 	}
-	ts, err := a.ListTasks(t.Context(), store.Filter{})
+	ts, err := a.ListTasks(t.Context(), task.Filter{})
 	if err != nil || len(ts) != 400 {
 		t.Fatalf("%d tasks (%v), want 400", len(ts), err)
 	}

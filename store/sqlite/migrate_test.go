@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 func TestMigrationsAreIdempotentOnReopen(t *testing.T) {
@@ -18,7 +18,7 @@ func TestMigrationsAreIdempotentOnReopen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Enqueue(t.Context(), []store.NewTask{{Kind: "k"}}); err != nil {
+		if _, err := s.Enqueue(t.Context(), []task.NewTask{{Kind: "k"}}); err != nil {
 			t.Fatal(err)
 		}
 		s.Close()

@@ -13,14 +13,15 @@ import (
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/task"
 )
 
 func enqueueN(t testing.TB, s store.Store, n int) {
 	t.Helper()
 	for start := 0; start < n; start += 1000 {
-		ts := make([]store.NewTask, min(1000, n-start))
+		ts := make([]task.NewTask, min(1000, n-start))
 		for i := range ts {
-			ts[i] = store.NewTask{Kind: "k"}
+			ts[i] = task.NewTask{Kind: "k"}
 		}
 		if _, err := s.Enqueue(context.Background(), ts); err != nil {
 			t.Fatal(err)

@@ -65,7 +65,7 @@ func TestConsolePlansUseIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	page := func(f store.Filter) string {
+	page := func(f task.Filter) string {
 		where, _ := taskConds(f)
 		return `SELECT id FROM tasks WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id DESC LIMIT ?`
 	}
@@ -74,9 +74,9 @@ func TestConsolePlansUseIndexes(t *testing.T) {
 		want      []string
 		bad       []string
 	}{
-		{"a page of dead letters", page(store.Filter{States: []task.State{task.DeadLetter}, BeforeID: 9, Newest: true}),
+		{"a page of dead letters", page(task.Filter{States: []task.State{task.DeadLetter}, BeforeID: 9, Newest: true}),
 			[]string{"tasks_state_id (state=? AND id<?)"}, []string{"TEMP B-TREE", "SCAN tasks\n"}},
-		{"a page of dead letters of a fingerprint", page(store.Filter{States: []task.State{task.DeadLetter}, Fingerprint: "fp", Newest: true}),
+		{"a page of dead letters of a fingerprint", page(task.Filter{States: []task.State{task.DeadLetter}, Fingerprint: "fp", Newest: true}),
 			[]string{"tasks_state_id (state=?)"}, []string{"TEMP B-TREE", "SCAN tasks\n"}},
 		{"dead letter groups", deadLetterGroupsSQL, []string{"tasks_state_id (state=?)"}, []string{"SCAN tasks\n"}},
 		{"attempt series", seriesSQL, []string{"tasks_success (kind>?)", "tasks_success (kind=? AND name>?)",

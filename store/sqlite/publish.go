@@ -9,7 +9,7 @@ import (
 )
 
 // Subscribe adds a subscription; adding one that exists sets its group.
-func (s *Store) Subscribe(ctx context.Context, sub store.Subscription) error {
+func (s *Store) Subscribe(ctx context.Context, sub task.Subscription) error {
 	sub, err := store.CheckSubscription(sub)
 	if err != nil {
 		return err
@@ -22,7 +22,7 @@ func (s *Store) Subscribe(ctx context.Context, sub store.Subscription) error {
 }
 
 // Unsubscribe removes a subscription, if it exists.
-func (s *Store) Unsubscribe(ctx context.Context, sub store.Subscription) error {
+func (s *Store) Unsubscribe(ctx context.Context, sub task.Subscription) error {
 	sub, err := store.CheckSubscription(sub)
 	if err != nil {
 		return err
@@ -34,15 +34,15 @@ func (s *Store) Unsubscribe(ctx context.Context, sub store.Subscription) error {
 }
 
 // Subscriptions lists a topic's subscriptions ("": every topic's).
-func (s *Store) Subscriptions(ctx context.Context, topic string) ([]store.Subscription, error) {
+func (s *Store) Subscriptions(ctx context.Context, topic string) ([]task.Subscription, error) {
 	rows, err := s.query(ctx, `SELECT topic, kind, queue, group_name FROM subscriptions WHERE ? = '' OR topic = ? ORDER BY topic, kind, queue`, topic, topic)
 	if err != nil {
 		return nil, fmt.Errorf("subscriptions: %w", err)
 	}
 	defer rows.Close()
-	var out []store.Subscription
+	var out []task.Subscription
 	for rows.Next() {
-		var sub store.Subscription
+		var sub task.Subscription
 		if err := rows.Scan(&sub.Topic, &sub.Kind, &sub.Queue, &sub.Group); err != nil {
 			return nil, fmt.Errorf("subscriptions: %w", err)
 		}
@@ -53,7 +53,7 @@ func (s *Store) Subscriptions(ctx context.Context, topic string) ([]store.Subscr
 
 // Publish inserts, in one transaction, a delivery for each subscriber of
 // each event.
-func (s *Store) Publish(ctx context.Context, evs []store.Event) ([]task.Task, error) {
+func (s *Store) Publish(ctx context.Context, evs []task.Event) ([]task.Task, error) {
 	for _, e := range evs {
 		if err := store.ValidateEvent(e); err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
@@ -73,7 +73,7 @@ func (s *Store) Publish(ctx context.Context, evs []store.Event) ([]task.Task, er
 
 // publish inserts the deliveries of evs in x, in a run (0: none). A run
 // that has ended takes no more: its events deliver nothing.
-func publish(x *wtx, runID int64, evs []store.Event) ([]task.Task, error) {
+func publish(x *wtx, runID int64, evs []task.Event) ([]task.Task, error) {
 	if runID != 0 {
 		var state task.State
 		if err := x.queryRow(`SELECT state FROM runs WHERE id = ?`, runID).Scan(&state); err != nil {
@@ -100,15 +100,15 @@ func publish(x *wtx, runID int64, evs []store.Event) ([]task.Task, error) {
 	return out, nil
 }
 
-func subscribers(x *wtx, topic string) ([]store.Subscription, error) {
+func subscribers(x *wtx, topic string) ([]task.Subscription, error) {
 	rows, err := x.query(`SELECT topic, kind, queue, group_name FROM subscriptions WHERE topic = ? ORDER BY kind, queue`, topic)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []store.Subscription
+	var out []task.Subscription
 	for rows.Next() {
-		var sub store.Subscription
+		var sub task.Subscription
 		if err := rows.Scan(&sub.Topic, &sub.Kind, &sub.Queue, &sub.Group); err != nil {
 			return nil, err
 		}

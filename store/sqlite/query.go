@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -50,7 +49,7 @@ func (s *Store) GetTask(ctx context.Context, id int64) (task.Task, error) {
 // when f.Newest. With states off the hot path and Newest, a page is a
 // backward walk of tasks_state_id from BeforeID that stops at the page's
 // size.
-func (s *Store) ListTasks(ctx context.Context, f store.Filter) ([]task.Task, error) {
+func (s *Store) ListTasks(ctx context.Context, f task.Filter) ([]task.Task, error) {
 	where, args := taskConds(f)
 	q := `SELECT ` + taskCols + ` FROM tasks`
 	if len(where) > 0 {
@@ -93,7 +92,7 @@ func offPath(states []task.State) bool {
 // taskConds turns a filter into the conditions of a WHERE clause and
 // their arguments. Each field set adds its own condition, so a statement
 // text stands for one set of fields and the prepared statements stay few.
-func taskConds(f store.Filter) (where []string, args []any) {
+func taskConds(f task.Filter) (where []string, args []any) {
 	add := func(cond string, arg ...any) {
 		where = append(where, cond)
 		args = append(args, arg...)
@@ -206,15 +205,15 @@ func (s *Store) FindRun(ctx context.Context, key string) (task.Run, error) {
 }
 
 // Edges returns a run's dependency edges.
-func (s *Store) Edges(ctx context.Context, runID int64) ([]store.Edge, error) {
+func (s *Store) Edges(ctx context.Context, runID int64) ([]task.Edge, error) {
 	rows, err := s.query(ctx, `SELECT from_task, to_task FROM edges WHERE run_id = ? ORDER BY to_task, from_task`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("edges of run %d: %w", runID, err)
 	}
 	defer rows.Close()
-	var es []store.Edge
+	var es []task.Edge
 	for rows.Next() {
-		var e store.Edge
+		var e task.Edge
 		if err := rows.Scan(&e.From, &e.To); err != nil {
 			return nil, fmt.Errorf("edges of run %d: %w", runID, err)
 		}

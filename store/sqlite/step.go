@@ -15,8 +15,8 @@ var _ store.Stepper = (*Store)(nil)
 
 const stepCols = `seq, name, occurrence, attempt, result, recorded_at`
 
-func scanStep(row scanner) (store.Step, error) {
-	var s store.Step
+func scanStep(row scanner) (task.Step, error) {
+	var s task.Step
 	var result string
 	var at sql.NullInt64
 	err := row.Scan(&s.Seq, &s.Name, &s.Occurrence, &s.Attempt, &result, &at)
@@ -25,13 +25,13 @@ func scanStep(row scanner) (store.Step, error) {
 }
 
 // Steps lists a task's recorded steps by seq.
-func (s *Store) Steps(ctx context.Context, taskID int64) ([]store.Step, error) {
+func (s *Store) Steps(ctx context.Context, taskID int64) ([]task.Step, error) {
 	rows, err := s.query(ctx, `SELECT `+stepCols+` FROM steps WHERE task_id = ? ORDER BY seq`, taskID)
 	if err != nil {
 		return nil, fmt.Errorf("steps of task %d: %w", taskID, err)
 	}
 	defer rows.Close()
-	var out []store.Step
+	var out []task.Step
 	for rows.Next() {
 		st, err := scanStep(rows)
 		if err != nil {
@@ -47,11 +47,11 @@ func (s *Store) Steps(ctx context.Context, taskID int64) ([]store.Step, error) {
 
 // RecordStep records step st of task taskID, held under token, or
 // answers the step recorded at its seq already.
-func (s *Store) RecordStep(ctx context.Context, taskID, token int64, st store.Step) (store.Step, error) {
+func (s *Store) RecordStep(ctx context.Context, taskID, token int64, st task.Step) (task.Step, error) {
 	if err := store.ValidateStep(st); err != nil {
-		return store.Step{}, err
+		return task.Step{}, err
 	}
-	var got store.Step
+	var got task.Step
 	err := s.w.do(ctx, func(x *wtx) error {
 		var held int
 		err := x.queryRow(`SELECT count(*) FROM tasks WHERE id = ? AND state = 'RUNNING' AND lease_token = ?`, taskID, token).Scan(&held)
@@ -70,9 +70,9 @@ func (s *Store) RecordStep(ctx context.Context, taskID, token int64, st store.St
 	})
 	if err != nil {
 		if errors.Is(err, task.ErrLeaseLost) {
-			return store.Step{}, fmt.Errorf("record step %q of task %d: %w", st.Name, taskID, task.ErrLeaseLost)
+			return task.Step{}, fmt.Errorf("record step %q of task %d: %w", st.Name, taskID, task.ErrLeaseLost)
 		}
-		return store.Step{}, fmt.Errorf("record step %q of task %d: %w", st.Name, taskID, err)
+		return task.Step{}, fmt.Errorf("record step %q of task %d: %w", st.Name, taskID, err)
 	}
 	return got, nil
 }

@@ -15,7 +15,7 @@ import (
 // run is returned with an error matching task.ErrDuplicate. A task of the
 // run whose IdempotencyKey is taken fails the whole run with
 // task.ErrDuplicate.
-func (s *Store) SubmitRun(ctx context.Context, r store.NewRun) (task.Run, error) {
+func (s *Store) SubmitRun(ctx context.Context, r task.NewRun) (task.Run, error) {
 	if err := store.ValidateRun(r); err != nil {
 		return task.Run{}, fmt.Errorf("submit run: %w", err)
 	}
@@ -45,7 +45,7 @@ func (s *Store) SubmitRun(ctx context.Context, r store.NewRun) (task.Run, error)
 	return out, nil
 }
 
-func insertRun(x *wtx, r store.NewRun) (task.Run, error) {
+func insertRun(x *wtx, r task.NewRun) (task.Run, error) {
 	state := task.Running
 	var finished any
 	if len(r.Tasks) == 0 { // nothing to wait for: every task has ended
@@ -67,7 +67,7 @@ func insertRun(x *wtx, r store.NewRun) (task.Run, error) {
 	return run, insertEdges(x, run.ID, r.Tasks, ids)
 }
 
-func insertRunTasks(x *wtx, runID int64, ts []store.NewTask) (map[string]int64, error) {
+func insertRunTasks(x *wtx, runID int64, ts []task.NewTask) (map[string]int64, error) {
 	ids := make(map[string]int64, len(ts))
 	for _, t := range ts {
 		if err := keyFree(x, t); err != nil {
@@ -89,7 +89,7 @@ func insertRunTasks(x *wtx, runID int64, ts []store.NewTask) (map[string]int64, 
 
 // keyFree rejects a run's task whose idempotency key another task holds:
 // the run cannot both be new and contain an old task.
-func keyFree(x *wtx, t store.NewTask) error {
+func keyFree(x *wtx, t task.NewTask) error {
 	if t.IdempotencyKey == "" {
 		return nil
 	}
@@ -104,7 +104,7 @@ func keyFree(x *wtx, t store.NewTask) error {
 	return fmt.Errorf("task %q: idempotency key %q is task %d: %w", t.Name, t.IdempotencyKey, id, task.ErrDuplicate)
 }
 
-func insertEdges(x *wtx, runID int64, ts []store.NewTask, ids map[string]int64) error {
+func insertEdges(x *wtx, runID int64, ts []task.NewTask, ids map[string]int64) error {
 	for _, t := range ts {
 		for _, n := range store.Unique(t.Needs) {
 			_, err := x.exec(`INSERT INTO edges (run_id, from_task, to_task) VALUES (?, ?, ?)`, runID, ids[n], ids[t.Name])

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // writeVersioned is the one write of a row kept at a version, with tasks
@@ -16,8 +16,8 @@ import (
 // it; when it found no row, nothing is written and ok is false. Otherwise
 // the tasks go in, then says the new state and due time, and put writes
 // them.
-func (s *Store) writeVersioned(ctx context.Context, take func(*wtx) (sql.Result, error), tasks []store.NewTask,
-	then func([]store.Enqueued) (json.RawMessage, time.Time, error),
+func (s *Store) writeVersioned(ctx context.Context, take func(*wtx) (sql.Result, error), tasks []task.NewTask,
+	then func([]task.Enqueued) (json.RawMessage, time.Time, error),
 	put func(x *wtx, state string, due any) error) (ok bool, err error) {
 	err = s.w.do(ctx, func(x *wtx) error {
 		ok = false
@@ -28,7 +28,7 @@ func (s *Store) writeVersioned(ctx context.Context, take func(*wtx) (sql.Result,
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return err
 		}
-		enq := make([]store.Enqueued, len(tasks))
+		enq := make([]task.Enqueued, len(tasks))
 		for i, t := range tasks {
 			if enq[i], err = enqueueIn(x, 0, t); err != nil {
 				return fmt.Errorf("task %d: %w", i, err)

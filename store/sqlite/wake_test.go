@@ -13,6 +13,7 @@ import (
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/task"
 )
 
 // wakeBound bounds a wait for a wake that should come within milliseconds;
@@ -40,7 +41,7 @@ func TestWakeOnAnotherHandleInProcess(t *testing.T) {
 	}
 	a, b := openPath(t, filepath.Join(dir, "grit.db")), openPath(t, "sqlite:"+filepath.Join(link, "grit.db"))
 	ch := wake(t, t.Context(), a)
-	if _, err := b.Enqueue(t.Context(), []store.NewTask{{Kind: "k"}}); err != nil {
+	if _, err := b.Enqueue(t.Context(), []task.NewTask{{Kind: "k"}}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -120,7 +121,7 @@ func TestHelperEnqueuer(t *testing.T) {
 	if _, err := bufio.NewReader(os.Stdin).ReadString('\n'); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Enqueue(t.Context(), []store.NewTask{{Kind: "from-child"}}); err != nil {
+	if _, err := s.Enqueue(t.Context(), []task.NewTask{{Kind: "from-child"}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -64,14 +64,14 @@ func TestConcurrentWritesAllLand(t *testing.T) {
 	const writers = 64
 	for range writers {
 		wg.Go(func() {
-			_, err := s.Enqueue(t.Context(), []store.NewTask{{Kind: "k"}})
+			_, err := s.Enqueue(t.Context(), []task.NewTask{{Kind: "k"}})
 			if err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	wg.Wait()
-	ts, err := s.ListTasks(t.Context(), store.Filter{})
+	ts, err := s.ListTasks(t.Context(), task.Filter{})
 	if err != nil || len(ts) != writers {
 		t.Errorf("%d tasks (%v), want %d", len(ts), err, writers)
 	}
@@ -99,7 +99,7 @@ func TestCloseFailsQueuedRequests(t *testing.T) {
 	if err := <-closed; err != nil {
 		t.Errorf("close: %v", err)
 	}
-	if _, err := s.Enqueue(t.Context(), []store.NewTask{{Kind: "k"}}); !errors.Is(err, ErrClosed) {
+	if _, err := s.Enqueue(t.Context(), []task.NewTask{{Kind: "k"}}); !errors.Is(err, ErrClosed) {
 		t.Errorf("enqueue after close: %v, want ErrClosed", err)
 	}
 }
@@ -130,7 +130,7 @@ func TestInjectedClockDrivesLeases(t *testing.T) {
 	now.Store(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro())
 	s := openTest(t, Config{Now: func() time.Time { return time.UnixMicro(now.Load()) }})
 	ctx := t.Context()
-	if _, err := s.Enqueue(ctx, []store.NewTask{{Kind: "k"}}); err != nil {
+	if _, err := s.Enqueue(ctx, []task.NewTask{{Kind: "k"}}); err != nil {
 		t.Fatal(err)
 	}
 	c, err := s.Claim(ctx, store.ClaimRequest{Worker: "w", Limit: 1, Lease: time.Minute})

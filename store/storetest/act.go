@@ -9,7 +9,7 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-func (h *harness) act(id int64, a store.Action) task.Task {
+func (h *harness) act(id int64, a task.Action) task.Task {
 	h.t.Helper()
 	t, err := h.s.Act(h.ctx, id, a)
 	if err != nil {
@@ -23,7 +23,7 @@ var actTests = map[string]func(*testing.T, *harness){
 		h.enqueue(job("k"))
 		c := h.take("k")
 		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.DeadLetter, Fingerprint: "fp", Streak: 2})
-		got := h.act(c.ID, store.ActReplay)
+		got := h.act(c.ID, task.ActReplay)
 		if got.State != task.Ready || got.Streak != 0 || got.Attempt != 1 {
 			t.Errorf("replayed %+v, want READY, streak 0, attempt 1", got)
 		}
@@ -37,7 +37,7 @@ var actTests = map[string]func(*testing.T, *harness){
 		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Retrying, NextAt: h.now(), Refund: true, Deferred: true, Error: "full"})
 		c = h.take("k")
 		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Failed, Error: "boom", Fingerprint: "fp", Streak: 1})
-		got := h.act(c.ID, store.ActRetry)
+		got := h.act(c.ID, task.ActRetry)
 		if got.State != task.Ready || got.Attempt != 0 || got.Deferrals != 0 || got.Streak != 0 || !got.FinishedAt.IsZero() {
 			t.Errorf("retried %+v, want READY with its attempts and deferrals anew", got)
 		}
@@ -50,50 +50,50 @@ var actTests = map[string]func(*testing.T, *harness){
 		// A cancelled task too; a task that has not ended, or a run's
 		// task, is refused with its state.
 		x := h.enqueue(job("x"))[0]
-		h.act(x.ID, store.ActCancel)
-		if got := h.act(x.ID, store.ActRetry); got.State != task.Ready {
+		h.act(x.ID, task.ActCancel)
+		if got := h.act(x.ID, task.ActRetry); got.State != task.Ready {
 			t.Errorf("a cancelled task retried is %s", got.State)
 		}
-		_, err := h.s.Act(h.ctx, x.ID, store.ActRetry)
+		_, err := h.s.Act(h.ctx, x.ID, task.ActRetry)
 		var wrong *task.StateError
 		if !errors.As(err, &wrong) || wrong.State != task.Ready {
 			t.Errorf("retry of a READY task: %v, want a state error saying READY", err)
 		}
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a")}})
 		a := h.endKind("a", task.DeadLetter)
-		h.act(a.ID, store.ActFail)
-		_, err = h.s.Act(h.ctx, a.ID, store.ActRetry)
+		h.act(a.ID, task.ActFail)
+		_, err = h.s.Act(h.ctx, a.ID, task.ActRetry)
 		if !errors.As(err, &wrong) || wrong.State != task.Failed || !strings.Contains(err.Error(), "run") {
 			t.Errorf("retry of a run's FAILED task: %v, want a state error saying it belongs to a run", err)
 		}
 		h.wantRunState(r.ID, task.Failed)
 	},
 	"SkipLetsDependentsGoOn": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a")}})
 		a := h.endKind("a", task.DeadLetter)
-		if got := h.act(a.ID, store.ActSkip); got.State != task.Skipped {
+		if got := h.act(a.ID, task.ActSkip); got.State != task.Skipped {
 			t.Errorf("skipped task is %s", got.State)
 		}
 		h.wantStates(r.ID, map[string]task.State{"b": task.Ready})
 	},
 	"FailFailsDependentsAndRun": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a"), node("c", "b")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a"), node("c", "b")}})
 		a := h.endKind("a", task.DeadLetter)
-		h.act(a.ID, store.ActFail)
+		h.act(a.ID, task.ActFail)
 		h.wantStates(r.ID, map[string]task.State{"a": task.Failed, "b": task.UpstreamFailed, "c": task.UpstreamFailed})
 		h.wantRunState(r.ID, task.Failed)
 	},
 	"CancelCancelsDependentsTransitively": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a"), node("c", "b")}})
-		ts, _ := h.s.ListTasks(h.ctx, store.Filter{RunID: r.ID, Kind: "a"})
-		h.act(ts[0].ID, store.ActCancel)
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a"), node("c", "b")}})
+		ts, _ := h.s.ListTasks(h.ctx, task.Filter{RunID: r.ID, Kind: "a"})
+		h.act(ts[0].ID, task.ActCancel)
 		h.wantStates(r.ID, map[string]task.State{"a": task.Cancelled, "b": task.Cancelled, "c": task.Cancelled})
 		h.wantRunState(r.ID, task.Cancelled)
 	},
 	"CancelRunningTaskFencesItsWorker": func(t *testing.T, h *harness) {
 		h.enqueue(job("k"))
 		c := h.take("k")
-		if got := h.act(c.ID, store.ActCancel); got.State != task.Cancelled || got.FinishedAt.IsZero() {
+		if got := h.act(c.ID, task.ActCancel); got.State != task.Cancelled || got.FinishedAt.IsZero() {
 			t.Errorf("cancelled %+v, want CANCELLED, finished", got)
 		}
 		wantErr(t, h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Success})[0], task.ErrLeaseLost)
@@ -105,7 +105,7 @@ var actTests = map[string]func(*testing.T, *harness){
 		h.enqueue(job("k"))
 		c := h.take("k")
 		open := h.attempts(c.ID)
-		h.act(c.ID, store.ActCancel)
+		h.act(c.ID, task.ActCancel)
 		as := h.attempts(c.ID)
 		if len(as) != 1 || as[0].Outcome != task.OutcomeInterrupted || as[0].Decision != "cancelled" ||
 			as[0].LeaseToken != c.LeaseToken || as[0].Worker != "w1" || !as[0].StartedAt.Equal(open[0].StartedAt) || as[0].EndedAt.IsZero() {
@@ -115,19 +115,19 @@ var actTests = map[string]func(*testing.T, *harness){
 	"ActionInWrongStateIsRejected": func(t *testing.T, h *harness) {
 		h.enqueue(job("k"))
 		c := h.endKind("k", task.Success)
-		for _, a := range []store.Action{store.ActSkip, store.ActReplay, store.ActFail, store.ActCancel} {
+		for _, a := range []task.Action{task.ActSkip, task.ActReplay, task.ActFail, task.ActCancel} {
 			_, err := h.s.Act(h.ctx, c.ID, a)
 			wantErr(t, err, task.ErrWrongState)
 		}
 		r := h.enqueue(job("r"))[0]
-		_, err := h.s.Act(h.ctx, r.ID, store.ActReplay)
+		_, err := h.s.Act(h.ctx, r.ID, task.ActReplay)
 		wantErr(t, err, task.ErrWrongState)
 		if got := h.get(c.ID); got.State != task.Success {
 			t.Errorf("task is %s, want SUCCESS kept", got.State)
 		}
 	},
 	"UnknownTaskIsNotFound": func(t *testing.T, h *harness) {
-		_, err := h.s.Act(h.ctx, 999, store.ActCancel)
+		_, err := h.s.Act(h.ctx, 999, task.ActCancel)
 		wantErr(t, err, task.ErrNotFound)
 	},
 }

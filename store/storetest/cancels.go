@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // cancelTests check the optional store.CancelWatcher capability, when the
@@ -16,7 +17,7 @@ var cancelTests = map[string]func(*testing.T, *harness){
 	"SeesARunningTaskCancelled": func(t *testing.T, h *harness) {
 		ch := h.watchCancels(h.ctx)
 		waiting := h.enqueue(job("k"))[0]
-		if _, err := h.s.Act(h.ctx, waiting.ID, store.ActCancel); err != nil {
+		if _, err := h.s.Act(h.ctx, waiting.ID, task.ActCancel); err != nil {
 			t.Fatal(err)
 		}
 		running := h.claim(store.ClaimRequest{Limit: 1})
@@ -27,7 +28,7 @@ var cancelTests = map[string]func(*testing.T, *harness){
 		if got := h.claim(store.ClaimRequest{Limit: 1}); len(got) != 1 || got[0].ID != r.ID {
 			t.Fatalf("claimed %v, want task %d", got, r.ID)
 		}
-		if _, err := h.s.Act(h.ctx, r.ID, store.ActCancel); err != nil {
+		if _, err := h.s.Act(h.ctx, r.ID, task.ActCancel); err != nil {
 			t.Fatal(err)
 		}
 		h.wantCancel(ch, r.ID, "a running task cancelled")
@@ -40,7 +41,7 @@ var cancelTests = map[string]func(*testing.T, *harness){
 		other := h.other()
 		r := h.enqueue(job("k"))[0]
 		h.claim(store.ClaimRequest{Limit: 1})
-		if _, err := other.Act(h.ctx, r.ID, store.ActCancel); err != nil {
+		if _, err := other.Act(h.ctx, r.ID, task.ActCancel); err != nil {
 			t.Fatalf("cancel through the other handle: %v", err)
 		}
 		h.wantCancel(ch, r.ID, "a running task cancelled through another handle")

@@ -14,7 +14,7 @@ import (
 var claimTests = map[string]func(*testing.T, *harness){
 	"ClaimedTaskSaysWhenItBecameDue": func(t *testing.T, h *harness) {
 		due := h.now().Add(-time.Minute).Truncate(time.Millisecond)
-		h.enqueue(store.NewTask{Kind: "late", RunAt: due})
+		h.enqueue(task.NewTask{Kind: "late", RunAt: due})
 		tk := h.take("late")
 		if !tk.NextAt.Equal(due) {
 			t.Errorf("claimed with NextAt %v, want %v, when it became due", tk.NextAt, due)
@@ -31,8 +31,8 @@ var claimTests = map[string]func(*testing.T, *harness){
 	},
 	"OrderIsPriorityThenDueThenID": func(t *testing.T, h *harness) {
 		now := h.now()
-		at := func(d time.Duration, prio int) store.NewTask {
-			return store.NewTask{Kind: "k", RunAt: now.Add(d), Priority: prio}
+		at := func(d time.Duration, prio int) task.NewTask {
+			return task.NewTask{Kind: "k", RunAt: now.Add(d), Priority: prio}
 		}
 		ts := h.enqueue(at(-3*time.Second, 0), at(-time.Second, 5), at(-2*time.Second, 5),
 			at(-3*time.Second, 0), at(time.Hour, 9))
@@ -46,22 +46,22 @@ var claimTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"TakesTheFirstInOrder": func(t *testing.T, h *harness) {
-		ts := h.enqueue(job("k"), store.NewTask{Kind: "k", Priority: 1}, job("k"))
+		ts := h.enqueue(job("k"), task.NewTask{Kind: "k", Priority: 1}, job("k"))
 		got := sortedIDs(h.claim(store.ClaimRequest{Limit: 2}))
 		if want := []int64{ts[0].ID, ts[1].ID}; !slices.Equal(got, want) {
 			t.Errorf("claimed %v, want %v", got, want)
 		}
 	},
 	"RespectsQueues": func(t *testing.T, h *harness) {
-		ts := h.enqueue(store.NewTask{Kind: "k", Queue: "a"}, store.NewTask{Kind: "k", Queue: "b"}, store.NewTask{Kind: "k", Queue: "c"})
+		ts := h.enqueue(task.NewTask{Kind: "k", Queue: "a"}, task.NewTask{Kind: "k", Queue: "b"}, task.NewTask{Kind: "k", Queue: "c"})
 		got := sortedIDs(h.claim(store.ClaimRequest{Queues: []string{"a", "c"}, Limit: 10}))
 		if want := []int64{ts[0].ID, ts[2].ID}; !slices.Equal(got, want) {
 			t.Errorf("claimed %v, want %v", got, want)
 		}
 	},
 	"RespectsRun": func(t *testing.T, h *harness) {
-		r1 := h.submit(store.NewRun{Name: "one", Tasks: []store.NewTask{{Name: "a", Kind: "k"}, {Name: "b", Kind: "k", Needs: []string{"a"}}}})
-		r2 := h.submit(store.NewRun{Name: "two", Tasks: []store.NewTask{{Name: "a", Kind: "k"}}})
+		r1 := h.submit(task.NewRun{Name: "one", Tasks: []task.NewTask{{Name: "a", Kind: "k"}, {Name: "b", Kind: "k", Needs: []string{"a"}}}})
+		r2 := h.submit(task.NewRun{Name: "two", Tasks: []task.NewTask{{Name: "a", Kind: "k"}}})
 		h.enqueue(job("k"))
 		got := h.claim(store.ClaimRequest{Run: r1.ID, Limit: 10})
 		if len(got) != 1 || got[0].RunID != r1.ID || got[0].Name != "a" {
@@ -75,10 +75,10 @@ var claimTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"RunClaimOrderIsPriorityThenID": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{
 			{Name: "a", Kind: "k"}, {Name: "b", Kind: "k", Priority: 5}, {Name: "c", Kind: "k"}, {Name: "d", Kind: "k", Priority: 5},
 		}})
-		h.submit(store.NewRun{Name: "other", Tasks: []store.NewTask{{Name: "x", Kind: "k", Priority: 9}}})
+		h.submit(task.NewRun{Name: "other", Tasks: []task.NewTask{{Name: "x", Kind: "k", Priority: 9}}})
 		var names []string
 		for _, limit := range []int{3, 1} {
 			for _, c := range h.claim(store.ClaimRequest{Run: r.ID, Limit: limit}) {
@@ -153,7 +153,7 @@ var claimTests = map[string]func(*testing.T, *harness){
 	},
 	"ConcurrentClaimersNeverShareATask": func(t *testing.T, h *harness) {
 		const tasks, claimers = 200, 8
-		ts := make([]store.NewTask, tasks)
+		ts := make([]task.NewTask, tasks)
 		for i := range ts {
 			ts[i] = job("k")
 		}

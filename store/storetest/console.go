@@ -16,13 +16,13 @@ var consoleTests = map[string]func(*testing.T, *harness){
 		c := console(h)
 		var runs []int64
 		for _, name := range []string{"r0", "r1", "r2", "r3", "r4"} {
-			runs = append(runs, h.submit(store.NewRun{Name: name, Tasks: []store.NewTask{node(name)}}).ID)
+			runs = append(runs, h.submit(task.NewRun{Name: name, Tasks: []task.NewTask{node(name)}}).ID)
 		}
 		h.endKind("r1", task.Success)
 		h.endKind("r3", task.Success)
 		var got []int64
 		for before := int64(0); ; {
-			page := h.runs(c, store.RunFilter{BeforeID: before, Limit: 2})
+			page := h.runs(c, task.RunFilter{BeforeID: before, Limit: 2})
 			if len(page) == 0 {
 				break
 			}
@@ -37,10 +37,10 @@ var consoleTests = map[string]func(*testing.T, *harness){
 		if !slices.Equal(got, want) {
 			t.Errorf("pages of runs %v, want %v", got, want)
 		}
-		if got := h.runs(c, store.RunFilter{States: []task.State{task.Success}}); !slices.Equal(got, []int64{runs[3], runs[1]}) {
+		if got := h.runs(c, task.RunFilter{States: []task.State{task.Success}}); !slices.Equal(got, []int64{runs[3], runs[1]}) {
 			t.Errorf("successful runs %v, want %v", got, []int64{runs[3], runs[1]})
 		}
-		if got := h.runs(c, store.RunFilter{States: []task.State{task.Running, task.Success}, BeforeID: runs[3], Limit: 2}); !slices.Equal(got, []int64{runs[2], runs[1]}) {
+		if got := h.runs(c, task.RunFilter{States: []task.State{task.Running, task.Success}, BeforeID: runs[3], Limit: 2}); !slices.Equal(got, []int64{runs[2], runs[1]}) {
 			t.Errorf("running or successful runs before %d: %v, want %v", runs[3], got, []int64{runs[2], runs[1]})
 		}
 	},
@@ -79,7 +79,7 @@ var consoleTests = map[string]func(*testing.T, *harness){
 		}
 		// A replayed dead letter leaves its group; the sample is then the
 		// newest of those left.
-		if _, err := h.s.Act(h.ctx, last.ID, store.ActReplay); err != nil {
+		if _, err := h.s.Act(h.ctx, last.ID, task.ActReplay); err != nil {
 			t.Fatal(err)
 		}
 		gs = h.deadLetterGroups(c)
@@ -128,7 +128,7 @@ var consoleTests = map[string]func(*testing.T, *harness){
 	"SeriesCountsTheSuccessesOfEveryKindAndName": func(t *testing.T, h *harness) {
 		c := console(h)
 		since := h.now()
-		for _, nt := range []store.NewTask{job("k"), {Kind: "k", Name: "b"}, {Kind: "k", Name: "a"}, job("j"), {Kind: "j", Name: "a"}, {Kind: "k", Name: "a"}} {
+		for _, nt := range []task.NewTask{job("k"), {Kind: "k", Name: "b"}, {Kind: "k", Name: "a"}, job("j"), {Kind: "j", Name: "a"}, {Kind: "k", Name: "a"}} {
 			h.attemptFor(nt, 0, store.Finish{State: task.Success})
 		}
 		bs := h.series(c, since, time.Hour)
@@ -236,7 +236,7 @@ func auditor(h *harness) store.Auditor {
 	return a
 }
 
-func (h *harness) runs(c store.Console, f store.RunFilter) []int64 {
+func (h *harness) runs(c store.Console, f task.RunFilter) []int64 {
 	h.t.Helper()
 	rs, err := c.ListRuns(h.ctx, f)
 	if err != nil {
@@ -268,7 +268,7 @@ func (h *harness) series(c store.Console, since time.Time, step time.Duration) [
 }
 
 // endWith inserts nt, claims it and finishes its attempt as fin says.
-func (h *harness) endWith(nt store.NewTask, fin store.Finish) {
+func (h *harness) endWith(nt task.NewTask, fin store.Finish) {
 	h.t.Helper()
 	h.enqueue(nt)
 	c := h.take(nt.Kind)

@@ -3,40 +3,39 @@ package storetest
 import (
 	"testing"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
 var dagTests = map[string]func(*testing.T, *harness){
 	"FanOutReleasesEveryDependent": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a"), node("c", "a")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a"), node("c", "a")}})
 		h.endKind("a", task.Success)
 		h.wantStates(r.ID, map[string]task.State{"b": task.Ready, "c": task.Ready})
 	},
 	"FanInWaitsForEveryNeed": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b"), node("c", "a", "b")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b"), node("c", "a", "b")}})
 		h.endKind("a", task.Success)
 		h.wantStates(r.ID, map[string]task.State{"c": task.Pending})
 		h.endKind("b", task.Success)
 		h.wantStates(r.ID, map[string]task.State{"c": task.Ready})
 	},
 	"SkippedNeedCountsAsSatisfied": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b"), node("c", "a", "b")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b"), node("c", "a", "b")}})
 		h.endKind("a", task.Success)
 		b := h.endKind("b", task.DeadLetter)
 		h.wantStates(r.ID, map[string]task.State{"c": task.Pending})
-		if _, err := h.s.Act(h.ctx, b.ID, store.ActSkip); err != nil {
+		if _, err := h.s.Act(h.ctx, b.ID, task.ActSkip); err != nil {
 			t.Fatalf("skip: %v", err)
 		}
 		h.wantStates(r.ID, map[string]task.State{"b": task.Skipped, "c": task.Ready})
 	},
 	"ReleasedDependentIsDueAtOnce": func(t *testing.T, h *harness) {
-		h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a")}})
+		h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a")}})
 		h.endKind("a", task.Success)
 		h.take("b")
 	},
 	"FailurePropagatesUpstreamFailedTransitively": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{
 			node("a"), node("b", "a"), node("c", "b"), node("d", "c"), node("x"),
 		}})
 		h.endKind("a", task.Failed)
@@ -45,19 +44,19 @@ var dagTests = map[string]func(*testing.T, *harness){
 		})
 	},
 	"FailureReachesFanInThroughAnyNeed": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b"), node("c", "a", "b")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b"), node("c", "a", "b")}})
 		h.endKind("a", task.Success)
 		h.endKind("b", task.Failed)
 		h.wantStates(r.ID, map[string]task.State{"c": task.UpstreamFailed})
 	},
 	"DeadLetterHoldsDependentsPending": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a"), node("c", "b")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a"), node("c", "b")}})
 		h.endKind("a", task.DeadLetter)
 		h.wantStates(r.ID, map[string]task.State{"a": task.DeadLetter, "b": task.Pending, "c": task.Pending})
 		h.wantRunState(r.ID, task.Running)
 	},
 	"RetryHoldsDependentsPending": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a")}})
 		h.endKind("a", task.Retrying)
 		h.wantStates(r.ID, map[string]task.State{"b": task.Pending})
 	},

@@ -42,9 +42,9 @@ var durationTests = map[string]func(*testing.T, *harness){
 		h.wantDurations("k", "", 1, all)
 	},
 	"ByKindAndName": func(t *testing.T, h *harness) {
-		ka := h.attemptFor(store.NewTask{Name: "a", Kind: "k"}, 10*time.Millisecond, store.Finish{State: task.Success})
-		kb := h.attemptFor(store.NewTask{Name: "b", Kind: "k"}, 20*time.Millisecond, store.Finish{State: task.Success})
-		oa := h.attemptFor(store.NewTask{Name: "a", Kind: "other"}, 30*time.Millisecond, store.Finish{State: task.Success})
+		ka := h.attemptFor(task.NewTask{Name: "a", Kind: "k"}, 10*time.Millisecond, store.Finish{State: task.Success})
+		kb := h.attemptFor(task.NewTask{Name: "b", Kind: "k"}, 20*time.Millisecond, store.Finish{State: task.Success})
+		oa := h.attemptFor(task.NewTask{Name: "a", Kind: "other"}, 30*time.Millisecond, store.Finish{State: task.Success})
 		u1 := h.attemptFor(job("k"), 40*time.Millisecond, store.Finish{State: task.Success})
 		u2 := h.attemptFor(job("k"), 50*time.Millisecond, store.Finish{State: task.Success})
 		h.wantDurations("k", "a", 10, []ended{ka})
@@ -58,8 +58,8 @@ var durationTests = map[string]func(*testing.T, *harness){
 	// attempts keep the timeout each ran under and how it was chosen,
 	// successes among them, and count in the durations as any other.
 	"AutoTimeoutKept": func(t *testing.T, h *harness) {
-		nt := store.NewTask{Kind: "nightly", Timeout: task.AutoTimeout}
-		run := func(nt store.NewTask, d time.Duration, fin store.Finish) (int64, ended) {
+		nt := task.NewTask{Kind: "nightly", Timeout: task.AutoTimeout}
+		run := func(nt task.NewTask, d time.Duration, fin store.Finish) (int64, ended) {
 			id := h.enqueue(nt)[0].ID
 			return id, h.endAfter(h.take(nt.Kind), d, fin)
 		}
@@ -93,11 +93,11 @@ type ended struct {
 
 // attemptFor inserts nt (in a run of its own if it is named), claims it
 // and ends its attempt d after it began, as fin says.
-func (h *harness) attemptFor(nt store.NewTask, d time.Duration, fin store.Finish) ended {
+func (h *harness) attemptFor(nt task.NewTask, d time.Duration, fin store.Finish) ended {
 	h.t.Helper()
 	req := store.ClaimRequest{Kinds: []string{nt.Kind}, Limit: 2}
 	if nt.Name != "" {
-		req.Run = h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{nt}}).ID
+		req.Run = h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{nt}}).ID
 	} else {
 		h.enqueue(nt)
 	}

@@ -12,7 +12,7 @@ var finishTests = map[string]func(*testing.T, *harness){
 	"TraceContextsTravelWithTheTask": func(t *testing.T, h *harness) {
 		const enqueued = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 		const first = "00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01"
-		h.enqueue(store.NewTask{Kind: "traced", Trace: enqueued})
+		h.enqueue(task.NewTask{Kind: "traced", Trace: enqueued})
 		tk := h.take("traced")
 		if tk.Trace != enqueued || tk.AttemptTrace != "" {
 			t.Fatalf("claimed with trace %q and attempt trace %q, want %q and none", tk.Trace, tk.AttemptTrace, enqueued)
@@ -68,7 +68,7 @@ var finishTests = map[string]func(*testing.T, *harness){
 	"SuccessAfterFailuresKeepsEveryAttempt": func(t *testing.T, h *harness) {
 		// Successes of tasks in and out of runs, in one batch, after a
 		// failed attempt each: each keeps both attempts, in order.
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a")}})
 		h.enqueue(job("b"))
 		var ts []task.Task
 		for _, k := range []string{"a", "b"} {
@@ -194,7 +194,7 @@ var finishTests = map[string]func(*testing.T, *harness){
 		if got := h.get(c.ID); got.Snoozes != 2 {
 			t.Errorf("after a failure: %+v, want the 2 snoozes kept", got)
 		}
-		if got := h.act(c.ID, store.ActRetry); got.Snoozes != 0 {
+		if got := h.act(c.ID, task.ActRetry); got.Snoozes != 0 {
 			t.Errorf("retried %+v, want its snoozes anew", got)
 		}
 	},
@@ -230,7 +230,7 @@ var finishTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"SuccessesInAndOutOfARunAndStaleInOneBatch": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a")}})
 		h.enqueue(job("plain"), job("stale"))
 		a, plain, stale := h.take("a"), h.take("plain"), h.take("stale")
 		errs := h.finish(
@@ -276,7 +276,7 @@ var finishTests = map[string]func(*testing.T, *harness){
 	},
 	"BatchAppliesEveryItem": func(t *testing.T, h *harness) {
 		const n = 150
-		ts := make([]store.NewTask, n)
+		ts := make([]task.NewTask, n)
 		for i := range ts {
 			ts[i] = job("k")
 		}
@@ -291,7 +291,7 @@ var finishTests = map[string]func(*testing.T, *harness){
 				t.Errorf("item %d: %v", i, err)
 			}
 		}
-		done, _ := h.s.ListTasks(h.ctx, store.Filter{States: []task.State{task.Success}})
+		done, _ := h.s.ListTasks(h.ctx, task.Filter{States: []task.State{task.Success}})
 		if len(done) != n {
 			t.Errorf("%d tasks SUCCESS, want %d", len(done), n)
 		}

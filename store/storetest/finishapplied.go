@@ -32,7 +32,7 @@ func finishApplied(t *testing.T, h *harness) {
 	held := make([]task.Task, len(ends))
 	for i := range ends {
 		kind := fmt.Sprintf("applied%d", i)
-		h.enqueue(store.NewTask{Kind: kind, Args: []byte(`{"n": 1}`), Queue: "q", Group: "g", Tenant: "acme"})
+		h.enqueue(task.NewTask{Kind: kind, Args: []byte(`{"n": 1}`), Queue: "q", Group: "g", Tenant: "acme"})
 		held[i] = h.take(kind)
 		ends[i].TaskID, ends[i].Token = held[i].ID, held[i].LeaseToken
 	}

@@ -19,13 +19,13 @@ func init() {
 }
 
 // catchOf is the task a FAILED finish of t enqueues in these cases.
-func catchOf(t task.Task) store.NewTask {
+func catchOf(t task.Task) task.NewTask {
 	args, _ := json.Marshal(map[string]any{"task": t.ID, "kind": t.Kind})
-	return store.NewTask{Kind: "caught", Args: args, Queue: t.Queue, Tenant: t.Tenant,
+	return task.NewTask{Kind: "caught", Args: args, Queue: t.Queue, Tenant: t.Tenant,
 		IdempotencyKey: fmt.Sprintf("catch:%d", t.ID)}
 }
 
-func failWith(t task.Task, enqueue ...store.NewTask) store.Finish {
+func failWith(t task.Task, enqueue ...task.NewTask) store.Finish {
 	return store.Finish{TaskID: t.ID, Token: t.LeaseToken, State: task.Failed, Error: "boom",
 		Attempt: task.Attempt{Outcome: task.OutcomeError, Error: "boom"}, Enqueue: enqueue}
 }
@@ -33,8 +33,8 @@ func failWith(t task.Task, enqueue ...store.NewTask) store.Finish {
 func finishEnqueueApplies(t *testing.T, h *harness) {
 	// One task in a run, one outside, in one batch: each enqueues its
 	// task outside any run, READY, in the queue and tenant it names.
-	h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a")}})
-	h.enqueue(store.NewTask{Kind: "b", Queue: "mail", Tenant: "acme"})
+	h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a")}})
+	h.enqueue(task.NewTask{Kind: "b", Queue: "mail", Tenant: "acme"})
 	a, b := h.take("a"), h.take("b")
 	if errs := h.finish(failWith(a, catchOf(a)), failWith(b, catchOf(b))); errs[0] != nil || errs[1] != nil {
 		t.Fatalf("finish: %v", errs)
@@ -72,7 +72,7 @@ func finishEnqueueKeyHeld(t *testing.T, h *harness) {
 	// and nothing more is inserted.
 	h.enqueue(job("k"))
 	c := h.take("k")
-	held := h.enqueue(store.NewTask{Kind: "other", IdempotencyKey: catchOf(c).IdempotencyKey})[0]
+	held := h.enqueue(task.NewTask{Kind: "other", IdempotencyKey: catchOf(c).IdempotencyKey})[0]
 	if err := h.finish(failWith(c, catchOf(c), catchOf(c)))[0]; err != nil {
 		t.Fatalf("finish: %v", err)
 	}
@@ -87,7 +87,7 @@ func finishEnqueueKeyHeld(t *testing.T, h *harness) {
 func finishEnqueueInvalid(t *testing.T, h *harness) {
 	h.enqueue(job("k"))
 	c := h.take("k")
-	wantErr(t, h.finish(failWith(c, store.NewTask{}))[0], task.ErrInvalid)
+	wantErr(t, h.finish(failWith(c, task.NewTask{}))[0], task.ErrInvalid)
 	if st := h.get(c.ID).State; st != task.Running {
 		t.Errorf("task is %s after a refused finish, want RUNNING", st)
 	}

@@ -16,8 +16,8 @@ var groupTests = map[string]func(*testing.T, *harness){
 		if _, err := gb.UpdateGroup(h.ctx, "api", func(g *store.Group) { g.Limit = 2 }); err != nil {
 			t.Fatal(err)
 		}
-		h.enqueue(store.NewTask{Kind: "k", Group: "api"}, store.NewTask{Kind: "k", Group: "api"}, store.NewTask{Kind: "k", Group: "api"},
-			store.NewTask{Kind: "k", Group: "other"})
+		h.enqueue(task.NewTask{Kind: "k", Group: "api"}, task.NewTask{Kind: "k", Group: "api"}, task.NewTask{Kind: "k", Group: "api"},
+			task.NewTask{Kind: "k", Group: "other"})
 		h.claim(store.ClaimRequest{Limit: 2, Group: "api"})
 		h.claim(store.ClaimRequest{Limit: 1, Group: "other"})
 		var seen int
@@ -31,8 +31,8 @@ var groupTests = map[string]func(*testing.T, *harness){
 		if _, err := gb.UpdateGroup(h.ctx, "api", func(g *store.Group) { g.Limit = 1 }); err != nil {
 			t.Fatal(err)
 		}
-		ts := h.enqueue(store.NewTask{Kind: "k", Group: "api"}, store.NewTask{Kind: "k", Group: "api"},
-			store.NewTask{Kind: "k", Group: "api", Priority: 5})
+		ts := h.enqueue(task.NewTask{Kind: "k", Group: "api"}, task.NewTask{Kind: "k", Group: "api"},
+			task.NewTask{Kind: "k", Group: "api", Priority: 5})
 		// Claimed in another order than the ids': the last enqueued first
 		// (its priority), then the first. The pause keeps the two claims'
 		// start times apart on a store clock of microseconds.
@@ -51,7 +51,7 @@ var groupTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"ClaimSkipsGroupsOrTakesOne": func(t *testing.T, h *harness) {
-		h.enqueue(store.NewTask{Kind: "k", Group: "down"}, store.NewTask{Kind: "k", Group: "up"}, store.NewTask{Kind: "k"})
+		h.enqueue(task.NewTask{Kind: "k", Group: "down"}, task.NewTask{Kind: "k", Group: "up"}, task.NewTask{Kind: "k"})
 		got := h.claim(store.ClaimRequest{Limit: 10, SkipGroups: []string{"down"}})
 		if len(got) != 2 {
 			t.Fatalf("claimed %d tasks, want the 2 outside the skipped group", len(got))

@@ -79,7 +79,7 @@ func (h *harness) waitPast(tm time.Time) {
 	}
 }
 
-func (h *harness) enqueue(ts ...store.NewTask) []task.Task {
+func (h *harness) enqueue(ts ...task.NewTask) []task.Task {
 	h.t.Helper()
 	got, err := h.s.Enqueue(h.ctx, ts)
 	if err != nil {
@@ -91,7 +91,7 @@ func (h *harness) enqueue(ts ...store.NewTask) []task.Task {
 	return store.Tasks(got)
 }
 
-func (h *harness) submit(r store.NewRun) task.Run {
+func (h *harness) submit(r task.NewRun) task.Run {
 	h.t.Helper()
 	run, err := h.s.SubmitRun(h.ctx, r)
 	if err != nil {
@@ -102,12 +102,12 @@ func (h *harness) submit(r store.NewRun) task.Run {
 
 // node is a task of a run whose kind is its name, so that take can claim it
 // alone.
-func node(name string, needs ...string) store.NewTask {
-	return store.NewTask{Name: name, Kind: name, Needs: needs}
+func node(name string, needs ...string) task.NewTask {
+	return task.NewTask{Name: name, Kind: name, Needs: needs}
 }
 
 // job is a task outside runs.
-func job(kind string) store.NewTask { return store.NewTask{Kind: kind} }
+func job(kind string) task.NewTask { return task.NewTask{Kind: kind} }
 
 func (h *harness) claim(req store.ClaimRequest) []task.Task {
 	h.t.Helper()
@@ -192,7 +192,7 @@ func (h *harness) attempts(id int64) []task.Attempt {
 // states returns the states of a run's tasks by name.
 func (h *harness) states(runID int64) map[string]task.State {
 	h.t.Helper()
-	ts, err := h.s.ListTasks(h.ctx, store.Filter{RunID: runID})
+	ts, err := h.s.ListTasks(h.ctx, task.Filter{RunID: runID})
 	if err != nil {
 		h.t.Fatalf("list tasks of run %d: %v", runID, err)
 	}

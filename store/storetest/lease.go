@@ -84,7 +84,7 @@ var heartbeatTests = map[string]func(*testing.T, *harness){
 	"ReportsCancelledTask": func(t *testing.T, h *harness) {
 		h.enqueue(job("a"), job("b"))
 		a, b := h.take("a"), h.take("b")
-		if _, err := h.s.Act(h.ctx, b.ID, store.ActCancel); err != nil {
+		if _, err := h.s.Act(h.ctx, b.ID, task.ActCancel); err != nil {
 			t.Fatalf("cancel: %v", err)
 		}
 		lost := h.heartbeat("w1", lease, leaseOf(a), leaseOf(b))

@@ -12,7 +12,7 @@ import (
 
 var limitTests = map[string]func(*testing.T, *harness){
 	"TenantIsKeptThroughEnqueueRunsAndEvents": func(t *testing.T, h *harness) {
-		got := h.enqueue(store.NewTask{Kind: "k", Tenant: "acme"}, store.NewTask{Kind: "k"})
+		got := h.enqueue(task.NewTask{Kind: "k", Tenant: "acme"}, task.NewTask{Kind: "k"})
 		if got[0].Tenant != "acme" || got[1].Tenant != "" {
 			t.Errorf("enqueued tenants %q and %q, want acme and none", got[0].Tenant, got[1].Tenant)
 		}
@@ -21,8 +21,8 @@ var limitTests = map[string]func(*testing.T, *harness){
 		}
 		n := node("a")
 		n.Tenant = "globex"
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{n}})
-		ts, err := h.s.ListTasks(h.ctx, store.Filter{RunID: r.ID})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{n}})
+		ts, err := h.s.ListTasks(h.ctx, task.Filter{RunID: r.ID})
 		if err != nil || len(ts) != 1 || ts[0].Tenant != "globex" {
 			t.Errorf("run's task: %+v (%v), want tenant globex", ts, err)
 		}
@@ -30,22 +30,22 @@ var limitTests = map[string]func(*testing.T, *harness){
 			t.Errorf("claimed %+v: want 3 tasks, with their tenants", c)
 		}
 		p := required[store.Publisher](h)
-		if err := p.Subscribe(h.ctx, store.Subscription{Topic: "t", Kind: "k"}); err != nil {
+		if err := p.Subscribe(h.ctx, task.Subscription{Topic: "t", Kind: "k"}); err != nil {
 			t.Fatal(err)
 		}
-		ds, err := p.Publish(h.ctx, []store.Event{{Topic: "t", Payload: []byte(`{}`), Tenant: "acme"}})
+		ds, err := p.Publish(h.ctx, []task.Event{{Topic: "t", Payload: []byte(`{}`), Tenant: "acme"}})
 		if err != nil || len(ds) != 1 || ds[0].Tenant != "acme" {
 			t.Errorf("delivery: %+v (%v), want one of tenant acme", ds, err)
 		}
 	},
 	"ATenantOfMoreThan200CharactersIsRefused": func(t *testing.T, h *harness) {
 		long := string(make([]byte, 201))
-		_, err := h.s.Enqueue(h.ctx, []store.NewTask{{Kind: "k", Tenant: long}})
+		_, err := h.s.Enqueue(h.ctx, []task.NewTask{{Kind: "k", Tenant: long}})
 		wantErr(t, err, task.ErrInvalid)
 	},
 	"ClaimSkipsQueuesAndTenants": func(t *testing.T, h *harness) {
-		h.enqueue(store.NewTask{Kind: "k", Queue: "full"}, store.NewTask{Kind: "k", Tenant: "busy"},
-			store.NewTask{Kind: "k", Queue: "q", Tenant: "idle"})
+		h.enqueue(task.NewTask{Kind: "k", Queue: "full"}, task.NewTask{Kind: "k", Tenant: "busy"},
+			task.NewTask{Kind: "k", Queue: "q", Tenant: "idle"})
 		req := store.ClaimRequest{SkipQueues: []string{"full"}, SkipTenants: []string{"busy"}}
 		if _, ok, err := h.s.NextDue(h.ctx, req); err != nil || !ok {
 			t.Errorf("next due outside the skipped: %v (%v), want the one task", ok, err)
@@ -79,8 +79,8 @@ var limitTests = map[string]func(*testing.T, *harness){
 				t.Fatal(err)
 			}
 		}
-		h.enqueue(store.NewTask{Kind: "k", Queue: "mail", Tenant: "acme"}, store.NewTask{Kind: "k", Queue: "mail"},
-			store.NewTask{Kind: "k", Tenant: "acme"}, store.NewTask{Kind: "k", Queue: "mail"})
+		h.enqueue(task.NewTask{Kind: "k", Queue: "mail", Tenant: "acme"}, task.NewTask{Kind: "k", Queue: "mail"},
+			task.NewTask{Kind: "k", Tenant: "acme"}, task.NewTask{Kind: "k", Queue: "mail"})
 		h.claim(store.ClaimRequest{Limit: 3})
 		ls, err := l.Limits(h.ctx)
 		want := []store.Limit{{Scope: store.ScopeQueue, Name: "mail", Max: 2, Running: 2}, {Scope: store.ScopeTenant, Name: "acme", Max: 1, Running: 2}}
@@ -106,8 +106,8 @@ var limitTests = map[string]func(*testing.T, *harness){
 	},
 	"RunningListsEachScopeInClaimOrder": func(t *testing.T, h *harness) {
 		l := required[store.Limiter](h)
-		ts := h.enqueue(store.NewTask{Kind: "k", Queue: "mail", Tenant: "acme"}, store.NewTask{Kind: "k", Queue: "mail", Tenant: "acme"},
-			store.NewTask{Kind: "k", Queue: "mail", Tenant: "acme", Priority: 5})
+		ts := h.enqueue(task.NewTask{Kind: "k", Queue: "mail", Tenant: "acme"}, task.NewTask{Kind: "k", Queue: "mail", Tenant: "acme"},
+			task.NewTask{Kind: "k", Queue: "mail", Tenant: "acme", Priority: 5})
 		// Claimed in another order than the ids': the last enqueued first
 		// (its priority), then the first. The pause keeps the two claims'
 		// start times apart on a store clock of microseconds.

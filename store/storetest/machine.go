@@ -16,8 +16,8 @@ import (
 var machineTests = map[string]func(*testing.T, *harness){
 	"WritesAtItsVersionWithItsTasks": func(t *testing.T, h *harness) {
 		ms := machines(h)
-		then := func(state string, due time.Time) func([]store.Enqueued) (json.RawMessage, time.Time, error) {
-			return func([]store.Enqueued) (json.RawMessage, time.Time, error) { return json.RawMessage(state), due, nil }
+		then := func(state string, due time.Time) func([]task.Enqueued) (json.RawMessage, time.Time, error) {
+			return func([]task.Enqueued) (json.RawMessage, time.Time, error) { return json.RawMessage(state), due, nil }
 		}
 		r1, ok, err := ms.WriteInstance(h.ctx, store.InstanceWrite{Machine: "pay", Key: "o-1", Then: then(`{"s":"created"}`, time.Time{})})
 		if err != nil || !ok || r1.Version != 1 || string(r1.State) != `{"s":"created"}` {
@@ -28,15 +28,15 @@ var machineTests = map[string]func(*testing.T, *harness){
 		}
 		var ids []int64
 		r2, ok, err := ms.WriteInstance(h.ctx, store.InstanceWrite{Machine: "pay", Key: "o-1", Version: 1,
-			Tasks: []store.NewTask{{Kind: "authorize", IdempotencyKey: "fsm:pay:o-1:1", ReturnExisting: true}},
-			Then: func(enq []store.Enqueued) (json.RawMessage, time.Time, error) {
+			Tasks: []task.NewTask{{Kind: "authorize", IdempotencyKey: "fsm:pay:o-1:1", ReturnExisting: true}},
+			Then: func(enq []task.Enqueued) (json.RawMessage, time.Time, error) {
 				ids = []int64{enq[0].ID}
 				return json.RawMessage(fmt.Sprintf(`{"task":%d}`, enq[0].ID)), h.now(), nil
 			}})
 		if err != nil || !ok || r2.Version != 2 || r2.Due.IsZero() || len(ids) != 1 {
 			t.Fatalf("wrote %+v ok=%v err=%v", r2, ok, err)
 		}
-		if _, ok, _ := ms.WriteInstance(h.ctx, store.InstanceWrite{Machine: "pay", Key: "o-1", Version: 1, Tasks: []store.NewTask{job("lost")}, Then: then(`{}`, time.Time{})}); ok {
+		if _, ok, _ := ms.WriteInstance(h.ctx, store.InstanceWrite{Machine: "pay", Key: "o-1", Version: 1, Tasks: []task.NewTask{job("lost")}, Then: then(`{}`, time.Time{})}); ok {
 			t.Error("a write at a stale version was written")
 		}
 		if ts := h.kindTasks("lost"); len(ts) != 0 {
@@ -57,7 +57,7 @@ var machineTests = map[string]func(*testing.T, *harness){
 			due  time.Time
 		}{{"a", "1", now.Add(-time.Minute)}, {"a", "2", time.Time{}}, {"a", "3", now.Add(time.Hour)}, {"b", "1", now.Add(-time.Minute)}} {
 			if _, ok, err := ms.WriteInstance(h.ctx, store.InstanceWrite{Machine: c.m, Key: c.k,
-				Then: func([]store.Enqueued) (json.RawMessage, time.Time, error) { return json.RawMessage(`{}`), c.due, nil }}); err != nil || !ok {
+				Then: func([]task.Enqueued) (json.RawMessage, time.Time, error) { return json.RawMessage(`{}`), c.due, nil }}); err != nil || !ok {
 				t.Fatal(ok, err)
 			}
 		}

@@ -27,7 +27,7 @@ var nextDueTests = map[string]func(*testing.T, *harness){
 	},
 	"EarliestWaitingTask": func(t *testing.T, h *harness) {
 		now := h.now()
-		h.enqueue(store.NewTask{Kind: "k", RunAt: now.Add(2 * time.Hour)}, store.NewTask{Kind: "k", RunAt: now.Add(time.Hour)})
+		h.enqueue(task.NewTask{Kind: "k", RunAt: now.Add(2 * time.Hour)}, task.NewTask{Kind: "k", RunAt: now.Add(time.Hour)})
 		if at, ok := h.nextDue(nil, nil); !ok || !near(at, now.Add(time.Hour)) {
 			t.Errorf("next due %v %v, want %v", at, ok, now.Add(time.Hour))
 		}
@@ -43,9 +43,9 @@ var nextDueTests = map[string]func(*testing.T, *harness){
 	},
 	"RespectsRun": func(t *testing.T, h *harness) {
 		now := h.now()
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{{Name: "a", Kind: "k", RunAt: now.Add(2 * time.Hour)}}})
-		h.submit(store.NewRun{Name: "other", Tasks: []store.NewTask{{Name: "a", Kind: "k", RunAt: now.Add(time.Hour)}}})
-		h.enqueue(store.NewTask{Kind: "k", RunAt: now.Add(time.Minute)})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{{Name: "a", Kind: "k", RunAt: now.Add(2 * time.Hour)}}})
+		h.submit(task.NewRun{Name: "other", Tasks: []task.NewTask{{Name: "a", Kind: "k", RunAt: now.Add(time.Hour)}}})
+		h.enqueue(task.NewTask{Kind: "k", RunAt: now.Add(time.Minute)})
 		at, ok, err := h.s.NextDue(h.ctx, store.ClaimRequest{Run: r.ID})
 		if err != nil || !ok || !near(at, now.Add(2*time.Hour)) {
 			t.Errorf("next due of run %d: %v %v %v, want %v (its own task's, not the other run's or a task in no run)", r.ID, at, ok, err, now.Add(2*time.Hour))
@@ -54,9 +54,9 @@ var nextDueTests = map[string]func(*testing.T, *harness){
 	"RespectsQueuesAndKinds": func(t *testing.T, h *harness) {
 		now := h.now()
 		h.enqueue(
-			store.NewTask{Kind: "k", Queue: "a", RunAt: now.Add(time.Hour)},
-			store.NewTask{Kind: "k", Queue: "b", RunAt: now.Add(2 * time.Hour)},
-			store.NewTask{Kind: "j", Queue: "b", RunAt: now.Add(3 * time.Hour)},
+			task.NewTask{Kind: "k", Queue: "a", RunAt: now.Add(time.Hour)},
+			task.NewTask{Kind: "k", Queue: "b", RunAt: now.Add(2 * time.Hour)},
+			task.NewTask{Kind: "j", Queue: "b", RunAt: now.Add(3 * time.Hour)},
 		)
 		if at, _ := h.nextDue([]string{"b"}, nil); !near(at, now.Add(2*time.Hour)) {
 			t.Errorf("queue b: next due %v, want in 2h", at)
@@ -69,7 +69,7 @@ var nextDueTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"IgnoresPendingTasks": func(t *testing.T, h *harness) {
-		h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a")}})
+		h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a")}})
 		h.take("a")
 		if at, ok := h.nextDue(nil, nil); ok {
 			t.Errorf("next due %v, want none: b is PENDING", at)

@@ -16,7 +16,7 @@ var overviewTests = map[string]func(*testing.T, *harness){
 		if !ok {
 			t.Skip("this driver has no store.Overview (optional)")
 		}
-		h.enqueue(store.NewTask{Kind: "k"}, store.NewTask{Kind: "k"}, store.NewTask{Kind: "k", Queue: "mail"})
+		h.enqueue(task.NewTask{Kind: "k"}, task.NewTask{Kind: "k"}, task.NewTask{Kind: "k", Queue: "mail"})
 		h.claim(store.ClaimRequest{Worker: "w1", Queues: []string{"default"}, Limit: 1, Lease: time.Minute})
 		h.claim(store.ClaimRequest{Worker: "w2", Queues: []string{"mail"}, Limit: 1, Lease: time.Minute})
 		cs, err := o.QueueCounts(h.ctx)
@@ -52,13 +52,13 @@ var backlogTests = map[string]func(*testing.T, *harness){
 		}
 		past := h.now().Add(-time.Hour).Truncate(time.Millisecond)
 		h.enqueue(
-			store.NewTask{Kind: "k", RunAt: past.Add(time.Minute)},
-			store.NewTask{Kind: "k", RunAt: past}, // the oldest of default
-			store.NewTask{Kind: "k", Queue: "mail", RunAt: past.Add(2 * time.Minute)},
-			store.NewTask{Kind: "k", Queue: "later", RunAt: h.now().Add(time.Hour)}, // not due
+			task.NewTask{Kind: "k", RunAt: past.Add(time.Minute)},
+			task.NewTask{Kind: "k", RunAt: past}, // the oldest of default
+			task.NewTask{Kind: "k", Queue: "mail", RunAt: past.Add(2 * time.Minute)},
+			task.NewTask{Kind: "k", Queue: "later", RunAt: h.now().Add(time.Hour)}, // not due
 		)
 		// A claimed task is not waiting, however long it was due.
-		h.enqueue(store.NewTask{Kind: "k", Queue: "busy", RunAt: past})
+		h.enqueue(task.NewTask{Kind: "k", Queue: "busy", RunAt: past})
 		h.claim(store.ClaimRequest{Worker: "w", Queues: []string{"busy"}, Limit: 1, Lease: time.Minute})
 		got, err := b.OldestDue(h.ctx, []string{"default", "mail", "later", "busy", "none"})
 		if err != nil {

@@ -41,7 +41,7 @@ var pruneTests = map[string]func(*testing.T, *harness){
 			Attempt: task.Attempt{Outcome: task.OutcomeError, Error: "boom"}})
 		dead := h.endKind("dead", task.DeadLetter)
 		busy := h.take("busy")
-		open := h.submit(store.NewRun{Name: "open", Tasks: []store.NewTask{node("first"), node("second", "first")}})
+		open := h.submit(task.NewRun{Name: "open", Tasks: []task.NewTask{node("first"), node("second", "first")}})
 		first := h.endKind("first", task.Success)
 		h.aged(ok.ID, c.ID, dead.ID, first.ID)
 
@@ -64,7 +64,7 @@ var pruneTests = map[string]func(*testing.T, *harness){
 	},
 	"RunGoesWithItsLastTask": func(t *testing.T, h *harness) {
 		p := pruner(h)
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a")}})
 		a := h.endKind("a", task.Success)
 		b := h.endKind("b", task.Success)
 		h.wantRunState(r.ID, task.Success)
@@ -89,19 +89,19 @@ var pruneTests = map[string]func(*testing.T, *harness){
 			t.Errorf("an id never handed out reported pruned, want false")
 		}
 		// A run made after the pruned one has an id of its own.
-		if next := h.submit(store.NewRun{Name: "next"}); next.ID <= r.ID {
+		if next := h.submit(task.NewRun{Name: "next"}); next.ID <= r.ID {
 			t.Errorf("run made after pruning run %d got id %d, want a larger one: ids are never reused", r.ID, next.ID)
 		}
 	},
 	"QueueRulesWinAndStatesWithoutRulesStay": func(t *testing.T, h *harness) {
 		p := pruner(h)
-		h.enqueue(store.NewTask{Kind: "s1", Queue: "keep"}, store.NewTask{Kind: "s2", Queue: "go"},
-			store.NewTask{Kind: "f1", Queue: "keep"}, store.NewTask{Kind: "f2", Queue: "go"},
-			store.NewTask{Kind: "c1", Queue: "go"})
+		h.enqueue(task.NewTask{Kind: "s1", Queue: "keep"}, task.NewTask{Kind: "s2", Queue: "go"},
+			task.NewTask{Kind: "f1", Queue: "keep"}, task.NewTask{Kind: "f2", Queue: "go"},
+			task.NewTask{Kind: "c1", Queue: "go"})
 		s1, s2 := h.endKind("s1", task.Success), h.endKind("s2", task.Success)
 		f1, f2 := h.endKind("f1", task.Failed), h.endKind("f2", task.Failed)
 		c1 := h.take("c1")
-		h.act(c1.ID, store.ActCancel)
+		h.act(c1.ID, task.ActCancel)
 		h.aged(s1.ID, s2.ID, f1.ID, f2.ID, c1.ID)
 		got := h.prune(p, store.PruneRequest{Limit: 100, Rules: []store.PruneRule{
 			{State: task.Success, Keep: soon}, {Queue: "keep", State: task.Success, Keep: time.Hour},
@@ -141,12 +141,12 @@ var pruneTests = map[string]func(*testing.T, *harness){
 		// Half the tasks are one run's, so that rounds at once delete
 		// some of its last tasks each, and one of them must see it empty.
 		const n, limit, rounds = 40, 7, 4
-		var nodes []store.NewTask
+		var nodes []task.NewTask
 		for i := range n / 2 {
 			nodes = append(nodes, node(fmt.Sprint("n", i)))
 			h.enqueue(job("x"))
 		}
-		r := h.submit(store.NewRun{Name: "wide", Tasks: nodes})
+		r := h.submit(task.NewRun{Name: "wide", Tasks: nodes})
 		var ended []int64
 		for _, c := range h.claim(store.ClaimRequest{Limit: n}) {
 			h.end(c, task.Success)
@@ -288,7 +288,7 @@ func (h *harness) wantGone(ids ...int64) {
 
 func (h *harness) kindTasks(kind string) []task.Task {
 	h.t.Helper()
-	ts, err := h.s.ListTasks(h.ctx, store.Filter{Kind: kind})
+	ts, err := h.s.ListTasks(h.ctx, task.Filter{Kind: kind})
 	if err != nil {
 		h.t.Fatalf("list tasks of kind %s: %v", kind, err)
 	}

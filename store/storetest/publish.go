@@ -15,7 +15,7 @@ func (h *harness) publisher() store.Publisher {
 	return required[store.Publisher](h)
 }
 
-func (h *harness) subscribe(subs ...store.Subscription) store.Publisher {
+func (h *harness) subscribe(subs ...task.Subscription) store.Publisher {
 	h.t.Helper()
 	p := h.publisher()
 	for _, s := range subs {
@@ -29,7 +29,7 @@ func (h *harness) subscribe(subs ...store.Subscription) store.Publisher {
 // deliveries are the tasks of kind in the store, oldest first.
 func (h *harness) deliveries(kind string) []task.Task {
 	h.t.Helper()
-	ts, err := h.s.ListTasks(h.ctx, store.Filter{Kind: kind})
+	ts, err := h.s.ListTasks(h.ctx, task.Filter{Kind: kind})
 	if err != nil {
 		h.t.Fatalf("list %s: %v", kind, err)
 	}
@@ -49,11 +49,11 @@ func (h *harness) endOne(kind string, state task.State) {
 
 var publishTests = map[string]func(*testing.T, *harness){
 	"SubscribeIsIdempotentAndListed": func(t *testing.T, h *harness) {
-		a := store.Subscription{Topic: "orders.paid", Kind: "ship"}
-		p := h.subscribe(a, a, store.Subscription{Topic: "orders.paid", Kind: "mail", Queue: "low"},
-			store.Subscription{Topic: "ingest.ready", Kind: "hook"})
+		a := task.Subscription{Topic: "orders.paid", Kind: "ship"}
+		p := h.subscribe(a, a, task.Subscription{Topic: "orders.paid", Kind: "mail", Queue: "low"},
+			task.Subscription{Topic: "ingest.ready", Kind: "hook"})
 		got, err := p.Subscriptions(h.ctx, "orders.paid")
-		want := []store.Subscription{{Topic: "orders.paid", Kind: "mail", Queue: "low"}, {Topic: "orders.paid", Kind: "ship", Queue: "default"}}
+		want := []task.Subscription{{Topic: "orders.paid", Kind: "mail", Queue: "low"}, {Topic: "orders.paid", Kind: "ship", Queue: "default"}}
 		if err != nil || !slices.Equal(got, want) {
 			t.Errorf("subscriptions of orders.paid = %v (%v), want %v", got, err, want)
 		}
@@ -68,9 +68,9 @@ var publishTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"PublishDeliversToEachSubscriber": func(t *testing.T, h *harness) {
-		p := h.subscribe(store.Subscription{Topic: "t", Kind: "a"}, store.Subscription{Topic: "t", Kind: "b", Queue: "q2", Group: "api"},
-			store.Subscription{Topic: "other", Kind: "c"})
-		got, err := p.Publish(h.ctx, []store.Event{{Topic: "t", Payload: []byte(`{"n":1}`)}})
+		p := h.subscribe(task.Subscription{Topic: "t", Kind: "a"}, task.Subscription{Topic: "t", Kind: "b", Queue: "q2", Group: "api"},
+			task.Subscription{Topic: "other", Kind: "c"})
+		got, err := p.Publish(h.ctx, []task.Event{{Topic: "t", Payload: []byte(`{"n":1}`)}})
 		if err != nil || len(got) != 2 {
 			t.Fatalf("publish: %d deliveries (%v), want 2", len(got), err)
 		}
@@ -83,20 +83,20 @@ var publishTests = map[string]func(*testing.T, *harness){
 		if len(h.deliveries("c")) != 0 {
 			t.Error("a subscriber of another topic got a delivery")
 		}
-		if got, err := p.Publish(h.ctx, []store.Event{{Topic: "nobody"}}); err != nil || len(got) != 0 {
+		if got, err := p.Publish(h.ctx, []task.Event{{Topic: "nobody"}}); err != nil || len(got) != 0 {
 			t.Errorf("an event without subscribers: %v (%v), want no delivery", got, err)
 		}
 	},
 	"PublishWithAKeyDeliversOnce": func(t *testing.T, h *harness) {
-		p := h.subscribe(store.Subscription{Topic: "t", Kind: "a"})
-		ev := store.Event{Topic: "t", Key: "order-42", Payload: []byte(`1`)}
-		first, _ := p.Publish(h.ctx, []store.Event{ev})
-		again, err := p.Publish(h.ctx, []store.Event{ev})
+		p := h.subscribe(task.Subscription{Topic: "t", Kind: "a"})
+		ev := task.Event{Topic: "t", Key: "order-42", Payload: []byte(`1`)}
+		first, _ := p.Publish(h.ctx, []task.Event{ev})
+		again, err := p.Publish(h.ctx, []task.Event{ev})
 		if err != nil || len(first) != 1 || len(again) != 1 || first[0].ID != again[0].ID {
 			t.Fatalf("published twice with one key: %v then %v (%v), want the same delivery", first, again, err)
 		}
-		h.subscribe(store.Subscription{Topic: "t", Kind: "b"})
-		if _, err := p.Publish(h.ctx, []store.Event{ev}); err != nil {
+		h.subscribe(task.Subscription{Topic: "t", Kind: "b"})
+		if _, err := p.Publish(h.ctx, []task.Event{ev}); err != nil {
 			t.Fatal(err)
 		}
 		if len(h.deliveries("a")) != 1 || len(h.deliveries("b")) != 1 {
@@ -104,8 +104,8 @@ var publishTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"BadEventsAreRejectedAndWriteNothing": func(t *testing.T, h *harness) {
-		p := h.subscribe(store.Subscription{Topic: "t", Kind: "a"})
-		for _, evs := range [][]store.Event{
+		p := h.subscribe(task.Subscription{Topic: "t", Kind: "a"})
+		for _, evs := range [][]task.Event{
 			{{Topic: "t"}, {Topic: "has space"}},
 			{{Topic: "t", Payload: []byte(`{not json`)}},
 			{{Topic: ""}},
@@ -114,7 +114,7 @@ var publishTests = map[string]func(*testing.T, *harness){
 				t.Errorf("publish %v: error %v, want ErrInvalid", evs, err)
 			}
 		}
-		if err := p.Subscribe(h.ctx, store.Subscription{Topic: "t"}); !errors.Is(err, task.ErrInvalid) {
+		if err := p.Subscribe(h.ctx, task.Subscription{Topic: "t"}); !errors.Is(err, task.ErrInvalid) {
 			t.Errorf("a subscription without a kind: %v, want ErrInvalid", err)
 		}
 		if n := len(h.deliveries("a")); n != 0 {
@@ -122,11 +122,11 @@ var publishTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"FinishPublishesWithTheSuccess": func(t *testing.T, h *harness) {
-		h.subscribe(store.Subscription{Topic: "done", Kind: "next"})
+		h.subscribe(task.Subscription{Topic: "done", Kind: "next"})
 		h.enqueue(job("k"))
 		c := h.take("k")
 		errs := h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Success,
-			Publish: []store.Event{{Topic: "done", Payload: []byte(`{"from":1}`)}, {Topic: "done", Payload: []byte(`{"from":2}`)}}})
+			Publish: []task.Event{{Topic: "done", Payload: []byte(`{"from":1}`)}, {Topic: "done", Payload: []byte(`{"from":2}`)}}})
 		if errs[0] != nil {
 			t.Fatal(errs[0])
 		}
@@ -135,21 +135,21 @@ var publishTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"FinishThatLostItsLeasePublishesNothing": func(t *testing.T, h *harness) {
-		h.subscribe(store.Subscription{Topic: "done", Kind: "next"})
+		h.subscribe(task.Subscription{Topic: "done", Kind: "next"})
 		h.enqueue(job("k"))
 		c := h.take("k")
 		errs := h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken - 1, State: task.Success,
-			Publish: []store.Event{{Topic: "done"}}})
+			Publish: []task.Event{{Topic: "done"}}})
 		if !errors.Is(errs[0], task.ErrLeaseLost) || len(h.deliveries("next")) != 0 {
 			t.Errorf("error %v and %d deliveries, want ErrLeaseLost and none", errs[0], len(h.deliveries("next")))
 		}
 	},
 	"DeliveriesJoinThePublishersRun": func(t *testing.T, h *harness) {
-		h.subscribe(store.Subscription{Topic: "batch.ready", Kind: "hook"})
-		r := h.submit(store.NewRun{Name: "ingest", Tasks: []store.NewTask{node("start")}})
+		h.subscribe(task.Subscription{Topic: "batch.ready", Kind: "hook"})
+		r := h.submit(task.NewRun{Name: "ingest", Tasks: []task.NewTask{node("start")}})
 		c := h.take("start")
 		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Success,
-			Publish: []store.Event{{Topic: "batch.ready", Payload: []byte(`1`)}, {Topic: "batch.ready", Payload: []byte(`2`)}}})
+			Publish: []task.Event{{Topic: "batch.ready", Payload: []byte(`1`)}, {Topic: "batch.ready", Payload: []byte(`2`)}}})
 		ds := h.deliveries("hook")
 		if len(ds) != 2 || ds[0].RunID != r.ID || ds[1].RunID != r.ID {
 			t.Fatalf("deliveries %v, want two in run %d", ds, r.ID)
@@ -162,12 +162,12 @@ var publishTests = map[string]func(*testing.T, *harness){
 		h.wantRunState(r.ID, task.Success)
 	},
 	"FailedDeliveriesCountTowardTheRunsMaxFailures": func(t *testing.T, h *harness) {
-		h.subscribe(store.Subscription{Topic: "batch.ready", Kind: "hook"})
-		r := h.submit(store.NewRun{Name: "ingest", MaxFailures: 1, Tasks: []store.NewTask{node("start")}})
+		h.subscribe(task.Subscription{Topic: "batch.ready", Kind: "hook"})
+		r := h.submit(task.NewRun{Name: "ingest", MaxFailures: 1, Tasks: []task.NewTask{node("start")}})
 		c := h.take("start")
-		var evs []store.Event
+		var evs []task.Event
 		for i := range 3 {
-			evs = append(evs, store.Event{Topic: "batch.ready", Payload: []byte{'0' + byte(i)}})
+			evs = append(evs, task.Event{Topic: "batch.ready", Payload: []byte{'0' + byte(i)}})
 		}
 		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Success, Publish: evs})
 		h.endOne("hook", task.Failed)
@@ -181,24 +181,24 @@ var publishTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"AnEndedRunTakesNoDeliveries": func(t *testing.T, h *harness) {
-		h.subscribe(store.Subscription{Topic: "batch.ready", Kind: "hook"})
-		r := h.submit(store.NewRun{Name: "ingest", MaxFailures: 1, Tasks: []store.NewTask{node("a"), node("b"), node("c")}})
+		h.subscribe(task.Subscription{Topic: "batch.ready", Kind: "hook"})
+		r := h.submit(task.NewRun{Name: "ingest", MaxFailures: 1, Tasks: []task.NewTask{node("a"), node("b"), node("c")}})
 		a, b := h.take("a"), h.take("b")
 		h.end(a, task.Failed)
 		h.end(h.take("c"), task.Failed) // past max_failures: the run fails
 		h.wantRunState(r.ID, task.Failed)
 		errs := h.finish(store.Finish{TaskID: b.ID, Token: b.LeaseToken, State: task.Success,
-			Publish: []store.Event{{Topic: "batch.ready"}}})
+			Publish: []task.Event{{Topic: "batch.ready"}}})
 		if errs[0] != nil || len(h.deliveries("hook")) != 0 {
 			t.Errorf("a task of the failed run published: error %v, %d deliveries, want its success kept and none", errs[0], len(h.deliveries("hook")))
 		}
 	},
 	"OnlyASuccessPublishes": func(t *testing.T, h *harness) {
-		h.subscribe(store.Subscription{Topic: "done", Kind: "next"})
+		h.subscribe(task.Subscription{Topic: "done", Kind: "next"})
 		h.enqueue(job("k"))
 		c := h.take("k")
 		errs := h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Failed,
-			Publish: []store.Event{{Topic: "done"}}})
+			Publish: []task.Event{{Topic: "done"}}})
 		if !errors.Is(errs[0], task.ErrInvalid) || h.get(c.ID).State != task.Running || len(h.deliveries("next")) != 0 {
 			t.Errorf("error %v, task %s, %d deliveries: want ErrInvalid, still RUNNING, none", errs[0], h.get(c.ID).State, len(h.deliveries("next")))
 		}

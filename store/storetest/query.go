@@ -8,7 +8,7 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-func (h *harness) list(f store.Filter) []int64 {
+func (h *harness) list(f task.Filter) []int64 {
 	h.t.Helper()
 	ts, err := h.s.ListTasks(h.ctx, f)
 	if err != nil {
@@ -31,29 +31,29 @@ var queryTests = map[string]func(*testing.T, *harness){
 		wantErr(t, err, task.ErrNotFound)
 	},
 	"ListFiltersByRunStateKindQueue": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a")}})
-		ts := h.enqueue(store.NewTask{Kind: "x", Queue: "q1"}, store.NewTask{Kind: "y", Queue: "q2"})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a")}})
+		ts := h.enqueue(task.NewTask{Kind: "x", Queue: "q1"}, task.NewTask{Kind: "y", Queue: "q2"})
 		all := h.states(r.ID)
 		if len(all) != 2 {
 			t.Errorf("run lists %d tasks, want 2", len(all))
 		}
 		checks := []struct {
-			f    store.Filter
+			f    task.Filter
 			want int
 		}{
-			{store.Filter{States: []task.State{task.Pending}}, 1},
-			{store.Filter{States: []task.State{task.Ready, task.Pending}}, 4},
-			{store.Filter{Kind: "x"}, 1},
-			{store.Filter{Queue: "q2"}, 1},
-			{store.Filter{Queue: "q2", Kind: "x"}, 0},
-			{store.Filter{}, 4},
+			{task.Filter{States: []task.State{task.Pending}}, 1},
+			{task.Filter{States: []task.State{task.Ready, task.Pending}}, 4},
+			{task.Filter{Kind: "x"}, 1},
+			{task.Filter{Queue: "q2"}, 1},
+			{task.Filter{Queue: "q2", Kind: "x"}, 0},
+			{task.Filter{}, 4},
 		}
 		for _, c := range checks {
 			if got := h.list(c.f); len(got) != c.want {
 				t.Errorf("filter %+v: %d tasks, want %d", c.f, len(got), c.want)
 			}
 		}
-		if got := h.list(store.Filter{Kind: "y"}); !slices.Equal(got, []int64{ts[1].ID}) {
+		if got := h.list(task.Filter{Kind: "y"}); !slices.Equal(got, []int64{ts[1].ID}) {
 			t.Errorf("kind y: %v, want [%d]", got, ts[1].ID)
 		}
 	},
@@ -61,7 +61,7 @@ var queryTests = map[string]func(*testing.T, *harness){
 		ts := h.enqueue(job("k"), job("k"), job("k"), job("k"), job("k"))
 		var got []int64
 		for after := int64(0); ; {
-			page := h.list(store.Filter{AfterID: after, Limit: 2})
+			page := h.list(task.Filter{AfterID: after, Limit: 2})
 			if len(page) == 0 {
 				break
 			}
@@ -93,7 +93,7 @@ var queryTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"GetRunAndFindRunByKey": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Key: "k", Tasks: []store.NewTask{node("a")}})
+		r := h.submit(task.NewRun{Name: "r", Key: "k", Tasks: []task.NewTask{node("a")}})
 		if got := h.run(r.ID); got.ID != r.ID || got.Key != "k" || got.Name != "r" {
 			t.Errorf("get run = %+v, want %+v", got, r)
 		}
@@ -103,9 +103,9 @@ var queryTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"EdgesOfARun": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b"), node("c", "a", "b")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b"), node("c", "a", "b")}})
 		byName := map[string]int64{}
-		ts, _ := h.s.ListTasks(h.ctx, store.Filter{RunID: r.ID})
+		ts, _ := h.s.ListTasks(h.ctx, task.Filter{RunID: r.ID})
 		for _, t := range ts {
 			byName[t.Name] = t.ID
 		}
@@ -113,14 +113,14 @@ var queryTests = map[string]func(*testing.T, *harness){
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []store.Edge{{From: byName["a"], To: byName["c"]}, {From: byName["b"], To: byName["c"]}}
-		slices.SortFunc(es, func(x, y store.Edge) int { return int(x.From - y.From) })
+		want := []task.Edge{{From: byName["a"], To: byName["c"]}, {From: byName["b"], To: byName["c"]}}
+		slices.SortFunc(es, func(x, y task.Edge) int { return int(x.From - y.From) })
 		if !slices.Equal(es, want) {
 			t.Errorf("edges %v, want %v", es, want)
 		}
 	},
 	"RunWithoutEdgesHasNone": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a")}})
 		if es, err := h.s.Edges(h.ctx, r.ID); err != nil || len(es) != 0 {
 			t.Errorf("edges %v (%v), want none", es, err)
 		}

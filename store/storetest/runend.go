@@ -3,13 +3,12 @@ package storetest
 import (
 	"testing"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
 var runEndTests = map[string]func(*testing.T, *harness){
 	"SucceedsWhenEveryTaskSucceeded": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a")}})
 		h.endKind("a", task.Success)
 		h.wantRunState(r.ID, task.Running)
 		h.endKind("b", task.Success)
@@ -18,16 +17,16 @@ var runEndTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"SucceedsWithSkippedTasks": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a")}})
 		a := h.endKind("a", task.DeadLetter)
-		if _, err := h.s.Act(h.ctx, a.ID, store.ActSkip); err != nil {
+		if _, err := h.s.Act(h.ctx, a.ID, task.ActSkip); err != nil {
 			t.Fatalf("skip: %v", err)
 		}
 		h.endKind("b", task.Success)
 		h.wantRunState(r.ID, task.Success)
 	},
 	"FailsWhenATaskFailed": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a"), node("c")}})
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a"), node("c")}})
 		h.endKind("a", task.Failed)
 		h.wantRunState(r.ID, task.Running) // c has not ended
 		h.endKind("c", task.Success)
@@ -36,13 +35,13 @@ var runEndTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"MaxFailuresToleratesUpToTheLimit": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", MaxFailures: 1, Tasks: []store.NewTask{node("a"), node("b")}})
+		r := h.submit(task.NewRun{Name: "r", MaxFailures: 1, Tasks: []task.NewTask{node("a"), node("b")}})
 		h.endKind("a", task.Failed)
 		h.wantRunState(r.ID, task.Running)
 		h.wantStates(r.ID, map[string]task.State{"b": task.Ready})
 	},
 	"MaxFailuresPassedFailsRunAndCancelsUnstarted": func(t *testing.T, h *harness) {
-		r := h.submit(store.NewRun{Name: "r", MaxFailures: 1, Tasks: []store.NewTask{
+		r := h.submit(task.NewRun{Name: "r", MaxFailures: 1, Tasks: []task.NewTask{
 			node("a"), node("b"), node("c"), node("d", "c"), node("e"),
 		}})
 		h.take("c") // started: keeps running

@@ -46,12 +46,12 @@ var scheduleTests = map[string]func(*testing.T, *harness){
 	},
 	"EnqueuesItsTasksInTheSameTransaction": func(t *testing.T, h *harness) {
 		sc := scheduler(h)
-		slot := func(n int) store.NewTask {
-			return store.NewTask{Kind: "tick", IdempotencyKey: fmt.Sprintf("schedule:a@%d", n), ReturnExisting: true}
+		slot := func(n int) task.NewTask {
+			return task.NewTask{Kind: "tick", IdempotencyKey: fmt.Sprintf("schedule:a@%d", n), ReturnExisting: true}
 		}
-		var seen []store.Enqueued
-		r, ok := h.writeSchedule(sc, store.ScheduleWrite{Name: "a", Def: json.RawMessage(`{}`), Tasks: []store.NewTask{slot(1), slot(2)},
-			Then: func(enq []store.Enqueued) (json.RawMessage, time.Time, error) {
+		var seen []task.Enqueued
+		r, ok := h.writeSchedule(sc, store.ScheduleWrite{Name: "a", Def: json.RawMessage(`{}`), Tasks: []task.NewTask{slot(1), slot(2)},
+			Then: func(enq []task.Enqueued) (json.RawMessage, time.Time, error) {
 				seen = enq
 				return json.RawMessage(fmt.Sprintf(`{"ids":[%d,%d]}`, enq[0].ID, enq[1].ID)), time.Time{}, nil
 			}})
@@ -62,8 +62,8 @@ var scheduleTests = map[string]func(*testing.T, *harness){
 			t.Errorf("state %s, want %s", r.State, want)
 		}
 		// A slot enqueued again is the task that holds its key.
-		_, ok = h.writeSchedule(sc, store.ScheduleWrite{Name: "a", Version: r.Version, Tasks: []store.NewTask{slot(2), slot(3)},
-			Then: func(enq []store.Enqueued) (json.RawMessage, time.Time, error) {
+		_, ok = h.writeSchedule(sc, store.ScheduleWrite{Name: "a", Version: r.Version, Tasks: []task.NewTask{slot(2), slot(3)},
+			Then: func(enq []task.Enqueued) (json.RawMessage, time.Time, error) {
 				seen = enq
 				return json.RawMessage(`{}`), time.Time{}, nil
 			}})
@@ -78,12 +78,12 @@ var scheduleTests = map[string]func(*testing.T, *harness){
 		sc := scheduler(h)
 		r, _ := h.writeSchedule(sc, store.ScheduleWrite{Name: "a", Def: json.RawMessage(`{}`), Then: stateIs(`{}`, time.Time{})})
 		boom := errors.New("boom")
-		_, ok, err := sc.WriteSchedule(h.ctx, store.ScheduleWrite{Name: "a", Version: r.Version, Tasks: []store.NewTask{job("lost")},
-			Then: func([]store.Enqueued) (json.RawMessage, time.Time, error) { return nil, time.Time{}, boom }})
+		_, ok, err := sc.WriteSchedule(h.ctx, store.ScheduleWrite{Name: "a", Version: r.Version, Tasks: []task.NewTask{job("lost")},
+			Then: func([]task.Enqueued) (json.RawMessage, time.Time, error) { return nil, time.Time{}, boom }})
 		if ok || !errors.Is(err, boom) {
 			t.Errorf("a write whose Then failed: ok=%v err=%v, want not ok and its error", ok, err)
 		}
-		_, ok = h.writeSchedule(sc, store.ScheduleWrite{Name: "a", Version: r.Version + 5, Tasks: []store.NewTask{job("lost")}, Then: stateIs(`{}`, time.Time{})})
+		_, ok = h.writeSchedule(sc, store.ScheduleWrite{Name: "a", Version: r.Version + 5, Tasks: []task.NewTask{job("lost")}, Then: stateIs(`{}`, time.Time{})})
 		if ok {
 			t.Error("a write at a version never read was written")
 		}
@@ -102,8 +102,8 @@ var scheduleTests = map[string]func(*testing.T, *harness){
 		wins := make(chan int, writers)
 		for i := range writers {
 			wg.Go(func() {
-				nt := store.NewTask{Kind: "race", IdempotencyKey: fmt.Sprintf("race-%d", i)}
-				_, ok, err := sc.WriteSchedule(h.ctx, store.ScheduleWrite{Name: "a", Version: r.Version, Tasks: []store.NewTask{nt}, Then: stateIs(`{}`, time.Time{})})
+				nt := task.NewTask{Kind: "race", IdempotencyKey: fmt.Sprintf("race-%d", i)}
+				_, ok, err := sc.WriteSchedule(h.ctx, store.ScheduleWrite{Name: "a", Version: r.Version, Tasks: []task.NewTask{nt}, Then: stateIs(`{}`, time.Time{})})
 				if err != nil {
 					t.Errorf("writer %d: %v", i, err)
 				}
@@ -157,8 +157,8 @@ var scheduleTests = map[string]func(*testing.T, *harness){
 }
 
 // stateIs is a Then that writes state and due whatever was enqueued.
-func stateIs(state string, due time.Time) func([]store.Enqueued) (json.RawMessage, time.Time, error) {
-	return func([]store.Enqueued) (json.RawMessage, time.Time, error) { return json.RawMessage(state), due, nil }
+func stateIs(state string, due time.Time) func([]task.Enqueued) (json.RawMessage, time.Time, error) {
+	return func([]task.Enqueued) (json.RawMessage, time.Time, error) { return json.RawMessage(state), due, nil }
 }
 
 func scheduler(h *harness) store.Scheduler {

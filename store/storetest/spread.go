@@ -17,7 +17,7 @@ var spreadTests = map[string]func(*testing.T, *harness){
 			t.Skipf("the store (%T) is not a store.Spreader (optional)", h.s)
 		}
 		start := h.now().Add(-time.Second)
-		failWith := func(n store.NewTask, fp string, times int) task.Task {
+		failWith := func(n task.NewTask, fp string, times int) task.Task {
 			tk := h.enqueue(n)[0]
 			for i := range times {
 				next := h.now().Add(time.Hour) // not claimed again
@@ -34,12 +34,12 @@ var spreadTests = map[string]func(*testing.T, *harness){
 			return tk
 		}
 		for range 3 {
-			failWith(store.NewTask{Kind: "k"}, "F", 1)
+			failWith(task.NewTask{Kind: "k"}, "F", 1)
 		}
-		failWith(store.NewTask{Kind: "k"}, "F", 2) // one task, counted once
-		failWith(store.NewTask{Kind: "k"}, "G", 1)
-		failWith(store.NewTask{Kind: "other"}, "F", 1)
-		failWith(store.NewTask{Kind: "x", Group: "g"}, "F", 1)
+		failWith(task.NewTask{Kind: "k"}, "F", 2) // one task, counted once
+		failWith(task.NewTask{Kind: "k"}, "G", 1)
+		failWith(task.NewTask{Kind: "other"}, "F", 1)
+		failWith(task.NewTask{Kind: "x", Group: "g"}, "F", 1)
 		ask := func(q store.SpreadQuery) store.Spread {
 			t.Helper()
 			got, err := sp.Spread(h.ctx, q)

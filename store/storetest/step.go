@@ -17,24 +17,24 @@ var stepTests = map[string]func(*testing.T, *harness){
 		sp := stepper(h)
 		h.enqueue(job("charge"))
 		c := h.take("charge")
-		first := h.recordStep(sp, c, store.Step{Seq: 1, Name: "authorize", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`{"auth":"a-1"}`)})
+		first := h.recordStep(sp, c, task.Step{Seq: 1, Name: "authorize", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`{"auth":"a-1"}`)})
 		if first.RecordedAt.IsZero() || string(first.Result) != `{"auth":"a-1"}` {
 			t.Errorf("recorded %+v", first)
 		}
 		// Recording the same seq again answers the first record.
-		again := h.recordStep(sp, c, store.Step{Seq: 1, Name: "other", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`2`)})
+		again := h.recordStep(sp, c, task.Step{Seq: 1, Name: "other", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`2`)})
 		if again.Name != "authorize" || string(again.Result) != `{"auth":"a-1"}` {
 			t.Errorf("seq 1 again answered %+v, want the first record", again)
 		}
-		if _, err := sp.RecordStep(h.ctx, c.ID, c.LeaseToken+1000, store.Step{Seq: 2, Name: "x", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`1`)}); !errors.Is(err, task.ErrLeaseLost) {
+		if _, err := sp.RecordStep(h.ctx, c.ID, c.LeaseToken+1000, task.Step{Seq: 2, Name: "x", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`1`)}); !errors.Is(err, task.ErrLeaseLost) {
 			t.Errorf("a record under another token: %v, want ErrLeaseLost", err)
 		}
 		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Retrying, NextAt: h.now(), Error: "reset"})
-		if _, err := sp.RecordStep(h.ctx, c.ID, c.LeaseToken, store.Step{Seq: 2, Name: "x", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`1`)}); !errors.Is(err, task.ErrLeaseLost) {
+		if _, err := sp.RecordStep(h.ctx, c.ID, c.LeaseToken, task.Step{Seq: 2, Name: "x", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`1`)}); !errors.Is(err, task.ErrLeaseLost) {
 			t.Errorf("a record by an attempt that ended: %v, want ErrLeaseLost", err)
 		}
 		c2 := h.take("charge")
-		h.recordStep(sp, c2, store.Step{Seq: 2, Name: "capture", Occurrence: 1, Attempt: 2, Result: json.RawMessage(`"ok"`)})
+		h.recordStep(sp, c2, task.Step{Seq: 2, Name: "capture", Occurrence: 1, Attempt: 2, Result: json.RawMessage(`"ok"`)})
 		got := h.steps(sp, c.ID)
 		if len(got) != 2 || got[0].Name != "authorize" || got[0].Attempt != 1 || got[1].Name != "capture" || got[1].Attempt != 2 || string(got[1].Result) != `"ok"` {
 			t.Errorf("steps %+v, want authorize (attempt 1) then capture (attempt 2)", got)
@@ -48,7 +48,7 @@ var stepTests = map[string]func(*testing.T, *harness){
 		h.enqueue(job("big"))
 		c := h.take("big")
 		big := json.RawMessage(`"` + strings.Repeat("x", store.MaxStepResult) + `"`)
-		for _, s := range []store.Step{
+		for _, s := range []task.Step{
 			{Seq: 1, Name: "big", Occurrence: 1, Attempt: 1, Result: big},
 			{Seq: 1, Name: "bad", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`{`)},
 			{Seq: 0, Name: "zero", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`1`)},
@@ -67,10 +67,10 @@ var stepTests = map[string]func(*testing.T, *harness){
 		p := pruner(h)
 		h.enqueue(job("done"), job("kept"))
 		d := h.take("done")
-		h.recordStep(sp, d, store.Step{Seq: 1, Name: "s", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`1`)})
+		h.recordStep(sp, d, task.Step{Seq: 1, Name: "s", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`1`)})
 		h.end(d, task.Success)
 		k := h.take("kept")
-		h.recordStep(sp, k, store.Step{Seq: 1, Name: "s", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`1`)})
+		h.recordStep(sp, k, task.Step{Seq: 1, Name: "s", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`1`)})
 		h.aged(d.ID)
 		h.prune(p, store.PruneRequest{Rules: keepAll(soon), Limit: 100})
 		if got := h.steps(sp, d.ID); len(got) != 0 {
@@ -91,7 +91,7 @@ func stepper(h *harness) store.Stepper {
 	return sp
 }
 
-func (h *harness) recordStep(sp store.Stepper, c task.Task, s store.Step) store.Step {
+func (h *harness) recordStep(sp store.Stepper, c task.Task, s task.Step) task.Step {
 	h.t.Helper()
 	got, err := sp.RecordStep(h.ctx, c.ID, c.LeaseToken, s)
 	if err != nil {
@@ -100,7 +100,7 @@ func (h *harness) recordStep(sp store.Stepper, c task.Task, s store.Step) store.
 	return got
 }
 
-func (h *harness) steps(sp store.Stepper, id int64) []store.Step {
+func (h *harness) steps(sp store.Stepper, id int64) []task.Step {
 	h.t.Helper()
 	got, err := sp.Steps(h.ctx, id)
 	if err != nil {

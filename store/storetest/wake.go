@@ -22,7 +22,7 @@ var wakerTests = map[string]func(*testing.T, *harness){
 		h.wantWake(ch, "an Enqueue")
 	},
 	"WakesWhenADependentIsReleased": func(t *testing.T, h *harness) {
-		h.submit(store.NewRun{Name: "r", Tasks: []store.NewTask{node("a"), node("b", "a")}})
+		h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a")}})
 		a := h.take("a")
 		ch := h.wake(h.ctx)
 		h.end(a, task.Success)
@@ -34,7 +34,7 @@ var wakerTests = map[string]func(*testing.T, *harness){
 			t.Skip("the driver does not promise wakes across handles (storetest.WakesAcrossHandles)")
 		}
 		other := h.other()
-		if _, err := other.Enqueue(h.ctx, []store.NewTask{job("k")}); err != nil {
+		if _, err := other.Enqueue(h.ctx, []task.NewTask{job("k")}); err != nil {
 			t.Fatalf("enqueue through the other handle: %v", err)
 		}
 		h.wantWake(ch, "an Enqueue through another handle on the database")
