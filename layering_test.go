@@ -9,9 +9,14 @@ import (
 
 // TestLayering keeps the imports going downwards, as the design says: the
 // standalone packages take nothing from the module but task (and batch
-// the retry package beside it), and the API server takes its protection
-// and rescue from the gate, not from the engine.
+// the retry package beside it); the declarations (fsm, schedule,
+// retention) import no store; the drivers import neither the root, the
+// engine nor the API; and the API server takes its protection and rescue
+// from the gate, not from the engine.
 func TestLayering(t *testing.T) {
+	// A driver implements the store's contract: it knows nothing of the
+	// front door, the engine, the rules the claimers share or the API.
+	driverBanned := []string{"", "internal/engine", "internal/gate", "internal/decide", "api/server", "api/client", "internal/cli", "internal/dash"}
 	const module = "github.com/grit-run/grit"
 	tests := []struct {
 		pkg     string
@@ -22,8 +27,13 @@ func TestLayering(t *testing.T) {
 		{pkg: "retry", allowed: []string{"retry"}},
 		{pkg: "breaker", allowed: []string{"breaker"}},
 		{pkg: "batch", allowed: []string{"batch", "retry"}},
+		{pkg: "fsm", allowed: []string{"fsm", "task", "retry"}},
+		{pkg: "schedule", allowed: []string{"schedule", "task", "retry"}},
+		{pkg: "retention", allowed: []string{"retention", "task"}},
 		{pkg: "api/server", banned: []string{"internal/engine"}},
 		{pkg: "store", banned: []string{"internal/engine", "internal/gate", "api/server"}},
+		{pkg: "store/sqlite", banned: driverBanned},
+		{pkg: "store/postgres", banned: driverBanned},
 	}
 	for _, tt := range tests {
 		out, err := exec.Command("go", "list", "-deps", "./"+tt.pkg).Output()
@@ -32,6 +42,9 @@ func TestLayering(t *testing.T) {
 		}
 		for _, dep := range strings.Fields(string(out)) {
 			rel, ok := strings.CutPrefix(dep, module+"/")
+			if dep == module {
+				rel, ok = "", true // the root
+			}
 			if !ok {
 				continue
 			}

@@ -2,7 +2,7 @@
 // store that runs for months stops growing: finished tasks (with their
 // attempts, and their runs once a run's last task goes) and the rows of
 // workers long gone. Every worker prunes a bounded batch at a time (see
-// store.Pruner); there is no leader.
+// the store's pruning); there is no leader.
 package retention
 
 import (
@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -61,15 +60,38 @@ func (p Policy) OrDefault() Policy {
 // states are the prunable states, in the order String writes them.
 var states = []task.State{task.Success, task.Cancelled, task.Failed, task.UpstreamFailed, task.Skipped}
 
-// Request is the prune request of p, a round of at most limit tasks.
-func (p Policy) Request(limit int) store.PruneRequest {
-	req := store.PruneRequest{Limit: limit}
-	if p.Workers > 0 {
-		req.Workers = p.Workers
+// Rule keeps the finished tasks of a state (and, when Queue is set, of a
+// queue) for Keep after they finished; then a prune deletes them. A rule
+// with a Queue wins over the rule without one for the same state.
+type Rule struct {
+	Queue string // "" for every queue without a rule of its own for State
+	State task.State
+	Keep  time.Duration // > 0
+}
+
+// Validate says what is wrong with r, if anything: only finished states
+// other than DEAD_LETTER are pruned, for a positive time.
+func (r Rule) Validate() error {
+	switch {
+	case r.State == task.DeadLetter:
+		return fmt.Errorf("DEAD_LETTER tasks wait for an operator: replay, skip or fail them: %w", task.ErrInvalid)
+	case !r.State.Terminal():
+		return fmt.Errorf("state %s: only finished tasks are pruned (SUCCESS, FAILED, CANCELLED, SKIPPED, UPSTREAM_FAILED): %w", r.State, task.ErrInvalid)
+	case r.Keep <= 0:
+		return fmt.Errorf("keep %v for %s: want a positive duration: %w", r.Keep, r.State, task.ErrInvalid)
+	case len(r.Queue) > 200:
+		return fmt.Errorf("queue %q: want a name of at most 200 characters: %w", r.Queue, task.ErrInvalid)
 	}
+	return nil
+}
+
+// Rules are p's rules, one for each state (and queue) whose tasks go
+// after a time; a state without one is kept forever.
+func (p Policy) Rules() []Rule {
+	var rules []Rule
 	for _, s := range states {
 		if d, ok := p.Keep[s]; ok && d > 0 {
-			req.Rules = append(req.Rules, store.PruneRule{State: s, Keep: d})
+			rules = append(rules, Rule{State: s, Keep: d})
 		}
 	}
 	for _, q := range slices.Sorted(maps.Keys(p.Queues)) {
@@ -78,14 +100,14 @@ func (p Policy) Request(limit int) store.PruneRequest {
 			switch {
 			case !ok:
 			case d > 0:
-				req.Rules = append(req.Rules, store.PruneRule{Queue: q, State: s, Keep: d})
+				rules = append(rules, Rule{Queue: q, State: s, Keep: d})
 			case d == Forever:
 				// A queue kept forever in a state: a rule that never comes.
-				req.Rules = append(req.Rules, store.PruneRule{Queue: q, State: s, Keep: neverKeep})
+				rules = append(rules, Rule{Queue: q, State: s, Keep: neverKeep})
 			}
 		}
 	}
-	return req
+	return rules
 }
 
 // neverKeep stands for Forever in a queue's rule, which must outrank the

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -19,12 +18,11 @@ func TestParse(t *testing.T) {
 		p.Queues["mail"][task.Success] != 10*time.Minute || p.Queues["mail"][task.Failed] != Forever || p.Workers != 2*time.Hour {
 		t.Errorf("parsed %+v", p)
 	}
-	req := p.Request(500)
-	if req.Limit != 500 || req.Workers != 2*time.Hour || store.ValidatePrune(req) != nil {
-		t.Errorf("request %+v: %v", req, store.ValidatePrune(req))
-	}
 	found := map[string]time.Duration{}
-	for _, r := range req.Rules {
+	for _, r := range p.Rules() {
+		if err := r.Validate(); err != nil {
+			t.Errorf("rule %+v: %v", r, err)
+		}
 		found[r.Queue+"/"+string(r.State)] = r.Keep
 	}
 	if found["/SUCCESS"] != time.Hour || found["mail/SUCCESS"] != 10*time.Minute || found["mail/FAILED"] < 50*365*24*time.Hour || found["/DEAD_LETTER"] != 0 {
@@ -73,8 +71,10 @@ func FuzzParse(f *testing.F) {
 		if err != nil || again.String() != p.String() {
 			t.Fatalf("Parse(%q).String() = %q parses to %q, %v", s, p.String(), again.String(), err)
 		}
-		if err := store.ValidatePrune(p.Request(100)); err != nil && !p.Off {
-			t.Fatalf("Parse(%q) gives a request the store refuses: %v", s, err)
+		for _, r := range p.Rules() {
+			if err := r.Validate(); err != nil {
+				t.Fatalf("Parse(%q) gives a rule the store refuses: %+v: %v", s, r, err)
+			}
 		}
 	})
 }

@@ -20,7 +20,6 @@ import (
 	"unicode"
 
 	"github.com/grit-run/grit/retry"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -185,7 +184,7 @@ func (s Schedule) NewTask(slot time.Time) (task.NewTask, error) {
 		// declaration changed since does not make it a conflict.
 		ReturnExisting: true,
 	}
-	if err := store.ValidateTask(n); err != nil {
+	if err := n.Validate(); err != nil {
 		return task.NewTask{}, err
 	}
 	return n, nil

@@ -36,7 +36,7 @@ func ValidateEvent(e task.Event) error {
 	if !topicRE.MatchString(e.Topic) {
 		return invalid("event topic %q: want 1 to 200 letters, digits and _ . : / -, starting with a letter or digit (e.g. ingest.batch-ready)", e.Topic)
 	}
-	if p := JSONProblem(e.Payload); p != "" {
+	if p := task.JSONProblem(e.Payload); p != "" {
 		return invalid("event on %q: payload: %s", e.Topic, p)
 	}
 	return nil

@@ -157,7 +157,7 @@ func checkEnqueue(f Finish) error {
 		if len(t.Needs) > 0 {
 			return fmt.Errorf("finish task %d: enqueue task %d (%q): needs are only for tasks of a run: %w", f.TaskID, i, t.Name, task.ErrInvalid)
 		}
-		if err := ValidateTask(t); err != nil {
+		if err := t.Validate(); err != nil {
 			return fmt.Errorf("finish task %d: enqueue task %d: %w", f.TaskID, i, err)
 		}
 	}

@@ -86,7 +86,7 @@ func ValidateInstanceWrite(w InstanceWrite) error {
 		if len(t.Needs) > 0 {
 			return invalid("instance %q: task %d: needs are only for tasks of a run", w.Key, i)
 		}
-		if err := ValidateTask(t); err != nil {
+		if err := t.Validate(); err != nil {
 			return err
 		}
 	}

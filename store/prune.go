@@ -2,25 +2,19 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/task"
 )
-
-// PruneRule keeps the finished tasks of a state (and, when Queue is set,
-// of a queue) for Keep after they finished; then Prune deletes them. A
-// rule with a Queue wins over the rule without one for the same state.
-type PruneRule struct {
-	Queue string // "" for every queue without a rule of its own for State
-	State task.State
-	Keep  time.Duration // > 0
-}
 
 // PruneRequest asks for one bounded round of pruning.
 type PruneRequest struct {
 	// Rules say which finished tasks go, and when. A state without a rule
 	// is kept forever (DEAD_LETTER has none: an operator ends it).
-	Rules []PruneRule
+	// (retention.Policy.Rules writes them.)
+	Rules []retention.Rule
 	// Limit bounds the tasks deleted in the round (at least 1).
 	Limit int
 	// Workers, when above 0, deletes the rows of workers inactive (or not
@@ -64,15 +58,8 @@ func ValidatePrune(req PruneRequest) error {
 		return invalid("prune: limit %d: want 1 or more tasks a round", req.Limit)
 	}
 	for _, r := range req.Rules {
-		switch {
-		case r.State == task.DeadLetter:
-			return invalid("prune: DEAD_LETTER tasks wait for an operator: replay, skip or fail them")
-		case !r.State.Terminal():
-			return invalid("prune: state %s: only finished tasks are pruned (SUCCESS, FAILED, CANCELLED, SKIPPED, UPSTREAM_FAILED)", r.State)
-		case r.Keep <= 0:
-			return invalid("prune: keep %v for %s: want a positive duration", r.Keep, r.State)
-		case len(r.Queue) > 200:
-			return invalid("prune: queue %q: want a name of at most 200 characters", r.Queue)
+		if err := r.Validate(); err != nil {
+			return fmt.Errorf("prune: %w", err)
 		}
 	}
 	if req.Workers < 0 {
@@ -86,7 +73,7 @@ func ValidatePrune(req PruneRequest) error {
 // false when neither is there, and the task is kept forever. Of two rules
 // for the same queue and state, the longer keep wins: a repeated rule is
 // a mistake, and keeping too long is the one that can be undone.
-func PruneKeep(rules []PruneRule, queue string, state task.State) (keep time.Duration, ok bool) {
+func PruneKeep(rules []retention.Rule, queue string, state task.State) (keep time.Duration, ok bool) {
 	var def time.Duration
 	for _, r := range rules {
 		switch {
@@ -106,7 +93,7 @@ func PruneKeep(rules []PruneRule, queue string, state task.State) (keep time.Dur
 // PruneShortest is the shortest keep of state's rules, in any queue, and
 // false when state has none: no task of state finished later than now
 // minus it is due, which bounds a driver's walk of its index.
-func PruneShortest(rules []PruneRule, state task.State) (time.Duration, bool) {
+func PruneShortest(rules []retention.Rule, state task.State) (time.Duration, bool) {
 	var d time.Duration
 	for _, r := range rules {
 		if r.State == state && (d == 0 || r.Keep < d) {

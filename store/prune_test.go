@@ -4,12 +4,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
 func TestPruneKeep(t *testing.T) {
-	rules := []store.PruneRule{
+	rules := []retention.Rule{
 		{State: task.Success, Keep: time.Hour},
 		{Queue: "mail", State: task.Success, Keep: 2 * time.Hour},
 		{Queue: "mail", State: task.Success, Keep: time.Minute}, // repeated: the longer wins

@@ -75,7 +75,7 @@ func ValidateScheduleWrite(w ScheduleWrite) error {
 		if len(t.Needs) > 0 {
 			return invalid("schedule %q: task %d: needs are only for tasks of a run", w.Name, i)
 		}
-		if err := ValidateTask(t); err != nil {
+		if err := t.Validate(); err != nil {
 			return err
 		}
 	}

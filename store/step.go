@@ -31,7 +31,7 @@ func ValidateStep(s task.Step) error {
 	case len(s.Result) > MaxStepResult:
 		return invalid("step %q: a result of %d bytes: the most a step records is %d; record a reference (a key, a URL) to a large result instead", s.Name, len(s.Result), MaxStepResult)
 	}
-	if p := JSONProblem(s.Result); p != "" {
+	if p := task.JSONProblem(s.Result); p != "" {
 		return invalid("step %q: result: %s", s.Name, p)
 	}
 	return nil

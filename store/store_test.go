@@ -135,7 +135,7 @@ func TestArgsMustBeUTF8JSON(t *testing.T) {
 		{[]byte("\"caf\xe9\""), "not valid UTF-8 (at byte 4)"},
 		{[]byte(`{"to":`), "not JSON"},
 	} {
-		err := store.ValidateTask(task.NewTask{Name: "n", Kind: "k", Args: tt.args})
+		err := task.NewTask{Name: "n", Kind: "k", Args: tt.args}.Validate()
 		if tt.says == "" && err != nil || tt.says != "" && (err == nil || !strings.Contains(err.Error(), tt.says) || !errors.Is(err, task.ErrInvalid)) {
 			t.Errorf("args %q: error %v, want one saying %q", tt.args, err, tt.says)
 		}
@@ -154,7 +154,7 @@ func TestValidateTaskTimeout(t *testing.T) {
 		d  time.Duration
 		ok bool
 	}{{0, true}, {time.Second, true}, {task.AutoTimeout, true}, {-2, false}, {-time.Second, false}} {
-		err := store.ValidateTask(task.NewTask{Name: "n", Kind: "k", Timeout: c.d})
+		err := task.NewTask{Name: "n", Kind: "k", Timeout: c.d}.Validate()
 		if (err == nil) != c.ok {
 			t.Errorf("timeout %v: %v, want ok %v", c.d, err, c.ok)
 		}

@@ -1,66 +1,14 @@
 package store
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/grit-run/grit/task"
 )
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), task.ErrInvalid)
-}
-
-// ValidateTask checks a task before it is inserted; drivers call it.
-func ValidateTask(t task.NewTask) error {
-	switch {
-	case t.Kind == "":
-		return invalid("task %q: no kind", t.Name)
-	case (t.Timeout < 0 && t.Timeout != task.AutoTimeout) || t.Grace < 0:
-		return invalid("task %q: negative timeout or grace (task.AutoTimeout asks for a learned timeout)", t.Name)
-	case t.PoisonAfter < 0:
-		return invalid("task %q: negative poison_after", t.Name)
-	case strings.HasPrefix(t.Group, "kind:"):
-		return invalid("task %q: group %q: names starting with \"kind:\" are the holds of kinds in an outage: choose another group name", t.Name, t.Group)
-	case len(t.Tenant) > 200:
-		return invalid("task %q: tenant of %d characters: want at most 200", t.Name, len(t.Tenant))
-	}
-	if p := JSONProblem(t.Args); p != "" {
-		return invalid("task %q: args: %s", t.Name, p)
-	}
-	return nil
-}
-
-// JSONProblem says what is wrong with a task's args or an event's payload,
-// or "" when nothing is: they are empty, or JSON in valid UTF-8, which
-// every reader of them (the CLI's --json, the API, a worker in another
-// language) can parse.
-func JSONProblem(b []byte) string {
-	switch {
-	case len(b) == 0:
-		return ""
-	case !utf8.Valid(b):
-		return fmt.Sprintf("not valid UTF-8 (at byte %d): send JSON text in UTF-8, with binary data base64-encoded in a string", invalidAt(b))
-	case !json.Valid(b):
-		var v any
-		err := json.Unmarshal(b, &v)
-		return fmt.Sprintf("not JSON (%v): send JSON, e.g. {\"to\":\"a@example.com\"}", err)
-	}
-	return ""
-}
-
-// invalidAt is the offset of b's first byte that is not valid UTF-8.
-func invalidAt(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return len(b)
 }
 
 // ValidateRun checks a run's tasks and that their needs form a DAG (no
@@ -78,7 +26,7 @@ func ValidateRun(r task.NewRun) error {
 			return invalid("run %q: two tasks are named %q", r.Name, t.Name)
 		}
 		names[t.Name] = true
-		if err := ValidateTask(t); err != nil {
+		if err := t.Validate(); err != nil {
 			return fmt.Errorf("run %q: %w", r.Name, err)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/fsm"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -35,7 +34,7 @@ func FuzzValidateSend(f *testing.F) {
 			t.Fatalf("accepted machine %q, event %q, which package fsm refuses", machine, event)
 		case key == "" || len(key) > 500:
 			t.Fatalf("accepted key %q", key)
-		case len(payload) > l.maxPayload || store.JSONProblem(payload) != "":
+		case len(payload) > l.maxPayload || task.JSONProblem(payload) != "":
 			t.Fatalf("accepted payload %q", payload)
 		}
 	})

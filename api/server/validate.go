@@ -103,7 +103,7 @@ func (l limits) checkPayload(field string, b []byte) error {
 		return over(pb.ReasonPayloadTooLarge, field, "%d bytes, more than the limit of %s: keep large data elsewhere and pass a reference to it, or raise the server's limit (GRIT_MAX_PAYLOAD)",
 			len(b), formatBytes(l.maxPayload))
 	}
-	if p := store.JSONProblem(b); p != "" {
+	if p := task.JSONProblem(b); p != "" {
 		return bad(field, "%s", p)
 	}
 	return nil
@@ -188,7 +188,7 @@ func (l limits) newTask(field string, n *pb.NewTask) (task.NewTask, error) {
 		return task.NewTask{}, err
 	}
 	setTenant(&t, n.GetTenant())
-	if err := store.ValidateTask(t); err != nil {
+	if err := t.Validate(); err != nil {
 		return task.NewTask{}, bad(field, "%v", err)
 	}
 	return t, nil

@@ -12,7 +12,6 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	pb "github.com/grit-run/grit/api/gritv1"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -89,7 +88,7 @@ func FuzzValidateEnqueue(f *testing.F) {
 			}
 			return
 		}
-		if err := store.ValidateTask(got); err != nil {
+		if err := got.Validate(); err != nil {
 			t.Fatalf("accepted %+v, which the store refuses: %v", got, err)
 		}
 		if !nameRE.MatchString(got.Kind) || len(got.Args) > l.maxPayload || (len(got.Args) > 0 && !json.Valid(got.Args)) {

@@ -155,7 +155,7 @@ func (e *env) readPayload(v string) (json.RawMessage, error) {
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		return nil, nil
 	}
-	if p := store.JSONProblem(raw); p != "" {
+	if p := task.JSONProblem(raw); p != "" {
 		return nil, usageErr("fsm send: --payload %s: %s (e.g. --payload '{\"cents\": 1200}')", shorten(v), p)
 	}
 	return raw, nil

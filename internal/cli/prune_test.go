@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -26,7 +27,7 @@ func TestWaitOnAPrunedRun(t *testing.T) {
 	}
 	s := openStore(t, st)
 	time.Sleep(2 * time.Millisecond) // past the rule's millisecond: the task finished before this
-	r, err := s.(store.Pruner).Prune(context.Background(), store.PruneRequest{Limit: 10, Rules: []store.PruneRule{{State: task.Success, Keep: time.Millisecond}}})
+	r, err := s.(store.Pruner).Prune(context.Background(), store.PruneRequest{Limit: 10, Rules: []retention.Rule{{State: task.Success, Keep: time.Millisecond}}})
 	if err != nil || r.Tasks != 1 || r.Runs != 1 {
 		t.Fatalf("prune: %+v, %v; want the run and its task gone", r, err)
 	}

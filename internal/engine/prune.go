@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/store"
 )
 
@@ -22,7 +23,7 @@ func (e *Engine) pruneLoop() {
 	if !ok || e.cfg.Retention.Off {
 		return
 	}
-	req := e.cfg.Retention.Request(e.cfg.PruneBatch)
+	req := pruneRequest(e.cfg.Retention, e.cfg.PruneBatch)
 	if len(req.Rules) == 0 && req.Workers == 0 {
 		return
 	}
@@ -59,4 +60,9 @@ func (e *Engine) pruneLoop() {
 			e.cfg.Logger.Info("pruned what the retention let go", "tasks", sum.Tasks, "attempts", sum.Attempts, "runs", sum.Runs, "workers", sum.Workers)
 		}
 	}
+}
+
+// pruneRequest is the round of at most limit tasks that p asks for.
+func pruneRequest(p retention.Policy, limit int) store.PruneRequest {
+	return store.PruneRequest{Rules: p.Rules(), Limit: limit, Workers: max(p.Workers, 0)}
 }

@@ -59,7 +59,7 @@ func BenchmarkWorkWhilePruning(b *testing.B) {
 				pctx, stop := context.WithCancel(ctx)
 				done := make(chan struct{})
 				pol, _ := retention.Parse("success=1d")
-				req := pol.Request(1000)
+				req := pruneRequest(pol, 1000)
 				for range pruners {
 					go func() {
 						defer func() { done <- struct{}{} }()

@@ -177,7 +177,7 @@ func checkSend(machine, key, event string, payload json.RawMessage) error {
 	case key == "" || len(key) > 500:
 		return fmt.Errorf("send: key %q: want 1 to 500 characters: %w", key, task.ErrInvalid)
 	}
-	if p := store.JSONProblem(payload); p != "" {
+	if p := task.JSONProblem(payload); p != "" {
 		return fmt.Errorf("send: payload: %s: %w", p, task.ErrInvalid)
 	}
 	return nil

@@ -93,7 +93,7 @@ func checkEnqueue(ts []task.NewTask) error {
 		if len(t.Needs) > 0 {
 			return fmt.Errorf("enqueue: task %d (%q): needs are only for tasks of a run (SubmitRun): %w", i, t.Name, task.ErrInvalid)
 		}
-		if err := store.ValidateTask(t); err != nil {
+		if err := t.Validate(); err != nil {
 			return fmt.Errorf("enqueue: task %d: %w", i, err)
 		}
 	}

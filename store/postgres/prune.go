@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -122,7 +123,7 @@ func (s *Store) Prune(ctx context.Context, req store.PruneRequest) (store.PruneR
 // pruneRules turns rules into the columns pruneTasksSQL reads: one rule
 // per queue and state, the longer keep of two the same (store.PruneKeep),
 // in whole microseconds.
-func pruneRules(rules []store.PruneRule) (queues, states []string, keeps []int64) {
+func pruneRules(rules []retention.Rule) (queues, states []string, keeps []int64) {
 	type key struct {
 		queue string
 		state task.State

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
 	"github.com/grit-run/grit/task"
@@ -35,7 +36,7 @@ func TestPruneRoundUsesIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	queues, states, keeps := postgres.PruneRules([]store.PruneRule{
+	queues, states, keeps := postgres.PruneRules([]retention.Rule{
 		{State: task.Success, Keep: 24 * time.Hour}, {State: task.Failed, Keep: 24 * time.Hour},
 	})
 	plans()
@@ -143,7 +144,7 @@ func BenchmarkPruneRound(b *testing.B) {
 	if _, err := admin(b).Exec(ctx, `VACUUM ANALYZE `+pgx.Identifier{schema, "tasks"}.Sanitize()); err != nil {
 		b.Fatal(err)
 	}
-	req := store.PruneRequest{Limit: 500, Rules: []store.PruneRule{
+	req := store.PruneRequest{Limit: 500, Rules: []retention.Rule{
 		{State: task.Success, Keep: time.Hour}, {State: task.Failed, Keep: time.Hour},
 	}}
 	for b.Loop() {

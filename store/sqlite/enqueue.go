@@ -19,7 +19,7 @@ func (s *Store) Enqueue(ctx context.Context, ts []task.NewTask) ([]task.Enqueued
 		if len(t.Needs) > 0 {
 			return nil, fmt.Errorf("enqueue: task %d (%q): needs are only for tasks of a run (SubmitRun): %w", i, t.Name, task.ErrInvalid)
 		}
-		if err := store.ValidateTask(t); err != nil {
+		if err := t.Validate(); err != nil {
 			return nil, fmt.Errorf("enqueue: task %d: %w", i, err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -21,10 +22,10 @@ const soon = time.Millisecond
 var finishedStates = []task.State{task.Success, task.Failed, task.UpstreamFailed, task.Skipped, task.Cancelled}
 
 // keepAll is a rule for every finished state, in every queue.
-func keepAll(keep time.Duration) []store.PruneRule {
-	var rs []store.PruneRule
+func keepAll(keep time.Duration) []retention.Rule {
+	var rs []retention.Rule
 	for _, s := range finishedStates {
-		rs = append(rs, store.PruneRule{State: s, Keep: keep})
+		rs = append(rs, retention.Rule{State: s, Keep: keep})
 	}
 	return rs
 }
@@ -103,7 +104,7 @@ var pruneTests = map[string]func(*testing.T, *harness){
 		c1 := h.take("c1")
 		h.act(c1.ID, task.ActCancel)
 		h.aged(s1.ID, s2.ID, f1.ID, f2.ID, c1.ID)
-		got := h.prune(p, store.PruneRequest{Limit: 100, Rules: []store.PruneRule{
+		got := h.prune(p, store.PruneRequest{Limit: 100, Rules: []retention.Rule{
 			{State: task.Success, Keep: soon}, {Queue: "keep", State: task.Success, Keep: time.Hour},
 			{Queue: "go", State: task.Failed, Keep: soon}, {State: task.Failed, Keep: time.Hour},
 		}})
@@ -224,9 +225,9 @@ var pruneTests = map[string]func(*testing.T, *harness){
 		p := pruner(h)
 		for _, req := range []store.PruneRequest{
 			{Limit: 0},
-			{Limit: 1, Rules: []store.PruneRule{{State: task.DeadLetter, Keep: time.Hour}}},
-			{Limit: 1, Rules: []store.PruneRule{{State: task.Ready, Keep: time.Hour}}},
-			{Limit: 1, Rules: []store.PruneRule{{State: task.Success}}},
+			{Limit: 1, Rules: []retention.Rule{{State: task.DeadLetter, Keep: time.Hour}}},
+			{Limit: 1, Rules: []retention.Rule{{State: task.Ready, Keep: time.Hour}}},
+			{Limit: 1, Rules: []retention.Rule{{State: task.Success}}},
 			{Limit: 1, Workers: -time.Second},
 		} {
 			_, err := p.Prune(h.ctx, req)
