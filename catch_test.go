@@ -52,14 +52,14 @@ func testCatch(t *testing.T, st store.Store) {
 		return errors.New("bad order " + o.ID)
 	}
 	var mu sync.Mutex
-	caught := map[int64][]grit.Caught{}
+	caught := map[int64][]task.Caught{}
 	if err := grit.Handle(c, "charge_card", fail, grit.HandlerConfig{Policy: "2 1ms", Catch: "refund"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := grit.Handle(c, "ship", fail, grit.HandlerConfig{Policy: "5 1ms", Catch: "refund"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := grit.Handle(c, "refund", func(_ context.Context, k grit.Caught) error {
+	if err := grit.Handle(c, "refund", func(_ context.Context, k task.Caught) error {
 		mu.Lock()
 		defer mu.Unlock()
 		caught[k.Task] = append(caught[k.Task], k)
@@ -78,7 +78,7 @@ func testCatch(t *testing.T, st store.Store) {
 	waitTask(t, c, out.Task.ID, task.Failed)
 	waitTask(t, c, dead.Task.ID, task.DeadLetter)
 
-	want := map[int64]grit.Caught{
+	want := map[int64]task.Caught{
 		perm.Task.ID: {Task: perm.Task.ID, Kind: "charge_card", Error: "card declined", Attempts: 1},
 		out.Task.ID:  {Task: out.Task.ID, Kind: "charge_card", Error: "gateway busy", Attempts: 3},
 	}

@@ -32,6 +32,14 @@
 // On PostgreSQL, Client.EnqueueTx enqueues inside the caller's pgx
 // transaction: the task exists if and only if it commits.
 //
+// What goes in and comes out is in package task: Client.EnqueueMany takes
+// task.NewTask values, Client.SubmitRun a task.NewRun (a DAG of named
+// tasks, as a task file's taskfile.File.NewRun makes), and Client.Task,
+// Tasks (with a task.Filter), Attempts, Steps, Run and Workers read what
+// the store holds; Client.Act replays, skips or fails a dead letter,
+// cancels a task or retries a failed one. Package store is the drivers'
+// contract: a user need not import it.
+//
 // A handler's context carries its attempt (AttemptFrom): the attempt
 // number and the lease token, a fencing token to pass to downstream writes.
 // A handler that returns Snooze(d) is tried again after d without using an

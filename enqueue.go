@@ -34,11 +34,6 @@ func WithKey(k string) EnqueueOption { return func(n *task.NewTask) { n.Idempote
 // with ErrKeyConflict: "this key once, whatever it carries".
 func ReturnExisting() EnqueueOption { return func(n *task.NewTask) { n.ReturnExisting = true } }
 
-// Enqueued is what Enqueue answers: the task, and whether it existed
-// already (its idempotency key was taken by the same work) rather than
-// being created by this call.
-type Enqueued = task.Enqueued
-
 // WithPolicy overrides the handler's retry policy for this task.
 func WithPolicy(p string) EnqueueOption { return func(n *task.NewTask) { n.Policy = p } }
 
@@ -62,23 +57,56 @@ func ForTenant(t string) EnqueueOption { return func(n *task.NewTask) { n.Tenant
 // Enqueue inserts a task of kind with args encoded as JSON, and wakes this
 // client's worker. With WithKey, a key used before for the same work
 // answers the existing task, Existed.
-func (c *Client) Enqueue(ctx context.Context, kind string, args any, opts ...EnqueueOption) (Enqueued, error) {
+func (c *Client) Enqueue(ctx context.Context, kind string, args any, opts ...EnqueueOption) (task.Enqueued, error) {
 	n, err := c.newTask(kind, args, opts)
 	if err != nil {
-		return Enqueued{}, err
+		return task.Enqueued{}, err
 	}
-	ns := []task.NewTask{n}
-	traced := c.tracer.Enqueue(ctx, ns)
-	ts, err := c.store.Enqueue(ctx, ns)
-	traced(ts, err)
+	ts, err := c.enqueue(ctx, []task.NewTask{n})
 	if err != nil {
-		return Enqueued{}, fmt.Errorf("grit: enqueue %s: %w", kind, err)
-	}
-	c.metrics.Enqueued(ts)
-	if !ts[0].Existed {
-		c.engine.Wake()
+		return task.Enqueued{}, fmt.Errorf("grit: enqueue %s: %w", kind, err)
 	}
 	return ts[0], nil
+}
+
+// EnqueueMany inserts tasks in one transaction (all or none), and wakes
+// this client's worker: the way to enqueue a batch. Each answer is its
+// task's, in order; a task whose IdempotencyKey is taken answers the task
+// that holds it, Existed, as Enqueue does. A task without a Group is in
+// the group of its kind's handler, as with Enqueue.
+func (c *Client) EnqueueMany(ctx context.Context, ts []task.NewTask) ([]task.Enqueued, error) {
+	ns := make([]task.NewTask, len(ts))
+	for i, n := range ts {
+		ns[i] = c.withGroup(n)
+	}
+	out, err := c.enqueue(ctx, ns)
+	if err != nil {
+		return nil, fmt.Errorf("grit: enqueue %d tasks: %w", len(ns), err)
+	}
+	return out, nil
+}
+
+// enqueue inserts ns, traced and counted, and wakes the worker when one
+// is new.
+func (c *Client) enqueue(ctx context.Context, ns []task.NewTask) ([]task.Enqueued, error) {
+	st, err := c.driver()
+	if err != nil {
+		return nil, err
+	}
+	traced := c.tracer.Enqueue(ctx, ns)
+	ts, err := st.Enqueue(ctx, ns)
+	traced(ts, err)
+	if err != nil {
+		return nil, err
+	}
+	c.metrics.Enqueued(ts)
+	for _, t := range ts {
+		if !t.Existed {
+			c.engine.Wake()
+			break
+		}
+	}
+	return ts, nil
 }
 
 // txEnqueuer is the optional capability EnqueueTx needs (the PostgreSQL
@@ -91,21 +119,21 @@ type txEnqueuer interface {
 // exists if and only if tx commits, and no worker sees it before (a
 // transactional outbox). The store must be the PostgreSQL one, and tx on
 // its database.
-func (c *Client) EnqueueTx(ctx context.Context, tx pgx.Tx, kind string, args any, opts ...EnqueueOption) (Enqueued, error) {
+func (c *Client) EnqueueTx(ctx context.Context, tx pgx.Tx, kind string, args any, opts ...EnqueueOption) (task.Enqueued, error) {
 	te, ok := c.store.(txEnqueuer)
 	if !ok {
-		return Enqueued{}, fmt.Errorf("grit: enqueue %s in a transaction: the store cannot (use the PostgreSQL store): %w", kind, task.ErrInvalid)
+		return task.Enqueued{}, fmt.Errorf("grit: enqueue %s in a transaction: the store cannot (use the PostgreSQL store): %w", kind, task.ErrInvalid)
 	}
 	n, err := c.newTask(kind, args, opts)
 	if err != nil {
-		return Enqueued{}, err
+		return task.Enqueued{}, err
 	}
 	ns := []task.NewTask{n}
 	traced := c.tracer.Enqueue(ctx, ns)
 	ts, err := te.EnqueueTx(ctx, tx, ns)
 	traced(ts, err)
 	if err != nil {
-		return Enqueued{}, fmt.Errorf("grit: enqueue %s in a transaction: %w", kind, err)
+		return task.Enqueued{}, fmt.Errorf("grit: enqueue %s in a transaction: %w", kind, err)
 	}
 	c.metrics.Enqueued(ts) // counted when enqueued, though tx may yet roll back
 	return ts[0], nil
@@ -126,19 +154,19 @@ func newTask(kind string, args any, opts []EnqueueOption) (task.NewTask, error) 
 	return n, nil
 }
 
-// Task returns a task by id.
-func (c *Client) Task(ctx context.Context, id int64) (task.Task, error) {
-	return c.store.GetTask(ctx, id)
-}
-
 // newTask is the task Enqueue inserts: in the group of the kind's handler
 // unless an option names one.
 func (c *Client) newTask(kind string, args any, opts []EnqueueOption) (task.NewTask, error) {
 	n, err := newTask(kind, args, opts)
-	if err == nil && n.Group == "" {
+	return c.withGroup(n), err
+}
+
+// withGroup is n in the group of its kind's handler, unless it names one.
+func (c *Client) withGroup(n task.NewTask) task.NewTask {
+	if n.Group == "" {
 		c.mu.RLock()
-		n.Group = c.groups[kind]
+		n.Group = c.groups[n.Kind]
 		c.mu.RUnlock()
 	}
-	return n, err
+	return n
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/grit-run/grit"
 	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/task"
 )
 
 // A task that ends FAILED (here a permanent failure; also retries run out)
@@ -30,8 +31,8 @@ func ExampleHandlerConfig_catch() {
 	grit.Handle(c, "ship", func(ctx context.Context, o order) error {
 		return retry.Permanent(errors.New("address unknown"))
 	}, grit.HandlerConfig{Policy: "3 1s 1m", Catch: "release_stock"})
-	caught := make(chan grit.Caught, 1)
-	grit.Handle(c, "release_stock", func(ctx context.Context, k grit.Caught) error {
+	caught := make(chan task.Caught, 1)
+	grit.Handle(c, "release_stock", func(ctx context.Context, k task.Caught) error {
 		caught <- k
 		return nil
 	}, grit.HandlerConfig{})

@@ -58,8 +58,8 @@ func ExampleClient_Publish() {
 	}
 	defer c.Close()
 
-	c.Subscribe(ctx, grit.Subscription{Topic: "order.paid", Kind: "ship"})
-	c.Subscribe(ctx, grit.Subscription{Topic: "order.paid", Kind: "receipt", Queue: "mail"})
+	c.Subscribe(ctx, task.Subscription{Topic: "order.paid", Kind: "ship"})
+	c.Subscribe(ctx, task.Subscription{Topic: "order.paid", Kind: "receipt", Queue: "mail"})
 	type paid struct{ Order string }
 	ds, _ := c.Publish(ctx, "order.paid", paid{"o-42"}, grit.EventKey("o-42"))
 	for _, d := range ds {

@@ -10,29 +10,24 @@ import (
 	"github.com/grit-run/grit/internal/machine"
 )
 
-// Instance is a state machine's instance: the state it is in, the
-// transition under way, the events waiting and the history of those
-// delivered (docs/fsm.md).
-type Instance = machine.Instance
-
 // Send sends event, with payload as its JSON, to instance key of machine
 // (made in the machine's initial state when it is not there). Events of
 // an instance are delivered one at a time, in the order sent: this one
 // after those sent before it. On a client that has the machine
 // (Config.Machines) the instance moves on at once; otherwise a worker
 // that has it delivers the event within a second.
-func (c *Client) Send(ctx context.Context, machineName, key, event string, payload any) (Instance, error) {
+func (c *Client) Send(ctx context.Context, machineName, key, event string, payload any) (fsm.Instance, error) {
 	var raw json.RawMessage
 	if payload != nil {
 		b, err := json.Marshal(payload)
 		if err != nil {
-			return Instance{}, fmt.Errorf("grit: send %s to %s/%s: the payload does not encode as JSON: %w", event, machineName, key, err)
+			return fsm.Instance{}, fmt.Errorf("grit: send %s to %s/%s: the payload does not encode as JSON: %w", event, machineName, key, err)
 		}
 		raw = b
 	}
 	now, err := c.store.Now(ctx)
 	if err != nil {
-		return Instance{}, err
+		return fsm.Instance{}, err
 	}
 	var m *fsm.Machine
 	if def, ok := c.machines[machineName]; ok {
@@ -40,14 +35,14 @@ func (c *Client) Send(ctx context.Context, machineName, key, event string, paylo
 	}
 	in, err := machine.Send(ctx, c.store, m, machineName, key, event, raw, now)
 	if err != nil {
-		return Instance{}, fmt.Errorf("grit: %w", err)
+		return fsm.Instance{}, fmt.Errorf("grit: %w", err)
 	}
 	return in, nil
 }
 
 // Instance returns instance key of machine, or an error matching
 // task.ErrNotFound.
-func (c *Client) Instance(ctx context.Context, machineName, key string) (Instance, error) {
+func (c *Client) Instance(ctx context.Context, machineName, key string) (fsm.Instance, error) {
 	in, _, err := machine.Get(ctx, c.store, machineName, key)
 	return in, err
 }

@@ -26,7 +26,7 @@ var payment = fsm.Machine{
 	},
 }
 
-func waitInstance(t *testing.T, c *grit.Client, key string, ok func(grit.Instance) bool) grit.Instance {
+func waitInstance(t *testing.T, c *grit.Client, key string, ok func(fsm.Instance) bool) fsm.Instance {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -41,7 +41,7 @@ func waitInstance(t *testing.T, c *grit.Client, key string, ok func(grit.Instanc
 	}
 }
 
-func outcomes(in grit.Instance) string {
+func outcomes(in fsm.Instance) string {
 	var s []string
 	for _, h := range in.History {
 		s = append(s, fmt.Sprintf("%s:%s->%s:%s", h.Event, h.From, h.To, h.Outcome))
@@ -81,7 +81,7 @@ func TestPaymentMachine(t *testing.T) {
 				}
 			}
 			startClient(t, c)
-			in := waitInstance(t, c, "o-1", func(in grit.Instance) bool { return in.State == "captured" })
+			in := waitInstance(t, c, "o-1", func(in fsm.Instance) bool { return in.State == "captured" })
 			if got, want := outcomes(in), "[authorize:created->authorized:ENTERED capture:authorized->captured:ENTERED]"; got != want {
 				t.Errorf("history %s, want %s", got, want)
 			}
@@ -137,25 +137,25 @@ func TestMachineFailureNextAndDeadLetter(t *testing.T) {
 			send("poison", "authorize", "capture")
 			startClient(t, c)
 
-			in := waitInstance(t, c, "declined", func(in grit.Instance) bool { return len(in.History) == 2 })
+			in := waitInstance(t, c, "declined", func(in fsm.Instance) bool { return len(in.History) == 2 })
 			if got, want := outcomes(in), "[authorize:created->failed:FAILED capture:failed->:IGNORED]"; in.State != "failed" || got != want {
 				t.Errorf("declined: state %s, history %s, want failed and %s", in.State, got, want)
 			}
 			// Next goes before the refund sent meanwhile: the refund then
 			// finds the payment captured.
-			in = waitInstance(t, c, "next", func(in grit.Instance) bool { return in.State == "refunded" })
+			in = waitInstance(t, c, "next", func(in fsm.Instance) bool { return in.State == "refunded" })
 			if got, want := outcomes(in), "[authorize:created->authorized:ENTERED capture:authorized->captured:ENTERED refund:captured->refunded:ENTERED]"; got != want {
 				t.Errorf("next: history %s, want %s", got, want)
 			}
-			in = waitInstance(t, c, "poison", func(in grit.Instance) bool { return in.Held })
+			in = waitInstance(t, c, "poison", func(in fsm.Instance) bool { return in.Held })
 			if in.State != "created" || len(in.Queue) != 1 || in.Entering == nil {
 				t.Errorf("a dead-lettered state: %+v, want held entering authorized with capture waiting", in)
 			}
 			poisonUntil.Store(false)
-			if _, err := c.Store().Act(ctx, in.Entering.Task, task.ActReplay); err != nil {
+			if _, err := c.Act(ctx, in.Entering.Task, task.ActReplay); err != nil {
 				t.Fatal(err)
 			}
-			in = waitInstance(t, c, "poison", func(in grit.Instance) bool { return in.State == "captured" })
+			in = waitInstance(t, c, "poison", func(in fsm.Instance) bool { return in.State == "captured" })
 			if in.Held {
 				t.Errorf("still held after the replay: %+v", in)
 			}
@@ -174,7 +174,7 @@ func getTask(t *testing.T, c *grit.Client, id int64) task.Task {
 
 func kindTasks(t *testing.T, c *grit.Client, kind string) []task.Task {
 	t.Helper()
-	ts, err := c.Store().ListTasks(context.Background(), task.Filter{Kind: kind})
+	ts, err := c.Tasks(context.Background(), task.Filter{Kind: kind})
 	if err != nil {
 		t.Fatal(err)
 	}

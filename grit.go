@@ -13,9 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/grit-run/grit/fsm"
-	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/engine"
-	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/internal/version"
 	"github.com/grit-run/grit/metrics"
@@ -109,10 +107,6 @@ type Config struct {
 	Isolation Isolation
 }
 
-// Isolation is how isolated handlers' child processes run
-// (Config.Isolation).
-type Isolation = engine.Isolation
-
 // IsChild reports whether this process is an isolated handler's child:
 // this program started again by its worker to run attempts. In a child,
 // Open and New make a client without a store that only registers
@@ -126,31 +120,6 @@ func IsChild() bool { return engine.IsChild() }
 // that follows the work as it slows down, instead of a fixed one that
 // turns a slow night into timeouts and dead letters.
 const AutoTimeout = task.AutoTimeout
-
-// AutoTimeouts is how auto timeouts are chosen (see its fields).
-type AutoTimeouts = engine.AutoTimeouts
-
-// Protection is how claimers protect downstreams: the groups' circuit
-// breakers, resource pressure and retry budgets (see its fields).
-type Protection = gate.Protection
-
-// Alerting is where a worker's alerts go (see its fields).
-type Alerting = alert.Alerting
-
-// Alert is one alert: what it is about (Type), when, and the task, group
-// or kind it concerns, with a line for a human (Summary) and where an
-// operator looks next (Link).
-type Alert = alert.Event
-
-// AlertType is what an alert is about.
-type AlertType = alert.Type
-
-// The alerts' types.
-const (
-	AlertDeadLetter    = alert.DeadLetter    // a task is DEAD_LETTER: the same failure twice in a row
-	AlertBreakerOpened = alert.BreakerOpened // a group's circuit breaker opened
-	AlertOutageHeld    = alert.OutageHeld    // a kind or group is held as an outage
-)
 
 // Client enqueues tasks and, once started, works them.
 type Client struct {
@@ -187,14 +156,14 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Client, error) {
 }
 
 // New returns a client on an open store, which the caller closes.
-func New(st store.Store, cfg Config) (*Client, error) {
+func New(st Driver, cfg Config) (*Client, error) {
 	if IsChild() {
 		return newChild(cfg)
 	}
 	var m *metrics.Metrics
 	if cfg.Metrics != nil {
 		var err error
-		m, err = metrics.Register(cfg.Metrics, metrics.StoreConfig{Store: st, Budget: cfg.Protection.RetryBudget, Logger: cfg.Logger})
+		m, err = metrics.Register(cfg.Metrics, metrics.StoreConfig{Store: st, Budget: store.BudgetRates(cfg.Protection.RetryBudget), Logger: cfg.Logger})
 		if err != nil {
 			return nil, fmt.Errorf("grit: %w", err)
 		}
@@ -212,9 +181,9 @@ func New(st store.Store, cfg Config) (*Client, error) {
 	tr := tracing.New(tp)
 	e, err := engine.New(engine.Config{
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
-		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version(), Protection: cfg.Protection,
-		Alerting: cfg.Alerting, Metrics: m, Tracer: tr, Retention: cfg.Retention, Schedules: cfg.Schedules, Machines: cfg.Machines,
-		AutoTimeouts: cfg.AutoTimeouts, StuckGrace: cfg.StuckGrace, Isolation: cfg.Isolation,
+		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version(), Protection: cfg.Protection.gate(),
+		Alerting: cfg.Alerting.alert(), Metrics: m, Tracer: tr, Retention: cfg.Retention, Schedules: cfg.Schedules, Machines: cfg.Machines,
+		AutoTimeouts: engine.AutoTimeouts(cfg.AutoTimeouts), StuckGrace: cfg.StuckGrace, Isolation: engine.Isolation(cfg.Isolation),
 	})
 	if err != nil {
 		stopTracing(context.Background())
@@ -244,8 +213,13 @@ func newChild(cfg Config) (*Client, error) {
 // when grit is built from its own checkout. Workers record it.
 func Version() string { return version.Get().String() }
 
-// Store returns the client's store.
-func (c *Client) Store() store.Store { return c.store }
+// A Driver is a store opened by a driver package (sqlite.Open,
+// postgres.Open, or postgres.New on a pool of your own): New runs a client
+// on it. Its methods are the drivers' contract (package store): a user
+// reaches the store through the Client's methods instead.
+type Driver interface {
+	store.Store
+}
 
 // HandlerConfig configures the tasks of one kind.
 type HandlerConfig struct {
@@ -266,7 +240,7 @@ type HandlerConfig struct {
 	Group string
 	// Catch, if set, is a kind: when a task of this kind ends FAILED
 	// (its retries ran out, or its failure was permanent), a task of kind
-	// Catch is enqueued, exactly once, with a Caught as its args
+	// Catch is enqueued, exactly once, with a task.Caught as its args
 	// (docs/directives.md). A DEAD_LETTER is not caught.
 	Catch string
 	// Isolate runs the handler's attempts in child processes, this
@@ -341,12 +315,6 @@ func (c *Client) Close() error {
 // Snooze, returned by a handler, tries the task again after d without using
 // an attempt: a sensor whose condition does not hold yet.
 func Snooze(d time.Duration) error { return engine.Snooze(d) }
-
-// Attempt is what a handler's context carries about its attempt.
-type Attempt = engine.HandlerAttempt
-
-// AttemptFrom returns the attempt a handler's context belongs to.
-func AttemptFrom(ctx context.Context) (Attempt, bool) { return engine.AttemptFrom(ctx) }
 
 // ErrDuplicate is returned with the existing run when a run's key was
 // used before.

@@ -54,7 +54,7 @@ func runNoops(b *testing.B, c *grit.Client, kind string, n int) {
 		for i := range ts {
 			ts[i] = task.NewTask{Kind: kind, Args: []byte("{}")}
 		}
-		got, err := c.Store().Enqueue(ctx, ts)
+		got, err := c.EnqueueMany(ctx, ts)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -67,13 +67,13 @@ func runNoops(b *testing.B, c *grit.Client, kind string, n int) {
 		if time.Now().After(deadline) {
 			b.Fatalf("%d %s tasks not done within 5 minutes", n, kind)
 		}
-		if t, err := c.Store().GetTask(ctx, last); err != nil {
+		if t, err := c.Task(ctx, last); err != nil {
 			b.Fatal(err)
 		} else if t.State != task.Success {
 			time.Sleep(time.Millisecond)
 			continue
 		}
-		left, err := c.Store().ListTasks(ctx, task.Filter{Kind: kind, States: []task.State{task.Ready, task.Running, task.Retrying}, Limit: 1})
+		left, err := c.Tasks(ctx, task.Filter{Kind: kind, States: []task.State{task.Ready, task.Running, task.Retrying}, Limit: 1})
 		if err != nil {
 			b.Fatal(err)
 		}

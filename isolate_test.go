@@ -136,7 +136,7 @@ func enqueueKind(t *testing.T, c *grit.Client, kind string, args any, opts ...gr
 
 func lastAttempt(t *testing.T, c *grit.Client, id int64) task.Attempt {
 	t.Helper()
-	as, err := c.Store().Attempts(context.Background(), id)
+	as, err := c.Attempts(context.Background(), id)
 	if err != nil || len(as) == 0 {
 		t.Fatalf("attempts of %d: %v, %v", id, as, err)
 	}
@@ -272,13 +272,13 @@ func TestIsolatedCrashesEndTheirOwnAttempt(t *testing.T) {
 // boundary as transient.
 func TestIsolatedHandlerHasItsContext(t *testing.T) {
 	c := openIsolated(t, grit.Isolation{})
-	if err := c.Subscribe(context.Background(), grit.Subscription{Topic: "charged", Kind: "iso.noop", Queue: "default"}); err != nil {
+	if err := c.Subscribe(context.Background(), task.Subscription{Topic: "charged", Kind: "iso.noop", Queue: "default"}); err != nil {
 		t.Fatal(err)
 	}
 	startClient(t, c)
 	id := enqueueKind(t, c, "iso.info", struct{ Order string }{"A-17"})
 	got := waitTaskFor(t, c, id, task.Success, 30*time.Second)
-	as, err := c.Store().Attempts(context.Background(), id)
+	as, err := c.Attempts(context.Background(), id)
 	if err != nil || len(as) != 2 || as[0].Class != retry.ClassTransient.String() || got.Attempt != 2 {
 		t.Fatalf("attempts %+v (%v), want a transient failure, then a success", as, err)
 	}
@@ -295,7 +295,7 @@ func TestIsolatedHandlerHasItsContext(t *testing.T) {
 	if _, err := fmt.Sscanf(res, want, &pid); err != nil || pid == os.Getpid() {
 		t.Errorf("the step's result %q, want %q from another process than the worker (%d)", res, want, os.Getpid())
 	}
-	deliveries, err := c.Store().ListTasks(context.Background(), task.Filter{Kind: "iso.noop"})
+	deliveries, err := c.Tasks(context.Background(), task.Filter{Kind: "iso.noop"})
 	if err != nil || len(deliveries) != 1 || !strings.Contains(string(deliveries[0].Args), "A-17 pid=") {
 		t.Errorf("deliveries of charged: %+v (%v), want one, from the success alone, carrying the replayed charge", deliveries, err)
 	}
@@ -440,7 +440,7 @@ func TestChildClientRefusesClearly(t *testing.T) {
 	}
 	_, err = c.Enqueue(context.Background(), "iso.noop", struct{}{})
 	_, perr := c.Publish(context.Background(), "charged", struct{}{})
-	serr := c.Subscribe(context.Background(), grit.Subscription{Topic: "charged", Kind: "iso.noop"})
+	serr := c.Subscribe(context.Background(), task.Subscription{Topic: "charged", Kind: "iso.noop"})
 	for _, err := range []error{err, perr, serr} {
 		if err == nil || !strings.Contains(err.Error(), "isolated handler's child") || !strings.Contains(err.Error(), "grit.IsChild") {
 			t.Errorf("a child's client call: %v, want it to say the process is a child and what to guard", err)
@@ -477,7 +477,7 @@ func TestIsolatedWarmChildThatCannotStartFailsStart(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "exited with status 4: no main here") || !strings.Contains(err.Error(), "grit.IsChild") {
 		t.Fatalf("Start: %v, want it to fail saying how the child ended", err)
 	}
-	if ws, _ := c.Store().Workers(context.Background()); len(ws) != 0 {
+	if ws, _ := c.Workers(context.Background()); len(ws) != 0 {
 		t.Errorf("a failed Start registered %v", ws)
 	}
 }

@@ -130,7 +130,7 @@ func TestAnOutageIsNotPoison(t *testing.T) {
 			t.Errorf("task %d succeeded at attempt %d, want 3 (two refused, then up) to 11", id, tk.Attempt)
 		}
 		total += tk.Attempt
-		as, err := c.Store().Attempts(ctx, id)
+		as, err := c.Attempts(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,11 +12,6 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// Subscription turns a topic's events into tasks of Kind in Queue ("" is
-// "default"): each event published to Topic becomes one such task, whose
-// args are the event's payload.
-type Subscription = task.Subscription
-
 // PublishOption sets one field of a published event.
 type PublishOption func(*task.Event)
 
@@ -31,12 +26,12 @@ func EventTenant(t string) PublishOption { return func(e *task.Event) { e.Tenant
 // Subscribe subscribes Kind (in Queue) to a topic; subscribing again
 // changes nothing. Subscriptions are kept in the store, so every process
 // that publishes to the topic delivers to them.
-func (c *Client) Subscribe(ctx context.Context, s Subscription) error {
+func (c *Client) Subscribe(ctx context.Context, s task.Subscription) error {
 	return c.publisher().Subscribe(ctx, s)
 }
 
 // Unsubscribe removes a subscription.
-func (c *Client) Unsubscribe(ctx context.Context, s Subscription) error {
+func (c *Client) Unsubscribe(ctx context.Context, s task.Subscription) error {
 	return c.publisher().Unsubscribe(ctx, s)
 }
 

@@ -22,7 +22,7 @@ type batchReady struct {
 func TestHandlerPublishesWithItsSuccess(t *testing.T) {
 	c := open(t)
 	ctx := context.Background()
-	if err := c.Subscribe(ctx, grit.Subscription{Topic: "batch.ready", Kind: "hook"}); err != nil {
+	if err := c.Subscribe(ctx, task.Subscription{Topic: "batch.ready", Kind: "hook"}); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -55,7 +55,7 @@ func TestHandlerPublishesWithItsSuccess(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitTask(t, c, tk.ID, task.Success)
-	hooks, err := c.Store().ListTasks(ctx, task.Filter{Kind: "hook"})
+	hooks, err := c.Tasks(ctx, task.Filter{Kind: "hook"})
 	if err != nil || len(hooks) != 1 {
 		t.Fatalf("%d hook deliveries (%v), want 1: the failed attempt's event must not go out", len(hooks), err)
 	}
@@ -74,7 +74,7 @@ func TestClientPublish(t *testing.T) {
 	c := open(t)
 	ctx := context.Background()
 	for _, kind := range []string{"mail", "ship"} {
-		if err := c.Subscribe(ctx, grit.Subscription{Topic: "order.paid", Kind: kind}); err != nil {
+		if err := c.Subscribe(ctx, task.Subscription{Topic: "order.paid", Kind: kind}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -38,7 +38,7 @@ func openDSN(t *testing.T, dsn string, cfg grit.Config) *grit.Client {
 
 func stepsOf(t *testing.T, c *grit.Client, id int64) []task.Step {
 	t.Helper()
-	ss, err := c.Store().(store.Stepper).Steps(context.Background(), id)
+	ss, err := c.Steps(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}

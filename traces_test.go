@@ -98,7 +98,7 @@ func TestTraces(t *testing.T) {
 	}
 
 	run := one(t, spans[fmt.Sprint(proc.Task.ID)+" consumer"], "the process task's attempt")
-	as, err := c.Store().Attempts(context.Background(), proc.Task.ID)
+	as, err := c.Attempts(context.Background(), proc.Task.ID)
 	if err != nil || len(as) != 1 {
 		t.Fatalf("attempts %v, %v", as, err)
 	}

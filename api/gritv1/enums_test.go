@@ -3,7 +3,7 @@ package gritv1
 import (
 	"testing"
 
-	"github.com/grit-run/grit/internal/machine"
+	"github.com/grit-run/grit/fsm"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/task"
 )
@@ -32,7 +32,7 @@ func TestEnumsMatchGritsWords(t *testing.T) {
 		t.Errorf("AttemptOutcome has %d values besides UNSPECIFIED, the test knows %d outcomes", got, want)
 	}
 
-	instance := []string{machine.Entered, machine.Failed, machine.Ignored}
+	instance := []string{fsm.Entered, fsm.Failed, fsm.Ignored}
 	for _, o := range instance {
 		if v := InstanceOutcomeOf(o); v == InstanceOutcome_INSTANCE_OUTCOME_UNSPECIFIED || v.String() != "INSTANCE_OUTCOME_"+o {
 			t.Errorf("instance outcome %s: enum %v", o, v)

@@ -33,7 +33,7 @@ func TestRemoteFailureIsCaught(t *testing.T) {
 	if err != nil || len(got) != 1 {
 		t.Fatalf("catch tasks %+v (%v), want one", got, err)
 	}
-	var caught decide.Caught
+	var caught task.Caught
 	if err := json.Unmarshal(got[0].Args, &caught); err != nil || caught.Task != c.GetId() || caught.Kind != "charge" ||
 		string(caught.Args) != `{"order":"o-7"}` || caught.Error == "" {
 		t.Errorf("caught %+v (%v)", caught, err)

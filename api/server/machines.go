@@ -103,7 +103,7 @@ func (x *tasks) Instance(ctx context.Context, r *pb.InstanceRequest) (*pb.Instan
 	return &pb.InstanceResponse{Instance: toInstance(row, in)}, nil
 }
 
-func toInstance(r store.InstanceRow, in machine.Instance) *pb.Instance {
+func toInstance(r store.InstanceRow, in fsm.Instance) *pb.Instance {
 	out := &pb.Instance{Machine: r.Machine, Key: r.Key, State: in.State, Held: in.Held, Sent: in.Sent,
 		Version: r.Version, UpdatedAt: ts(r.Updated)}
 	if e := in.Entering; e != nil {

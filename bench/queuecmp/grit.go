@@ -149,7 +149,7 @@ func (q *gritQueue) insertBatch(ctx context.Context, jobs []job) error {
 		}
 		ts[i] = task.NewTask{Kind: jobKind, Args: args}
 	}
-	if _, err := q.ins.Store().Enqueue(ctx, ts); err != nil {
+	if _, err := q.ins.EnqueueMany(ctx, ts); err != nil {
 		return fmt.Errorf("grit: insert %d jobs: %w", len(jobs), err)
 	}
 	return nil

@@ -8,8 +8,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/grit-run/grit"
 	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/task"
 )
 
 //go:generate go run ../../cmd/grit gen
@@ -26,7 +26,7 @@ var ErrDeclined = errors.New("card declined")
 
 // Refunds receives the failures that refund_order is told of; a real
 // catch handler would release the order's stock or tell the customer.
-var Refunds = make(chan grit.Caught, 16)
+var Refunds = make(chan task.Caught, 16)
 
 // ChargeCard charges an order's card. A declined card fails at once;
 // other errors are retried 5 times from 100ms up to 2s. When the task
@@ -44,7 +44,7 @@ func ChargeCard(ctx context.Context, c Charge) error {
 // task, its kind, args, last error and attempts.
 //
 //grit:retry 10 1s 1m
-func RefundOrder(ctx context.Context, c grit.Caught) error {
+func RefundOrder(ctx context.Context, c task.Caught) error {
 	select {
 	case Refunds <- c:
 		return nil

@@ -11,7 +11,6 @@ import (
 
 	"github.com/grit-run/grit"
 	"github.com/grit-run/grit/retry"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -80,7 +79,7 @@ func runIngest(ctx context.Context, cfg config, log io.Writer) (report, error) {
 	jobsPerSec := float64(cfg.Capacity) / cfg.JobTime.Seconds()
 	c, err := grit.Open(ctx, cfg.DSN, grit.Config{Concurrency: 3 * cfg.Capacity,
 		Protection: grit.Protection{PressureBase: 100 * time.Millisecond, PressureMax: time.Second,
-			RetryBudget: store.BudgetRates{Ratio: 0.2, Floor: jobsPerSec, Burst: float64(cfg.Capacity)}},
+			RetryBudget: grit.BudgetRates{Ratio: 0.2, Floor: jobsPerSec, Burst: float64(cfg.Capacity)}},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return report{}, err
@@ -91,7 +90,7 @@ func runIngest(ctx context.Context, cfg config, log io.Writer) (report, error) {
 		return report{}, err
 	}
 	begin := time.Now()
-	run, err := c.Store().SubmitRun(ctx, task.NewRun{Name: "ingest", MaxFailures: cfg.MaxFailures,
+	run, err := c.SubmitRun(ctx, task.NewRun{Name: "ingest", MaxFailures: cfg.MaxFailures,
 		Tasks: []task.NewTask{{Name: "start", Kind: "StartIngest"}}})
 	if err != nil {
 		return report{}, err
@@ -101,7 +100,7 @@ func runIngest(ctx context.Context, cfg config, log io.Writer) (report, error) {
 	}
 	defer c.Stop(context.WithoutCancel(ctx))
 	for {
-		r, err := c.Store().GetRun(ctx, run.ID)
+		r, err := c.Run(ctx, run.ID)
 		if err != nil {
 			return report{}, err
 		}
@@ -118,7 +117,7 @@ func runIngest(ctx context.Context, cfg config, log io.Writer) (report, error) {
 
 // pipeline subscribes each stage to its topic and registers its handler.
 func pipeline(ctx context.Context, c *grit.Client, cfg config, cl *cluster, log io.Writer) error {
-	for _, s := range []grit.Subscription{
+	for _, s := range []task.Subscription{
 		{Topic: topicStarted, Kind: "Notice"},
 		{Topic: topicNextBatch, Kind: "Ingester"},
 		{Topic: topicReady, Kind: "HookRunner"},
@@ -175,7 +174,7 @@ func firstErr(errs ...error) error {
 
 // finish gathers the report of an ended run.
 func finish(ctx context.Context, c *grit.Client, r task.Run, cl *cluster, elapsed time.Duration) (report, error) {
-	ts, err := c.Store().ListTasks(ctx, task.Filter{RunID: r.ID, Kind: "ClusterJob"})
+	ts, err := c.Tasks(ctx, task.Filter{RunID: r.ID, Kind: "ClusterJob"})
 	if err != nil {
 		return report{}, err
 	}
@@ -195,7 +194,7 @@ func finish(ctx context.Context, c *grit.Client, r task.Run, cl *cluster, elapse
 	}
 	rep.Peak, rep.Rejected, rep.Utilization = cl.stats()
 	for _, t := range ts {
-		as, err := c.Store().Attempts(ctx, t.ID)
+		as, err := c.Attempts(ctx, t.ID)
 		if err != nil {
 			return report{}, err
 		}

@@ -179,7 +179,7 @@ type instanceJSON struct {
 	Key     string    `json:"key"`
 	Version int64     `json:"version"`
 	Updated time.Time `json:"updated"`
-	machine.Instance
+	fsm.Instance
 	Error string `json:"error,omitempty"`
 }
 
@@ -228,7 +228,7 @@ func (e *env) fsmShow(ctx context.Context, m, key string, asJSON bool) error {
 
 // printInstance prints an instance's state, its transition under way and
 // the events waiting.
-func (e *env) printInstance(in machine.Instance) error {
+func (e *env) printInstance(in fsm.Instance) error {
 	state := in.State
 	if state == "" {
 		state = "- (new: a worker that has the machine starts it in its initial state)"
@@ -251,7 +251,7 @@ func (e *env) printInstance(in machine.Instance) error {
 }
 
 // entering is the transition under way in a few words, "" when none.
-func entering(in machine.Instance) string {
+func entering(in fsm.Instance) string {
 	x := in.Entering
 	if x == nil {
 		return ""
@@ -338,7 +338,7 @@ func (e *env) fsmList(ctx context.Context, m, after string, limit int, asJSON bo
 	return nil
 }
 
-func enteringShort(in machine.Instance) string {
+func enteringShort(in fsm.Instance) string {
 	x := in.Entering
 	if x == nil {
 		return ""
@@ -351,7 +351,7 @@ func enteringShort(in machine.Instance) string {
 }
 
 // waiting is the events waiting in a few words: "3: paid shipped …".
-func waiting(q []machine.Event) string {
+func waiting(q []fsm.Event) string {
 	if len(q) == 0 {
 		return "0"
 	}

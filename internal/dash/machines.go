@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/grit-run/grit/fsm"
 	"github.com/grit-run/grit/internal/machine"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -26,7 +27,7 @@ func instanceLink(machine, key string) string {
 // instanceRow is an instance as the machines page lists it.
 type instanceRow struct {
 	Row store.InstanceRow
-	In  machine.Instance
+	In  fsm.Instance
 	Err string // the state could not be read (written by a newer grit)
 }
 
@@ -90,11 +91,11 @@ type instanceData struct {
 	Machine, Key string
 	Link         string
 	Row          store.InstanceRow
-	In           machine.Instance
+	In           fsm.Instance
 	// TaskState is the state now of the task of the state being entered;
 	// Gone when it was pruned.
 	TaskState task.State
-	History   []machine.Entry // newest first
+	History   []fsm.Entry // newest first
 }
 
 // instance shows one instance: its state, the transition under way, the

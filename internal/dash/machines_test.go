@@ -32,9 +32,9 @@ var (
 	orderKey = "eu/2024:17"
 )
 
-func send(t *testing.T, st *sqlite.Store, m fsm.Machine, key string, events ...string) machine.Instance {
+func send(t *testing.T, st *sqlite.Store, m fsm.Machine, key string, events ...string) fsm.Instance {
 	t.Helper()
-	var in machine.Instance
+	var in fsm.Instance
 	for _, ev := range events {
 		var err error
 		if in, err = machine.Send(context.Background(), st, &m, m.Name, key, ev, nil, time.Now()); err != nil {

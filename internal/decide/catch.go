@@ -8,16 +8,6 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// Caught is the args of a catch task: the task that ended FAILED, its kind
-// and args, its last error and the attempts it used.
-type Caught struct {
-	Task     int64           `json:"task"`
-	Kind     string          `json:"kind"`
-	Args     json.RawMessage `json:"args"`
-	Error    string          `json:"error"`
-	Attempts int             `json:"attempts"`
-}
-
 // CatchKey is the idempotency key of the catch task of task id, failed
 // by its attempt under lease token: one catch task per failure, whoever
 // records it and however often; a task an operator retries that fails
@@ -41,7 +31,7 @@ func Catch(t task.Task, f *store.Finish, catch, group string) {
 			args = json.RawMessage("null")
 		}
 	}
-	b, _ := json.Marshal(Caught{Task: t.ID, Kind: t.Kind, Args: args, Error: f.Error, Attempts: t.Attempt})
+	b, _ := json.Marshal(task.Caught{Task: t.ID, Kind: t.Kind, Args: args, Error: f.Error, Attempts: t.Attempt})
 	f.Enqueue = append(f.Enqueue[:0:0], task.NewTask{Kind: catch, Args: b, Queue: t.Queue, Tenant: t.Tenant, Group: group,
 		IdempotencyKey: CatchKey(t.ID, f.Token)})
 }

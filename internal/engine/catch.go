@@ -6,9 +6,6 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// Caught is the args of a catch task (decide.Caught).
-type Caught = decide.Caught
-
 // CatchKey is the idempotency key of a catch task (decide.CatchKey).
 func CatchKey(id, token int64) string { return decide.CatchKey(id, token) }
 

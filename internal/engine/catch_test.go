@@ -35,7 +35,7 @@ func TestCatchRescuedTask(t *testing.T) {
 	if err != nil || len(got) != 1 {
 		t.Fatalf("catch tasks %+v (%v), want one", got, err)
 	}
-	var c Caught
+	var c task.Caught
 	if err := json.Unmarshal(got[0].Args, &c); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestCatchTaskArgs(t *testing.T) {
 		f := store.Finish{TaskID: 7, Token: 9, State: task.Failed, Error: "boom"}
 		decide.Catch(task.Task{ID: 7, Kind: "k", Args: json.RawMessage(tc.args), Attempt: 2, Queue: "q", Tenant: "t"}, &f, "c", "")
 		n := f.Enqueue[0]
-		var c Caught
+		var c task.Caught
 		if err := json.Unmarshal(n.Args, &c); err != nil {
 			t.Fatalf("args %q: catch args %s: %v", tc.args, n.Args, err)
 		}

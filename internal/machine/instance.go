@@ -14,65 +14,6 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// Instance is an instance's state as the store keeps it.
-type Instance struct {
-	// State is the state the instance is in.
-	State string `json:"state"`
-	// Entering is the transition under way: its state's task has not
-	// ended; nil when none.
-	Entering *Entering `json:"entering,omitempty"`
-	// Held is set when Entering's task is a dead letter: the instance
-	// waits for an operator to replay, skip or fail it.
-	Held bool `json:"held,omitempty"`
-	// Queue are the events waiting, in the order sent.
-	Queue []Event `json:"queue,omitempty"`
-	// History are the latest events' ends, oldest first.
-	History []Entry `json:"history,omitempty"`
-	// Sent counts the events sent to the instance: the next is Sent+1.
-	Sent int64 `json:"sent"`
-}
-
-// Event is an event sent to an instance.
-type Event struct {
-	Seq     int64           `json:"seq"`
-	Event   string          `json:"event"`
-	Payload json.RawMessage `json:"payload,omitempty"`
-	At      time.Time       `json:"at"`
-}
-
-// Entering is a transition under way.
-type Entering struct {
-	Event
-	From string `json:"from"`
-	To   string `json:"to"`
-	Task int64  `json:"task"`
-	// Next is the event the state's handler asked for (grit.Next): it is
-	// delivered first once the handler has succeeded.
-	Next *Event `json:"next,omitempty"`
-}
-
-// Entry is how an event ended.
-type Entry struct {
-	Seq   int64  `json:"seq"`
-	Event string `json:"event"`
-	From  string `json:"from"`
-	To    string `json:"to"` // the state entered; "" when ignored
-	Task  int64  `json:"task,omitempty"`
-	// Outcome: ENTERED (its handler succeeded, or it had none), FAILED
-	// (its handler failed for good: the instance went to the machine's
-	// Failed state), IGNORED (no transition from the state on the event).
-	Outcome string    `json:"outcome"`
-	Why     string    `json:"why,omitempty"`
-	At      time.Time `json:"at"`
-}
-
-// The outcomes of an Entry.
-const (
-	Entered = "ENTERED"
-	Failed  = "FAILED"
-	Ignored = "IGNORED"
-)
-
 // keepHistory bounds Instance.History.
 const keepHistory = 100
 
@@ -84,31 +25,31 @@ const keepHistory = 100
 // write of the instance, so it is not often.
 const Watch = 15 * time.Second
 
-func decode(b []byte) (Instance, error) {
-	var in Instance
+func decode(b []byte) (fsm.Instance, error) {
+	var in fsm.Instance
 	if len(b) == 0 {
 		return in, nil
 	}
 	if err := json.Unmarshal(b, &in); err != nil {
-		return Instance{}, fmt.Errorf("instance state: %w", err)
+		return fsm.Instance{}, fmt.Errorf("instance state: %w", err)
 	}
 	return in, nil
 }
 
 // Decode reads an instance's state as the store keeps it.
-func Decode(b []byte) (Instance, error) { return decode(b) }
+func Decode(b []byte) (fsm.Instance, error) { return decode(b) }
 
-func (in *Instance) record(e Entry) {
+func record(in *fsm.Instance, e fsm.Entry) {
 	in.History = append(in.History, e)
 	if len(in.History) > keepHistory {
-		in.History = append([]Entry(nil), in.History[len(in.History)-keepHistory:]...)
+		in.History = append([]fsm.Entry(nil), in.History[len(in.History)-keepHistory:]...)
 	}
 }
 
 // send queues an event.
-func (in *Instance) send(event string, payload json.RawMessage, at time.Time) Event {
+func send(in *fsm.Instance, event string, payload json.RawMessage, at time.Time) fsm.Event {
 	in.Sent++
-	ev := Event{Seq: in.Sent, Event: event, Payload: payload, At: at}
+	ev := fsm.Event{Seq: in.Sent, Event: event, Payload: payload, At: at}
 	in.Queue = append(in.Queue, ev)
 	return ev
 }
@@ -118,7 +59,7 @@ func (in *Instance) send(event string, payload json.RawMessage, at time.Time) Ev
 // Gone when it was pruned), then the events waiting are delivered in
 // order until one enters a state with a handler, whose task is returned
 // to be enqueued (nil for none). now stamps what it records.
-func (in *Instance) advance(m fsm.Machine, outcome task.State, now time.Time) *Entering {
+func advance(in *fsm.Instance, m fsm.Machine, outcome task.State, now time.Time) *fsm.Entering {
 	if e := in.Entering; e != nil {
 		switch outcome {
 		case "", task.Ready, task.Running, task.Retrying, task.Sensing, task.Pending:
@@ -129,13 +70,13 @@ func (in *Instance) advance(m fsm.Machine, outcome task.State, now time.Time) *E
 			return nil
 		case task.Success, task.Skipped, Gone:
 			in.State = e.To
-			in.record(Entry{Seq: e.Seq, Event: e.Event.Event, From: e.From, To: e.To, Task: e.Task, Outcome: Entered, At: now})
+			record(in, fsm.Entry{Seq: e.Seq, Event: e.Event.Event, From: e.From, To: e.To, Task: e.Task, Outcome: fsm.Entered, At: now})
 			if e.Next != nil {
-				in.Queue = append([]Event{*e.Next}, in.Queue...)
+				in.Queue = append([]fsm.Event{*e.Next}, in.Queue...)
 			}
 		default: // FAILED, CANCELLED, UPSTREAM_FAILED
 			in.State = m.FailedState()
-			in.record(Entry{Seq: e.Seq, Event: e.Event.Event, From: e.From, To: in.State, Task: e.Task, Outcome: Failed,
+			record(in, fsm.Entry{Seq: e.Seq, Event: e.Event.Event, From: e.From, To: in.State, Task: e.Task, Outcome: fsm.Failed,
 				Why: fmt.Sprintf("the handler of %q ended %s", e.To, outcome), At: now})
 		}
 		in.Entering, in.Held = nil, false
@@ -145,16 +86,16 @@ func (in *Instance) advance(m fsm.Machine, outcome task.State, now time.Time) *E
 		in.Queue = in.Queue[1:]
 		to, ok := m.Target(in.State, ev.Event)
 		if !ok {
-			in.record(Entry{Seq: ev.Seq, Event: ev.Event, From: in.State, Outcome: Ignored,
+			record(in, fsm.Entry{Seq: ev.Seq, Event: ev.Event, From: in.State, Outcome: fsm.Ignored,
 				Why: fmt.Sprintf("no transition from %q on %q", in.State, ev.Event), At: now})
 			continue
 		}
 		if m.KindOf(to) == "" {
-			in.record(Entry{Seq: ev.Seq, Event: ev.Event, From: in.State, To: to, Outcome: Entered, At: now})
+			record(in, fsm.Entry{Seq: ev.Seq, Event: ev.Event, From: in.State, To: to, Outcome: fsm.Entered, At: now})
 			in.State = to
 			continue
 		}
-		in.Entering = &Entering{Event: ev, From: in.State, To: to}
+		in.Entering = &fsm.Entering{Event: ev, From: in.State, To: to}
 		return in.Entering
 	}
 	return nil
@@ -167,7 +108,7 @@ const Gone task.State = "GONE"
 // due is when a worker next has work on in at now: soon while its state's
 // task runs (a backstop for a task that ended in another process), at
 // once when events wait, never when it is idle.
-func (in *Instance) due(now time.Time) time.Time {
+func due(in *fsm.Instance, now time.Time) time.Time {
 	switch {
 	case in.Entering != nil:
 		return now.Add(Watch)

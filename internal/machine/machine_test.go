@@ -19,34 +19,34 @@ var m = fsm.Machine{
 
 func TestAdvance(t *testing.T) {
 	now := time.Unix(0, 0)
-	in := Instance{State: "closed"}
-	in.send("lock", nil, now) // no handler: entered at once
-	in.send("open", nil, now) // no transition from locked
-	if e := in.advance(m, "", now); e != nil || in.State != "locked" || len(in.History) != 2 || in.History[1].Outcome != Ignored {
+	in := fsm.Instance{State: "closed"}
+	send(&in, "lock", nil, now) // no handler: entered at once
+	send(&in, "open", nil, now) // no transition from locked
+	if e := advance(&in, m, "", now); e != nil || in.State != "locked" || len(in.History) != 2 || in.History[1].Outcome != fsm.Ignored {
 		t.Fatalf("%+v", in)
 	}
-	in = Instance{State: "closed"}
-	in.send("open", nil, now)
-	in.send("close", nil, now)
-	e := in.advance(m, "", now)
-	if e == nil || e.To != "open" || len(in.Queue) != 1 || in.due(now) != now.Add(Watch) {
+	in = fsm.Instance{State: "closed"}
+	send(&in, "open", nil, now)
+	send(&in, "close", nil, now)
+	e := advance(&in, m, "", now)
+	if e == nil || e.To != "open" || len(in.Queue) != 1 || due(&in, now) != now.Add(Watch) {
 		t.Fatalf("entering: %+v", in)
 	}
 	e.Task = 7
 	for _, st := range []task.State{task.Running, task.Retrying} {
-		if in.advance(m, st, now) != nil || in.Entering == nil {
+		if advance(&in, m, st, now) != nil || in.Entering == nil {
 			t.Fatalf("moved on while its task is %s", st)
 		}
 	}
-	if in.advance(m, task.DeadLetter, now); !in.Held {
+	if advance(&in, m, task.DeadLetter, now); !in.Held {
 		t.Fatal("a dead letter does not hold the instance")
 	}
-	if in.advance(m, task.Success, now); in.State != "closed" || in.Entering != nil || in.Held || len(in.Queue) != 0 {
+	if advance(&in, m, task.Success, now); in.State != "closed" || in.Entering != nil || in.Held || len(in.Queue) != 0 {
 		t.Fatalf("after the success: %+v", in)
 	}
-	in.send("open", nil, now)
-	in.advance(m, "", now).Task = 8
-	if in.advance(m, task.Failed, now); in.State != fsm.DefaultFailed || in.History[len(in.History)-1].Outcome != Failed {
+	send(&in, "open", nil, now)
+	advance(&in, m, "", now).Task = 8
+	if advance(&in, m, task.Failed, now); in.State != fsm.DefaultFailed || in.History[len(in.History)-1].Outcome != fsm.Failed {
 		t.Fatalf("after the failure: %+v", in)
 	}
 }

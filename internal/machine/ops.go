@@ -66,10 +66,10 @@ func ParseKey(k string) (machine, key string, seq int64, ok bool) {
 // caller knows it (nil: events are queued, and delivered by a worker that
 // knows it).
 func change(ctx context.Context, st store.Store, m *fsm.Machine, machine, key string, create bool, now time.Time,
-	fn func(in *Instance) error) (Instance, error) {
+	fn func(in *fsm.Instance) error) (fsm.Instance, error) {
 	ms, err := Of(st)
 	if err != nil {
-		return Instance{}, err
+		return fsm.Instance{}, err
 	}
 	for range tries {
 		r, err := ms.GetInstance(ctx, machine, key)
@@ -77,27 +77,27 @@ func change(ctx context.Context, st store.Store, m *fsm.Machine, machine, key st
 		case errors.Is(err, task.ErrNotFound) && create:
 			r = store.InstanceRow{Machine: machine, Key: key}
 		case errors.Is(err, task.ErrNotFound):
-			return Instance{}, fmt.Errorf("instance %q of machine %q: %w", key, machine, ErrNotFound)
+			return fsm.Instance{}, fmt.Errorf("instance %q of machine %q: %w", key, machine, ErrNotFound)
 		case err != nil:
-			return Instance{}, err
+			return fsm.Instance{}, err
 		}
 		in, err := decode(r.State)
 		if err != nil {
-			return Instance{}, err
+			return fsm.Instance{}, err
 		}
 		if err := fn(&in); err != nil {
-			return Instance{}, err
+			return fsm.Instance{}, err
 		}
 		got, ok, err := write(ctx, st, ms, m, r, in, now)
 		if err != nil || ok {
 			return got, err
 		}
 	}
-	return Instance{}, fmt.Errorf("instance %q of machine %q: other writes kept coming first; try again", key, machine)
+	return fsm.Instance{}, fmt.Errorf("instance %q of machine %q: other writes kept coming first; try again", key, machine)
 }
 
 // write advances in (when m is known) and writes it at r's version.
-func write(ctx context.Context, st store.Store, ms store.Machines, m *fsm.Machine, r store.InstanceRow, in Instance, now time.Time) (Instance, bool, error) {
+func write(ctx context.Context, st store.Store, ms store.Machines, m *fsm.Machine, r store.InstanceRow, in fsm.Instance, now time.Time) (fsm.Instance, bool, error) {
 	var ts []task.NewTask
 	if m != nil {
 		if in.State == "" {
@@ -105,17 +105,17 @@ func write(ctx context.Context, st store.Store, ms store.Machines, m *fsm.Machin
 		}
 		outcome, err := outcomeOf(ctx, st, in.Entering)
 		if err != nil {
-			return Instance{}, false, err
+			return fsm.Instance{}, false, err
 		}
-		if e := in.advance(*m, outcome, now); e != nil {
+		if e := advance(&in, *m, outcome, now); e != nil {
 			n, err := taskFor(*m, r.Key, e)
 			if err != nil {
-				return Instance{}, false, err
+				return fsm.Instance{}, false, err
 			}
 			ts = append(ts, n)
 		}
 	}
-	var out Instance
+	var out fsm.Instance
 	_, ok, err := ms.WriteInstance(ctx, store.InstanceWrite{Machine: r.Machine, Key: r.Key, Version: r.Version, Tasks: ts,
 		Then: func(enq []task.Enqueued) (json.RawMessage, time.Time, error) {
 			out = in
@@ -125,14 +125,14 @@ func write(ctx context.Context, st store.Store, ms store.Machines, m *fsm.Machin
 				out.Entering = &e
 			}
 			b, err := json.Marshal(out)
-			return b, out.due(now), err
+			return b, due(&out, now), err
 		}})
 	return out, ok, err
 }
 
 // outcomeOf is the state of e's task, "" while e has no task or it has
 // not ended, Gone when it is not there.
-func outcomeOf(ctx context.Context, st store.Store, e *Entering) (task.State, error) {
+func outcomeOf(ctx context.Context, st store.Store, e *fsm.Entering) (task.State, error) {
 	if e == nil || e.Task == 0 {
 		return "", nil
 	}
@@ -147,7 +147,7 @@ func outcomeOf(ctx context.Context, st store.Store, e *Entering) (task.State, er
 }
 
 // taskFor is the task that enters e.To of instance key.
-func taskFor(m fsm.Machine, key string, e *Entering) (task.NewTask, error) {
+func taskFor(m fsm.Machine, key string, e *fsm.Entering) (task.NewTask, error) {
 	args, err := json.Marshal(fsm.Input{Machine: m.Name, Key: key, Seq: e.Seq, Event: e.Event.Event, From: e.From, To: e.To, Payload: e.Payload})
 	if err != nil {
 		return task.NewTask{}, err
@@ -160,12 +160,12 @@ func taskFor(m fsm.Machine, key string, e *Entering) (task.NewTask, error) {
 // With m, the instance advances in the same write; without (a command
 // that does not know the machine), a worker that knows it delivers the
 // event at its next tick.
-func Send(ctx context.Context, st store.Store, m *fsm.Machine, machine, key, event string, payload json.RawMessage, now time.Time) (Instance, error) {
+func Send(ctx context.Context, st store.Store, m *fsm.Machine, machine, key, event string, payload json.RawMessage, now time.Time) (fsm.Instance, error) {
 	if err := checkSend(machine, key, event, payload); err != nil {
-		return Instance{}, err
+		return fsm.Instance{}, err
 	}
-	return change(ctx, st, m, machine, key, true, now, func(in *Instance) error {
-		in.send(event, payload, now)
+	return change(ctx, st, m, machine, key, true, now, func(in *fsm.Instance) error {
+		send(in, event, payload, now)
 		return nil
 	})
 }
@@ -185,8 +185,8 @@ func checkSend(machine, key, event string, payload json.RawMessage) error {
 
 // Advance moves instance key of machine m on: the state it was entering
 // is entered when its task succeeded, and the events waiting go.
-func Advance(ctx context.Context, st store.Store, m fsm.Machine, key string, now time.Time) (Instance, error) {
-	return change(ctx, st, &m, m.Name, key, false, now, func(*Instance) error { return nil })
+func Advance(ctx context.Context, st store.Store, m fsm.Machine, key string, now time.Time) (fsm.Instance, error) {
+	return change(ctx, st, &m, m.Name, key, false, now, func(*fsm.Instance) error { return nil })
 }
 
 // Next asks, from the handler of the state an instance is entering (its
@@ -204,29 +204,29 @@ func Next(ctx context.Context, st store.Store, taskID int64, event string, paylo
 	if err := checkSend(machine, key, event, payload); err != nil {
 		return err
 	}
-	_, err = change(ctx, st, nil, machine, key, false, now, func(in *Instance) error {
+	_, err = change(ctx, st, nil, machine, key, false, now, func(in *fsm.Instance) error {
 		if in.Entering == nil || in.Entering.Seq != seq {
 			return fmt.Errorf("next %q: instance %q of %q is not entering a state by event %d (any more): %w", event, key, machine, seq, task.ErrWrongState)
 		}
 		in.Sent++
-		in.Entering.Next = &Event{Seq: in.Sent, Event: event, Payload: payload, At: now}
+		in.Entering.Next = &fsm.Event{Seq: in.Sent, Event: event, Payload: payload, At: now}
 		return nil
 	})
 	return err
 }
 
 // Get is instance key of machine.
-func Get(ctx context.Context, st store.Store, machine, key string) (Instance, store.InstanceRow, error) {
+func Get(ctx context.Context, st store.Store, machine, key string) (fsm.Instance, store.InstanceRow, error) {
 	ms, err := Of(st)
 	if err != nil {
-		return Instance{}, store.InstanceRow{}, err
+		return fsm.Instance{}, store.InstanceRow{}, err
 	}
 	r, err := ms.GetInstance(ctx, machine, key)
 	if errors.Is(err, task.ErrNotFound) {
-		return Instance{}, r, fmt.Errorf("instance %q of machine %q: %w", key, machine, ErrNotFound)
+		return fsm.Instance{}, r, fmt.Errorf("instance %q of machine %q: %w", key, machine, ErrNotFound)
 	}
 	if err != nil {
-		return Instance{}, r, err
+		return fsm.Instance{}, r, err
 	}
 	in, err := decode(r.State)
 	return in, r, err
