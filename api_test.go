@@ -1,10 +1,10 @@
 package grit_test
 
 import (
-	"io/fs"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
