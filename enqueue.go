@@ -6,8 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -109,18 +108,13 @@ func (c *Client) enqueue(ctx context.Context, ns []task.NewTask) ([]task.Enqueue
 	return ts, nil
 }
 
-// txEnqueuer is the optional capability EnqueueTx needs (the PostgreSQL
-// store has it).
-type txEnqueuer interface {
-	EnqueueTx(ctx context.Context, tx pgx.Tx, ts []task.NewTask) ([]task.Enqueued, error)
-}
-
-// EnqueueTx inserts a task in the caller's PostgreSQL transaction: the task
-// exists if and only if tx commits, and no worker sees it before (a
-// transactional outbox). The store must be the PostgreSQL one, and tx on
-// its database.
-func (c *Client) EnqueueTx(ctx context.Context, tx pgx.Tx, kind string, args any, opts ...EnqueueOption) (task.Enqueued, error) {
-	te, ok := c.store.(txEnqueuer)
+// EnqueueTx inserts a task in the caller's transaction: the task exists if
+// and only if tx commits, and no worker sees it before (a transactional
+// outbox). The store must be the PostgreSQL one (store/postgres), and tx a
+// pgx.Tx on its database: the type is the driver's, so that this package
+// links no database driver; another is refused, saying what it wants.
+func (c *Client) EnqueueTx(ctx context.Context, tx any, kind string, args any, opts ...EnqueueOption) (task.Enqueued, error) {
+	te, ok := c.store.(store.InTx)
 	if !ok {
 		return task.Enqueued{}, fmt.Errorf("grit: enqueue %s in a transaction: the store cannot (use the PostgreSQL store): %w", kind, task.ErrInvalid)
 	}
@@ -130,7 +124,7 @@ func (c *Client) EnqueueTx(ctx context.Context, tx pgx.Tx, kind string, args any
 	}
 	ns := []task.NewTask{n}
 	traced := c.tracer.Enqueue(ctx, ns)
-	ts, err := te.EnqueueTx(ctx, tx, ns)
+	ts, err := te.EnqueueIn(ctx, tx, ns)
 	traced(ts, err)
 	if err != nil {
 		return task.Enqueued{}, fmt.Errorf("grit: enqueue %s in a transaction: %w", kind, err)

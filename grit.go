@@ -63,10 +63,10 @@ type Config struct {
 	// TracerProvider, if set, makes the client's OpenTelemetry spans: one
 	// when a task is enqueued, whose context the store keeps with the
 	// task, and one for each attempt, linked to it and to the attempt
-	// before (docs/observability.md). Nil: the provider the standard
-	// OTEL_* variables configure (an OTLP exporter; Close flushes it), or
-	// none when they configure no traces. To use the application's own,
-	// pass otel.GetTracerProvider().
+	// before (docs/observability.md). Nil: no spans, at no cost. To use
+	// the application's own, pass otel.GetTracerProvider(); for the one
+	// the standard OTEL_* variables configure (an OTLP exporter, as the
+	// grit command uses), otelenv.FromEnv.
 	TracerProvider trace.TracerProvider
 	// Retention is how long finished tasks (with their attempts, and a
 	// run with its last task) and stopped workers' rows are kept before
@@ -123,17 +123,14 @@ const AutoTimeout = task.AutoTimeout
 
 // Client enqueues tasks and, once started, works them.
 type Client struct {
-	store   store.Store
-	engine  *engine.Engine
-	metrics *metrics.Metrics // nil: none
-	tracer  *tracing.Tracer  // nil: none
-	// stopTracing flushes and stops the provider the client made from the
-	// environment (none: it does nothing).
-	stopTracing func(context.Context) error
-	owned       bool
-	mu          sync.RWMutex
-	groups      map[string]string      // the group of each kind whose handler names one
-	machines    map[string]fsm.Machine // Config.Machines, by name
+	store    store.Store
+	engine   *engine.Engine
+	metrics  *metrics.Metrics // nil: none
+	tracer   *tracing.Tracer  // nil: none
+	owned    bool
+	mu       sync.RWMutex
+	groups   map[string]string      // the group of each kind whose handler names one
+	machines map[string]fsm.Machine // Config.Machines, by name
 }
 
 // Open opens the store a DSN names ("sqlite:grit.db"; other drivers must
@@ -168,17 +165,7 @@ func New(st Driver, cfg Config) (*Client, error) {
 			return nil, fmt.Errorf("grit: %w", err)
 		}
 	}
-	tp, stopTracing := cfg.TracerProvider, func(context.Context) error { return nil }
-	if tp == nil {
-		env, stop, err := tracing.FromEnv(context.Background(), nil)
-		if err != nil {
-			return nil, fmt.Errorf("grit: %w", err)
-		}
-		if env != nil {
-			tp, stopTracing = env, stop
-		}
-	}
-	tr := tracing.New(tp)
+	tr := tracing.New(cfg.TracerProvider)
 	e, err := engine.New(engine.Config{
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
 		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version(), Protection: cfg.Protection.gate(),
@@ -186,14 +173,13 @@ func New(st Driver, cfg Config) (*Client, error) {
 		AutoTimeouts: engine.AutoTimeouts(cfg.AutoTimeouts), StuckGrace: cfg.StuckGrace, Isolation: engine.Isolation(cfg.Isolation),
 	})
 	if err != nil {
-		stopTracing(context.Background())
 		return nil, err
 	}
 	machines := map[string]fsm.Machine{}
 	for _, mc := range cfg.Machines {
 		machines[mc.Name] = mc
 	}
-	return &Client{store: st, engine: e, metrics: m, tracer: tr, stopTracing: stopTracing, groups: map[string]string{}, machines: machines}, nil
+	return &Client{store: st, engine: e, metrics: m, tracer: tr, groups: map[string]string{}, machines: machines}, nil
 }
 
 // newChild is the client of an isolated handler's child: handlers
@@ -204,7 +190,7 @@ func newChild(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("grit: %w", err)
 	}
-	return &Client{store: e.Store(), engine: e, stopTracing: func(context.Context) error { return nil },
+	return &Client{store: e.Store(), engine: e,
 		groups: map[string]string{}, machines: map[string]fsm.Machine{}}, nil
 }
 
@@ -300,16 +286,13 @@ func (c *Client) Start(ctx context.Context) error { return c.engine.Start(ctx) }
 // gives back what is left without using an attempt.
 func (c *Client) Stop(ctx context.Context) error { return c.engine.Stop(ctx) }
 
-// Close sends the spans still buffered, when the client made its tracer
-// provider from the environment, and closes the store if Open opened it.
+// Close closes the store if Open opened it. (A TracerProvider given in
+// Config is the caller's to shut down.)
 func (c *Client) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := c.stopTracing(ctx)
-	if c.owned {
-		err = errors.Join(c.store.Close(), err)
+	if c.owned && c.store != nil {
+		return c.store.Close()
 	}
-	return err
+	return nil
 }
 
 // Snooze, returned by a handler, tries the task again after d without using

@@ -57,3 +57,20 @@ func TestLayering(t *testing.T) {
 		}
 	}
 }
+
+// TestLightRoot: a program that imports the root for a worker on SQLite
+// links no gRPC, no OTLP exporter and no PostgreSQL driver: those are
+// behind their own imports (api/client, otelenv, store/postgres).
+func TestLightRoot(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps .: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, heavy := range []string{"google.golang.org/grpc", "go.opentelemetry.io/otel/exporters/", "go.opentelemetry.io/otel/sdk", "github.com/jackc/pgx"} {
+			if strings.HasPrefix(dep, heavy) {
+				t.Errorf("the root depends on %s", dep)
+			}
+		}
+	}
+}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -51,16 +49,12 @@ func (c *Client) Publish(ctx context.Context, topic string, payload any, opts ..
 	return ts, nil
 }
 
-// txPublisher is the optional capability PublishTx needs (the PostgreSQL
-// store has it).
-type txPublisher interface {
-	PublishTx(ctx context.Context, tx pgx.Tx, evs []task.Event) ([]task.Task, error)
-}
-
-// PublishTx publishes an event in the caller's PostgreSQL transaction: the
-// deliveries exist if and only if tx commits (a transactional outbox).
-func (c *Client) PublishTx(ctx context.Context, tx pgx.Tx, topic string, payload any, opts ...PublishOption) ([]task.Task, error) {
-	p, ok := c.store.(txPublisher)
+// PublishTx publishes an event in the caller's transaction: the
+// deliveries exist if and only if tx commits (a transactional outbox). As
+// for EnqueueTx, the store must be the PostgreSQL one and tx a pgx.Tx on
+// its database.
+func (c *Client) PublishTx(ctx context.Context, tx any, topic string, payload any, opts ...PublishOption) ([]task.Task, error) {
+	p, ok := c.store.(store.InTx)
 	if !ok {
 		return nil, fmt.Errorf("grit: publish to %s in a transaction: the store cannot (use the PostgreSQL store): %w", topic, task.ErrInvalid)
 	}
@@ -68,7 +62,7 @@ func (c *Client) PublishTx(ctx context.Context, tx pgx.Tx, topic string, payload
 	if err != nil {
 		return nil, err
 	}
-	ts, err := p.PublishTx(ctx, tx, []task.Event{e})
+	ts, err := p.PublishIn(ctx, tx, []task.Event{e})
 	if err != nil {
 		return nil, fmt.Errorf("grit: %w", err)
 	}

@@ -30,10 +30,14 @@ func (c *Client) SubmitRun(ctx context.Context, r task.NewRun) (task.Run, error)
 	if err != nil {
 		return task.Run{}, err
 	}
+	ts := make([]task.NewTask, len(r.Tasks)) // the caller's stay as they are
 	for i, n := range r.Tasks {
-		r.Tasks[i] = c.withGroup(n)
+		ts[i] = c.withGroup(n)
 	}
+	r.Tasks = ts
+	traced := c.tracer.Submit(ctx, &r)
 	run, err := st.SubmitRun(ctx, r)
+	traced(run, err)
 	if err != nil {
 		return run, fmt.Errorf("grit: submit run %q: %w", r.Name, err)
 	}

@@ -5,7 +5,8 @@
 // it and to the previous attempt's span. The engine (Go workers), the
 // grit client and the API server share it, so a span means the same
 // whoever makes it. A nil *Tracer makes no span and costs nothing: tracing
-// is off unless configured (FromEnv).
+// is off unless configured (a TracerProvider given, e.g. by package
+// otelenv from the OTEL_* variables).
 package tracing
 
 import (

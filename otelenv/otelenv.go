@@ -1,7 +1,20 @@
-package tracing
+// Package otelenv makes the OpenTelemetry TracerProvider that the standard
+// OTEL_* environment variables configure, with an OTLP exporter over HTTP
+// or gRPC. It is opt-in: package grit takes any TracerProvider
+// (grit.Config.TracerProvider) and links no exporter; the grit command
+// uses this package, and a Go program that wants the same behaviour calls
+// FromEnv and passes the provider on:
+//
+//	tp, stop, err := otelenv.FromEnv(ctx, nil)
+//	if err != nil { ... }
+//	defer stop(context.Background())
+//	c, err := grit.Open(ctx, dsn, grit.Config{TracerProvider: tp}) // tp may be nil: no traces
+package otelenv
 
 import (
 	"context"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"fmt"
 	"os"
@@ -26,8 +39,8 @@ import (
 // headers, timeout and TLS settings from the environment itself; the SDK
 // reads the sampler (OTEL_TRACES_SAMPLER) and the batching (OTEL_BSP_*);
 // the service is named by OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES,
-// else "grit". getenv is os.Getenv but in tests.
-func FromEnv(ctx context.Context, getenv func(string) string) (*sdktrace.TracerProvider, func(context.Context) error, error) {
+// else "grit". A nil getenv is os.Getenv.
+func FromEnv(ctx context.Context, getenv func(string) string) (trace.TracerProvider, func(context.Context) error, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -41,7 +54,7 @@ func FromEnv(ctx context.Context, getenv func(string) string) (*sdktrace.TracerP
 	res, err := resource.New(ctx, resource.WithAttributes(attribute.String("service.name", "grit")),
 		resource.WithFromEnv(), resource.WithTelemetrySDK())
 	if err != nil && res == nil {
-		return nil, nil, fmt.Errorf("tracing: the resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES describe: %w", err)
+		return nil, nil, fmt.Errorf("otelenv: the resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES describe: %w", err)
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	return tp, tp.Shutdown, nil
@@ -81,7 +94,7 @@ func exporter(ctx context.Context, getenv func(string) string) (*otlptrace.Expor
 		return nil, fmt.Errorf("%s=%s: grit's OTLP exporter speaks http/protobuf (the default) or grpc", name, proto)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("tracing: the OTLP exporter: %w", err)
+		return nil, fmt.Errorf("otelenv: the OTLP exporter: %w", err)
 	}
 	return exp, nil
 }

@@ -1,4 +1,4 @@
-package tracing
+package otelenv
 
 import (
 	"context"
