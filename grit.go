@@ -14,6 +14,7 @@ import (
 
 	"github.com/grit-run/grit/fsm"
 	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/internal/version"
 	"github.com/grit-run/grit/metrics"
@@ -29,10 +30,11 @@ import (
 type Config struct {
 	// Queues the worker claims from; default every queue.
 	Queues []string
-	// Concurrency bounds the attempts running at once; default 10.
+	// Concurrency bounds the attempts running at once; default
+	// DefaultConcurrency.
 	Concurrency int
 	// Lease is how long a worker holds a task without heartbeating; default
-	// 15s, renewed every Heartbeat (default a third of it).
+	// DefaultLease, renewed every Heartbeat (default a third of it).
 	Lease, Heartbeat time.Duration
 	// WorkerID names the worker in the store; default host-pid-random.
 	WorkerID string
@@ -106,6 +108,12 @@ type Config struct {
 	// (HandlerConfig.Isolate) (docs/engine.md).
 	Isolation Isolation
 }
+
+// The defaults of Config.
+const (
+	DefaultLease       = gate.DefaultLease       // Config.Lease: 15s
+	DefaultConcurrency = gate.DefaultConcurrency // Config.Concurrency: 10
+)
 
 // IsChild reports whether this process is an isolated handler's child:
 // this program started again by its worker to run attempts. In a child,

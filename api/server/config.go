@@ -189,7 +189,7 @@ func (c *Config) setDefaults() {
 	c.MaxBatch = cmp.Or(c.MaxBatch, DefaultMaxBatch)
 	c.MaxMessage = cmp.Or(c.MaxMessage, defaultMaxMessage(c.MaxPayload, c.MaxBatch))
 	c.MaxAnswer = cmp.Or(c.MaxAnswer, DefaultMaxAnswer)
-	c.Lease = cmp.Or(c.Lease, 15*time.Second)
+	c.Lease = cmp.Or(c.Lease, gate.DefaultLease)
 	c.Poll = cmp.Or(c.Poll, time.Second)
 	c.Rescue = cmp.Or(c.Rescue, DefaultRescue)
 	c.Schedules = cmp.Or(c.Schedules, time.Second)

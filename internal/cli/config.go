@@ -75,9 +75,9 @@ type settings struct {
 var (
 	knobWorkerID = knob{"worker-id", "GRIT_WORKER_ID", "", "the worker's identity; a worker restarted under the same one releases its predecessor's tasks at once (default host-pid-random)",
 		func(s *settings) any { return &s.workerID }}
-	knobConcurrency = knob{"concurrency", "GRIT_CONCURRENCY", "10", "attempts running at once",
+	knobConcurrency = knob{"concurrency", "GRIT_CONCURRENCY", strconv.Itoa(gate.DefaultConcurrency), "attempts running at once",
 		func(s *settings) any { return &s.concurrency }}
-	knobLease = knob{"lease", "GRIT_LEASE", "15s", "how long a claim holds a task without a heartbeat",
+	knobLease = knob{"lease", "GRIT_LEASE", retry.FormatDuration(gate.DefaultLease), "how long a claim holds a task without a heartbeat",
 		func(s *settings) any { return &s.lease }}
 	knobHeartbeat = knob{"heartbeat", "GRIT_HEARTBEAT", "", "how often leases are renewed, by default a third of the lease",
 		func(s *settings) any { return &s.heartbeat }}

@@ -35,7 +35,7 @@ func newStatusCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&lease, "lease", "", "a worker silent for longer than this is not alive (env GRIT_LEASE, default 15s)")
+	cmd.Flags().StringVar(&lease, "lease", "", "a worker silent for longer than this is not alive (env "+knobLease.env+", default "+knobLease.def+")")
 	return cmd
 }
 

@@ -37,7 +37,8 @@ type Config struct {
 	Run int64
 	// Concurrency bounds the attempts running at once; default 10.
 	Concurrency int
-	// Lease is how long a claim holds a task without a heartbeat; default 15s.
+	// Lease is how long a claim holds a task without a heartbeat; default
+	// gate.DefaultLease.
 	Lease time.Duration
 	// Heartbeat is how often leases are renewed; default a third of Lease.
 	Heartbeat time.Duration
@@ -167,9 +168,9 @@ func (c *Config) setDefaults() {
 		host, _ := os.Hostname()
 		c.WorkerID = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), time.Now().UnixNano()&0xffff)
 	}
-	c.Concurrency = or.Positive(c.Concurrency, 10)
-	c.Lease = or.Positive(c.Lease, 15*time.Second)
-	c.Heartbeat = or.Positive(c.Heartbeat, c.Lease/3)
+	c.Concurrency = or.Positive(c.Concurrency, gate.DefaultConcurrency)
+	c.Lease = or.Positive(c.Lease, gate.DefaultLease)
+	c.Heartbeat = or.Positive(c.Heartbeat, gate.Heartbeat(c.Lease))
 	c.Poll = or.Positive(c.Poll, time.Second)
 	c.Retention = c.Retention.OrDefault()
 	c.PruneEvery = or.Positive(c.PruneEvery, time.Minute)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -94,10 +95,10 @@ func (c *Config) defaults() {
 		c.LatencyGap = 5 * time.Millisecond
 	}
 	if c.Engine.Lease <= 0 {
-		c.Engine.Lease = 15 * time.Second
+		c.Engine.Lease = gate.DefaultLease
 	}
 	if c.Engine.Heartbeat <= 0 {
-		c.Engine.Heartbeat = c.Engine.Lease / 3
+		c.Engine.Heartbeat = gate.Heartbeat(c.Engine.Lease)
 	}
 }
 

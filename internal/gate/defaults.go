@@ -1,0 +1,17 @@
+package gate
+
+import "time"
+
+// The defaults both claimers share (the engine for Go workers, the API
+// server for remote ones), and the commands and the root's Config show.
+const (
+	// DefaultLease is how long a claim holds a task without a heartbeat.
+	DefaultLease = 15 * time.Second
+	// DefaultConcurrency is how many attempts a Go worker runs at once.
+	DefaultConcurrency = 10
+)
+
+// Heartbeat is how often the leases of a claim of lease are renewed, when
+// nothing says otherwise: a third of the lease, so that two heartbeats
+// can fail before a lease expires.
+func Heartbeat(lease time.Duration) time.Duration { return lease / 3 }
