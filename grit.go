@@ -165,29 +165,20 @@ func New(st Driver, cfg Config) (*Client, error) {
 	if IsChild() {
 		return newChild(cfg)
 	}
-	var m *metrics.Metrics
-	if cfg.Metrics != nil {
-		var err error
-		m, err = metrics.Register(cfg.Metrics, metrics.StoreConfig{Store: st, Budget: store.BudgetRates(cfg.Protection.RetryBudget), Logger: cfg.Logger})
-		if err != nil {
-			return nil, fmt.Errorf("grit: %w", err)
-		}
-	}
-	tr := tracing.New(cfg.TracerProvider)
-	e, err := engine.New(engine.Config{
+	e, err := engine.Assemble(engine.Config{
 		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
 		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version(), Protection: cfg.Protection.gate(),
-		Alerting: cfg.Alerting.alert(), Metrics: m, Tracer: tr, Retention: cfg.Retention, Schedules: cfg.Schedules, Machines: cfg.Machines,
+		Alerting: cfg.Alerting.alert(), Retention: cfg.Retention, Schedules: cfg.Schedules, Machines: cfg.Machines,
 		AutoTimeouts: engine.AutoTimeouts(cfg.AutoTimeouts), StuckGrace: cfg.StuckGrace, Isolation: engine.Isolation(cfg.Isolation),
-	})
+	}, engine.Observe{Metrics: cfg.Metrics, TracerProvider: cfg.TracerProvider})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("grit: %w", err)
 	}
 	machines := map[string]fsm.Machine{}
 	for _, mc := range cfg.Machines {
 		machines[mc.Name] = mc
 	}
-	return &Client{store: st, engine: e, metrics: m, tracer: tr, groups: map[string]string{}, machines: machines}, nil
+	return &Client{store: st, engine: e, metrics: e.Metrics(), tracer: e.Tracer(), groups: map[string]string{}, machines: machines}, nil
 }
 
 // newChild is the client of an isolated handler's child: handlers

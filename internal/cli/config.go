@@ -476,5 +476,5 @@ func (e *env) runEngine(st store.Store, run int64, s settings, onEvent func(engi
 	cfg := s.engineConfig(st)
 	cfg.Run, cfg.OnEvent, cfg.Tracer = run, onEvent, tr
 	cfg.Logger = e.logger(slog.LevelWarn)
-	return engine.New(cfg)
+	return engine.Assemble(cfg, engine.Observe{})
 }

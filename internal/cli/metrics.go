@@ -8,32 +8,28 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/store"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // serveMetrics serves grit worker's Prometheus metrics at /metrics on
-// --metrics, when it is set, and has cfg's engine count into them. The
-// address is taken before the engine starts, so that one in use is a
-// usage error rather than a worker running unobserved. The function it
-// returns stops serving.
-func (e *env) serveMetrics(s settings, st store.Store, cfg *engine.Config, log *slog.Logger) (func(), error) {
+// --metrics, when it is set, from the registry it returns, on which the
+// worker's engine is assembled (engine.Assemble registers its metrics and
+// the store's gauges); nil when it is not set. The address is taken before
+// the engine starts, so that one in use is a usage error rather than a
+// worker running unobserved. The function it returns stops serving.
+func (e *env) serveMetrics(s settings, log *slog.Logger) (prometheus.Registerer, func(), error) {
 	if s.metrics == "" {
-		return func() {}, nil
+		return nil, func() {}, nil
 	}
 	lis, err := net.Listen("tcp", s.metrics)
 	if err != nil {
-		return nil, usageErr("--metrics %s: %v (give HOST:PORT or :PORT, free on this machine)", s.metrics, err)
+		return nil, nil, usageErr("--metrics %s: %v (give HOST:PORT or :PORT, free on this machine)", s.metrics, err)
 	}
-	m, h, err := storeMetrics(st, s, log)
-	if err != nil {
-		lis.Close()
-		return nil, err
-	}
-	cfg.Metrics = m
+	reg := metrics.NewRegistry()
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", h)
+	mux.Handle("/metrics", metrics.Handler(reg))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	log.Info("serving metrics", "url", "http://"+lis.Addr().String()+"/metrics")
 	go func() {
@@ -41,7 +37,7 @@ func (e *env) serveMetrics(s settings, st store.Store, cfg *engine.Config, log *
 			log.Error("metrics: serving stopped", "addr", s.metrics, "err", err)
 		}
 	}()
-	return func() {
+	return reg, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(ctx)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/engine"
-	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 )
@@ -64,19 +63,17 @@ func (e *env) worker(ctx context.Context, fs *pflag.FlagSet, queues []string) er
 		return err
 	}
 	defer st.Close()
-	cfg := workerConfig(st, ws, queues, log)
 	tp, stopTracing, err := e.tracerProvider(ctx)
 	if err != nil {
 		return err
 	}
 	defer stopTracing()
-	cfg.Tracer = tracing.New(tp)
-	stopMetrics, err := e.serveMetrics(ws, st, &cfg, log)
+	reg, stopMetrics, err := e.serveMetrics(ws, log)
 	if err != nil {
 		return err
 	}
 	defer stopMetrics()
-	eng, err := engine.New(cfg)
+	eng, err := engine.Assemble(workerConfig(st, ws, queues, log), engine.Observe{Metrics: reg, TracerProvider: tp})
 	if err != nil {
 		return err
 	}

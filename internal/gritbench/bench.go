@@ -276,7 +276,7 @@ func work(ctx context.Context, open Opener, cfg Config, r *Result) error {
 }
 
 func newEngine(cfg Config, st store.Store, conc int, onEvent func(engine.Event)) (*engine.Engine, error) {
-	return engine.New(cfg.engineConfig(st, conc, onEvent))
+	return engine.Assemble(cfg.engineConfig(st, conc, onEvent), engine.Observe{})
 }
 
 func wait(ctx context.Context, done <-chan struct{}, limit time.Duration) error {

@@ -81,7 +81,7 @@ func timeNoops(ctx context.Context, open Opener, cfg Config, isolated bool) (too
 		if isolated {
 			ec.Isolation.Warm = cfg.IsolatedSlots // every slot has a ready child when Start returns
 		}
-		e, err := engine.New(ec)
+		e, err := engine.Assemble(ec, engine.Observe{})
 		if err != nil {
 			return err
 		}

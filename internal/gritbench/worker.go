@@ -49,7 +49,7 @@ func Worker(ctx context.Context, cfg engine.Config, in io.Reader, out io.Writer)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	e, err := engine.New(cfg)
+	e, err := engine.Assemble(cfg, engine.Observe{})
 	if err != nil {
 		return err
 	}
