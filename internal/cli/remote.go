@@ -201,7 +201,7 @@ func newGetCmd(e *env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "get ID",
-		Short: "print a task through a grit server",
+		Short: "print a task through a grit server (grit task reads the store)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return e.remoteTask(cmd.Context(), server, args[0], (*client.Client).Get, asJSON, func(t task.Task) { printTaskFields(e.stdout, t) })

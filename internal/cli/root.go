@@ -104,9 +104,7 @@ func newRoot(e *env) *cobra.Command {
 	root.PersistentFlags().StringVar(&e.storeDSN, "store", def, "the store: sqlite:PATH or postgres://… (env GRIT_STORE)")
 	e.logs.register(root.PersistentFlags(), e.getenv)
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return e.logs.check() }
-	root.AddCommand(newRunCmd(e), newDashboardCmd(e), newPauseCmd(e), newResumeCmd(e), newSchedulesCmd(e), newFSMCmd(e), newSubmitCmd(e), newWaitCmd(e), newWorkerCmd(e), newTasksCmd(e), newTaskCmd(e),
-		newDLQCmd(e), newStatusCmd(e), newMigrateCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newBenchChildCmd(), newSimCmd(e), newBreakersCmd(e), newLimitsCmd(e),
-		newServerCmd(e), newEnqueueCmd(e), newGetCmd(e), newCancelCmd(e), newConfigCmd(e), newVersionCmd(e), newGenCmd(e))
+	addGroups(root, e)
 	usageArgs(root)
 	// An unknown command is a usage error (exit 2), with cobra's
 	// suggestions: cobra's own error for it would exit 1. grit alone
@@ -190,4 +188,39 @@ func storeErr(err error) error {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w: create one with grit migrate, grit submit or grit worker, or check --store (GRIT_STORE)", err)}
 	}
 	return &exitError{code: exitUsage, err: err}
+}
+
+// The two families of commands, and the rest: a newcomer sees at once
+// which open the store themselves (--store) and which talk to a grit
+// server (--server, GRIT_SERVER), whose tokens and roles they go through.
+var commandGroups = []struct {
+	id, title string
+	cmds      func(e *env) []*cobra.Command
+}{
+	{"work", "Run work on the store (--store):", func(e *env) []*cobra.Command {
+		return []*cobra.Command{newRunCmd(e), newSubmitCmd(e), newWaitCmd(e), newWorkerCmd(e), newMigrateCmd(e)}
+	}},
+	{"operate", "Look and act on the store (--store):", func(e *env) []*cobra.Command {
+		return []*cobra.Command{newStatusCmd(e), newTasksCmd(e), newTaskCmd(e), newDLQCmd(e), newPauseCmd(e), newResumeCmd(e),
+			newSchedulesCmd(e), newFSMCmd(e), newBreakersCmd(e), newLimitsCmd(e), newDashboardCmd(e)}
+	}},
+	{"server", "Serve the API, and talk to a grit server (--server):", func(e *env) []*cobra.Command {
+		return []*cobra.Command{newServerCmd(e), newEnqueueCmd(e), newGetCmd(e), newCancelCmd(e)}
+	}},
+	{"tools", "Tools:", func(e *env) []*cobra.Command {
+		return []*cobra.Command{newConfigCmd(e), newGenCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newBenchChildCmd(), newSimCmd(e), newVersionCmd(e)}
+	}},
+}
+
+// addGroups adds every command to root, in its group.
+func addGroups(root *cobra.Command, e *env) {
+	for _, g := range commandGroups {
+		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
+		for _, c := range g.cmds(e) {
+			c.GroupID = g.id
+			root.AddCommand(c)
+		}
+	}
+	root.SetHelpCommandGroupID("tools")
+	root.SetCompletionCommandGroupID("tools")
 }

@@ -161,3 +161,20 @@ func TestShownDSN(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandGroups: every command grit's help lists is in a group, so
+// that a newcomer sees which commands open the store and which talk to a
+// grit server; those that talk to one say so.
+func TestCommandGroups(t *testing.T) {
+	for _, cmd := range newRoot(fakeEnv(nil)).Commands() {
+		if cmd.Hidden {
+			continue
+		}
+		if cmd.GroupID == "" {
+			t.Errorf("grit %s is in no group (commandGroups in root.go)", cmd.Name())
+		}
+		if cmd.GroupID == "server" && cmd.Name() != "server" && !strings.Contains(cmd.Short, "grit server") {
+			t.Errorf("grit %s talks to a grit server, and its help (%q) does not say so", cmd.Name(), cmd.Short)
+		}
+	}
+}

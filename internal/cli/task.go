@@ -22,7 +22,7 @@ func newTaskCmd(e *env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "task ID",
-		Short: "show a task and its attempt history",
+		Short: "show a task and its attempt history, from the store (grit get asks a grit server)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(args[0])
