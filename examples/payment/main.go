@@ -88,75 +88,17 @@ func run(ctx context.Context, dsn string, out io.Writer) (report, error) {
 	}
 	defer c.Close()
 	b := newBank()
-	fast := grit.HandlerConfig{Policy: "5 20ms 100ms"}
-	grit.Handle(c, "payment.authorize", func(ctx context.Context, in fsm.Input) error {
-		n := b.count(b.authorizations, in.Key)
-		var o order
-		_ = decode(in, &o)
-		switch {
-		case o.Declined:
-			return retry.Permanent(errors.New("card declined"))
-		case n <= 2:
-			return retry.Transient(fmt.Errorf("bank: connection reset (authorization %d)", n))
-		}
-		return nil
-	}, fast)
-	grit.Handle(c, "payment.capture", func(ctx context.Context, in fsm.Input) error {
-		if _, err := grit.Step(ctx, "charge", func(context.Context) (string, error) {
-			return fmt.Sprintf("ch-%s-%d", in.Key, b.count(b.charges, in.Key)), nil
-		}); err != nil {
-			return err
-		}
-		_, err := grit.Step(ctx, "ledger", func(context.Context) (bool, error) {
-			if b.count(b.ledgerWrites, in.Key) == 1 {
-				return false, retry.Transient(errors.New("ledger: write timed out"))
-			}
-			return true, nil
-		})
-		return err
-	}, fast)
-	grit.Handle(c, "payment.refund", func(context.Context, fsm.Input) error { return nil }, fast)
-
-	orders := map[string][]string{"o-1": {"authorize", "capture"}, "o-2": {"authorize", "capture", "refund"}, "o-3": {"authorize", "capture"}}
-	want := map[string]string{"o-1": "captured", "o-2": "refunded", "o-3": "failed"}
-	for _, key := range []string{"o-1", "o-2", "o-3"} {
-		for _, ev := range orders[key] {
-			if _, err := c.Send(ctx, "payment", key, ev, order{Cents: 1250, Declined: key == "o-3"}); err != nil {
-				return report{}, err
-			}
-		}
+	handle(c, b)
+	if err := sendOrders(ctx, c); err != nil {
+		return report{}, err
 	}
 	if err := c.Start(ctx); err != nil {
 		return report{}, err
 	}
 	defer c.Stop(context.WithoutCancel(ctx))
-	rep := report{States: map[string]string{}, History: map[string][]string{}}
-	deadline := time.Now().Add(30 * time.Second)
-	for key, state := range want {
-		for {
-			in, err := c.Instance(ctx, "payment", key)
-			if err != nil {
-				return report{}, err
-			}
-			if in.State == state && in.Entering == nil && len(in.Queue) == 0 {
-				rep.States[key] = in.State
-				for _, h := range in.History {
-					line := fmt.Sprintf("%s: %s -> %s %s", h.Event, h.From, h.To, h.Outcome)
-					if h.To == "" {
-						line = fmt.Sprintf("%s: in %s, %s", h.Event, h.From, h.Outcome)
-					}
-					if h.Why != "" {
-						line += " (" + h.Why + ")"
-					}
-					rep.History[key] = append(rep.History[key], line)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				return report{}, fmt.Errorf("order %s is %s after 30s, want %s", key, in.State, state)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+	rep, err := await(ctx, c, map[string]string{"o-1": "captured", "o-2": "refunded", "o-3": "failed"})
+	if err != nil {
+		return report{}, err
 	}
 	b.mu.Lock()
 	rep.Authorizations, rep.Charges = b.authorizations, b.charges
@@ -166,6 +108,112 @@ func run(ctx context.Context, dsn string, out io.Writer) (report, error) {
 			rep.Authorizations[key], rep.Charges[key], strings.Join(rep.History[key], "\n  "))
 	}
 	return rep, nil
+}
+
+// handle gives the machine's states their handlers, retried fast enough
+// for an example.
+func handle(c *grit.Client, b *bank) {
+	fast := grit.HandlerConfig{Policy: "5 20ms 100ms"}
+	grit.Handle(c, "payment.authorize", b.authorize, fast)
+	grit.Handle(c, "payment.capture", b.capture, fast)
+	grit.Handle(c, "payment.refund", func(context.Context, fsm.Input) error { return nil }, fast)
+}
+
+// authorize refuses a declined card for good, and the first two
+// authorizations of every other order for now.
+func (b *bank) authorize(_ context.Context, in fsm.Input) error {
+	n := b.count(b.authorizations, in.Key)
+	var o order
+	_ = decode(in, &o)
+	switch {
+	case o.Declined:
+		return retry.Permanent(errors.New("card declined"))
+	case n <= 2:
+		return retry.Transient(fmt.Errorf("bank: connection reset (authorization %d)", n))
+	}
+	return nil
+}
+
+// capture charges the card, then writes the ledger, each a durable step;
+// the ledger's first write times out.
+func (b *bank) capture(ctx context.Context, in fsm.Input) error {
+	if _, err := grit.Step(ctx, "charge", func(context.Context) (string, error) {
+		return fmt.Sprintf("ch-%s-%d", in.Key, b.count(b.charges, in.Key)), nil
+	}); err != nil {
+		return err
+	}
+	_, err := grit.Step(ctx, "ledger", func(context.Context) (bool, error) {
+		if b.count(b.ledgerWrites, in.Key) == 1 {
+			return false, retry.Transient(errors.New("ledger: write timed out"))
+		}
+		return true, nil
+	})
+	return err
+}
+
+// sendOrders sends the orders' events: o-2 is refunded after its capture,
+// and o-3's card is declined.
+func sendOrders(ctx context.Context, c *grit.Client) error {
+	orders := map[string][]string{"o-1": {"authorize", "capture"}, "o-2": {"authorize", "capture", "refund"}, "o-3": {"authorize", "capture"}}
+	for _, key := range []string{"o-1", "o-2", "o-3"} {
+		for _, ev := range orders[key] {
+			if _, err := c.Send(ctx, "payment", key, ev, order{Cents: 1250, Declined: key == "o-3"}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// await waits, 30s at most, for each order to settle in the state it
+// should end in, and reports the states and histories.
+func await(ctx context.Context, c *grit.Client, want map[string]string) (report, error) {
+	rep := report{States: map[string]string{}, History: map[string][]string{}}
+	deadline := time.Now().Add(30 * time.Second)
+	for key, state := range want {
+		in, err := settled(ctx, c, key, state, deadline)
+		if err != nil {
+			return report{}, err
+		}
+		rep.States[key] = in.State
+		rep.History[key] = history(in)
+	}
+	return rep, nil
+}
+
+// settled polls order key until it is in state with no event left to
+// handle, or the deadline passes.
+func settled(ctx context.Context, c *grit.Client, key, state string, deadline time.Time) (fsm.Instance, error) {
+	for {
+		in, err := c.Instance(ctx, "payment", key)
+		if err != nil {
+			return fsm.Instance{}, err
+		}
+		if in.State == state && in.Entering == nil && len(in.Queue) == 0 {
+			return in, nil
+		}
+		if time.Now().After(deadline) {
+			return fsm.Instance{}, fmt.Errorf("order %s is %s after 30s, want %s", key, in.State, state)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// history is an instance's events, a line each: the transition or the
+// state it stayed in, the outcome and why.
+func history(in fsm.Instance) []string {
+	var lines []string
+	for _, h := range in.History {
+		line := fmt.Sprintf("%s: %s -> %s %s", h.Event, h.From, h.To, h.Outcome)
+		if h.To == "" {
+			line = fmt.Sprintf("%s: in %s, %s", h.Event, h.From, h.Outcome)
+		}
+		if h.Why != "" {
+			line += " (" + h.Why + ")"
+		}
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 func decode(in fsm.Input, o *order) error {

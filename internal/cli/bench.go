@@ -20,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/internal/engine"
@@ -54,30 +55,43 @@ tasks of a worker killed with SIGKILL; with --memory-tasks, a worker's
 resident memory as it works that many tasks; and a process task's
 overhead over a bare fork/exec. See docs/bench.md.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			set, err := e.settings(cmd.Flags())
-			if err != nil {
-				return err
-			}
-			if profile != "" {
-				stop, err := startProfile(profile)
-				if err != nil {
-					return err
-				}
-				defer stop()
-			}
-			self, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("bench: find this program to start worker processes: %w", err)
-			}
-			// Ctrl-C or SIGTERM ends the measurement, not the process: the
-			// schemas and files it made are removed on the way out.
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			return e.bench(ctx, cmd.Flags().Changed("store"), benchConfig(cfg, set, self), asJSON)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return e.runBench(cmd, cfg, asJSON, profile) },
 	}
 	f := cmd.Flags()
+	addBenchFlags(f, &cfg)
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
+	registerKnobs(f, benchKnobs)
+	return cmd
+}
+
+// runBench measures what cfg asks for, with engines configured by the
+// settings (grit bench's knobs: its flags and GRIT_* variables).
+func (e *env) runBench(cmd *cobra.Command, cfg gritbench.Config, asJSON bool, profile string) error {
+	set, err := e.settings(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	if profile != "" {
+		stop, err := startProfile(profile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("bench: find this program to start worker processes: %w", err)
+	}
+	// Ctrl-C or SIGTERM ends the measurement, not the process: the
+	// schemas and files it made are removed on the way out.
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return e.bench(ctx, cmd.Flags().Changed("store"), benchConfig(cfg, set, self), asJSON)
+}
+
+// addBenchFlags adds the flags of what grit bench measures and how much.
+func addBenchFlags(f *pflag.FlagSet, cfg *gritbench.Config) {
 	f.IntVar(&cfg.Tasks, "tasks", 20000, "tasks per throughput measurement")
 	f.IntVar(&cfg.Concurrency, "concurrency", 256, "executor slots per engine for the no-op work")
 	f.IntSliceVar(&cfg.Workers, "workers", []int{1, 4}, "worker process counts whose throughput is measured")
@@ -93,10 +107,6 @@ overhead over a bare fork/exec. See docs/bench.md.`,
 	f.IntVar(&cfg.RemoteClaim, "remote-claim", 100, "tasks per claim of a remote worker")
 	f.IntVar(&cfg.Isolated, "isolated", 3000, "no-op tasks worked by a handler isolated in child processes, and as many in process, at --isolated-concurrency (0: skip)")
 	f.IntVar(&cfg.IsolatedSlots, "isolated-concurrency", 16, "executor slots, and so warm children, of the isolated workload")
-	f.BoolVar(&asJSON, "json", false, "print JSON")
-	f.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole benchmark to this file")
-	registerKnobs(f, benchKnobs)
-	return cmd
 }
 
 // benchConfig is grit bench's configuration with its engines': those of

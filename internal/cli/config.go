@@ -260,75 +260,89 @@ func (k knob) set(s *settings, v string) error {
 	switch p := k.field(s).(type) {
 	case *string:
 		*p = v
+		return nil
 	case *int:
-		if v == "" {
-			return nil // no default of its own: the server's (max-message)
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			if k.def == "" {
-				return errors.New("want a positive number")
-			}
-			return fmt.Errorf("want a positive number such as %s", k.def)
-		}
-		*p = n
+		return k.setInt(p, v)
 	case *outageTasks:
-		if v == "off" {
-			*p = -1
-			return nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 2 {
-			return fmt.Errorf("want a number of tasks, 2 or more, such as %s; or off", k.def)
-		}
-		*p = outageTasks(n)
+		return k.setOutageTasks(p, v)
 	case *time.Duration:
-		if v == "" {
-			return nil // no default of its own: see settings
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return fmt.Errorf("want a positive duration such as %s", cmpOr(k.def, "5s"))
-		}
-		*p = d
+		return k.setDuration(p, v)
 	case *store.BudgetRates:
-		r, err := parseBudget(v)
-		if err != nil {
-			return err
-		}
-		*p = r
+		return parseInto(p, v, parseBudget)
 	case *autotimeout.Settings:
-		a, err := parseAutoTimeouts(v)
-		if err != nil {
-			return err
-		}
-		*p = a
+		return parseInto(p, v, parseAutoTimeouts)
 	case *breaker.Settings:
-		b, err := parseBreaker(v)
-		if err != nil {
-			return err
-		}
-		*p = b
+		return parseInto(p, v, parseBreaker)
 	case *[]schedule.Schedule:
 		if v == "" {
 			return nil
 		}
-		ss, err := fileSchedules(strings.Split(v, ","))
-		if err != nil {
-			return err
-		}
-		*p = ss
+		return parseInto(p, strings.Split(v, ","), fileSchedules)
 	case *retention.Policy:
-		r, err := retention.Parse(v)
-		if err != nil {
-			// The knob's error names the flag and the value already.
-			return errors.New(strings.TrimPrefix(err.Error(), fmt.Sprintf("retention %q: ", v)))
-		}
-		*p = r
+		return parseInto(p, v, parseRetention)
 	default:
 		panic(fmt.Sprintf("knob %s: no reader for %T", k.name, p))
 	}
+}
+
+func (k knob) setInt(p *int, v string) error {
+	if v == "" {
+		return nil // no default of its own: the server's (max-message)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		if k.def == "" {
+			return errors.New("want a positive number")
+		}
+		return fmt.Errorf("want a positive number such as %s", k.def)
+	}
+	*p = n
 	return nil
+}
+
+func (k knob) setOutageTasks(p *outageTasks, v string) error {
+	if v == "off" {
+		*p = -1
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 2 {
+		return fmt.Errorf("want a number of tasks, 2 or more, such as %s; or off", k.def)
+	}
+	*p = outageTasks(n)
+	return nil
+}
+
+func (k knob) setDuration(p *time.Duration, v string) error {
+	if v == "" {
+		return nil // no default of its own: see settings
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("want a positive duration such as %s", cmpOr(k.def, "5s"))
+	}
+	*p = d
+	return nil
+}
+
+// parseInto sets *p to what parse reads from v; on an error it leaves *p
+// as it was.
+func parseInto[V, T any](p *T, v V, parse func(V) (T, error)) error {
+	x, err := parse(v)
+	if err != nil {
+		return err
+	}
+	*p = x
+	return nil
+}
+
+func parseRetention(v string) (retention.Policy, error) {
+	r, err := retention.Parse(v)
+	if err != nil {
+		// The knob's error names the flag and the value already.
+		return r, errors.New(strings.TrimPrefix(err.Error(), fmt.Sprintf("retention %q: ", v)))
+	}
+	return r, nil
 }
 
 func cmpOr(v, def string) string {

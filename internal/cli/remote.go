@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -81,29 +82,26 @@ false.`,
 				return err
 			}
 			t.Args = raw
-			if timeout < 0 && timeout != task.AutoTimeout {
-				return usageErr("enqueue: --timeout %v: want a positive duration, or none", timeout)
-			}
-			switch {
-			case timeout == task.AutoTimeout:
-				t.AutoTimeout = true
-			case timeout > 0:
-				t.Timeout = durationpb.New(timeout)
-			}
-			if runAt != "" {
-				at, err := time.Parse(time.RFC3339, runAt)
-				if err != nil {
-					return usageErr("enqueue: --run-at %q: want a time such as 2026-01-02T15:04:05Z", runAt)
-				}
-				t.RunAt = timestamppb.New(at)
+			if err := setEnqueueTiming(t, timeout, runAt); err != nil {
+				return err
 			}
 			return e.enqueueRemote(cmd.Context(), server, t, asJSON)
 		},
 	}
 	serverFlag(cmd, &server)
 	f := cmd.Flags()
-	f.StringVar(&t.Kind, "kind", "", "the task's kind (required)")
+	addNewTaskFlags(f, t)
 	f.StringVar(&args, "args", "", "the task's arguments: JSON, @FILE to read it from a file, @- from standard input")
+	f.Var((*timeoutFlag)(&timeout), "timeout", "cut each attempt off after this long; auto: a timeout learned from the kind's successful runs")
+	f.StringVar(&runAt, "run-at", "", "when the task is due (RFC 3339), instead of now")
+	f.BoolVar(&asJSON, "json", false, "print the task as JSON")
+	return cmd
+}
+
+// addNewTaskFlags adds grit enqueue's flags that set a field of t as they
+// are given.
+func addNewTaskFlags(f *pflag.FlagSet, t *pb.NewTask) {
+	f.StringVar(&t.Kind, "kind", "", "the task's kind (required)")
 	f.StringVar(&t.IdempotencyKey, "key", "", "an idempotency key: the same work with it again answers the same task; other work with it is refused")
 	f.BoolVar(&t.ReturnExisting, "return-existing", false, "with --key: answer the task that holds the key even when it is other work")
 	f.StringVar(&t.Queue, "queue", "", "the queue (default \"default\")")
@@ -111,10 +109,28 @@ false.`,
 	f.StringVar(&t.Tenant, "tenant", "", "whose work it is, for per-tenant limits")
 	f.Int64Var(&t.Priority, "priority", 0, "higher runs first")
 	f.StringVar(&t.Policy, "policy", "", `the retry policy, e.g. "4 1s 1m"`)
-	f.Var((*timeoutFlag)(&timeout), "timeout", "cut each attempt off after this long; auto: a timeout learned from the kind's successful runs")
-	f.StringVar(&runAt, "run-at", "", "when the task is due (RFC 3339), instead of now")
-	f.BoolVar(&asJSON, "json", false, "print the task as JSON")
-	return cmd
+}
+
+// setEnqueueTiming sets t's timeout and due time from grit enqueue's
+// --timeout and --run-at.
+func setEnqueueTiming(t *pb.NewTask, timeout time.Duration, runAt string) error {
+	if timeout < 0 && timeout != task.AutoTimeout {
+		return usageErr("enqueue: --timeout %v: want a positive duration, or none", timeout)
+	}
+	switch {
+	case timeout == task.AutoTimeout:
+		t.AutoTimeout = true
+	case timeout > 0:
+		t.Timeout = durationpb.New(timeout)
+	}
+	if runAt != "" {
+		at, err := time.Parse(time.RFC3339, runAt)
+		if err != nil {
+			return usageErr("enqueue: --run-at %q: want a time such as 2026-01-02T15:04:05Z", runAt)
+		}
+		t.RunAt = timestamppb.New(at)
+	}
+	return nil
 }
 
 // readArgs reads --args: JSON as given, @FILE, or @- for standard input.

@@ -34,6 +34,13 @@ the store's audit log.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.schedulesList(cmd.Context(), asJSON) },
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.AddCommand(newSchedulesListCmd(e), newSchedulesPauseCmd(e), newSchedulesResumeCmd(e), newSchedulesTriggerCmd(e),
+		newSchedulesBackfillCmd(e), newSchedulesDeleteCmd(e), newSchedulesApplyCmd(e))
+	return cmd
+}
+
+func newSchedulesListCmd(e *env) *cobra.Command {
+	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "list the schedules with their next slots and last outcomes",
@@ -41,6 +48,10 @@ the store's audit log.`,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return e.schedulesList(cmd.Context(), asJSON) },
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return list
+}
+
+func newSchedulesPauseCmd(e *env) *cobra.Command {
 	var reason string
 	pause := &cobra.Command{
 		Use:   "pause NAME",
@@ -57,7 +68,11 @@ the store's audit log.`,
 		},
 	}
 	pause.Flags().StringVar(&reason, "reason", "", "why, for the other operators (shown by list and the dashboard)")
-	resume := &cobra.Command{
+	return pause
+}
+
+func newSchedulesResumeCmd(e *env) *cobra.Command {
+	return &cobra.Command{
 		Use:   "resume NAME",
 		Short: "resume a paused schedule from its next slot",
 		Args:  cobra.ExactArgs(1),
@@ -71,7 +86,10 @@ the store's audit log.`,
 			})
 		},
 	}
-	trigger := &cobra.Command{
+}
+
+func newSchedulesTriggerCmd(e *env) *cobra.Command {
+	return &cobra.Command{
 		Use:   "trigger NAME",
 		Short: "enqueue a task of a schedule now, outside its slots and whatever its overlap policy",
 		Args:  cobra.ExactArgs(1),
@@ -85,6 +103,9 @@ the store's audit log.`,
 			})
 		},
 	}
+}
+
+func newSchedulesBackfillCmd(e *env) *cobra.Command {
 	var from, to string
 	backfill := &cobra.Command{
 		Use:   "backfill NAME --from TIME --to TIME",
@@ -101,30 +122,40 @@ duration before now (6h means six hours ago).`,
 				return usageErr("schedules backfill: give --from and --to (e.g. --from 24h --to 0s for the last day)")
 			}
 			return e.scheduleAct(cmd.Context(), "backfill", args[0], func(ctx context.Context, st store.Store, now time.Time) (string, error) {
-				v, err := sched.Get(ctx, st, args[0], now, 0)
-				if err != nil {
-					return "", err
-				}
-				f, err := parseWhen("--from", from, v.Schedule.Zone, now)
-				if err != nil {
-					return "", err
-				}
-				t, err := parseWhen("--to", to, v.Schedule.Zone, now)
-				if err != nil {
-					return "", err
-				}
-				slots, added, err := sched.Backfill(ctx, st, args[0], f, t, now)
-				if err != nil {
-					return "", err
-				}
-				return fmt.Sprintf("backfilled %s to %s: %d slots, %d new tasks (%d had theirs)",
-					f.UTC().Format(time.RFC3339), t.UTC().Format(time.RFC3339), slots, added, slots-added), nil
+				return backfillSchedule(ctx, st, args[0], from, to, now)
 			})
 		},
 	}
 	backfill.Flags().StringVar(&from, "from", "", "the first time of the range")
 	backfill.Flags().StringVar(&to, "to", "", "the last time of the range")
-	del := &cobra.Command{
+	return backfill
+}
+
+// backfillSchedule enqueues the slots of schedule name from from to to,
+// read in its zone, and says how many it found and added.
+func backfillSchedule(ctx context.Context, st store.Store, name, from, to string, now time.Time) (string, error) {
+	v, err := sched.Get(ctx, st, name, now, 0)
+	if err != nil {
+		return "", err
+	}
+	f, err := parseWhen("--from", from, v.Schedule.Zone, now)
+	if err != nil {
+		return "", err
+	}
+	t, err := parseWhen("--to", to, v.Schedule.Zone, now)
+	if err != nil {
+		return "", err
+	}
+	slots, added, err := sched.Backfill(ctx, st, name, f, t, now)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("backfilled %s to %s: %d slots, %d new tasks (%d had theirs)",
+		f.UTC().Format(time.RFC3339), t.UTC().Format(time.RFC3339), slots, added, slots-added), nil
+}
+
+func newSchedulesDeleteCmd(e *env) *cobra.Command {
+	return &cobra.Command{
 		Use:   "delete NAME",
 		Short: "delete a schedule from the store (its tasks stay; a worker that declares it makes it again)",
 		Args:  cobra.ExactArgs(1),
@@ -134,8 +165,6 @@ duration before now (6h means six hours ago).`,
 			})
 		},
 	}
-	cmd.AddCommand(list, pause, resume, trigger, backfill, del, newSchedulesApplyCmd(e))
-	return cmd
 }
 
 // nextNote says when a schedule's next slot comes, if it is not paused.

@@ -90,32 +90,63 @@ func (e *env) status(ctx context.Context, lease time.Duration, asJSON bool) erro
 }
 
 func buildStatus(ctx context.Context, st store.Store, o store.Overview, lease time.Duration) (statusReport, error) {
-	r := statusReport{Store: []string{}}
+	var r statusReport
 	now, err := st.Now(ctx)
 	if err != nil {
 		return r, err
 	}
+	if r.Store, err = statusAdvice(ctx, st); err != nil {
+		return r, err
+	}
+	if r.Workers, err = statusWorkers(ctx, st, o, now, lease); err != nil {
+		return r, err
+	}
+	if r.Queues, err = statusQueues(ctx, o); err != nil {
+		return r, err
+	}
+	if r.Pauses, err = statusPauses(ctx, st); err != nil {
+		return r, err
+	}
+	r.PausedSchedules, err = statusPausedSchedules(ctx, st)
+	return r, err
+}
+
+// statusAdvice is what the store says of itself, if it is an Advisor.
+func statusAdvice(ctx context.Context, st store.Store) ([]string, error) {
+	out := []string{}
 	if a, ok := st.(store.Advisor); ok {
 		advice, err := a.Advice(ctx)
 		if err != nil {
-			return r, err
+			return out, err
 		}
-		r.Store = append(r.Store, advice...)
+		out = append(out, advice...)
 	}
+	return out, nil
+}
+
+// statusWorkers are the workers with the tasks each holds, alive if seen
+// within a lease of now.
+func statusWorkers(ctx context.Context, st store.Store, o store.Overview, now time.Time, lease time.Duration) ([]workerStatus, error) {
 	ws, err := st.Workers(ctx)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
 	held, err := o.Held(ctx)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
+	var out []workerStatus
 	for _, w := range ws {
-		r.Workers = append(r.Workers, workerStatus{Worker: w, Alive: w.Active && now.Sub(w.LastSeen) <= lease, Held: held[w.ID]})
+		out = append(out, workerStatus{Worker: w, Alive: w.Active && now.Sub(w.LastSeen) <= lease, Held: held[w.ID]})
 	}
+	return out, nil
+}
+
+// statusQueues are the queues' tasks by state, by queue name.
+func statusQueues(ctx context.Context, o store.Overview) ([]queueStatus, error) {
 	cs, err := o.QueueCounts(ctx)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
 	byQueue := map[string]map[task.State]int{}
 	for _, c := range cs {
@@ -124,31 +155,43 @@ func buildStatus(ctx context.Context, st store.Store, o store.Overview, lease ti
 		}
 		byQueue[c.Queue][c.State] += c.N
 	}
+	var out []queueStatus
 	for q, counts := range byQueue {
-		r.Queues = append(r.Queues, queueStatus{Queue: q, Counts: counts})
+		out = append(out, queueStatus{Queue: q, Counts: counts})
 	}
-	sort.Slice(r.Queues, func(i, j int) bool { return r.Queues[i].Queue < r.Queues[j].Queue })
-	r.Pauses = []store.Pause{}
+	sort.Slice(out, func(i, j int) bool { return out[i].Queue < out[j].Queue })
+	return out, nil
+}
+
+// statusPauses are the store's pauses, if it is a Pauser.
+func statusPauses(ctx context.Context, st store.Store) ([]store.Pause, error) {
+	out := []store.Pause{}
 	if p, ok := st.(store.Pauser); ok {
 		ps, err := p.Pauses(ctx)
 		if err != nil {
-			return r, err
+			return out, err
 		}
-		r.Pauses = append(r.Pauses, ps...)
+		out = append(out, ps...)
 	}
-	r.PausedSchedules = []pausedSchedule{}
+	return out, nil
+}
+
+// statusPausedSchedules are the paused schedules, if the store keeps
+// schedules.
+func statusPausedSchedules(ctx context.Context, st store.Store) ([]pausedSchedule, error) {
+	out := []pausedSchedule{}
 	if sc, err := sched.Of(st); err == nil {
 		rows, err := sc.Schedules(ctx, time.Time{})
 		if err != nil {
-			return r, err
+			return out, err
 		}
 		for _, row := range rows {
 			if s, err := sched.StateOf(row); err == nil && s.Paused != nil {
-				r.PausedSchedules = append(r.PausedSchedules, pausedSchedule{Name: row.Name, Paused: *s.Paused})
+				out = append(out, pausedSchedule{Name: row.Name, Paused: *s.Paused})
 			}
 		}
 	}
-	return r, nil
+	return out, nil
 }
 
 func printStatus(e *env, r statusReport) {

@@ -86,8 +86,21 @@ func seriesSince(now time.Time) time.Time { return now.Add(-time.Hour).Truncate(
 func (o overviewData) Total(s string) int { return o.Totals[task.State(s)] }
 
 func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v who) error {
-	ctx := r.Context()
 	data := overviewData{States: allStates, Totals: map[task.State]int{}}
+	for _, fill := range []func(context.Context, *overviewData) error{
+		d.overviewCounts, d.overviewAttempts, d.overviewOldest, d.overviewPauses,
+		d.overviewSchedules, d.overviewWorkers, d.overviewGroups,
+	} {
+		if err := fill(r.Context(), &data); err != nil {
+			return err
+		}
+	}
+	d.render(w, r, v, "overview", "Overview", data)
+	return nil
+}
+
+// overviewCounts fills in the queues' tasks by state, as last counted.
+func (d *Dashboard) overviewCounts(ctx context.Context, data *overviewData) error {
 	if d.counts != nil {
 		counts, at, err := d.counts.get(ctx)
 		if err != nil {
@@ -96,39 +109,56 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v who) erro
 		data.Queues, data.CountedAgo = queueRows(counts, data.Totals), time.Since(at)
 	}
 	data.DeadCount = data.Totals[task.DeadLetter]
-	if d.series != nil {
-		series, at, err := d.series.get(ctx)
-		if err != nil {
-			return err
-		}
-		data.Chart, data.HasChart = attemptChart(series, seriesSince(at), time.Minute), true
-		groups, _, err := d.letters.get(ctx)
-		if err != nil {
-			return err
-		}
-		data.DeadLetters = groups[:min(len(groups), 5)]
+	return nil
+}
+
+// overviewAttempts fills in the hour's chart of attempts and the largest
+// groups of dead letters.
+func (d *Dashboard) overviewAttempts(ctx context.Context, data *overviewData) error {
+	if d.series == nil {
+		return nil
 	}
-	if b, ok := d.cfg.Store.(store.Backlog); ok && len(data.Queues) > 0 {
-		// How long each queue's oldest due task has waited: one short walk
-		// of the due index a queue, fresh on every look.
-		var queues []string
-		for _, q := range data.Queues {
-			queues = append(queues, q.Queue)
-		}
-		due, err := b.OldestDue(ctx, queues)
-		if err != nil {
-			return err
-		}
-		for i, q := range data.Queues {
-			if at, ok := due[q.Queue]; ok {
-				wait := max(time.Since(at), 0)
-				data.Queues[i].Oldest, data.Queues[i].HasOldest = wait, true
-				if !data.HasOldest || wait > data.OldestReady {
-					data.OldestReady, data.HasOldest = wait, true
-				}
+	series, at, err := d.series.get(ctx)
+	if err != nil {
+		return err
+	}
+	data.Chart, data.HasChart = attemptChart(series, seriesSince(at), time.Minute), true
+	groups, _, err := d.letters.get(ctx)
+	if err != nil {
+		return err
+	}
+	data.DeadLetters = groups[:min(len(groups), 5)]
+	return nil
+}
+
+// overviewOldest fills in how long each queue's oldest due task has
+// waited: one short walk of the due index a queue, fresh on every look.
+func (d *Dashboard) overviewOldest(ctx context.Context, data *overviewData) error {
+	b, ok := d.cfg.Store.(store.Backlog)
+	if !ok || len(data.Queues) == 0 {
+		return nil
+	}
+	var queues []string
+	for _, q := range data.Queues {
+		queues = append(queues, q.Queue)
+	}
+	due, err := b.OldestDue(ctx, queues)
+	if err != nil {
+		return err
+	}
+	for i, q := range data.Queues {
+		if at, ok := due[q.Queue]; ok {
+			wait := max(time.Since(at), 0)
+			data.Queues[i].Oldest, data.Queues[i].HasOldest = wait, true
+			if !data.HasOldest || wait > data.OldestReady {
+				data.OldestReady, data.HasOldest = wait, true
 			}
 		}
 	}
+	return nil
+}
+
+func (d *Dashboard) overviewPauses(ctx context.Context, data *overviewData) error {
 	if p, ok := d.cfg.Store.(store.Pauser); ok {
 		ps, err := p.Pauses(ctx)
 		if err != nil {
@@ -136,10 +166,17 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v who) erro
 		}
 		data.Pauses, data.CanPause = ps, true
 	}
-	var err error
-	if data.Schedules, data.SchedPaused, data.HasSchedules, err = scheduleCounts(ctx, d.cfg.Store); err != nil {
-		return err
-	}
+	return nil
+}
+
+func (d *Dashboard) overviewSchedules(ctx context.Context, data *overviewData) (err error) {
+	data.Schedules, data.SchedPaused, data.HasSchedules, err = scheduleCounts(ctx, d.cfg.Store)
+	return err
+}
+
+// overviewWorkers counts the active workers, seen within a lease or
+// silent.
+func (d *Dashboard) overviewWorkers(ctx context.Context, data *overviewData) error {
 	ws, err := d.cfg.Store.Workers(ctx)
 	if err != nil {
 		return err
@@ -152,6 +189,12 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v who) erro
 			data.Silent++
 		}
 	}
+	return nil
+}
+
+// overviewGroups fills in the groups whose breaker is not closed and
+// those in an outage.
+func (d *Dashboard) overviewGroups(ctx context.Context, data *overviewData) error {
 	rows, err := d.groupRows(ctx)
 	if err != nil {
 		return err
@@ -164,7 +207,6 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v who) erro
 			data.Outages = append(data.Outages, g)
 		}
 	}
-	d.render(w, r, v, "overview", "Overview", data)
 	return nil
 }
 

@@ -198,6 +198,17 @@ func layoutDAG(ts []task.Task, edges []task.Edge) dag {
 	for _, e := range edges {
 		needs[e.To] = append(needs[e.To], e.From)
 	}
+	cols, maxDepth := dagColumns(ts, needs)
+	pos, tallest := placeNodes(cols, maxDepth)
+	g := dag{Nodes: dagNodes(ts, pos, needs, byID), Edges: dagEdges(edges, pos, byID)}
+	g.Width = dagPad*2 + (maxDepth+1)*nodeW + maxDepth*colGap
+	g.Height = dagPad*2 + tallest*nodeH + max(tallest-1, 0)*rowGap
+	return g
+}
+
+// dagColumns puts each task in the column of its depth, one more than
+// the deepest of the tasks it needs.
+func dagColumns(ts []task.Task, needs map[int64][]int64) (cols map[int][]task.Task, maxDepth int) {
 	depth := map[int64]int{}
 	var depthOf func(id int64, seen map[int64]bool) int
 	depthOf = func(id int64, seen map[int64]bool) int {
@@ -215,30 +226,39 @@ func layoutDAG(ts []task.Task, edges []task.Edge) dag {
 		depth[id] = d
 		return d
 	}
-	cols := map[int][]task.Task{}
-	maxDepth := 0
+	cols = map[int][]task.Task{}
 	for _, t := range ts {
 		d := depthOf(t.ID, map[int64]bool{})
 		cols[d] = append(cols[d], t)
 		maxDepth = max(maxDepth, d)
 	}
-	pos := map[int64]node{}
-	g := dag{}
-	tallest := 0
+	return cols, maxDepth
+}
+
+// placeNodes places each column's tasks top to bottom by id, and says how
+// many the tallest column holds.
+func placeNodes(cols map[int][]task.Task, maxDepth int) (pos map[int64]node, tallest int) {
+	pos = map[int64]node{}
 	for c := 0; c <= maxDepth; c++ {
 		col := cols[c]
 		slices.SortFunc(col, func(a, b task.Task) int { return cmp.Compare(a.ID, b.ID) })
 		tallest = max(tallest, len(col))
 		for i, t := range col {
-			n := node{
+			pos[t.ID] = node{
 				ID: t.ID, X: float64(dagPad + c*(nodeW+colGap)), Y: float64(dagPad + i*(nodeH+rowGap)),
 				W: nodeW, H: nodeH, Name: shorten(cmp.Or(t.Name, fmt.Sprint(t.ID)), 20), State: t.State,
 				Class: "st-" + lower(string(t.State)),
 				Title: fmt.Sprintf("%s (task %d): %s", cmp.Or(t.Name, t.Kind), t.ID, t.State),
 			}
-			pos[t.ID] = n
 		}
 	}
+	return pos, tallest
+}
+
+// dagNodes are the placed tasks in ts's order, those pending behind a
+// dead letter marked so.
+func dagNodes(ts []task.Task, pos map[int64]node, needs map[int64][]int64, byID map[int64]task.Task) []node {
+	var out []node
 	for _, t := range ts {
 		n := pos[t.ID]
 		if t.State == task.Pending {
@@ -249,29 +269,39 @@ func layoutDAG(ts []task.Task, edges []task.Edge) dag {
 				}
 			}
 		}
-		g.Nodes = append(g.Nodes, n)
+		out = append(out, n)
 	}
+	return out
+}
+
+// dagEdges are the arrows between placed tasks, each classed by what it
+// holds up.
+func dagEdges(edges []task.Edge, pos map[int64]node, byID map[int64]task.Task) []edge {
+	var out []edge
 	for _, e := range edges {
 		a, okA := pos[e.From]
 		b, okB := pos[e.To]
 		if !okA || !okB {
 			continue
 		}
-		cls := "edge"
-		switch byID[e.To].State {
-		case task.UpstreamFailed:
-			cls = "edge edge-failed"
-		case task.Pending:
-			if byID[e.From].State == task.DeadLetter {
-				cls = "edge edge-blocked"
-			}
-		}
 		x1, y1, x2, y2 := a.X+a.W, a.Y+a.H/2, b.X, b.Y+b.H/2
-		g.Edges = append(g.Edges, edge{X1: x1, Y1: y1, X2: x2, Y2: y2, MX: (x1 + x2) / 2, Class: cls})
+		out = append(out, edge{X1: x1, Y1: y1, X2: x2, Y2: y2, MX: (x1 + x2) / 2, Class: edgeClass(byID[e.From], byID[e.To])})
 	}
-	g.Width = dagPad*2 + (maxDepth+1)*nodeW + maxDepth*colGap
-	g.Height = dagPad*2 + tallest*nodeH + max(tallest-1, 0)*rowGap
-	return g
+	return out
+}
+
+// edgeClass styles the edge from a task to one that needs it: failed
+// when the need failed it, blocked when it waits on a dead letter.
+func edgeClass(from, to task.Task) string {
+	switch to.State {
+	case task.UpstreamFailed:
+		return "edge edge-failed"
+	case task.Pending:
+		if from.State == task.DeadLetter {
+			return "edge edge-blocked"
+		}
+	}
+	return "edge"
 }
 
 func lower(s string) string {
