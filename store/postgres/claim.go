@@ -66,7 +66,7 @@ func filter(next int, req store.ClaimRequest) (string, []any) {
 	return sql, args
 }
 
-// claimSQL claims in one statement, claim_tasks (migration 0010): due_tasks
+// claimSQL claims in one statement, claim_tasks (functions/): due_tasks
 // locks the first due tasks in claim order, skipping those another claimer
 // has locked; they move to RUNNING under a new lease token, and their
 // attempts open on the task row (started_at): the attempt's own row is
@@ -91,14 +91,14 @@ func filter(next int, req store.ClaimRequest) (string, []any) {
 // the only group to take (NULL: any), $8 and $9 the queues and tenants to
 // skip (NULL: none), $10 the only tenant to take (NULL: any).
 //
-// Each row comes with its place in claim order, from 1, unsorted (migration
-// 0014): scanClaimed puts it there.
+// Each row comes with its place in claim order, from 1, unsorted
+// (functions/claim_tasks.sql): scanClaimed puts it there.
 const claimSQL = `SELECT t.ord, ` + taskColsOf + `
 FROM $S.claim_tasks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) t`
 
 // claimRunSQL is claimSQL for the tasks of one run, $11, through
-// claim_run_tasks (migrations 0012 and 0014), which finds them by their
-// run.
+// claim_run_tasks (functions/claim_run_tasks.sql), which finds them by
+// their run.
 const claimRunSQL = `SELECT t.ord, ` + taskColsOf + `
 FROM $S.claim_run_tasks($1, $2, $3, $11, $4, $5, $6, $7, $8, $9, $10) t`
 

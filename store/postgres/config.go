@@ -97,7 +97,7 @@ func (c Config) parse() (*pgxpool.Config, string, error) {
 	// for every batch. Planning costs a fraction of a millisecond per
 	// statement of a hundred tasks. The claim and plain successes, run for
 	// every task, are the exception: functions whose plans are made once,
-	// pinned to index lookups (migration 0010).
+	// pinned to index lookups (functions/claim_tasks.sql).
 	pc.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	// No JIT compilation, unless the DSN asks for it (jit=on): it pays off
 	// for long analytical queries, and grit's are short. The server decides

@@ -41,8 +41,12 @@
 //
 // The schema (Config.Schema, the DSN's schema parameter, or "grit") is
 // created and migrated on open, and by Migrate, from the versioned SQL
-// files embedded in migrations/, under an advisory lock so that processes
-// starting together migrate once. A schema migrated by a newer grit is
+// files embedded in migrations/, which change tables, columns and
+// indexes, under an advisory lock so that processes starting together
+// migrate once. The SQL functions are not among them: each function's
+// current text is one file of functions/, written after the migrations in
+// the same transaction whenever the schema's record of them
+// (schema_functions) differs. A schema migrated by a newer grit is
 // refused. OpenExisting (Config.Existing) creates, migrates and writes
 // nothing: it opens only a schema that is there at this driver's version,
 // and so works on a read-only database or role.
@@ -50,11 +54,11 @@
 // The store's connections plan every statement with its own arguments
 // (plan_cache_mode=force_custom_plan), and the statements are written so
 // that their plans stay index lookups when the table statistics are wrong,
-// as they are in a new schema or after a burst: see due_tasks in the
-// migrations and finishTasksSQL. The claim and a batch of plain successes,
-// which every task goes through, are functions planned once per connection
-// (claim_tasks and succeed_alone, migrations 0010, 0011 and 0013), their
-// plans pinned to the claim index and primary key lookups. The
+// as they are in a new schema or after a burst: see due_tasks in
+// functions/ and finishTasksSQL. The claim and a batch of plain
+// successes, which every task goes through, are functions planned once
+// per connection (claim_tasks and succeed_alone), their plans pinned to
+// the claim index and primary key lookups. The
 // dashboard's reads (the Console) are planned at each call from the
 // statistics autovacuum keeps (console_test.go checks their plans on
 // analyzed tables). Rows of tasks are read from their binary wire values

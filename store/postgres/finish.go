@@ -97,7 +97,7 @@ func (s *Store) succeedAlone(ctx context.Context, fs []store.Finish, todo []int)
 }
 
 // succeedAloneSQL is succeedSQL for the tasks of the batch in no run, as
-// the function succeed_alone (migrations 0010 and 0013), planned once per
+// the function succeed_alone (functions/succeed_alone.sql), planned once per
 // connection. It returns the tasks it moved, with run 0, and writes nothing
 // for the others: tasks in a run, and tasks whose lease was lost, which
 // finish tells apart.

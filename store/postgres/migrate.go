@@ -46,15 +46,26 @@ type beginner interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
-// migrateSchema applies the migrations the schema lacks, all in one
-// transaction that first takes an advisory lock on the schema's name: a
-// second process migrating at once waits, then finds them applied. The
-// migrations run with search_path set to the schema.
+// migrateSchema applies the migrations the schema lacks, then writes the
+// functions, all in one transaction that first takes an advisory lock on
+// the schema's name: a second process migrating at once waits, then finds
+// them applied. The migrations run with search_path set to the schema.
 func migrateSchema(ctx context.Context, db beginner, schema string) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
+	fns, err := functions()
+	if err != nil {
+		return err
+	}
+	return migrateTo(ctx, db, schema, ms, fns)
+}
+
+// migrateTo applies the migrations ms the schema lacks and writes the
+// functions fns; with fns nil it leaves the functions as they are, for
+// the tests that make a schema of an older version.
+func migrateTo(ctx context.Context, db beginner, schema string, ms []migration, fns []function) error {
 	return pgx.BeginFunc(ctx, db, func(tx pgx.Tx) error {
 		ident := pgx.Identifier{schema}.Sanitize()
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey(schema)); err != nil {
@@ -66,6 +77,11 @@ func migrateSchema(ctx context.Context, db beginner, schema string) error {
 				version    integer     PRIMARY KEY,
 				name       text        NOT NULL,
 				applied_at timestamptz NOT NULL DEFAULT now()
+			);
+			CREATE TABLE IF NOT EXISTS schema_functions (
+				one        boolean     PRIMARY KEY DEFAULT true CHECK (one),
+				hash       text        NOT NULL,
+				applied_at timestamptz NOT NULL DEFAULT now()
 			)`); err != nil {
 			return fmt.Errorf("migrate: create schema %s: %w", schema, err)
 		}
@@ -76,14 +92,19 @@ func migrateSchema(ctx context.Context, db beginner, schema string) error {
 		if err := checkNotNewer(schema, applied, ms); err != nil {
 			return err
 		}
+		migrated := false
 		for _, m := range ms {
 			if !applied[m.Version] {
 				if err := apply(ctx, tx, ident, m); err != nil {
 					return err
 				}
+				migrated = true
 			}
 		}
-		return nil
+		if fns == nil {
+			return nil
+		}
+		return writeFunctions(ctx, tx, schema, fns, migrated)
 	})
 }
 
@@ -138,7 +159,9 @@ func apply(ctx context.Context, tx pgx.Tx, ident string, m migration) error {
 }
 
 // checkSchema checks, reading only, that grit's schema is there with
-// exactly the embedded migrations applied.
+// exactly the embedded migrations applied. It does not compare the
+// functions' texts (schema_functions): whichever grit last migrated the
+// schema wrote them, and no read calls them.
 func checkSchema(ctx context.Context, db *pgxpool.Pool, schema, where string) error {
 	ms, err := migrations()
 	if err != nil {

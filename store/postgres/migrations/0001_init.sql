@@ -1,7 +1,9 @@
 -- grit's first PostgreSQL schema. It runs with search_path set to grit's
 -- schema, so names are unqualified here. Times are timestamptz (the
 -- database's clock, microseconds), durations bigint nanoseconds (the _ns
--- columns), states the upper-case names of task.State.
+-- columns), states the upper-case names of task.State. The SQL functions
+-- are not in the numbered migrations: each has its file in functions/,
+-- written after them.
 
 CREATE TABLE runs (
     id           bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -70,28 +72,6 @@ CREATE UNIQUE INDEX tasks_idempotency_key ON tasks (idempotency_key)
 -- dead rows pile up fast: vacuum and analyze after 2% of the table changed
 -- rather than the default 20% and 10%.
 ALTER TABLE tasks SET (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
-
--- due_tasks locks, and returns in claim order, up to lim due tasks in the
--- given queues and kinds (NULL: all), skipping those another transaction
--- has locked. Claim calls it. It lives here, not in the Go code, for its
--- SET: with sorting off, the only plan left walks tasks_claim in claim order
--- and stops at lim. Left to its statistics, the planner sorts every due
--- task whenever it believes few are due (a new table, a burst into a
--- history of finished tasks), and the claim then costs the whole backlog.
-CREATE FUNCTION due_tasks (lim bigint, queues text[], kinds text[])
-RETURNS TABLE (id bigint, priority integer, next_at timestamptz)
-LANGUAGE sql VOLATILE
-SET enable_sort = off
-SET search_path FROM CURRENT
-AS $$
-    SELECT id, priority, next_at FROM tasks
-    WHERE state IN ('READY', 'RETRYING', 'SENSING') AND next_at <= now()
-        AND (queues IS NULL OR queue = ANY (queues))
-        AND (kinds IS NULL OR kind = ANY (kinds))
-    ORDER BY priority DESC, next_at, id
-    LIMIT lim
-    FOR UPDATE SKIP LOCKED
-$$;
 
 -- An edge says to_task needs from_task.
 CREATE TABLE edges (

@@ -24,8 +24,8 @@ CREATE INDEX tasks_state_id ON tasks (state, id)
 CREATE INDEX attempts_ended ON attempts (ended_at) WHERE outcome NOT IN ('RUNNING', 'SUCCESS');
 
 -- What operators did, from the dashboard or the CLI: appended, never
--- changed. The triggers refuse an update or a delete, so an entry read
--- is an entry written.
+-- changed: a trigger refuses an update or a delete, so an entry read is
+-- an entry written (functions/audit_append_only.sql).
 CREATE TABLE audit (
     id     bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     at     timestamptz NOT NULL DEFAULT now(),
@@ -35,13 +35,3 @@ CREATE TABLE audit (
     count  integer     NOT NULL DEFAULT 0,
     detail text        NOT NULL DEFAULT ''
 );
-
-CREATE FUNCTION audit_append_only() RETURNS trigger
-LANGUAGE plpgsql
-AS $$
-BEGIN
-    RAISE EXCEPTION 'grit audit log is append-only: % refused', TG_OP;
-END
-$$;
-CREATE TRIGGER audit_append_only BEFORE UPDATE OR DELETE ON audit
-    FOR EACH ROW EXECUTE FUNCTION audit_append_only();
