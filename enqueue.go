@@ -63,6 +63,9 @@ func ForTenant(t string) EnqueueOption { return func(n *task.NewTask) { n.Tenant
 // client's worker. With WithKey, a key used before for the same work
 // answers the existing task, Existed.
 func (c *Client) Enqueue(ctx context.Context, kind string, args any, opts ...EnqueueOption) (Enqueued, error) {
+	if err := c.noStore(); err != nil {
+		return Enqueued{}, err
+	}
 	n, err := c.newTask(kind, args, opts)
 	if err != nil {
 		return Enqueued{}, err
@@ -92,6 +95,9 @@ type txEnqueuer interface {
 // transactional outbox). The store must be the PostgreSQL one, and tx on
 // its database.
 func (c *Client) EnqueueTx(ctx context.Context, tx pgx.Tx, kind string, args any, opts ...EnqueueOption) (Enqueued, error) {
+	if err := c.noStore(); err != nil {
+		return Enqueued{}, err
+	}
 	te, ok := c.store.(txEnqueuer)
 	if !ok {
 		return Enqueued{}, fmt.Errorf("grit: enqueue %s in a transaction: the store cannot (use the PostgreSQL store): %w", kind, task.ErrInvalid)
@@ -128,6 +134,9 @@ func newTask(kind string, args any, opts []EnqueueOption) (task.NewTask, error) 
 
 // Task returns a task by id.
 func (c *Client) Task(ctx context.Context, id int64) (task.Task, error) {
+	if err := c.noStore(); err != nil {
+		return task.Task{}, err
+	}
 	return c.store.GetTask(ctx, id)
 }
 

@@ -22,6 +22,9 @@ type Instance = machine.Instance
 // (Config.Machines) the instance moves on at once; otherwise a worker
 // that has it delivers the event within a second.
 func (c *Client) Send(ctx context.Context, machineName, key, event string, payload any) (Instance, error) {
+	if err := c.noStore(); err != nil {
+		return Instance{}, err
+	}
 	var raw json.RawMessage
 	if payload != nil {
 		b, err := json.Marshal(payload)
@@ -48,6 +51,9 @@ func (c *Client) Send(ctx context.Context, machineName, key, event string, paylo
 // Instance returns instance key of machine, or an error matching
 // task.ErrNotFound.
 func (c *Client) Instance(ctx context.Context, machineName, key string) (Instance, error) {
+	if err := c.noStore(); err != nil {
+		return Instance{}, err
+	}
 	in, _, err := machine.Get(ctx, c.store, machineName, key)
 	return in, err
 }

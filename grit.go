@@ -228,15 +228,24 @@ func New(st store.Store, cfg Config) (*Client, error) {
 }
 
 // newChild is the client of an isolated handler's child: handlers
-// register on it, Start serves the worker, and its store refuses the
-// rest (engine.ErrChild).
+// register on it and Start serves the worker. It has no store (nil):
+// what needs one answers engine.ErrChild (noStore).
 func newChild(cfg Config) (*Client, error) {
 	e, err := engine.NewChild(engine.Config{Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("grit: %w", err)
 	}
-	return &Client{store: e.Store(), engine: e, stopTracing: func(context.Context) error { return nil },
+	return &Client{engine: e, stopTracing: func(context.Context) error { return nil },
 		groups: map[string]string{}, machines: map[string]fsm.Machine{}}, nil
+}
+
+// noStore is engine.ErrChild on the client of an isolated handler's
+// child, which has no store, and nil on any other.
+func (c *Client) noStore() error {
+	if c.store == nil {
+		return engine.ErrChild
+	}
+	return nil
 }
 
 // Version is grit's version, as the go command recorded it in the binary:
@@ -244,7 +253,8 @@ func newChild(cfg Config) (*Client, error) {
 // when grit is built from its own checkout. Workers record it.
 func Version() string { return version.Get().String() }
 
-// Store returns the client's store.
+// Store returns the client's store: nil in an isolated handler's child
+// (IsChild), which has none.
 func (c *Client) Store() store.Store { return c.store }
 
 // HandlerConfig configures the tasks of one kind.

@@ -32,17 +32,26 @@ func EventTenant(t string) PublishOption { return func(e *task.Event) { e.Tenant
 // changes nothing. Subscriptions are kept in the store, so every process
 // that publishes to the topic delivers to them.
 func (c *Client) Subscribe(ctx context.Context, s Subscription) error {
+	if err := c.noStore(); err != nil {
+		return err
+	}
 	return c.publisher().Subscribe(ctx, s)
 }
 
 // Unsubscribe removes a subscription.
 func (c *Client) Unsubscribe(ctx context.Context, s Subscription) error {
+	if err := c.noStore(); err != nil {
+		return err
+	}
 	return c.publisher().Unsubscribe(ctx, s)
 }
 
 // Publish publishes an event to a topic: one task per subscriber, with the
 // payload, encoded as JSON, as its args. It returns the deliveries.
 func (c *Client) Publish(ctx context.Context, topic string, payload any, opts ...PublishOption) ([]task.Task, error) {
+	if err := c.noStore(); err != nil {
+		return nil, err
+	}
 	p := c.publisher()
 	e, err := newEvent(topic, payload, opts)
 	if err != nil {
@@ -65,6 +74,9 @@ type txPublisher interface {
 // PublishTx publishes an event in the caller's PostgreSQL transaction: the
 // deliveries exist if and only if tx commits (a transactional outbox).
 func (c *Client) PublishTx(ctx context.Context, tx pgx.Tx, topic string, payload any, opts ...PublishOption) ([]task.Task, error) {
+	if err := c.noStore(); err != nil {
+		return nil, err
+	}
 	p, ok := c.store.(txPublisher)
 	if !ok {
 		return nil, fmt.Errorf("grit: publish to %s in a transaction: the store cannot (use the PostgreSQL store): %w", topic, task.ErrInvalid)

@@ -311,7 +311,8 @@ func (e *Engine) Register(h Handler) error {
 	return nil
 }
 
-// Store returns the engine's store.
+// Store returns the engine's store: nil in an isolated handler's child
+// (NewChild), which has none.
 func (e *Engine) Store() store.Store { return e.cfg.Store }
 
 // WorkerID returns the worker's identity in the store.
