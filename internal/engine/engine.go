@@ -110,9 +110,6 @@ func (c *Config) validate() error {
 	if c.Store == nil {
 		return errors.New("engine: no store")
 	}
-	if err := store.CheckCapabilities(c.Store); err != nil {
-		return fmt.Errorf("engine: %w", err)
-	}
 	if c.Concurrency < 0 || c.Lease < 0 || c.Heartbeat < 0 || c.Poll < 0 || c.StuckGrace < 0 {
 		return errors.New("engine: negative concurrency, lease, heartbeat, poll or grace")
 	}
