@@ -13,7 +13,9 @@
 //
 // open must return a new, empty store for each call; Run closes it when the
 // subtest ends. The suite measures time on the store's clock (Now) and waits
-// for it by polling with a bound, never by sleeping a fixed time.
+// for it by polling with a bound, never by sleeping a fixed time. Declared
+// checks, beside, that the driver states its contract to the compiler in
+// one place.
 //
 // Every case runs on every driver: the capabilities store.Store embeds
 // are called directly (a driver without one does not compile). Only the
