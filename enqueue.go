@@ -114,6 +114,9 @@ func (c *Client) enqueue(ctx context.Context, ns []task.NewTask) ([]task.Enqueue
 // pgx.Tx on its database: the type is the driver's, so that this package
 // links no database driver; another is refused, saying what it wants.
 func (c *Client) EnqueueTx(ctx context.Context, tx any, kind string, args any, opts ...EnqueueOption) (task.Enqueued, error) {
+	if _, err := c.driver(); err != nil {
+		return task.Enqueued{}, err
+	}
 	te, ok := c.store.(store.InTx)
 	if !ok {
 		return task.Enqueued{}, fmt.Errorf("grit: enqueue %s in a transaction: the store cannot (use the PostgreSQL store): %w", kind, task.ErrInvalid)

@@ -17,6 +17,9 @@ import (
 // (Config.Machines) the instance moves on at once; otherwise a worker
 // that has it delivers the event within a second.
 func (c *Client) Send(ctx context.Context, machineName, key, event string, payload any) (fsm.Instance, error) {
+	if _, err := c.driver(); err != nil {
+		return fsm.Instance{}, err
+	}
 	var raw json.RawMessage
 	if payload != nil {
 		b, err := json.Marshal(payload)
@@ -43,6 +46,9 @@ func (c *Client) Send(ctx context.Context, machineName, key, event string, paylo
 // Instance returns instance key of machine, or an error matching
 // task.ErrNotFound.
 func (c *Client) Instance(ctx context.Context, machineName, key string) (fsm.Instance, error) {
+	if _, err := c.driver(); err != nil {
+		return fsm.Instance{}, err
+	}
 	in, _, err := machine.Get(ctx, c.store, machineName, key)
 	return in, err
 }

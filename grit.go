@@ -182,14 +182,14 @@ func New(st Driver, cfg Config) (*Client, error) {
 }
 
 // newChild is the client of an isolated handler's child: handlers
-// register on it, Start serves the worker, and its store refuses the
-// rest (engine.ErrChild).
+// register on it and Start serves the worker. It has no store (nil):
+// what needs one answers engine.ErrChild (Client.driver).
 func newChild(cfg Config) (*Client, error) {
 	e, err := engine.NewChild(engine.Config{Logger: cfg.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("grit: %w", err)
 	}
-	return &Client{store: e.Store(), engine: e,
+	return &Client{engine: e,
 		groups: map[string]string{}, machines: map[string]fsm.Machine{}}, nil
 }
 

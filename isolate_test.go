@@ -438,12 +438,31 @@ func TestChildClientRefusesClearly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Enqueue(context.Background(), "iso.noop", struct{}{})
-	_, perr := c.Publish(context.Background(), "charged", struct{}{})
-	serr := c.Subscribe(context.Background(), task.Subscription{Topic: "charged", Kind: "iso.noop"})
-	for _, err := range []error{err, perr, serr} {
-		if err == nil || !strings.Contains(err.Error(), "isolated handler's child") || !strings.Contains(err.Error(), "grit.IsChild") {
-			t.Errorf("a child's client call: %v, want it to say the process is a child and what to guard", err)
+	ctx := context.Background()
+	sub := task.Subscription{Topic: "charged", Kind: "iso.noop"}
+	calls := map[string]func() error{
+		"Enqueue":     func() error { _, err := c.Enqueue(ctx, "iso.noop", struct{}{}); return err },
+		"EnqueueTx":   func() error { _, err := c.EnqueueTx(ctx, nil, "iso.noop", struct{}{}); return err },
+		"Task":        func() error { _, err := c.Task(ctx, 1); return err },
+		"Publish":     func() error { _, err := c.Publish(ctx, "charged", struct{}{}); return err },
+		"PublishTx":   func() error { _, err := c.PublishTx(ctx, nil, "charged", struct{}{}); return err },
+		"Subscribe":   func() error { return c.Subscribe(ctx, sub) },
+		"Unsubscribe": func() error { return c.Unsubscribe(ctx, sub) },
+		"Send":        func() error { _, err := c.Send(ctx, "order", "o-1", "paid", nil); return err },
+		"Instance":    func() error { _, err := c.Instance(ctx, "order", "o-1"); return err },
+		"EnqueueMany": func() error { _, err := c.EnqueueMany(ctx, []task.NewTask{{Kind: "iso.noop"}}); return err },
+		"SubmitRun":   func() error { _, err := c.SubmitRun(ctx, task.NewRun{Name: "r"}); return err },
+		"Tasks":       func() error { _, err := c.Tasks(ctx, task.Filter{}); return err },
+		"Attempts":    func() error { _, err := c.Attempts(ctx, 1); return err },
+		"Steps":       func() error { _, err := c.Steps(ctx, 1); return err },
+		"Run":         func() error { _, err := c.Run(ctx, 1); return err },
+		"RunByKey":    func() error { _, err := c.RunByKey(ctx, "k"); return err },
+		"Act":         func() error { _, err := c.Act(ctx, 1, task.ActCancel); return err },
+		"Workers":     func() error { _, err := c.Workers(ctx); return err },
+	}
+	for name, call := range calls {
+		if err := call(); err == nil || !strings.Contains(err.Error(), "isolated handler's child") || !strings.Contains(err.Error(), "grit.IsChild") {
+			t.Errorf("a child's client's %s: %v, want it to say the process is a child and what to guard", name, err)
 		}
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {

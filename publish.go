@@ -25,18 +25,27 @@ func EventTenant(t string) PublishOption { return func(e *task.Event) { e.Tenant
 // changes nothing. Subscriptions are kept in the store, so every process
 // that publishes to the topic delivers to them.
 func (c *Client) Subscribe(ctx context.Context, s task.Subscription) error {
-	return c.publisher().Subscribe(ctx, s)
+	if _, err := c.driver(); err != nil {
+		return err
+	}
+	return c.store.Subscribe(ctx, s)
 }
 
 // Unsubscribe removes a subscription.
 func (c *Client) Unsubscribe(ctx context.Context, s task.Subscription) error {
-	return c.publisher().Unsubscribe(ctx, s)
+	if _, err := c.driver(); err != nil {
+		return err
+	}
+	return c.store.Unsubscribe(ctx, s)
 }
 
 // Publish publishes an event to a topic: one task per subscriber, with the
 // payload, encoded as JSON, as its args. It returns the deliveries.
 func (c *Client) Publish(ctx context.Context, topic string, payload any, opts ...PublishOption) ([]task.Task, error) {
-	p := c.publisher()
+	if _, err := c.driver(); err != nil {
+		return nil, err
+	}
+	p := c.store
 	e, err := newEvent(topic, payload, opts)
 	if err != nil {
 		return nil, err
@@ -54,6 +63,9 @@ func (c *Client) Publish(ctx context.Context, topic string, payload any, opts ..
 // for EnqueueTx, the store must be the PostgreSQL one and tx a pgx.Tx on
 // its database.
 func (c *Client) PublishTx(ctx context.Context, tx any, topic string, payload any, opts ...PublishOption) ([]task.Task, error) {
+	if _, err := c.driver(); err != nil {
+		return nil, err
+	}
 	p, ok := c.store.(store.InTx)
 	if !ok {
 		return nil, fmt.Errorf("grit: publish to %s in a transaction: the store cannot (use the PostgreSQL store): %w", topic, task.ErrInvalid)
@@ -83,10 +95,6 @@ func Publish(ctx context.Context, topic string, payload any, opts ...PublishOpti
 	}
 	return nil
 }
-
-// publisher is the client's store as a store.Publisher, which New made
-// sure it is (a required capability).
-func (c *Client) publisher() store.Publisher { return c.store.(store.Publisher) }
 
 func newEvent(topic string, payload any, opts []PublishOption) (task.Event, error) {
 	b, err := json.Marshal(payload)

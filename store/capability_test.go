@@ -1,106 +1,197 @@
 package store_test
 
 import (
-	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/grit-run/grit/store"
 )
 
-// bare is a store wrapper that embeds the Store interface alone, as a
-// wrapper written in a hurry does: it hides every capability of the store
-// it wraps.
+// bare is a store wrapper that embeds the Store interface alone: it
+// passes the required capabilities on and hides every optional one.
 type bare struct{ store.Store }
-
-// capable has every required capability and no optional one.
-type capable struct {
-	store.Store
-	store.GroupBreakers
-	store.Limiter
-	store.Publisher
-	store.Durations
-}
 
 // complete has every capability.
 type complete struct {
-	capable
+	store.Store
 	store.Waker
+	store.CancelWatcher
 	store.Advisor
 	store.Overview
 	store.PollReporter
 	store.Backlog
+	store.Console
+	store.Auditor
 	store.Pauser
-	store.Pruner
 	store.Scheduler
-	store.Stepper
 	store.Machines
-}
-
-// noBreakers has every capability but GroupBreakers.
-type noBreakers struct {
-	store.Store
-	store.Limiter
-	store.Publisher
-	store.Durations
-}
-
-func TestCheckCapabilitiesNamesEachMissing(t *testing.T) {
-	err := store.CheckCapabilities(bare{})
-	if !errors.Is(err, store.ErrMissingCapability) {
-		t.Fatalf("a bare wrapper: %v, want ErrMissingCapability", err)
-	}
-	var ce *store.CapabilityError
-	if !errors.As(err, &ce) || ce.Store != "store_test.bare" || len(ce.Missing) != 4 {
-		t.Fatalf("a bare wrapper: %#v, want a CapabilityError naming store_test.bare and its 4 missing capabilities", ce)
-	}
-	msg := err.Error()
-	for _, want := range []string{
-		"store: store_test.bare lacks ",
-		"store.GroupBreakers (the groups' circuit breakers, retry budgets and limits",
-		"store.Limiter (", "store.Publisher (", "store.Durations (",
-		"implement them (the conformance suite store/storetest checks each)",
-	} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("the error does not say %q:\n%s", want, msg)
-		}
-	}
-
-	err = store.CheckCapabilities(&noBreakers{})
-	if !errors.Is(err, store.ErrMissingCapability) || !errors.As(err, &ce) || strings.Join(ce.Missing, ",") != "store.GroupBreakers" {
-		t.Fatalf("a store without breakers: %v, want it alone named", err)
-	}
-	want := "store: *store_test.noBreakers lacks store.GroupBreakers (the groups' circuit breakers, retry budgets and limits, " +
-		"shared by the fleet): workers would call a failing downstream with no breaker, budget or limit; " +
-		"implement it (the conformance suite store/storetest checks each)"
-	if err.Error() != want {
-		t.Errorf("error\n%s\nwant\n%s", err, want)
-	}
-
-	for name, st := range map[string]store.Store{"capable": capable{}, "complete": complete{}} {
-		if err := store.CheckCapabilities(st); err != nil {
-			t.Errorf("%s: %v, want none missing", name, err)
-		}
-	}
+	store.InTx
 }
 
 func TestMissingOptional(t *testing.T) {
-	got := store.MissingOptional(capable{})
-	if len(got) != 10 {
-		t.Fatalf("capable lacks %d optional capabilities, want 10: %q", len(got), got)
+	opt := store.Optional()
+	got := store.MissingOptional(bare{})
+	if len(got) != len(opt) {
+		t.Fatalf("bare lacks %d optional capabilities, want all %d: %q", len(got), len(opt), got)
 	}
-	for i, name := range []string{"store.Waker (", "store.Advisor (", "store.Overview (", "store.PollReporter (", "store.Backlog (", "store.Pauser (", "store.Pruner (", "store.Scheduler (", "store.Stepper (", "store.Machines ("} {
-		if !strings.HasPrefix(got[i], name) || !strings.Contains(got[i], ": ") {
-			t.Errorf("entry %d is %q, want %s... with what is lost", i, got[i], name)
+	for i, c := range opt {
+		if c.In(bare{}) || !c.In(complete{}) {
+			t.Errorf("%s: In(bare) = %v, In(complete) = %v, want false and true", c.Name, c.In(bare{}), c.In(complete{}))
+		}
+		if want := c.Name + " (" + c.Provides + ": " + c.Without + ")"; got[i] != want {
+			t.Errorf("entry %d is %q, want %q", i, got[i], want)
+		}
+		if c.Provides == "" || c.Without == "" {
+			t.Errorf("%s does not say what it gives and what is lost without it", c.Name)
 		}
 	}
-	if !strings.Contains(got[0], "next poll") {
+	if !strings.Contains(got[0], "store.Waker (") || !strings.Contains(got[0], "next poll") {
 		t.Errorf("the Waker entry does not say workers poll instead: %q", got[0])
 	}
 	if got := store.MissingOptional(complete{}); len(got) != 0 {
 		t.Errorf("complete lacks %q", got)
 	}
-	if got := store.MissingOptional(bare{}); len(got) != 10 {
-		t.Errorf("bare lacks %d optional capabilities, want 7: %q", len(got), got)
+}
+
+// source is package store's own code, parsed: its files (tests aside)
+// and the interfaces they declare.
+type source struct {
+	doc        string
+	interfaces map[string]*ast.InterfaceType
+}
+
+func parseStore(t *testing.T) source {
+	t.Helper()
+	fset := token.NewFileSet()
+	src := source{interfaces: map[string]*ast.InterfaceType{}}
+	files, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if !strings.HasSuffix(f.Name(), ".go") || strings.HasSuffix(f.Name(), "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f.Name(), nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if file.Doc != nil {
+			src.doc += file.Doc.Text()
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			if ts, ok := n.(*ast.TypeSpec); ok {
+				if it, ok := ts.Type.(*ast.InterfaceType); ok {
+					src.interfaces[ts.Name.Name] = it
+				}
+			}
+			return true
+		})
+	}
+	if src.interfaces["Store"] == nil || src.doc == "" {
+		t.Fatalf("found no Store interface or no package doc in the package's files")
+	}
+	return src
+}
+
+// embedded are the interfaces Store embeds, in order.
+func (s source) embedded() []string {
+	var out []string
+	for _, f := range s.interfaces["Store"].Methods.List {
+		if id, ok := f.Type.(*ast.Ident); ok && len(f.Names) == 0 {
+			out = append(out, id.Name)
+		}
+	}
+	return out
+}
+
+func optionalNames() []string {
+	var out []string
+	for _, c := range store.Optional() {
+		out = append(out, strings.TrimPrefix(c.Name, "store."))
+	}
+	return out
+}
+
+// TestEveryInterfaceIsRequiredOrOptional: each interface the package
+// declares is part of Store or on the one list of optional capabilities
+// (with what is lost without it), never neither and never both.
+func TestEveryInterfaceIsRequiredOrOptional(t *testing.T) {
+	src := parseStore(t)
+	required, optional := src.embedded(), optionalNames()
+	if len(required) == 0 {
+		t.Fatal("Store embeds no capability")
+	}
+	for name := range src.interfaces {
+		in, opt := slices.Contains(required, name), slices.Contains(optional, name)
+		switch {
+		case name == "Store":
+		case in && opt:
+			t.Errorf("store.%s is part of Store and on the optional list too", name)
+		case !in && !opt:
+			t.Errorf("store.%s is neither part of Store nor on the optional list (capability.go): "+
+				"embed it in Store, or list it with what is lost without it", name)
+		}
+	}
+	for _, name := range optional {
+		if src.interfaces[name] == nil {
+			t.Errorf("the optional list names store.%s, which the package does not declare", name)
+		}
+	}
+}
+
+// TestPackageDocNamesTheCapabilities: the package doc's two lists, what
+// Store embeds and what is optional, are exactly the code's, in order.
+func TestPackageDocNamesTheCapabilities(t *testing.T) {
+	src := parseStore(t)
+	doc := strings.Join(strings.Fields(src.doc), " ")
+	for _, c := range []struct {
+		opening string
+		want    []string
+	}{
+		{"Store embeds the capabilities the engine's and the API server's promises rest on:", src.embedded()},
+		{"The optional capabilities are", optionalNames()},
+	} {
+		_, rest, ok := strings.Cut(doc, c.opening)
+		if !ok {
+			t.Errorf("the package doc has no sentence opening %q", c.opening)
+			continue
+		}
+		list, _, _ := strings.Cut(rest, ":")
+		list, _, _ = strings.Cut(list, ".")
+		var got []string
+		for _, w := range regexp.MustCompile(`[A-Za-z]+`).FindAllString(list, -1) {
+			if src.interfaces[w] != nil {
+				got = append(got, w)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("the package doc's %q names %v, want %v", c.opening, got, c.want)
+		}
+	}
+}
+
+// TestEngineDocNamesTheCapabilities: the page on what a store must do
+// (docs/engine.md) names every capability, the required and the optional.
+func TestEngineDocNamesTheCapabilities(t *testing.T) {
+	b, err := os.ReadFile("../docs/engine.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "## What a store must do")
+	if !ok {
+		t.Fatal(`docs/engine.md has no section "What a store must do"`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, name := range append(parseStore(t).embedded(), optionalNames()...) {
+		if !strings.Contains(section, "`store."+name+"`") {
+			t.Errorf("docs/engine.md, What a store must do, does not name `store.%s`", name)
+		}
 	}
 }

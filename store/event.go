@@ -8,12 +8,12 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// Publisher is a required capability (see CheckCapabilities): topics and
-// their subscribers, kept in the store so that every process of a fleet
-// publishes to the same subscribers. Finish applies the events of an item (Finish.Publish) in its
-// transaction, only if the item applies; their deliveries join the run of
-// the item's task (if any) before the run is settled, so the run ends when
-// they have, and their failures count toward its MaxFailures.
+// Publisher is part of Store: topics and their subscribers, kept in the
+// store so that every process of a fleet publishes to the same
+// subscribers. Finish applies the events of an item (Finish.Publish) in
+// its transaction, only if the item applies; their deliveries join the run
+// of the item's task (if any) before the run is settled, so the run ends
+// when they have, and their failures count toward its MaxFailures.
 type Publisher interface {
 	// Subscribe adds a subscription; adding one that exists (the same
 	// topic, kind and queue) sets its group.

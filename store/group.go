@@ -132,10 +132,10 @@ func (p *Pressure) Raise(now time.Time, base, limit time.Duration) {
 // Ease records a success.
 func (p *Pressure) Ease() { p.Level = max(p.Level-1, 0) }
 
-// GroupBreakers is a required capability (see CheckCapabilities): each
-// group's circuit breaker, retry budget and limit, kept in the store so
-// that every worker of a fleet sees one state, and changed under a lock so
-// that they change it one at a time.
+// GroupBreakers is part of Store: each group's circuit breaker, retry
+// budget and limit, kept in the store so that every worker of a fleet sees
+// one state, and changed under a lock so that they change it one at a
+// time.
 type GroupBreakers interface {
 	// Groups returns every group the store keeps.
 	Groups(ctx context.Context) (map[string]Group, error)

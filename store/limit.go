@@ -22,13 +22,13 @@ type Limit struct {
 	Running int    `json:"running"`
 }
 
-// Limiter is a required capability (see CheckCapabilities): concurrency
-// limits per queue and per tenant, kept in the store so that every worker
-// of a fleet keeps to the same ones. Workers enforce them: after a claim, a worker counts the
-// running attempts of each limited queue and tenant it claimed tasks of
-// (its own claims included, as they have committed) and gives back, using
-// no attempt, what passes the limit. Of two workers that claim at once,
-// the later count sees both claims, so the limit holds.
+// Limiter is part of Store: concurrency limits per queue and per tenant,
+// kept in the store so that every worker of a fleet keeps to the same
+// ones. Workers enforce them: after a claim, a worker counts the running
+// attempts of each limited queue and tenant it claimed tasks of (its own
+// claims included, as they have committed) and gives back, using no
+// attempt, what passes the limit. Of two workers that claim at once, the
+// later count sees both claims, so the limit holds.
 type Limiter interface {
 	// SetLimit sets a limit; a Max of 0 removes it.
 	SetLimit(ctx context.Context, l Limit) error

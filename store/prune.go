@@ -33,9 +33,9 @@ type PruneResult struct {
 	Workers  int
 }
 
-// Pruner is an optional capability: it deletes what the retention rules
-// let go, a bounded round at a time, so that a store that runs for months
-// stops growing.
+// Pruner is part of Store: it deletes what the retention rules let go, a
+// bounded round at a time, so that a store that runs for months stops
+// growing.
 //
 // A round deletes at most Limit finished tasks, oldest finished first,
 // with their attempts; a task of a run goes only once its run has ended,

@@ -9,8 +9,8 @@ import (
 // MaxStepResult bounds a step's recorded result, in bytes of JSON.
 const MaxStepResult = 1 << 20
 
-// Stepper is an optional capability: the recorded steps of tasks, kept
-// with them and pruned with them.
+// Stepper is part of Store: the recorded steps of tasks, kept with them
+// and pruned with them.
 type Stepper interface {
 	// Steps lists a task's recorded steps, by Seq.
 	Steps(ctx context.Context, taskID int64) ([]task.Step, error)

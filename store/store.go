@@ -6,15 +6,22 @@
 // grit's Client. Drivers never import the engine; the conformance suite
 // store/storetest checks that a driver keeps the contract.
 //
-// Beside Store, a driver implements capabilities: small interfaces of
-// their own, which the engine finds by type assertion. Four are
-// required: GroupBreakers (breakers, retry budgets and group limits),
-// Limiter (queue and tenant limits), Publisher (events) and Durations (the
-// p99 beside a timeout that may be the bug). The engine and the API server
-// refuse a store without one of them (CheckCapabilities), rather than run
-// without the protection it gives. The others are optional: Waker,
-// Advisor, Overview, PollReporter, Backlog, Pauser and Pruner; a worker
-// logs, when it starts, which its store lacks (MissingOptional).
+// Store embeds the capabilities the engine's and the API server's
+// promises rest on: GroupBreakers, Limiter, Publisher, Durations,
+// Spreader, Stepper and Pruner. Each stays a small interface of its own,
+// so that code can ask for just one; a driver without one does not
+// compile (each driver says var _ store.Store = (*Store)(nil)), rather
+// than run without the protection it gives.
+//
+// The optional capabilities are Waker, CancelWatcher, Advisor, Overview,
+// PollReporter, Backlog, Console, Auditor, Pauser, Scheduler, Machines
+// and InTx: small interfaces beside Store, found by type assertion, that
+// a driver may lack with every promise still kept (Optional says what
+// each gives and what is lost without it). A worker logs, when it
+// starts, which its store lacks (MissingOptional). A store that wraps
+// another by embedding the Store interface passes the required
+// capabilities on, and hides the optional ones: it must implement those
+// it means to keep.
 //
 // Every change of a task's state is a compare-and-set: a claim takes only a
 // task that is due, and a Finish applies only if the task is still RUNNING
@@ -102,6 +109,29 @@ type Store interface {
 	// Now is the store's clock: leases and due times are measured on it.
 	Now(ctx context.Context) (time.Time, error)
 	Close() error
+
+	// The capabilities the engine's and the API server's promises rest
+	// on, each with what would break without it.
+
+	// GroupBreakers: workers would call a failing downstream with no
+	// breaker, retry budget or group limit.
+	GroupBreakers
+	// Limiter: workers would run past every queue and tenant limit.
+	Limiter
+	// Publisher: a handler's events could not commit with its success.
+	Publisher
+	// Durations: a task that keeps timing out would be reported without
+	// the p99 that tells whether its timeout is the bug, and an
+	// AutoTimeout would never be learned.
+	Durations
+	// Spreader: an outage (one failure on many tasks) would be taken for
+	// poison, and every task it touched dead-lettered.
+	Spreader
+	// Stepper: grit.Step would fail its task, at run time, permanently.
+	Stepper
+	// Pruner: retention is on by default; without it finished tasks
+	// would be kept forever, and the store grow for as long as it runs.
+	Pruner
 }
 
 // ClaimRequest asks for due tasks.
@@ -179,11 +209,11 @@ type RescueRequest struct {
 	Limit  int
 }
 
-// Durations is a required capability (see CheckCapabilities): the
-// durations of the newest successful attempts of tasks of a kind and name
-// ("" for unnamed tasks), at most limit of them, newest (by their end)
-// first. The engine uses it to tell, when a task keeps timing out, how
-// long the task takes when it succeeds: the timeout may be the bug.
+// Durations is part of Store: the durations of the newest successful
+// attempts of tasks of a kind and name ("" for unnamed tasks), at most
+// limit of them, newest (by their end) first. The engine uses it to tell,
+// when a task keeps timing out, how long the task takes when it succeeds:
+// the timeout may be the bug.
 type Durations interface {
 	SuccessDurations(ctx context.Context, kind, name string, limit int) ([]time.Duration, error)
 }
@@ -211,10 +241,9 @@ type CancelWatcher interface {
 	WatchCancels(ctx context.Context) (<-chan int64, error)
 }
 
-// Spreader is an optional capability: how far a failure has spread, so
-// that a failure many tasks share (an outage of what they call) is told
-// from one task's own (poison). Without it a claimer takes every repeated
-// failure for poison.
+// Spreader is part of Store: how far a failure has spread, so that a
+// failure many tasks share (an outage of what they call) is told from one
+// task's own (poison).
 type Spreader interface {
 	// Spread counts the distinct tasks of the query's scope (its Group's
 	// tasks when Group is set, else its Kind's) with an attempt that

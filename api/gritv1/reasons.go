@@ -61,7 +61,7 @@ const (
 	ReasonAlreadyExists = "ALREADY_EXISTS"
 
 	// ReasonStoreUnsupported: the server's store lacks what the call
-	// needs: topics, steps, pauses, state machines (UNIMPLEMENTED).
+	// needs: pauses, state machines (UNIMPLEMENTED).
 	ReasonStoreUnsupported = "STORE_UNSUPPORTED"
 	// ReasonStoreUnavailable: the server could not reach its store
 	// (UNAVAILABLE); retry after a backoff.

@@ -164,9 +164,6 @@ func (c *Config) validate() error {
 	case c.MaxMessage != 0 && c.MaxPayload != 0 && c.MaxMessage <= c.MaxPayload:
 		return fmt.Errorf("%w: max message %d must be larger than max payload %d", ErrConfig, c.MaxMessage, c.MaxPayload)
 	}
-	if err := store.CheckCapabilities(c.Store); err != nil {
-		return fmt.Errorf("%w: %w", ErrConfig, err)
-	}
 	if err := c.Protection.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}

@@ -32,9 +32,6 @@ func (x *workers) Complete(ctx context.Context, r *pb.CompleteRequest) (*pb.Comp
 	if err != nil {
 		return nil, statusOf(op, err)
 	}
-	if _, ok := x.s.cfg.Store.(store.Publisher); len(res.publish) > 0 && !ok {
-		return nil, unsupported(op, "topics", "complete: publish: the server's store has no topics")
-	}
 	e, err := x.s.one(ctx, r.GetWorkerId(), res)
 	if err != nil {
 		return nil, statusOf(op, aboutTask(r.GetTaskId(), err))

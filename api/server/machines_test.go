@@ -82,14 +82,9 @@ func TestSendAndInstanceErrors(t *testing.T) {
 	wantCode(t, err, codes.InvalidArgument, "key")
 }
 
-// withoutMachines passes on what New requires, and not store.Machines.
-type withoutMachines struct {
-	store.Store
-	store.Limiter
-	store.Publisher
-	store.Durations
-	store.GroupBreakers
-}
+// withoutMachines passes on its store's store.Store, and not
+// store.Machines.
+type withoutMachines struct{ store.Store }
 
 // TestSendWithoutMachines: a store that keeps no instances answers
 // UNIMPLEMENTED.
@@ -99,7 +94,7 @@ func TestSendWithoutMachines(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	s, err := server.New(server.Config{Store: withoutMachines{st, st, st, st, st}})
+	s, err := server.New(server.Config{Store: withoutMachines{st}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -209,16 +209,8 @@ func TestReasonsOfTheServer(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	h := startOn(t, server.Config{}, "", func(store.Store) store.Store {
-		return struct { // the required capabilities and none of the optional ones
-			store.Store
-			store.GroupBreakers
-			store.Limiter
-			store.Publisher
-			store.Durations
-		}{st, st, st, st, st}
+		return struct{ store.Store }{st} // the required capabilities and none of the optional ones
 	})
-	_, err = h.workers.Steps(ctx(t), &pb.StepsRequest{TaskId: 1})
-	wantInfo(t, err, codes.Unimplemented, pb.ReasonStoreUnsupported, map[string]string{"feature": "steps"})
 	_, err = h.tasks.Pauses(ctx(t), &pb.PausesRequest{})
 	wantInfo(t, err, codes.Unimplemented, pb.ReasonStoreUnsupported, map[string]string{"feature": "pauses"})
 }

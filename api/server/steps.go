@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	pb "github.com/grit-run/grit/api/gritv1"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -15,10 +14,6 @@ import (
 
 func (x *workers) RecordStep(ctx context.Context, r *pb.RecordStepRequest) (*pb.RecordStepResponse, error) {
 	const op = "record step"
-	sp, ok := x.s.cfg.Store.(store.Stepper)
-	if !ok {
-		return nil, unsupported(op, "steps", "record step: the server's store keeps no steps")
-	}
 	st := r.GetStep()
 	if st == nil {
 		return nil, statusOf(op, &FieldError{Field: "step", Problem: "missing: give the step to record"})
@@ -39,7 +34,7 @@ func (x *workers) RecordStep(ctx context.Context, r *pb.RecordStepRequest) (*pb.
 		}
 		return nil, statusOf(op, e)
 	}
-	got, err := sp.RecordStep(ctx, t.ID, t.LeaseToken, task.Step{Seq: int(st.GetSeq()), Name: st.GetName(),
+	got, err := x.s.cfg.Store.RecordStep(ctx, t.ID, t.LeaseToken, task.Step{Seq: int(st.GetSeq()), Name: st.GetName(),
 		Occurrence: int(st.GetOccurrence()), Attempt: int(st.GetAttempt()), Result: st.GetResult()})
 	if err != nil {
 		return nil, statusOf(op, err)
@@ -49,11 +44,7 @@ func (x *workers) RecordStep(ctx context.Context, r *pb.RecordStepRequest) (*pb.
 
 func (x *workers) Steps(ctx context.Context, r *pb.StepsRequest) (*pb.StepsResponse, error) {
 	const op = "steps"
-	sp, ok := x.s.cfg.Store.(store.Stepper)
-	if !ok {
-		return nil, unsupported(op, "steps", "steps: the server's store keeps no steps")
-	}
-	ss, err := sp.Steps(ctx, r.GetTaskId())
+	ss, err := x.s.cfg.Store.Steps(ctx, r.GetTaskId())
 	if err != nil {
 		return nil, statusOf(op, err)
 	}

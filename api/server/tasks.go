@@ -203,11 +203,7 @@ func (x *tasks) Publish(ctx context.Context, r *pb.PublishRequest) (*pb.PublishR
 	if err != nil {
 		return nil, statusOf("publish", err)
 	}
-	p, ok := x.s.cfg.Store.(store.Publisher)
-	if !ok {
-		return nil, unsupported("publish", "topics", "publish: the server's store has no topics (both the SQLite and PostgreSQL stores have)")
-	}
-	ts, err := p.Publish(ctx, evs)
+	ts, err := x.s.cfg.Store.Publish(ctx, evs)
 	if err != nil {
 		return nil, statusOf("publish", err)
 	}

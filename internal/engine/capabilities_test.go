@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -10,31 +9,6 @@ import (
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
 )
-
-// noBreakers is a wrapper that passes every capability of its store on
-// but GroupBreakers: the groups' breakers, budgets and limits.
-type noBreakers struct {
-	store.Store
-	store.Limiter
-	store.Publisher
-	store.Durations
-}
-
-// TestNewRefusesAStoreWithoutARequiredCapability: an engine on a store
-// without breakers would run with no downstream protection, silently; New
-// refuses it and says what it lacks.
-func TestNewRefusesAStoreWithoutARequiredCapability(t *testing.T) {
-	st := newSQLite(t)
-	for name, s := range map[string]store.Store{
-		"a wrapper of the Store interface alone": struct{ store.Store }{st},
-		"a wrapper without GroupBreakers":        noBreakers{st, st, st, st},
-	} {
-		_, err := New(testConfig(s))
-		if !errors.Is(err, store.ErrMissingCapability) || !strings.Contains(err.Error(), "lacks store.GroupBreakers (") {
-			t.Errorf("%s: New = %v, want ErrMissingCapability naming store.GroupBreakers", name, err)
-		}
-	}
-}
 
 // complete is a store with every capability, the optional ones too.
 type complete struct {

@@ -20,7 +20,10 @@ import (
 // The child's side of isolated handlers (isolate.go): an engine made by
 // NewChild registers its handlers as any engine does, and its Start
 // serves the attempts its worker hands it, one at a time, until the
-// worker closes its socket or dies; then the process exits.
+// worker closes its socket or dies; then the process exits. A child has
+// no store: its worker claims, records and keeps the leases, and a
+// handler's steps, the one store call an attempt makes, are asked of the
+// worker over the socket (childSide is the attempt's store.Stepper).
 
 // IsChild reports whether this process was started as an isolated
 // handler's child (ChildEnv).
@@ -65,15 +68,17 @@ func (c *childSide) call(ctx context.Context, m fromChild) (toChild, error) {
 
 // NewChild returns the engine of an isolated handler's child, for a
 // process started with ChildEnv: handlers are registered on it as on any
-// engine, and Start serves its worker. Its store answers ErrChild but to
-// the steps of the attempt at hand, which it asks the worker for.
+// engine, and Start serves its worker. It has no store (cfg.Store must be
+// nil, and Store returns nil); of cfg it uses the Logger alone.
 func NewChild(cfg Config) (*Engine, error) {
+	if cfg.Store != nil {
+		return nil, errors.New("engine: an isolated handler's child has no store: its worker keeps the tasks (give NewChild none)")
+	}
 	fd, err := strconv.Atoi(os.Getenv(ChildEnv))
 	if err != nil || fd < 3 {
 		return nil, fmt.Errorf("engine: %s=%q: want the number of the socket to the worker", ChildEnv, os.Getenv(ChildEnv))
 	}
 	side := &childSide{fd: fd, replies: make(chan toChild, 1)}
-	cfg.Store = childStore{side: side}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
@@ -254,64 +259,22 @@ func (e *Engine) childAttempt(ctx context.Context, r *childRun) *childResult {
 	return &childResult{Err: wire(err), Events: a.rec.events}
 }
 
-// childStore is a child's store: a step's calls go to the worker, the
-// rest fail with ErrChild.
-type childStore struct{ side *childSide }
+// A child's steps go to its worker's store.
+var _ store.Stepper = (*childSide)(nil)
 
-func (s childStore) Steps(ctx context.Context, taskID int64) ([]task.Step, error) {
-	r, err := s.side.call(ctx, fromChild{Steps: true})
+// Steps asks the worker for the steps its running task recorded: a
+// child serves one attempt at a time, so the task is the one at hand.
+func (c *childSide) Steps(ctx context.Context, taskID int64) ([]task.Step, error) {
+	r, err := c.call(ctx, fromChild{Steps: true})
 	return r.Steps, err
 }
 
-func (s childStore) RecordStep(ctx context.Context, taskID, token int64, st task.Step) (task.Step, error) {
-	r, err := s.side.call(ctx, fromChild{Record: &st})
+// RecordStep asks the worker to record a step of the task at hand, under
+// the lease the worker holds.
+func (c *childSide) RecordStep(ctx context.Context, taskID, token int64, st task.Step) (task.Step, error) {
+	r, err := c.call(ctx, fromChild{Record: &st})
 	if err != nil || r.Step == nil {
 		return task.Step{}, err
 	}
 	return *r.Step, nil
 }
-
-func (childStore) SubmitRun(context.Context, task.NewRun) (task.Run, error) {
-	return task.Run{}, ErrChild
-}
-func (childStore) Enqueue(context.Context, []task.NewTask) ([]task.Enqueued, error) {
-	return nil, ErrChild
-}
-func (childStore) Claim(context.Context, store.ClaimRequest) ([]task.Task, error) {
-	return nil, ErrChild
-}
-func (childStore) Finish(context.Context, []store.Finish) ([]error, error) { return nil, ErrChild }
-func (childStore) Heartbeat(context.Context, string, time.Duration, []store.Lease) ([]store.Lease, error) {
-	return nil, ErrChild
-}
-func (childStore) Rescue(context.Context, store.RescueRequest) ([]task.Task, error) {
-	return nil, ErrChild
-}
-func (childStore) NextDue(context.Context, store.ClaimRequest) (time.Time, bool, error) {
-	return time.Time{}, false, ErrChild
-}
-func (childStore) GetTask(context.Context, int64) (task.Task, error) { return task.Task{}, ErrChild }
-func (childStore) ListTasks(context.Context, task.Filter) ([]task.Task, error) {
-	return nil, ErrChild
-}
-func (childStore) Attempts(context.Context, int64) ([]task.Attempt, error) { return nil, ErrChild }
-func (childStore) GetRun(context.Context, int64) (task.Run, error)         { return task.Run{}, ErrChild }
-func (childStore) FindRun(context.Context, string) (task.Run, error)       { return task.Run{}, ErrChild }
-func (childStore) Edges(context.Context, int64) ([]task.Edge, error)       { return nil, ErrChild }
-func (childStore) Act(context.Context, int64, task.Action) (task.Task, error) {
-	return task.Task{}, ErrChild
-}
-func (childStore) RegisterWorker(context.Context, task.Worker) error { return ErrChild }
-func (childStore) DeactivateWorker(context.Context, string) error    { return ErrChild }
-func (childStore) Workers(context.Context) ([]task.Worker, error)    { return nil, ErrChild }
-func (childStore) Now(context.Context) (time.Time, error)            { return time.Time{}, ErrChild }
-func (childStore) Close() error                                      { return nil }
-
-// A child's client may be asked to publish or subscribe before Start
-// (the client's Publisher): it says it cannot, as for the rest.
-func (childStore) Subscribe(context.Context, task.Subscription) error   { return ErrChild }
-func (childStore) Unsubscribe(context.Context, task.Subscription) error { return ErrChild }
-func (childStore) Subscriptions(context.Context, string) ([]task.Subscription, error) {
-	return nil, ErrChild
-}
-func (childStore) Publish(context.Context, []task.Event) ([]task.Task, error) { return nil, ErrChild }

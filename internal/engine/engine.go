@@ -111,9 +111,6 @@ func (c *Config) validate() error {
 	if c.Store == nil {
 		return errors.New("engine: no store")
 	}
-	if err := store.CheckCapabilities(c.Store); err != nil {
-		return fmt.Errorf("engine: %w", err)
-	}
 	if c.Concurrency < 0 || c.Lease < 0 || c.Heartbeat < 0 || c.Poll < 0 || c.StuckGrace < 0 {
 		return errors.New("engine: negative concurrency, lease, heartbeat, poll or grace")
 	}
@@ -312,7 +309,8 @@ func (e *Engine) Register(h Handler) error {
 	return nil
 }
 
-// Store returns the engine's store.
+// Store returns the engine's store: nil in an isolated handler's child
+// (NewChild), which has none.
 func (e *Engine) Store() store.Store { return e.cfg.Store }
 
 // WorkerID returns the worker's identity in the store.

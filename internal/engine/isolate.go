@@ -17,7 +17,6 @@ import (
 
 	"github.com/grit-run/grit/internal/proc"
 	"github.com/grit-run/grit/retry"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -506,10 +505,7 @@ func (p *childPool) run(ctx context.Context, a *inflight, t *task.Task) error {
 
 // step answers a child's step call with the worker's store.
 func (p *childPool) step(ctx context.Context, a *inflight, m fromChild) toChild {
-	sp, ok := p.e.cfg.Store.(store.Stepper)
-	if !ok {
-		return toChild{Err: wire(retry.Permanent(fmt.Errorf("the store (%T) keeps no steps", p.e.cfg.Store)))}
-	}
+	sp := p.e.cfg.Store
 	if m.Steps {
 		steps, err := sp.Steps(ctx, a.t.ID)
 		return toChild{Steps: steps, Err: wire(err)}

@@ -53,10 +53,7 @@ func Step(ctx context.Context, name string, policy *retry.Policy, fn func(contex
 	if !ok {
 		return nil, false, fmt.Errorf("step %q: %w (give it the context the handler got)", name, ErrNoAttempt)
 	}
-	sp, ok := c.e.cfg.Store.(store.Stepper)
-	if !ok {
-		return nil, false, retry.Permanent(fmt.Errorf("step %q: the store (%T) keeps no steps", name, c.e.cfg.Store))
-	}
+	sp := c.e.stepper()
 	l := &c.a.steps
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -88,6 +85,15 @@ func Step(ctx context.Context, name string, policy *retry.Policy, fn func(contex
 	l.done = append(l.done, rec)
 	l.seq, l.occ[name] = seq, occ
 	return rec.Result, false, nil
+}
+
+// stepper keeps an attempt's steps: the store, or in an isolated
+// handler's child, which has none, its worker's (childSide).
+func (e *Engine) stepper() store.Stepper {
+	if e.child != nil {
+		return e.child
+	}
+	return e.cfg.Store
 }
 
 // run runs fn, with its policy's retries drawn from the attempt's

@@ -3,11 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
-
-	"github.com/grit-run/grit/store"
 )
-
-var _ store.Advisor = (*Store)(nil)
 
 // adviceSQL reads whether autovacuum runs on the server and on the tasks
 // table.

@@ -31,13 +31,12 @@
 // drops, so idle workers wake at once instead of polling, whichever
 // process made the work due.
 //
-// The store has every capability of package store, the required ones
-// (GroupBreakers, Limiter, Publisher, Durations) and the optional ones
-// (Waker, Advisor, Overview, PollReporter, and the dashboard's Console and
-// Auditor). SuccessDurations finds the newest successes of a kind and
-// name through a partial index of SUCCESS tasks (migration 0016); the
-// Console's reads go through that index and those of migration 0020, and
-// the Auditor appends to its audit table.
+// The store is a store.Store, with the capabilities it embeds, and has
+// every optional capability (open.go lists them). SuccessDurations finds
+// the newest successes of a kind and name through a partial index of
+// SUCCESS tasks (migration 0016); the Console's reads go through that
+// index and those of migration 0020, and the Auditor appends to its audit
+// table.
 //
 // The schema (Config.Schema, the DSN's schema parameter, or "grit") is
 // created and migrated on open, and by Migrate, from the versioned SQL

@@ -14,9 +14,6 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// The store is a store.Machines: the fsm_instances table.
-var _ store.Machines = (*Store)(nil)
-
 const instanceCols = `machine, key, state, due, version, updated`
 
 func scanInstance(row pgx.Row) (store.InstanceRow, error) {

@@ -38,7 +38,24 @@ type Store struct {
 	closeOnce sync.Once
 }
 
-var _ store.Store = (*Store)(nil)
+// The contract, checked by the compiler: a store.Store (with the
+// capabilities store.Store embeds), and every optional capability.
+// storetest.Declared keeps this list whole.
+var (
+	_ store.Store         = (*Store)(nil)
+	_ store.Waker         = (*Store)(nil) // wake.go: LISTEN/NOTIFY, every process's writes
+	_ store.CancelWatcher = (*Store)(nil) // wake.go: LISTEN/NOTIFY, every process's cancels
+	_ store.Advisor       = (*Store)(nil) // advice.go
+	_ store.Overview      = (*Store)(nil) // overview.go
+	_ store.PollReporter  = (*Store)(nil) // worker.go
+	_ store.Backlog       = (*Store)(nil) // overview.go
+	_ store.Console       = (*Store)(nil) // console.go: the dashboard's reads
+	_ store.Auditor       = (*Store)(nil) // audit.go: the operators' log, in the audit table
+	_ store.Pauser        = (*Store)(nil) // pause.go: the pauses table
+	_ store.Scheduler     = (*Store)(nil) // schedule.go: the schedules table
+	_ store.Machines      = (*Store)(nil) // machine.go: the fsm_instances table
+	_ store.InTx          = (*Store)(nil) // intx.go: EnqueueTx and PublishTx on a pgx.Tx given as any
+)
 
 // ErrClosed is returned by Wake on a closed Store.
 var ErrClosed = errors.New("postgres: store closed")

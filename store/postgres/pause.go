@@ -9,9 +9,6 @@ import (
 	"github.com/grit-run/grit/store"
 )
 
-// The store is a store.Pauser: the pauses, in the pauses table.
-var _ store.Pauser = (*Store)(nil)
-
 // Pause pauses p.Scope p.Name since now, or keeps the pause already there.
 // Its update on conflict changes nothing; it is there because DO NOTHING
 // returns no row, and a SELECT after it, in the same statement, would not

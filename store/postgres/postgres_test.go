@@ -17,3 +17,6 @@ func TestConformance(t *testing.T) {
 		}),
 		storetest.CancelsAcrossHandles())
 }
+
+// TestDeclared: the store states its contract to the compiler, in open.go.
+func TestDeclared(t *testing.T) { storetest.Declared(t, (*postgres.Store)(nil)) }

@@ -11,10 +11,6 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// The store is a store.Pruner: rounds of deletes, each in one short
-// transaction, any number at once.
-var _ store.Pruner = (*Store)(nil)
-
 // pruneTasksSQL deletes one round's tasks and their attempts (and steps), and returns
 // how many went and the runs they were in. $1 is the round's limit; $2-$4
 // the rules, one per queue and state ("" for every other queue), keeps in

@@ -15,9 +15,6 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// The store is a store.Scheduler: the schedules table.
-var _ store.Scheduler = (*Store)(nil)
-
 const scheduleCols = `name, def, state, due, version, updated`
 
 func scanSchedule(row pgx.Row) (store.ScheduleRow, error) {

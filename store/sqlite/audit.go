@@ -8,9 +8,6 @@ import (
 	"github.com/grit-run/grit/store"
 )
 
-// The store is a store.Auditor: the operators' log, in the audit table.
-var _ store.Auditor = (*Store)(nil)
-
 const auditCols = `id, at, who, action, target, count, detail`
 
 // Audit appends e to the log; its ID and, when zero, its At are the

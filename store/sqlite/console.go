@@ -13,9 +13,6 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// The store is a store.Console: the dashboard's reads.
-var _ store.Console = (*Store)(nil)
-
 // ListRuns lists runs, newest first, walking the primary key backward
 // from f.BeforeID: runs are few beside tasks, and a state narrows a walk
 // that stops at the page's size.

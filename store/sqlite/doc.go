@@ -33,10 +33,8 @@
 // one file take turns on an in-process lock first, so that they wait for
 // each other at once rather than in the sleeps of SQLite's busy handler.
 //
-// The store has the capabilities the engine requires (GroupBreakers,
-// Limiter, Publisher, Durations) and the optional Waker, Overview,
-// PollReporter, and the dashboard's Console and Auditor; it has no
-// Advisor.
+// The store is a store.Store, with the capabilities it embeds, and has
+// every optional capability but store.Advisor (open.go lists them).
 //
 // Wake (store.Waker) wakes an idle worker when work becomes due, whoever
 // wrote it. The Stores of one process on one file share their wakes: a

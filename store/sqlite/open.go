@@ -36,7 +36,22 @@ type Store struct {
 	closeErr  error
 }
 
-var _ store.Store = (*Store)(nil)
+// The contract, checked by the compiler: a store.Store (with the
+// capabilities store.Store embeds), and every optional capability but
+// store.Advisor. storetest.Declared keeps this list whole.
+var (
+	_ store.Store         = (*Store)(nil)
+	_ store.Waker         = (*Store)(nil) // wake.go: the handles on a file share their wakes; other processes' writes are watched
+	_ store.CancelWatcher = (*Store)(nil) // act.go: the cancels made through this process's handles on the file
+	_ store.Overview      = (*Store)(nil) // overview.go
+	_ store.PollReporter  = (*Store)(nil) // worker.go
+	_ store.Backlog       = (*Store)(nil) // overview.go
+	_ store.Console       = (*Store)(nil) // console.go: the dashboard's reads
+	_ store.Auditor       = (*Store)(nil) // audit.go: the operators' log, in the audit table
+	_ store.Pauser        = (*Store)(nil) // pause.go: the pauses table
+	_ store.Scheduler     = (*Store)(nil) // schedule.go: the schedules table
+	_ store.Machines      = (*Store)(nil) // machine.go: the fsm_instances table
+)
 
 // Open opens the database a DSN names ("sqlite:path/to/grit.db", or a plain
 // path) with the default Config, creating and migrating it as needed.

@@ -8,9 +8,6 @@ import (
 	"github.com/grit-run/grit/store"
 )
 
-// The store is a store.Pauser: the pauses, in the pauses table.
-var _ store.Pauser = (*Store)(nil)
-
 // Pause pauses p.Scope p.Name since now, or keeps the pause already there.
 // Its update on conflict changes nothing; it is there so that the
 // statement returns the row it kept, as DO NOTHING would not.

@@ -11,10 +11,6 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// The store is a store.Pruner: rounds of deletes, each one request of the
-// single writer, which serialises them.
-var _ store.Pruner = (*Store)(nil)
-
 // endedRun lists the states of a run that has ended.
 const endedRun = `('SUCCESS', 'FAILED', 'UPSTREAM_FAILED', 'SKIPPED', 'CANCELLED')`
 

@@ -39,3 +39,6 @@ func TestConformance(t *testing.T) {
 			return o
 		}))
 }
+
+// TestDeclared: the store states its contract to the compiler, in open.go.
+func TestDeclared(t *testing.T) { storetest.Declared(t, (*sqlite.Store)(nil)) }

@@ -10,9 +10,6 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// The store is a store.Stepper: the steps table.
-var _ store.Stepper = (*Store)(nil)
-
 const stepCols = `seq, name, occurrence, attempt, result, recorded_at`
 
 func scanStep(row scanner) (task.Step, error) {

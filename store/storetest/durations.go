@@ -138,7 +138,7 @@ func (h *harness) wantDurations(kind, name string, limit int, want []ended) {
 	for _, e := range want[:min(limit, len(want))] {
 		ds = append(ds, e.d)
 	}
-	got, err := required[store.Durations](h).SuccessDurations(h.ctx, kind, name, limit)
+	got, err := h.s.SuccessDurations(h.ctx, kind, name, limit)
 	if err != nil || fmt.Sprint(got) != fmt.Sprint(ds) {
 		h.t.Errorf("SuccessDurations(%s, %q, %d) = %v (%v), want %v", kind, name, limit, got, err, ds)
 	}

@@ -12,8 +12,7 @@ import (
 
 var groupTests = map[string]func(*testing.T, *harness){
 	"UpdateGroupCountsTheRunningOfALimitedGroup": func(t *testing.T, h *harness) {
-		gb := required[store.GroupBreakers](h)
-		if _, err := gb.UpdateGroup(h.ctx, "api", func(g *store.Group) { g.Limit = 2 }); err != nil {
+		if _, err := h.s.UpdateGroup(h.ctx, "api", func(g *store.Group) { g.Limit = 2 }); err != nil {
 			t.Fatal(err)
 		}
 		h.enqueue(task.NewTask{Kind: "k", Group: "api"}, task.NewTask{Kind: "k", Group: "api"}, task.NewTask{Kind: "k", Group: "api"},
@@ -21,14 +20,13 @@ var groupTests = map[string]func(*testing.T, *harness){
 		h.claim(store.ClaimRequest{Limit: 2, Group: "api"})
 		h.claim(store.ClaimRequest{Limit: 1, Group: "other"})
 		var seen int
-		g, err := gb.UpdateGroup(h.ctx, "api", func(g *store.Group) { seen = len(g.RunningIDs) })
+		g, err := h.s.UpdateGroup(h.ctx, "api", func(g *store.Group) { seen = len(g.RunningIDs) })
 		if err != nil || seen != 2 || g.Limit != 2 {
 			t.Errorf("running seen %d, limit %d (%v): want the 2 running tasks of the group, limit 2", seen, g.Limit, err)
 		}
 	},
 	"UpdateGroupListsTheRunningInClaimOrder": func(t *testing.T, h *harness) {
-		gb := required[store.GroupBreakers](h)
-		if _, err := gb.UpdateGroup(h.ctx, "api", func(g *store.Group) { g.Limit = 1 }); err != nil {
+		if _, err := h.s.UpdateGroup(h.ctx, "api", func(g *store.Group) { g.Limit = 1 }); err != nil {
 			t.Fatal(err)
 		}
 		ts := h.enqueue(task.NewTask{Kind: "k", Group: "api"}, task.NewTask{Kind: "k", Group: "api"},
@@ -43,7 +41,7 @@ var groupTests = map[string]func(*testing.T, *harness){
 			t.Fatalf("claims %v then %v: want task %d (priority 5), then %d", first, second, ts[2].ID, ts[0].ID)
 		}
 		var ids []int64
-		if _, err := gb.UpdateGroup(h.ctx, "api", func(g *store.Group) { ids = g.RunningIDs }); err != nil {
+		if _, err := h.s.UpdateGroup(h.ctx, "api", func(g *store.Group) { ids = g.RunningIDs }); err != nil {
 			t.Fatal(err)
 		}
 		if len(ids) != 2 || ids[0] != ts[2].ID || ids[1] != ts[0].ID {
@@ -75,14 +73,13 @@ var groupTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"GroupsAreKeptAndChangedOneAtATime": func(t *testing.T, h *harness) {
-		gb := required[store.GroupBreakers](h)
-		if gs, err := gb.Groups(h.ctx); err != nil || len(gs) != 0 {
+		if gs, err := h.s.Groups(h.ctx); err != nil || len(gs) != 0 {
 			t.Fatalf("groups of a new store: %v (%v)", gs, err)
 		}
 		now := h.now()
 		var s breaker.Settings
 		set := breaker.Settings{MinAttempts: 5, CoolDown: time.Minute}
-		g, err := gb.UpdateGroup(h.ctx, "payments-api", func(g *store.Group) {
+		g, err := h.s.UpdateGroup(h.ctx, "payments-api", func(g *store.Group) {
 			s.Trip(&g.Circuit, now, time.Hour)
 			g.Settings, g.FailFast = &set, true
 		})
@@ -93,19 +90,19 @@ var groupTests = map[string]func(*testing.T, *harness){
 		var wg sync.WaitGroup
 		for range n {
 			wg.Go(func() {
-				if _, err := gb.UpdateGroup(h.ctx, "payments-api", func(g *store.Group) { g.Circuit.Opens++ }); err != nil {
+				if _, err := h.s.UpdateGroup(h.ctx, "payments-api", func(g *store.Group) { g.Circuit.Opens++ }); err != nil {
 					t.Error(err)
 				}
 			})
 		}
 		wg.Wait()
-		gs, err := gb.Groups(h.ctx)
+		gs, err := h.s.Groups(h.ctx)
 		got := gs["payments-api"]
 		if err != nil || got.Circuit.State != breaker.Open || got.Circuit.Opens != n+1 || !got.Circuit.NextProbe().Equal(now.Add(time.Hour)) ||
 			got.Settings == nil || *got.Settings != set || !got.FailFast {
 			t.Errorf("group after %d concurrent changes: %+v (%v), want open, %d opens, next probe %v, its settings, fail-fast", n, got, err, n+1, now.Add(time.Hour))
 		}
-		if _, err := gb.UpdateGroup(h.ctx, "", func(*store.Group) {}); err == nil {
+		if _, err := h.s.UpdateGroup(h.ctx, "", func(*store.Group) {}); err == nil {
 			t.Error("the empty group was accepted")
 		}
 	},

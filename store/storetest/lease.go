@@ -193,10 +193,8 @@ var rescueTests = map[string]func(*testing.T, *harness){
 		if len(as) != 1 || as[0].Outcome != task.OutcomeInterrupted || as[0].LeaseToken != c.LeaseToken || as[0].Worker != "w1" {
 			t.Errorf("attempts = %+v, want w1's INTERRUPTED one only", as)
 		}
-		if d, ok := h.s.(store.Durations); ok {
-			if ds, err := d.SuccessDurations(h.ctx, "k", "", 10); err != nil || len(ds) != 0 {
-				t.Errorf("success durations %v (%v), want none", ds, err)
-			}
+		if ds, err := h.s.SuccessDurations(h.ctx, "k", "", 10); err != nil || len(ds) != 0 {
+			t.Errorf("success durations %v (%v), want none", ds, err)
 		}
 	},
 	"SecondRescueWritesNoSecondAttempt": func(t *testing.T, h *harness) {

@@ -29,11 +29,10 @@ var limitTests = map[string]func(*testing.T, *harness){
 		if c := h.claim(store.ClaimRequest{Limit: 10}); len(c) != 3 || c[0].Tenant == "" && c[1].Tenant == "" && c[2].Tenant == "" {
 			t.Errorf("claimed %+v: want 3 tasks, with their tenants", c)
 		}
-		p := required[store.Publisher](h)
-		if err := p.Subscribe(h.ctx, task.Subscription{Topic: "t", Kind: "k"}); err != nil {
+		if err := h.s.Subscribe(h.ctx, task.Subscription{Topic: "t", Kind: "k"}); err != nil {
 			t.Fatal(err)
 		}
-		ds, err := p.Publish(h.ctx, []task.Event{{Topic: "t", Payload: []byte(`{}`), Tenant: "acme"}})
+		ds, err := h.s.Publish(h.ctx, []task.Event{{Topic: "t", Payload: []byte(`{}`), Tenant: "acme"}})
 		if err != nil || len(ds) != 1 || ds[0].Tenant != "acme" {
 			t.Errorf("delivery: %+v (%v), want one of tenant acme", ds, err)
 		}
@@ -69,43 +68,41 @@ var limitTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"LimitsAreSetListedCountedAndRemoved": func(t *testing.T, h *harness) {
-		l := required[store.Limiter](h)
-		if ls, err := l.Limits(h.ctx); err != nil || len(ls) != 0 {
+		if ls, err := h.s.Limits(h.ctx); err != nil || len(ls) != 0 {
 			t.Fatalf("limits of a new store: %v (%v)", ls, err)
 		}
 		for _, s := range []store.Limit{{Scope: store.ScopeQueue, Name: "mail", Max: 5}, {Scope: store.ScopeTenant, Name: "acme", Max: 1},
 			{Scope: store.ScopeQueue, Name: "mail", Max: 2}} {
-			if err := l.SetLimit(h.ctx, s); err != nil {
+			if err := h.s.SetLimit(h.ctx, s); err != nil {
 				t.Fatal(err)
 			}
 		}
 		h.enqueue(task.NewTask{Kind: "k", Queue: "mail", Tenant: "acme"}, task.NewTask{Kind: "k", Queue: "mail"},
 			task.NewTask{Kind: "k", Tenant: "acme"}, task.NewTask{Kind: "k", Queue: "mail"})
 		h.claim(store.ClaimRequest{Limit: 3})
-		ls, err := l.Limits(h.ctx)
+		ls, err := h.s.Limits(h.ctx)
 		want := []store.Limit{{Scope: store.ScopeQueue, Name: "mail", Max: 2, Running: 2}, {Scope: store.ScopeTenant, Name: "acme", Max: 1, Running: 2}}
 		if err != nil || len(ls) != 2 || ls[0] != want[0] || ls[1] != want[1] {
 			t.Errorf("limits: %+v (%v), want %+v", ls, err, want)
 		}
-		run, err := l.Running(h.ctx, store.ScopeTenant, []string{"acme", "nobody"})
+		run, err := h.s.Running(h.ctx, store.ScopeTenant, []string{"acme", "nobody"})
 		if err != nil || len(run) != 1 || len(run["acme"]) != 2 {
 			t.Errorf("running by tenant: %v (%v), want acme: 2", run, err)
 		}
-		if run, err := l.Running(h.ctx, store.ScopeQueue, []string{"mail"}); err != nil || len(run["mail"]) != 2 {
+		if run, err := h.s.Running(h.ctx, store.ScopeQueue, []string{"mail"}); err != nil || len(run["mail"]) != 2 {
 			t.Errorf("running by queue: %v (%v), want mail: 2", run, err)
 		}
-		if run, err := l.Running(h.ctx, store.ScopeGroup, []string{"", "api"}); err != nil || len(run[""]) != 3 || len(run) != 1 {
+		if run, err := h.s.Running(h.ctx, store.ScopeGroup, []string{"", "api"}); err != nil || len(run[""]) != 3 || len(run) != 1 {
 			t.Errorf("running by group: %v (%v), want the 3 of no group", run, err)
 		}
-		if err := l.SetLimit(h.ctx, store.Limit{Scope: store.ScopeQueue, Name: "mail"}); err != nil {
+		if err := h.s.SetLimit(h.ctx, store.Limit{Scope: store.ScopeQueue, Name: "mail"}); err != nil {
 			t.Fatal(err)
 		}
-		if ls, err := l.Limits(h.ctx); err != nil || len(ls) != 1 || ls[0].Scope != store.ScopeTenant {
+		if ls, err := h.s.Limits(h.ctx); err != nil || len(ls) != 1 || ls[0].Scope != store.ScopeTenant {
 			t.Errorf("limits after removing the queue's: %+v (%v), want the tenant's alone", ls, err)
 		}
 	},
 	"RunningListsEachScopeInClaimOrder": func(t *testing.T, h *harness) {
-		l := required[store.Limiter](h)
 		ts := h.enqueue(task.NewTask{Kind: "k", Queue: "mail", Tenant: "acme"}, task.NewTask{Kind: "k", Queue: "mail", Tenant: "acme"},
 			task.NewTask{Kind: "k", Queue: "mail", Tenant: "acme", Priority: 5})
 		// Claimed in another order than the ids': the last enqueued first
@@ -122,24 +119,23 @@ var limitTests = map[string]func(*testing.T, *harness){
 			scope store.Scope
 			name  string
 		}{{store.ScopeQueue, "mail"}, {store.ScopeTenant, "acme"}} {
-			run, err := l.Running(h.ctx, c.scope, []string{c.name})
+			run, err := h.s.Running(h.ctx, c.scope, []string{c.name})
 			if err != nil || !slices.Equal(run[c.name], want) {
 				t.Errorf("running of %s %s: %v (%v), want %v (claim order)", c.scope, c.name, run, err, want)
 			}
 		}
 	},
 	"BadLimitsAreRefused": func(t *testing.T, h *harness) {
-		l := required[store.Limiter](h)
 		for _, bad := range []store.Limit{{Scope: "group", Name: "g", Max: 1}, {Scope: store.ScopeQueue, Max: 1},
 			{Scope: store.ScopeTenant, Name: "t", Max: -1}} {
-			if err := l.SetLimit(h.ctx, bad); !errors.Is(err, task.ErrInvalid) {
+			if err := h.s.SetLimit(h.ctx, bad); !errors.Is(err, task.ErrInvalid) {
 				t.Errorf("SetLimit(%+v): %v, want task.ErrInvalid", bad, err)
 			}
 		}
-		if _, err := l.Running(h.ctx, "kind", []string{"k"}); !errors.Is(err, task.ErrInvalid) {
+		if _, err := h.s.Running(h.ctx, "kind", []string{"k"}); !errors.Is(err, task.ErrInvalid) {
 			t.Errorf("Running by kind: %v, want task.ErrInvalid", err)
 		}
-		if ls, err := l.Limits(h.ctx); err != nil || len(ls) != 0 {
+		if ls, err := h.s.Limits(h.ctx); err != nil || len(ls) != 0 {
 			t.Errorf("limits after bad sets: %v (%v), want none", ls, err)
 		}
 	},

@@ -30,11 +30,10 @@ func keepAll(keep time.Duration) []retention.Rule {
 	return rs
 }
 
-// pruneTests check the optional store.Pruner capability, when the driver
-// has it.
+// pruneTests check store.Pruner, the deletes of retention.
 var pruneTests = map[string]func(*testing.T, *harness){
 	"DeletesFinishedTasksWithTheirAttemptsAndNothingElse": func(t *testing.T, h *harness) {
-		p := pruner(h)
+		p := h.s
 		h.enqueue(job("ok"), job("bad"), job("dead"), job("busy"), job("later"))
 		ok := h.endKind("ok", task.Success)
 		c := h.take("bad")
@@ -64,7 +63,7 @@ var pruneTests = map[string]func(*testing.T, *harness){
 		h.wantRunState(open.ID, task.Running)
 	},
 	"RunGoesWithItsLastTask": func(t *testing.T, h *harness) {
-		p := pruner(h)
+		p := h.s
 		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("a"), node("b", "a")}})
 		a := h.endKind("a", task.Success)
 		b := h.endKind("b", task.Success)
@@ -95,7 +94,7 @@ var pruneTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"QueueRulesWinAndStatesWithoutRulesStay": func(t *testing.T, h *harness) {
-		p := pruner(h)
+		p := h.s
 		h.enqueue(task.NewTask{Kind: "s1", Queue: "keep"}, task.NewTask{Kind: "s2", Queue: "go"},
 			task.NewTask{Kind: "f1", Queue: "keep"}, task.NewTask{Kind: "f2", Queue: "go"},
 			task.NewTask{Kind: "c1", Queue: "go"})
@@ -117,7 +116,7 @@ var pruneTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"LimitBoundsARoundOldestFirst": func(t *testing.T, h *harness) {
-		p := pruner(h)
+		p := h.s
 		var ended []int64
 		for _, k := range []string{"a", "b", "c", "d", "e"} {
 			h.enqueue(job(k))
@@ -138,7 +137,7 @@ var pruneTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"RoundsAtOnceDeleteDisjointSets": func(t *testing.T, h *harness) {
-		p := pruner(h)
+		p := h.s
 		// Half the tasks are one run's, so that rounds at once delete
 		// some of its last tasks each, and one of them must see it empty.
 		const n, limit, rounds = 40, 7, 4
@@ -190,7 +189,7 @@ var pruneTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"DeadWorkersGoActiveStay": func(t *testing.T, h *harness) {
-		p := pruner(h)
+		p := h.s
 		const idle = 300 * time.Millisecond
 		for _, id := range []string{"gone", "stopped"} {
 			if err := h.s.RegisterWorker(h.ctx, task.Worker{ID: id}); err != nil {
@@ -222,7 +221,7 @@ var pruneTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"RefusesABadRequest": func(t *testing.T, h *harness) {
-		p := pruner(h)
+		p := h.s
 		for _, req := range []store.PruneRequest{
 			{Limit: 0},
 			{Limit: 1, Rules: []retention.Rule{{State: task.DeadLetter, Keep: time.Hour}}},
@@ -234,17 +233,6 @@ var pruneTests = map[string]func(*testing.T, *harness){
 			wantErr(t, err, task.ErrInvalid)
 		}
 	},
-}
-
-// pruner returns the store's store.Pruner, or skips the test: Pruner is
-// optional.
-func pruner(h *harness) store.Pruner {
-	h.t.Helper()
-	p, ok := h.s.(store.Pruner)
-	if !ok {
-		h.t.Skipf("the store (%T) is not a store.Pruner (optional)", h.s)
-	}
-	return p
 }
 
 func (h *harness) prune(p store.Pruner, req store.PruneRequest) store.PruneResult {

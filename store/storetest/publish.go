@@ -12,7 +12,7 @@ import (
 // publisher is the harness's store as a store.Publisher.
 func (h *harness) publisher() store.Publisher {
 	h.t.Helper()
-	return required[store.Publisher](h)
+	return h.s
 }
 
 func (h *harness) subscribe(subs ...task.Subscription) store.Publisher {

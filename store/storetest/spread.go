@@ -8,14 +8,10 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// spreadTests check the optional store.Spreader capability, when the
-// driver has it.
+// spreadTests check store.Spreader, how far a failure has spread.
 var spreadTests = map[string]func(*testing.T, *harness){
 	"CountsDistinctTasksOfTheScope": func(t *testing.T, h *harness) {
-		sp, ok := h.s.(store.Spreader)
-		if !ok {
-			t.Skipf("the store (%T) is not a store.Spreader (optional)", h.s)
-		}
+		sp := h.s
 		start := h.now().Add(-time.Second)
 		failWith := func(n task.NewTask, fp string, times int) task.Task {
 			tk := h.enqueue(n)[0]

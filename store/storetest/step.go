@@ -10,11 +10,10 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// stepTests check the optional store.Stepper capability, when the driver
-// has it.
+// stepTests check store.Stepper, the recorded steps.
 var stepTests = map[string]func(*testing.T, *harness){
 	"RecordsAcrossAttemptsFencedByTheLease": func(t *testing.T, h *harness) {
-		sp := stepper(h)
+		sp := h.s
 		h.enqueue(job("charge"))
 		c := h.take("charge")
 		first := h.recordStep(sp, c, task.Step{Seq: 1, Name: "authorize", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`{"auth":"a-1"}`)})
@@ -44,7 +43,7 @@ var stepTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"RefusesWhatCannotBeRecorded": func(t *testing.T, h *harness) {
-		sp := stepper(h)
+		sp := h.s
 		h.enqueue(job("big"))
 		c := h.take("big")
 		big := json.RawMessage(`"` + strings.Repeat("x", store.MaxStepResult) + `"`)
@@ -63,8 +62,8 @@ var stepTests = map[string]func(*testing.T, *harness){
 		}
 	},
 	"PrunedWithTheirTask": func(t *testing.T, h *harness) {
-		sp := stepper(h)
-		p := pruner(h)
+		sp := h.s
+		p := h.s
 		h.enqueue(job("done"), job("kept"))
 		d := h.take("done")
 		h.recordStep(sp, d, task.Step{Seq: 1, Name: "s", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`1`)})
@@ -80,15 +79,6 @@ var stepTests = map[string]func(*testing.T, *harness){
 			t.Errorf("a running task's steps: %+v, want its one", got)
 		}
 	},
-}
-
-func stepper(h *harness) store.Stepper {
-	h.t.Helper()
-	sp, ok := h.s.(store.Stepper)
-	if !ok {
-		h.t.Skipf("the store (%T) is not a store.Stepper (optional)", h.s)
-	}
-	return sp
 }
 
 func (h *harness) recordStep(sp store.Stepper, c task.Task, s task.Step) task.Step {

@@ -13,13 +13,15 @@
 //
 // open must return a new, empty store for each call; Run closes it when the
 // subtest ends. The suite measures time on the store's clock (Now) and waits
-// for it by polling with a bound, never by sleeping a fixed time.
+// for it by polling with a bound, never by sleeping a fixed time. Declared
+// checks, beside, that the driver states its contract to the compiler in
+// one place.
 //
-// Every case runs on every driver: a store that lacks a capability the
-// engine requires (store.CheckCapabilities) fails the cases of it. Only
-// the cases of an optional capability (store.Waker, store.CancelWatcher,
-// store.Overview, store.PollReporter, store.Console, store.Auditor,
-// store.Pauser, store.Pruner, store.Scheduler, store.Stepper, store.Machines) skip on a store without it.
+// Every case runs on every driver: the capabilities store.Store embeds
+// are called directly (a driver without one does not compile). Only the
+// cases of an optional capability (store.Optional) skip on a store
+// without it, and those of a promise the driver does not make
+// (WakesAcrossHandles, CancelsAcrossHandles).
 package storetest
 
 import (
@@ -64,7 +66,6 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		name  string
 		tests map[string]func(*testing.T, *harness)
 	}{
-		{"Capabilities", capabilityTests},
 		{"SubmitRun", submitTests},
 		{"Enqueue", enqueueTests},
 		{"Claim", claimTests},
