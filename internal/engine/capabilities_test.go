@@ -8,6 +8,7 @@ import (
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/task"
 )
 
 // complete is a store with every capability, the optional ones too.
@@ -23,9 +24,15 @@ func (complete) Wake(ctx context.Context) (<-chan struct{}, error) {
 
 func (complete) Advice(context.Context) ([]string, error) { return nil, nil }
 
+func (complete) EnqueueIn(context.Context, any, []task.NewTask) ([]task.Enqueued, error) {
+	return nil, nil
+}
+
+func (complete) PublishIn(context.Context, any, []task.Event) ([]task.Task, error) { return nil, nil }
+
 // TestStartLogsMissingOptionalCapabilities: a worker says once, when it
 // starts, which optional capabilities its store lacks (SQLite has no
-// Advisor), and says nothing of them when it lacks none.
+// Advisor and no InTx), and says nothing of them when it lacks none.
 func TestStartLogsMissingOptionalCapabilities(t *testing.T) {
 	for name, c := range map[string]struct {
 		st   store.Store
