@@ -73,6 +73,7 @@ func registerIsolated(c *grit.Client) {
 		select {}
 	}, never)
 	grit.Handle(c, "iso.exit", func(context.Context, struct{}) error { os.Exit(3); return nil }, never)
+	grit.Handle(c, "iso.next", func(ctx context.Context, _ struct{}) error { return grit.Next(ctx, "done", nil) }, never)
 	grit.Handle(c, "iso.gopanic", func(context.Context, struct{}) error {
 		go func() { panic("boom on a goroutine of its own") }()
 		select {}
@@ -180,6 +181,26 @@ func procStat(pid int) (state string, ppid int) {
 	}
 	ppid, _ = strconv.Atoi(f[1])
 	return f[0], ppid
+}
+
+// TestIsolatedNextSaysWhy: grit.Next in an isolated handler fails its
+// task permanently, saying why and what to do, rather than crash the
+// child (the instance is the worker's to move).
+func TestIsolatedNextSaysWhy(t *testing.T) {
+	c := openIsolated(t, grit.Isolation{})
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Stop(context.Background()) })
+	id := enqueueKind(t, c, "iso.next", struct{}{})
+	waitFor(t, "iso.next to end", time.Minute, func() bool {
+		tk, err := c.Task(context.Background(), id)
+		return err == nil && tk.State.Terminal()
+	})
+	tk, _ := c.Task(context.Background(), id)
+	if a := lastAttempt(t, c, id); tk.State != task.Failed || !strings.Contains(a.Error, "cannot ask for the next event") || !strings.Contains(a.Error, "HandlerConfig.Isolate") {
+		t.Errorf("task %s, last attempt %q: want FAILED at once, saying an isolated handler cannot ask for the next event", tk.State, a.Error)
+	}
 }
 
 func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/grit-run/grit/internal/machine"
+	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/task"
 )
 
@@ -44,6 +45,9 @@ func Next(ctx context.Context, event string, payload json.RawMessage) error {
 	c, ok := ctx.Value(stepKey{}).(*attemptCtx)
 	if !ok {
 		return fmt.Errorf("next %q: %w (give it the context the handler got)", event, ErrNoAttempt)
+	}
+	if c.e.cfg.Store == nil { // a child: the instance is the worker's to move
+		return retry.Permanent(fmt.Errorf("next %q: a state's handler that runs isolated (HandlerConfig.Isolate) cannot ask for the next event yet: run it in the worker, or send the event (Client.Send) from the handler's caller: %w", event, ErrChild))
 	}
 	return machine.Next(ctx, c.e.cfg.Store, c.a.t.ID, event, payload, c.e.gate.StoreNow())
 }
