@@ -81,11 +81,7 @@ func (c *Client) Steps(ctx context.Context, taskID int64) ([]task.Step, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, ok := st.(store.Stepper)
-	if !ok {
-		return nil, fmt.Errorf("grit: steps of task %d: the store keeps no steps: %w", taskID, task.ErrInvalid)
-	}
-	return s.Steps(ctx, taskID)
+	return st.Steps(ctx, taskID)
 }
 
 // Run returns a run by id, or an error matching task.ErrNotFound.

@@ -175,9 +175,9 @@ func (c *Cache) Timeout(ctx context.Context, kind, name string) (time.Duration, 
 	defer en.mu.Unlock()
 	if now := c.now(); en.at.IsZero() || now.Sub(en.at) >= c.set.Refresh {
 		en.at = now
-		if ds, ok := c.store.(store.Durations); ok {
+		if c.store != nil {
 			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			durs, err := ds.SuccessDurations(ctx, kind, name, Samples)
+			durs, err := c.store.SuccessDurations(ctx, kind, name, Samples)
 			cancel()
 			if err == nil {
 				en.runs = len(durs)

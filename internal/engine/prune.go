@@ -16,11 +16,10 @@ const maxPruneRounds = 10
 
 // pruneLoop deletes what the retention lets go, every PruneEvery (the
 // first turn at a random point of the first period, so that a fleet
-// started at once does not prune at once), on a store that is a
-// store.Pruner.
+// started at once does not prune at once).
 func (e *Engine) pruneLoop() {
-	p, ok := e.cfg.Store.(store.Pruner)
-	if !ok || e.cfg.Retention.Off {
+	p := e.cfg.Store
+	if e.cfg.Retention.Off {
 		return
 	}
 	req := pruneRequest(e.cfg.Retention, e.cfg.PruneBatch)

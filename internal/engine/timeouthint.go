@@ -7,7 +7,6 @@ import (
 
 	"github.com/grit-run/grit/internal/autotimeout"
 	"github.com/grit-run/grit/retry"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -39,11 +38,7 @@ func (e *Engine) timeoutHint(t task.Task, timeout time.Duration) string {
 		return ""
 	}
 	hint := fmt.Sprintf("timed out %d times in a row: the timeout (%s) may be the bug", n, retry.FormatDuration(timeout))
-	ds, ok := e.cfg.Store.(store.Durations)
-	if !ok {
-		return hint
-	}
-	durs, err := ds.SuccessDurations(ctx, t.Kind, t.Name, hintSamples)
+	durs, err := e.cfg.Store.SuccessDurations(ctx, t.Kind, t.Name, hintSamples)
 	switch {
 	case err != nil:
 		return hint

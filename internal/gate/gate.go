@@ -104,17 +104,8 @@ type Gate struct {
 	ledgers map[string]*ledger
 }
 
-// ErrNoProtection is returned by New for a store that cannot keep the
-// groups or the limits.
-var ErrNoProtection = errors.New("gate: the store keeps no groups or limits")
-
 // New returns a gate on cfg.Store.
 func New(cfg Config) (*Gate, error) {
-	gb, ok1 := cfg.Store.(store.GroupBreakers)
-	lim, ok2 := cfg.Store.(store.Limiter)
-	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("%w: %T", ErrNoProtection, cfg.Store)
-	}
 	if err := cfg.Protection.Validate(); err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}
@@ -130,7 +121,7 @@ func New(cfg Config) (*Gate, error) {
 		}
 	}
 	return &Gate{
-		cfg: cfg, gb: gb, lim: lim,
+		cfg: cfg, gb: cfg.Store, lim: cfg.Store,
 		full: map[Full]time.Time{}, pressed: map[string]time.Time{}, tried: map[string]time.Time{}, probes: map[int64]int64{}, ledgers: map[string]*ledger{}, outages: map[string]time.Time{},
 	}, nil
 }

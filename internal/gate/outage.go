@@ -40,10 +40,7 @@ func (g *Gate) judge(ctx context.Context, t *task.Task, f *store.Finish) {
 	if f.State != task.DeadLetter || f.Attempt.Decision != retry.ReasonPoison.String() || p.OutageTasks < 0 {
 		return
 	}
-	sp, ok := g.cfg.Store.(store.Spreader)
-	if !ok {
-		return
-	}
+	sp := g.cfg.Store
 	now, name := g.StoreNow(), HoldOf(*t)
 	key := name + "\x00" + f.Fingerprint
 	g.mu.Lock()
