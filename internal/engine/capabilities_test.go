@@ -24,6 +24,7 @@ type noBreakers struct {
 // without breakers would run with no downstream protection, silently; New
 // refuses it and says what it lacks.
 func TestNewRefusesAStoreWithoutARequiredCapability(t *testing.T) {
+	t.Parallel()
 	st := newSQLite(t)
 	for name, s := range map[string]store.Store{
 		"a wrapper of the Store interface alone": struct{ store.Store }{st},
@@ -53,6 +54,7 @@ func (complete) Advice(context.Context) ([]string, error) { return nil, nil }
 // starts, which optional capabilities its store lacks (SQLite has no
 // Advisor), and says nothing of them when it lacks none.
 func TestStartLogsMissingOptionalCapabilities(t *testing.T) {
+	t.Parallel()
 	for name, c := range map[string]struct {
 		st   store.Store
 		want int

@@ -14,6 +14,7 @@ import (
 )
 
 func TestExecTasks(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st))
 	tests := []struct {
@@ -34,6 +35,7 @@ func TestExecTasks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			tk := enqueue(t, st, store.NewTask{Kind: task.KindExec, Args: execArgs(t, tt.x), Policy: tt.policy})
 			done := waitState(t, st, tk.ID, tt.state)
 			if done.Attempt != tt.attempts {
@@ -48,6 +50,7 @@ func TestExecTasks(t *testing.T) {
 }
 
 func TestExecOutputAndExitAreRecorded(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st))
 	tk := enqueue(t, st, store.NewTask{Kind: task.KindExec, Policy: "never", Args: execArgs(t, task.Exec{
@@ -66,6 +69,7 @@ func TestExecOutputAndExitAreRecorded(t *testing.T) {
 // TestExecTimeoutKillsTheGroup runs a task that ignores SIGTERM and forks a
 // grandchild: both must be gone within timeout + grace + 1s.
 func TestExecTimeoutKillsTheGroup(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st))
 	dir := t.TempDir()
@@ -106,6 +110,7 @@ func gone(pid int) bool {
 }
 
 func TestExecSeesItsAttempt(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st))
 	tk := enqueue(t, st, store.NewTask{Kind: task.KindExec, Policy: "5 10ms", Args: execArgs(t, task.Exec{

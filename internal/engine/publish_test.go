@@ -25,6 +25,7 @@ type eventless struct {
 // store at New, saying what it lacks. On one that is, the event is
 // recorded with the success.
 func TestPublishNeedsAPublisher(t *testing.T) {
+	t.Parallel()
 	st := newSQLite(t)
 	_, err := New(testConfig(eventless{st, st, st, st}))
 	if !errors.Is(err, store.ErrMissingCapability) || !strings.Contains(err.Error(), "lacks store.Publisher (") {
