@@ -13,6 +13,7 @@ import (
 
 	"github.com/grit-run/grit"
 	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store/sqlite/sqlitetest"
 	"github.com/grit-run/grit/task"
 )
 
@@ -23,7 +24,7 @@ type charge struct {
 
 func open(t *testing.T) *grit.Client {
 	t.Helper()
-	c, err := grit.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"), grit.Config{Concurrency: 4})
+	c, err := grit.Open(context.Background(), sqlitetest.DSN(t), grit.Config{Concurrency: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 	"github.com/grit-run/grit/batch"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/store/sqlite/sqlitetest"
 	"github.com/grit-run/grit/task"
 )
 
@@ -70,7 +70,7 @@ func serveFaulty(t *testing.T, f *faults) (string, store.Store) {
 // serveWith runs a real server on a SQLite store, behind intercept.
 func serveWith(t *testing.T, intercept grpc.UnaryServerInterceptor) (string, store.Store) {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
+	st, err := sqlite.Open(t.Context(), sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

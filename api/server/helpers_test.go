@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/store/sqlite/sqlitetest"
 	"github.com/grit-run/grit/task"
 )
 
@@ -46,7 +46,7 @@ func start(t *testing.T, cfg server.Config, token string) *harness {
 // startOn is start with the server's store wrapped by wrap, if not nil.
 func startOn(t *testing.T, cfg server.Config, token string, wrap func(store.Store) store.Store) *harness {
 	t.Helper()
-	st, err := sqlite.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
+	st, err := sqlite.Open(t.Context(), sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

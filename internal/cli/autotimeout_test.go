@@ -12,6 +12,7 @@ import (
 // task asks for it, and the timeout a failed attempt ran under and why, in
 // text and in JSON (a success keeps none: autotimeout.Keep).
 func TestTaskShowsAutoTimeout(t *testing.T) {
+	t.Parallel()
 	st := tempStore(t)
 	file := filepath.Join(t.TempDir(), "nightly.yaml")
 	os.WriteFile(file, []byte("name: nightly\ntasks:\n  report: {run: \"exit 3\", timeout: auto, retry: never}\n"), 0o644)
@@ -42,6 +43,7 @@ func TestTaskShowsAutoTimeout(t *testing.T) {
 
 // grit enqueue --timeout auto asks the server for an auto timeout.
 func TestEnqueueAutoTimeout(t *testing.T) {
+	t.Parallel()
 	st := tempStore(t)
 	addr, stop := startServer(t, st)
 	defer stop()
@@ -56,6 +58,7 @@ func TestEnqueueAutoTimeout(t *testing.T) {
 }
 
 func TestParseAutoTimeouts(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, err string }{
 		{"", ""},
 		{"factor=2.5, min-runs=5", ""},

@@ -21,6 +21,7 @@ import (
 // a heartbeat (1s) has passed, and the other tasks go on; the group's
 // tasks wait with no attempt used, and finish once the breaker is closed.
 func TestFleetBreakerStopsDispatchWithinAHeartbeat(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	schema := pgtest.NewSchema(t)
 	dsn := pgtest.WithSchema(schema)
@@ -106,6 +107,7 @@ func TestFleetBreakerStopsDispatchWithinAHeartbeat(t *testing.T) {
 // TestBreakersSetAndList gives a group settings of its own and fail-fast,
 // and reads them back; --workers-settings drops them.
 func TestBreakersSetAndList(t *testing.T) {
+	t.Parallel()
 	st := migratedStore(t)
 	if code, out, errOut := grit(t, "breakers", "set", "api", "--min-attempts", "5", "--cool-down", "1m", "--fail-fast", "--store", st); code != 0 ||
 		!strings.Contains(out, "min-attempts 5, cool-down 1m0s, fails fast") {
@@ -128,6 +130,7 @@ func TestBreakersSetAndList(t *testing.T) {
 }
 
 func TestLimitsSetAndList(t *testing.T) {
+	t.Parallel()
 	st := migratedStore(t)
 	for _, args := range [][]string{{"queue", "mail", "5"}, {"tenant", "acme", "2"}, {"group", "api", "10"}, {"queue", "mail", "3"}} {
 		if code, out, errOut := grit(t, append([]string{"limits", "set"}, append(args, "--store", st)...)...); code != 0 || !strings.Contains(out, "at most "+args[2]+" running") {
@@ -160,6 +163,7 @@ func TestLimitsSetAndList(t *testing.T) {
 // TestBreakersShowAnOutage: a kind held as an outage is listed with the
 // failure it is held for, and closing it by hand ends the outage.
 func TestBreakersShowAnOutage(t *testing.T) {
+	t.Parallel()
 	dsn := migratedStore(t)
 	st, err := sqlite.Open(t.Context(), dsn)
 	if err != nil {

@@ -30,6 +30,7 @@ const (
 // than its burst and floor allow, the loose one far more. On SQLite and
 // on PostgreSQL.
 func TestWorkerRetryBudget(t *testing.T) {
+	t.Parallel()
 	stores := map[string]func(*testing.T) string{
 		"sqlite":   tempStore,
 		"postgres": func(t *testing.T) string { return pgtest.WithSchema(pgtest.NewSchema(t)) },

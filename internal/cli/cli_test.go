@@ -81,6 +81,7 @@ func byName(s runSummary) map[string]taskJSON {
 }
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	bad := writeFile(t, "name: x\ntasks:\n  a:\n    run: true\n    timout: 5s\n")
 	tests := []struct {
 		name string
@@ -128,6 +129,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestRunExamples(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file     string
 		code     int
@@ -174,6 +176,7 @@ func TestRunExamples(t *testing.T) {
 }
 
 func TestHungTaskIsCutOff(t *testing.T) {
+	t.Parallel()
 	code, out, _ := grit(t, "run", "--json", "--store", tempStore(t), example("hung.yaml"))
 	s := decodeSummary(t, out)
 	hang := byName(s)["hang"]
@@ -185,6 +188,7 @@ func TestHungTaskIsCutOff(t *testing.T) {
 // TestDeadLetterOperatorFlow dead-letters a task, lists it, skips it, and
 // resumes the run, whose dependent then goes on.
 func TestDeadLetterOperatorFlow(t *testing.T) {
+	t.Parallel()
 	st := tempStore(t)
 	_, out, _ := grit(t, "run", "--json", "--store", st, example("poison.yaml"))
 	s := decodeSummary(t, out)
@@ -220,6 +224,7 @@ func TestDeadLetterOperatorFlow(t *testing.T) {
 }
 
 func TestTasksAndTaskShowHistory(t *testing.T) {
+	t.Parallel()
 	st := tempStore(t)
 	_, out, _ := grit(t, "run", "--json", "--store", st, example("flaky.yaml"))
 	s := decodeSummary(t, out)
@@ -255,6 +260,7 @@ func TestTasksAndTaskShowHistory(t *testing.T) {
 }
 
 func TestRunningAFileAgainStartsANewRunOnceEnded(t *testing.T) {
+	t.Parallel()
 	st := tempStore(t)
 	_, out1, _ := grit(t, "run", "--json", "--store", st, example("flaky.yaml"))
 	_, out2, _ := grit(t, "run", "--json", "--store", st, example("flaky.yaml"))
@@ -264,6 +270,7 @@ func TestRunningAFileAgainStartsANewRunOnceEnded(t *testing.T) {
 }
 
 func TestTransitionLines(t *testing.T) {
+	t.Parallel()
 	code, out, _ := grit(t, "run", "--store", tempStore(t), example("flaky.yaml"))
 	if code != 0 {
 		t.Fatalf("exit %d", code)
@@ -279,6 +286,7 @@ func TestTransitionLines(t *testing.T) {
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func TestMaxFailuresEndsTheRun(t *testing.T) {
+	t.Parallel()
 	// f1 and f2 fail while gate runs: the run fails on the second failure,
 	// so later, which waits for gate, is cancelled; gate itself finishes.
 	file := writeFile(t, `name: limited
@@ -300,6 +308,7 @@ tasks:
 }
 
 func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
 	st := tempStore(t)
 	for range 2 {
 		if code, out, errOut := grit(t, "migrate", "--store", st); code != 0 || !strings.Contains(out, "schema up to date") {
@@ -311,6 +320,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 // TestBenchOnPostgresUsesThrowawaySchemas runs a small grit bench on
 // PostgreSQL: it reports every figure and leaves no schema behind.
 func TestBenchOnPostgresUsesThrowawaySchemas(t *testing.T) {
+	t.Parallel()
 	db := pgtest.Admin(t)
 	code, out, errOut := grit(t, "bench", "--json", "--store", pgtest.DSN(), "--tasks", "300", "--retries", "20", "--procs", "3",
 		"--workers", "1,2", "--latency", "20", "--lease", "1s", "--memory-tasks", "500", "--api-tasks", "300", "--remote-workers", "2", "--remote-claim", "50", "--isolated", "100", "--isolated-concurrency", "4")
@@ -337,6 +347,7 @@ func TestBenchOnPostgresUsesThrowawaySchemas(t *testing.T) {
 // PostgreSQL ends it with its worker processes, and leaves no schema
 // behind.
 func TestBenchInterruptedDropsItsSchemas(t *testing.T) {
+	t.Parallel()
 	db := pgtest.Admin(t)
 	cmd, out := gritProcess(t, t.TempDir(), "bench", "--store", pgtest.DSN(), "--tasks", "2000000", "--workers", "2", "--isolated", "0")
 	prefix := fmt.Sprintf("grit_bench_%d_%%", cmd.Process.Pid)
@@ -372,6 +383,7 @@ func TestBenchInterruptedDropsItsSchemas(t *testing.T) {
 // TestSimHerd runs grit sim herd small: one JSON object per strategy with
 // the documented fields, and a plot that is a PNG.
 func TestSimHerd(t *testing.T) {
+	t.Parallel()
 	plot := filepath.Join(t.TempDir(), "herd.png")
 	code, out, errOut := grit(t, "sim", "herd", "--json", "--clients", "500", "--capacity", "50", "--down", "10s", "--plot", plot)
 	if code != 0 {
@@ -403,6 +415,7 @@ func TestSimHerd(t *testing.T) {
 }
 
 func TestBenchAPIFlagsAreChecked(t *testing.T) {
+	t.Parallel()
 	for _, bad := range [][]string{{"--api-batch", "0"}, {"--api-batch", "1001"}, {"--api-tasks", "-1"}, {"--api-callers", "0"},
 		{"--remote-workers", "-1"}, {"--remote-workers", "65"}, {"--remote-claim", "0"}, {"--remote-claim", "1001"}, {"--isolated", "-1"}, {"--isolated-concurrency", "0"}, {"--isolated-concurrency", "1025"}} {
 		code, _, errOut := grit(t, append([]string{"bench", "--store", tempStore(t)}, bad...)...)
@@ -415,6 +428,7 @@ func TestBenchAPIFlagsAreChecked(t *testing.T) {
 // TestRunWorksOnlyItsOwnRun: grit run on a store it shares leaves the other
 // runs' tasks to workers; it does not run them on this machine.
 func TestRunWorksOnlyItsOwnRun(t *testing.T) {
+	t.Parallel()
 	st := tempStore(t)
 	marker := filepath.Join(t.TempDir(), "ran")
 	other := writeFile(t, "name: other\ntasks:\n  mark: {run: touch "+marker+"}\n")
@@ -443,6 +457,7 @@ func TestRunWorksOnlyItsOwnRun(t *testing.T) {
 // TestBenchPrintsRemoteWork: grit bench's text gives the remote workers'
 // figures as measured, each mode with its ratio to the in-process engine.
 func TestBenchPrintsRemoteWork(t *testing.T) {
+	t.Parallel()
 	r := gritbench.Result{WorkPerSec: 8000, RemoteWork: gritbench.RemoteWork{RemoteWorkers: 4, RemoteTasks: 20000, RemoteClaim: 100,
 		RemoteClaimMean: 97, RemoteBatchedPerSec: 5200, RemoteSinglePerSec: 1040}}
 	r.RemoteBatchedVsGo, r.RemoteSingleVsGo = r.RemoteBatchedPerSec/r.WorkPerSec, r.RemoteSinglePerSec/r.WorkPerSec
@@ -467,6 +482,7 @@ func TestBenchPrintsRemoteWork(t *testing.T) {
 // TestBenchIsolated: grit bench measures isolated handlers with children
 // started as its hidden child command, and prints their line.
 func TestBenchIsolated(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := grit(t, "bench", "--tasks", "100", "--concurrency", "4", "--workers", "1", "--latency", "5", "--retries", "5",
 		"--procs", "1", "--takeover=false", "--api-tasks", "0", "--remote-workers", "0", "--isolated", "100")
 	if code != 0 || !strings.Contains(out, "isolated handlers") || !strings.Contains(out, "µs a no-op attempt over in-process") {
@@ -478,6 +494,7 @@ func TestBenchIsolated(t *testing.T) {
 // TestBenchChildRefusesByHand: the children's command says what it is
 // when it is run outside a child.
 func TestBenchChildRefusesByHand(t *testing.T) {
+	t.Parallel()
 	code, _, errOut := grit(t, benchChildCmd)
 	if code != 2 || !strings.Contains(errOut, "grit bench starts") {
 		t.Errorf("%s by hand: exit %d: %s", benchChildCmd, code, errOut)
@@ -487,6 +504,7 @@ func TestBenchChildRefusesByHand(t *testing.T) {
 // TestBenchPrintsIsolated: the isolated handlers' line gives both
 // throughputs and the time an isolated attempt adds.
 func TestBenchPrintsIsolated(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	printBench(&b, gritbench.Result{IsolatedWork: gritbench.IsolatedWork{IsolatedTasks: 3000, IsolatedPerSec: 1500, IsolatedInProcPerSec: 2000, IsolatedAddedUS: 166.7, IsolatedChildren: 256}})
 	want := "isolated handlers       1500 tasks/s, +167 µs a no-op attempt over in-process (2000 tasks/s; 3000 tasks each, 256 warm children)"
@@ -500,6 +518,7 @@ func TestBenchPrintsIsolated(t *testing.T) {
 // there; on one file for every step, the worker processes' step counted
 // the tasks of the steps before it and failed.
 func TestBenchOnAGivenSQLiteFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	code, out, errOut := grit(t, "bench", "--store", "sqlite:"+filepath.Join(dir, "given.db"), "--tasks", "200", "--workers", "1", "--procs", "1",
 		"--latency", "5", "--retries", "5", "--takeover=false", "--api-tasks", "0", "--remote-workers", "0", "--isolated", "0")

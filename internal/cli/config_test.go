@@ -53,6 +53,7 @@ func commandSettings(t *testing.T, e *env, name string, args ...string) (setting
 }
 
 func TestSettingsSources(t *testing.T) {
+	t.Parallel()
 	e := fakeEnv(map[string]string{"GRIT_LEASE": "30s", "GRIT_CONCURRENCY": "x"})
 	s, _, err := commandSettings(t, e, "worker", "--concurrency", "7", "--drain", "1m")
 	if err != nil {
@@ -75,6 +76,7 @@ func TestSettingsSources(t *testing.T) {
 }
 
 func TestSettingsErrors(t *testing.T) {
+	t.Parallel()
 	e := fakeEnv(map[string]string{"GRIT_RETRY_BUDGET": "0.5, 2, 20", "GRIT_PRESSURE_MAX": "10s"})
 	s, _, err := commandSettings(t, e, "worker", "--pressure-base", "250ms")
 	if err != nil {
@@ -284,6 +286,7 @@ type knobCase struct {
 // it, builds the engine or server as the command does, and checks that
 // the effective configuration (Settings) has it, and did not without it.
 func TestEverySettingReachesWhatItConfigures(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dsn := "sqlite:" + filepath.Join(dir, "grit.db")
 	st := openStore(t, dsn)
@@ -517,6 +520,7 @@ func envOf(t *testing.T, knobName string) string {
 // TestConfigMasksTheStorePassword: grit config shows where the store is,
 // not its password.
 func TestConfigMasksTheStorePassword(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := grit(t, "config", "--store", "postgres://grit:s3cret@db.internal:5432/app")
 	if code != 0 || strings.Contains(out, "s3cret") || !strings.Contains(out, "postgres://grit:xxxxx@db.internal:5432/app") {
 		t.Errorf("config: exit %d, stdout:\n%s\nstderr: %s\nwant the store with its password masked", code, out, errOut)
@@ -527,6 +531,7 @@ func TestConfigMasksTheStorePassword(t *testing.T) {
 // with its password, its query's values and the key in its path masked,
 // and where it came from; a bad one is refused without its secret.
 func TestConfigMasksTheWebhookSecret(t *testing.T) {
+	t.Parallel()
 	hook := "https://ops:pw0rd@hooks.example/services/T0123456789/hook?token=s3cret"
 	code, out, errOut := grit(t, "config", "--alert-webhook", hook)
 	if code != 0 || !strings.Contains(out, "https://xxxxx@hooks.example/services/xxxxx/hook?token=xxxxx") || !strings.Contains(out, "flag --alert-webhook") {
@@ -546,6 +551,7 @@ func TestConfigMasksTheWebhookSecret(t *testing.T) {
 }
 
 func TestConfigListsEveryKnob(t *testing.T) {
+	t.Parallel()
 	code, out, errOut := grit(t, "config", "--json", "--retry-budget", "100,1000,1000", "--budget-wait", "2s")
 	var rows []configRow
 	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil {

@@ -8,6 +8,7 @@ import (
 // TestDLQActionSaysTheState: an action on a task that is not a dead letter
 // says what state it is in, beside the tasks it did act on.
 func TestDLQActionSaysTheState(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st := tempStore(t)
 	_, out, _ := gritExec(t, dir, "run", "--json", "--store", st, example("poison.yaml"))

@@ -165,6 +165,7 @@ func ledgerStarts(t *testing.T, dir string) map[string]int {
 // twice, only the attempts in flight at the kill ran again, and the dead
 // run's leases were taken over at once rather than when they expired.
 func TestSIGKILLThenResume(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dsn := "sqlite:" + filepath.Join(dir, "grit.db")
 	// Each attempt leaves a background grandchild, which Pdeathsig does not
@@ -272,6 +273,7 @@ func processGone(pid int) bool {
 // running: it exits 130, the running tasks go back to READY without using
 // an attempt, and --resume finishes the run.
 func TestInterruptStopsGracefully(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dsn := "sqlite:" + filepath.Join(dir, "grit.db")
 	file := ledgerFile(t, dir, 3, fmt.Sprintf("[ -f %s ] || sleep 30", filepath.Join(dir, "go")))

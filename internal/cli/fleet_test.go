@@ -52,6 +52,7 @@ func startFleetWorker(t *testing.T, dir, dsn string, w *fleetWorker) {
 // successful attempt, every task's side effect is in the ledger, and each
 // killed attempt runs again within lease + heartbeat + 2s of the kill.
 func TestFleetSurvivesSIGKILL(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the fleet test takes a minute or more; it runs without -short")
 	}
@@ -191,6 +192,7 @@ func readLedger(t *testing.T, path string) map[int64]int {
 // finishes them; when the frozen worker is resumed, its late results are
 // rejected and its processes are killed.
 func TestFrozenWorkerLosesItsTasks(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	schema := pgtest.NewSchema(t)
 	dsn := pgtest.WithSchema(schema)
@@ -287,6 +289,7 @@ func firstAttemptPIDs(t *testing.T, ledger string) []int {
 // than its drain: they go back at once with their attempt count unchanged,
 // and a sibling finishes them.
 func TestStopPastTheDrainGivesTasksBack(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	schema := pgtest.NewSchema(t)
 	dsn := pgtest.WithSchema(schema)

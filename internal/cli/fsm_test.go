@@ -44,6 +44,7 @@ func orderInstance(t *testing.T, dsn string) {
 // audited; show and list read the instance; the read commands make no
 // store.
 func TestFSMCommands(t *testing.T) {
+	t.Parallel()
 	dsn := migratedStore(t)
 	orderInstance(t, dsn)
 
@@ -105,6 +106,7 @@ func TestFSMCommands(t *testing.T) {
 
 // TestFSMUsageErrors: bad input exits 2 and says what to write.
 func TestFSMUsageErrors(t *testing.T) {
+	t.Parallel()
 	dsn := migratedStore(t)
 	for _, c := range []struct {
 		args []string

@@ -24,6 +24,7 @@ func Refund(ctx context.Context, c map[string]any) error { return nil }
 // on it and fails once the source changes, and a package left without
 // directives loses its file.
 func TestGenWritesChecksAndRemoves(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	dir := filepath.Join(root, "pay")
 	os.Mkdir(dir, 0o755)
@@ -60,6 +61,7 @@ func TestGenWritesChecksAndRemoves(t *testing.T) {
 // TestGenRefusesABadDirective: exit 2, file:line and the fix, nothing
 // written.
 func TestGenRefusesABadDirective(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "pay.go"), []byte(strings.Replace(genSrc, "3 1s 1m", "3 1x", 1)), 0o644)
 	code, _, stderr := grit(t, "gen", dir)

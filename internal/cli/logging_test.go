@@ -17,6 +17,7 @@ import (
 // usage error naming the flag and what it takes, whether it came from the
 // flag or the environment, before the command does anything.
 func TestLogFlagsRefuseBadValues(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		env  map[string]string
@@ -45,6 +46,7 @@ func TestLogFlagsRefuseBadValues(t *testing.T) {
 // TestLoggerFormatAndLevel: json writes one object a line; the level
 // given replaces the command's default, in both directions.
 func TestLoggerFormatAndLevel(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	l := (&logFlags{format: "json", level: "debug"}).logger(&buf, slog.LevelWarn)
 	l.Debug("seen", "n", 1)
@@ -69,6 +71,7 @@ func TestLoggerFormatAndLevel(t *testing.T) {
 // TestWorkerLogsJSON: grit worker --log-format json writes its lines to
 // stderr as JSON, from the first.
 func TestWorkerLogsJSON(t *testing.T) {
+	t.Parallel()
 	st := migratedStore(t)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()

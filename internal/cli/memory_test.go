@@ -18,6 +18,7 @@ import (
 // run to the last. grit bench --memory-tasks 1000000 is the full figure
 // (docs/bench.md).
 func TestWorkerMemoryIsFlat(t *testing.T) {
+	t.Parallel()
 	pgtest.Admin(t)
 	bin := filepath.Join(t.TempDir(), "grit")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/grit")

@@ -23,6 +23,7 @@ import (
 // run of process tasks that succeed, fail and are dead-lettered, and
 // checks what /metrics says against what the store recorded.
 func TestWorkerServesMetrics(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dsn := "sqlite:" + filepath.Join(dir, "grit.db")
 	file := writeFile(t, `name: observed
@@ -177,6 +178,7 @@ func contains(got, want map[string]float64) bool {
 // on its dashboard's address, counting what comes through its API (a
 // task enqueued) and reading the store's gauges.
 func TestServerServesMetricsBesideTheDashboard(t *testing.T) {
+	t.Parallel()
 	cmd, out := gritProcess(t, t.TempDir(), "server", "--store", tempStore(t), "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
 	addr := waitServing(t, out)
@@ -207,6 +209,7 @@ func TestServerServesMetricsBesideTheDashboard(t *testing.T) {
 // address without tokens is refused, in the dashboard's words and with
 // its port, by grit dashboard and grit server --http alike.
 func TestDashboardOffLoopbackNeedsTokens(t *testing.T) {
+	t.Parallel()
 	st := tempStore(t)
 	for _, args := range [][]string{
 		{"dashboard", "--http", "0.0.0.0:7421", "--store", st},
@@ -231,6 +234,7 @@ func TestDashboardOffLoopbackNeedsTokens(t *testing.T) {
 // own (the server's limits) refuses a bad value without an example that
 // belongs to another knob.
 func TestUnsetNumberKnobsSayNoExample(t *testing.T) {
+	t.Parallel()
 	for _, flag := range []string{"--max-in-flight", "--max-message"} {
 		code, _, errOut := grit(t, "server", flag, "x")
 		if code != exitUsage || !strings.Contains(errOut, flag+`): want a positive number`) || strings.Contains(errOut, "such as") {

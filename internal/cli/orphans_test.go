@@ -23,6 +23,7 @@ import (
 // grandchild within a heartbeat (at least a second) and a second of the
 // kill, and takes the task over when its lease expires.
 func TestKilledWorkersGrandchildDiesBesideALiveSibling(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	schema := pgtest.NewSchema(t)
 	dsn := pgtest.WithSchema(schema)

@@ -13,6 +13,7 @@ import (
 // grit pause, grit status --json and the audit log; bad input is a usage
 // error that says what to give.
 func TestPauseCommands(t *testing.T) {
+	t.Parallel()
 	st := migratedStore(t)
 	if code, out, errOut := grit(t, "pause", "--store", st, "queue", "mail"); code != 0 || !strings.Contains(out, "queue mail: paused since") {
 		t.Fatalf("grit pause queue mail: %d %q %q", code, out, errOut)

@@ -12,6 +12,7 @@ import (
 // it: the attempt, when it runs next, the exit, the fingerprint of a
 // failure that may be poison, an outage held, and a deferral.
 func TestProgressLine(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 25, 12, 0, 1, 200_000_000, time.UTC)
 	code := 1
 	for _, c := range []struct {

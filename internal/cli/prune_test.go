@@ -16,6 +16,7 @@ import (
 // TestWaitOnAPrunedRun: grit wait on a run the retention pruned says it
 // finished and was pruned; on an id never handed out, that no run has it.
 func TestWaitOnAPrunedRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st := "sqlite:" + filepath.Join(dir, "grit.db")
 	file := filepath.Join(dir, "r.yaml")

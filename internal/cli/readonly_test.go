@@ -22,6 +22,7 @@ import (
 // reads, works there and says the database is read-only; once the
 // database is writable again, the worker starts and works the task.
 func TestWorkerWaitsForAReadOnlyDatabase(t *testing.T) {
+	t.Parallel()
 	schema := pgtest.NewSchema(t)
 	admin := pgtest.WithSchema(schema)
 	dir := t.TempDir()

@@ -46,6 +46,7 @@ var readers = [][]string{
 // that read fail with exit 2, saying where and what to do, and create no
 // file or directory: neither at a mistyped path nor at the default.
 func TestReadersCreateNoStore(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "no", "such", "dir", "x.db")
 	for _, args := range readers {
@@ -76,6 +77,7 @@ func TestReadersCreateNoStore(t *testing.T) {
 // read-only session, and say so clearly when the schema is not there or
 // is older than this grit.
 func TestReadersOnReadOnlyPostgres(t *testing.T) {
+	t.Parallel()
 	schema := pgtest.NewSchema(t)
 	dsn := pgtest.WithSchema(schema)
 	dir := t.TempDir()
@@ -113,6 +115,7 @@ func TestReadersOnReadOnlyPostgres(t *testing.T) {
 // TestExitCodes: one scheme for every command: 0 success, 1 work failed,
 // 2 bad input, 3 the store or server unavailable.
 func TestExitCodes(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st := migratedStore(t)
 	bad := writeFile(t, "name: x\ntasks:\n  a: {run: true, timout: 5s}\n")
@@ -148,6 +151,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestShownDSN(t *testing.T) {
+	t.Parallel()
 	for dsn, want := range map[string]string{
 		"sqlite:grit.db":                                         "sqlite:grit.db",
 		"postgres://grit@db:5432/app":                            "postgres://grit@db:5432/app",

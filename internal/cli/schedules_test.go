@@ -50,6 +50,7 @@ func schedulesJSON(t *testing.T, dsn string) []scheduleJSON {
 // --schedules, runs a process task at each slot; grit schedules lists,
 // pauses, triggers and resumes it; the worker stops cleanly.
 func TestScheduleUnderWorker(t *testing.T) {
+	t.Parallel()
 	for name, open := range scheduleStores {
 		t.Run(name, func(t *testing.T) {
 			dsn := open(t)
@@ -129,6 +130,7 @@ schedules:
 // TestScheduleCommandsErrors: the commands say what is wrong, exit 2 on
 // bad input, and a read-only one makes no store.
 func TestScheduleCommandsErrors(t *testing.T) {
+	t.Parallel()
 	missing := tempStore(t)
 	if code, _, _ := grit(t, "schedules", "--store", missing); code == 0 {
 		t.Error("grit schedules on a store that is not there succeeded")

@@ -41,6 +41,7 @@ const serverFloodBoundMiB = 256
 // checked ahead of the message and the batch counted before it was
 // decoded, each such request cost the server about 870 MiB.
 func TestServerMemoryUnderAFlood(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds grit and floods a server")
 	}

@@ -25,6 +25,7 @@ func startServer(t *testing.T, st string) (string, func() error) {
 // TestServerEnqueueGetCancel: grit enqueue, get and cancel through a
 // real grit server process.
 func TestServerEnqueueGetCancel(t *testing.T) {
+	t.Parallel()
 	addr, stop := startServer(t, tempStore(t))
 	enq := func(args ...string) (int, string, string) {
 		return grit(t, append([]string{"enqueue", "--server", addr, "--kind", "email.send"}, args...)...)
@@ -120,6 +121,7 @@ func TestServerTokens(t *testing.T) {
 }
 
 func TestReadArgs(t *testing.T) {
+	t.Parallel()
 	e := &env{stdin: strings.NewReader(`{"from": "stdin"}`)}
 	if raw, err := e.readArgs("@-"); err != nil || string(raw) != `{"from": "stdin"}` {
 		t.Errorf("@-: %s, %v", raw, err)

@@ -13,6 +13,7 @@ import (
 // TestTaskShowsItsSteps: grit task lists a task's recorded steps, by the
 // attempt that ran each, and --json has them.
 func TestTaskShowsItsSteps(t *testing.T) {
+	t.Parallel()
 	dsn := migratedStore(t)
 	st := openStore(t, dsn)
 	ctx := context.Background()

@@ -75,6 +75,7 @@ func normal(raw json.RawMessage) json.RawMessage {
 // shape, from the store or through a server: the same keys, of the same
 // types, the same values for the same task.
 func TestOneTaskShape(t *testing.T) {
+	t.Parallel()
 	st := tempStore(t)
 	_, out, _ := grit(t, "run", "--json", "--store", st, example("poison.yaml"))
 	var summary struct {
@@ -160,6 +161,7 @@ func TestOneTaskShape(t *testing.T) {
 // TestEveryCommandPrintsJSON: --json makes each command that prints
 // something print one JSON value.
 func TestEveryCommandPrintsJSON(t *testing.T) {
+	t.Parallel()
 	st := tempStore(t)
 	_, out, _ := grit(t, "run", "--json", "--store", st, example("poison.yaml"))
 	s := decodeSummary(t, out)

@@ -16,6 +16,7 @@ import (
 // TestVersionOfThisBinary: a test binary has no version control
 // information, and grit version says so; it prints what the build says.
 func TestVersionOfThisBinary(t *testing.T) {
+	t.Parallel()
 	bi, _ := debug.ReadBuildInfo()
 	want := version.FromBuild(bi)
 	code, out, _ := grit(t, "version")
@@ -40,6 +41,7 @@ func TestVersionOfThisBinary(t *testing.T) {
 // does not stamp): grit version prints the commit and whether the tree
 // was modified, and a worker records the same version.
 func TestVersionOfABuild(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}

@@ -14,6 +14,7 @@ import (
 // TestSubmitWorkerWait submits a file without working it, starts a worker
 // process, waits for the run, and stops the worker with SIGTERM.
 func TestSubmitWorkerWait(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dsn := "sqlite:" + filepath.Join(dir, "grit.db")
 	file, _ := filepath.Abs(example("flaky.yaml"))
@@ -58,6 +59,7 @@ func TestSubmitWorkerWait(t *testing.T) {
 // TestWorkerDrainsOnSIGTERM stops a worker while a task runs: the task
 // finishes within the drain time and is recorded as SUCCESS.
 func TestWorkerDrainsOnSIGTERM(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	dsn := "sqlite:" + filepath.Join(dir, "grit.db")
 	file := ledgerFile(t, dir, 1, "sleep 1")

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,12 +18,13 @@ import (
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/store/sqlite/sqlitetest"
 	"github.com/grit-run/grit/task"
 )
 
 func openStore(t *testing.T) *sqlite.Store {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
+	st, err := sqlite.Open(context.Background(), sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,6 +64,7 @@ var poisonous = Handler{Kind: "charge", Policy: &retry.Policy{MaxAttempts: 10, B
 // store recorded it, with the task's details; its sibling that succeeds
 // produces none.
 func TestDeadLetterPostsOneAlert(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	hook := newWebhookServer(t, nil)
 	cfg := testConfig(st)
@@ -107,6 +108,7 @@ func TestDeadLetterPostsOneAlert(t *testing.T) {
 // POST, dead letters keep being recorded and other tasks keep
 // completing; Stop gives the waiting alerts up at its deadline.
 func TestHungWebhookDoesNotBlockTheEngine(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	hold := make(chan struct{})
 	hook := newWebhookServer(t, hold)
@@ -156,6 +158,7 @@ func TestHungWebhookDoesNotBlockTheEngine(t *testing.T) {
 // TestBreakerOpenedAlertsTheCallback: a group's breaker opening reaches
 // the Go callback, once, with when its first probe goes.
 func TestBreakerOpenedAlertsTheCallback(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	cfg := testConfig(st)
 	cfg.Breaker = breaker.Settings{Consecutive: 3, CoolDown: 5 * time.Minute, RampUp: -1}

@@ -22,9 +22,15 @@ import (
 // (5 × p99) they finish; under a fixed timeout of 2T the same work is cut
 // off. A run that hangs is still cut off under the auto timeout, which
 // the error explains.
-func TestAutoTimeoutSlowNightSQLite(t *testing.T) { slowNight(t, newStore(t)) }
+func TestAutoTimeoutSlowNightSQLite(t *testing.T) {
+	t.Parallel()
+	slowNight(t, newStore(t))
+}
 
-func TestAutoTimeoutSlowNightPostgres(t *testing.T) { slowNight(t, pgtest.Open(t)) }
+func TestAutoTimeoutSlowNightPostgres(t *testing.T) {
+	t.Parallel()
+	slowNight(t, pgtest.Open(t))
+}
 
 func slowNight(t *testing.T, st store.Store) {
 	const T = 200 * time.Millisecond
@@ -128,6 +134,7 @@ func slowNight(t *testing.T, st store.Store) {
 // TestAutoTimeoutCached: the store is asked for a kind's durations once
 // per Refresh, not once per attempt.
 func TestAutoTimeoutCached(t *testing.T) {
+	t.Parallel()
 	st := &countingDurations{Store: newSQLite(t)}
 	cfg := testConfig(st)
 	cfg.AutoTimeouts = AutoTimeouts{Refresh: time.Hour}

@@ -31,6 +31,7 @@ func circuitOf(t *testing.T, st store.Store, g string) breaker.Circuit {
 // for longer; once the downstream is back, a probe succeeds, the breaker
 // closes and every task succeeds. Tasks of another group run throughout.
 func TestBreakerOpensProbesAndCloses(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	cfg := testConfig(st)
 	cfg.Concurrency = 2
@@ -85,6 +86,7 @@ func TestBreakerOpensProbesAndCloses(t *testing.T) {
 // after 2 failures (the worker's would wait for 20), and while it is open
 // its tasks fail at once, without running, as the group fails fast.
 func TestGroupSettingsAndFailFast(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	gb := st.(store.GroupBreakers)
 	set := breaker.Settings{MinAttempts: 2, FailureRatio: 0.5, CoolDown: time.Hour}
@@ -127,6 +129,7 @@ func groupOf(t *testing.T, st store.Store, g string) store.Group {
 // store), not only the task that failed; once it has room, the tasks
 // succeed and the pressure eases.
 func TestResourcePressureHoldsTheGroupBack(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	cfg := testConfig(st)
 	cfg.Concurrency = 2
@@ -183,6 +186,7 @@ func TestResourcePressureHoldsTheGroupBack(t *testing.T) {
 // at once, the others wait, using no attempt, and every task succeeds on
 // its second attempt.
 func TestRetryBudgetDefersRetries(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	cfg := testConfig(st)
 	cfg.Concurrency = 8
@@ -226,6 +230,7 @@ func TestRetryBudgetDefersRetries(t *testing.T) {
 // store; the group's limit of 3 running attempts holds across both, and
 // every task still succeeds.
 func TestGroupLimitHoldsAcrossWorkers(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	if _, err := st.(store.GroupBreakers).UpdateGroup(context.Background(), "api", func(g *store.Group) { g.Limit = 3 }); err != nil {
 		t.Fatal(err)

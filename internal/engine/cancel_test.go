@@ -47,6 +47,7 @@ func cancelClaimed(ctx context.Context, st store.Store, req store.ClaimRequest) 
 // claim and the start of its process is not started, on either store,
 // although the heartbeat would not have told the worker for a while.
 func TestCancelledBeforeStartNeverStarts(t *testing.T) {
+	t.Parallel()
 	for name, open := range map[string]func(t *testing.T) (store.Store, store.Store){
 		"sqlite": func(t *testing.T) (store.Store, store.Store) {
 			st := newSQLite(t)
@@ -58,6 +59,7 @@ func TestCancelledBeforeStartNeverStarts(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			wrapped, st := open(t)
 			mark := filepath.Join(t.TempDir(), "started")
 			tk := enqueue(t, st, task.NewTask{Kind: "exec", Args: execArgs(t, task.Exec{Shell: "touch " + mark + "; sleep 30"})})
@@ -82,6 +84,7 @@ func TestCancelledBeforeStartNeverStarts(t *testing.T) {
 // gone: through the same store on SQLite, through another handle (another
 // process, as far as the worker can tell) on PostgreSQL.
 func TestCancelStopsARunningProcessAtOnce(t *testing.T) {
+	t.Parallel()
 	for name, open := range map[string]func(t *testing.T) (worker, operator store.Store){
 		"sqlite": func(t *testing.T) (store.Store, store.Store) {
 			st := newSQLite(t)
@@ -93,6 +96,7 @@ func TestCancelStopsARunningProcessAtOnce(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			worker, operator := open(t)
 			dir := t.TempDir()
 			pidFile, termFile := filepath.Join(dir, "pid"), filepath.Join(dir, "term")

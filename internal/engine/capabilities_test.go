@@ -34,6 +34,7 @@ func (complete) PublishIn(context.Context, any, []task.Event) ([]task.Task, erro
 // starts, which optional capabilities its store lacks (SQLite has no
 // Advisor and no InTx), and says nothing of them when it lacks none.
 func TestStartLogsMissingOptionalCapabilities(t *testing.T) {
+	t.Parallel()
 	for name, c := range map[string]struct {
 		st   store.Store
 		want int

@@ -18,6 +18,7 @@ import (
 // TestCatchRescuedTask: a task whose worker died, and whose policy allows
 // no retry, is FAILED by the rescue; its catch task is enqueued with it.
 func TestCatchRescuedTask(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	tk := enqueue(t, st, task.NewTask{Kind: "charge", Args: json.RawMessage(`{"order":"o-1"}`), Policy: "never"})
 	ts, err := st.Claim(context.Background(), store.ClaimRequest{Worker: "dead", Kinds: []string{"charge"}, Limit: 1, Lease: 50 * time.Millisecond})
@@ -49,6 +50,7 @@ func TestCatchRescuedTask(t *testing.T) {
 }
 
 func TestCatchTaskArgs(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ args, want string }{
 		{`{"a":1}`, `{"a":1}`},
 		{``, `null`},
@@ -82,6 +84,7 @@ func (s refuseSuccess) Finish(ctx context.Context, fs []store.Finish) ([]error, 
 // TestCatchTaskFailedByItsCommitErrorHook: a policy's commit-error hook
 // that fails the task (its success cannot be recorded) enqueues its catch.
 func TestCatchTaskFailedByItsCommitErrorHook(t *testing.T) {
+	t.Parallel()
 	st := refuseSuccess{newSQLite(t)}
 	p := retry.Policy{MaxAttempts: 3, OnCommitError: func(retry.Attempt, retry.Decision) retry.Decision {
 		return retry.Decision{Reason: retry.ReasonPermanent}
@@ -97,6 +100,7 @@ func TestCatchTaskFailedByItsCommitErrorHook(t *testing.T) {
 }
 
 func TestCatchOfItselfIsRefused(t *testing.T) {
+	t.Parallel()
 	e, err := New(testConfig(newStore(t)))
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 // lease, and not before: the engine and the store share a fake clock,
 // which the test moves a second at a time instead of sleeping.
 func TestLeaseExpiresOnTheEnginesClock(t *testing.T) {
+	t.Parallel()
 	fc := clock.NewFake(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
 	st, err := sqlite.OpenConfig(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "grit.db"), Now: fc.Now})
 	if err != nil {

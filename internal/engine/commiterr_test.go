@@ -59,6 +59,7 @@ func (s countRefusals) Finish(ctx context.Context, fs []store.Finish) ([]error, 
 // hook may give the attempt up, which is then interrupted and retried as
 // after a dead worker.
 func TestCommitErrorHook(t *testing.T) {
+	t.Parallel()
 	cases := map[string]struct {
 		hook  func(asked *atomic.Int64) retry.Hook
 		check func(t *testing.T, st store.Store, tk task.Task, allow func(), asked *atomic.Int64)
@@ -123,6 +124,7 @@ func TestCommitErrorHook(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			schema := pgtest.NewSchema(t)
 			pg := pgtest.OpenIn(t, schema)
 			st := countRefusals{Store: pg, refused: new(atomic.Int64)}

@@ -46,8 +46,10 @@ func runsOf(t *testing.T, file string) int {
 // resource backoff (60s for the first deferral), its attempt given back
 // and its deferral counted, on either store.
 func TestNeverIsDeferredOnAFullCluster(t *testing.T) {
+	t.Parallel()
 	for name, open := range bothStores {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			st := open(t)
 			x, runs := fullCluster(t, 1)
 			tk := enqueue(t, st, task.NewTask{Kind: "exec", Policy: "never", Args: execArgs(t, x)})
@@ -76,8 +78,10 @@ func TestNeverIsDeferredOnAFullCluster(t *testing.T) {
 // attempt; the claim carries the count (the deciding worker reads it from
 // there, so the backoff grows by deferral), on either store.
 func TestDeferralsUseNoAttempt(t *testing.T) {
+	t.Parallel()
 	for name, open := range bothStores {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			st := open(t)
 			x, runs := fullCluster(t, 3)
 			tk := enqueue(t, st, task.NewTask{Kind: "exec", Policy: "never resource=5,20ms,80ms,none", Args: execArgs(t, x)})
@@ -105,8 +109,10 @@ func TestDeferralsUseNoAttempt(t *testing.T) {
 // TestDeferralsHaveACeiling: a cluster that stays full ends the task,
 // FAILED (exhausted), at the resource failure after its last deferral.
 func TestDeferralsHaveACeiling(t *testing.T) {
+	t.Parallel()
 	for name, open := range bothStores {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			st := open(t)
 			x, runs := fullCluster(t, 1000)
 			tk := enqueue(t, st, task.NewTask{Kind: "exec", Policy: "3 10ms resource=2,10ms", Args: execArgs(t, x)})

@@ -28,6 +28,7 @@ func policy(s string) *retry.Policy {
 }
 
 func TestSuccess(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	var got HandlerAttempt
 	start(t, testConfig(st), Handler{Kind: "ok", Fn: func(ctx context.Context, tk *task.Task) error {
@@ -46,6 +47,7 @@ func TestSuccess(t *testing.T) {
 }
 
 func TestRetryThenSuccess(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	var calls counter
 	start(t, testConfig(st), Handler{Kind: "flaky", Policy: policy("5 20ms 40ms jitter=none"), Fn: func(ctx context.Context, tk *task.Task) error {
@@ -72,6 +74,7 @@ func TestRetryThenSuccess(t *testing.T) {
 }
 
 func TestPermanentFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st), Handler{Kind: "bad", Fn: func(ctx context.Context, tk *task.Task) error {
 		return retry.Permanent(errors.New("card declined"))
@@ -84,6 +87,7 @@ func TestPermanentFailsAtOnce(t *testing.T) {
 }
 
 func TestPoisonIsDeadLettered(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	var calls counter
 	start(t, testConfig(st), Handler{Kind: "poison", Policy: policy("10 10ms"), Fn: func(ctx context.Context, tk *task.Task) error {
@@ -100,6 +104,7 @@ func TestPoisonIsDeadLettered(t *testing.T) {
 }
 
 func TestTransientIsNeverPoison(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st), Handler{Kind: "blip", Policy: policy("3 10ms"), Fn: func(ctx context.Context, tk *task.Task) error {
 		return retry.Transient(errors.New("503 service unavailable"))
@@ -112,6 +117,7 @@ func TestTransientIsNeverPoison(t *testing.T) {
 }
 
 func TestPoisonAfterPerTask(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st), Handler{Kind: "p", Policy: policy("10 10ms"), Fn: func(ctx context.Context, tk *task.Task) error {
 		return errors.New("same every time")
@@ -123,6 +129,7 @@ func TestPoisonAfterPerTask(t *testing.T) {
 }
 
 func TestPanicIsAFailedAttempt(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st), Handler{Kind: "panics", Policy: policy("5 10ms"), Fn: func(ctx context.Context, tk *task.Task) error {
 		var m map[string]int
@@ -141,6 +148,7 @@ func TestPanicIsAFailedAttempt(t *testing.T) {
 }
 
 func TestTimeoutIsRetriedNeverPoison(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st), Handler{Kind: "slow", Policy: policy("2 10ms"), Timeout: 50 * time.Millisecond, Fn: func(ctx context.Context, tk *task.Task) error {
 		<-ctx.Done()
@@ -159,6 +167,7 @@ func TestTimeoutIsRetriedNeverPoison(t *testing.T) {
 }
 
 func TestStuckHandlerFreesItsSlot(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	cfg := testConfig(st)
 	cfg.Concurrency = 1
@@ -201,6 +210,7 @@ grit_stuck_attempts_total{kind="stuck",queue="default"} 1
 // the watchdog must still end the old one and free its slot, though the
 // task's place among the engine's running attempts is the new attempt's.
 func TestStuckAttemptEndsAfterItsTaskIsClaimedAgain(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	cfg := testConfig(st)
 	cfg.Concurrency = 2
@@ -235,6 +245,7 @@ func TestStuckAttemptEndsAfterItsTaskIsClaimedAgain(t *testing.T) {
 }
 
 func TestSnoozeUsesNoAttempt(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	var calls counter
 	start(t, testConfig(st), Handler{Kind: "sensor", Policy: &retry.Never, Fn: func(ctx context.Context, tk *task.Task) error {
@@ -251,6 +262,7 @@ func TestSnoozeUsesNoAttempt(t *testing.T) {
 }
 
 func TestResourceUsesResourceBackoff(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	p := retry.MustParse("5 10ms")
 	p.Resource = retry.Constant{Interval: 300 * time.Millisecond}
@@ -270,6 +282,7 @@ func TestResourceUsesResourceBackoff(t *testing.T) {
 }
 
 func TestUnknownPolicyStringFallsBack(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st), Handler{Kind: "x", Fn: func(context.Context, *task.Task) error { return retry.Permanent(errors.New("no")) }})
 	tk := enqueue(t, st, task.NewTask{Kind: "x", Policy: "3 1s"})
@@ -277,6 +290,7 @@ func TestUnknownPolicyStringFallsBack(t *testing.T) {
 }
 
 func TestGracefulStopReleasesWithoutUsingAnAttempt(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	started := make(chan struct{})
 	e, err := New(testConfig(st))
@@ -311,6 +325,7 @@ func TestGracefulStopReleasesWithoutUsingAnAttempt(t *testing.T) {
 }
 
 func TestStopDrainsRunningAttempts(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	e, _ := New(testConfig(st))
 	started := make(chan struct{})
@@ -338,6 +353,7 @@ func TestStopDrainsRunningAttempts(t *testing.T) {
 // (as a sibling's rescue would) and checks the handler's context is
 // cancelled with task.ErrLeaseLost and its late result rejected.
 func TestLostLeaseCancelsTheAttempt(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	cause := make(chan error, 1)
 	e := start(t, testConfig(st), Handler{Kind: "held", Fn: func(ctx context.Context, tk *task.Task) error {
@@ -370,6 +386,7 @@ func TestLostLeaseCancelsTheAttempt(t *testing.T) {
 // never heartbeats), and checks the engine takes them over once their
 // leases expire and works them.
 func TestRescueOfExpiredLeases(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	for range 3 {
 		enqueue(t, st, task.NewTask{Kind: "w", Policy: "3 10ms"})
@@ -394,6 +411,7 @@ func TestRescueOfExpiredLeases(t *testing.T) {
 }
 
 func TestDAGPropagatesFailure(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st),
 		Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }},
@@ -429,6 +447,7 @@ func TestDAGPropagatesFailure(t *testing.T) {
 // timeout on, its error says the timeout may be the bug, beside the p99 of
 // the successful runs.
 func TestRepeatedTimeoutsSayTheTimeoutMayBeTheBug(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st), Handler{Kind: "report", Policy: policy("2 10ms"), Fn: func(ctx context.Context, tk *task.Task) error {
 		select {
@@ -457,6 +476,7 @@ func TestRepeatedTimeoutsSayTheTimeoutMayBeTheBug(t *testing.T) {
 // id whose process is gone, with a long lease, then starts an engine under
 // that id: it takes the tasks over at once instead of after the lease.
 func TestRestartUnderTheSameIdentityReleasesAtOnce(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	host, _ := os.Hostname()
 	dead := exec.Command("true")
@@ -483,6 +503,7 @@ func TestRestartUnderTheSameIdentityReleasesAtOnce(t *testing.T) {
 }
 
 func TestTwoLiveWorkersCannotShareAnIdentity(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	cfg := testConfig(st)
 	cfg.WorkerID = "same"
@@ -524,6 +545,7 @@ func (f *failingClaims) Claim(ctx context.Context, req store.ClaimRequest) ([]ta
 // trying with backoff, works the task once claims succeed, and the worker's
 // record shows the last claim error with its failures back at 0.
 func TestClaimLoopSurvivesStoreErrors(t *testing.T) {
+	t.Parallel()
 	st := newSQLite(t)
 	f := &failingClaims{Store: st, left: 3}
 	cfg := testConfig(f)
@@ -558,8 +580,10 @@ func TestClaimLoopSurvivesStoreErrors(t *testing.T) {
 // 200ms away still waits about 200ms, neither firing at once (due times
 // read on the wrong clock would be an hour in the past) nor an hour late.
 func TestRetriesKeepTimeWithASkewedStoreClock(t *testing.T) {
+	t.Parallel()
 	for _, skew := range []time.Duration{time.Hour, -time.Hour} {
 		t.Run(skew.String(), func(t *testing.T) {
+			t.Parallel()
 			st, err := sqlite.OpenConfig(context.Background(), sqlite.Config{
 				Path: filepath.Join(t.TempDir(), "grit.db"),
 				Now:  func() time.Time { return time.Now().Add(skew) },

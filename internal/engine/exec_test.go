@@ -13,6 +13,7 @@ import (
 )
 
 func TestExecTasks(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st))
 	tests := []struct {
@@ -33,6 +34,7 @@ func TestExecTasks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			tk := enqueue(t, st, task.NewTask{Kind: task.KindExec, Args: execArgs(t, tt.x), Policy: tt.policy})
 			done := waitState(t, st, tk.ID, tt.state)
 			if done.Attempt != tt.attempts {
@@ -47,6 +49,7 @@ func TestExecTasks(t *testing.T) {
 }
 
 func TestExecOutputAndExitAreRecorded(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st))
 	tk := enqueue(t, st, task.NewTask{Kind: task.KindExec, Policy: "never", Args: execArgs(t, task.Exec{
@@ -65,6 +68,7 @@ func TestExecOutputAndExitAreRecorded(t *testing.T) {
 // TestExecTimeoutKillsTheGroup runs a task that ignores SIGTERM and forks a
 // grandchild: both must be gone within timeout + grace + 1s.
 func TestExecTimeoutKillsTheGroup(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st))
 	dir := t.TempDir()
@@ -105,6 +109,7 @@ func gone(pid int) bool {
 }
 
 func TestExecSeesItsAttempt(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st))
 	tk := enqueue(t, st, task.NewTask{Kind: task.KindExec, Policy: "5 10ms", Args: execArgs(t, task.Exec{

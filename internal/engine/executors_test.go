@@ -23,6 +23,7 @@ func (p *executors) counts() (made, idle int) {
 // runs on a executor that an earlier attempt left idle, so no more executors
 // are started than the engine has slots.
 func TestRunnersAreReused(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	cfg := testConfig(st)
 	e := start(t, cfg, Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})
@@ -41,6 +42,7 @@ func TestRunnersAreReused(t *testing.T) {
 // checks that the label goes when the attempt ends: the executor that ran it
 // runs the next attempt, whose samples would be counted under it.
 func TestHandlerLabelsStayWithTheirAttempt(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	label := fmt.Sprintf("attempt-%d", time.Now().UnixNano())
 	e := start(t, testConfig(st), Handler{Kind: "labels", Fn: func(ctx context.Context, _ *task.Task) error {
@@ -66,6 +68,7 @@ func TestHandlerLabelsStayWithTheirAttempt(t *testing.T) {
 // TestIdleRunnersRetire retires the idle executors: their goroutines end,
 // and the next task starts a new one.
 func TestIdleRunnersRetire(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	e := start(t, testConfig(st), Handler{Kind: "ok", Fn: func(context.Context, *task.Task) error { return nil }})
 	tk := enqueue(t, st, task.NewTask{Kind: "ok"})
@@ -95,6 +98,7 @@ func TestIdleRunnersRetire(t *testing.T) {
 // TestStopEndsRunners stops an engine whose handler is stuck: the idle
 // executors end at the stop, and the stuck one when its handler returns.
 func TestStopEndsRunners(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	cfg := testConfig(st)
 	release := make(chan struct{})

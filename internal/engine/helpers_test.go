@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/store/sqlite/sqlitetest"
 	"github.com/grit-run/grit/task"
 )
 
@@ -23,7 +23,7 @@ func newStore(t testing.TB) store.Store { t.Helper(); return newSQLite(t) }
 // refuses a store without the required ones).
 func newSQLite(t testing.TB) *sqlite.Store {
 	t.Helper()
-	st, err := sqlite.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
+	st, err := sqlite.Open(context.Background(), sqlitetest.DSN(t))
 	if err != nil {
 		t.Fatal(err)
 	}

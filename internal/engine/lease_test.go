@@ -66,6 +66,7 @@ func (s *silentBeat) last() (time.Time, int) {
 // a lease and a second of the start of its last renewal: a sibling may
 // take them over from then on.
 func TestSilentHeartbeatKillsTheAttemptWithinALease(t *testing.T) {
+	t.Parallel()
 	st := &silentBeat{Store: newSQLite(t), frozen: make(chan struct{}), released: make(chan struct{})}
 	cfg := testConfig(st)
 	cfg.Lease, cfg.Heartbeat = time.Second, 100*time.Millisecond
@@ -128,6 +129,7 @@ func alive(pid int) bool {
 // host, whatever the store says of that worker; one tagged with a live
 // worker's pid is not.
 func TestStartEndsTheOrphansOfGoneWorkers(t *testing.T) {
+	t.Parallel()
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
@@ -161,6 +163,7 @@ func TestStartEndsTheOrphansOfGoneWorkers(t *testing.T) {
 // clock passes a lease after the start, and not before: a fake clock the
 // test moves stands in for the time.
 func TestLeaseTimerRunsOnTheEnginesClock(t *testing.T) {
+	t.Parallel()
 	fc := clock.NewFake(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
 	db, err := sqlite.OpenConfig(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "grit.db"), Now: fc.Now})
 	if err != nil {

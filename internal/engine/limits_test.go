@@ -50,6 +50,7 @@ func setLimits(t *testing.T, st store.Store, ls ...store.Limit) {
 // across both, no task uses an attempt waiting, and an unlimited tenant's
 // tasks run beside them.
 func TestQueueAndTenantLimitsHoldAcrossWorkers(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	setLimits(t, st, store.Limit{Scope: store.ScopeQueue, Name: "mail", Max: 3}, store.Limit{Scope: store.ScopeTenant, Name: "acme", Max: 2})
 	p := &peaks{running: map[string]int{}, peak: map[string]int{}}
@@ -102,6 +103,7 @@ func TestQueueAndTenantLimitsHoldAcrossWorkers(t *testing.T) {
 // another tenant's tasks enqueued after it, and is not claimed and given
 // back again and again: the claim leaves the full tenant out.
 func TestATenantAtItsLimitDoesNotStarveOthers(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	setLimits(t, st, store.Limit{Scope: store.ScopeTenant, Name: "big", Max: 1})
 	var big []int64

@@ -47,6 +47,7 @@ func (s *lateListener) NextDue(ctx context.Context, req store.ClaimRequest) (tim
 // notifies no one. Once listening, the engine claims again: the task starts
 // then, not at the next poll an hour later.
 func TestWorkEnqueuedBeforeListeningStarts(t *testing.T) {
+	t.Parallel()
 	st := &lateListener{Store: newSQLite(t), listening: make(chan struct{}), asked: make(chan struct{}, 1)}
 	cfg := testConfig(st)
 	cfg.Poll = time.Hour
@@ -72,6 +73,7 @@ func (s advising) Advice(context.Context) ([]string, error) { return s.advice, n
 // TestStartLogsTheStoresAdvice: a worker starting on a store with advice
 // about its database logs each piece as a warning.
 func TestStartLogsTheStoresAdvice(t *testing.T) {
+	t.Parallel()
 	st := advising{Store: newSQLite(t), advice: []string{"autovacuum is off on this server: turn it on"}}
 	cfg := testConfig(st)
 	var logs lockedLog
@@ -131,6 +133,7 @@ func (s *failingListener) Wake(ctx context.Context) (<-chan struct{}, error) {
 // of its life, and once they start it claims, so a task enqueued in
 // between starts then, not at the next poll an hour later.
 func TestNotificationsStartAfterFailures(t *testing.T) {
+	t.Parallel()
 	st := &failingListener{Store: newSQLite(t), fails: 2, attempts: make(chan struct{}, 3), open: make(chan struct{})}
 	cfg := testConfig(st)
 	cfg.Poll = time.Hour
@@ -166,6 +169,7 @@ func (s *slowBeat) Heartbeat(ctx context.Context, worker string, lease time.Dura
 // TestStopDuringAHeartbeatWarnsOfNothing: a heartbeat that a graceful stop
 // cuts off did not fail, and a stop must not log that it did.
 func TestStopDuringAHeartbeatWarnsOfNothing(t *testing.T) {
+	t.Parallel()
 	st := &slowBeat{Store: newSQLite(t), beating: make(chan struct{}, 1)}
 	cfg := testConfig(st)
 	cfg.Heartbeat = 10 * time.Millisecond

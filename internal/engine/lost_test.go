@@ -51,6 +51,7 @@ func (s *endedBeat) Finish(ctx context.Context, fs []store.Finish) ([]error, err
 // attempt's lease gone after its handler returned (its result was being
 // recorded) warns of nothing and cancels nothing: the attempt is over.
 func TestNoLeaseLostWarningForAnAttemptThatEnded(t *testing.T) {
+	t.Parallel()
 	st := &endedBeat{Store: newSQLite(t), returned: make(chan struct{}), beaten: make(chan struct{})}
 	var logs bytes.Buffer
 	var mu sync.Mutex

@@ -23,8 +23,10 @@ import (
 // and released when the failure stops; every task then succeeds, with far
 // fewer attempts than the policy's 20 × 11.
 func TestOutageIsHeldNotDeadLettered(t *testing.T) {
+	t.Parallel()
 	for _, group := range []string{"", "api"} {
 		t.Run("group="+group, func(t *testing.T) {
+			t.Parallel()
 			st := newStore(t)
 			cfg := testConfig(st)
 			cfg.Protection.Breaker = breaker.Settings{CoolDown: 200 * time.Millisecond}
@@ -87,6 +89,7 @@ func TestOutageIsHeldNotDeadLettered(t *testing.T) {
 // twice while 20 others of its kind succeed: it is poison, DEAD_LETTER at
 // its second attempt, as always.
 func TestPoisonAmongHealthyTasksIsDeadLettered(t *testing.T) {
+	t.Parallel()
 	st := newStore(t)
 	cfg := testConfig(st)
 	var healthy []int64

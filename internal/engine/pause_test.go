@@ -15,8 +15,10 @@ import (
 // tasks are not claimed, on either store, while the others run; they
 // use no attempt; resumed, they run within a heartbeat.
 func TestPauseStopsClaimsFleetWide(t *testing.T) {
+	t.Parallel()
 	for name, open := range bothStores {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			st := open(t)
 			p, ok := st.(store.Pauser)
 			if !ok {

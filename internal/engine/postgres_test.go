@@ -15,6 +15,7 @@ import (
 // store (another process, as far as the engine can tell): the task runs
 // within seconds, so the notification woke the worker, not the poll.
 func TestPostgresNotificationWakesAnIdleWorker(t *testing.T) {
+	t.Parallel()
 	schema := pgtest.NewSchema(t)
 	st := pgtest.OpenIn(t, schema)
 	cfg := testConfig(st)
@@ -42,6 +43,7 @@ func TestPostgresNotificationWakesAnIdleWorker(t *testing.T) {
 // pg_terminate_backend: the listener reconnects and work enqueued
 // elsewhere still starts within seconds, although the poll is a minute.
 func TestPostgresConnectionsKilled(t *testing.T) {
+	t.Parallel()
 	schema := pgtest.NewSchema(t)
 	app := "grit_killed_" + schema
 	dsn := pgtest.WithSchema(schema) + "&application_name=" + app // WithSchema always has a query

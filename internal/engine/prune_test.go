@@ -14,8 +14,10 @@ import (
 // a millisecond deletes its finished tasks (and their attempts) within a
 // few prune turns, on either store, and keeps a dead letter.
 func TestEnginePrunesWhatItsRetentionLetsGo(t *testing.T) {
+	t.Parallel()
 	for name, open := range bothStores {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			st := open(t)
 			cfg := testConfig(st)
 			pol, err := retention.Parse("success=1ms,failed=1ms")

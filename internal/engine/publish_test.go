@@ -12,6 +12,7 @@ import (
 // store.Publisher (part of every store.Store), recorded with the
 // success.
 func TestPublishNeedsAPublisher(t *testing.T) {
+	t.Parallel()
 	st := newSQLite(t)
 	got := make(chan error, 1)
 	start(t, testConfig(st), Handler{Kind: "pub", Policy: &retry.Never, Fn: func(ctx context.Context, _ *task.Task) error {

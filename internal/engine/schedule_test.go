@@ -41,8 +41,10 @@ var threeHandles = map[string]func(t *testing.T) []store.Store{
 // per slot, each once, with no slot left out between the first and the
 // last.
 func TestScheduleEverySecondOnThreeWorkers(t *testing.T) {
+	t.Parallel()
 	for name, open := range threeHandles {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			sts := open(t)
 			// allow: under load a slot may come while the last one's task
 			// has not finished, which skip (the default) would drop, as

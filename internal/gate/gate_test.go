@@ -2,7 +2,6 @@ package gate_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/store/sqlite/sqlitetest"
 	"github.com/grit-run/grit/task"
 )
 
@@ -42,7 +42,7 @@ type fixture struct {
 func setup(t *testing.T, c claimer, p gate.Protection) *fixture {
 	t.Helper()
 	fc := clock.NewFake(t0)
-	st, err := sqlite.OpenConfig(context.Background(), sqlite.Config{Path: filepath.Join(t.TempDir(), "grit.db"), Now: fc.Now})
+	st, err := sqlite.OpenConfig(context.Background(), sqlite.Config{Path: sqlitetest.Path(t), Now: fc.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -14,13 +13,14 @@ import (
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/store/sqlite/sqlitetest"
 	"github.com/grit-run/grit/task"
 )
 
 // bothStores opens each store kind for a subtest.
 var bothStores = map[string]func(t testing.TB) store.Store{
 	"sqlite": func(t testing.TB) store.Store {
-		st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "grit.db"))
+		st, err := sqlite.Open(context.Background(), sqlitetest.Path(t))
 		if err != nil {
 			t.Fatal(err)
 		}

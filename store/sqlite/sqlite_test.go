@@ -1,18 +1,18 @@
 package sqlite_test
 
 import (
-	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
+	"github.com/grit-run/grit/store/sqlite/sqlitetest"
 	"github.com/grit-run/grit/store/storetest"
 )
 
 func openTemp(t testing.TB) *sqlite.Store {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "grit.db")
+	path := sqlitetest.Path(t)
 	s, err := sqlite.Open(t.Context(), "sqlite:"+path)
 	if err != nil {
 		t.Fatal(err)

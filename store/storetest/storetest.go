@@ -12,10 +12,12 @@
 //	}
 //
 // open must return a new, empty store for each call; Run closes it when the
-// subtest ends. The suite measures time on the store's clock (Now) and waits
-// for it by polling with a bound, never by sleeping a fixed time. Declared
-// checks, beside, that the driver states its contract to the compiler in
-// one place.
+// subtest ends. The subtests run in parallel, so open (and reopen, for
+// WakesAcrossHandles) may be called from several goroutines at once. The
+// suite measures time on the store's clock (Now) and waits for it by
+// polling with a bound, never by sleeping a fixed time. Declared checks,
+// beside, that the driver states its contract to the compiler in one
+// place.
 //
 // Every case runs on every driver: the capabilities store.Store embeds
 // are called directly (a driver without one does not compile). Only the
@@ -100,9 +102,13 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
+			t.Parallel()
 			for _, name := range sortedKeys(g.tests) {
 				test := g.tests[name]
-				t.Run(name, func(t *testing.T) { test(t, newHarness(t, open, o)) })
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					test(t, newHarness(t, open, o))
+				})
 			}
 		})
 	}
