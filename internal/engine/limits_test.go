@@ -216,7 +216,7 @@ func (c *idleClock) wait(id int64) task.Task {
 
 func (c *idleClock) advanceIfIdle() {
 	ctx := context.Background()
-	running, err := c.st.ListTasks(ctx, store.Filter{States: []task.State{task.Running}})
+	running, err := c.st.ListTasks(ctx, task.Filter{States: []task.State{task.Running}})
 	if err != nil {
 		c.t.Fatal(err)
 	}
