@@ -52,6 +52,7 @@ type StoreCollector struct {
 	at     time.Time     // when last read, successfully or not
 	took   time.Duration // how long that took
 	last   []prometheus.Metric
+	up     bool // the last reading succeeded (an empty store reads no gauges, and is up)
 	readOK time.Time
 }
 
@@ -120,12 +121,12 @@ func (c *StoreCollector) Collect(ch chan<- prometheus.Metric) {
 		c.took = time.Since(now)
 		if err != nil {
 			c.cfg.Logger.Warn("metrics: could not read the store; its gauges are left out until it answers", "err", err)
-			c.last = nil
+			c.last, c.up = nil, false
 		} else {
-			c.last, c.readOK = ms, now
+			c.last, c.readOK, c.up = ms, now, true
 		}
 	}
-	if c.last == nil {
+	if !c.up {
 		up = 0
 	}
 	for _, m := range c.last {

@@ -136,3 +136,25 @@ func gather(t *testing.T, g prometheus.Gatherer) map[string]float64 {
 	}
 	return out
 }
+
+// TestEmptyStoreIsUp: a store with no tasks, groups or schedules reads no
+// gauges, and is up: grit_store_up says whether the reading failed, not
+// whether it found anything.
+func TestEmptyStoreIsUp(t *testing.T) {
+	st, err := store.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewStoreCollector(metrics.StoreConfig{Store: st}))
+	if got := gather(t, reg)[`grit_store_up`]; got != 1 {
+		t.Errorf("grit_store_up = %v on an empty store, want 1", got)
+	}
+	st.Close() // a closed store fails its reading
+	reg = prometheus.NewPedanticRegistry()
+	reg.MustRegister(metrics.NewStoreCollector(metrics.StoreConfig{Store: st}))
+	if got := gather(t, reg)[`grit_store_up`]; got != 0 {
+		t.Errorf("grit_store_up = %v on a closed store, want 0", got)
+	}
+}
