@@ -12,6 +12,7 @@ import (
 
 	"github.com/grit-run/grit/fsm"
 	"github.com/grit-run/grit/internal/engine"
+	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/schedule"
 )
@@ -30,7 +31,7 @@ func TestEveryConfigFieldReachesTheEngine(t *testing.T) {
 		WorkerID: "w-config", Logger: logger,
 		Protection:     Protection{PressureBase: 3 * time.Second, BudgetWait: 4 * time.Second},
 		Alerting:       Alerting{AlertWebhook: "http://127.0.0.1:9/alerts"},
-		Metrics:        prometheus.NewRegistry(),
+		Metrics:        mustMetrics(t),
 		TracerProvider: tp,
 		Retention:      retention.Policy{Workers: 5 * time.Hour},
 		Schedules:      []schedule.Schedule{{Name: "nightly", Cron: "@daily", Task: schedule.Task{Kind: "report"}}},
@@ -49,7 +50,7 @@ func TestEveryConfigFieldReachesTheEngine(t *testing.T) {
 		"Logger":         func(e engine.Config) bool { return e.Logger == logger },
 		"Protection":     func(e engine.Config) bool { return e.PressureBase == 3*time.Second && e.BudgetWait == 4*time.Second },
 		"Alerting":       func(e engine.Config) bool { return e.AlertWebhook == cfg.AlertWebhook },
-		"Metrics":        func(e engine.Config) bool { return e.Metrics != nil },
+		"Metrics":        func(e engine.Config) bool { return any(e.Metrics) == any(cfg.Metrics) },
 		"TracerProvider": func(e engine.Config) bool { return e.Tracer != nil },
 		"Retention":      func(e engine.Config) bool { return e.Retention.Workers == 5*time.Hour },
 		"Schedules":      func(e engine.Config) bool { return len(e.Schedules) == 1 && e.Schedules[0].Name == "nightly" },
@@ -75,4 +76,14 @@ func TestEveryConfigFieldReachesTheEngine(t *testing.T) {
 			t.Errorf("Config.%s did not reach the engine", name)
 		}
 	}
+}
+
+// mustMetrics is grit's Prometheus metrics on a registry of their own.
+func mustMetrics(t *testing.T) *metrics.Metrics {
+	t.Helper()
+	m, err := metrics.New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

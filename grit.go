@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/grit-run/grit/fsm"
@@ -17,7 +16,6 @@ import (
 	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/internal/tracing"
 	"github.com/grit-run/grit/internal/version"
-	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/schedule"
@@ -54,14 +52,15 @@ type Config struct {
 	// as JSON (docs/alerts.md). Stop delivers those still waiting within
 	// its context.
 	Alerting
-	// Metrics, if set, is where the client registers its Prometheus
-	// metrics: its attempts by outcome and class, their durations, the
-	// tasks it enqueues, its slots, and the store's gauges (tasks by queue
-	// and state, the oldest due task's age, the groups' breakers, budgets
-	// and outage holds), read when scraped. Serve them with
-	// metrics.Handler; docs/observability.md lists them. Several clients
-	// may share one registry. Nil: no metrics.
-	Metrics prometheus.Registerer
+	// Metrics, if set, is what the client counts into: its attempts by
+	// outcome and class, their durations, the tasks it enqueues, its
+	// slots. For Prometheus, pass metrics.New(registry): the client then
+	// also registers the store's gauges there (tasks by queue and state,
+	// the oldest due task's age, the groups' breakers, budgets and outage
+	// holds), read when scraped. Serve them with metrics.Handler;
+	// docs/observability.md lists them. Several clients may share one.
+	// Nil: no metrics.
+	Metrics Metrics
 	// TracerProvider, if set, makes the client's OpenTelemetry spans: one
 	// when a task is enqueued, whose context the store keeps with the
 	// task, and one for each attempt, linked to it and to the attempt
@@ -133,8 +132,8 @@ const AutoTimeout = task.AutoTimeout
 type Client struct {
 	store    store.Store
 	engine   *engine.Engine
-	metrics  *metrics.Metrics // nil: none
-	tracer   *tracing.Tracer  // nil: none
+	metrics  Metrics         // never nil
+	tracer   *tracing.Tracer // nil: none
 	owned    bool
 	mu       sync.RWMutex
 	groups   map[string]string      // the group of each kind whose handler names one
@@ -189,7 +188,7 @@ func newChild(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("grit: %w", err)
 	}
-	return &Client{engine: e,
+	return &Client{engine: e, metrics: e.Metrics(),
 		groups: map[string]string{}, machines: map[string]fsm.Machine{}}, nil
 }
 

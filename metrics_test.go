@@ -24,7 +24,11 @@ import (
 // outcome and class, and the dead letter its poison made.
 func TestClientMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	c, err := grit.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"), grit.Config{Concurrency: 2, Metrics: reg})
+	m, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := grit.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"), grit.Config{Concurrency: 2, Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,3 +54,20 @@ func TestSettingsConvert(t *testing.T) {
 		t.Error("no OnAlert became one")
 	}
 }
+
+// TestMetricsMirror: grit.Metrics has exactly gate.Metrics's methods. (The
+// compiler checks that each of the gate's is in the root's; this checks
+// that the root asks for none the engine never calls.)
+func TestMetricsMirror(t *testing.T) {
+	methods := func(rt reflect.Type) []string {
+		var out []string
+		for i := range rt.NumMethod() {
+			out = append(out, rt.Method(i).Name+" "+rt.Method(i).Type.String())
+		}
+		return out
+	}
+	root, internal := methods(reflect.TypeFor[Metrics]()), methods(reflect.TypeFor[gate.Metrics]())
+	if !slices.Equal(root, internal) {
+		t.Errorf("grit.Metrics has %v; gate.Metrics has %v", root, internal)
+	}
+}

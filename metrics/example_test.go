@@ -10,12 +10,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/grit-run/grit/metrics"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
 // A process that claims tasks counts their attempts into grit's metrics,
-// and serves them at /metrics. (grit.Config.Metrics does both for a
+// and serves them at /metrics. (grit.Config{Metrics: m} does both for a
 // client; grit worker --metrics for the command line.)
 func ExampleHandler() {
 	reg := prometheus.NewRegistry()
@@ -25,8 +24,7 @@ func ExampleHandler() {
 	}
 	start := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
 	t := task.Task{Queue: "mail", Kind: "email.send"}
-	m.Ended(&t, &store.Finish{State: task.DeadLetter, Attempt: task.Attempt{
-		Outcome: task.OutcomeError, Class: "unclassified", StartedAt: start, EndedAt: start.Add(300 * time.Millisecond)}})
+	m.Ended(&t, &task.Attempt{Outcome: task.OutcomeError, Class: "unclassified", StartedAt: start, EndedAt: start.Add(300 * time.Millisecond)}, task.DeadLetter)
 
 	srv := httptest.NewServer(metrics.Handler(reg))
 	defer srv.Close()

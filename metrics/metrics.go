@@ -15,7 +15,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -24,6 +23,7 @@ import (
 // means the same for both. A nil *Metrics counts nothing, at no cost: its
 // methods are safe to call.
 type Metrics struct {
+	reg         prometheus.Registerer
 	enqueued    *prometheus.CounterVec
 	attempts    *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
@@ -63,7 +63,7 @@ var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10
 // series.
 func New(reg prometheus.Registerer) (*Metrics, error) {
 	r := registrar{reg: reg}
-	m := &Metrics{children: map[attemptKey]*attemptChildren{}, waits: map[queueKind]prometheus.Observer{}}
+	m := &Metrics{reg: reg, children: map[attemptKey]*attemptChildren{}, waits: map[queueKind]prometheus.Observer{}}
 	m.enqueued = register(&r, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "grit_tasks_enqueued_total", Help: "Tasks enqueued by this process (an idempotency key that answered an existing task is not counted).",
 	}, []string{"queue", "kind"}))
@@ -178,25 +178,25 @@ func (m *Metrics) Started(ts []task.Task, now time.Time) {
 // Ended counts an attempt the store recorded: by outcome and class, its
 // duration when known, and a dead letter. Attempts given back unrun
 // (RELEASED) used nothing and are not counted.
-func (m *Metrics) Ended(t *task.Task, f *store.Finish) {
-	if m == nil || f.Attempt.Outcome == task.OutcomeReleased {
+func (m *Metrics) Ended(t *task.Task, a *task.Attempt, state task.State) {
+	if m == nil || a.Outcome == task.OutcomeReleased {
 		return
 	}
-	c := m.attemptChildren(attemptKey{t.Queue, t.Kind, string(f.Attempt.Outcome), classOf(f)})
+	c := m.attemptChildren(attemptKey{t.Queue, t.Kind, string(a.Outcome), classOf(a)})
 	c.attempts.Inc()
-	if a := &f.Attempt; !a.StartedAt.IsZero() && !a.EndedAt.IsZero() {
+	if !a.StartedAt.IsZero() && !a.EndedAt.IsZero() {
 		c.duration.Observe(max(a.EndedAt.Sub(a.StartedAt), 0).Seconds())
 	}
-	if f.State == task.DeadLetter {
+	if state == task.DeadLetter {
 		c.deadLetters.Inc()
 	}
 }
 
-func classOf(f *store.Finish) string {
-	if f.Attempt.Class == "" {
+func classOf(a *task.Attempt) string {
+	if a.Class == "" {
 		return "none"
 	}
-	return f.Attempt.Class
+	return a.Class
 }
 
 func (m *Metrics) wait(queue, kind string) prometheus.Observer {

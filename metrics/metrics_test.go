@@ -41,7 +41,7 @@ func TestLabelsStayBounded(t *testing.T) {
 		}
 		m.Enqueued([]task.Enqueued{{Task: tk}})
 		m.Started([]task.Task{tk}, start.Add(time.Second))
-		m.Ended(&tk, &f)
+		m.Ended(&tk, &f.Attempt, f.State)
 		m.Rescued(&tk)
 		m.Stale(&tk)
 		m.Stuck(&tk)
@@ -111,7 +111,7 @@ func TestNewSharesARegistry(t *testing.T) {
 		t.Errorf("stale results %v, want 2 from the two", n)
 	}
 	var none *metrics.Metrics
-	none.Ended(&tk, &store.Finish{})
+	none.Ended(&tk, &task.Attempt{}, task.Ready)
 	none.Slots(1, -1)
 }
 
@@ -125,8 +125,8 @@ func TestEndedAllocatesNothing(t *testing.T) {
 	now := time.Now()
 	tk := task.Task{Queue: "default", Kind: "k"}
 	f := store.Finish{State: task.Success, Attempt: task.Attempt{Outcome: task.OutcomeSuccess, StartedAt: now, EndedAt: now.Add(time.Millisecond)}}
-	m.Ended(&tk, &f)
-	if n := testing.AllocsPerRun(100, func() { m.Ended(&tk, &f) }); n != 0 {
+	m.Ended(&tk, &f.Attempt, f.State)
+	if n := testing.AllocsPerRun(100, func() { m.Ended(&tk, &f.Attempt, f.State) }); n != 0 {
 		t.Errorf("Ended allocates %v times an attempt", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/grit-run/grit"
 	"github.com/grit-run/grit/fsm"
+	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/schedule"
 )
 
@@ -34,10 +35,14 @@ func gritFeaturesSystem() system {
 		config: "grit Concurrency 1000 with metrics, traces (all sampled, dropped by the exporter), a schedule, a state machine and a learned timeout",
 		open: func(ctx context.Context, e *env, schema string, h handlerFunc) (queue, error) {
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.AlwaysSample()), sdktrace.WithBatcher(dropSpans{}))
+			m, err := metrics.New(prometheus.NewRegistry())
+			if err != nil {
+				return nil, err
+			}
 			cfg := grit.Config{
 				Concurrency:    1000,
 				Logger:         e.logger,
-				Metrics:        prometheus.NewRegistry(),
+				Metrics:        m,
 				TracerProvider: tp,
 				Schedules: []schedule.Schedule{{
 					Name: "queuecmp-hourly", Cron: "@hourly",

@@ -8,18 +8,18 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/store"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // serveMetrics serves grit worker's Prometheus metrics at /metrics on
-// --metrics, when it is set, from the registry it returns, on which the
-// worker's engine is assembled (engine.Assemble registers its metrics and
-// the store's gauges); nil when it is not set. The address is taken before
+// --metrics, when it is set, from a registry of their own: it returns the
+// metrics the worker's engine is assembled with (engine.Assemble has them
+// watch the store's gauges too); nil when it is not set. The address is taken before
 // the engine starts, so that one in use is a usage error rather than a
 // worker running unobserved. The function it returns stops serving.
-func (e *env) serveMetrics(s settings, log *slog.Logger) (prometheus.Registerer, func(), error) {
+func (e *env) serveMetrics(s settings, log *slog.Logger) (gate.Metrics, func(), error) {
 	if s.metrics == "" {
 		return nil, func() {}, nil
 	}
@@ -28,6 +28,11 @@ func (e *env) serveMetrics(s settings, log *slog.Logger) (prometheus.Registerer,
 		return nil, nil, usageErr("--metrics %s: %v (give HOST:PORT or :PORT, free on this machine)", s.metrics, err)
 	}
 	reg := metrics.NewRegistry()
+	m, err := metrics.New(reg)
+	if err != nil {
+		lis.Close()
+		return nil, nil, err
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", metrics.Handler(reg))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -37,7 +42,7 @@ func (e *env) serveMetrics(s settings, log *slog.Logger) (prometheus.Registerer,
 			log.Error("metrics: serving stopped", "addr", s.metrics, "err", err)
 		}
 	}()
-	return reg, func() {
+	return m, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(ctx)

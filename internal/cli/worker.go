@@ -68,12 +68,12 @@ func (e *env) worker(ctx context.Context, fs *pflag.FlagSet, queues []string) er
 		return err
 	}
 	defer stopTracing()
-	reg, stopMetrics, err := e.serveMetrics(ws, log)
+	m, stopMetrics, err := e.serveMetrics(ws, log)
 	if err != nil {
 		return err
 	}
 	defer stopMetrics()
-	eng, err := engine.Assemble(workerConfig(st, ws, queues, log), engine.Observe{Metrics: reg, TracerProvider: tp})
+	eng, err := engine.Assemble(workerConfig(st, ws, queues, log), engine.Observe{Metrics: m, TracerProvider: tp})
 	if err != nil {
 		return err
 	}

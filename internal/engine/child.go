@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/grit-run/grit/internal/gate"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -82,6 +83,7 @@ func NewChild(cfg Config) (*Engine, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
+	cfg.Metrics = gate.NoMetrics{} // the worker counts its attempts
 	return &Engine{cfg: cfg, handlers: map[string]*Handler{}, child: side}, nil
 }
 

@@ -19,7 +19,6 @@ import (
 	"github.com/grit-run/grit/internal/or"
 	"github.com/grit-run/grit/internal/sched"
 	"github.com/grit-run/grit/internal/tracing"
-	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/schedule"
 	"github.com/grit-run/grit/store"
@@ -73,7 +72,7 @@ type Config struct {
 	// Metrics, if set, counts the engine's attempts (through its gate, as
 	// the API server counts its remote workers'), its slots and the
 	// results its lost leases made stale.
-	Metrics *metrics.Metrics
+	Metrics gate.Metrics
 	// Tracer, if set, makes a span for each attempt (see package
 	// tracing); process tasks get its context as TRACEPARENT.
 	Tracer *tracing.Tracer
@@ -165,6 +164,7 @@ func (c *Config) setDefaults() {
 		host, _ := os.Hostname()
 		c.WorkerID = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), time.Now().UnixNano()&0xffff)
 	}
+	c.Metrics = gate.OrNoMetrics(c.Metrics)
 	c.Concurrency = or.Positive(c.Concurrency, gate.DefaultConcurrency)
 	c.Lease = or.Positive(c.Lease, gate.DefaultLease)
 	c.Heartbeat = or.Positive(c.Heartbeat, gate.Heartbeat(c.Lease))

@@ -36,7 +36,6 @@ import (
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/clock"
 	"github.com/grit-run/grit/internal/decide"
-	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -73,7 +72,7 @@ type Config struct {
 	// Metrics, if set, counts what the gate sees of every claimer: the
 	// attempts ended and their outcomes, claims and their errors, the
 	// tasks rescued. It is the one place both claimers count them.
-	Metrics *metrics.Metrics
+	Metrics Metrics
 }
 
 // Gate is the downstream protection of a set of claimers on one store.
@@ -111,6 +110,7 @@ func New(cfg Config) (*Gate, error) {
 	}
 	cfg.Protection = cfg.Protection.WithDefaults()
 	cfg.Clock = clock.Or(cfg.Clock)
+	cfg.Metrics = OrNoMetrics(cfg.Metrics)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

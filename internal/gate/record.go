@@ -80,7 +80,7 @@ func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
 func (g *Gate) count(ends []End) {
 	for _, e := range ends {
 		if e.Err == nil {
-			g.cfg.Metrics.Ended(e.Task, e.Finish)
+			g.cfg.Metrics.Ended(e.Task, &e.Finish.Attempt, e.Finish.State)
 		}
 	}
 }
