@@ -15,7 +15,6 @@ import (
 
 	"github.com/grit-run/grit"
 	"github.com/grit-run/grit/retry"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/task"
 )
@@ -149,7 +148,7 @@ func TestStepRefusals(t *testing.T) {
 	}
 	c := open(t)
 	grit.Handle(c, "big", func(ctx context.Context, _ struct{}) error {
-		_, err := grit.Step(ctx, "blob", func(context.Context) (string, error) { return strings.Repeat("x", store.MaxStepResult), nil })
+		_, err := grit.Step(ctx, "blob", func(context.Context) (string, error) { return strings.Repeat("x", task.MaxStepResult), nil })
 		return err
 	}, grit.HandlerConfig{})
 	tk, _ := c.Enqueue(context.Background(), "big", struct{}{})

@@ -168,14 +168,12 @@ func (c *StoreCollector) read(ctx context.Context) ([]prometheus.Metric, error) 
 			}
 		}
 	}
-	if gb, ok := st.(store.GroupBreakers); ok {
-		groups, err := gb.Groups(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for name, g := range groups {
-			out = append(out, c.group(name, g, now)...)
-		}
+	groups, err := st.Groups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for name, g := range groups {
+		out = append(out, c.group(name, g, now)...)
 	}
 	if sc, err := sched.Of(st); err == nil {
 		rows, err := sc.Schedules(ctx, time.Time{})

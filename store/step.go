@@ -6,9 +6,6 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// MaxStepResult bounds a step's recorded result, in bytes of JSON.
-const MaxStepResult = 1 << 20
-
 // Stepper is part of Store: the recorded steps of tasks, kept with them
 // and pruned with them.
 type Stepper interface {
@@ -28,8 +25,8 @@ func ValidateStep(s task.Step) error {
 		return invalid("step %q: seq %d, occurrence %d, attempt %d: want each 1 or more", s.Name, s.Seq, s.Occurrence, s.Attempt)
 	case s.Name == "" || len(s.Name) > 200:
 		return invalid("step %q: want a name of 1 to 200 characters", s.Name)
-	case len(s.Result) > MaxStepResult:
-		return invalid("step %q: a result of %d bytes: the most a step records is %d; record a reference (a key, a URL) to a large result instead", s.Name, len(s.Result), MaxStepResult)
+	case len(s.Result) > task.MaxStepResult:
+		return invalid("step %q: a result of %d bytes: the most a step records is %d; record a reference (a key, a URL) to a large result instead", s.Name, len(s.Result), task.MaxStepResult)
 	}
 	if p := task.JSONProblem(s.Result); p != "" {
 		return invalid("step %q: result: %s", s.Name, p)

@@ -5,6 +5,10 @@ import (
 	"time"
 )
 
+// MaxStepResult bounds a step's recorded result, in bytes of JSON: record
+// a reference (a key, a URL) to a larger one.
+const MaxStepResult = 1 << 20
+
 // Step is a step of a task's handler whose result is recorded: on a later
 // attempt of the task, the step answers its result without running.
 type Step struct {

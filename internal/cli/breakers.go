@@ -86,12 +86,7 @@ func (e *env) groupBreakers(ctx context.Context) (store.GroupBreakers, func(), e
 	if err != nil {
 		return nil, nil, err
 	}
-	gb, ok := st.(store.GroupBreakers)
-	if !ok {
-		st.Close()
-		return nil, nil, fmt.Errorf("breakers: the store %s keeps no breakers", shownDSN(e.storeDSN))
-	}
-	return gb, func() { st.Close() }, nil
+	return st, func() { st.Close() }, nil
 }
 
 func (e *env) breakersList(ctx context.Context, asJSON bool) error {

@@ -59,17 +59,12 @@ func parseLimit(args []string) (store.Limit, error) {
 	return l, store.ValidateLimit(l)
 }
 
-func (e *env) limiter(ctx context.Context) (store.Limiter, func(), error) {
+func (e *env) limiter(ctx context.Context) (store.Store, func(), error) {
 	st, err := e.openExisting(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	l, ok := st.(store.Limiter)
-	if !ok {
-		st.Close()
-		return nil, nil, fmt.Errorf("limits: the store %s keeps no limits", shownDSN(e.storeDSN))
-	}
-	return l, func() { st.Close() }, nil
+	return st, func() { st.Close() }, nil
 }
 
 func (e *env) limitsList(ctx context.Context, asJSON bool) error {
@@ -82,24 +77,22 @@ func (e *env) limitsList(ctx context.Context, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	if gb, ok := l.(store.GroupBreakers); ok {
-		gs, err := gb.Groups(ctx)
-		if err != nil {
-			return err
+	gs, err := l.Groups(ctx)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, g := range slices.Sorted(maps.Keys(gs)) {
+		if gs[g].Limit > 0 {
+			names = append(names, g)
 		}
-		var names []string
-		for _, g := range slices.Sorted(maps.Keys(gs)) {
-			if gs[g].Limit > 0 {
-				names = append(names, g)
-			}
-		}
-		run, err := l.Running(ctx, store.ScopeGroup, names)
-		if err != nil {
-			return err
-		}
-		for _, g := range names {
-			rows = append(rows, store.Limit{Scope: store.ScopeGroup, Name: g, Max: gs[g].Limit, Running: len(run[g])})
-		}
+	}
+	run, err := l.Running(ctx, store.ScopeGroup, names)
+	if err != nil {
+		return err
+	}
+	for _, g := range names {
+		rows = append(rows, store.Limit{Scope: store.ScopeGroup, Name: g, Max: gs[g].Limit, Running: len(run[g])})
 	}
 	if rows == nil {
 		rows = []store.Limit{}
@@ -122,11 +115,7 @@ func (e *env) limitSet(ctx context.Context, lim store.Limit, asJSON bool) error 
 	}
 	defer done()
 	if lim.Scope == store.ScopeGroup {
-		gb, ok := l.(store.GroupBreakers)
-		if !ok {
-			return fmt.Errorf("limits: the store %s keeps no groups", shownDSN(e.storeDSN))
-		}
-		if _, err := gb.UpdateGroup(ctx, lim.Name, func(g *store.Group) { g.Limit = lim.Max }); err != nil {
+		if _, err := l.UpdateGroup(ctx, lim.Name, func(g *store.Group) { g.Limit = lim.Max }); err != nil {
 			return err
 		}
 	} else if err := l.SetLimit(ctx, lim); err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/grit-run/grit/internal/tracing"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 	"github.com/grit-run/grit/taskfile"
 )
@@ -85,10 +84,8 @@ func (e *env) wait(ctx context.Context, id int64, asJSON, quiet bool) error {
 	}
 	defer st.Close()
 	if _, err := st.GetRun(ctx, id); errors.Is(err, task.ErrNotFound) {
-		if p, ok := st.(store.Pruner); ok {
-			if pruned, perr := p.RunPruned(ctx, id); perr == nil && pruned {
-				return &exitError{code: exitUsage, err: fmt.Errorf("wait: run %d finished and was pruned (its retention ended): its outcome is no longer kept; keep runs longer with --retention on the workers (docs/retention.md)", id)}
-			}
+		if pruned, perr := st.RunPruned(ctx, id); perr == nil && pruned {
+			return &exitError{code: exitUsage, err: fmt.Errorf("wait: run %d finished and was pruned (its retention ended): its outcome is no longer kept; keep runs longer with --retention on the workers (docs/retention.md)", id)}
 		}
 		return &exitError{code: exitUsage, err: fmt.Errorf("wait: no run has id %d", id)}
 	} else if err != nil {

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/grit-run/grit/retry"
-	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -61,11 +60,9 @@ func (e *env) showTask(ctx context.Context, id int64, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	var steps []task.Step
-	if sp, ok := st.(store.Stepper); ok {
-		if steps, err = sp.Steps(ctx, id); err != nil {
-			return err
-		}
+	steps, err := st.Steps(ctx, id)
+	if err != nil {
+		return err
 	}
 	if asJSON {
 		if steps == nil {

@@ -65,15 +65,13 @@ func (d *Dashboard) signature(ctx context.Context) (string, error) {
 			fmt.Fprintf(h, "%s/%s/%d;", c.Queue, c.State, c.N)
 		}
 	}
-	if gb, ok := d.cfg.Store.(store.GroupBreakers); ok {
-		gs, err := gb.Groups(ctx)
-		if err != nil {
-			return "", err
-		}
-		for _, name := range slices.Sorted(maps.Keys(gs)) { // in one order, or every look is a change
-			g := gs[name]
-			fmt.Fprintf(h, "%s/%s/%d/%v;", name, g.Circuit.State, g.Circuit.Opens, g.Outage != nil)
-		}
+	gs, err := d.cfg.Store.Groups(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, name := range slices.Sorted(maps.Keys(gs)) { // in one order, or every look is a change
+		g := gs[name]
+		fmt.Fprintf(h, "%s/%s/%d/%v;", name, g.Circuit.State, g.Circuit.Opens, g.Outage != nil)
 	}
 	// The newest task, through the primary key: a new task shows at once,
 	// whatever the age of the counts.

@@ -46,7 +46,7 @@ type stepKey struct{}
 // fails the attempt permanently, matching ErrStepOrder. With a policy, fn
 // is retried in-process, its retries drawn from the attempt's allowance
 // (the retries its task's policy has left), so a step's retries and the
-// task's never multiply. A result is JSON of at most store.MaxStepResult
+// task's never multiply. A result is JSON of at most task.MaxStepResult
 // bytes. replayed reports an answer from the record.
 func Step(ctx context.Context, name string, policy *retry.Policy, fn func(context.Context) (json.RawMessage, error)) (result json.RawMessage, replayed bool, err error) {
 	c, ok := ctx.Value(stepKey{}).(*attemptCtx)
@@ -120,8 +120,8 @@ func (l *stepLog) run(ctx context.Context, c *attemptCtx, policy *retry.Policy, 
 	if len(res) == 0 {
 		res = json.RawMessage("null")
 	}
-	if len(res) > store.MaxStepResult {
-		return nil, retry.Permanent(fmt.Errorf("a result of %d bytes: the most a step records is %d; record a reference (a key, a URL) to a large result instead", len(res), store.MaxStepResult))
+	if len(res) > task.MaxStepResult {
+		return nil, retry.Permanent(fmt.Errorf("a result of %d bytes: the most a step records is %d; record a reference (a key, a URL) to a large result instead", len(res), task.MaxStepResult))
 	}
 	return res, nil
 }

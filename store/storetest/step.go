@@ -46,7 +46,7 @@ var stepTests = map[string]func(*testing.T, *harness){
 		sp := h.s
 		h.enqueue(job("big"))
 		c := h.take("big")
-		big := json.RawMessage(`"` + strings.Repeat("x", store.MaxStepResult) + `"`)
+		big := json.RawMessage(`"` + strings.Repeat("x", task.MaxStepResult) + `"`)
 		for _, s := range []task.Step{
 			{Seq: 1, Name: "big", Occurrence: 1, Attempt: 1, Result: big},
 			{Seq: 1, Name: "bad", Occurrence: 1, Attempt: 1, Result: json.RawMessage(`{`)},
