@@ -88,7 +88,9 @@ func run(ctx context.Context, dsn string, out io.Writer) (report, error) {
 	}
 	defer c.Close()
 	b := newBank()
-	handle(c, b)
+	if err := handle(c, b); err != nil {
+		return report{}, err
+	}
 	if err := sendOrders(ctx, c); err != nil {
 		return report{}, err
 	}
@@ -112,11 +114,12 @@ func run(ctx context.Context, dsn string, out io.Writer) (report, error) {
 
 // handle gives the machine's states their handlers, retried fast enough
 // for an example.
-func handle(c *grit.Client, b *bank) {
+func handle(c *grit.Client, b *bank) error {
 	fast := grit.HandlerConfig{Policy: "5 20ms 100ms"}
-	grit.Handle(c, "payment.authorize", b.authorize, fast)
-	grit.Handle(c, "payment.capture", b.capture, fast)
-	grit.Handle(c, "payment.refund", func(context.Context, fsm.Input) error { return nil }, fast)
+	return errors.Join(
+		grit.Handle(c, "payment.authorize", b.authorize, fast),
+		grit.Handle(c, "payment.capture", b.capture, fast),
+		grit.Handle(c, "payment.refund", func(context.Context, fsm.Input) error { return nil }, fast))
 }
 
 // authorize refuses a declined card for good, and the first two

@@ -19,8 +19,11 @@ submit, worker and server also do, on open; the commands that read a store
 or act on what is in it (tasks, task, status, wait, dlq, breakers, limits)
 only open a store that is there at this grit's schema, and change no
 schema. Run this first when workers start together on a new database, or
-to upgrade one while no worker runs. A store migrated by a newer grit is
-refused: upgrade grit.`,
+to upgrade one while no worker runs. On PostgreSQL it also re-applies the
+current text of grit's SQL functions when the store's differ (their hash
+is kept in schema_functions), so a store upgraded by any earlier grit runs
+this one's functions. A store migrated by a newer grit is refused: upgrade
+grit.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.migrate(cmd.Context(), asJSON) },
 	}
