@@ -96,6 +96,21 @@ type Store interface {
 	FindRun(ctx context.Context, key string) (task.Run, error)
 	// Edges returns a run's dependency edges.
 	Edges(ctx context.Context, runID int64) ([]task.Edge, error)
+	// Redrive resumes, in one transaction, a run that ended without
+	// succeeding (FAILED or CANCELLED): its FAILED, DEAD_LETTER and
+	// UPSTREAM_FAILED tasks, and the tasks the run cancelled itself
+	// (when more of its tasks had failed than its MaxFailures), go back
+	// to waiting with fresh attempts (attempt, streak, deferrals and
+	// snoozes at 0, no first start): READY now when nothing they need is
+	// unsatisfied, else PENDING until it is, as a run's tasks wait when
+	// it is submitted. Tasks that succeeded or were skipped are not
+	// touched; tasks an operator cancelled stay CANCELLED, and so do the
+	// redriven tasks that need them. The run is RUNNING again, with no
+	// FinishedAt, and ends as Finish ends runs. A run that has not
+	// ended, that succeeded, or that has nothing to redrive is refused
+	// with RedriveRefusal's error and left as it was; a missing run is
+	// task.ErrNotFound.
+	Redrive(ctx context.Context, runID int64) (task.Redriven, error)
 
 	// Act applies an operator's action to a task (replay, skip or fail a
 	// dead letter; cancel a task that has not ended), with the same

@@ -1,0 +1,27 @@
+package store
+
+import (
+	"fmt"
+
+	"github.com/grit-run/grit/task"
+)
+
+// RedriveRefusal is the error of a redrive of run id refused for the
+// run's state: one that has not ended, one that succeeded, or (nothing
+// set to redrive) one whose unsuccessful tasks were all cancelled by an
+// operator. It says why and what to do, and is a *task.StateError with
+// the run's state (task.ErrWrongState).
+func RedriveRefusal(id int64, state task.State, nothing bool) error {
+	var why string
+	switch {
+	case state == task.Running:
+		why = fmt.Sprintf("run %d is RUNNING: only a run that has ended can be redriven (grit wait %d waits for its end; a DEAD_LETTER task keeps its run running until it is replayed, skipped or failed: grit dlq)", id, id)
+	case state == task.Success:
+		why = fmt.Sprintf("run %d succeeded: there is nothing to redrive", id)
+	case nothing:
+		why = fmt.Sprintf("run %d is %s, but none of its tasks failed or was cancelled by the run: an operator cancelled them, and a redrive does not undo that (submit the run again to start it anew)", id, state)
+	default:
+		why = fmt.Sprintf("run %d is %s", id, state)
+	}
+	return fmt.Errorf("%s: %w", why, &task.StateError{State: state})
+}
