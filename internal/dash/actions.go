@@ -81,6 +81,27 @@ func (d *Dashboard) actTask(w http.ResponseWriter, r *http.Request, v who) error
 	return nil
 }
 
+// actRedrive redrives a run that ended without succeeding
+// (ops.Redrive): what did not succeed runs again.
+func (d *Dashboard) actRedrive(w http.ResponseWriter, r *http.Request, v who) error {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return errBadRequest{fmt.Sprintf("run %q: want a run id", r.PathValue("id"))}
+	}
+	rd, entry, err := ops.Redrive(r.Context(), d.cfg.Store, id)
+	switch {
+	case errors.Is(err, task.ErrNotFound):
+		return errNotFound{fmt.Sprintf("run %d", id)}
+	case errors.Is(err, task.ErrWrongState):
+		return errBadRequest{err.Error()} // it says why, and what to do
+	case err != nil:
+		return err
+	}
+	d.record(r.Context(), v, entry.Action, entry.Target, entry.Count, entry.Detail)
+	back(w, r, fmt.Sprintf("/runs/%d", id), fmt.Sprintf("run %d redriven: now %s; sent back to wait: %s", id, rd.Run.State, ops.IDList(rd.Tasks)))
+	return nil
+}
+
 // actTasks applies an action to every task the posted filter selects:
 // all of them, however many pages they take.
 func (d *Dashboard) actTasks(w http.ResponseWriter, r *http.Request, v who) error {
