@@ -397,11 +397,12 @@ type PollReporter interface {
 // RetryRefusal is the error of an action refused for err (whyNot's: the
 // task is missing, or in another state). A retry refused although the
 // task is FAILED or CANCELLED was refused because the task belongs to a
-// run: the error says so, and stays a *task.StateError.
+// run: the error says so, and that the run is redriven instead
+// (Store.Redrive), and stays a *task.StateError.
 func RetryRefusal(a task.Action, err error) error {
 	var wrong *task.StateError
 	if a == task.ActRetry && errors.As(err, &wrong) && (wrong.State == task.Failed || wrong.State == task.Cancelled) {
-		return fmt.Errorf("it belongs to a run, whose tasks are retried with the run (grit run FILE again starts it anew): %w", err)
+		return fmt.Errorf("it belongs to a run, whose tasks are run again with the run (redrive the run: grit redrive RUN, once the run has ended): %w", err)
 	}
 	return err
 }

@@ -123,6 +123,9 @@ func (d *Dashboard) actTasks(w http.ResponseWriter, r *http.Request, v who) erro
 	if a == task.ActReplay && !(len(f.States) == 1 && f.States[0] == task.DeadLetter) {
 		return errBadRequest{"replay applies to dead letters: filter on state DEAD_LETTER alone"}
 	}
+	if a == task.ActRetry && f.Run != 0 {
+		return errBadRequest{fmt.Sprintf("a run's tasks are run again with their run: redrive run %d on its page, /runs/%d (or grit redrive %d)", f.Run, f.Run, f.Run)}
+	}
 	b, err := ops.ActAll(r.Context(), d.cfg.Store, f.store(), a, 0, nil)
 	d.record(r.Context(), v, string(a), f.Describe(), b.Changed, fmt.Sprintf("matched %d, skipped %d", b.Matched, b.Skipped))
 	if err != nil {

@@ -14,8 +14,8 @@ import (
 // TestRedriveButton: a failed run's page has a redrive button for an
 // operator, none for a read-only visitor; the button sends back what did
 // not succeed, says so on the run's page and in the audit log; a run
-// still running is refused, saying why; a failed run task's page points
-// to it.
+// still running is refused, saying why; a failed run task's page, and a
+// bulk retry of a run's tasks, point to it.
 func TestRedriveButton(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
@@ -41,6 +41,9 @@ func TestRedriveButton(t *testing.T) {
 		t.Errorf("a failed run task's page does not point to the run's redrive")
 	}
 	csrf := csrfIn(t, page)
+	if code, body := post(t, op, srv.URL+"/tasks/act", url.Values{"action": {"retry"}, "filter": {"run=1&state=FAILED"}, "confirm": {"all"}, "csrf": {csrf}}); code != http.StatusBadRequest || !strings.Contains(body, "redrive run 1 on its page") {
+		t.Errorf("a bulk retry of a run's tasks: %d, want a pointer to the redrive\n%s", code, body)
+	}
 	if code, body := post(t, reader, runPage+"/redrive", url.Values{"csrf": {csrfOf(t, reader, srv.URL)}}); code != http.StatusForbidden || !strings.Contains(body, "read-only") {
 		t.Errorf("a read-only redrive: %d %q", code, body)
 	}
