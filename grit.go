@@ -235,6 +235,11 @@ type HandlerConfig struct {
 	// worker. It costs a round trip to the child per attempt
 	// (docs/engine.md).
 	Isolate bool
+	// MaxSnoozes bounds how many times a task of this kind may snooze
+	// (Snooze): asked for once more, the snooze fails the task (FAILED,
+	// with an error that says so) instead of waiting on. 0 is no bound.
+	// A process task's max_snoozes is the same bound (docs/taskfile.md).
+	MaxSnoozes int
 }
 
 // Handle registers fn for tasks of kind. Each task's args are decoded from
@@ -250,7 +255,7 @@ func Handle[A any](c *Client, kind string, fn func(ctx context.Context, args A) 
 		c.mu.Unlock()
 	}
 	return c.engine.Register(engine.Handler{
-		Kind: kind, Policy: p, Timeout: cfg.Timeout, Group: cfg.Group, Catch: cfg.Catch, Isolate: cfg.Isolate,
+		Kind: kind, Policy: p, Timeout: cfg.Timeout, Group: cfg.Group, Catch: cfg.Catch, Isolate: cfg.Isolate, MaxSnoozes: cfg.MaxSnoozes,
 		Fn: func(ctx context.Context, t *task.Task) error {
 			var args A
 			if len(t.Args) > 0 {
@@ -294,7 +299,8 @@ func (c *Client) Close() error {
 }
 
 // Snooze, returned by a handler, tries the task again after d without using
-// an attempt: a sensor whose condition does not hold yet.
+// an attempt: a sensor whose condition does not hold yet. The task counts
+// its snoozes (task.Task.Snoozes); HandlerConfig.MaxSnoozes bounds them.
 func Snooze(d time.Duration) error { return engine.Snooze(d) }
 
 // ErrDuplicate is returned with the existing run when a run's key was

@@ -105,7 +105,8 @@ func (c *Client) RunByKey(ctx context.Context, key string) (task.Run, error) {
 
 // Act applies an operator's action to a task and returns it as it is
 // after: replay, skip or fail a DEAD_LETTER task, cancel a task that has
-// not ended, or retry a FAILED or CANCELLED task outside any run. A task
+// not ended, or retry a FAILED or CANCELLED task outside any run (a run's
+// tasks are run again with their run: Redrive). A task
 // in another state is refused with an error matching task.ErrWrongState
 // that says why. The action is what grit dlq and the dashboard do, with
 // the same effect on the task's run.
@@ -122,6 +123,30 @@ func (c *Client) Act(ctx context.Context, id int64, a task.Action) (task.Task, e
 		c.engine.Wake()
 	}
 	return t, nil
+}
+
+// Redrive resumes a run that ended without succeeding, from where it
+// failed: its FAILED, DEAD_LETTER and UPSTREAM_FAILED tasks, and those
+// the run cancelled when more of its tasks failed than its MaxFailures,
+// go back to waiting with fresh attempts, in the run's dependency order;
+// the tasks that succeeded are not run again, and those an operator
+// cancelled stay cancelled. The run is RUNNING again, and ends SUCCESS
+// when its tasks succeed. A run still running, one that succeeded, or one
+// with nothing to redrive is refused with an error matching
+// task.ErrWrongState that says why; a missing run, task.ErrNotFound. It
+// is what grit redrive and the dashboard's redrive do; they also write it
+// to the audit log, which a program's own call does not.
+func (c *Client) Redrive(ctx context.Context, runID int64) (task.Redriven, error) {
+	st, err := c.driver()
+	if err != nil {
+		return task.Redriven{}, err
+	}
+	r, err := st.Redrive(ctx, runID)
+	if err != nil {
+		return r, fmt.Errorf("grit: %w", err)
+	}
+	c.engine.Wake()
+	return r, nil
 }
 
 // Workers lists the workers registered in the store, live or stopped,

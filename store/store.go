@@ -96,6 +96,21 @@ type Store interface {
 	FindRun(ctx context.Context, key string) (task.Run, error)
 	// Edges returns a run's dependency edges.
 	Edges(ctx context.Context, runID int64) ([]task.Edge, error)
+	// Redrive resumes, in one transaction, a run that ended without
+	// succeeding (FAILED or CANCELLED): its FAILED, DEAD_LETTER and
+	// UPSTREAM_FAILED tasks, and the tasks the run cancelled itself
+	// (when more of its tasks had failed than its MaxFailures), go back
+	// to waiting with fresh attempts (attempt, streak, deferrals and
+	// snoozes at 0, no first start): READY now when nothing they need is
+	// unsatisfied, else PENDING until it is, as a run's tasks wait when
+	// it is submitted. Tasks that succeeded or were skipped are not
+	// touched; tasks an operator cancelled stay CANCELLED, and so do the
+	// redriven tasks that need them. The run is RUNNING again, with no
+	// FinishedAt, and ends as Finish ends runs. A run that has not
+	// ended, that succeeded, or that has nothing to redrive is refused
+	// with RedriveRefusal's error and left as it was; a missing run is
+	// task.ErrNotFound.
+	Redrive(ctx context.Context, runID int64) (task.Redriven, error)
 
 	// Act applies an operator's action to a task (replay, skip or fail a
 	// dead letter; cancel a task that has not ended), with the same
@@ -382,11 +397,12 @@ type PollReporter interface {
 // RetryRefusal is the error of an action refused for err (whyNot's: the
 // task is missing, or in another state). A retry refused although the
 // task is FAILED or CANCELLED was refused because the task belongs to a
-// run: the error says so, and stays a *task.StateError.
+// run: the error says so, and that the run is redriven instead
+// (Store.Redrive), and stays a *task.StateError.
 func RetryRefusal(a task.Action, err error) error {
 	var wrong *task.StateError
 	if a == task.ActRetry && errors.As(err, &wrong) && (wrong.State == task.Failed || wrong.State == task.Cancelled) {
-		return fmt.Errorf("it belongs to a run, whose tasks are retried with the run (grit run FILE again starts it anew): %w", err)
+		return fmt.Errorf("it belongs to a run, whose tasks are run again with the run (redrive the run: grit redrive RUN, once the run has ended): %w", err)
 	}
 	return err
 }

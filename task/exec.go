@@ -1,7 +1,14 @@
 package task
 
+import "time"
+
 // KindExec is the kind of process tasks: their Args are an Exec.
 const KindExec = "exec"
+
+// DefaultSnooze is how long a process task that snoozes (an exit code in
+// Exec.SnoozeOnExit) waits before it is run again, when neither its
+// Exec.Snooze nor the process (through its snooze file) says otherwise.
+const DefaultSnooze = time.Minute
 
 // Exec is the Args of a process task (kind "exec"), as JSON.
 type Exec struct {
@@ -16,4 +23,14 @@ type Exec struct {
 	PermanentOnExit []int `json:"permanent_on_exit,omitempty"`
 	// ResourceOnExit lists exit codes that mean resource pressure.
 	ResourceOnExit []int `json:"resource_on_exit,omitempty"`
+	// SnoozeOnExit lists exit codes that mean "not yet": the task snoozes
+	// (SENSING) as a Go handler's grit.Snooze does, using no attempt, and
+	// runs again after Snooze, or after the delay the process wrote to
+	// the file named by GRIT_SNOOZE_FILE.
+	SnoozeOnExit []int `json:"snooze_on_exit,omitempty"`
+	// Snooze is the delay of a snooze; 0 is DefaultSnooze.
+	Snooze time.Duration `json:"snooze,omitempty"`
+	// MaxSnoozes bounds the task's snoozes: the snooze after the last one
+	// fails the task instead. 0 is no bound.
+	MaxSnoozes int `json:"max_snoozes,omitempty"`
 }

@@ -71,13 +71,20 @@
 //   - poison_after: how many identical unclassified failures in a row make
 //     the task poison (DEAD_LETTER); 1 or more, the policy's (2) when not
 //     set.
-//   - retry_on_exit, permanent_on_exit, resource_on_exit: exit codes (1 to
-//     255; a list, or a single code) that mean a transient failure (retried
-//     with backoff, never poison), a permanent one (FAILED at once) or
-//     resource pressure (deferred with the resource backoff). Any other
-//     non-zero exit is retried and checked for poison. Exit 75 (EX_TEMPFAIL)
-//     is always transient: it need not be listed, and cannot be listed as
-//     permanent or resource. A code can be in one list only.
+//   - retry_on_exit, permanent_on_exit, resource_on_exit, snooze_on_exit:
+//     exit codes (1 to 255; a list, or a single code) that mean a transient
+//     failure (retried with backoff, never poison), a permanent one (FAILED
+//     at once), resource pressure (deferred with the resource backoff) or
+//     "not yet" (the task snoozes: it runs again later, using no attempt).
+//     Any other non-zero exit is retried and checked for poison. Exit 75
+//     (EX_TEMPFAIL) is always transient: it need not be listed, and cannot
+//     be listed in another list. A code can be in one list only.
+//   - snooze: how long a snooze waits (task.DefaultSnooze, 1m, when not
+//     set), unless the process wrote a delay (30s, or 30 for seconds) to
+//     the file named by GRIT_SNOOZE_FILE in its environment.
+//   - max_snoozes: how many times the task may snooze; asked for once more,
+//     the snooze fails the task. 0 (the default) is no bound. snooze and
+//     max_snoozes are refused in a task without snooze_on_exit.
 //   - env: a mapping of environment variables added to the worker's. Names
 //     have letters, digits and _ and do not start with a digit; a value is
 //     any scalar, kept as written (8080, true), and an empty value is "".

@@ -7,17 +7,18 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// exitKind is one of the three exit-code lists.
+// exitKind is one of the exit-code lists.
 type exitKind int
 
 const (
 	exitRetry exitKind = iota
 	exitPermanent
 	exitResource
+	exitSnooze
 	numExitKinds
 )
 
-var exitKeys = [numExitKinds]string{"retry_on_exit", "permanent_on_exit", "resource_on_exit"}
+var exitKeys = [numExitKinds]string{"retry_on_exit", "permanent_on_exit", "resource_on_exit", "snooze_on_exit"}
 
 func exitKindOf(key string) (exitKind, bool) {
 	i := slices.Index(exitKeys[:], key)
@@ -102,6 +103,21 @@ func (p *parser) checkExits(lists, own [numExitKinds]*exitList) {
 				}
 				p.errs.add(line, "exit code %d is listed in both %s and %s (a code has one meaning: keep it in one list)", code, exitKeys[a], exitKeys[b])
 			}
+		}
+	}
+}
+
+// checkSnoozeKeys reports snooze and max_snoozes written in a task that
+// has no snooze_on_exit, by its own or from defaults: they would never
+// apply. In defaults they are not reported: they apply to the tasks that
+// snooze.
+func (p *parser) checkSnoozeKeys(fields []pair, merged settings) {
+	if len(merged.exits[exitSnooze].get()) > 0 {
+		return
+	}
+	for _, f := range fields {
+		if k := f.key.Value; k == "snooze" || k == "max_snoozes" {
+			p.errs.add(f.key.Line, "%s is set, but the task has no snooze_on_exit, so it never snoozes (list the exit codes that mean \"not yet\" in snooze_on_exit, or remove %s)", k, k)
 		}
 	}
 }

@@ -23,6 +23,7 @@ func FuzzParse(f *testing.F) {
 	for _, tt := range validScheduleTests {
 		f.Add([]byte(tt.yaml))
 	}
+	f.Add([]byte("name: s\ndefaults: {snooze: 1m, max_snoozes: 3, retry_on_exit: [4]}\ntasks:\n  a: {run: x, snooze_on_exit: [3, 5], snooze: 10s}\n  b: {run: y, needs: a}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := taskfile.Parse("fuzz.yaml", data)
 		if err != nil {
@@ -98,6 +99,7 @@ func checkFuzzTask(t *testing.T, tk taskfile.Task, policy string, args json.RawM
 	} else if policy != "" {
 		t.Fatalf("task %q: policy %q without PolicySet", tk.Name, policy)
 	}
+	checkFuzzExits(t, tk)
 	var e task.Exec
 	if err := json.Unmarshal(args, &e); err != nil {
 		t.Fatalf("task %q: args %s: %v", tk.Name, args, err)
@@ -105,5 +107,33 @@ func checkFuzzTask(t *testing.T, tk taskfile.Task, policy string, args json.RawM
 	again, _ := json.Marshal(e)
 	if !bytes.Equal(again, args) {
 		t.Fatalf("task %q: args %s read back as %s", tk.Name, args, again)
+	}
+}
+
+// checkFuzzExits checks the exit-code lists and the snooze settings of a
+// task Parse accepted: codes from 1 to 255, each in one list, 75 only as
+// transient, and a snooze's delay and bound only on a task that snoozes.
+func checkFuzzExits(t *testing.T, tk taskfile.Task) {
+	x := tk.Exec
+	seen := map[int]string{}
+	for name, codes := range map[string][]int{
+		"retry_on_exit": x.RetryOnExit, "permanent_on_exit": x.PermanentOnExit,
+		"resource_on_exit": x.ResourceOnExit, "snooze_on_exit": x.SnoozeOnExit,
+	} {
+		for _, c := range codes {
+			if c < 1 || c > 255 || (c == 75 && name != "retry_on_exit") {
+				t.Fatalf("task %q: %s holds exit code %d", tk.Name, name, c)
+			}
+			if other, dup := seen[c]; dup && other != name {
+				t.Fatalf("task %q: exit code %d is in both %s and %s", tk.Name, c, other, name)
+			}
+			seen[c] = name
+		}
+	}
+	switch {
+	case x.Snooze < 0 || x.MaxSnoozes < 0:
+		t.Fatalf("task %q: snooze %v, max_snoozes %d", tk.Name, x.Snooze, x.MaxSnoozes)
+	case len(x.SnoozeOnExit) == 0 && (x.Snooze != 0 || x.MaxSnoozes != 0):
+		t.Fatalf("task %q: snooze %v, max_snoozes %d without snooze_on_exit", tk.Name, x.Snooze, x.MaxSnoozes)
 	}
 }

@@ -162,6 +162,7 @@ func (p *parser) task(kv pair, defaults settings) (Task, []ref) {
 	}
 	merged := s.over(defaults)
 	p.checkExits(merged.exits, s.exits)
+	p.checkSnoozeKeys(p.fields(n, "key"), merged)
 	merged.apply(&t)
 	return t, needs
 }

@@ -15,7 +15,7 @@ import (
 // docs list them.
 var settingKeys = []string{
 	"retry", "timeout", "grace", "group", "queue", "tenant", "priority", "poison_after",
-	"retry_on_exit", "permanent_on_exit", "resource_on_exit", "env", "dir",
+	"retry_on_exit", "permanent_on_exit", "resource_on_exit", "snooze_on_exit", "snooze", "max_snoozes", "env", "dir",
 }
 
 // settings are the keys of a task or of defaults; nil means not set.
@@ -29,6 +29,8 @@ type settings struct {
 	dir         *string
 	priority    *int
 	poisonAfter *int
+	snooze      *time.Duration
+	maxSnoozes  *int
 	exits       [numExitKinds]*exitList
 	env         map[string]string // nil: not set
 }
@@ -52,6 +54,10 @@ func (p *parser) setting(s *settings, kv pair) bool {
 		set(&s.priority)(p.integer(key, v, -maxInt32, maxInt32, "a whole number; higher runs first"))
 	case "poison_after":
 		set(&s.poisonAfter)(p.integer(key, v, 1, maxInt32, "a whole number from 1: how many identical failures in a row make a task poison"))
+	case "snooze":
+		set(&s.snooze)(p.duration(key, v, "a snooze waits before the task runs again; leave snooze out for the default 1m"))
+	case "max_snoozes":
+		set(&s.maxSnoozes)(p.integer(key, v, 0, maxInt32, "a whole number from 0: how many times the task may snooze; 0 for no bound"))
 	case "env":
 		if env, ok := p.env(v); ok {
 			s.env = env
@@ -128,6 +134,8 @@ func (s settings) over(d settings) settings {
 	or(&s.dir, d.dir)
 	or(&s.priority, d.priority)
 	or(&s.poisonAfter, d.poisonAfter)
+	or(&s.snooze, d.snooze)
+	or(&s.maxSnoozes, d.maxSnoozes)
 	for k := range s.exits {
 		or(&s.exits[k], d.exits[k])
 	}
@@ -161,6 +169,10 @@ func (s settings) apply(t *Task) {
 	t.Exec.RetryOnExit = s.exits[exitRetry].get()
 	t.Exec.PermanentOnExit = s.exits[exitPermanent].get()
 	t.Exec.ResourceOnExit = s.exits[exitResource].get()
+	t.Exec.SnoozeOnExit = s.exits[exitSnooze].get()
+	if len(t.Exec.SnoozeOnExit) > 0 { // a default's snooze is nothing to a task that never snoozes
+		t.Exec.Snooze, t.Exec.MaxSnoozes = val(s.snooze), val(s.maxSnoozes)
+	}
 	for _, k := range slices.Sorted(maps.Keys(s.env)) {
 		t.Exec.Env = append(t.Exec.Env, k+"="+s.env[k])
 	}

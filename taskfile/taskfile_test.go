@@ -222,6 +222,29 @@ tasks:
 		}},
 	},
 	{
+		name: "snoozes",
+		yaml: `name: sensors
+defaults:
+  snooze: 30s
+  max_snoozes: 120
+tasks:
+  wait-for-file:
+    run: test -e /data/ready || exit 3
+    snooze_on_exit: 3
+  wait-longer:
+    run: ./check-upstream
+    snooze_on_exit: [3, 4]
+    snooze: 5m
+    max_snoozes: 0
+  plain: {run: make}
+`,
+		want: &taskfile.File{Name: "sensors", Tasks: []taskfile.Task{
+			{Name: "wait-for-file", Line: 6, Exec: task.Exec{Shell: "test -e /data/ready || exit 3", SnoozeOnExit: []int{3}, Snooze: 30 * time.Second, MaxSnoozes: 120}},
+			{Name: "wait-longer", Line: 9, Exec: task.Exec{Shell: "./check-upstream", SnoozeOnExit: []int{3, 4}, Snooze: 5 * time.Minute}},
+			{Name: "plain", Line: 14, Exec: task.Exec{Shell: "make"}},
+		}},
+	},
+	{
 		name: "anchors, aliases and merge keys",
 		yaml: `name: yaml
 x-common: &common

@@ -2566,6 +2566,210 @@ func (x *DeadLetterResponse) GetTask() *Task {
 	return nil
 }
 
+// Run is a run: a set of tasks with needs between them, submitted
+// together.
+type Run struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the run's id, unique in the store.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// name is the run's name.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// key is the run's idempotency key; "" for none.
+	Key string `protobuf:"bytes,3,opt,name=key,proto3" json:"key,omitempty"`
+	// max_failures is how many of its tasks may fail before the run fails;
+	// 0 for no limit.
+	MaxFailures int32 `protobuf:"varint,4,opt,name=max_failures,json=maxFailures,proto3" json:"max_failures,omitempty"`
+	// state is RUNNING until the run ends, then SUCCESS, FAILED or
+	// CANCELLED.
+	State TaskState `protobuf:"varint,5,opt,name=state,proto3,enum=grit.v1.TaskState" json:"state,omitempty"`
+	// created_at is when the run was submitted.
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// finished_at is when it ended; unset while it runs.
+	FinishedAt    *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Run) Reset() {
+	*x = Run{}
+	mi := &file_grit_v1_grit_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Run) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Run) ProtoMessage() {}
+
+func (x *Run) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Run.ProtoReflect.Descriptor instead.
+func (*Run) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *Run) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Run) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Run) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *Run) GetMaxFailures() int32 {
+	if x != nil {
+		return x.MaxFailures
+	}
+	return 0
+}
+
+func (x *Run) GetState() TaskState {
+	if x != nil {
+		return x.State
+	}
+	return TaskState_TASK_STATE_UNSPECIFIED
+}
+
+func (x *Run) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *Run) GetFinishedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FinishedAt
+	}
+	return nil
+}
+
+// RedriveRequest is TasksService.Redrive's request.
+type RedriveRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// run_id is the run to redrive.
+	RunId         int64 `protobuf:"varint,1,opt,name=run_id,json=runId,proto3" json:"run_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RedriveRequest) Reset() {
+	*x = RedriveRequest{}
+	mi := &file_grit_v1_grit_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RedriveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RedriveRequest) ProtoMessage() {}
+
+func (x *RedriveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RedriveRequest.ProtoReflect.Descriptor instead.
+func (*RedriveRequest) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *RedriveRequest) GetRunId() int64 {
+	if x != nil {
+		return x.RunId
+	}
+	return 0
+}
+
+// RedriveResponse is TasksService.Redrive's answer.
+type RedriveResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// run is the run after the redrive: RUNNING.
+	Run *Run `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	// task_ids are the tasks sent back to wait, in id order.
+	TaskIds       []int64 `protobuf:"varint,2,rep,packed,name=task_ids,json=taskIds,proto3" json:"task_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RedriveResponse) Reset() {
+	*x = RedriveResponse{}
+	mi := &file_grit_v1_grit_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RedriveResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RedriveResponse) ProtoMessage() {}
+
+func (x *RedriveResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RedriveResponse.ProtoReflect.Descriptor instead.
+func (*RedriveResponse) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *RedriveResponse) GetRun() *Run {
+	if x != nil {
+		return x.Run
+	}
+	return nil
+}
+
+func (x *RedriveResponse) GetTaskIds() []int64 {
+	if x != nil {
+		return x.TaskIds
+	}
+	return nil
+}
+
 // PauseInfo is a pause in force.
 type PauseInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2583,7 +2787,7 @@ type PauseInfo struct {
 
 func (x *PauseInfo) Reset() {
 	*x = PauseInfo{}
-	mi := &file_grit_v1_grit_proto_msgTypes[23]
+	mi := &file_grit_v1_grit_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2595,7 +2799,7 @@ func (x *PauseInfo) String() string {
 func (*PauseInfo) ProtoMessage() {}
 
 func (x *PauseInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[23]
+	mi := &file_grit_v1_grit_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2608,7 +2812,7 @@ func (x *PauseInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseInfo.ProtoReflect.Descriptor instead.
 func (*PauseInfo) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{23}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *PauseInfo) GetScope() PauseScope {
@@ -2648,7 +2852,7 @@ type PausesRequest struct {
 
 func (x *PausesRequest) Reset() {
 	*x = PausesRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[24]
+	mi := &file_grit_v1_grit_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2660,7 +2864,7 @@ func (x *PausesRequest) String() string {
 func (*PausesRequest) ProtoMessage() {}
 
 func (x *PausesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[24]
+	mi := &file_grit_v1_grit_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2673,7 +2877,7 @@ func (x *PausesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PausesRequest.ProtoReflect.Descriptor instead.
 func (*PausesRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{24}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{27}
 }
 
 // PausesResponse is TasksService.Pauses's answer.
@@ -2687,7 +2891,7 @@ type PausesResponse struct {
 
 func (x *PausesResponse) Reset() {
 	*x = PausesResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[25]
+	mi := &file_grit_v1_grit_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2699,7 +2903,7 @@ func (x *PausesResponse) String() string {
 func (*PausesResponse) ProtoMessage() {}
 
 func (x *PausesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[25]
+	mi := &file_grit_v1_grit_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2712,7 +2916,7 @@ func (x *PausesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PausesResponse.ProtoReflect.Descriptor instead.
 func (*PausesResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{25}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PausesResponse) GetPauses() []*PauseInfo {
@@ -2735,7 +2939,7 @@ type PauseRequest struct {
 
 func (x *PauseRequest) Reset() {
 	*x = PauseRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[26]
+	mi := &file_grit_v1_grit_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2747,7 +2951,7 @@ func (x *PauseRequest) String() string {
 func (*PauseRequest) ProtoMessage() {}
 
 func (x *PauseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[26]
+	mi := &file_grit_v1_grit_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2760,7 +2964,7 @@ func (x *PauseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseRequest.ProtoReflect.Descriptor instead.
 func (*PauseRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{26}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PauseRequest) GetScope() PauseScope {
@@ -2788,7 +2992,7 @@ type PauseResponse struct {
 
 func (x *PauseResponse) Reset() {
 	*x = PauseResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[27]
+	mi := &file_grit_v1_grit_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2800,7 +3004,7 @@ func (x *PauseResponse) String() string {
 func (*PauseResponse) ProtoMessage() {}
 
 func (x *PauseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[27]
+	mi := &file_grit_v1_grit_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2813,7 +3017,7 @@ func (x *PauseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PauseResponse.ProtoReflect.Descriptor instead.
 func (*PauseResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{27}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PauseResponse) GetPause() *PauseInfo {
@@ -2836,7 +3040,7 @@ type ResumeRequest struct {
 
 func (x *ResumeRequest) Reset() {
 	*x = ResumeRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[28]
+	mi := &file_grit_v1_grit_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2848,7 +3052,7 @@ func (x *ResumeRequest) String() string {
 func (*ResumeRequest) ProtoMessage() {}
 
 func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[28]
+	mi := &file_grit_v1_grit_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2861,7 +3065,7 @@ func (x *ResumeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeRequest.ProtoReflect.Descriptor instead.
 func (*ResumeRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{28}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ResumeRequest) GetScope() PauseScope {
@@ -2889,7 +3093,7 @@ type ResumeResponse struct {
 
 func (x *ResumeResponse) Reset() {
 	*x = ResumeResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[29]
+	mi := &file_grit_v1_grit_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2901,7 +3105,7 @@ func (x *ResumeResponse) String() string {
 func (*ResumeResponse) ProtoMessage() {}
 
 func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[29]
+	mi := &file_grit_v1_grit_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2914,7 +3118,7 @@ func (x *ResumeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResumeResponse.ProtoReflect.Descriptor instead.
 func (*ResumeResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{29}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ResumeResponse) GetWasPaused() bool {
@@ -2957,7 +3161,7 @@ type Instance struct {
 
 func (x *Instance) Reset() {
 	*x = Instance{}
-	mi := &file_grit_v1_grit_proto_msgTypes[30]
+	mi := &file_grit_v1_grit_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2969,7 +3173,7 @@ func (x *Instance) String() string {
 func (*Instance) ProtoMessage() {}
 
 func (x *Instance) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[30]
+	mi := &file_grit_v1_grit_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2982,7 +3186,7 @@ func (x *Instance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Instance.ProtoReflect.Descriptor instead.
 func (*Instance) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{30}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Instance) GetMachine() string {
@@ -3072,7 +3276,7 @@ type InstanceEvent struct {
 
 func (x *InstanceEvent) Reset() {
 	*x = InstanceEvent{}
-	mi := &file_grit_v1_grit_proto_msgTypes[31]
+	mi := &file_grit_v1_grit_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3084,7 +3288,7 @@ func (x *InstanceEvent) String() string {
 func (*InstanceEvent) ProtoMessage() {}
 
 func (x *InstanceEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[31]
+	mi := &file_grit_v1_grit_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3097,7 +3301,7 @@ func (x *InstanceEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceEvent.ProtoReflect.Descriptor instead.
 func (*InstanceEvent) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{31}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *InstanceEvent) GetSeq() int64 {
@@ -3147,7 +3351,7 @@ type InstanceTransition struct {
 
 func (x *InstanceTransition) Reset() {
 	*x = InstanceTransition{}
-	mi := &file_grit_v1_grit_proto_msgTypes[32]
+	mi := &file_grit_v1_grit_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3159,7 +3363,7 @@ func (x *InstanceTransition) String() string {
 func (*InstanceTransition) ProtoMessage() {}
 
 func (x *InstanceTransition) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[32]
+	mi := &file_grit_v1_grit_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3172,7 +3376,7 @@ func (x *InstanceTransition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceTransition.ProtoReflect.Descriptor instead.
 func (*InstanceTransition) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{32}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *InstanceTransition) GetSeq() int64 {
@@ -3235,7 +3439,7 @@ type InstanceEntry struct {
 
 func (x *InstanceEntry) Reset() {
 	*x = InstanceEntry{}
-	mi := &file_grit_v1_grit_proto_msgTypes[33]
+	mi := &file_grit_v1_grit_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3247,7 +3451,7 @@ func (x *InstanceEntry) String() string {
 func (*InstanceEntry) ProtoMessage() {}
 
 func (x *InstanceEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[33]
+	mi := &file_grit_v1_grit_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3260,7 +3464,7 @@ func (x *InstanceEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceEntry.ProtoReflect.Descriptor instead.
 func (*InstanceEntry) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{33}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *InstanceEntry) GetSeq() int64 {
@@ -3337,7 +3541,7 @@ type SendRequest struct {
 
 func (x *SendRequest) Reset() {
 	*x = SendRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[34]
+	mi := &file_grit_v1_grit_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3349,7 +3553,7 @@ func (x *SendRequest) String() string {
 func (*SendRequest) ProtoMessage() {}
 
 func (x *SendRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[34]
+	mi := &file_grit_v1_grit_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3362,7 +3566,7 @@ func (x *SendRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequest.ProtoReflect.Descriptor instead.
 func (*SendRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{34}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *SendRequest) GetMachine() string {
@@ -3404,7 +3608,7 @@ type SendResponse struct {
 
 func (x *SendResponse) Reset() {
 	*x = SendResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[35]
+	mi := &file_grit_v1_grit_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3416,7 +3620,7 @@ func (x *SendResponse) String() string {
 func (*SendResponse) ProtoMessage() {}
 
 func (x *SendResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[35]
+	mi := &file_grit_v1_grit_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3429,7 +3633,7 @@ func (x *SendResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendResponse.ProtoReflect.Descriptor instead.
 func (*SendResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{35}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *SendResponse) GetInstance() *Instance {
@@ -3452,7 +3656,7 @@ type InstanceRequest struct {
 
 func (x *InstanceRequest) Reset() {
 	*x = InstanceRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[36]
+	mi := &file_grit_v1_grit_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3464,7 +3668,7 @@ func (x *InstanceRequest) String() string {
 func (*InstanceRequest) ProtoMessage() {}
 
 func (x *InstanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[36]
+	mi := &file_grit_v1_grit_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3477,7 +3681,7 @@ func (x *InstanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceRequest.ProtoReflect.Descriptor instead.
 func (*InstanceRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{36}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *InstanceRequest) GetMachine() string {
@@ -3505,7 +3709,7 @@ type InstanceResponse struct {
 
 func (x *InstanceResponse) Reset() {
 	*x = InstanceResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[37]
+	mi := &file_grit_v1_grit_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3517,7 +3721,7 @@ func (x *InstanceResponse) String() string {
 func (*InstanceResponse) ProtoMessage() {}
 
 func (x *InstanceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[37]
+	mi := &file_grit_v1_grit_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3530,7 +3734,7 @@ func (x *InstanceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceResponse.ProtoReflect.Descriptor instead.
 func (*InstanceResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{37}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *InstanceResponse) GetInstance() *Instance {
@@ -3571,7 +3775,7 @@ type ClaimRequest struct {
 
 func (x *ClaimRequest) Reset() {
 	*x = ClaimRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[38]
+	mi := &file_grit_v1_grit_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3583,7 +3787,7 @@ func (x *ClaimRequest) String() string {
 func (*ClaimRequest) ProtoMessage() {}
 
 func (x *ClaimRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[38]
+	mi := &file_grit_v1_grit_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3596,7 +3800,7 @@ func (x *ClaimRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimRequest.ProtoReflect.Descriptor instead.
 func (*ClaimRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{38}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ClaimRequest) GetWorkerId() string {
@@ -3677,7 +3881,7 @@ type ClaimResponse struct {
 
 func (x *ClaimResponse) Reset() {
 	*x = ClaimResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[39]
+	mi := &file_grit_v1_grit_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3689,7 +3893,7 @@ func (x *ClaimResponse) String() string {
 func (*ClaimResponse) ProtoMessage() {}
 
 func (x *ClaimResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[39]
+	mi := &file_grit_v1_grit_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3702,7 +3906,7 @@ func (x *ClaimResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimResponse.ProtoReflect.Descriptor instead.
 func (*ClaimResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{39}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ClaimResponse) GetTasks() []*Task {
@@ -3732,7 +3936,7 @@ type Lease struct {
 
 func (x *Lease) Reset() {
 	*x = Lease{}
-	mi := &file_grit_v1_grit_proto_msgTypes[40]
+	mi := &file_grit_v1_grit_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3744,7 +3948,7 @@ func (x *Lease) String() string {
 func (*Lease) ProtoMessage() {}
 
 func (x *Lease) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[40]
+	mi := &file_grit_v1_grit_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3757,7 +3961,7 @@ func (x *Lease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lease.ProtoReflect.Descriptor instead.
 func (*Lease) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{40}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *Lease) GetTaskId() int64 {
@@ -3789,7 +3993,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[41]
+	mi := &file_grit_v1_grit_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3801,7 +4005,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[41]
+	mi := &file_grit_v1_grit_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3814,7 +4018,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{41}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *HeartbeatRequest) GetWorkerId() string {
@@ -3849,7 +4053,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[42]
+	mi := &file_grit_v1_grit_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3861,7 +4065,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[42]
+	mi := &file_grit_v1_grit_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3874,7 +4078,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{42}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *HeartbeatResponse) GetLost() []*Lease {
@@ -3907,7 +4111,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[43]
+	mi := &file_grit_v1_grit_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3919,7 +4123,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[43]
+	mi := &file_grit_v1_grit_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3932,7 +4136,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{43}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CompleteRequest) GetTaskId() int64 {
@@ -3981,7 +4185,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[44]
+	mi := &file_grit_v1_grit_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3993,7 +4197,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[44]
+	mi := &file_grit_v1_grit_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4006,7 +4210,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{44}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CompleteResponse) GetTask() *Task {
@@ -4068,7 +4272,7 @@ type FailRequest struct {
 
 func (x *FailRequest) Reset() {
 	*x = FailRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[45]
+	mi := &file_grit_v1_grit_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4080,7 +4284,7 @@ func (x *FailRequest) String() string {
 func (*FailRequest) ProtoMessage() {}
 
 func (x *FailRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[45]
+	mi := &file_grit_v1_grit_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4093,7 +4297,7 @@ func (x *FailRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailRequest.ProtoReflect.Descriptor instead.
 func (*FailRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{45}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *FailRequest) GetTaskId() int64 {
@@ -4194,7 +4398,7 @@ type FailResponse struct {
 
 func (x *FailResponse) Reset() {
 	*x = FailResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[46]
+	mi := &file_grit_v1_grit_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4206,7 +4410,7 @@ func (x *FailResponse) String() string {
 func (*FailResponse) ProtoMessage() {}
 
 func (x *FailResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[46]
+	mi := &file_grit_v1_grit_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4219,7 +4423,7 @@ func (x *FailResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailResponse.ProtoReflect.Descriptor instead.
 func (*FailResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{46}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *FailResponse) GetTask() *Task {
@@ -4255,7 +4459,7 @@ type SnoozeRequest struct {
 
 func (x *SnoozeRequest) Reset() {
 	*x = SnoozeRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[47]
+	mi := &file_grit_v1_grit_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4267,7 +4471,7 @@ func (x *SnoozeRequest) String() string {
 func (*SnoozeRequest) ProtoMessage() {}
 
 func (x *SnoozeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[47]
+	mi := &file_grit_v1_grit_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4280,7 +4484,7 @@ func (x *SnoozeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnoozeRequest.ProtoReflect.Descriptor instead.
 func (*SnoozeRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{47}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SnoozeRequest) GetTaskId() int64 {
@@ -4322,7 +4526,7 @@ type SnoozeResponse struct {
 
 func (x *SnoozeResponse) Reset() {
 	*x = SnoozeResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[48]
+	mi := &file_grit_v1_grit_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4334,7 +4538,7 @@ func (x *SnoozeResponse) String() string {
 func (*SnoozeResponse) ProtoMessage() {}
 
 func (x *SnoozeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[48]
+	mi := &file_grit_v1_grit_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4347,7 +4551,7 @@ func (x *SnoozeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnoozeResponse.ProtoReflect.Descriptor instead.
 func (*SnoozeResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{48}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *SnoozeResponse) GetTask() *Task {
@@ -4374,7 +4578,7 @@ type ReportRequest struct {
 
 func (x *ReportRequest) Reset() {
 	*x = ReportRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[49]
+	mi := &file_grit_v1_grit_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4386,7 +4590,7 @@ func (x *ReportRequest) String() string {
 func (*ReportRequest) ProtoMessage() {}
 
 func (x *ReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[49]
+	mi := &file_grit_v1_grit_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4399,7 +4603,7 @@ func (x *ReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportRequest.ProtoReflect.Descriptor instead.
 func (*ReportRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{49}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ReportRequest) GetWorkerId() string {
@@ -4438,7 +4642,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_grit_v1_grit_proto_msgTypes[50]
+	mi := &file_grit_v1_grit_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4450,7 +4654,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[50]
+	mi := &file_grit_v1_grit_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4463,7 +4667,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{50}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *Result) GetTaskId() int64 {
@@ -4552,7 +4756,7 @@ type Completed struct {
 
 func (x *Completed) Reset() {
 	*x = Completed{}
-	mi := &file_grit_v1_grit_proto_msgTypes[51]
+	mi := &file_grit_v1_grit_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4564,7 +4768,7 @@ func (x *Completed) String() string {
 func (*Completed) ProtoMessage() {}
 
 func (x *Completed) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[51]
+	mi := &file_grit_v1_grit_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4577,7 +4781,7 @@ func (x *Completed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Completed.ProtoReflect.Descriptor instead.
 func (*Completed) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{51}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *Completed) GetOutput() string {
@@ -4621,7 +4825,7 @@ type Failed struct {
 
 func (x *Failed) Reset() {
 	*x = Failed{}
-	mi := &file_grit_v1_grit_proto_msgTypes[52]
+	mi := &file_grit_v1_grit_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4633,7 +4837,7 @@ func (x *Failed) String() string {
 func (*Failed) ProtoMessage() {}
 
 func (x *Failed) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[52]
+	mi := &file_grit_v1_grit_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4646,7 +4850,7 @@ func (x *Failed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failed.ProtoReflect.Descriptor instead.
 func (*Failed) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{52}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *Failed) GetErrorClass() ErrorClass {
@@ -4724,7 +4928,7 @@ type Snoozed struct {
 
 func (x *Snoozed) Reset() {
 	*x = Snoozed{}
-	mi := &file_grit_v1_grit_proto_msgTypes[53]
+	mi := &file_grit_v1_grit_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4736,7 +4940,7 @@ func (x *Snoozed) String() string {
 func (*Snoozed) ProtoMessage() {}
 
 func (x *Snoozed) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[53]
+	mi := &file_grit_v1_grit_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4749,7 +4953,7 @@ func (x *Snoozed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snoozed.ProtoReflect.Descriptor instead.
 func (*Snoozed) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{53}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *Snoozed) GetDelay() *durationpb.Duration {
@@ -4770,7 +4974,7 @@ type ReportResponse struct {
 
 func (x *ReportResponse) Reset() {
 	*x = ReportResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[54]
+	mi := &file_grit_v1_grit_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4782,7 +4986,7 @@ func (x *ReportResponse) String() string {
 func (*ReportResponse) ProtoMessage() {}
 
 func (x *ReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[54]
+	mi := &file_grit_v1_grit_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4795,7 +4999,7 @@ func (x *ReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportResponse.ProtoReflect.Descriptor instead.
 func (*ReportResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{54}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ReportResponse) GetAnswers() []*ReportAnswer {
@@ -4827,7 +5031,7 @@ type ReportAnswer struct {
 
 func (x *ReportAnswer) Reset() {
 	*x = ReportAnswer{}
-	mi := &file_grit_v1_grit_proto_msgTypes[55]
+	mi := &file_grit_v1_grit_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4839,7 +5043,7 @@ func (x *ReportAnswer) String() string {
 func (*ReportAnswer) ProtoMessage() {}
 
 func (x *ReportAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[55]
+	mi := &file_grit_v1_grit_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4852,7 +5056,7 @@ func (x *ReportAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportAnswer.ProtoReflect.Descriptor instead.
 func (*ReportAnswer) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{55}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ReportAnswer) GetStatus() *status.Status {
@@ -4891,7 +5095,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[56]
+	mi := &file_grit_v1_grit_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4903,7 +5107,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[56]
+	mi := &file_grit_v1_grit_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4916,7 +5120,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{56}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ReleaseRequest) GetWorkerId() string {
@@ -4952,7 +5156,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[57]
+	mi := &file_grit_v1_grit_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4964,7 +5168,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[57]
+	mi := &file_grit_v1_grit_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4977,7 +5181,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{57}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ReleaseResponse) GetLost() []*Lease {
@@ -5009,7 +5213,7 @@ type Step struct {
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_grit_v1_grit_proto_msgTypes[58]
+	mi := &file_grit_v1_grit_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5021,7 +5225,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[58]
+	mi := &file_grit_v1_grit_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5034,7 +5238,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{58}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *Step) GetSeq() int32 {
@@ -5096,7 +5300,7 @@ type RecordStepRequest struct {
 
 func (x *RecordStepRequest) Reset() {
 	*x = RecordStepRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[59]
+	mi := &file_grit_v1_grit_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5108,7 +5312,7 @@ func (x *RecordStepRequest) String() string {
 func (*RecordStepRequest) ProtoMessage() {}
 
 func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[59]
+	mi := &file_grit_v1_grit_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5121,7 +5325,7 @@ func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordStepRequest.ProtoReflect.Descriptor instead.
 func (*RecordStepRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{59}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *RecordStepRequest) GetWorkerId() string {
@@ -5164,7 +5368,7 @@ type RecordStepResponse struct {
 
 func (x *RecordStepResponse) Reset() {
 	*x = RecordStepResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[60]
+	mi := &file_grit_v1_grit_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5176,7 +5380,7 @@ func (x *RecordStepResponse) String() string {
 func (*RecordStepResponse) ProtoMessage() {}
 
 func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[60]
+	mi := &file_grit_v1_grit_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5189,7 +5393,7 @@ func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordStepResponse.ProtoReflect.Descriptor instead.
 func (*RecordStepResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{60}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *RecordStepResponse) GetStep() *Step {
@@ -5210,7 +5414,7 @@ type StepsRequest struct {
 
 func (x *StepsRequest) Reset() {
 	*x = StepsRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[61]
+	mi := &file_grit_v1_grit_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5222,7 +5426,7 @@ func (x *StepsRequest) String() string {
 func (*StepsRequest) ProtoMessage() {}
 
 func (x *StepsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[61]
+	mi := &file_grit_v1_grit_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5235,7 +5439,7 @@ func (x *StepsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepsRequest.ProtoReflect.Descriptor instead.
 func (*StepsRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{61}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *StepsRequest) GetTaskId() int64 {
@@ -5256,7 +5460,7 @@ type StepsResponse struct {
 
 func (x *StepsResponse) Reset() {
 	*x = StepsResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[62]
+	mi := &file_grit_v1_grit_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5268,7 +5472,7 @@ func (x *StepsResponse) String() string {
 func (*StepsResponse) ProtoMessage() {}
 
 func (x *StepsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[62]
+	mi := &file_grit_v1_grit_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5281,7 +5485,7 @@ func (x *StepsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepsResponse.ProtoReflect.Descriptor instead.
 func (*StepsResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{62}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *StepsResponse) GetSteps() []*Step {
@@ -5452,7 +5656,22 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x121\n" +
 	"\x06action\x18\x02 \x01(\x0e2\x19.grit.v1.DeadLetterActionR\x06action\"7\n" +
 	"\x12DeadLetterResponse\x12!\n" +
-	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\x8e\x01\n" +
+	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\x80\x02\n" +
+	"\x03Run\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x10\n" +
+	"\x03key\x18\x03 \x01(\tR\x03key\x12!\n" +
+	"\fmax_failures\x18\x04 \x01(\x05R\vmaxFailures\x12(\n" +
+	"\x05state\x18\x05 \x01(\x0e2\x12.grit.v1.TaskStateR\x05state\x129\n" +
+	"\n" +
+	"created_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12;\n" +
+	"\vfinished_at\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"finishedAt\"'\n" +
+	"\x0eRedriveRequest\x12\x15\n" +
+	"\x06run_id\x18\x01 \x01(\x03R\x05runId\"L\n" +
+	"\x0fRedriveResponse\x12\x1e\n" +
+	"\x03run\x18\x01 \x01(\v2\f.grit.v1.RunR\x03run\x12\x19\n" +
+	"\btask_ids\x18\x02 \x03(\x03R\ataskIds\"\x8e\x01\n" +
 	"\tPauseInfo\x12)\n" +
 	"\x05scope\x18\x01 \x01(\x0e2\x13.grit.v1.PauseScopeR\x05scope\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x120\n" +
@@ -5711,7 +5930,7 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x0fDECISION_BUDGET\x10\x04\x12\x13\n" +
 	"\x0fDECISION_POISON\x10\x05\x12\x15\n" +
 	"\x11DECISION_CANCELED\x10\x06\x12\x13\n" +
-	"\x0fDECISION_OUTAGE\x10\a2\xa5\x06\n" +
+	"\x0fDECISION_OUTAGE\x10\a2\xe3\x06\n" +
 	"\fTasksService\x12<\n" +
 	"\aEnqueue\x12\x17.grit.v1.EnqueueRequest\x1a\x18.grit.v1.EnqueueResponse\x12K\n" +
 	"\fEnqueueBatch\x12\x1c.grit.v1.EnqueueBatchRequest\x1a\x1d.grit.v1.EnqueueBatchResponse\x120\n" +
@@ -5726,7 +5945,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x05Pause\x12\x15.grit.v1.PauseRequest\x1a\x16.grit.v1.PauseResponse\x129\n" +
 	"\x06Resume\x12\x16.grit.v1.ResumeRequest\x1a\x17.grit.v1.ResumeResponse\x123\n" +
 	"\x04Send\x12\x14.grit.v1.SendRequest\x1a\x15.grit.v1.SendResponse\x12?\n" +
-	"\bInstance\x12\x18.grit.v1.InstanceRequest\x1a\x19.grit.v1.InstanceResponse2\xb5\x04\n" +
+	"\bInstance\x12\x18.grit.v1.InstanceRequest\x1a\x19.grit.v1.InstanceResponse\x12<\n" +
+	"\aRedrive\x12\x17.grit.v1.RedriveRequest\x1a\x18.grit.v1.RedriveResponse2\xb5\x04\n" +
 	"\x0eWorkersService\x126\n" +
 	"\x05Claim\x12\x15.grit.v1.ClaimRequest\x1a\x16.grit.v1.ClaimResponse\x12B\n" +
 	"\tHeartbeat\x12\x19.grit.v1.HeartbeatRequest\x1a\x1a.grit.v1.HeartbeatResponse\x12?\n" +
@@ -5752,7 +5972,7 @@ func file_grit_v1_grit_proto_rawDescGZIP() []byte {
 }
 
 var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 63)
+var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_grit_v1_grit_proto_goTypes = []any{
 	(Jitter)(0),                   // 0: grit.v1.Jitter
 	(TaskView)(0),                 // 1: grit.v1.TaskView
@@ -5786,79 +6006,82 @@ var file_grit_v1_grit_proto_goTypes = []any{
 	(*PublishResponse)(nil),       // 29: grit.v1.PublishResponse
 	(*DeadLetterRequest)(nil),     // 30: grit.v1.DeadLetterRequest
 	(*DeadLetterResponse)(nil),    // 31: grit.v1.DeadLetterResponse
-	(*PauseInfo)(nil),             // 32: grit.v1.PauseInfo
-	(*PausesRequest)(nil),         // 33: grit.v1.PausesRequest
-	(*PausesResponse)(nil),        // 34: grit.v1.PausesResponse
-	(*PauseRequest)(nil),          // 35: grit.v1.PauseRequest
-	(*PauseResponse)(nil),         // 36: grit.v1.PauseResponse
-	(*ResumeRequest)(nil),         // 37: grit.v1.ResumeRequest
-	(*ResumeResponse)(nil),        // 38: grit.v1.ResumeResponse
-	(*Instance)(nil),              // 39: grit.v1.Instance
-	(*InstanceEvent)(nil),         // 40: grit.v1.InstanceEvent
-	(*InstanceTransition)(nil),    // 41: grit.v1.InstanceTransition
-	(*InstanceEntry)(nil),         // 42: grit.v1.InstanceEntry
-	(*SendRequest)(nil),           // 43: grit.v1.SendRequest
-	(*SendResponse)(nil),          // 44: grit.v1.SendResponse
-	(*InstanceRequest)(nil),       // 45: grit.v1.InstanceRequest
-	(*InstanceResponse)(nil),      // 46: grit.v1.InstanceResponse
-	(*ClaimRequest)(nil),          // 47: grit.v1.ClaimRequest
-	(*ClaimResponse)(nil),         // 48: grit.v1.ClaimResponse
-	(*Lease)(nil),                 // 49: grit.v1.Lease
-	(*HeartbeatRequest)(nil),      // 50: grit.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 51: grit.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 52: grit.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 53: grit.v1.CompleteResponse
-	(*FailRequest)(nil),           // 54: grit.v1.FailRequest
-	(*FailResponse)(nil),          // 55: grit.v1.FailResponse
-	(*SnoozeRequest)(nil),         // 56: grit.v1.SnoozeRequest
-	(*SnoozeResponse)(nil),        // 57: grit.v1.SnoozeResponse
-	(*ReportRequest)(nil),         // 58: grit.v1.ReportRequest
-	(*Result)(nil),                // 59: grit.v1.Result
-	(*Completed)(nil),             // 60: grit.v1.Completed
-	(*Failed)(nil),                // 61: grit.v1.Failed
-	(*Snoozed)(nil),               // 62: grit.v1.Snoozed
-	(*ReportResponse)(nil),        // 63: grit.v1.ReportResponse
-	(*ReportAnswer)(nil),          // 64: grit.v1.ReportAnswer
-	(*ReleaseRequest)(nil),        // 65: grit.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 66: grit.v1.ReleaseResponse
-	(*Step)(nil),                  // 67: grit.v1.Step
-	(*RecordStepRequest)(nil),     // 68: grit.v1.RecordStepRequest
-	(*RecordStepResponse)(nil),    // 69: grit.v1.RecordStepResponse
-	(*StepsRequest)(nil),          // 70: grit.v1.StepsRequest
-	(*StepsResponse)(nil),         // 71: grit.v1.StepsResponse
-	(*durationpb.Duration)(nil),   // 72: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 73: google.protobuf.Timestamp
-	(*status.Status)(nil),         // 74: google.rpc.Status
+	(*Run)(nil),                   // 32: grit.v1.Run
+	(*RedriveRequest)(nil),        // 33: grit.v1.RedriveRequest
+	(*RedriveResponse)(nil),       // 34: grit.v1.RedriveResponse
+	(*PauseInfo)(nil),             // 35: grit.v1.PauseInfo
+	(*PausesRequest)(nil),         // 36: grit.v1.PausesRequest
+	(*PausesResponse)(nil),        // 37: grit.v1.PausesResponse
+	(*PauseRequest)(nil),          // 38: grit.v1.PauseRequest
+	(*PauseResponse)(nil),         // 39: grit.v1.PauseResponse
+	(*ResumeRequest)(nil),         // 40: grit.v1.ResumeRequest
+	(*ResumeResponse)(nil),        // 41: grit.v1.ResumeResponse
+	(*Instance)(nil),              // 42: grit.v1.Instance
+	(*InstanceEvent)(nil),         // 43: grit.v1.InstanceEvent
+	(*InstanceTransition)(nil),    // 44: grit.v1.InstanceTransition
+	(*InstanceEntry)(nil),         // 45: grit.v1.InstanceEntry
+	(*SendRequest)(nil),           // 46: grit.v1.SendRequest
+	(*SendResponse)(nil),          // 47: grit.v1.SendResponse
+	(*InstanceRequest)(nil),       // 48: grit.v1.InstanceRequest
+	(*InstanceResponse)(nil),      // 49: grit.v1.InstanceResponse
+	(*ClaimRequest)(nil),          // 50: grit.v1.ClaimRequest
+	(*ClaimResponse)(nil),         // 51: grit.v1.ClaimResponse
+	(*Lease)(nil),                 // 52: grit.v1.Lease
+	(*HeartbeatRequest)(nil),      // 53: grit.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),     // 54: grit.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),       // 55: grit.v1.CompleteRequest
+	(*CompleteResponse)(nil),      // 56: grit.v1.CompleteResponse
+	(*FailRequest)(nil),           // 57: grit.v1.FailRequest
+	(*FailResponse)(nil),          // 58: grit.v1.FailResponse
+	(*SnoozeRequest)(nil),         // 59: grit.v1.SnoozeRequest
+	(*SnoozeResponse)(nil),        // 60: grit.v1.SnoozeResponse
+	(*ReportRequest)(nil),         // 61: grit.v1.ReportRequest
+	(*Result)(nil),                // 62: grit.v1.Result
+	(*Completed)(nil),             // 63: grit.v1.Completed
+	(*Failed)(nil),                // 64: grit.v1.Failed
+	(*Snoozed)(nil),               // 65: grit.v1.Snoozed
+	(*ReportResponse)(nil),        // 66: grit.v1.ReportResponse
+	(*ReportAnswer)(nil),          // 67: grit.v1.ReportAnswer
+	(*ReleaseRequest)(nil),        // 68: grit.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),       // 69: grit.v1.ReleaseResponse
+	(*Step)(nil),                  // 70: grit.v1.Step
+	(*RecordStepRequest)(nil),     // 71: grit.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),    // 72: grit.v1.RecordStepResponse
+	(*StepsRequest)(nil),          // 73: grit.v1.StepsRequest
+	(*StepsResponse)(nil),         // 74: grit.v1.StepsResponse
+	(*durationpb.Duration)(nil),   // 75: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil), // 76: google.protobuf.Timestamp
+	(*status.Status)(nil),         // 77: google.rpc.Status
 }
 var file_grit_v1_grit_proto_depIdxs = []int32{
 	6,   // 0: grit.v1.Task.state:type_name -> grit.v1.TaskState
 	10,  // 1: grit.v1.Task.retry_policy:type_name -> grit.v1.RetryPolicy
-	72,  // 2: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
-	72,  // 3: grit.v1.Task.grace:type_name -> google.protobuf.Duration
-	73,  // 4: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
-	72,  // 5: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
-	73,  // 6: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
-	73,  // 7: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	73,  // 8: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
-	73,  // 9: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	75,  // 2: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
+	75,  // 3: grit.v1.Task.grace:type_name -> google.protobuf.Duration
+	76,  // 4: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
+	75,  // 5: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
+	76,  // 6: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
+	76,  // 7: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	76,  // 8: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
+	76,  // 9: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
 	11,  // 10: grit.v1.RetryPolicy.backoff:type_name -> grit.v1.Backoff
-	72,  // 11: grit.v1.RetryPolicy.max_elapsed:type_name -> google.protobuf.Duration
+	75,  // 11: grit.v1.RetryPolicy.max_elapsed:type_name -> google.protobuf.Duration
 	12,  // 12: grit.v1.RetryPolicy.classes:type_name -> grit.v1.ClassRetry
-	72,  // 13: grit.v1.Backoff.initial:type_name -> google.protobuf.Duration
-	72,  // 14: grit.v1.Backoff.max:type_name -> google.protobuf.Duration
+	75,  // 13: grit.v1.Backoff.initial:type_name -> google.protobuf.Duration
+	75,  // 14: grit.v1.Backoff.max:type_name -> google.protobuf.Duration
 	0,   // 15: grit.v1.Backoff.jitter:type_name -> grit.v1.Jitter
 	5,   // 16: grit.v1.ClassRetry.error_class:type_name -> grit.v1.ErrorClass
 	11,  // 17: grit.v1.ClassRetry.backoff:type_name -> grit.v1.Backoff
-	73,  // 18: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	73,  // 19: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
+	76,  // 18: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	76,  // 19: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
 	7,   // 20: grit.v1.Attempt.outcome:type_name -> grit.v1.AttemptOutcome
 	5,   // 21: grit.v1.Attempt.error_class:type_name -> grit.v1.ErrorClass
-	72,  // 22: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
+	75,  // 22: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
 	8,   // 23: grit.v1.Attempt.decision:type_name -> grit.v1.Decision
 	10,  // 24: grit.v1.NewTask.retry_policy:type_name -> grit.v1.RetryPolicy
-	72,  // 25: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
-	72,  // 26: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
-	73,  // 27: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
+	75,  // 25: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
+	75,  // 26: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
+	76,  // 27: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
 	14,  // 28: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
 	9,   // 29: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
 	14,  // 30: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
@@ -5873,104 +6096,110 @@ var file_grit_v1_grit_proto_depIdxs = []int32{
 	9,   // 39: grit.v1.PublishResponse.deliveries:type_name -> grit.v1.Task
 	2,   // 40: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
 	9,   // 41: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
-	3,   // 42: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
-	73,  // 43: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
-	32,  // 44: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
-	3,   // 45: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
-	32,  // 46: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
-	3,   // 47: grit.v1.ResumeRequest.scope:type_name -> grit.v1.PauseScope
-	41,  // 48: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
-	40,  // 49: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
-	42,  // 50: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
-	73,  // 51: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
-	73,  // 52: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
-	4,   // 53: grit.v1.InstanceEntry.outcome:type_name -> grit.v1.InstanceOutcome
-	73,  // 54: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
-	39,  // 55: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
-	39,  // 56: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
-	72,  // 57: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
-	72,  // 58: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	9,   // 59: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
-	72,  // 60: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
-	49,  // 61: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
-	72,  // 62: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
-	49,  // 63: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
-	27,  // 64: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
-	9,   // 65: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
-	5,   // 66: grit.v1.FailRequest.error_class:type_name -> grit.v1.ErrorClass
-	72,  // 67: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	10,  // 68: grit.v1.FailRequest.retry_policy:type_name -> grit.v1.RetryPolicy
-	9,   // 69: grit.v1.FailResponse.task:type_name -> grit.v1.Task
-	8,   // 70: grit.v1.FailResponse.decision:type_name -> grit.v1.Decision
-	72,  // 71: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
-	9,   // 72: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
-	59,  // 73: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
-	60,  // 74: grit.v1.Result.complete:type_name -> grit.v1.Completed
-	61,  // 75: grit.v1.Result.fail:type_name -> grit.v1.Failed
-	62,  // 76: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
-	5,   // 77: grit.v1.Failed.error_class:type_name -> grit.v1.ErrorClass
-	72,  // 78: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
-	10,  // 79: grit.v1.Failed.retry_policy:type_name -> grit.v1.RetryPolicy
-	72,  // 80: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
-	64,  // 81: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
-	74,  // 82: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
-	9,   // 83: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
-	8,   // 84: grit.v1.ReportAnswer.decision:type_name -> grit.v1.Decision
-	49,  // 85: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
-	49,  // 86: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
-	73,  // 87: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
-	67,  // 88: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
-	67,  // 89: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
-	67,  // 90: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
-	15,  // 91: grit.v1.TasksService.Enqueue:input_type -> grit.v1.EnqueueRequest
-	17,  // 92: grit.v1.TasksService.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
-	19,  // 93: grit.v1.TasksService.Get:input_type -> grit.v1.GetRequest
-	21,  // 94: grit.v1.TasksService.List:input_type -> grit.v1.ListRequest
-	23,  // 95: grit.v1.TasksService.Attempts:input_type -> grit.v1.AttemptsRequest
-	25,  // 96: grit.v1.TasksService.Cancel:input_type -> grit.v1.CancelRequest
-	28,  // 97: grit.v1.TasksService.Publish:input_type -> grit.v1.PublishRequest
-	30,  // 98: grit.v1.TasksService.DeadLetter:input_type -> grit.v1.DeadLetterRequest
-	33,  // 99: grit.v1.TasksService.Pauses:input_type -> grit.v1.PausesRequest
-	35,  // 100: grit.v1.TasksService.Pause:input_type -> grit.v1.PauseRequest
-	37,  // 101: grit.v1.TasksService.Resume:input_type -> grit.v1.ResumeRequest
-	43,  // 102: grit.v1.TasksService.Send:input_type -> grit.v1.SendRequest
-	45,  // 103: grit.v1.TasksService.Instance:input_type -> grit.v1.InstanceRequest
-	47,  // 104: grit.v1.WorkersService.Claim:input_type -> grit.v1.ClaimRequest
-	50,  // 105: grit.v1.WorkersService.Heartbeat:input_type -> grit.v1.HeartbeatRequest
-	52,  // 106: grit.v1.WorkersService.Complete:input_type -> grit.v1.CompleteRequest
-	54,  // 107: grit.v1.WorkersService.Fail:input_type -> grit.v1.FailRequest
-	56,  // 108: grit.v1.WorkersService.Snooze:input_type -> grit.v1.SnoozeRequest
-	58,  // 109: grit.v1.WorkersService.Report:input_type -> grit.v1.ReportRequest
-	65,  // 110: grit.v1.WorkersService.Release:input_type -> grit.v1.ReleaseRequest
-	68,  // 111: grit.v1.WorkersService.RecordStep:input_type -> grit.v1.RecordStepRequest
-	70,  // 112: grit.v1.WorkersService.Steps:input_type -> grit.v1.StepsRequest
-	16,  // 113: grit.v1.TasksService.Enqueue:output_type -> grit.v1.EnqueueResponse
-	18,  // 114: grit.v1.TasksService.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
-	20,  // 115: grit.v1.TasksService.Get:output_type -> grit.v1.GetResponse
-	22,  // 116: grit.v1.TasksService.List:output_type -> grit.v1.ListResponse
-	24,  // 117: grit.v1.TasksService.Attempts:output_type -> grit.v1.AttemptsResponse
-	26,  // 118: grit.v1.TasksService.Cancel:output_type -> grit.v1.CancelResponse
-	29,  // 119: grit.v1.TasksService.Publish:output_type -> grit.v1.PublishResponse
-	31,  // 120: grit.v1.TasksService.DeadLetter:output_type -> grit.v1.DeadLetterResponse
-	34,  // 121: grit.v1.TasksService.Pauses:output_type -> grit.v1.PausesResponse
-	36,  // 122: grit.v1.TasksService.Pause:output_type -> grit.v1.PauseResponse
-	38,  // 123: grit.v1.TasksService.Resume:output_type -> grit.v1.ResumeResponse
-	44,  // 124: grit.v1.TasksService.Send:output_type -> grit.v1.SendResponse
-	46,  // 125: grit.v1.TasksService.Instance:output_type -> grit.v1.InstanceResponse
-	48,  // 126: grit.v1.WorkersService.Claim:output_type -> grit.v1.ClaimResponse
-	51,  // 127: grit.v1.WorkersService.Heartbeat:output_type -> grit.v1.HeartbeatResponse
-	53,  // 128: grit.v1.WorkersService.Complete:output_type -> grit.v1.CompleteResponse
-	55,  // 129: grit.v1.WorkersService.Fail:output_type -> grit.v1.FailResponse
-	57,  // 130: grit.v1.WorkersService.Snooze:output_type -> grit.v1.SnoozeResponse
-	63,  // 131: grit.v1.WorkersService.Report:output_type -> grit.v1.ReportResponse
-	66,  // 132: grit.v1.WorkersService.Release:output_type -> grit.v1.ReleaseResponse
-	69,  // 133: grit.v1.WorkersService.RecordStep:output_type -> grit.v1.RecordStepResponse
-	71,  // 134: grit.v1.WorkersService.Steps:output_type -> grit.v1.StepsResponse
-	113, // [113:135] is the sub-list for method output_type
-	91,  // [91:113] is the sub-list for method input_type
-	91,  // [91:91] is the sub-list for extension type_name
-	91,  // [91:91] is the sub-list for extension extendee
-	0,   // [0:91] is the sub-list for field type_name
+	6,   // 42: grit.v1.Run.state:type_name -> grit.v1.TaskState
+	76,  // 43: grit.v1.Run.created_at:type_name -> google.protobuf.Timestamp
+	76,  // 44: grit.v1.Run.finished_at:type_name -> google.protobuf.Timestamp
+	32,  // 45: grit.v1.RedriveResponse.run:type_name -> grit.v1.Run
+	3,   // 46: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
+	76,  // 47: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
+	35,  // 48: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
+	3,   // 49: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
+	35,  // 50: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
+	3,   // 51: grit.v1.ResumeRequest.scope:type_name -> grit.v1.PauseScope
+	44,  // 52: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
+	43,  // 53: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
+	45,  // 54: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
+	76,  // 55: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
+	76,  // 56: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
+	4,   // 57: grit.v1.InstanceEntry.outcome:type_name -> grit.v1.InstanceOutcome
+	76,  // 58: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
+	42,  // 59: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
+	42,  // 60: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
+	75,  // 61: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
+	75,  // 62: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	9,   // 63: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
+	75,  // 64: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
+	52,  // 65: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
+	75,  // 66: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
+	52,  // 67: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
+	27,  // 68: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
+	9,   // 69: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
+	5,   // 70: grit.v1.FailRequest.error_class:type_name -> grit.v1.ErrorClass
+	75,  // 71: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	10,  // 72: grit.v1.FailRequest.retry_policy:type_name -> grit.v1.RetryPolicy
+	9,   // 73: grit.v1.FailResponse.task:type_name -> grit.v1.Task
+	8,   // 74: grit.v1.FailResponse.decision:type_name -> grit.v1.Decision
+	75,  // 75: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
+	9,   // 76: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
+	62,  // 77: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
+	63,  // 78: grit.v1.Result.complete:type_name -> grit.v1.Completed
+	64,  // 79: grit.v1.Result.fail:type_name -> grit.v1.Failed
+	65,  // 80: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
+	5,   // 81: grit.v1.Failed.error_class:type_name -> grit.v1.ErrorClass
+	75,  // 82: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
+	10,  // 83: grit.v1.Failed.retry_policy:type_name -> grit.v1.RetryPolicy
+	75,  // 84: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
+	67,  // 85: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
+	77,  // 86: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
+	9,   // 87: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
+	8,   // 88: grit.v1.ReportAnswer.decision:type_name -> grit.v1.Decision
+	52,  // 89: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
+	52,  // 90: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
+	76,  // 91: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
+	70,  // 92: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
+	70,  // 93: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
+	70,  // 94: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
+	15,  // 95: grit.v1.TasksService.Enqueue:input_type -> grit.v1.EnqueueRequest
+	17,  // 96: grit.v1.TasksService.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
+	19,  // 97: grit.v1.TasksService.Get:input_type -> grit.v1.GetRequest
+	21,  // 98: grit.v1.TasksService.List:input_type -> grit.v1.ListRequest
+	23,  // 99: grit.v1.TasksService.Attempts:input_type -> grit.v1.AttemptsRequest
+	25,  // 100: grit.v1.TasksService.Cancel:input_type -> grit.v1.CancelRequest
+	28,  // 101: grit.v1.TasksService.Publish:input_type -> grit.v1.PublishRequest
+	30,  // 102: grit.v1.TasksService.DeadLetter:input_type -> grit.v1.DeadLetterRequest
+	36,  // 103: grit.v1.TasksService.Pauses:input_type -> grit.v1.PausesRequest
+	38,  // 104: grit.v1.TasksService.Pause:input_type -> grit.v1.PauseRequest
+	40,  // 105: grit.v1.TasksService.Resume:input_type -> grit.v1.ResumeRequest
+	46,  // 106: grit.v1.TasksService.Send:input_type -> grit.v1.SendRequest
+	48,  // 107: grit.v1.TasksService.Instance:input_type -> grit.v1.InstanceRequest
+	33,  // 108: grit.v1.TasksService.Redrive:input_type -> grit.v1.RedriveRequest
+	50,  // 109: grit.v1.WorkersService.Claim:input_type -> grit.v1.ClaimRequest
+	53,  // 110: grit.v1.WorkersService.Heartbeat:input_type -> grit.v1.HeartbeatRequest
+	55,  // 111: grit.v1.WorkersService.Complete:input_type -> grit.v1.CompleteRequest
+	57,  // 112: grit.v1.WorkersService.Fail:input_type -> grit.v1.FailRequest
+	59,  // 113: grit.v1.WorkersService.Snooze:input_type -> grit.v1.SnoozeRequest
+	61,  // 114: grit.v1.WorkersService.Report:input_type -> grit.v1.ReportRequest
+	68,  // 115: grit.v1.WorkersService.Release:input_type -> grit.v1.ReleaseRequest
+	71,  // 116: grit.v1.WorkersService.RecordStep:input_type -> grit.v1.RecordStepRequest
+	73,  // 117: grit.v1.WorkersService.Steps:input_type -> grit.v1.StepsRequest
+	16,  // 118: grit.v1.TasksService.Enqueue:output_type -> grit.v1.EnqueueResponse
+	18,  // 119: grit.v1.TasksService.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
+	20,  // 120: grit.v1.TasksService.Get:output_type -> grit.v1.GetResponse
+	22,  // 121: grit.v1.TasksService.List:output_type -> grit.v1.ListResponse
+	24,  // 122: grit.v1.TasksService.Attempts:output_type -> grit.v1.AttemptsResponse
+	26,  // 123: grit.v1.TasksService.Cancel:output_type -> grit.v1.CancelResponse
+	29,  // 124: grit.v1.TasksService.Publish:output_type -> grit.v1.PublishResponse
+	31,  // 125: grit.v1.TasksService.DeadLetter:output_type -> grit.v1.DeadLetterResponse
+	37,  // 126: grit.v1.TasksService.Pauses:output_type -> grit.v1.PausesResponse
+	39,  // 127: grit.v1.TasksService.Pause:output_type -> grit.v1.PauseResponse
+	41,  // 128: grit.v1.TasksService.Resume:output_type -> grit.v1.ResumeResponse
+	47,  // 129: grit.v1.TasksService.Send:output_type -> grit.v1.SendResponse
+	49,  // 130: grit.v1.TasksService.Instance:output_type -> grit.v1.InstanceResponse
+	34,  // 131: grit.v1.TasksService.Redrive:output_type -> grit.v1.RedriveResponse
+	51,  // 132: grit.v1.WorkersService.Claim:output_type -> grit.v1.ClaimResponse
+	54,  // 133: grit.v1.WorkersService.Heartbeat:output_type -> grit.v1.HeartbeatResponse
+	56,  // 134: grit.v1.WorkersService.Complete:output_type -> grit.v1.CompleteResponse
+	58,  // 135: grit.v1.WorkersService.Fail:output_type -> grit.v1.FailResponse
+	60,  // 136: grit.v1.WorkersService.Snooze:output_type -> grit.v1.SnoozeResponse
+	66,  // 137: grit.v1.WorkersService.Report:output_type -> grit.v1.ReportResponse
+	69,  // 138: grit.v1.WorkersService.Release:output_type -> grit.v1.ReleaseResponse
+	72,  // 139: grit.v1.WorkersService.RecordStep:output_type -> grit.v1.RecordStepResponse
+	74,  // 140: grit.v1.WorkersService.Steps:output_type -> grit.v1.StepsResponse
+	118, // [118:141] is the sub-list for method output_type
+	95,  // [95:118] is the sub-list for method input_type
+	95,  // [95:95] is the sub-list for extension type_name
+	95,  // [95:95] is the sub-list for extension extendee
+	0,   // [0:95] is the sub-list for field type_name
 }
 
 func init() { file_grit_v1_grit_proto_init() }
@@ -5979,20 +6208,20 @@ func file_grit_v1_grit_proto_init() {
 		return
 	}
 	file_grit_v1_grit_proto_msgTypes[4].OneofWrappers = []any{}
-	file_grit_v1_grit_proto_msgTypes[45].OneofWrappers = []any{}
-	file_grit_v1_grit_proto_msgTypes[50].OneofWrappers = []any{
+	file_grit_v1_grit_proto_msgTypes[48].OneofWrappers = []any{}
+	file_grit_v1_grit_proto_msgTypes[53].OneofWrappers = []any{
 		(*Result_Complete)(nil),
 		(*Result_Fail)(nil),
 		(*Result_Snooze)(nil),
 	}
-	file_grit_v1_grit_proto_msgTypes[52].OneofWrappers = []any{}
+	file_grit_v1_grit_proto_msgTypes[55].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grit_v1_grit_proto_rawDesc), len(file_grit_v1_grit_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   63,
+			NumMessages:   66,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

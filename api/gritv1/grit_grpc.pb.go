@@ -52,6 +52,7 @@ const (
 	TasksService_Resume_FullMethodName       = "/grit.v1.TasksService/Resume"
 	TasksService_Send_FullMethodName         = "/grit.v1.TasksService/Send"
 	TasksService_Instance_FullMethodName     = "/grit.v1.TasksService/Instance"
+	TasksService_Redrive_FullMethodName      = "/grit.v1.TasksService/Redrive"
 )
 
 // TasksServiceClient is the client API for TasksService service.
@@ -108,6 +109,19 @@ type TasksServiceClient interface {
 	// Instance returns an instance of a state machine; NOT_FOUND if there
 	// is none.
 	Instance(ctx context.Context, in *InstanceRequest, opts ...grpc.CallOption) (*InstanceResponse, error)
+	// Redrive resumes a run that ended without succeeding (FAILED or
+	// CANCELLED) from where it failed: its FAILED, DEAD_LETTER and
+	// UPSTREAM_FAILED tasks, and those the run cancelled when more of its
+	// tasks failed than its max_failures, go back to waiting with fresh
+	// attempts, in the run's dependency order; tasks that succeeded are
+	// not run again, and those an operator cancelled stay cancelled. The
+	// run is RUNNING again. A run still running, one that succeeded, or
+	// one with nothing to redrive is FAILED_PRECONDITION (WRONG_STATE, with
+	// the run's state); a run not there is NOT_FOUND (RUN_NOT_FOUND). A
+	// Redrive retried after a lost answer finds the run RUNNING and is
+	// refused so: the first one redrove it. It is written to the store's
+	// audit log.
+	Redrive(ctx context.Context, in *RedriveRequest, opts ...grpc.CallOption) (*RedriveResponse, error)
 }
 
 type tasksServiceClient struct {
@@ -248,6 +262,16 @@ func (c *tasksServiceClient) Instance(ctx context.Context, in *InstanceRequest, 
 	return out, nil
 }
 
+func (c *tasksServiceClient) Redrive(ctx context.Context, in *RedriveRequest, opts ...grpc.CallOption) (*RedriveResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RedriveResponse)
+	err := c.cc.Invoke(ctx, TasksService_Redrive_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TasksServiceServer is the server API for TasksService service.
 // All implementations must embed UnimplementedTasksServiceServer
 // for forward compatibility.
@@ -302,6 +326,19 @@ type TasksServiceServer interface {
 	// Instance returns an instance of a state machine; NOT_FOUND if there
 	// is none.
 	Instance(context.Context, *InstanceRequest) (*InstanceResponse, error)
+	// Redrive resumes a run that ended without succeeding (FAILED or
+	// CANCELLED) from where it failed: its FAILED, DEAD_LETTER and
+	// UPSTREAM_FAILED tasks, and those the run cancelled when more of its
+	// tasks failed than its max_failures, go back to waiting with fresh
+	// attempts, in the run's dependency order; tasks that succeeded are
+	// not run again, and those an operator cancelled stay cancelled. The
+	// run is RUNNING again. A run still running, one that succeeded, or
+	// one with nothing to redrive is FAILED_PRECONDITION (WRONG_STATE, with
+	// the run's state); a run not there is NOT_FOUND (RUN_NOT_FOUND). A
+	// Redrive retried after a lost answer finds the run RUNNING and is
+	// refused so: the first one redrove it. It is written to the store's
+	// audit log.
+	Redrive(context.Context, *RedriveRequest) (*RedriveResponse, error)
 	mustEmbedUnimplementedTasksServiceServer()
 }
 
@@ -350,6 +387,9 @@ func (UnimplementedTasksServiceServer) Send(context.Context, *SendRequest) (*Sen
 }
 func (UnimplementedTasksServiceServer) Instance(context.Context, *InstanceRequest) (*InstanceResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Instance not implemented")
+}
+func (UnimplementedTasksServiceServer) Redrive(context.Context, *RedriveRequest) (*RedriveResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Redrive not implemented")
 }
 func (UnimplementedTasksServiceServer) mustEmbedUnimplementedTasksServiceServer() {}
 func (UnimplementedTasksServiceServer) testEmbeddedByValue()                      {}
@@ -606,6 +646,24 @@ func _TasksService_Instance_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TasksService_Redrive_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RedriveRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).Redrive(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_Redrive_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).Redrive(ctx, req.(*RedriveRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TasksService_ServiceDesc is the grpc.ServiceDesc for TasksService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -664,6 +722,10 @@ var TasksService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Instance",
 			Handler:    _TasksService_Instance_Handler,
+		},
+		{
+			MethodName: "Redrive",
+			Handler:    _TasksService_Redrive_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

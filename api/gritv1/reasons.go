@@ -47,10 +47,12 @@ const (
 	// operation (FAILED_PRECONDITION).
 	ReasonWrongState = "WRONG_STATE"
 
-	// ReasonTaskNotFound, ReasonInstanceNotFound: no task has the id, no
-	// state machine instance the machine and key (NOT_FOUND);
-	// ReasonNotFound: something else the request named is not there.
+	// ReasonTaskNotFound, ReasonRunNotFound, ReasonInstanceNotFound: no
+	// task has the id, no run, no state machine instance the machine and
+	// key (NOT_FOUND); ReasonNotFound: something else the request named
+	// is not there.
 	ReasonTaskNotFound     = "TASK_NOT_FOUND"
+	ReasonRunNotFound      = "RUN_NOT_FOUND"
 	ReasonInstanceNotFound = "INSTANCE_NOT_FOUND"
 	ReasonNotFound         = "NOT_FOUND"
 	// ReasonIdempotencyKeyConflict: the idempotency key names a task of

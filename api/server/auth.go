@@ -194,11 +194,17 @@ func caller(ctx context.Context) string {
 // log, when it keeps one; a failure to write it is logged, and the
 // action stands.
 func (s *Server) audit(ctx context.Context, action, target string) {
+	s.auditEntry(ctx, store.AuditEntry{Action: action, Target: target, Count: 1})
+}
+
+// auditEntry writes e, signed by the caller, as audit does.
+func (s *Server) auditEntry(ctx context.Context, e store.AuditEntry) {
 	a, ok := s.cfg.Store.(store.Auditor)
 	if !ok {
 		return
 	}
-	if _, err := a.Audit(context.WithoutCancel(ctx), store.AuditEntry{Who: caller(ctx), Action: action, Target: target, Count: 1}); err != nil {
-		s.cfg.Logger.Error("could not write the audit log", "action", action, "target", target, "err", err)
+	e.Who = caller(ctx)
+	if _, err := a.Audit(context.WithoutCancel(ctx), e); err != nil {
+		s.cfg.Logger.Error("could not write the audit log", "action", e.Action, "target", e.Target, "err", err)
 	}
 }

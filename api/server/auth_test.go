@@ -137,7 +137,7 @@ func TestHealthAndReflection(t *testing.T) {
 }
 
 // TestReadOnlyTokenOnlyReads: a read-only token lists and gets tasks and
-// describes the API; enqueueing, cancelling and working tasks are
+// describes the API; enqueueing, cancelling, redriving and working tasks are
 // PERMISSION_DENIED, with a message that says why.
 func TestReadOnlyTokenOnlyReads(t *testing.T) {
 	const reader = "reader-token-0123456789"
@@ -169,6 +169,8 @@ func TestReadOnlyTokenOnlyReads(t *testing.T) {
 	}
 	_, err = tasks.Cancel(ctx(t), &pb.CancelRequest{Id: tk.GetId()})
 	wantCode(t, err, codes.PermissionDenied)
+	_, err = tasks.Redrive(ctx(t), &pb.RedriveRequest{RunId: 1})
+	wantCode(t, err, codes.PermissionDenied, "read-only")
 	_, err = workers.Claim(ctx(t), &pb.ClaimRequest{WorkerId: "w", Kinds: []string{"k"}, Limit: 1})
 	wantCode(t, err, codes.PermissionDenied)
 	if got := h.get(t, tk.GetId()); got.GetState() != pb.TaskState_TASK_STATE_READY {

@@ -41,6 +41,13 @@ func toTask(t task.Task, withArgs bool) *pb.Task {
 	return out
 }
 
+func toRun(r task.Run) *pb.Run {
+	return &pb.Run{
+		Id: r.ID, Name: r.Name, Key: r.Key, MaxFailures: int32(r.MaxFailures), State: pb.TaskStateOf(r.State),
+		CreatedAt: ts(r.CreatedAt), FinishedAt: ts(r.FinishedAt),
+	}
+}
+
 func toTasks(ts []task.Task, withArgs bool) []*pb.Task {
 	out := make([]*pb.Task, len(ts))
 	for i, t := range ts {

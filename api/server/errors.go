@@ -200,6 +200,15 @@ func aboutTask(id int64, err error) error {
 	return &described{err: err, notFound: pb.ReasonTaskNotFound, meta: map[string]string{"task_id": strconv.FormatInt(id, 10)}}
 }
 
+// aboutRun describes err as about run id: its ErrorInfo has run_id, and
+// a NOT_FOUND is RUN_NOT_FOUND.
+func aboutRun(id int64, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &described{err: err, notFound: pb.ReasonRunNotFound, meta: map[string]string{"run_id": strconv.FormatInt(id, 10)}}
+}
+
 // aboutInstance describes err as about the instance of machine with key:
 // its ErrorInfo has machine and key, and a NOT_FOUND is
 // INSTANCE_NOT_FOUND.

@@ -182,8 +182,7 @@ func (s *Server) decide(t task.Task, r result, now time.Time) store.Finish {
 			f.Attempt.ExitCode = &code
 		}
 	case *pb.Result_Snooze:
-		f.State, f.NextAt, f.Refund = task.Sensing, now.Add(r.delay), true
-		f.Attempt.Outcome, f.Attempt.Delay = task.OutcomeSnoozed, r.delay
+		_ = decide.Snooze(&f, t, r.delay, 0, now) // a remote worker's snoozes have no bound: nothing to fail
 	}
 	return f
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/internal/ops"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -196,6 +197,21 @@ func (s *Server) act(ctx context.Context, id int64, a task.Action, to task.State
 		return t, withState(cur.State, fmt.Errorf("task %d is %s: only a task that has not ended can be cancelled: %w", id, cur.State, task.ErrWrongState))
 	}
 	return t, withState(cur.State, fmt.Errorf("task %d is %s: only a DEAD_LETTER task can be replayed, skipped or failed: %w", id, cur.State, task.ErrWrongState))
+}
+
+// Redrive resumes a run that ended without succeeding (ops.Redrive),
+// written to the audit log, and wakes the waiting claims.
+func (x *tasks) Redrive(ctx context.Context, r *pb.RedriveRequest) (*pb.RedriveResponse, error) {
+	if err := checkID("run_id", r.GetRunId()); err != nil {
+		return nil, statusOf("redrive", err)
+	}
+	rd, entry, err := ops.Redrive(ctx, x.s.cfg.Store, r.GetRunId())
+	if err != nil {
+		return nil, statusOf("redrive", aboutRun(r.GetRunId(), err))
+	}
+	x.s.auditEntry(ctx, entry)
+	x.s.wake.notify()
+	return &pb.RedriveResponse{Run: toRun(rd.Run), TaskIds: rd.Tasks}, nil
 }
 
 func (x *tasks) Publish(ctx context.Context, r *pb.PublishRequest) (*pb.PublishResponse, error) {

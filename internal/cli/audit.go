@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/user"
-	"strings"
 
 	"github.com/grit-run/grit/store"
 )
@@ -32,24 +31,4 @@ func cliOperator() string {
 	}
 	host, _ := os.Hostname()
 	return "cli " + name + "@" + host
-}
-
-// idList names tasks for the audit log: "task 4" or "tasks 4, 7, 9 and 12 more".
-func idList(ids []int64) string {
-	if len(ids) == 1 {
-		return fmt.Sprintf("task %d", ids[0])
-	}
-	var b strings.Builder
-	b.WriteString("tasks ")
-	for i, id := range ids {
-		if i == 10 {
-			fmt.Fprintf(&b, " and %d more", len(ids)-10)
-			break
-		}
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprint(&b, id)
-	}
-	return b.String()
 }

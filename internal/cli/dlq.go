@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/grit-run/grit/internal/ops"
 	"github.com/grit-run/grit/task"
 )
 
@@ -155,7 +156,7 @@ func (e *env) act(ctx context.Context, a task.Action, args []string, asJSON bool
 		for _, t := range done {
 			ids = append(ids, t.ID)
 		}
-		e.audit(ctx, st, string(a), idList(ids), len(done), "")
+		e.audit(ctx, st, string(a), ops.IDList(ids), len(done), "")
 	}
 	if asJSON {
 		if err := json.NewEncoder(e.stdout).Encode(taskViews(done)); err != nil {

@@ -81,6 +81,27 @@ func (d *Dashboard) actTask(w http.ResponseWriter, r *http.Request, v who) error
 	return nil
 }
 
+// actRedrive redrives a run that ended without succeeding
+// (ops.Redrive): what did not succeed runs again.
+func (d *Dashboard) actRedrive(w http.ResponseWriter, r *http.Request, v who) error {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		return errBadRequest{fmt.Sprintf("run %q: want a run id", r.PathValue("id"))}
+	}
+	rd, entry, err := ops.Redrive(r.Context(), d.cfg.Store, id)
+	switch {
+	case errors.Is(err, task.ErrNotFound):
+		return errNotFound{fmt.Sprintf("run %d", id)}
+	case errors.Is(err, task.ErrWrongState):
+		return errBadRequest{err.Error()} // it says why, and what to do
+	case err != nil:
+		return err
+	}
+	d.record(r.Context(), v, entry.Action, entry.Target, entry.Count, entry.Detail)
+	back(w, r, fmt.Sprintf("/runs/%d", id), fmt.Sprintf("run %d redriven: now %s; sent back to wait: %s", id, rd.Run.State, ops.IDList(rd.Tasks)))
+	return nil
+}
+
 // actTasks applies an action to every task the posted filter selects:
 // all of them, however many pages they take.
 func (d *Dashboard) actTasks(w http.ResponseWriter, r *http.Request, v who) error {
@@ -101,6 +122,9 @@ func (d *Dashboard) actTasks(w http.ResponseWriter, r *http.Request, v who) erro
 	}
 	if a == task.ActReplay && !(len(f.States) == 1 && f.States[0] == task.DeadLetter) {
 		return errBadRequest{"replay applies to dead letters: filter on state DEAD_LETTER alone"}
+	}
+	if a == task.ActRetry && f.Run != 0 {
+		return errBadRequest{fmt.Sprintf("a run's tasks are run again with their run: redrive run %d on its page, /runs/%d (or grit redrive %d)", f.Run, f.Run, f.Run)}
 	}
 	b, err := ops.ActAll(r.Context(), d.cfg.Store, f.store(), a, 0, nil)
 	d.record(r.Context(), v, string(a), f.Describe(), b.Changed, fmt.Sprintf("matched %d, skipped %d", b.Matched, b.Skipped))

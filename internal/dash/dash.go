@@ -193,6 +193,7 @@ func (d *Dashboard) routes() {
 	m.Handle("GET /audit", d.page(d.audit))
 	m.Handle("POST /tasks/{id}/act", d.action(d.actTask))
 	m.Handle("POST /tasks/act", d.action(d.actTasks))
+	m.Handle("POST /runs/{id}/redrive", d.action(d.actRedrive))
 	m.Handle("POST /dead-letters/act", d.action(d.actDeadLetters))
 	m.Handle("POST /groups/breaker", d.action(d.actBreaker))
 	m.Handle("POST /pauses", d.action(d.actPause))

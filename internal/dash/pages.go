@@ -532,6 +532,9 @@ type runData struct {
 	Tasks  []task.Task
 	Counts map[task.State]int
 	States []task.State
+	// Redrive says that the run ended without succeeding, so that an
+	// operator may redrive it (store.Store.Redrive).
+	Redrive bool
 }
 
 func (d *Dashboard) run(w http.ResponseWriter, r *http.Request, v who) error {
@@ -555,7 +558,8 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request, v who) error {
 	if err != nil {
 		return err
 	}
-	data := runData{Run: run, Tasks: ts, Graph: layoutDAG(ts, edges), Counts: map[task.State]int{}, States: allStates}
+	data := runData{Run: run, Tasks: ts, Graph: layoutDAG(ts, edges), Counts: map[task.State]int{}, States: allStates,
+		Redrive: run.State == task.Failed || run.State == task.Cancelled}
 	for _, t := range ts {
 		data.Counts[t.State]++
 	}

@@ -80,3 +80,24 @@ func TestFailureUnderExplicitOnly(t *testing.T) {
 			f.State, f.Attempt.Class, f.Attempt.Decision)
 	}
 }
+
+func TestSnooze(t *testing.T) {
+	now := time.Now()
+	tk := task.Task{ID: 1, Attempt: 1, Snoozes: 2}
+	for _, tt := range []struct {
+		max   int
+		bound bool
+	}{{0, false}, {3, false}, {2, true}, {1, true}} {
+		var f store.Finish
+		err := decide.Snooze(&f, tk, time.Minute, tt.max, now)
+		var limit *decide.SnoozeLimitError
+		switch {
+		case tt.bound && (!errors.As(err, &limit) || limit.Snoozes != 2 || limit.Max != tt.max || f.State != ""):
+			t.Errorf("max %d after 2 snoozes: %v, %+v; want the bound's error and nothing decided", tt.max, err, f)
+		case tt.bound && !errors.Is(err, retry.ErrPermanent):
+			t.Errorf("max %d: %v is not permanent", tt.max, err)
+		case !tt.bound && (err != nil || f.State != task.Sensing || !f.NextAt.Equal(now.Add(time.Minute)) || !f.Refund || f.Attempt.Outcome != task.OutcomeSnoozed):
+			t.Errorf("max %d after 2 snoozes: %v, %+v; want SENSING for a minute, the attempt given back", tt.max, err, f)
+		}
+	}
+}

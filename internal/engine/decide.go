@@ -35,9 +35,10 @@ func (e *Engine) finishFor(t task.Task, o outcome) store.Finish {
 		f.State, f.NextAt, f.Refund = task.Ready, now, true
 		f.Attempt.Outcome, f.Attempt.Error = task.OutcomeReleased, causeText(o.cause)
 	case o.cause == nil && snoozed(o.err) != nil:
-		delay := snoozed(o.err).Delay
-		f.State, f.NextAt, f.Refund = task.Sensing, now.Add(delay), true
-		f.Attempt.Outcome, f.Attempt.Delay = task.OutcomeSnoozed, delay
+		if err := e.snooze(&f, t, snoozed(o.err), now); err != nil {
+			o.err = err
+			e.failed(&f, t, o, now)
+		}
 	default:
 		e.failed(&f, t, o, now)
 	}
@@ -54,6 +55,17 @@ func snoozed(err error) *SnoozeError {
 		return s
 	}
 	return nil
+}
+
+// snooze decides a snooze (decide.Snooze) under the task's bound: the
+// SnoozeError's own, else its handler's. It returns the failure to decide
+// in its place when the bound is reached.
+func (e *Engine) snooze(f *store.Finish, t task.Task, s *SnoozeError, now time.Time) error {
+	limit := s.Max
+	if h, ok := e.handlers[t.Kind]; ok && limit == 0 {
+		limit = h.MaxSnoozes
+	}
+	return decide.Snooze(f, t, s.Delay, limit, now)
 }
 
 func causeText(cause error) string {

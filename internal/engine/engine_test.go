@@ -261,6 +261,31 @@ func TestSnoozeUsesNoAttempt(t *testing.T) {
 	}
 }
 
+// TestMaxSnoozesFailsTheTask: a sensor that never stops snoozing ends
+// FAILED at its handler's bound, with an error that says so, after as
+// many snoozes as the bound and one attempt.
+func TestMaxSnoozesFailsTheTask(t *testing.T) {
+	t.Parallel()
+	st := newStore(t)
+	var calls counter
+	start(t, testConfig(st), Handler{Kind: "sensor", MaxSnoozes: 3, Fn: func(ctx context.Context, tk *task.Task) error {
+		calls.inc()
+		return Snooze(time.Millisecond)
+	}})
+	tk := enqueue(t, st, task.NewTask{Kind: "sensor"})
+	done := waitState(t, st, tk.ID, task.Failed)
+	if done.Attempt != 1 || done.Snoozes != 3 || calls.get() != 4 {
+		t.Errorf("attempt %d, %d snoozes, %d calls; want 1, 3 and 4", done.Attempt, done.Snoozes, calls.get())
+	}
+	if !strings.Contains(done.LastError, "after 3 snoozes") || !strings.Contains(done.LastError, "max_snoozes (3)") {
+		t.Errorf("error %q does not say the bound was reached", done.LastError)
+	}
+	as := attempts(t, st, tk.ID)
+	if last := as[len(as)-1]; last.Outcome != task.OutcomeError || last.Class != "permanent" {
+		t.Errorf("last attempt %+v, want an ERROR of class permanent", last)
+	}
+}
+
 func TestResourceUsesResourceBackoff(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)

@@ -25,7 +25,17 @@ func execHandler(ctx context.Context, t *task.Task) error {
 	if err := confirmLease(ctx); err != nil {
 		return err // cancelled or taken over since its claim: not started
 	}
-	res, err := proc.Run(ctx, proc.Spec{Argv: x.Argv, Shell: x.Shell, Env: append(attemptEnv(ctx, t), x.Env...), Dir: x.Dir, Grace: t.Grace})
+	env := append(attemptEnv(ctx, t), x.Env...)
+	var sf *snoozeFile
+	if len(x.SnoozeOnExit) > 0 {
+		var err error
+		if sf, err = newSnoozeFile(); err != nil {
+			return retry.Transient(fmt.Errorf("exec task %d: make its snooze file: %w", t.ID, err)) // the worker's trouble, not the task's
+		}
+		defer sf.remove()
+		env = append(env, sf.env())
+	}
+	res, err := proc.Run(ctx, proc.Spec{Argv: x.Argv, Shell: x.Shell, Env: env, Dir: x.Dir, Grace: t.Grace})
 	if err != nil {
 		return retry.Permanent(err)
 	}
@@ -33,11 +43,14 @@ func execHandler(ctx context.Context, t *task.Task) error {
 		code := res.ExitCode
 		rec.output, rec.exitCode, rec.signal = output(res), &code, res.Signal
 	}
-	if res.TimedOut {
+	switch {
+	case res.TimedOut:
 		return &timeoutExit{ExitError: exitError(res)}
-	}
-	if res.ExitCode == 0 && res.Signal == "" {
+	case res.Signal != "":
+	case res.ExitCode == 0:
 		return nil
+	case sf != nil && slices.Contains(x.SnoozeOnExit, res.ExitCode):
+		return sf.snooze(x, res.ExitCode)
 	}
 	return classifyExit(exitError(res), x)
 }
@@ -55,8 +68,9 @@ const (
 var workerPID = workerPIDTag + "=" + strconv.Itoa(os.Getpid())
 
 // attemptEnv tells a process which attempt it is: GRIT_TASK_ID,
-// GRIT_RUN_ID, GRIT_TASK_NAME, GRIT_ATTEMPT, GRIT_LEASE_TOKEN (a fencing
-// token for its downstream writes), GRIT_WORKER_ID and GRIT_WORKER_PID;
+// GRIT_RUN_ID, GRIT_TASK_NAME, GRIT_ATTEMPT, GRIT_SNOOZES (how many times
+// it snoozed before), GRIT_LEASE_TOKEN (a fencing token for its downstream
+// writes), GRIT_WORKER_ID and GRIT_WORKER_PID;
 // and, when the attempt is traced, TRACEPARENT, the W3C trace context of
 // its span, which OpenTelemetry SDKs in the process continue.
 func attemptEnv(ctx context.Context, t *task.Task) []string {
@@ -65,6 +79,7 @@ func attemptEnv(ctx context.Context, t *task.Task) []string {
 		"GRIT_RUN_ID=" + strconv.FormatInt(t.RunID, 10),
 		"GRIT_TASK_NAME=" + t.Name,
 		"GRIT_ATTEMPT=" + strconv.Itoa(t.Attempt),
+		"GRIT_SNOOZES=" + strconv.Itoa(t.Snoozes),
 		workerPID,
 	}
 	if a, ok := AttemptFrom(ctx); ok {

@@ -32,6 +32,10 @@ type Handler struct {
 	// a handler that hangs is killed with its process, and one that
 	// crashes takes only its own attempt with it.
 	Isolate bool
+	// MaxSnoozes bounds the snoozes of a task of this kind: asked for
+	// once more, the snooze fails the task (decide.Snooze). 0 is no
+	// bound. A SnoozeError's own Max wins over it.
+	MaxSnoozes int
 }
 
 func (h *Handler) validate() error {
@@ -46,6 +50,9 @@ func (h *Handler) validate() error {
 	}
 	if h.Timeout < 0 && h.Timeout != task.AutoTimeout {
 		return fmt.Errorf("engine: handler %q: negative timeout %v", h.Kind, h.Timeout)
+	}
+	if h.MaxSnoozes < 0 {
+		return fmt.Errorf("engine: handler %q: negative MaxSnoozes %d: want 0 for no bound, or the most snoozes a task may take", h.Kind, h.MaxSnoozes)
 	}
 	return nil
 }
@@ -77,8 +84,13 @@ func AttemptFrom(ctx context.Context) (HandlerAttempt, bool) {
 }
 
 // SnoozeError asks for the task to be tried again after Delay without using
-// an attempt: a sensor whose condition does not hold yet.
-type SnoozeError struct{ Delay time.Duration }
+// an attempt: a sensor whose condition does not hold yet. Max, when set,
+// bounds the task's snoozes in place of its handler's MaxSnoozes: a
+// process task carries its own (task.Exec.MaxSnoozes).
+type SnoozeError struct {
+	Delay time.Duration
+	Max   int
+}
 
 func (e *SnoozeError) Error() string { return fmt.Sprintf("snooze %s", retry.FormatDuration(e.Delay)) }
 

@@ -21,7 +21,7 @@ var actSQL = map[task.Action]string{
 		WHERE id = $1 AND state = 'DEAD_LETTER' RETURNING ` + taskColsOf,
 	task.ActFail: `UPDATE $S.tasks t SET state = 'FAILED', finished_at = now()
 		WHERE id = $1 AND state = 'DEAD_LETTER' RETURNING ` + taskColsOf,
-	task.ActRetry: `UPDATE $S.tasks t SET state = 'READY', attempt = 0, streak = 0, deferrals = 0, snoozes = 0, prev_delay_ns = 0,
+	task.ActRetry: `UPDATE $S.tasks t SET state = 'READY', ` + freshAttempts + `,
 			next_at = now(), finished_at = NULL
 		WHERE id = $1 AND state IN ('FAILED', 'CANCELLED') AND run_id IS NULL RETURNING ` + taskColsOf,
 	task.ActCancel: `UPDATE $S.tasks t SET state = 'CANCELLED', finished_at = now(), next_at = NULL,

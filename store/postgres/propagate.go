@@ -135,14 +135,15 @@ func (s *Store) settleRun(ctx context.Context, tx pgx.Tx, id int64) error {
 }
 
 // tooManyFailures fails the run, and cancels its tasks that have not
-// started, when its FAILED tasks are more than maxFailures.
+// started, when its FAILED tasks are more than maxFailures. Those tasks
+// are marked as cancelled by the run, which a redrive undoes (redrive.go).
 func (s *Store) tooManyFailures(ctx context.Context, tx pgx.Tx, id int64, maxFailures int) (bool, error) {
 	var failed int
 	err := tx.QueryRow(ctx, s.sql(`SELECT count(*) FROM $S.tasks WHERE run_id = $1 AND state = 'FAILED'`), id).Scan(&failed)
 	if err != nil || failed <= maxFailures {
 		return false, err
 	}
-	_, err = tx.Exec(ctx, s.sql(`UPDATE $S.tasks SET state = 'CANCELLED', finished_at = now(), next_at = NULL
+	_, err = tx.Exec(ctx, s.sql(`UPDATE $S.tasks SET state = 'CANCELLED', cancelled_by_run = true, finished_at = now(), next_at = NULL
 		WHERE run_id = $1 AND state IN ('PENDING', 'READY') AND first_started_at IS NULL`), id)
 	if err != nil {
 		return false, err

@@ -19,7 +19,7 @@ var actSQL = map[task.Action]string{
 		WHERE id = ?2 AND state = 'DEAD_LETTER' RETURNING ` + taskCols,
 	task.ActFail: `UPDATE tasks SET state = 'FAILED', finished_at = ?1
 		WHERE id = ?2 AND state = 'DEAD_LETTER' RETURNING ` + taskCols,
-	task.ActRetry: `UPDATE tasks SET state = 'READY', attempt = 0, streak = 0, deferrals = 0, snoozes = 0, prev_delay = 0,
+	task.ActRetry: `UPDATE tasks SET state = 'READY', ` + freshAttempts + `,
 			next_at = ?1, finished_at = NULL
 		WHERE id = ?2 AND state IN ('FAILED', 'CANCELLED') AND run_id IS NULL RETURNING ` + taskCols,
 	task.ActCancel: `UPDATE tasks SET state = 'CANCELLED', finished_at = ?1, next_at = NULL,

@@ -114,14 +114,15 @@ func settleRun(x *wtx, id int64) error {
 }
 
 // tooManyFailures fails the run, and cancels its tasks that have not
-// started, when its FAILED tasks are more than maxFailures.
+// started, when its FAILED tasks are more than maxFailures. Those tasks
+// are marked as cancelled by the run, which a redrive undoes (redrive.go).
 func tooManyFailures(x *wtx, id int64, maxFailures int) (bool, error) {
 	var failed int
 	err := x.queryRow(`SELECT count(*) FROM tasks WHERE run_id = ? AND state = 'FAILED'`, id).Scan(&failed)
 	if err != nil || failed <= maxFailures {
 		return false, err
 	}
-	_, err = x.exec(`UPDATE tasks SET state = 'CANCELLED', finished_at = ?, next_at = NULL
+	_, err = x.exec(`UPDATE tasks SET state = 'CANCELLED', cancelled_by_run = 1, finished_at = ?, next_at = NULL
 		WHERE run_id = ? AND state IN ('PENDING', 'READY') AND first_started_at IS NULL`,
 		x.now.UnixMicro(), id)
 	if err != nil {

@@ -75,6 +75,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Fence", fenceTests},
 		{"DAG", dagTests},
 		{"RunEnd", runEndTests},
+		{"Redrive", redriveTests},
 		{"Heartbeat", heartbeatTests},
 		{"Rescue", rescueTests},
 		{"NextDue", nextDueTests},
