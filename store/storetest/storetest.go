@@ -23,7 +23,9 @@
 // are called directly (a driver without one does not compile). Only the
 // cases of an optional capability (store.Optional) skip on a store
 // without it, and those of a promise the driver does not make
-// (WakesAcrossHandles, CancelsAcrossHandles).
+// (WakesAcrossHandles, CancelsAcrossHandles). The Refused cases need the
+// driver's way to make its database refuse a success
+// (RefusesSuccesses), and fail without it.
 package storetest
 
 import (
