@@ -150,6 +150,10 @@ func abandonedError(ids []int64, cause error) error {
 	if len(ids) > len(shown) {
 		more = fmt.Sprintf(" and %d more", len(ids)-len(shown))
 	}
-	return fmt.Errorf("engine: stop: %d results not recorded, abandoned (tasks %v%s; their leases lapse and the rescue decides): %w",
-		len(ids), shown, more, cause)
+	what := "results"
+	if len(ids) == 1 {
+		what = "result"
+	}
+	return fmt.Errorf("engine: stop: %d %s not recorded, abandoned (tasks %v%s; their leases lapse and the rescue decides): %w",
+		len(ids), what, shown, more, cause)
 }

@@ -183,7 +183,7 @@ func checkStopWithin(t *testing.T, e *Engine, d time.Duration, id int64) {
 	if took := time.Since(began); took > d+time.Second {
 		t.Errorf("Stop with a %v deadline returned after %v", d, took)
 	}
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), fmt.Sprint(id)) || !strings.Contains(err.Error(), "1 results not recorded") {
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), fmt.Sprint(id)) || !strings.Contains(err.Error(), "1 result not recorded") {
 		t.Errorf("Stop: %v, want the deadline, naming task %d as abandoned", err, id)
 	}
 }
