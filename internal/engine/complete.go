@@ -242,12 +242,19 @@ func (e *Engine) forget(batch []pending, errs []error) {
 	e.gate.Ended(ctx, e.cfg.WorkerID, ends)
 	cancel()
 	e.mu.Lock()
+	unheld := int64(0)
 	for _, p := range batch {
 		if cur, ok := e.running[p.a.t.ID]; ok && cur == p.a {
 			delete(e.running, p.a.t.ID)
 		}
+		if p.held {
+			unheld++
+		}
 	}
 	e.mu.Unlock()
+	if unheld > 0 {
+		e.unhold(unheld)
+	}
 }
 
 // applied is the task as a Finish leaves it.

@@ -214,7 +214,8 @@ type Engine struct {
 	abandon     context.CancelFunc
 	lastTry     chan struct{} // closed when Stop makes its last try to record results
 	lastOnce    sync.Once
-	rec         completion // the completer's own
+	rec         completion   // the completer's own
+	held        atomic.Int64 // results held apart, not recorded yet (freeSlots)
 	claimWG     sync.WaitGroup
 	completerWG sync.WaitGroup
 	leaseWG     sync.WaitGroup

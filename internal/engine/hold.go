@@ -43,6 +43,10 @@ func (e *Engine) hold(ps []pending, errs []error) {
 	for i := range ps {
 		p := ps[i]
 		p.fails++
+		if !p.held {
+			p.held = true
+			e.held.Add(1)
+		}
 		d, ok := delays[p.fails]
 		if !ok {
 			d = claimBackoff.Delay(p.fails, 0, retry.DefaultRand)
@@ -66,6 +70,28 @@ func (e *Engine) hold(ps []pending, errs []error) {
 	if len(gaveUp) > 0 {
 		e.forget(gaveUp, nil)
 	}
+}
+
+// unhold counts n held results out: recorded, or given up. A claim loop
+// held back by them may claim again (freeSlots).
+func (e *Engine) unhold(n int64) {
+	e.held.Add(-n)
+	if e.slotBound.Load() {
+		e.Wake()
+	}
+}
+
+// freeSlots is how many attempts the claim loop may start: the slots no
+// attempt runs in, less the results held apart past Concurrency. Held
+// results take no slot, so that the work after them goes on; but a worker
+// whose store refuses many results stops claiming once it holds twice
+// its concurrency unrecorded, rather than hold ever more.
+func (e *Engine) freeSlots() int {
+	free := cap(e.slots) - len(e.slots)
+	if over := int(e.held.Load()) - cap(e.slots); over > 0 {
+		free = max(free-over, 0)
+	}
+	return free
 }
 
 // takeHeld moves to batch the held results that are due, every one at

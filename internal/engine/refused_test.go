@@ -187,3 +187,42 @@ func checkStopWithin(t *testing.T, e *Engine, d time.Duration, id int64) {
 		t.Errorf("Stop: %v, want the deadline, naming task %d as abandoned", err, id)
 	}
 }
+
+// TestHeldResultsBoundTheClaims: a worker whose store refuses the
+// successes of the only kind it works holds those results apart, but
+// stops claiming once it holds twice its concurrency: while the held
+// results are tried again and again, no more tasks are claimed.
+func TestHeldResultsBoundTheClaims(t *testing.T) {
+	t.Parallel()
+	st, refuse := refusing["SQLite"](t)
+	refuse("charge", "ledger closed")
+	var asked atomic.Int64
+	pol := retry.Policy{MaxAttempts: 3, OnCommitError: func(a retry.Attempt, d retry.Decision) retry.Decision { asked.Add(1); return d }}
+	cfg := testConfig(st)
+	cfg.Concurrency = 2
+	for range 40 {
+		enqueue(t, st, task.NewTask{Kind: "charge"})
+	}
+	e := start(t, cfg, Handler{Kind: "charge", Policy: &pol, Fn: func(context.Context, *task.Task) error { return nil }})
+	waitFor(t, 10*time.Second, func() bool { return e.held.Load() >= 4 }, func() string { return fmt.Sprintf("%d results held, want 4", e.held.Load()) })
+	ready := func() int {
+		ts, err := st.ListTasks(context.Background(), task.Filter{States: []task.State{task.Ready}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ts)
+	}
+	retried := func() { // every held result tried twice more: what was on its way is held by then
+		tries := asked.Load()
+		waitFor(t, 20*time.Second, func() bool { return asked.Load() >= tries+2*e.held.Load() }, func() string { return "the held results were not tried again" })
+	}
+	retried()
+	before := ready()
+	retried()
+	if after := ready(); before == 0 || after != before {
+		t.Errorf("%d tasks READY with %d results held, %d after they were tried twice more; want some, and no more claimed", before, e.held.Load(), after)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	e.Stop(ctx) // the held results are abandoned
+}
