@@ -286,7 +286,11 @@ func (cfg HandlerConfig) policy() (*retry.Policy, error) {
 func (c *Client) Start(ctx context.Context) error { return c.engine.Start(ctx) }
 
 // Stop stops claiming, lets running attempts finish until ctx ends, and
-// gives back what is left without using an attempt.
+// gives back what is left without using an attempt. It returns when ctx
+// ends, whatever is still unrecorded: a result the store has not taken
+// by then gets one last try and is otherwise abandoned (its lease lapses
+// and the rescue decides); the error then names those tasks and wraps
+// ctx's error (docs/engine.md, "When a result cannot be recorded").
 func (c *Client) Stop(ctx context.Context) error { return c.engine.Stop(ctx) }
 
 // Close closes the store if Open opened it. (A TracerProvider given in

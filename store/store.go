@@ -69,7 +69,11 @@ type Store interface {
 	// MaxFailures (if set), the run is FAILED and its tasks that have not
 	// started are CANCELLED. When every task of a run has ended, the run
 	// ends: SUCCESS if every task succeeded or was skipped, FAILED
-	// otherwise. The error is for the batch as a whole.
+	// otherwise. An item the database refuses for what it would write (a
+	// trigger, a constraint) gets task.ErrRefused and writes nothing, and
+	// the others are written (Isolate finds it). The error is for the
+	// batch as a whole, and then nothing was written: the store is down,
+	// or fails every item alike.
 	Finish(ctx context.Context, fs []Finish) ([]error, error)
 	// Heartbeat renews, in one statement, the leases of every RUNNING task
 	// the worker holds, records the worker as seen, and returns the held

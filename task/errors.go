@@ -23,6 +23,11 @@ var (
 	// ErrKeyConflict: an idempotency key already names a task of other
 	// work (another kind, or other args); see KeyConflictError.
 	ErrKeyConflict = errors.New("task: idempotency key names other work")
+	// ErrRefused: the store's database refused to write this item for
+	// what it would write (a trigger raised, a constraint failed), while
+	// it wrote the others of its batch; the wrapping error has the
+	// database's own. Another try may succeed once the cause is gone.
+	ErrRefused = errors.New("task: refused by the store")
 )
 
 // KeyConflictError is ErrKeyConflict with what a caller needs to resolve

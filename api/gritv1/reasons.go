@@ -46,6 +46,10 @@ const (
 	// ReasonWrongState: the task is not in a state that allows the
 	// operation (FAILED_PRECONDITION).
 	ReasonWrongState = "WRONG_STATE"
+	// ReasonResultRefused: the store's database refused to record this
+	// result (a trigger, a constraint), while it recorded the others of
+	// the report (FAILED_PRECONDITION); the lease is still the worker's.
+	ReasonResultRefused = "RESULT_REFUSED"
 
 	// ReasonTaskNotFound, ReasonRunNotFound, ReasonInstanceNotFound: no
 	// task has the id, no run, no state machine instance the machine and

@@ -67,6 +67,9 @@ func statusOf(op string, err error) error {
 //     request was valid, the task is not in a state that allows it;
 //     retrying the same request fails the same way): LEASE_LOST,
 //     LEASE_HELD_BY_OTHER or WRONG_STATE;
+//   - task.ErrRefused: FAILED_PRECONDITION, RESULT_REFUSED (the store's
+//     database refused that result alone, until what refuses it is
+//     fixed);
 //   - task.ErrDuplicate: ALREADY_EXISTS; a *task.KeyConflictError is
 //     IDEMPOTENCY_KEY_CONFLICT (metadata key, existing_task_id,
 //     existing_kind, differs);
@@ -118,6 +121,8 @@ func infoOf(err error) (codes.Code, string, map[string]string) {
 		return codes.FailedPrecondition, le.describe(meta), meta
 	case errors.Is(err, task.ErrLeaseLost):
 		return codes.FailedPrecondition, pb.ReasonLeaseLost, meta
+	case errors.Is(err, task.ErrRefused):
+		return codes.FailedPrecondition, pb.ReasonResultRefused, meta
 	case errors.Is(err, task.ErrWrongState):
 		if errors.As(err, &se) {
 			meta["state"] = string(se.State)

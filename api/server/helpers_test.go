@@ -55,6 +55,15 @@ func startOn(t *testing.T, cfg server.Config, token string, wrap func(store.Stor
 	if wrap != nil {
 		cfg.Store = wrap(st)
 	}
+	h := serve(t, cfg, token)
+	h.store = st
+	return h
+}
+
+// serve serves cfg, on its own store, until the test ends; the clients
+// send token, if any. The harness's store is left nil.
+func serve(t *testing.T, cfg server.Config, token string) *harness {
+	t.Helper()
 	s, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +86,7 @@ func startOn(t *testing.T, cfg server.Config, token string, wrap func(store.Stor
 			t.Error("Serve did not return after its context ended")
 		}
 	})
-	h := &harness{store: st, server: s, addr: lis.Addr().String()}
+	h := &harness{server: s, addr: lis.Addr().String()}
 	h.conn = dial(t, h.addr, token)
 	h.tasks, h.workers = pb.NewTasksServiceClient(h.conn), pb.NewWorkersServiceClient(h.conn)
 	return h

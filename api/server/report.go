@@ -96,8 +96,11 @@ func (s *Server) one(ctx context.Context, worker string, r result) (ended, error
 // that Finish left it (store.Finish.Applied), not read again. A result
 // whose task is not RUNNING under its token, or not the worker's, takes
 // the slow path (held), which reads the task's attempts to tell a report
-// recorded before from a stale one. The error is for what spoils every
-// result: the store failed, and nothing was recorded.
+// recorded before from a stale one. A result the store refuses alone
+// (task.ErrRefused: a trigger, a constraint) is answered with its own
+// error, and the others are recorded: the store's Finish finds it
+// (store.Isolate), as it does for a Go worker's results. The error is for
+// what spoils every result: the store failed, and nothing was recorded.
 func (s *Server) record(ctx context.Context, worker string, rs []result) ([]ended, error) {
 	out := make([]ended, len(rs))
 	byID, err := s.heldTasks(ctx, rs)

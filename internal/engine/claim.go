@@ -28,7 +28,7 @@ func (e *Engine) claimLoop() {
 	fails := 0
 	backlog := false // the last claim took all it asked for: more is due
 	for !e.isStopping() {
-		free := cap(e.slots) - len(e.slots)
+		free := e.freeSlots()
 		if backlog && free < e.claimFloor() {
 			e.slotBound.Store(true)
 			free = e.gatherSlots()
@@ -52,7 +52,7 @@ func (e *Engine) claimLoop() {
 			}
 		}
 		e.slotBound.Store(free == 0)
-		if free == 0 && cap(e.slots) > len(e.slots) {
+		if free == 0 && e.freeSlots() > 0 {
 			continue // freed before slotBound was set: its executor did not wake us
 		}
 		e.waitForWork(free > 0)
@@ -68,14 +68,14 @@ func (e *Engine) gatherSlots() int {
 	t := e.cfg.Clock.NewTimer(batchWindow)
 	defer t.Stop()
 	for {
-		free := cap(e.slots) - len(e.slots)
+		free := e.freeSlots()
 		if free >= e.claimFloor() {
 			return free
 		}
 		select {
 		case <-e.wake:
 		case <-t.C():
-			return cap(e.slots) - len(e.slots)
+			return e.freeSlots()
 		case <-e.stopping:
 			return 0
 		}

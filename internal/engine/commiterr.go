@@ -9,55 +9,52 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// onCommitError asks the OnCommitError hook of each of batch's tasks'
-// policies, if it has one, what to do now that recording the batch has
-// failed n times in a row with err: keep trying (the default, and what a
-// policy without the hook gets), give the attempt up, or fail the task.
-// It returns the batch and the store's items to try again, and the
-// attempts given up, which the caller forgets.
+// verdict is what a result's policy decided when recording it failed.
+type verdict int
+
+const (
+	keepTrying verdict = iota // try to record the result again
+	giveUp                    // give the attempt up: its lease lapses
+	failTask                  // record the task's failure instead
+)
+
+// commitFailed asks the OnCommitError hook of p's task's policy, if it has
+// one, what to do now that recording p's result failed with err, the
+// store's answer to that result, p.fails times in a row: keep trying (the
+// default, and what a policy without the hook gets), give the attempt up,
+// or fail the task, which makes p.f the failure to record instead.
 //
 // The hook gets a retry.Attempt of Kind CommitError, with Err the store's
-// error and Streak the failures in a row, and the default decision: retry
-// after delay. It answers with a Decision: Retry to keep trying;
-// otherwise Reason ReasonCanceled gives the attempt up (its result is not
-// recorded; its lease lapses, and the rescue's interrupted rule decides,
-// as for a worker that died), and any other reason fails the task
-// (FAILED, with the error that kept the result out, recorded instead of
-// the result).
-func (e *Engine) onCommitError(batch []pending, fs []store.Finish, err error, n int, delay time.Duration) (kept []pending, keptFs []store.Finish, gaveUp []pending) {
-	now := e.storeNow()
-	changed := false
-	for i, p := range batch {
-		pol := e.policyFor(p.a.t)
-		if pol.OnCommitError == nil {
-			kept, keptFs = append(kept, p), append(keptFs, fs[i])
-			continue
-		}
-		a := retry.Attempt{Number: p.a.t.Attempt, Kind: retry.CommitError, Err: err, PrevDelay: p.a.t.PrevDelay, Streak: n}
-		if !p.a.t.FirstStartedAt.IsZero() {
-			a.Elapsed = now.Sub(p.a.t.FirstStartedAt)
-		}
-		d := pol.OnCommitError(a, retry.Decision{Retry: true, At: now.Add(delay), Delay: delay, Reason: retry.ReasonRetry})
-		switch {
-		case d.Retry:
-			kept, keptFs = append(kept, p), append(keptFs, fs[i])
-		case d.Reason == retry.ReasonCanceled:
-			e.cfg.Logger.Warn("the policy gave up recording an attempt's result; its lease will lapse", "task", p.a.t.ID, "err", err, "failures", n)
-			gaveUp = append(gaveUp, p)
-			changed = true
-		default:
-			f := failedToRecord(p.f, err, d.Reason, now)
-			e.withCatch(p.a.t, &f)
-			p.f = f
-			kept, keptFs = append(kept, p), append(keptFs, f)
-			changed = true
-			e.cfg.Logger.Warn("the policy fails a task whose result could not be recorded", "task", p.a.t.ID, "err", err, "failures", n)
-		}
+// error (task.ErrRefused when the store refused this result alone and
+// recorded the others of its batch; the store's own error when it failed
+// the batch as a whole) and Streak the failures in a row, and the default
+// decision: retry after delay. It answers with a Decision: Retry to keep
+// trying; otherwise Reason ReasonCanceled gives the attempt up (its result
+// is not recorded; its lease lapses, and the rescue's interrupted rule
+// decides, as for a worker that died), and any other reason fails the
+// task (FAILED, with the error that kept the result out, recorded
+// instead of the result).
+func (e *Engine) commitFailed(p *pending, err error, delay time.Duration, now time.Time) verdict {
+	pol := e.policyFor(p.a.t)
+	if pol.OnCommitError == nil {
+		return keepTrying
 	}
-	if !changed {
-		return batch, fs, nil
+	a := retry.Attempt{Number: p.a.t.Attempt, Kind: retry.CommitError, Err: err, PrevDelay: p.a.t.PrevDelay, Streak: p.fails}
+	if !p.a.t.FirstStartedAt.IsZero() {
+		a.Elapsed = now.Sub(p.a.t.FirstStartedAt)
 	}
-	return kept, keptFs, gaveUp
+	d := pol.OnCommitError(a, retry.Decision{Retry: true, At: now.Add(delay), Delay: delay, Reason: retry.ReasonRetry})
+	switch {
+	case d.Retry:
+		return keepTrying
+	case d.Reason == retry.ReasonCanceled:
+		e.cfg.Logger.Warn("the policy gave up recording an attempt's result; its lease will lapse", "task", p.a.t.ID, "err", err, "failures", p.fails)
+		return giveUp
+	}
+	p.f = failedToRecord(p.f, err, d.Reason, now)
+	e.withCatch(p.a.t, &p.f)
+	e.cfg.Logger.Warn("the policy fails a task whose result could not be recorded", "task", p.a.t.ID, "err", err, "failures", p.fails)
+	return failTask
 }
 
 // failedToRecord is f turned into the task's failure: the result it

@@ -2,13 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
@@ -16,27 +16,6 @@ import (
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/task"
 )
-
-// refuseSuccesses makes a real PostgreSQL store refuse to record any
-// success (a trigger that raises, as a full disk or a broken constraint
-// would), and returns the function that lets it again.
-func refuseSuccesses(t *testing.T, schema string, exec func(string) error) func() {
-	t.Helper()
-	s := pgx.Identifier{schema}.Sanitize()
-	for _, q := range []string{
-		`CREATE FUNCTION ` + s + `.refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'could not extend file: No space left on device'; END $$`,
-		`CREATE TRIGGER refuse BEFORE UPDATE ON ` + s + `.tasks FOR EACH ROW WHEN (NEW.state = 'SUCCESS') EXECUTE FUNCTION ` + s + `.refuse()`,
-	} {
-		if err := exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return func() {
-		if err := exec(`DROP TRIGGER refuse ON ` + s + `.tasks`); err != nil {
-			t.Error(err)
-		}
-	}
-}
 
 // countRefusals counts the Finish calls the real store refused.
 type countRefusals struct {
@@ -46,7 +25,7 @@ type countRefusals struct {
 
 func (s countRefusals) Finish(ctx context.Context, fs []store.Finish) ([]error, error) {
 	errs, err := s.Store.Finish(ctx, fs)
-	if err != nil {
+	if err != nil || slices.ContainsFunc(errs, func(err error) bool { return errors.Is(err, task.ErrRefused) }) {
 		s.refused.Add(1)
 	}
 	return errs, err
@@ -128,8 +107,7 @@ func TestCommitErrorHook(t *testing.T) {
 			schema := pgtest.NewSchema(t)
 			pg := pgtest.OpenIn(t, schema)
 			st := countRefusals{Store: pg, refused: new(atomic.Int64)}
-			exec := func(q string) error { _, err := pg.Pool().Exec(context.Background(), q); return err }
-			allow := refuseSuccesses(t, schema, exec)
+			allow := pgtest.Refuse(t, schema, "", "could not extend file: No space left on device")
 			var asked atomic.Int64
 			p := retry.Policy{MaxAttempts: 3}
 			if c.hook != nil {

@@ -19,32 +19,80 @@ var errAbandoned = errors.New("engine: result abandoned at stop")
 const maxFinishBatch = 1000
 
 // completer records finished attempts, batching whatever is queued into
-// one store transaction.
+// one store call. A result the store did not take while it took the
+// others of its batch (it refused that one alone) is held apart, to be
+// tried again on its own schedule, while the results after it are
+// recorded (hold).
 func (e *Engine) completer() {
 	batch := make([]pending, 0, maxFinishBatch)
-	var fs []store.Finish // reused while the store takes every batch
-	for p := range e.finishes {
-		batch = append(batch[:0], p)
-	fill:
-		for len(batch) < maxFinishBatch {
-			select {
-			case p, ok := <-e.finishes:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, p)
-			default:
-				break fill
-			}
+	var fs []store.Finish // reused while the store takes every batch at once
+	for {
+		var ok bool
+		if batch, ok = e.nextBatch(batch[:0]); !ok {
+			return
 		}
 		fs = e.commit(batch, fs[:0])
 	}
 }
 
-// commit records a batch, retrying the store forever with a capped backoff
-// until Stop gives up on it, with fs as the store's items. It returns fs
-// for the next batch once the store has taken this one; a store whose call
-// ended with its context may still be reading them, so then it returns nil.
+// nextBatch fills batch with the held results that are due (every one,
+// at Stop's last try), or else with what is queued, waiting for either.
+// It reports false when nothing is left: the queue is closed and nothing
+// is held.
+func (e *Engine) nextBatch(batch []pending) ([]pending, bool) {
+	for {
+		if batch = e.takeHeld(batch); len(batch) > 0 {
+			return batch, true
+		}
+		if e.rec.closed && len(e.rec.held) == 0 {
+			return batch, false
+		}
+		var queue <-chan pending
+		if !e.rec.closed {
+			queue = e.finishes
+		}
+		var last, abandoned <-chan struct{}
+		if len(e.rec.held) > 0 {
+			last, abandoned = e.lastTry, e.completeCtx.Done()
+		}
+		due, stop := e.heldTimer()
+		select {
+		case p, ok := <-queue:
+			if ok {
+				stop()
+				return e.fill(append(batch, p)), true
+			}
+			e.rec.closed = true
+		case <-due:
+		case <-last:
+		case <-abandoned:
+		}
+		stop()
+	}
+}
+
+// fill adds to batch what is queued, without waiting.
+func (e *Engine) fill(batch []pending) []pending {
+	for len(batch) < maxFinishBatch {
+		select {
+		case p, ok := <-e.finishes:
+			if !ok {
+				e.rec.closed = true
+				return batch
+			}
+			batch = append(batch, p)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// commit records a batch, with fs as the store's items, and returns fs for
+// the next batch when the store took this one at its first call (else nil:
+// a call cut off by its deadline may still read them). The store's answer
+// to each result is settled; a failure of the batch as a whole is retried
+// (failedWhole).
 func (e *Engine) commit(batch []pending, fs []store.Finish) []store.Finish {
 	if fs == nil {
 		fs = make([]store.Finish, 0, len(batch))
@@ -53,42 +101,96 @@ func (e *Engine) commit(batch []pending, fs []store.Finish) []store.Finish {
 		e.withCatch(batch[i].a.t, &batch[i].f)
 		fs = append(fs, batch[i].f)
 	}
-	var errs []error
-	cut := false // a call ended by its deadline: the store may still read fs
 	for n := 1; ; n++ {
 		ctx, cancel := e.storeCtx(e.completeCtx)
-		var err error
-		errs, err = e.cfg.Store.Finish(ctx, fs)
-		cut = cut || (err != nil && ctx.Err() != nil)
+		errs, err := e.cfg.Store.Finish(ctx, fs)
 		cancel()
 		if err == nil {
-			break
+			e.settle(batch, errs)
+			if n > 1 {
+				return nil
+			}
+			clear(fs) // the next batch's strings and events are its own
+			return fs
 		}
-		if e.completeCtx.Err() != nil {
-			e.cfg.Logger.Error("results abandoned: the store did not take them before the stop deadline", "attempts", len(fs), "err", err)
-			e.forget(batch, nil)
+		if batch, fs = e.failedWhole(batch, fs, err, n); len(batch) == 0 {
 			return nil
 		}
-		e.cfg.Logger.Warn("recording results failed; retrying", "err", err, "failures", n)
-		delay := claimBackoff.Delay(n, 0, retry.DefaultRand)
-		kept, keptFs, gaveUp := e.onCommitError(batch, fs, err, n, delay)
-		if len(gaveUp) > 0 {
-			e.forget(gaveUp, nil)
+	}
+}
+
+// failedWhole decides a batch the store failed as a whole with err, the
+// n-th time in a row (it is down, full, read-only: every result alike,
+// so the batch is not split): each result's policy is asked
+// (commitFailed), and what they keep is tried again, together, after a
+// capped backoff. At Stop's last try the batch is abandoned instead.
+func (e *Engine) failedWhole(batch []pending, fs []store.Finish, err error, n int) ([]pending, []store.Finish) {
+	if e.isLast() {
+		e.abandonResults(batch, err, nil)
+		return nil, nil
+	}
+	e.cfg.Logger.Warn("recording results failed; retrying", "err", err, "results", len(batch), "failures", n)
+	delay := claimBackoff.Delay(n, 0, retry.DefaultRand)
+	now := e.storeNow()
+	kept := batch[:0:0]
+	var gaveUp []pending
+	for i := range batch {
+		p := batch[i]
+		p.fails++
+		if e.commitFailed(&p, err, delay, now) == giveUp {
+			gaveUp = append(gaveUp, p)
+			continue
 		}
-		if len(keptFs) != len(fs) || (len(fs) > 0 && &keptFs[0] != &fs[0]) {
-			batch, fs, cut = kept, keptFs, true // fs may still be read by the call cut off: do not reuse it
-		}
-		if len(batch) == 0 {
-			return nil
-		}
+		kept = append(kept, p)
+	}
+	if len(gaveUp) > 0 {
+		e.forget(gaveUp, nil)
+	}
+	keptFs := make([]store.Finish, len(kept)) // fs may still be read by the call cut off
+	for i := range kept {
+		keptFs[i] = kept[i].f
+	}
+	if len(kept) > 0 {
 		e.pause(delay)
 	}
-	e.recorded(batch, errs)
-	if cut {
-		return nil
+	return kept, keptFs
+}
+
+// settle takes the store's answer to each result of a batch it took: the
+// results it recorded, or refused for a lost lease or as invalid, are
+// done (recorded); those it did not record while it recorded the others
+// (task.ErrRefused, or the store failed part way) are held (hold).
+func (e *Engine) settle(batch []pending, errs []error) {
+	left := 0
+	for _, err := range errs {
+		if unrecorded(err) {
+			left++
+		}
 	}
-	clear(fs) // the next batch's strings and events are its own
-	return fs
+	if left == 0 {
+		e.recorded(batch, errs)
+		return
+	}
+	done, doneErrs := make([]pending, 0, len(batch)-left), make([]error, 0, len(batch)-left)
+	again, againErrs := make([]pending, 0, left), make([]error, 0, left)
+	for i, err := range errs {
+		if unrecorded(err) {
+			again, againErrs = append(again, batch[i]), append(againErrs, err)
+		} else {
+			done, doneErrs = append(done, batch[i]), append(doneErrs, err)
+		}
+	}
+	if len(done) > 0 {
+		e.recorded(done, doneErrs)
+	}
+	e.hold(again, againErrs)
+}
+
+// unrecorded says whether the store's answer to one result is that it
+// did not record it for now: not taken, not refused for good (a lease
+// lost is fenced, an invalid result is a bug, both final).
+func unrecorded(err error) bool {
+	return err != nil && !errors.Is(err, task.ErrLeaseLost) && !errors.Is(err, task.ErrInvalid)
 }
 
 // recorded counts and reports what the store took. A result can have made
@@ -140,12 +242,19 @@ func (e *Engine) forget(batch []pending, errs []error) {
 	e.gate.Ended(ctx, e.cfg.WorkerID, ends)
 	cancel()
 	e.mu.Lock()
+	unheld := int64(0)
 	for _, p := range batch {
 		if cur, ok := e.running[p.a.t.ID]; ok && cur == p.a {
 			delete(e.running, p.a.t.ID)
 		}
+		if p.held {
+			unheld++
+		}
 	}
 	e.mu.Unlock()
+	if unheld > 0 {
+		e.unhold(unheld)
+	}
 }
 
 // applied is the task as a Finish leaves it.
@@ -162,11 +271,13 @@ func applied(t task.Task, f store.Finish) task.Task {
 	return t
 }
 
+// pause waits d, or until Stop makes its last try or gives up.
 func (e *Engine) pause(d time.Duration) {
 	t := e.cfg.Clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C():
+	case <-e.lastTry:
 	case <-e.completeCtx.Done():
 	}
 }

@@ -50,7 +50,8 @@ type Config struct {
 	// StuckGrace and two of those looks.
 	StuckGrace time.Duration
 	// RecordTimeout bounds how long Stop keeps trying to record the last
-	// results after the drain; default 10s.
+	// results after the drain when its context has not ended, and how
+	// long its last try may take once it has; default 10s.
 	RecordTimeout time.Duration
 	Logger        *slog.Logger
 	// Clock is the engine's time: its claim loop, heartbeats, rescues,
@@ -211,6 +212,10 @@ type Engine struct {
 	cancel      context.CancelFunc
 	completeCtx context.Context // ends when Stop gives up recording results
 	abandon     context.CancelFunc
+	lastTry     chan struct{} // closed when Stop makes its last try to record results
+	lastOnce    sync.Once
+	rec         completion   // the completer's own
+	held        atomic.Int64 // results held apart, not recorded yet (freeSlots)
 	claimWG     sync.WaitGroup
 	completerWG sync.WaitGroup
 	leaseWG     sync.WaitGroup
@@ -271,6 +276,7 @@ func New(cfg Config) (*Engine, error) {
 		events:   make(chan Event, 256),
 		running:  map[int64]*inflight{},
 		stopping: make(chan struct{}),
+		lastTry:  make(chan struct{}),
 		done:     make(chan struct{}),
 		pokes:    make(chan machine.Poke, 256),
 	}

@@ -93,8 +93,10 @@ type recordKey struct{}
 
 // pending is a finished attempt waiting to be recorded.
 type pending struct {
-	a *inflight
-	f store.Finish
+	a     *inflight
+	f     store.Finish
+	fails int  // recordings of it that failed in a row
+	held  bool // it was held apart (hold), and counts in Engine.held
 }
 
 // execute runs an attempt on its own goroutine and hands its result to the

@@ -116,9 +116,16 @@ func (e *Engine) advise(ctx context.Context) {
 // Stop stops claiming, lets running attempts finish until ctx ends, then
 // releases what is left (back to READY, without using an attempt), records
 // every result, delivers the alerts still waiting until ctx ends, and
-// deactivates the worker. Results that cannot be recorded within
-// Config.RecordTimeout (the store is down) are abandoned: their leases
-// expire and a sibling takes them over.
+// deactivates the worker.
+//
+// Stop returns when ctx ends, whatever is still unrecorded: once ctx has
+// ended (or, when it has not, Config.RecordTimeout after the drain), a
+// result the store has not taken gets one last try, and what the store
+// does not take then (or within RecordTimeout) is abandoned: its lease
+// lapses, so a late write is fenced off, and the rescue's interrupted rule
+// decides, as for a worker that died. Stop logs the tasks it abandoned and
+// returns an error that names them and wraps ctx's cause (or
+// errRecordTimeout's message).
 func (e *Engine) Stop(ctx context.Context) error {
 	if !e.started.Load() {
 		return errors.New("engine: not started")
@@ -128,6 +135,8 @@ func (e *Engine) Stop(ctx context.Context) error {
 		return nil
 	}
 	close(e.stopping)
+	stopLast := context.AfterFunc(ctx, func() { e.last(e.cfg.RecordTimeout) })
+	defer stopLast()
 	e.claimWG.Wait()
 	e.drain(ctx)
 	e.closeExecutors()
@@ -135,11 +144,9 @@ func (e *Engine) Stop(ctx context.Context) error {
 		e.children.close()
 	}
 	close(e.finishes)
-	// Recording what the drain produced is bounded apart from ctx, so that a
-	// stop that releases at once (ctx already done) still records it.
-	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), e.cfg.RecordTimeout)
+	rctx, rcancel := context.WithTimeout(context.Background(), e.cfg.RecordTimeout)
 	defer rcancel()
-	waitOr(rctx, &e.completerWG, e.abandon)
+	waitOr(rctx, &e.completerWG, func() { e.last(0); e.abandon() })
 	e.cancel()
 	e.leaseWG.Wait()
 	close(e.events)
@@ -149,8 +156,25 @@ func (e *Engine) Stop(ctx context.Context) error {
 	defer cancel()
 	err := e.cfg.Store.DeactivateWorker(dctx, e.cfg.WorkerID)
 	e.cfg.Metrics.Slots(0, -e.cfg.Concurrency)
+	if ids := e.rec.abandoned; len(ids) > 0 {
+		cause := errRecordTimeout
+		if ctx.Err() != nil {
+			cause = context.Cause(ctx)
+		}
+		err = errors.Join(abandonedError(ids, cause), err)
+	}
 	close(e.done)
 	return err
+}
+
+// last makes Stop's last try to record results: the completer tries what
+// it holds and what comes once more, and abandons what the store does not
+// take then; after grace, it abandons everything (its store calls end).
+func (e *Engine) last(grace time.Duration) {
+	e.lastOnce.Do(func() {
+		close(e.lastTry)
+		time.AfterFunc(grace, e.abandon)
+	})
 }
 
 // drain waits for running attempts until ctx ends, then releases them and

@@ -2,11 +2,13 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/grit-run/grit/store"
@@ -17,34 +19,70 @@ import (
 // a whole batch and closes their attempts, then the dependents and runs of
 // the tasks that ended move. An item whose task is not RUNNING under its
 // Token gets task.ErrLeaseLost and writes nothing; an item with a state
-// Finish cannot set gets task.ErrInvalid.
+// Finish cannot set gets task.ErrInvalid; an item the database refuses (a
+// trigger, a constraint) gets task.ErrRefused, and the others are written
+// (store.Isolate).
 func (s *Store) Finish(ctx context.Context, fs []store.Finish) ([]error, error) {
 	errs, todo := store.CheckFinishes(fs)
 	if len(todo) == 0 {
 		return errs, nil
 	}
-	applied, rest, err := s.succeedAlone(ctx, fs, todo)
-	if err != nil {
+	applied := make(map[int]bool, len(todo))
+	try := func(items []int) ([]int, error) { return s.finishItems(ctx, fs, items, applied) }
+	if err := store.Isolate(fs, errs, todo, try, refused); err != nil {
 		return nil, fmt.Errorf("finish: %w", err)
 	}
-	if len(rest) > 0 {
-		var more map[int]bool
-		err = s.tx(ctx, func(tx pgx.Tx) error {
-			var err error
-			more, err = s.finish(ctx, tx, fs, rest)
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("finish: %w", err)
-		}
-		maps.Copy(applied, more)
-	}
 	for _, i := range todo {
-		if !applied[i] {
+		if errs[i] == nil && !applied[i] {
 			errs[i] = fmt.Errorf("finish task %d with lease token %d: %w", fs[i].TaskID, fs[i].Token, task.ErrLeaseLost)
 		}
 	}
 	return errs, nil
+}
+
+// finishItems writes the items of fs that items names, marking in applied
+// those that applied. It commits in two steps (succeedAlone's statement,
+// then the transaction of the rest), so when the second fails it returns
+// the items the first did not write.
+func (s *Store) finishItems(ctx context.Context, fs []store.Finish, items []int, applied map[int]bool) ([]int, error) {
+	done, rest, err := s.succeedAlone(ctx, fs, items)
+	if err != nil {
+		return items, err
+	}
+	maps.Copy(applied, done)
+	if len(rest) == 0 {
+		return nil, nil
+	}
+	var more map[int]bool
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		var err error
+		more, err = s.finish(ctx, tx, fs, rest)
+		return err
+	})
+	if err != nil {
+		return rest, err
+	}
+	maps.Copy(applied, more)
+	return nil, nil
+}
+
+// refused reports whether err is the database refusing what a statement
+// would write, for the data of its rows: a trigger that raised (class P0),
+// a constraint (23), a bad value (22), a routine's error (38, 39, 2F), a
+// row past a limit (54), a triggered data change (27), a view's check
+// (44). Another row's write may well go through, so a batch is split to
+// find the rows at fault. A lost connection, a database shutting down,
+// read-only or out of room, a conflict or a timeout fail every row alike.
+func refused(err error) bool {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || len(pe.Code) < 2 {
+		return false
+	}
+	switch pe.Code[:2] {
+	case "P0", "23", "22", "38", "39", "2F", "54", "27", "44":
+		return true
+	}
+	return false
 }
 
 // succeedAlone finishes, in one statement that is its own transaction, the

@@ -2,8 +2,11 @@ package postgres_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -76,5 +79,56 @@ func TestPlainSuccessesWithAStaleToken(t *testing.T) {
 	}
 	if as, _ := s.Attempts(ctx, got[1].ID); len(as) != 1 || as[0].Outcome != task.OutcomeRunning {
 		t.Errorf("the stale item's attempts: %+v, want its open attempt only", as)
+	}
+}
+
+// TestFinishDoesNotSplitAFullDisk: a batch the database fails in a way
+// that is no row's refusal (here disk_full, SQLSTATE 53100, raised by a
+// trigger for one task as a full disk would for any) fails as a whole,
+// is not split to find a row at fault, and writes nothing; the same
+// trigger raising an ordinary exception (P0001) refuses its row alone.
+func TestFinishDoesNotSplitAFullDisk(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		code  string
+		whole bool
+	}{{"disk_full", true}, {"raise_exception", false}} {
+		t.Run(c.code, func(t *testing.T) {
+			t.Parallel()
+			schema := newSchema(t)
+			s, ctx := openIn(t, schema), bounded(t)
+			if _, err := s.Enqueue(ctx, []task.NewTask{{Kind: "ok"}, {Kind: "bad"}}); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.Claim(ctx, store.ClaimRequest{Worker: "w", Limit: 10, Lease: time.Minute})
+			if err != nil || len(got) != 2 {
+				t.Fatalf("claimed %d tasks (%v), want 2", len(got), err)
+			}
+			q := pgx.Identifier{schema}.Sanitize()
+			for _, stmt := range []string{
+				`CREATE FUNCTION ` + q + `.fail() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION USING ERRCODE = '` + c.code + `', MESSAGE = 'could not extend file'; END $$`,
+				`CREATE TRIGGER fail BEFORE UPDATE ON ` + q + `.tasks FOR EACH ROW WHEN (NEW.state = 'SUCCESS' AND NEW.kind = 'bad') EXECUTE FUNCTION ` + q + `.fail()`,
+			} {
+				if _, err := admin(t).Exec(ctx, stmt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fs := []store.Finish{{TaskID: got[0].ID, Token: got[0].LeaseToken, State: task.Success}, {TaskID: got[1].ID, Token: got[1].LeaseToken, State: task.Success}}
+			errs, err := s.Finish(ctx, fs)
+			if c.whole {
+				if err == nil || !strings.Contains(err.Error(), "could not extend file") || errs != nil {
+					t.Fatalf("finish: %v, %v; want the batch's error", errs, err)
+				}
+				for _, tk := range got {
+					if cur, _ := s.GetTask(ctx, tk.ID); cur.State != task.Running {
+						t.Errorf("task %d (%s) is %s, want RUNNING: nothing written", tk.ID, tk.Kind, cur.State)
+					}
+				}
+				return
+			}
+			if err != nil || (errs[0] == nil) == (errs[1] == nil) || !errors.Is(errors.Join(errs...), task.ErrRefused) {
+				t.Fatalf("finish: %v, %v; want the bad task's refusal alone", errs, err)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
+	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/store/storetest"
 )
 
@@ -15,7 +16,10 @@ func TestConformance(t *testing.T) {
 		storetest.WakesAcrossHandles(func(t *testing.T, s store.Store) store.Store {
 			return openIn(t, s.(*postgres.Store).Schema())
 		}),
-		storetest.CancelsAcrossHandles())
+		storetest.CancelsAcrossHandles(),
+		storetest.RefusesSuccesses(func(t *testing.T, s store.Store, kind string) {
+			pgtest.Refuse(t, s.(*postgres.Store).Schema(), kind, "refused by the test's trigger")
+		}))
 }
 
 // TestDeclared: the store states its contract to the compiler, in open.go.

@@ -2,7 +2,12 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -13,27 +18,56 @@ import (
 // attempts' rows and one moves their tasks, then the dependents and runs
 // of the tasks that ended move. An item whose task is not RUNNING under its
 // Token gets task.ErrLeaseLost and writes nothing; an item with a state
-// Finish cannot set gets task.ErrInvalid.
+// Finish cannot set gets task.ErrInvalid; an item the database refuses (a
+// trigger's RAISE, a constraint) gets task.ErrRefused, and the others are
+// written (store.Isolate: each try is a request of its own, which the
+// writer rolls back whole when it fails).
 func (s *Store) Finish(ctx context.Context, fs []store.Finish) ([]error, error) {
 	errs, todo := store.CheckFinishes(fs)
 	if len(todo) == 0 {
 		return errs, nil
 	}
-	var applied map[int]bool
-	err := s.w.do(ctx, func(x *wtx) error {
-		var err error
-		applied, err = finish(x, fs, todo)
-		return err
-	})
-	if err != nil {
+	applied := make(map[int]bool, len(todo))
+	try := func(items []int) ([]int, error) {
+		var done map[int]bool
+		err := s.w.do(ctx, func(x *wtx) error {
+			var err error
+			done, err = finish(x, fs, items)
+			return err
+		})
+		if err != nil {
+			return items, err
+		}
+		maps.Copy(applied, done) // committed
+		return nil, nil
+	}
+	if err := store.Isolate(fs, errs, todo, try, refused); err != nil {
 		return nil, fmt.Errorf("finish: %w", err)
 	}
 	for _, i := range todo {
-		if !applied[i] {
+		if errs[i] == nil && !applied[i] {
 			errs[i] = fmt.Errorf("finish task %d with lease token %d: %w", fs[i].TaskID, fs[i].Token, task.ErrLeaseLost)
 		}
 	}
 	return errs, nil
+}
+
+// refused reports whether err is SQLite refusing what a statement would
+// write, for the data of its rows: a constraint, or a trigger's RAISE
+// (SQLITE_CONSTRAINT), a value of the wrong type (SQLITE_MISMATCH) or too
+// big (SQLITE_TOOBIG). Another row's write may well go through, so a
+// batch is split to find the rows at fault. A full disk, an I/O error, a
+// busy or closed database fail every row alike.
+func refused(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code() & 0xff {
+	case sqlite3.SQLITE_CONSTRAINT, sqlite3.SQLITE_MISMATCH, sqlite3.SQLITE_TOOBIG:
+		return true
+	}
+	return false
 }
 
 // finish applies the items todo of fs and returns which applied. A task

@@ -37,6 +37,13 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			return o
+		}),
+		storetest.RefusesSuccesses(func(t *testing.T, s store.Store, kind string) {
+			path, ok := paths.Load(s)
+			if !ok {
+				t.Fatalf("no file known for %T", s)
+			}
+			sqlitetest.Refuse(t, path.(string), kind, "refused by the test's trigger")
 		}))
 }
 

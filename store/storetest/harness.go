@@ -35,6 +35,8 @@ type harness struct {
 	// cancelsCross: the driver promises cancels across handles too
 	// (CancelsAcrossHandles).
 	cancelsCross bool
+	// refuse makes s refuse the successes of a kind (RefusesSuccesses).
+	refuse func(t *testing.T, s store.Store, kind string)
 }
 
 func newHarness(t *testing.T, open func(t *testing.T) store.Store, o options) *harness {
@@ -46,7 +48,7 @@ func newHarness(t *testing.T, open func(t *testing.T) store.Store, o options) *h
 			t.Errorf("close: %v", err)
 		}
 	})
-	return &harness{t: t, s: s, ctx: ctx, reopen: o.reopen, cancelsCross: o.cancelsCross}
+	return &harness{t: t, s: s, ctx: ctx, reopen: o.reopen, cancelsCross: o.cancelsCross, refuse: o.refuse}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

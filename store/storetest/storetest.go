@@ -23,7 +23,9 @@
 // are called directly (a driver without one does not compile). Only the
 // cases of an optional capability (store.Optional) skip on a store
 // without it, and those of a promise the driver does not make
-// (WakesAcrossHandles, CancelsAcrossHandles).
+// (WakesAcrossHandles, CancelsAcrossHandles). The Refused cases need the
+// driver's way to make its database refuse a success
+// (RefusesSuccesses), and fail without it.
 package storetest
 
 import (
@@ -39,6 +41,7 @@ type options struct {
 	reopen func(t *testing.T, s store.Store) store.Store
 	// cancelsCross says that cancels, too, are heard across handles.
 	cancelsCross bool
+	refuse       func(t *testing.T, s store.Store, kind string)
 }
 
 // WakesAcrossHandles says that the driver's store.Waker wakes on work made
@@ -58,6 +61,16 @@ func CancelsAcrossHandles() Option {
 	return func(o *options) { o.cancelsCross = true }
 }
 
+// RefusesSuccesses gives the suite the driver's way to make a store's
+// database refuse to record the success of the tasks of one kind (a
+// trigger that raises, as a broken constraint would), for the cases that
+// check that Finish refuses such an item alone (task.ErrRefused) and
+// writes the others of its batch. Every driver must give it: without it
+// those cases fail, saying so.
+func RefusesSuccesses(refuse func(t *testing.T, s store.Store, kind string)) Option {
+	return func(o *options) { o.refuse = refuse }
+}
+
 // Run runs the whole suite against the stores open returns.
 func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 	var o options
@@ -72,6 +85,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Enqueue", enqueueTests},
 		{"Claim", claimTests},
 		{"Finish", finishTests},
+		{"Refused", refusedTests},
 		{"Fence", fenceTests},
 		{"DAG", dagTests},
 		{"RunEnd", runEndTests},

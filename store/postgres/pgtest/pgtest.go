@@ -10,10 +10,12 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/grit-run/grit/store/postgres"
@@ -117,3 +119,35 @@ func Open(t testing.TB) *postgres.Store {
 	t.Helper()
 	return OpenIn(t, NewSchema(t))
 }
+
+// Refuse makes the database of the store on schema refuse to record the
+// success of the tasks of kind (of every kind when kind is ""): a trigger
+// raises message when such a task's row would become SUCCESS, as a broken
+// constraint or a full disk would. It returns what lets them again.
+func Refuse(t testing.TB, schema, kind, message string) (allow func()) {
+	t.Helper()
+	db := Admin(t)
+	name := fmt.Sprintf("refuse_%016x", rand.Uint64())
+	s, fn := pgx.Identifier{schema}.Sanitize(), pgx.Identifier{schema, name}.Sanitize()
+	when := `NEW.state = 'SUCCESS' AND OLD.state <> 'SUCCESS'`
+	if kind != "" {
+		when += ` AND NEW.kind = ` + literal(kind)
+	}
+	ctx := context.Background()
+	for _, q := range []string{
+		`CREATE FUNCTION ` + fn + `() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION '%', ` + literal(message) + `; END $$`,
+		`CREATE TRIGGER ` + name + ` BEFORE UPDATE ON ` + s + `.tasks FOR EACH ROW WHEN (` + when + `) EXECUTE FUNCTION ` + fn + `()`,
+	} {
+		if _, err := db.Exec(ctx, q); err != nil {
+			t.Fatalf("pgtest: refuse the successes of %q: %v", kind, err)
+		}
+	}
+	return func() {
+		if _, err := db.Exec(ctx, `DROP TRIGGER `+name+` ON `+s+`.tasks`); err != nil {
+			t.Errorf("pgtest: let the successes of %q again: %v", kind, err)
+		}
+	}
+}
+
+// literal quotes s as an SQL string literal.
+func literal(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

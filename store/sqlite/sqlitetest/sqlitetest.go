@@ -10,10 +10,13 @@ package sqlitetest
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/grit-run/grit/store/sqlite"
@@ -73,3 +76,36 @@ func DSN(t testing.TB) string {
 	t.Helper()
 	return "sqlite:" + Path(t)
 }
+
+// Refuse makes the database at path refuse to record the success of the
+// tasks of kind (of every kind when kind is ""): a trigger raises
+// message (RAISE(ABORT)) when such a task's row would become SUCCESS, as
+// a broken constraint would. It returns what lets them again.
+func Refuse(t testing.TB, path, kind, message string) (allow func()) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	name := fmt.Sprintf("refuse_%d", refusals.Add(1))
+	when := `NEW.state = 'SUCCESS' AND OLD.state <> 'SUCCESS'`
+	if kind != "" {
+		when += ` AND NEW.kind = ` + literal(kind)
+	}
+	q := `CREATE TRIGGER ` + name + ` BEFORE UPDATE ON tasks FOR EACH ROW WHEN ` + when +
+		` BEGIN SELECT RAISE(ABORT, ` + literal(message) + `); END`
+	if _, err := db.Exec(q); err != nil {
+		t.Fatalf("sqlitetest: refuse the successes of %q: %v", kind, err)
+	}
+	return func() {
+		if _, err := db.Exec(`DROP TRIGGER ` + name); err != nil {
+			t.Errorf("sqlitetest: let the successes of %q again: %v", kind, err)
+		}
+	}
+}
+
+var refusals atomic.Int64 // names the triggers of Refuse
+
+// literal quotes s as an SQL string literal.
+func literal(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
