@@ -235,6 +235,11 @@ type HandlerConfig struct {
 	// worker. It costs a round trip to the child per attempt
 	// (docs/engine.md).
 	Isolate bool
+	// Quarantine is what the handler does with the items it sets aside
+	// with Quarantine: the kind a replay runs each as, and how many it
+	// tolerates. Zero: the items cannot be replayed (only dropped) and
+	// any number is tolerated.
+	Quarantine QuarantinePolicy
 }
 
 // Handle registers fn for tasks of kind. Each task's args are decoded from
@@ -251,6 +256,7 @@ func Handle[A any](c *Client, kind string, fn func(ctx context.Context, args A) 
 	}
 	return c.engine.Register(engine.Handler{
 		Kind: kind, Policy: p, Timeout: cfg.Timeout, Group: cfg.Group, Catch: cfg.Catch, Isolate: cfg.Isolate,
+		Quarantine: engine.QuarantinePolicy(cfg.Quarantine),
 		Fn: func(ctx context.Context, t *task.Task) error {
 			var args A
 			if len(t.Args) > 0 {
