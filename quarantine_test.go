@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/grit-run/grit"
-	"github.com/grit-run/grit/store/sqlite/sqlitetest"
 	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store/sqlite/sqlitetest"
 	"github.com/grit-run/grit/task"
 )
 
