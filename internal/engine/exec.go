@@ -25,7 +25,14 @@ func execHandler(ctx context.Context, t *task.Task) error {
 	if err := confirmLease(ctx); err != nil {
 		return err // cancelled or taken over since its claim: not started
 	}
-	res, err := proc.Run(ctx, proc.Spec{Argv: x.Argv, Shell: x.Shell, Env: append(attemptEnv(ctx, t), x.Env...), Dir: x.Dir, Grace: t.Grace})
+	qf, err := newQuarantineFile()
+	if err != nil {
+		return err
+	}
+	res, err := proc.Run(ctx, proc.Spec{Argv: x.Argv, Shell: x.Shell, Env: append(append(attemptEnv(ctx, t), qf.env()), x.Env...), Dir: x.Dir, Grace: t.Grace})
+	if qerr := qf.collect(ctx, x.Quarantine); qerr != nil {
+		return qerr
+	}
 	if err != nil {
 		return retry.Permanent(err)
 	}
