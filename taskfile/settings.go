@@ -9,13 +9,14 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/task"
 )
 
 // settingKeys are the keys a task shares with defaults, in the order the
 // docs list them.
 var settingKeys = []string{
 	"retry", "timeout", "grace", "group", "queue", "tenant", "priority", "poison_after",
-	"retry_on_exit", "permanent_on_exit", "resource_on_exit", "env", "dir",
+	"retry_on_exit", "permanent_on_exit", "resource_on_exit", "env", "dir", "quarantine",
 }
 
 // settings are the keys of a task or of defaults; nil means not set.
@@ -31,6 +32,7 @@ type settings struct {
 	poisonAfter *int
 	exits       [numExitKinds]*exitList
 	env         map[string]string // nil: not set
+	quarantine  *task.ExecQuarantine
 }
 
 // setting reads kv into s; it returns false when kv's key is not a setting.
@@ -52,6 +54,8 @@ func (p *parser) setting(s *settings, kv pair) bool {
 		set(&s.priority)(p.integer(key, v, -maxInt32, maxInt32, "a whole number; higher runs first"))
 	case "poison_after":
 		set(&s.poisonAfter)(p.integer(key, v, 1, maxInt32, "a whole number from 1: how many identical failures in a row make a task poison"))
+	case "quarantine":
+		set(&s.quarantine)(p.quarantine(v))
 	case "env":
 		if env, ok := p.env(v); ok {
 			s.env = env
@@ -128,6 +132,7 @@ func (s settings) over(d settings) settings {
 	or(&s.dir, d.dir)
 	or(&s.priority, d.priority)
 	or(&s.poisonAfter, d.poisonAfter)
+	or(&s.quarantine, d.quarantine)
 	for k := range s.exits {
 		or(&s.exits[k], d.exits[k])
 	}
@@ -161,6 +166,7 @@ func (s settings) apply(t *Task) {
 	t.Exec.RetryOnExit = s.exits[exitRetry].get()
 	t.Exec.PermanentOnExit = s.exits[exitPermanent].get()
 	t.Exec.ResourceOnExit = s.exits[exitResource].get()
+	t.Exec.Quarantine = s.quarantine
 	for _, k := range slices.Sorted(maps.Keys(s.env)) {
 		t.Exec.Env = append(t.Exec.Env, k+"="+s.env[k])
 	}
