@@ -194,3 +194,22 @@ func TestQuarantineOutsideAHandler(t *testing.T) {
 		t.Error("no error: accepted")
 	}
 }
+
+// TestQuarantineIsolated: an isolated handler's child sets rows aside
+// through its worker, which counts them and judges the share.
+func TestQuarantineIsolated(t *testing.T) {
+	t.Parallel()
+	c := openIsolated(t, grit.Isolation{})
+	startClient(t, c)
+	ok := enqueueKind(t, c, "iso.import", rows{[]int{1, 2, 3, 4, 6, 7, 9, 11, 13, 14}})
+	bad := enqueueKind(t, c, "iso.import", rows{[]int{1, 2, 3, 4, 5, 6, 7, 9, 11, 13}})
+	waitTask(t, c, ok, task.Success)
+	tk := waitTask(t, c, bad, task.Failed)
+	if !strings.Contains(tk.LastError, "set aside 2 of the 10 items") {
+		t.Errorf("error %q", tk.LastError)
+	}
+	items, err := c.Quarantined(context.Background(), task.QuarantineFilter{TaskID: ok})
+	if err != nil || len(items) != 1 || string(items[0].Item) != `{"n":4}` || items[0].ReplayKind != "import.row" {
+		t.Errorf("quarantined %+v, %v", items, err)
+	}
+}
