@@ -510,7 +510,7 @@ func (p *childPool) run(ctx context.Context, a *inflight, t *task.Task) error {
 // step answers a child's step call with the worker's store.
 func (p *childPool) step(ctx context.Context, a *inflight, m fromChild) toChild {
 	if m.Quarantine != nil || m.Saw > 0 {
-		a.quar.saw(m.Saw)
+		a.quar.Saw(m.Saw)
 		return toChild{Err: wire(p.e.quarantine(ctx, a, m.Quarantine))}
 	}
 	sp := p.e.cfg.Store
