@@ -101,7 +101,7 @@ func (q *quarantineFile) collect(ctx context.Context, p *task.ExecQuarantine) er
 	if p != nil {
 		c.a.quar.pol = QuarantinePolicy{Kind: p.Kind, Max: p.Max, MaxShare: p.MaxShare}
 	}
-	c.a.quar.saw(seen)
+	c.a.quar.Saw(seen)
 	for start := 0; start < len(items); start += 500 {
 		if err := c.e.quarantine(ctx, c.a, items[start:min(start+500, len(items))]); err != nil {
 			return errors.Join(err, perr)
