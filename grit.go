@@ -240,6 +240,11 @@ type HandlerConfig struct {
 	// with an error that says so) instead of waiting on. 0 is no bound.
 	// A process task's max_snoozes is the same bound (docs/taskfile.md).
 	MaxSnoozes int
+	// Quarantine is what the handler does with the items it sets aside
+	// with Quarantine: the kind a replay runs each as, and how many it
+	// tolerates. Zero: the items cannot be replayed (only dropped) and
+	// any number is tolerated.
+	Quarantine QuarantinePolicy
 }
 
 // Handle registers fn for tasks of kind. Each task's args are decoded from
@@ -256,6 +261,7 @@ func Handle[A any](c *Client, kind string, fn func(ctx context.Context, args A) 
 	}
 	return c.engine.Register(engine.Handler{
 		Kind: kind, Policy: p, Timeout: cfg.Timeout, Group: cfg.Group, Catch: cfg.Catch, Isolate: cfg.Isolate, MaxSnoozes: cfg.MaxSnoozes,
+		Quarantine: engine.QuarantinePolicy(cfg.Quarantine),
 		Fn: func(ctx context.Context, t *task.Task) error {
 			var args A
 			if len(t.Args) > 0 {

@@ -73,6 +73,7 @@ func registerIsolated(c *grit.Client) {
 		select {}
 	}, never)
 	grit.Handle(c, "iso.exit", func(context.Context, struct{}) error { os.Exit(3); return nil }, never)
+	grit.Handle(c, "iso.import", importRows, grit.HandlerConfig{Isolate: true, Policy: "never", Quarantine: grit.QuarantinePolicy{Kind: "import.row", MaxShare: 0.1}})
 	grit.Handle(c, "iso.next", func(ctx context.Context, _ struct{}) error { return grit.Next(ctx, "done", nil) }, never)
 	grit.Handle(c, "iso.gopanic", func(context.Context, struct{}) error {
 		go func() { panic("boom on a goroutine of its own") }()

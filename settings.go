@@ -94,10 +94,11 @@ type AlertType string
 
 // The alerts' types, as the webhook's JSON spells them.
 const (
-	AlertDeadLetter     = AlertType(alert.DeadLetter)     // a task is DEAD_LETTER: the same failure twice in a row
-	AlertBreakerOpened  = AlertType(alert.BreakerOpened)  // a group's circuit breaker opened
-	AlertOutageHeld     = AlertType(alert.OutageHeld)     // a kind or group is held as an outage
-	AlertSchedulePaused = AlertType(alert.SchedulePaused) // a schedule paused itself after failed slots
+	AlertDeadLetter     = AlertType(alert.DeadLetter)       // a task is DEAD_LETTER: the same failure twice in a row
+	AlertBreakerOpened  = AlertType(alert.BreakerOpened)    // a group's circuit breaker opened
+	AlertOutageHeld     = AlertType(alert.OutageHeld)       // a kind or group is held as an outage
+	AlertSchedulePaused = AlertType(alert.SchedulePaused)   // a schedule paused itself after failed slots
+	AlertQuarantined    = AlertType(alert.QuarantinedItems) // an attempt set items aside (Quarantine); Tasks counts them
 )
 
 // Alert is one alert: what it is about (Type), when, and the task, group

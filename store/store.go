@@ -8,8 +8,8 @@
 //
 // Store embeds the capabilities the engine's and the API server's
 // promises rest on: GroupBreakers, Limiter, Publisher, Durations,
-// Spreader, Stepper and Pruner. Each stays a small interface of its own,
-// so that code can ask for just one; a driver without one does not
+// Spreader, Stepper, Pruner and Quarantiner. Each stays a small interface
+// of its own, so that code can ask for just one; a driver without one does not
 // compile (each driver says var _ store.Store = (*Store)(nil)), rather
 // than run without the protection it gives.
 //
@@ -151,6 +151,9 @@ type Store interface {
 	// Pruner: retention is on by default; without it finished tasks
 	// would be kept forever, and the store grow for as long as it runs.
 	Pruner
+	// Quarantiner: a handler's one bad row would fail the task that
+	// carries many good ones (grit.Quarantine would fail it).
+	Quarantiner
 }
 
 // ClaimRequest asks for due tasks.

@@ -33,4 +33,16 @@ type Exec struct {
 	// MaxSnoozes bounds the task's snoozes: the snooze after the last one
 	// fails the task instead. 0 is no bound.
 	MaxSnoozes int `json:"max_snoozes,omitempty"`
+	// Quarantine is what the task does with the items its process sets
+	// aside, by writing them to the file named in GRIT_QUARANTINE_FILE.
+	Quarantine *ExecQuarantine `json:"quarantine,omitempty"`
+}
+
+// ExecQuarantine is a process task's quarantine policy: the kind its
+// items replay as, and how many it tolerates (a count, or a share of
+// the items it reported it saw); zero, no bound.
+type ExecQuarantine struct {
+	Kind     string  `json:"kind,omitempty"`
+	Max      int     `json:"max,omitempty"`
+	MaxShare float64 `json:"max_share,omitempty"`
 }

@@ -71,6 +71,9 @@
 //   - poison_after: how many identical unclassified failures in a row make
 //     the task poison (DEAD_LETTER); 1 or more, the policy's (2) when not
 //     set.
+//   - quarantine: a mapping of kind (what a replayed item runs as), max and
+//     max_share (how many items the process may set aside, writing them to
+//     $GRIT_QUARANTINE_FILE, and the task still succeed).
 //   - retry_on_exit, permanent_on_exit, resource_on_exit, snooze_on_exit:
 //     exit codes (1 to 255; a list, or a single code) that mean a transient
 //     failure (retried with backoff, never poison), a permanent one (FAILED

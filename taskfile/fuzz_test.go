@@ -14,6 +14,7 @@ import (
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(briefFile))
 	f.Add([]byte(dag))
+	f.Add([]byte("name: q\ntasks:\n  load:\n    run: ./load.sh\n    quarantine: {kind: load-row, max: 10, max_share: 0.01}\n"))
 	for _, tt := range validTests {
 		f.Add([]byte(tt.yaml))
 	}

@@ -119,6 +119,13 @@ var invalidTests = []struct {
 	{"needs a mapping", head + "  a: {run: x, needs: {b: 1}}\n", 3, "needs is a mapping (it takes a task name or a list"},
 	{"needs an empty item", head + "  a: {run: x}\n  b: {run: x, needs: [a, ~]}\n", 4, "needs is empty"},
 
+	// Quarantine.
+	{"quarantine not a mapping", head + "  a: {run: x, quarantine: row-fix}\n", 3, `quarantine is "row-fix" (it takes a mapping, e.g. {kind: import-row, max: 10})`},
+	{"quarantine kind exec", head + "  a: {run: x, quarantine: {kind: exec}}\n", 3, `quarantine kind "exec" is the kind of process tasks`},
+	{"quarantine max negative", head + "  a: {run: x, quarantine: {max: -1}}\n", 3, "max"},
+	{"quarantine share over one", head + "  a:\n    run: x\n    quarantine:\n      max_share: 1.5\n", 6, "max_share 1.5 is out of range (it takes a share from 0 to 1, e.g. 0.01)"},
+	{"quarantine unknown key", head + "  a: {run: x, quarantine: {knid: row}}\n", 3, `"knid"`},
+
 	// Exit codes.
 	{"exit code out of range", head + "  a: {run: x, retry_on_exit: [3, 256]}\n", 3, "retry_on_exit lists exit code 256, which is out of range (exit codes go from 1 to 255)"},
 	{"exit code negative", head + "  a: {run: x, permanent_on_exit: -1}\n", 3, "permanent_on_exit lists exit code -1, which is out of range"},

@@ -9,13 +9,14 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/task"
 )
 
 // settingKeys are the keys a task shares with defaults, in the order the
 // docs list them.
 var settingKeys = []string{
 	"retry", "timeout", "grace", "group", "queue", "tenant", "priority", "poison_after",
-	"retry_on_exit", "permanent_on_exit", "resource_on_exit", "snooze_on_exit", "snooze", "max_snoozes", "env", "dir",
+	"retry_on_exit", "permanent_on_exit", "resource_on_exit", "snooze_on_exit", "snooze", "max_snoozes", "env", "dir", "quarantine",
 }
 
 // settings are the keys of a task or of defaults; nil means not set.
@@ -33,6 +34,7 @@ type settings struct {
 	maxSnoozes  *int
 	exits       [numExitKinds]*exitList
 	env         map[string]string // nil: not set
+	quarantine  *task.ExecQuarantine
 }
 
 // setting reads kv into s; it returns false when kv's key is not a setting.
@@ -58,6 +60,8 @@ func (p *parser) setting(s *settings, kv pair) bool {
 		set(&s.snooze)(p.duration(key, v, "a snooze waits before the task runs again; leave snooze out for the default 1m"))
 	case "max_snoozes":
 		set(&s.maxSnoozes)(p.integer(key, v, 0, maxInt32, "a whole number from 0: how many times the task may snooze; 0 for no bound"))
+	case "quarantine":
+		set(&s.quarantine)(p.quarantine(v))
 	case "env":
 		if env, ok := p.env(v); ok {
 			s.env = env
@@ -136,6 +140,7 @@ func (s settings) over(d settings) settings {
 	or(&s.poisonAfter, d.poisonAfter)
 	or(&s.snooze, d.snooze)
 	or(&s.maxSnoozes, d.maxSnoozes)
+	or(&s.quarantine, d.quarantine)
 	for k := range s.exits {
 		or(&s.exits[k], d.exits[k])
 	}
@@ -173,6 +178,7 @@ func (s settings) apply(t *Task) {
 	if len(t.Exec.SnoozeOnExit) > 0 { // a default's snooze is nothing to a task that never snoozes
 		t.Exec.Snooze, t.Exec.MaxSnoozes = val(s.snooze), val(s.maxSnoozes)
 	}
+	t.Exec.Quarantine = s.quarantine
 	for _, k := range slices.Sorted(maps.Keys(s.env)) {
 		t.Exec.Env = append(t.Exec.Env, k+"="+s.env[k])
 	}

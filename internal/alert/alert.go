@@ -38,6 +38,11 @@ const (
 	// SchedulePaused: a schedule paused itself after slots in a row whose
 	// tasks failed (its PauseAfter): no slot runs until it is resumed.
 	SchedulePaused Type = "schedule_paused"
+	// QuarantinedItems: an attempt set items aside (grit.Quarantine) while
+	// its task went on; they wait, beside the dead letters, for an
+	// operator to replay or drop them. One alert an attempt, with the
+	// count (Tasks), however many rows it set aside.
+	QuarantinedItems Type = "quarantined"
 )
 
 // MaxError bounds an alert's Error, in bytes: a receiver (a chat room, a
@@ -80,6 +85,18 @@ func DeadLettered(t task.Task, errMsg, fp string, at time.Time) Event {
 		TaskID: t.ID, Kind: t.Kind, Queue: t.Queue, Group: t.Group, Tenant: t.Tenant, RunID: t.RunID, Attempt: t.Attempt,
 		Fingerprint: fp, Error: Bounded(errMsg),
 		Summary: fmt.Sprintf("task %d (%s) is DEAD_LETTER after %d attempts, waiting for an operator: %s", t.ID, t.Kind, t.Attempt, firstLine(errMsg)),
+	}
+}
+
+// Quarantined is the alert for the items t's attempt set aside: n new
+// ones, the first failing with errMsg, whose fingerprint is fp. An
+// attempt raises one, however many rows it set aside.
+func Quarantined(t task.Task, n int, fp, errMsg string, at time.Time) Event {
+	return Event{
+		Type: QuarantinedItems, Time: at,
+		TaskID: t.ID, Kind: t.Kind, Queue: t.Queue, Group: t.Group, Tenant: t.Tenant, RunID: t.RunID, Attempt: t.Attempt,
+		Fingerprint: fp, Error: Bounded(errMsg), Tasks: n,
+		Summary: fmt.Sprintf("task %d (%s) set aside %d item(s) as quarantined, waiting for an operator: %s", t.ID, t.Kind, n, firstLine(errMsg)),
 	}
 }
 
@@ -135,6 +152,8 @@ func link(ev Event, dashboard string) string {
 	switch {
 	case ev.Type == DeadLetter:
 		cmd, page = "grit task "+strconv.FormatInt(ev.TaskID, 10), "/tasks/"+strconv.FormatInt(ev.TaskID, 10)
+	case ev.Type == QuarantinedItems:
+		cmd, page = "grit dlq list", "/dead-letters"
 	case ev.Type == SchedulePaused:
 		cmd, page = "grit schedules list", "/schedules#s-"+url.PathEscape(ev.Schedule)
 	case ev.Type == OutageHeld && ev.Kind != "":

@@ -17,14 +17,14 @@ import (
 func newDLQCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dlq",
-		Short: "list dead letters and act on them: replay, skip or fail",
+		Short: "list dead letters and quarantined items and act on them: replay, skip or fail; replay or drop",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "list dead-lettered tasks, grouped by failure fingerprint",
+		Short: "list dead-lettered tasks and quarantined items, grouped by failure fingerprint",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return e.dlqList(cmd.Context(), asJSON) },
 	}
@@ -32,7 +32,8 @@ func newDLQCmd(e *env) *cobra.Command {
 	cmd.AddCommand(list,
 		dlqAction(e, task.ActReplay, "run the task again, with its poison streak reset"),
 		dlqAction(e, task.ActSkip, "let the task pass as a permitted failure: its dependents go on"),
-		dlqAction(e, task.ActFail, "fail the task: its dependents become UPSTREAM_FAILED"))
+		dlqAction(e, task.ActFail, "fail the task: its dependents become UPSTREAM_FAILED"),
+		newDLQItemsCmd(e))
 	return cmd
 }
 
@@ -55,8 +56,19 @@ func (e *env) dlqList(ctx context.Context, asJSON bool) error {
 		return err
 	}
 	groups := groupByFingerprint(ts)
+	items, err := quarantineGroups(ctx, st)
+	if err != nil {
+		return err
+	}
 	if asJSON {
-		return json.NewEncoder(e.stdout).Encode(groups)
+		all := make([]any, 0, len(groups)+len(items))
+		for _, g := range groups {
+			all = append(all, g)
+		}
+		for _, g := range items {
+			all = append(all, g)
+		}
+		return json.NewEncoder(e.stdout).Encode(all)
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "FINGERPRINT\tCOUNT\tTASKS\tERROR")
@@ -74,7 +86,10 @@ func (e *env) dlqList(ctx context.Context, asJSON bool) error {
 		}
 		fmt.Fprintf(w, "%s\t%d\t%s\t%s\n", short(g.Fingerprint), g.Count, ids, firstLine(g.Error))
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return printQuarantineGroups(e.stdout, items)
 }
 
 func groupByFingerprint(ts []task.Task) []dlqGroup {

@@ -280,3 +280,14 @@ func (c *childSide) RecordStep(ctx context.Context, taskID, token int64, st task
 	}
 	return *r.Step, nil
 }
+
+// quarantine asks the worker to set items of the task at hand aside, and
+// to add seen to the items it saw: the worker keeps the attempt's count
+// and judges it.
+func (c *childSide) quarantine(ctx context.Context, items []task.Quarantined, seen int) error {
+	if len(items) == 0 && seen <= 0 {
+		return nil
+	}
+	_, err := c.call(ctx, fromChild{Quarantine: items, Saw: seen})
+	return err
+}

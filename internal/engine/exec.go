@@ -35,7 +35,15 @@ func execHandler(ctx context.Context, t *task.Task) error {
 		defer sf.remove()
 		env = append(env, sf.env())
 	}
+	qf, err := newQuarantineFile()
+	if err != nil {
+		return retry.Transient(fmt.Errorf("exec task %d: %w", t.ID, err)) // the worker's trouble, not the task's
+	}
+	env = append(env, qf.env())
 	res, err := proc.Run(ctx, proc.Spec{Argv: x.Argv, Shell: x.Shell, Env: env, Dir: x.Dir, Grace: t.Grace})
+	if qerr := qf.collect(ctx, x.Quarantine); qerr != nil {
+		return qerr
+	}
 	if err != nil {
 		return retry.Permanent(err)
 	}

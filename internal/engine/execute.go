@@ -39,6 +39,7 @@ type inflight struct {
 	w     watched      // what watched points to
 	actx  attemptCtx   // the handler's context, below its deadline
 	steps stepLog      // its handler's durable steps
+	quar  quarLog      // the items its handler set aside
 	fin   store.Finish // its result as end decides it, before it is sent to the completer
 }
 
@@ -140,6 +141,7 @@ func (e *Engine) callHandler(ctx context.Context, a *inflight, h *Handler) (outc
 	}
 	rec := &a.rec
 	rec.tenant = a.t.Tenant
+	a.quar.pol = h.Quarantine
 	a.actx = attemptCtx{Context: ctx, rec: rec, e: e, a: a,
 		info: HandlerAttempt{TaskID: t.ID, Number: t.Attempt, LeaseToken: t.LeaseToken, Worker: e.cfg.WorkerID,
 			Timeout: timeout, TimeoutSource: source, Snoozes: t.Snoozes}}
@@ -165,6 +167,7 @@ func (e *Engine) callHandler(ctx context.Context, a *inflight, h *Handler) (outc
 	} else {
 		err = call(ctx, h, t)
 	}
+	err = e.quarantineVerdict(a, err)
 	if !a.ended.CompareAndSwap(false, true) {
 		return outcome{}, false // the watchdog ended it as stuck
 	}

@@ -36,6 +36,10 @@ type Handler struct {
 	// once more, the snooze fails the task (decide.Snooze). 0 is no
 	// bound. A SnoozeError's own Max wins over it.
 	MaxSnoozes int
+	// Quarantine is what the handler does with the items it sets aside
+	// (Quarantine): the kind a replay runs each as, and how many it
+	// tolerates.
+	Quarantine QuarantinePolicy
 }
 
 func (h *Handler) validate() error {
@@ -47,6 +51,9 @@ func (h *Handler) validate() error {
 	}
 	if h.Catch == h.Kind {
 		return fmt.Errorf("engine: handler %q is its own catch: a catch task that fails would enqueue another, without end; name another kind", h.Kind)
+	}
+	if err := h.Quarantine.validate(h.Kind); err != nil {
+		return err
 	}
 	if h.Timeout < 0 && h.Timeout != task.AutoTimeout {
 		return fmt.Errorf("engine: handler %q: negative timeout %v", h.Kind, h.Timeout)

@@ -110,6 +110,10 @@ type (
 		Result *childResult
 		Steps  bool       // Steps of the running task
 		Record *task.Step // RecordStep for the running task
+		// Quarantine sets items of the running task aside, and Saw adds
+		// to the items it saw (Quarantine, Saw).
+		Quarantine []task.Quarantined
+		Saw        int
 	}
 	childResult struct {
 		Err    *wireErr // nil: success
@@ -495,7 +499,7 @@ func (p *childPool) run(ctx context.Context, a *inflight, t *task.Task) error {
 			}
 			p.put(c)
 			return m.Result.Err.err()
-		case m.Steps || m.Record != nil:
+		case m.Steps || m.Record != nil || m.Quarantine != nil || m.Saw > 0:
 			if err := c.send(p.step(ctx, a, m)); err != nil {
 				return p.died(c, fmt.Errorf("answer its step: %w", err))
 			}
@@ -505,6 +509,10 @@ func (p *childPool) run(ctx context.Context, a *inflight, t *task.Task) error {
 
 // step answers a child's step call with the worker's store.
 func (p *childPool) step(ctx context.Context, a *inflight, m fromChild) toChild {
+	if m.Quarantine != nil || m.Saw > 0 {
+		a.quar.Saw(m.Saw)
+		return toChild{Err: wire(p.e.quarantine(ctx, a, m.Quarantine))}
+	}
 	sp := p.e.cfg.Store
 	if m.Steps {
 		steps, err := sp.Steps(ctx, a.t.ID)

@@ -113,6 +113,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Pruner", pruneTests},
 		{"Scheduler", scheduleTests},
 		{"Stepper", stepTests},
+		{"Quarantiner", quarantineTests},
 		{"Machines", machineTests},
 	}
 	for _, g := range groups {
