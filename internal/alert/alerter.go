@@ -110,10 +110,10 @@ type sink struct {
 	log      *slog.Logger
 	onDrop   Dropped
 	deliver  func(context.Context, Event)
-	ctx     context.Context // ends the delivery in flight when Stop gives up
-	cancel  context.CancelFunc
-	wake    chan struct{}
-	done    chan struct{}
+	ctx      context.Context // ends the delivery in flight when Stop gives up
+	cancel   context.CancelFunc
+	wake     chan struct{}
+	done     chan struct{}
 
 	mu       sync.Mutex
 	queue    []Event
