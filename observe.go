@@ -37,4 +37,7 @@ type Metrics interface {
 	ClaimFailed()
 	// Slots adds to the slots of the client's worker: used and free.
 	Slots(used, free int)
+	// AlertsDropped is told of alerts a receiver dropped: its queue full
+	// of alerts unlike each other, or undelivered at Stop.
+	AlertsDropped(n int)
 }

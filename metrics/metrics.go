@@ -34,6 +34,7 @@ type Metrics struct {
 	claimErrors prometheus.Counter
 	busy        prometheus.Counter
 	stuck       *prometheus.CounterVec
+	alertsDrop  prometheus.Counter
 	slotsUsed   prometheus.Gauge
 	slotsFree   prometheus.Gauge
 
@@ -94,6 +95,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.stuck = register(&r, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "grit_stuck_attempts_total", Help: "Attempts whose Go handler ignored the end of its context for the grace period: its slot was freed, its goroutine left running.",
 	}, []string{"queue", "kind"}))
+	m.alertsDrop = register(&r, prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "grit_alerts_dropped_total", Help: "Alerts a receiver (the callback, the webhook) dropped: its queue full of alerts unlike each other (alike ones are batched), or undelivered when the process stopped.",
+	}))
 	m.slotsUsed = register(&r, prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "grit_worker_slots_used", Help: "Attempts running now in this process's Go workers.",
 	}))
@@ -287,4 +291,12 @@ func (m *Metrics) Slots(used, free int) {
 	if free != 0 {
 		m.slotsFree.Add(float64(free))
 	}
+}
+
+// AlertsDropped counts alerts a receiver dropped.
+func (m *Metrics) AlertsDropped(n int) {
+	if m == nil || n <= 0 {
+		return
+	}
+	m.alertsDrop.Add(float64(n))
 }

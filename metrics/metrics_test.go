@@ -63,9 +63,9 @@ func TestLabelsStayBounded(t *testing.T) {
 	}
 	// 2 queues × 3 outcomes for attempts and durations; 2 queues for each
 	// of enqueued, start latency, dead letters, rescues, stale results and
-	// stuck attempts; the claim errors, the API's busy refusals and the
-	// two slot gauges.
-	if want := 2*3*2 + 2*6 + 4; series != want {
+	// stuck attempts; the claim errors, the API's busy refusals, the
+	// alerts dropped and the two slot gauges.
+	if want := 2*3*2 + 2*6 + 5; series != want {
 		t.Errorf("%d series, want %d", series, want)
 	}
 	if got := sum(t, reg, "grit_dead_letters_total"); got != 20 {

@@ -76,7 +76,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxInFlight > 0 {
 		s.inFlight = make(chan struct{}, cfg.MaxInFlight)
 	}
-	s.alerts = alert.New(cfg.Alerting, cfg.Logger)
+	s.alerts = alert.New(cfg.Alerting, cfg.Logger, cfg.Metrics.AlertsDropped)
 	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Logger: cfg.Logger, OnChange: s.wake.notify, Alert: s.alerts.Send, Metrics: cfg.Metrics})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)

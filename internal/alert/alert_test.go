@@ -137,7 +137,7 @@ var deadTask = task.Task{ID: 42, Kind: "charge", Queue: "billing", Group: "payme
 func TestWebhookRetriesUntilDelivered(t *testing.T) {
 	r := newReceiver(t, http.StatusServiceUnavailable, http.StatusServiceUnavailable)
 	logs, log := newLog()
-	a := newAlerter(Alerting{AlertWebhook: r.URL}, log, quick)
+	a := newAlerter(Alerting{AlertWebhook: r.URL}, log, nil, quick)
 	a.Send(DeadLettered(deadTask, "charge: card declined", "fp1", time.Now()))
 	for range 3 {
 		if m := r.next(t); m["task_id"] != 42.0 {
@@ -160,7 +160,7 @@ func TestWebhookRetriesUntilDelivered(t *testing.T) {
 func TestWebhookClientErrorIsNotRetried(t *testing.T) {
 	r := newReceiver(t, http.StatusBadRequest, http.StatusBadRequest)
 	logs, log := newLog()
-	a := newAlerter(Alerting{AlertWebhook: r.URL + "/hooks/T0123456789abcdef?token=s3cret"}, log, quick)
+	a := newAlerter(Alerting{AlertWebhook: r.URL + "/hooks/T0123456789abcdef?token=s3cret"}, log, nil, quick)
 	a.Send(DeadLettered(deadTask, "boom", "fp", time.Now()))
 	line := logs.wait(t, "alert not delivered", "400 Bad Request", "posts=1")
 	stop(t, a)
@@ -175,7 +175,7 @@ func TestWebhookClientErrorIsNotRetried(t *testing.T) {
 // TestWebhookRetriesOn408And429: 408 and 429 are 4xx that mean "again".
 func TestWebhookRetriesOn408And429(t *testing.T) {
 	r := newReceiver(t, http.StatusRequestTimeout, http.StatusTooManyRequests)
-	a := newAlerter(Alerting{AlertWebhook: r.URL}, nil, quick)
+	a := newAlerter(Alerting{AlertWebhook: r.URL}, nil, nil, quick)
 	a.Send(Opened("payments", time.Now(), time.Now().Add(time.Minute)))
 	for range 3 {
 		r.next(t)
@@ -191,7 +191,7 @@ func TestWebhookRetriesOn408And429(t *testing.T) {
 func TestWebhookGivesUp(t *testing.T) {
 	r := newReceiver(t, slicesRepeat(http.StatusBadGateway, 1000)...)
 	logs, log := newLog()
-	a := newAlerter(Alerting{AlertWebhook: r.URL}, log, func(w *webhook) { quick(w); w.giveUp = 100 * time.Millisecond })
+	a := newAlerter(Alerting{AlertWebhook: r.URL}, log, nil, func(w *webhook) { quick(w); w.giveUp = 100 * time.Millisecond })
 	a.Send(Opened("payments", time.Now(), time.Now()))
 	logs.wait(t, "alert not delivered", "giving up: out of time", "502 Bad Gateway")
 	stop(t, a)
@@ -223,32 +223,132 @@ func TestHungWebhookDropsTheOldest(t *testing.T) {
 	defer srv.Close()
 	defer close(release) // before Close, which waits for the handlers
 	logs, log := newLog()
-	a := newAlerter(Alerting{AlertWebhook: srv.URL}, log, quick)
+	var mu sync.Mutex
+	dropped := 0
+	a := newAlerter(Alerting{AlertWebhook: srv.URL}, log, func(n int) { mu.Lock(); dropped += n; mu.Unlock() }, quick)
 	send := func(i int) {
 		ev := Opened("g", time.Now(), time.Now())
 		ev.Summary = fmt.Sprint(i)
 		a.Send(ev)
 	}
-	send(0)
-	if s := <-got; s != "0" {
-		t.Fatalf("first POST %q", s)
-	}
-	// The receiver holds alert 0; 1 to QueueSize+3 wait, and 1, 2, 3 are
-	// dropped for the last three.
-	for i := 1; i <= QueueSize+3; i++ {
+	// The receiver holds the first WebhookParallel alerts, one a delivery.
+	held := map[string]bool{}
+	for i := range WebhookParallel {
 		send(i)
+		held[<-got] = true
+	}
+	if len(held) != WebhookParallel {
+		t.Fatalf("held %v", held)
+	}
+	// The next QueueSize+3 wait, and the three oldest of them are dropped.
+	next := WebhookParallel
+	for i := range QueueSize + 3 {
+		send(next + i)
 	}
 	release <- struct{}{}
-	if s := <-got; s != "4" {
-		t.Errorf("POST after the drops: alert %s, want 4 (1 to 3 dropped, the oldest)", s)
+	if s, want := <-got, fmt.Sprint(next+3); s != want {
+		t.Errorf("POST after the drops: alert %s, want %s (the three oldest waiting dropped)", s, want)
 	}
 	logs.wait(t, "alerts dropped", "dropped=3")
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	a.Stop(ctx) // the receiver holds alert 4: the rest are dropped
+	a.Stop(ctx) // the receiver holds what it has: the rest are dropped
 	logs.wait(t, "alerts dropped at stop", fmt.Sprintf("waiting=%d", QueueSize-1))
+	mu.Lock()
+	if want := 3 + QueueSize - 1; dropped != want {
+		t.Errorf("counted %d dropped, want %d", dropped, want)
+	}
+	mu.Unlock()
 	a.Send(Opened("g", time.Now(), time.Now()))
 	logs.wait(t, "alert dropped: the alerts have stopped")
+}
+
+// TestFailingAlertDelaysOnlyItself: while the receiver refuses one alert,
+// and it is retried, an alert raised after it is delivered at once.
+func TestFailingAlertDelaysOnlyItself(t *testing.T) {
+	var mu sync.Mutex
+	fixed := false
+	got := make(chan string, 100)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var m map[string]any
+		json.NewDecoder(req.Body).Decode(&m)
+		s := fmt.Sprint(m["summary"])
+		mu.Lock()
+		refuse := s == "breaker" && !fixed
+		mu.Unlock()
+		if refuse {
+			w.WriteHeader(http.StatusInternalServerError)
+			got <- "refused " + s
+			return
+		}
+		got <- s
+	}))
+	defer srv.Close()
+	a := newAlerter(Alerting{AlertWebhook: srv.URL}, nil, nil, func(w *webhook) {
+		w.policy.Backoff = retry.Exponential{Min: 20 * time.Millisecond, Max: 50 * time.Millisecond}
+	})
+	defer stop(t, a)
+	ev := Opened("g", time.Now(), time.Now())
+	ev.Summary = "breaker"
+	a.Send(ev)
+	if s := <-got; s != "refused breaker" {
+		t.Fatalf("first POST %q", s)
+	}
+	dl := DeadLettered(deadTask, "boom", "fp", time.Now())
+	dl.Summary = "dead letter"
+	a.Send(dl)
+	for s := range got {
+		if s == "dead letter" {
+			break // delivered while the breaker's alert is still refused
+		}
+		if s != "refused breaker" {
+			t.Fatalf("POST %q", s)
+		}
+	}
+	mu.Lock()
+	fixed = true
+	mu.Unlock()
+	for s := range got {
+		if s == "breaker" {
+			break
+		}
+	}
+}
+
+// TestFloodIsBatched: alerts like one still waiting fold into it, their
+// count in Tasks, rather than fill the queue and be dropped.
+func TestFloodIsBatched(t *testing.T) {
+	release := make(chan struct{})
+	got := make(chan map[string]any, 100)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var m map[string]any
+		json.NewDecoder(req.Body).Decode(&m)
+		got <- m
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+	dropped := 0
+	a := newAlerter(Alerting{AlertWebhook: srv.URL}, nil, func(n int) { dropped += n }, quick)
+	// Hold every delivery with unlike alerts, then flood.
+	for i := range WebhookParallel {
+		a.Send(Opened(fmt.Sprint("g", i), time.Now(), time.Now()))
+		<-got
+	}
+	for i := range 3 * QueueSize {
+		tk := deadTask
+		tk.ID = int64(100 + i)
+		a.Send(DeadLettered(tk, fmt.Sprintf("card %d declined", i), "fp-declined", time.Now()))
+	}
+	release <- struct{}{}
+	m := <-got
+	if m["type"] != string(DeadLetter) || m["tasks"] != float64(3*QueueSize) || m["task_id"] != float64(100) ||
+		!strings.Contains(fmt.Sprint(m["summary"]), fmt.Sprintf("%d tasks are DEAD_LETTER (charge), failing alike, e.g. task 100", 3*QueueSize)) {
+		t.Errorf("the flood's one alert %v", m)
+	}
+	if dropped != 0 {
+		t.Errorf("%d dropped", dropped)
+	}
 }
 
 // TestCallback: OnAlert gets each alert, with its link, one at a time, in
@@ -261,7 +361,7 @@ func TestCallback(t *testing.T) {
 		if ev.Type == BreakerOpened {
 			panic("receiver bug")
 		}
-	}}, log)
+	}}, log, nil)
 	now := time.Now()
 	a.Send(Opened("payments", now, now.Add(time.Minute)))
 	a.Send(DeadLettered(deadTask, "boom", "fp", now))
@@ -276,7 +376,7 @@ func TestCallback(t *testing.T) {
 }
 
 func TestNoAlerting(t *testing.T) {
-	var a *Alerter = New(Alerting{DashboardURL: "https://dash.example"}, nil)
+	var a *Alerter = New(Alerting{DashboardURL: "https://dash.example"}, nil, nil)
 	if a != nil {
 		t.Fatalf("an alerter without a receiver: %+v", a)
 	}
@@ -370,10 +470,10 @@ func TestValidate(t *testing.T) {
 }
 
 // TestStopDeliversWhatWaits: Stop returns once the alerts waiting are
-// delivered, in the order they were sent.
+// delivered (several at once: in any order).
 func TestStopDeliversWhatWaits(t *testing.T) {
 	r := newReceiver(t)
-	a := New(Alerting{AlertWebhook: r.URL}, nil)
+	a := New(Alerting{AlertWebhook: r.URL}, nil, nil)
 	for i := range 5 {
 		ev := Opened("g", time.Now(), time.Now())
 		ev.Summary = fmt.Sprint(i)
@@ -383,9 +483,13 @@ func TestStopDeliversWhatWaits(t *testing.T) {
 	if n := r.count(); n != 5 {
 		t.Fatalf("%d POSTs when Stop returned, want 5", n)
 	}
+	seen := map[string]bool{}
+	for range 5 {
+		seen[fmt.Sprint((<-r.posts)["summary"])] = true
+	}
 	for i := range 5 {
-		if m := <-r.posts; m["summary"] != fmt.Sprint(i) {
-			t.Errorf("POST %d: %v", i, m)
+		if !seen[fmt.Sprint(i)] {
+			t.Errorf("alert %d not POSTed: %v", i, seen)
 		}
 	}
 }

@@ -8,11 +8,21 @@ import (
 )
 
 // QueueSize bounds the alerts waiting for each receiver (the callback, the
-// webhook). When it is full the oldest waiting alert is dropped for the
-// new one: an alert is about now, and a receiver that comes back after a
-// long silence hears the latest state rather than a stale backlog. The
-// drops are logged, with their count, when delivery resumes.
+// webhook). A flood is batched before anything is dropped: an alert like
+// one still waiting (the same type, kind, group, schedule and fingerprint)
+// is folded into it, its Tasks counting them. When the queue is full of
+// alerts unlike each other, the oldest waiting is dropped for the new one:
+// an alert is about now, and a receiver that comes back after a long
+// silence hears the latest state rather than a stale backlog. The drops
+// are logged, with their count, when delivery resumes, and counted (the
+// metric grit_alerts_dropped_total).
 const QueueSize = 1000
+
+// WebhookParallel bounds the alerts the webhook delivers at once. Each is
+// retried on its own: an alert the receiver refuses delays only itself,
+// not the ones raised after it. (The callback is called one alert at a
+// time, in order.)
+const WebhookParallel = 4
 
 // Alerter carries alerts to where Alerting sends them. A nil *Alerter
 // sends nothing; its methods are safe to call.
@@ -21,14 +31,20 @@ type Alerter struct {
 	sinks     []*sink
 }
 
+// Dropped, if set, is told how many alerts a receiver dropped: its queue
+// full, or undelivered at Stop.
+type Dropped func(n int)
+
 // New returns the alerter for a, or nil when a sends alerts nowhere. a
 // must be valid (Alerting.Validate). Its goroutines start with the first
 // alert; Stop ends them.
-func New(a Alerting, log *slog.Logger) *Alerter { return newAlerter(a, log, nil) }
+func New(a Alerting, log *slog.Logger, dropped Dropped) *Alerter {
+	return newAlerter(a, log, dropped, nil)
+}
 
 // newAlerter is New with the webhook's delivery tuned (a test's quick
 // backoff), when tune is set.
-func newAlerter(a Alerting, log *slog.Logger, tune func(*webhook)) *Alerter {
+func newAlerter(a Alerting, log *slog.Logger, dropped Dropped, tune func(*webhook)) *Alerter {
 	if !a.On() {
 		return nil
 	}
@@ -37,14 +53,14 @@ func newAlerter(a Alerting, log *slog.Logger, tune func(*webhook)) *Alerter {
 	}
 	al := &Alerter{dashboard: a.DashboardURL}
 	if fn := a.OnAlert; fn != nil {
-		al.sinks = append(al.sinks, newSink("callback", log, func(_ context.Context, ev Event) { callback(fn, ev, log) }))
+		al.sinks = append(al.sinks, newSink("callback", 1, log, dropped, func(_ context.Context, ev Event) { callback(fn, ev, log) }))
 	}
 	if a.AlertWebhook != "" {
 		w := newWebhook(a.AlertWebhook, log)
 		if tune != nil {
 			tune(w)
 		}
-		al.sinks = append(al.sinks, newSink("webhook", log, w.deliver))
+		al.sinks = append(al.sinks, newSink("webhook", WebhookParallel, log, dropped, w.deliver))
 	}
 	return al
 }
@@ -86,15 +102,18 @@ func (a *Alerter) Stop(ctx context.Context) {
 	wg.Wait()
 }
 
-// sink is one receiver's queue and the goroutine that drains it.
+// sink is one receiver's queue and the goroutine that drains it, with up
+// to parallel deliveries at once.
 type sink struct {
-	name    string
-	log     *slog.Logger
-	deliver func(context.Context, Event)
-	ctx     context.Context // ends the delivery in flight when Stop gives up
-	cancel  context.CancelFunc
-	wake    chan struct{}
-	done    chan struct{}
+	name     string
+	parallel int
+	log      *slog.Logger
+	onDrop   Dropped
+	deliver  func(context.Context, Event)
+	ctx      context.Context // ends the delivery in flight when Stop gives up
+	cancel   context.CancelFunc
+	wake     chan struct{}
+	done     chan struct{}
 
 	mu       sync.Mutex
 	queue    []Event
@@ -103,9 +122,13 @@ type sink struct {
 	stopping bool
 }
 
-func newSink(name string, log *slog.Logger, deliver func(context.Context, Event)) *sink {
+func newSink(name string, parallel int, log *slog.Logger, dropped Dropped, deliver func(context.Context, Event)) *sink {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &sink{name: name, log: log, deliver: deliver, ctx: ctx, cancel: cancel, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	if dropped == nil {
+		dropped = func(int) {}
+	}
+	return &sink{name: name, parallel: parallel, log: log, onDrop: dropped, deliver: deliver, ctx: ctx, cancel: cancel,
+		wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 func (s *sink) put(ev Event) {
@@ -115,12 +138,18 @@ func (s *sink) put(ev Event) {
 		s.log.Warn("alert dropped: the alerts have stopped", "receiver", s.name, "alert", ev.Type, "summary", ev.Summary)
 		return
 	}
-	if len(s.queue) >= QueueSize {
+	switch i := s.alike(ev); {
+	case i >= 0:
+		fold(&s.queue[i], ev)
+	case len(s.queue) >= QueueSize:
 		s.queue[0] = Event{}
 		s.queue = s.queue[1:]
 		s.dropped++
+		s.onDrop(1)
+		fallthrough
+	default:
+		s.queue = append(s.queue, ev)
 	}
-	s.queue = append(s.queue, ev)
 	if !s.started {
 		s.started = true
 		go s.run()
@@ -132,14 +161,25 @@ func (s *sink) put(ev Event) {
 	}
 }
 
+// run delivers the queue's alerts, up to parallel at once, each to its
+// end (its retries included), until the sink stops.
 func (s *sink) run() {
 	defer close(s.done)
+	slots := make(chan struct{}, s.parallel)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for {
+		// A slot first, then the alert: one taken from the queue is on
+		// its way at once, and those still waiting may fold together.
+		slots <- struct{}{}
 		ev, ok := s.next()
 		if !ok {
 			return
 		}
-		s.deliver(s.ctx, ev)
+		wg.Go(func() {
+			defer func() { <-slots }()
+			s.deliver(s.ctx, ev)
+		})
 	}
 }
 
@@ -197,7 +237,44 @@ func (s *sink) stop(ctx context.Context) {
 	left := len(s.queue)
 	s.queue = nil
 	s.mu.Unlock()
+	s.onDrop(left)
 	// One more may be in flight, ended by the cancel; a callback that
 	// ignores it is left to return on its own.
 	s.log.Warn("alerts dropped at stop: not delivered before the stop deadline", "receiver", s.name, "waiting", left, "err", context.Cause(ctx))
+}
+
+// alike is the index of a waiting alert that ev would be folded into, or
+// -1: one of the same type about the same thing (kind, group, schedule)
+// failing alike (fingerprint). Alerts about tasks fold; a breaker's or an
+// outage's, which say when it ends, do not.
+func (s *sink) alike(ev Event) int {
+	if ev.Type != DeadLetter && ev.Type != QuarantinedItems {
+		return -1
+	}
+	for i := len(s.queue) - 1; i >= 0; i-- {
+		q := &s.queue[i]
+		if q.Type == ev.Type && q.Kind == ev.Kind && q.Group == ev.Group && q.Fingerprint == ev.Fingerprint && q.Queue == ev.Queue {
+			return i
+		}
+	}
+	return -1
+}
+
+// fold adds ev to q, an alert like it still waiting: Tasks counts the
+// tasks (for a dead letter) or items (for quarantined ones) of both, and
+// the summary says so; q keeps its first task as the example.
+func fold(q *Event, ev Event) {
+	n := func(e Event) int {
+		if e.Type == DeadLetter {
+			return max(e.Tasks, 1)
+		}
+		return e.Tasks
+	}
+	q.Tasks = n(*q) + n(ev)
+	q.Time = ev.Time
+	what := "tasks are DEAD_LETTER"
+	if q.Type == QuarantinedItems {
+		what = "items were set aside as quarantined"
+	}
+	q.Summary = fmt.Sprintf("%d %s (%s), failing alike, e.g. task %d: %s", q.Tasks, what, q.Kind, q.TaskID, firstLine(q.Error))
 }

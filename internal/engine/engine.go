@@ -280,7 +280,7 @@ func New(cfg Config) (*Engine, error) {
 		done:     make(chan struct{}),
 		pokes:    make(chan machine.Poke, 256),
 	}
-	e.alerts = alert.New(cfg.Alerting, cfg.Logger)
+	e.alerts = alert.New(cfg.Alerting, cfg.Logger, cfg.Metrics.AlertsDropped)
 	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Policy: e.policyFor, Decided: e.withCatch, Clock: cfg.Clock, Logger: cfg.Logger, OnChange: e.Wake, Alert: e.alerts.Send, Metrics: cfg.Metrics})
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)

@@ -35,6 +35,9 @@ type Metrics interface {
 	ClaimFailed()
 	// Slots adds to the slots of a Go worker: used and free.
 	Slots(used, free int)
+	// AlertsDropped is told of alerts a receiver dropped: its queue full
+	// of alerts unlike each other, or undelivered at Stop.
+	AlertsDropped(n int)
 }
 
 // NoMetrics counts nothing.
@@ -48,6 +51,7 @@ func (NoMetrics) Stale(*task.Task)                            {}
 func (NoMetrics) Stuck(*task.Task)                            {}
 func (NoMetrics) ClaimFailed()                                {}
 func (NoMetrics) Slots(int, int)                              {}
+func (NoMetrics) AlertsDropped(int)                           {}
 
 // OrNoMetrics is m, or NoMetrics when m is nil.
 func OrNoMetrics(m Metrics) Metrics {
