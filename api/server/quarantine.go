@@ -11,6 +11,7 @@ import (
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/internal/quarantine"
 	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -44,7 +45,11 @@ func (x *workers) Quarantine(ctx context.Context, r *pb.QuarantineRequest) (*pb.
 	if err != nil {
 		return nil, statusOf(op, aboutTask(t.ID, err))
 	}
-	x.s.quar.recorded(t, items, total, x.s.cfg.Lease, time.Now(), x.s.alerts.Send)
+	now := time.Now()
+	// The lease the worker asked for, as long as it is left at least (a
+	// worker heartbeats a few times a lease).
+	lease := max(x.s.cfg.Lease, t.LeaseExpires.Sub(now))
+	x.s.quar.recorded(t, items, total, lease, now, x.s.alerts.Send)
 	out := &pb.QuarantineResponse{Total: int64(total), Fingerprints: make([]string, len(items))}
 	for i, it := range items {
 		out.Fingerprints[i] = it.Fingerprint
@@ -147,10 +152,10 @@ func (s *Server) holding(ctx context.Context, worker string, id, token int64, no
 
 // quarTallies holds what remote workers' attempts set aside, by lease
 // token, until their results come: each attempt's one alert is raised
-// then. An attempt that never reports (its worker died, a sibling took
-// the task over, its result went to another server) is alerted on once
-// it is older than a few leases; after a restart its tally is lost, and
-// the items stay quarantined all the same.
+// then, or when a heartbeat finds its lease lost. An attempt silent for
+// a few leases (its worker died, its heartbeats and result go to another
+// server) is alerted on then; after a restart its tally is lost, and the
+// items stay quarantined all the same.
 type quarTallies struct {
 	mu    sync.Mutex
 	held  map[int64]*quarTally
@@ -160,7 +165,7 @@ type quarTallies struct {
 type quarTally struct {
 	t     task.Task
 	log   quarantine.Log
-	since time.Time
+	last  time.Time // its last Quarantine or heartbeat
 	lease time.Duration
 }
 
@@ -174,9 +179,10 @@ func (q *quarTallies) recorded(t task.Task, items []task.Quarantined, total int,
 	}
 	a, ok := q.held[t.LeaseToken]
 	if !ok {
-		a = &quarTally{t: t, since: now, lease: lease}
+		a = &quarTally{t: t, lease: lease}
 		q.held[t.LeaseToken] = a
 	}
+	a.last = now
 	stale := q.sweepLocked(now)
 	q.mu.Unlock()
 	a.log.Recorded(items, total)
@@ -196,14 +202,33 @@ func (q *quarTallies) end(token int64, now time.Time, send func(alert.Event)) {
 	}
 }
 
+// heartbeat notes, at now, that the attempts under held are alive, and
+// ends those under lost: they will not report.
+func (q *quarTallies) heartbeat(held, lost []store.Lease, now time.Time, send func(alert.Event)) {
+	q.mu.Lock()
+	if len(q.held) == 0 {
+		q.mu.Unlock()
+		return
+	}
+	for _, l := range held {
+		if a, ok := q.held[l.Token]; ok {
+			a.last = now
+		}
+	}
+	q.mu.Unlock()
+	for _, l := range lost {
+		q.end(l.Token, now, send)
+	}
+}
+
 func (a *quarTally) alert(now time.Time, send func(alert.Event)) {
 	if l := a.log.Tally(); l.Added > 0 {
 		send(alert.Quarantined(a.t, l.Added, l.Fingerprint, l.Error, now))
 	}
 }
 
-// sweepLocked takes, at most once a minute, the tallies held longer than
-// four leases: their attempts will not report.
+// sweepLocked takes, at most once a minute, the tallies silent for more
+// than four leases: their attempts will not report here.
 func (q *quarTallies) sweepLocked(now time.Time) []*quarTally {
 	if now.Sub(q.swept) < time.Minute {
 		return nil
@@ -211,7 +236,7 @@ func (q *quarTallies) sweepLocked(now time.Time) []*quarTally {
 	q.swept = now
 	var out []*quarTally
 	for token, a := range q.held {
-		if now.Sub(a.since) > 4*a.lease {
+		if now.Sub(a.last) > 4*a.lease {
 			out = append(out, a)
 			delete(q.held, token)
 		}

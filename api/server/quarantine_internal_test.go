@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/internal/alert"
+	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -45,5 +46,22 @@ func TestQuarantineTallies(t *testing.T) {
 	q.end(30, later, send)
 	if len(sent) != 2 {
 		t.Errorf("alerts after the sweep: %+v", sent[2:])
+	}
+
+	// A heartbeat keeps a long attempt's tally; one that finds its lease
+	// lost ends it.
+	long, gone := task.Task{ID: 4, LeaseToken: 40}, task.Task{ID: 5, LeaseToken: 50}
+	q.recorded(long, items, 1, time.Minute, later, send)
+	q.recorded(gone, items, 1, time.Minute, later, send)
+	for i := range 5 {
+		q.heartbeat([]store.Lease{{TaskID: 4, Token: 40}}, nil, later.Add(time.Duration(i)*time.Minute), send)
+	}
+	q.recorded(task.Task{ID: 6, LeaseToken: 60}, nil, 0, time.Second, later.Add(5*time.Minute), send) // sweeps
+	if len(sent) != 3 || sent[2].TaskID != 5 {
+		t.Fatalf("alerts %+v, want the silent task 5's alone", sent[2:])
+	}
+	q.heartbeat(nil, []store.Lease{{TaskID: 4, Token: 40}}, later.Add(6*time.Minute), send)
+	if len(sent) != 4 || sent[3].TaskID != 4 {
+		t.Errorf("alerts %+v, want task 4's, its lease lost", sent[3:])
 	}
 }
