@@ -42,6 +42,20 @@ type quarGroup struct {
 	Next   int64
 }
 
+// Replayable says whether a replay of the group may replay anything: an
+// item shown names a kind to replay it as, or some are not shown.
+func (g quarGroup) Replayable() bool {
+	if g.Count > len(g.Items) {
+		return true
+	}
+	for _, it := range g.Items {
+		if it.ReplayKind != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // quarantined reads the groups of quarantined items and their items: a
 // few of each of the first groups, and a page of the group opened (a
 // fingerprint, from after on).

@@ -114,6 +114,9 @@ func TestQuarantinedBesideTheDeadLetters(t *testing.T) {
 	if n := strings.Count(q, `title="run it as a task of import.row">Replay</button>`); n != 3 {
 		t.Errorf("%d items offer a replay, want the 3 whose handler names a kind", n)
 	}
+	if _, acct, _ := strings.Cut(q, `id="q-`+accts+`"`); strings.Contains(acct, "Replay all") || !strings.Contains(acct, "Drop all") {
+		t.Errorf("a group none of whose items can be replayed offers a replay:\n%s", acct)
+	}
 
 	opened := quarantineSection(t, raw(t, srv.Client(), srv.URL+"/dead-letters?fingerprint="+dates))
 	next := regexp.MustCompile(`href="(/dead-letters\?fingerprint=` + dates + `&after=\d+)#q-`).FindStringSubmatch(opened)
