@@ -131,7 +131,7 @@ func (x *tasks) DropQuarantined(ctx context.Context, r *pb.DropQuarantinedReques
 func (s *Server) quarantineTarget(ctx context.Context, ids []int64, fingerprint string) (string, error) {
 	if err := quarantine.Check(ids, fingerprint); err != nil {
 		field := "ids"
-		if len(ids) == 0 {
+		if (len(ids) == 0) == (fingerprint == "") { // both, or neither
 			field = "ids, fingerprint"
 		}
 		return "", bad(field, "%s", strings.TrimPrefix(err.Error(), task.ErrInvalid.Error()+": "))
