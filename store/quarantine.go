@@ -22,7 +22,7 @@ type Quarantiner interface {
 	// before (the same JSON, by any attempt) is not recorded again:
 	// quarantining is idempotent, so a retried attempt does not count its
 	// rows twice. It answers how many items the task has set aside in
-	// all.
+	// all; with no items, it only answers that (under the lease).
 	Quarantine(ctx context.Context, taskID, token int64, items []task.Quarantined) (total int, err error)
 	// ListQuarantined lists the items f selects, oldest first.
 	ListQuarantined(ctx context.Context, f task.QuarantineFilter) ([]task.Quarantined, error)

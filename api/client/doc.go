@@ -1,8 +1,10 @@
 // Package client is grit's Go client for the gRPC API (api/gritv1): it
 // enqueues tasks one at a time or batched, reads and cancels them,
 // reports a remote worker's results in batches (Report, and SendResult,
-// which gathers many goroutines' results into one Report), and survives
-// burst load and a slow or failing server.
+// which gathers many goroutines' results into one Report), lets a remote
+// worker's handler set bad rows aside and go on (WithAttempt, Quarantine,
+// Saw, Completed, as grit.Quarantine in a Go handler), and survives burst
+// load and a slow or failing server.
 //
 // Calls are retried in three layers that draw on one budget:
 //

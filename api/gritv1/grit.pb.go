@@ -4104,7 +4104,12 @@ type CompleteRequest struct {
 	// worker_id is the worker that claimed the task, as in its Claim
 	// (required: INVALID_ARGUMENT without it): a result from any other
 	// worker is refused (FAILED_PRECONDITION).
-	WorkerId      string `protobuf:"bytes,5,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	WorkerId string `protobuf:"bytes,5,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// quarantine and seen are as Completed's: the worker's quarantine
+	// policy, and how many items the attempt saw.
+	Quarantine *QuarantinePolicy `protobuf:"bytes,6,opt,name=quarantine,proto3" json:"quarantine,omitempty"`
+	// seen is how many items the attempt saw (Completed.seen).
+	Seen          int64 `protobuf:"varint,7,opt,name=seen,proto3" json:"seen,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4172,6 +4177,20 @@ func (x *CompleteRequest) GetWorkerId() string {
 		return x.WorkerId
 	}
 	return ""
+}
+
+func (x *CompleteRequest) GetQuarantine() *QuarantinePolicy {
+	if x != nil {
+		return x.Quarantine
+	}
+	return nil
+}
+
+func (x *CompleteRequest) GetSeen() int64 {
+	if x != nil {
+		return x.Seen
+	}
+	return 0
 }
 
 // CompleteResponse is WorkersService.Complete's answer.
@@ -4749,7 +4768,17 @@ type Completed struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// output is the tail of the work's output (at most 64 KiB), kept on the
 	// attempt.
-	Output        string `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	Output string `protobuf:"bytes,1,opt,name=output,proto3" json:"output,omitempty"`
+	// quarantine is the worker's quarantine policy for the task's kind, as
+	// it sends it with Quarantine: when set, and the task has set aside
+	// more items than it tolerates (max of them, or max_share of seen), the
+	// success is recorded as a permanent failure saying so (decision
+	// DECISION_PERMANENT), as a Go handler's is. Unset: any number is
+	// tolerated.
+	Quarantine *QuarantinePolicy `protobuf:"bytes,2,opt,name=quarantine,proto3" json:"quarantine,omitempty"`
+	// seen is how many items the attempt saw, against which
+	// quarantine.max_share is measured (grit.Saw).
+	Seen          int64 `protobuf:"varint,3,opt,name=seen,proto3" json:"seen,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4789,6 +4818,20 @@ func (x *Completed) GetOutput() string {
 		return x.Output
 	}
 	return ""
+}
+
+func (x *Completed) GetQuarantine() *QuarantinePolicy {
+	if x != nil {
+		return x.Quarantine
+	}
+	return nil
+}
+
+func (x *Completed) GetSeen() int64 {
+	if x != nil {
+		return x.Seen
+	}
+	return 0
 }
 
 // Failed is a failed attempt; its fields mean what FailRequest's do.
@@ -5023,7 +5066,8 @@ type ReportAnswer struct {
 	// task is the task after the result, without its args and last_error
 	// (the request has them; Get the task for them); unset when status is.
 	Task *Task `protobuf:"bytes,2,opt,name=task,proto3" json:"task,omitempty"`
-	// decision, for a fail, is what the failure led to; unset otherwise.
+	// decision, for a fail, is what the failure led to (and for a complete
+	// past its quarantine policy, DECISION_PERMANENT); unset otherwise.
 	Decision      Decision `protobuf:"varint,4,opt,name=decision,proto3,enum=grit.v1.Decision" json:"decision,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -5495,6 +5539,958 @@ func (x *StepsResponse) GetSteps() []*Step {
 	return nil
 }
 
+// QuarantinePolicy is what a remote worker's handler does with the items
+// it sets aside, as a Go handler's HandlerConfig.Quarantine: the kind a
+// replay runs each as, and how many it tolerates. Zero: no bound.
+type QuarantinePolicy struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// kind is the kind a replayed item runs as, with the item as its args:
+	// a handler of one item. Empty: the items can only be dropped. It must
+	// not be the quarantining task's own kind.
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// max is how many items a task may set aside, in all its attempts, and
+	// still succeed; 0: no bound.
+	Max int32 `protobuf:"varint,2,opt,name=max,proto3" json:"max,omitempty"`
+	// max_share is the share (0 to 1) of the items an attempt saw that it
+	// may set aside and still succeed, judged when it completes (with
+	// Completed.seen); 0: no bound.
+	MaxShare      float64 `protobuf:"fixed64,3,opt,name=max_share,json=maxShare,proto3" json:"max_share,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuarantinePolicy) Reset() {
+	*x = QuarantinePolicy{}
+	mi := &file_grit_v1_grit_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuarantinePolicy) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuarantinePolicy) ProtoMessage() {}
+
+func (x *QuarantinePolicy) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuarantinePolicy.ProtoReflect.Descriptor instead.
+func (*QuarantinePolicy) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *QuarantinePolicy) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *QuarantinePolicy) GetMax() int32 {
+	if x != nil {
+		return x.Max
+	}
+	return 0
+}
+
+func (x *QuarantinePolicy) GetMaxShare() float64 {
+	if x != nil {
+		return x.MaxShare
+	}
+	return 0
+}
+
+// QuarantineItem is one item a worker sets aside.
+type QuarantineItem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// item is the item, as JSON (at most 256 KiB: set aside a reference,
+	// a key or a line number, to a larger one). A replay's task has it as
+	// its args.
+	Item []byte `protobuf:"bytes,1,opt,name=item,proto3" json:"item,omitempty"`
+	// error is why it was set aside (at most 64 KiB): fingerprinted as a
+	// Fail's message is, numbers, ids and quoted values masked, so that
+	// items that failed alike share a group.
+	Error         string `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuarantineItem) Reset() {
+	*x = QuarantineItem{}
+	mi := &file_grit_v1_grit_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuarantineItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuarantineItem) ProtoMessage() {}
+
+func (x *QuarantineItem) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuarantineItem.ProtoReflect.Descriptor instead.
+func (*QuarantineItem) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *QuarantineItem) GetItem() []byte {
+	if x != nil {
+		return x.Item
+	}
+	return nil
+}
+
+func (x *QuarantineItem) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// QuarantineRequest is WorkersService.Quarantine's request.
+type QuarantineRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// worker_id is the worker that claimed the task, as in its Claim.
+	WorkerId string `protobuf:"bytes,1,opt,name=worker_id,json=workerId,proto3" json:"worker_id,omitempty"`
+	// task_id is the task, as the claim gave it.
+	TaskId int64 `protobuf:"varint,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// lease_token is the claim's lease token (fencing).
+	LeaseToken int64 `protobuf:"varint,3,opt,name=lease_token,json=leaseToken,proto3" json:"lease_token,omitempty"`
+	// items are the items to set aside: at least one, at most the server's
+	// batch limit.
+	Items []*QuarantineItem `protobuf:"bytes,4,rep,name=items,proto3" json:"items,omitempty"`
+	// policy is the worker's quarantine policy for the task's kind: its
+	// kind is each item's replay kind, and its max is judged at once.
+	Policy        *QuarantinePolicy `protobuf:"bytes,5,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuarantineRequest) Reset() {
+	*x = QuarantineRequest{}
+	mi := &file_grit_v1_grit_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuarantineRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuarantineRequest) ProtoMessage() {}
+
+func (x *QuarantineRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuarantineRequest.ProtoReflect.Descriptor instead.
+func (*QuarantineRequest) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *QuarantineRequest) GetWorkerId() string {
+	if x != nil {
+		return x.WorkerId
+	}
+	return ""
+}
+
+func (x *QuarantineRequest) GetTaskId() int64 {
+	if x != nil {
+		return x.TaskId
+	}
+	return 0
+}
+
+func (x *QuarantineRequest) GetLeaseToken() int64 {
+	if x != nil {
+		return x.LeaseToken
+	}
+	return 0
+}
+
+func (x *QuarantineRequest) GetItems() []*QuarantineItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *QuarantineRequest) GetPolicy() *QuarantinePolicy {
+	if x != nil {
+		return x.Policy
+	}
+	return nil
+}
+
+// QuarantineResponse is WorkersService.Quarantine's answer.
+type QuarantineResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// total is how many items the task has set aside, in all its attempts.
+	Total int64 `protobuf:"varint,1,opt,name=total,proto3" json:"total,omitempty"`
+	// too_many says that total is past the policy's max: fail the task,
+	// permanently (ERROR_CLASS_PERMANENT), with verdict as its message; the
+	// items stay quarantined.
+	TooMany bool `protobuf:"varint,2,opt,name=too_many,json=tooMany,proto3" json:"too_many,omitempty"`
+	// verdict is the message to fail the task with when too_many.
+	Verdict string `protobuf:"bytes,3,opt,name=verdict,proto3" json:"verdict,omitempty"`
+	// fingerprints are the items' fingerprints, in the request's order.
+	Fingerprints  []string `protobuf:"bytes,4,rep,name=fingerprints,proto3" json:"fingerprints,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuarantineResponse) Reset() {
+	*x = QuarantineResponse{}
+	mi := &file_grit_v1_grit_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuarantineResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuarantineResponse) ProtoMessage() {}
+
+func (x *QuarantineResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuarantineResponse.ProtoReflect.Descriptor instead.
+func (*QuarantineResponse) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *QuarantineResponse) GetTotal() int64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *QuarantineResponse) GetTooMany() bool {
+	if x != nil {
+		return x.TooMany
+	}
+	return false
+}
+
+func (x *QuarantineResponse) GetVerdict() string {
+	if x != nil {
+		return x.Verdict
+	}
+	return ""
+}
+
+func (x *QuarantineResponse) GetFingerprints() []string {
+	if x != nil {
+		return x.Fingerprints
+	}
+	return nil
+}
+
+// QuarantinedItem is an item a handler set aside, as the store keeps it.
+type QuarantinedItem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is the item's id, unique in the store.
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// task_id is the task that set it aside.
+	TaskId int64 `protobuf:"varint,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// queue is the task's queue, where a replay runs.
+	Queue string `protobuf:"bytes,3,opt,name=queue,proto3" json:"queue,omitempty"`
+	// kind is the task's kind.
+	Kind string `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
+	// attempt is the attempt that set it aside first.
+	Attempt int32 `protobuf:"varint,5,opt,name=attempt,proto3" json:"attempt,omitempty"`
+	// replay_kind is the kind a replay runs it as; empty when its handler
+	// named none (it can only be dropped).
+	ReplayKind string `protobuf:"bytes,6,opt,name=replay_kind,json=replayKind,proto3" json:"replay_kind,omitempty"`
+	// item is the item, as JSON.
+	Item []byte `protobuf:"bytes,7,opt,name=item,proto3" json:"item,omitempty"`
+	// error is why it was set aside.
+	Error string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	// fingerprint is the error's fingerprint.
+	Fingerprint string `protobuf:"bytes,9,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	// created_at is when it was set aside.
+	CreatedAt     *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuarantinedItem) Reset() {
+	*x = QuarantinedItem{}
+	mi := &file_grit_v1_grit_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuarantinedItem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuarantinedItem) ProtoMessage() {}
+
+func (x *QuarantinedItem) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuarantinedItem.ProtoReflect.Descriptor instead.
+func (*QuarantinedItem) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *QuarantinedItem) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *QuarantinedItem) GetTaskId() int64 {
+	if x != nil {
+		return x.TaskId
+	}
+	return 0
+}
+
+func (x *QuarantinedItem) GetQueue() string {
+	if x != nil {
+		return x.Queue
+	}
+	return ""
+}
+
+func (x *QuarantinedItem) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *QuarantinedItem) GetAttempt() int32 {
+	if x != nil {
+		return x.Attempt
+	}
+	return 0
+}
+
+func (x *QuarantinedItem) GetReplayKind() string {
+	if x != nil {
+		return x.ReplayKind
+	}
+	return ""
+}
+
+func (x *QuarantinedItem) GetItem() []byte {
+	if x != nil {
+		return x.Item
+	}
+	return nil
+}
+
+func (x *QuarantinedItem) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *QuarantinedItem) GetFingerprint() string {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return ""
+}
+
+func (x *QuarantinedItem) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+// ListQuarantinedRequest is TasksService.ListQuarantined's request.
+type ListQuarantinedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id keeps the items of one task; 0: any task's.
+	TaskId int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// fingerprint keeps the items of one fingerprint; empty: any.
+	Fingerprint string `protobuf:"bytes,2,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	// page_size is the most items a page holds: 1 to 1000; 0 is 100.
+	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
+	// page_token is the previous page's next_page_token; empty for the
+	// first page.
+	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListQuarantinedRequest) Reset() {
+	*x = ListQuarantinedRequest{}
+	mi := &file_grit_v1_grit_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListQuarantinedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListQuarantinedRequest) ProtoMessage() {}
+
+func (x *ListQuarantinedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListQuarantinedRequest.ProtoReflect.Descriptor instead.
+func (*ListQuarantinedRequest) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *ListQuarantinedRequest) GetTaskId() int64 {
+	if x != nil {
+		return x.TaskId
+	}
+	return 0
+}
+
+func (x *ListQuarantinedRequest) GetFingerprint() string {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return ""
+}
+
+func (x *ListQuarantinedRequest) GetPageSize() int32 {
+	if x != nil {
+		return x.PageSize
+	}
+	return 0
+}
+
+func (x *ListQuarantinedRequest) GetPageToken() string {
+	if x != nil {
+		return x.PageToken
+	}
+	return ""
+}
+
+// ListQuarantinedResponse is TasksService.ListQuarantined's answer.
+type ListQuarantinedResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// items are the page's items, oldest first.
+	Items []*QuarantinedItem `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	// next_page_token continues the list; empty on its last page.
+	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListQuarantinedResponse) Reset() {
+	*x = ListQuarantinedResponse{}
+	mi := &file_grit_v1_grit_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListQuarantinedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListQuarantinedResponse) ProtoMessage() {}
+
+func (x *ListQuarantinedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListQuarantinedResponse.ProtoReflect.Descriptor instead.
+func (*ListQuarantinedResponse) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *ListQuarantinedResponse) GetItems() []*QuarantinedItem {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *ListQuarantinedResponse) GetNextPageToken() string {
+	if x != nil {
+		return x.NextPageToken
+	}
+	return ""
+}
+
+// QuarantineGroup is the quarantined items that share a fingerprint.
+type QuarantineGroup struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// fingerprint is what they share.
+	Fingerprint string `protobuf:"bytes,1,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	// count is how many items it holds.
+	Count int64 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// first_at is when its first item was set aside.
+	FirstAt *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=first_at,json=firstAt,proto3" json:"first_at,omitempty"`
+	// last_at is when its last item was set aside.
+	LastAt *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=last_at,json=lastAt,proto3" json:"last_at,omitempty"`
+	// sample is the error of its newest item.
+	Sample string `protobuf:"bytes,5,opt,name=sample,proto3" json:"sample,omitempty"`
+	// sample_item is that item's id.
+	SampleItem int64 `protobuf:"varint,6,opt,name=sample_item,json=sampleItem,proto3" json:"sample_item,omitempty"`
+	// kinds are the kinds of the tasks that set them aside, sorted.
+	Kinds         []string `protobuf:"bytes,7,rep,name=kinds,proto3" json:"kinds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuarantineGroup) Reset() {
+	*x = QuarantineGroup{}
+	mi := &file_grit_v1_grit_proto_msgTypes[73]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuarantineGroup) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuarantineGroup) ProtoMessage() {}
+
+func (x *QuarantineGroup) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[73]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuarantineGroup.ProtoReflect.Descriptor instead.
+func (*QuarantineGroup) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{73}
+}
+
+func (x *QuarantineGroup) GetFingerprint() string {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return ""
+}
+
+func (x *QuarantineGroup) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *QuarantineGroup) GetFirstAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.FirstAt
+	}
+	return nil
+}
+
+func (x *QuarantineGroup) GetLastAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastAt
+	}
+	return nil
+}
+
+func (x *QuarantineGroup) GetSample() string {
+	if x != nil {
+		return x.Sample
+	}
+	return ""
+}
+
+func (x *QuarantineGroup) GetSampleItem() int64 {
+	if x != nil {
+		return x.SampleItem
+	}
+	return 0
+}
+
+func (x *QuarantineGroup) GetKinds() []string {
+	if x != nil {
+		return x.Kinds
+	}
+	return nil
+}
+
+// QuarantineGroupsRequest is TasksService.QuarantineGroups's request.
+type QuarantineGroupsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuarantineGroupsRequest) Reset() {
+	*x = QuarantineGroupsRequest{}
+	mi := &file_grit_v1_grit_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuarantineGroupsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuarantineGroupsRequest) ProtoMessage() {}
+
+func (x *QuarantineGroupsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuarantineGroupsRequest.ProtoReflect.Descriptor instead.
+func (*QuarantineGroupsRequest) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{74}
+}
+
+// QuarantineGroupsResponse is TasksService.QuarantineGroups's answer.
+type QuarantineGroupsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// groups are the groups, the largest first.
+	Groups        []*QuarantineGroup `protobuf:"bytes,1,rep,name=groups,proto3" json:"groups,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QuarantineGroupsResponse) Reset() {
+	*x = QuarantineGroupsResponse{}
+	mi := &file_grit_v1_grit_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QuarantineGroupsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QuarantineGroupsResponse) ProtoMessage() {}
+
+func (x *QuarantineGroupsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QuarantineGroupsResponse.ProtoReflect.Descriptor instead.
+func (*QuarantineGroupsResponse) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *QuarantineGroupsResponse) GetGroups() []*QuarantineGroup {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
+// ReplayQuarantinedRequest is TasksService.ReplayQuarantined's request:
+// ids or fingerprint, not both.
+type ReplayQuarantinedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ids are the items to replay.
+	Ids []int64 `protobuf:"varint,1,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	// fingerprint replays every item of that fingerprint.
+	Fingerprint   string `protobuf:"bytes,2,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayQuarantinedRequest) Reset() {
+	*x = ReplayQuarantinedRequest{}
+	mi := &file_grit_v1_grit_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayQuarantinedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayQuarantinedRequest) ProtoMessage() {}
+
+func (x *ReplayQuarantinedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayQuarantinedRequest.ProtoReflect.Descriptor instead.
+func (*ReplayQuarantinedRequest) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *ReplayQuarantinedRequest) GetIds() []int64 {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *ReplayQuarantinedRequest) GetFingerprint() string {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return ""
+}
+
+// ReplayQuarantinedResponse is TasksService.ReplayQuarantined's answer.
+type ReplayQuarantinedResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tasks are the tasks the items became, without their args.
+	Tasks []*Task `protobuf:"bytes,1,rep,name=tasks,proto3" json:"tasks,omitempty"`
+	// dropped is how many items are no longer quarantined.
+	Dropped int64 `protobuf:"varint,2,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	// refused are the items that could not be replayed, each saying why
+	// (its handler named no kind to replay it as): they stay quarantined.
+	Refused       []string `protobuf:"bytes,3,rep,name=refused,proto3" json:"refused,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReplayQuarantinedResponse) Reset() {
+	*x = ReplayQuarantinedResponse{}
+	mi := &file_grit_v1_grit_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReplayQuarantinedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReplayQuarantinedResponse) ProtoMessage() {}
+
+func (x *ReplayQuarantinedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReplayQuarantinedResponse.ProtoReflect.Descriptor instead.
+func (*ReplayQuarantinedResponse) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *ReplayQuarantinedResponse) GetTasks() []*Task {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+func (x *ReplayQuarantinedResponse) GetDropped() int64 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
+func (x *ReplayQuarantinedResponse) GetRefused() []string {
+	if x != nil {
+		return x.Refused
+	}
+	return nil
+}
+
+// DropQuarantinedRequest is TasksService.DropQuarantined's request: ids
+// or fingerprint, not both.
+type DropQuarantinedRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ids are the items to drop.
+	Ids []int64 `protobuf:"varint,1,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	// fingerprint drops every item of that fingerprint.
+	Fingerprint   string `protobuf:"bytes,2,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropQuarantinedRequest) Reset() {
+	*x = DropQuarantinedRequest{}
+	mi := &file_grit_v1_grit_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropQuarantinedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropQuarantinedRequest) ProtoMessage() {}
+
+func (x *DropQuarantinedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropQuarantinedRequest.ProtoReflect.Descriptor instead.
+func (*DropQuarantinedRequest) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *DropQuarantinedRequest) GetIds() []int64 {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *DropQuarantinedRequest) GetFingerprint() string {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return ""
+}
+
+// DropQuarantinedResponse is TasksService.DropQuarantined's answer.
+type DropQuarantinedResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// dropped is how many items were deleted.
+	Dropped       int64 `protobuf:"varint,1,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropQuarantinedResponse) Reset() {
+	*x = DropQuarantinedResponse{}
+	mi := &file_grit_v1_grit_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropQuarantinedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropQuarantinedResponse) ProtoMessage() {}
+
+func (x *DropQuarantinedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropQuarantinedResponse.ProtoReflect.Descriptor instead.
+func (*DropQuarantinedResponse) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{79}
+}
+
+func (x *DropQuarantinedResponse) GetDropped() int64 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
 var File_grit_v1_grit_proto protoreflect.FileDescriptor
 
 const file_grit_v1_grit_proto_rawDesc = "" +
@@ -5758,14 +6754,18 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x06leases\x18\x02 \x03(\v2\x0e.grit.v1.LeaseR\x06leases\x12/\n" +
 	"\x05lease\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\x05lease\"7\n" +
 	"\x11HeartbeatResponse\x12\"\n" +
-	"\x04lost\x18\x01 \x03(\v2\x0e.grit.v1.LeaseR\x04lost\"\xaa\x01\n" +
+	"\x04lost\x18\x01 \x03(\v2\x0e.grit.v1.LeaseR\x04lost\"\xf9\x01\n" +
 	"\x0fCompleteRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x1f\n" +
 	"\vlease_token\x18\x02 \x01(\x03R\n" +
 	"leaseToken\x12\x16\n" +
 	"\x06output\x18\x03 \x01(\tR\x06output\x12(\n" +
 	"\apublish\x18\x04 \x03(\v2\x0e.grit.v1.EventR\apublish\x12\x1b\n" +
-	"\tworker_id\x18\x05 \x01(\tR\bworkerId\"5\n" +
+	"\tworker_id\x18\x05 \x01(\tR\bworkerId\x129\n" +
+	"\n" +
+	"quarantine\x18\x06 \x01(\v2\x19.grit.v1.QuarantinePolicyR\n" +
+	"quarantine\x12\x12\n" +
+	"\x04seen\x18\a \x01(\x03R\x04seen\"5\n" +
 	"\x10CompleteResponse\x12!\n" +
 	"\x04task\x18\x01 \x01(\v2\r.grit.v1.TaskR\x04task\"\xb7\x03\n" +
 	"\vFailRequest\x12\x17\n" +
@@ -5808,9 +6808,13 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\bcomplete\x18\x03 \x01(\v2\x12.grit.v1.CompletedH\x00R\bcomplete\x12%\n" +
 	"\x04fail\x18\x04 \x01(\v2\x0f.grit.v1.FailedH\x00R\x04fail\x12*\n" +
 	"\x06snooze\x18\x05 \x01(\v2\x10.grit.v1.SnoozedH\x00R\x06snoozeB\x05\n" +
-	"\x03end\"#\n" +
+	"\x03end\"r\n" +
 	"\tCompleted\x12\x16\n" +
-	"\x06output\x18\x01 \x01(\tR\x06output\"\xdb\x02\n" +
+	"\x06output\x18\x01 \x01(\tR\x06output\x129\n" +
+	"\n" +
+	"quarantine\x18\x02 \x01(\v2\x19.grit.v1.QuarantinePolicyR\n" +
+	"quarantine\x12\x12\n" +
+	"\x04seen\x18\x03 \x01(\x03R\x04seen\"\xdb\x02\n" +
 	"\x06Failed\x124\n" +
 	"\verror_class\x18\x01 \x01(\x0e2\x13.grit.v1.ErrorClassR\n" +
 	"errorClass\x12\x18\n" +
@@ -5862,7 +6866,73 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\fStepsRequest\x12\x17\n" +
 	"\atask_id\x18\x01 \x01(\x03R\x06taskId\"4\n" +
 	"\rStepsResponse\x12#\n" +
-	"\x05steps\x18\x01 \x03(\v2\r.grit.v1.StepR\x05steps*m\n" +
+	"\x05steps\x18\x01 \x03(\v2\r.grit.v1.StepR\x05steps\"U\n" +
+	"\x10QuarantinePolicy\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x10\n" +
+	"\x03max\x18\x02 \x01(\x05R\x03max\x12\x1b\n" +
+	"\tmax_share\x18\x03 \x01(\x01R\bmaxShare\":\n" +
+	"\x0eQuarantineItem\x12\x12\n" +
+	"\x04item\x18\x01 \x01(\fR\x04item\x12\x14\n" +
+	"\x05error\x18\x02 \x01(\tR\x05error\"\xcc\x01\n" +
+	"\x11QuarantineRequest\x12\x1b\n" +
+	"\tworker_id\x18\x01 \x01(\tR\bworkerId\x12\x17\n" +
+	"\atask_id\x18\x02 \x01(\x03R\x06taskId\x12\x1f\n" +
+	"\vlease_token\x18\x03 \x01(\x03R\n" +
+	"leaseToken\x12-\n" +
+	"\x05items\x18\x04 \x03(\v2\x17.grit.v1.QuarantineItemR\x05items\x121\n" +
+	"\x06policy\x18\x05 \x01(\v2\x19.grit.v1.QuarantinePolicyR\x06policy\"\x83\x01\n" +
+	"\x12QuarantineResponse\x12\x14\n" +
+	"\x05total\x18\x01 \x01(\x03R\x05total\x12\x19\n" +
+	"\btoo_many\x18\x02 \x01(\bR\atooMany\x12\x18\n" +
+	"\averdict\x18\x03 \x01(\tR\averdict\x12\"\n" +
+	"\ffingerprints\x18\x04 \x03(\tR\ffingerprints\"\xa6\x02\n" +
+	"\x0fQuarantinedItem\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x17\n" +
+	"\atask_id\x18\x02 \x01(\x03R\x06taskId\x12\x14\n" +
+	"\x05queue\x18\x03 \x01(\tR\x05queue\x12\x12\n" +
+	"\x04kind\x18\x04 \x01(\tR\x04kind\x12\x18\n" +
+	"\aattempt\x18\x05 \x01(\x05R\aattempt\x12\x1f\n" +
+	"\vreplay_kind\x18\x06 \x01(\tR\n" +
+	"replayKind\x12\x12\n" +
+	"\x04item\x18\a \x01(\fR\x04item\x12\x14\n" +
+	"\x05error\x18\b \x01(\tR\x05error\x12 \n" +
+	"\vfingerprint\x18\t \x01(\tR\vfingerprint\x129\n" +
+	"\n" +
+	"created_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\"\x8f\x01\n" +
+	"\x16ListQuarantinedRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12 \n" +
+	"\vfingerprint\x18\x02 \x01(\tR\vfingerprint\x12\x1b\n" +
+	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
+	"\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\"q\n" +
+	"\x17ListQuarantinedResponse\x12.\n" +
+	"\x05items\x18\x01 \x03(\v2\x18.grit.v1.QuarantinedItemR\x05items\x12&\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x84\x02\n" +
+	"\x0fQuarantineGroup\x12 \n" +
+	"\vfingerprint\x18\x01 \x01(\tR\vfingerprint\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x03R\x05count\x125\n" +
+	"\bfirst_at\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\afirstAt\x123\n" +
+	"\alast_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x06lastAt\x12\x16\n" +
+	"\x06sample\x18\x05 \x01(\tR\x06sample\x12\x1f\n" +
+	"\vsample_item\x18\x06 \x01(\x03R\n" +
+	"sampleItem\x12\x14\n" +
+	"\x05kinds\x18\a \x03(\tR\x05kinds\"\x19\n" +
+	"\x17QuarantineGroupsRequest\"L\n" +
+	"\x18QuarantineGroupsResponse\x120\n" +
+	"\x06groups\x18\x01 \x03(\v2\x18.grit.v1.QuarantineGroupR\x06groups\"N\n" +
+	"\x18ReplayQuarantinedRequest\x12\x10\n" +
+	"\x03ids\x18\x01 \x03(\x03R\x03ids\x12 \n" +
+	"\vfingerprint\x18\x02 \x01(\tR\vfingerprint\"t\n" +
+	"\x19ReplayQuarantinedResponse\x12#\n" +
+	"\x05tasks\x18\x01 \x03(\v2\r.grit.v1.TaskR\x05tasks\x12\x18\n" +
+	"\adropped\x18\x02 \x01(\x03R\adropped\x12\x18\n" +
+	"\arefused\x18\x03 \x03(\tR\arefused\"L\n" +
+	"\x16DropQuarantinedRequest\x12\x10\n" +
+	"\x03ids\x18\x01 \x03(\x03R\x03ids\x12 \n" +
+	"\vfingerprint\x18\x02 \x01(\tR\vfingerprint\"3\n" +
+	"\x17DropQuarantinedResponse\x12\x18\n" +
+	"\adropped\x18\x01 \x01(\x03R\adropped*m\n" +
 	"\x06Jitter\x12\x16\n" +
 	"\x12JITTER_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vJITTER_FULL\x10\x01\x12\x10\n" +
@@ -5930,7 +7000,7 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x0fDECISION_BUDGET\x10\x04\x12\x13\n" +
 	"\x0fDECISION_POISON\x10\x05\x12\x15\n" +
 	"\x11DECISION_CANCELED\x10\x06\x12\x13\n" +
-	"\x0fDECISION_OUTAGE\x10\a2\xe3\x06\n" +
+	"\x0fDECISION_OUTAGE\x10\a2\xc4\t\n" +
 	"\fTasksService\x12<\n" +
 	"\aEnqueue\x12\x17.grit.v1.EnqueueRequest\x1a\x18.grit.v1.EnqueueResponse\x12K\n" +
 	"\fEnqueueBatch\x12\x1c.grit.v1.EnqueueBatchRequest\x1a\x1d.grit.v1.EnqueueBatchResponse\x120\n" +
@@ -5946,7 +7016,11 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x06Resume\x12\x16.grit.v1.ResumeRequest\x1a\x17.grit.v1.ResumeResponse\x123\n" +
 	"\x04Send\x12\x14.grit.v1.SendRequest\x1a\x15.grit.v1.SendResponse\x12?\n" +
 	"\bInstance\x12\x18.grit.v1.InstanceRequest\x1a\x19.grit.v1.InstanceResponse\x12<\n" +
-	"\aRedrive\x12\x17.grit.v1.RedriveRequest\x1a\x18.grit.v1.RedriveResponse2\xb5\x04\n" +
+	"\aRedrive\x12\x17.grit.v1.RedriveRequest\x1a\x18.grit.v1.RedriveResponse\x12T\n" +
+	"\x0fListQuarantined\x12\x1f.grit.v1.ListQuarantinedRequest\x1a .grit.v1.ListQuarantinedResponse\x12W\n" +
+	"\x10QuarantineGroups\x12 .grit.v1.QuarantineGroupsRequest\x1a!.grit.v1.QuarantineGroupsResponse\x12Z\n" +
+	"\x11ReplayQuarantined\x12!.grit.v1.ReplayQuarantinedRequest\x1a\".grit.v1.ReplayQuarantinedResponse\x12T\n" +
+	"\x0fDropQuarantined\x12\x1f.grit.v1.DropQuarantinedRequest\x1a .grit.v1.DropQuarantinedResponse2\xfc\x04\n" +
 	"\x0eWorkersService\x126\n" +
 	"\x05Claim\x12\x15.grit.v1.ClaimRequest\x1a\x16.grit.v1.ClaimResponse\x12B\n" +
 	"\tHeartbeat\x12\x19.grit.v1.HeartbeatRequest\x1a\x1a.grit.v1.HeartbeatResponse\x12?\n" +
@@ -5957,7 +7031,9 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\aRelease\x12\x17.grit.v1.ReleaseRequest\x1a\x18.grit.v1.ReleaseResponse\x12E\n" +
 	"\n" +
 	"RecordStep\x12\x1a.grit.v1.RecordStepRequest\x1a\x1b.grit.v1.RecordStepResponse\x126\n" +
-	"\x05Steps\x12\x15.grit.v1.StepsRequest\x1a\x16.grit.v1.StepsResponseB,Z*github.com/grit-run/grit/api/gritv1;gritv1b\x06proto3"
+	"\x05Steps\x12\x15.grit.v1.StepsRequest\x1a\x16.grit.v1.StepsResponse\x12E\n" +
+	"\n" +
+	"Quarantine\x12\x1a.grit.v1.QuarantineRequest\x1a\x1b.grit.v1.QuarantineResponseB,Z*github.com/grit-run/grit/api/gritv1;gritv1b\x06proto3"
 
 var (
 	file_grit_v1_grit_proto_rawDescOnce sync.Once
@@ -5972,116 +7048,130 @@ func file_grit_v1_grit_proto_rawDescGZIP() []byte {
 }
 
 var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
+var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 80)
 var file_grit_v1_grit_proto_goTypes = []any{
-	(Jitter)(0),                   // 0: grit.v1.Jitter
-	(TaskView)(0),                 // 1: grit.v1.TaskView
-	(DeadLetterAction)(0),         // 2: grit.v1.DeadLetterAction
-	(PauseScope)(0),               // 3: grit.v1.PauseScope
-	(InstanceOutcome)(0),          // 4: grit.v1.InstanceOutcome
-	(ErrorClass)(0),               // 5: grit.v1.ErrorClass
-	(TaskState)(0),                // 6: grit.v1.TaskState
-	(AttemptOutcome)(0),           // 7: grit.v1.AttemptOutcome
-	(Decision)(0),                 // 8: grit.v1.Decision
-	(*Task)(nil),                  // 9: grit.v1.Task
-	(*RetryPolicy)(nil),           // 10: grit.v1.RetryPolicy
-	(*Backoff)(nil),               // 11: grit.v1.Backoff
-	(*ClassRetry)(nil),            // 12: grit.v1.ClassRetry
-	(*Attempt)(nil),               // 13: grit.v1.Attempt
-	(*NewTask)(nil),               // 14: grit.v1.NewTask
-	(*EnqueueRequest)(nil),        // 15: grit.v1.EnqueueRequest
-	(*EnqueueResponse)(nil),       // 16: grit.v1.EnqueueResponse
-	(*EnqueueBatchRequest)(nil),   // 17: grit.v1.EnqueueBatchRequest
-	(*EnqueueBatchResponse)(nil),  // 18: grit.v1.EnqueueBatchResponse
-	(*GetRequest)(nil),            // 19: grit.v1.GetRequest
-	(*GetResponse)(nil),           // 20: grit.v1.GetResponse
-	(*ListRequest)(nil),           // 21: grit.v1.ListRequest
-	(*ListResponse)(nil),          // 22: grit.v1.ListResponse
-	(*AttemptsRequest)(nil),       // 23: grit.v1.AttemptsRequest
-	(*AttemptsResponse)(nil),      // 24: grit.v1.AttemptsResponse
-	(*CancelRequest)(nil),         // 25: grit.v1.CancelRequest
-	(*CancelResponse)(nil),        // 26: grit.v1.CancelResponse
-	(*Event)(nil),                 // 27: grit.v1.Event
-	(*PublishRequest)(nil),        // 28: grit.v1.PublishRequest
-	(*PublishResponse)(nil),       // 29: grit.v1.PublishResponse
-	(*DeadLetterRequest)(nil),     // 30: grit.v1.DeadLetterRequest
-	(*DeadLetterResponse)(nil),    // 31: grit.v1.DeadLetterResponse
-	(*Run)(nil),                   // 32: grit.v1.Run
-	(*RedriveRequest)(nil),        // 33: grit.v1.RedriveRequest
-	(*RedriveResponse)(nil),       // 34: grit.v1.RedriveResponse
-	(*PauseInfo)(nil),             // 35: grit.v1.PauseInfo
-	(*PausesRequest)(nil),         // 36: grit.v1.PausesRequest
-	(*PausesResponse)(nil),        // 37: grit.v1.PausesResponse
-	(*PauseRequest)(nil),          // 38: grit.v1.PauseRequest
-	(*PauseResponse)(nil),         // 39: grit.v1.PauseResponse
-	(*ResumeRequest)(nil),         // 40: grit.v1.ResumeRequest
-	(*ResumeResponse)(nil),        // 41: grit.v1.ResumeResponse
-	(*Instance)(nil),              // 42: grit.v1.Instance
-	(*InstanceEvent)(nil),         // 43: grit.v1.InstanceEvent
-	(*InstanceTransition)(nil),    // 44: grit.v1.InstanceTransition
-	(*InstanceEntry)(nil),         // 45: grit.v1.InstanceEntry
-	(*SendRequest)(nil),           // 46: grit.v1.SendRequest
-	(*SendResponse)(nil),          // 47: grit.v1.SendResponse
-	(*InstanceRequest)(nil),       // 48: grit.v1.InstanceRequest
-	(*InstanceResponse)(nil),      // 49: grit.v1.InstanceResponse
-	(*ClaimRequest)(nil),          // 50: grit.v1.ClaimRequest
-	(*ClaimResponse)(nil),         // 51: grit.v1.ClaimResponse
-	(*Lease)(nil),                 // 52: grit.v1.Lease
-	(*HeartbeatRequest)(nil),      // 53: grit.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),     // 54: grit.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),       // 55: grit.v1.CompleteRequest
-	(*CompleteResponse)(nil),      // 56: grit.v1.CompleteResponse
-	(*FailRequest)(nil),           // 57: grit.v1.FailRequest
-	(*FailResponse)(nil),          // 58: grit.v1.FailResponse
-	(*SnoozeRequest)(nil),         // 59: grit.v1.SnoozeRequest
-	(*SnoozeResponse)(nil),        // 60: grit.v1.SnoozeResponse
-	(*ReportRequest)(nil),         // 61: grit.v1.ReportRequest
-	(*Result)(nil),                // 62: grit.v1.Result
-	(*Completed)(nil),             // 63: grit.v1.Completed
-	(*Failed)(nil),                // 64: grit.v1.Failed
-	(*Snoozed)(nil),               // 65: grit.v1.Snoozed
-	(*ReportResponse)(nil),        // 66: grit.v1.ReportResponse
-	(*ReportAnswer)(nil),          // 67: grit.v1.ReportAnswer
-	(*ReleaseRequest)(nil),        // 68: grit.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),       // 69: grit.v1.ReleaseResponse
-	(*Step)(nil),                  // 70: grit.v1.Step
-	(*RecordStepRequest)(nil),     // 71: grit.v1.RecordStepRequest
-	(*RecordStepResponse)(nil),    // 72: grit.v1.RecordStepResponse
-	(*StepsRequest)(nil),          // 73: grit.v1.StepsRequest
-	(*StepsResponse)(nil),         // 74: grit.v1.StepsResponse
-	(*durationpb.Duration)(nil),   // 75: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil), // 76: google.protobuf.Timestamp
-	(*status.Status)(nil),         // 77: google.rpc.Status
+	(Jitter)(0),                       // 0: grit.v1.Jitter
+	(TaskView)(0),                     // 1: grit.v1.TaskView
+	(DeadLetterAction)(0),             // 2: grit.v1.DeadLetterAction
+	(PauseScope)(0),                   // 3: grit.v1.PauseScope
+	(InstanceOutcome)(0),              // 4: grit.v1.InstanceOutcome
+	(ErrorClass)(0),                   // 5: grit.v1.ErrorClass
+	(TaskState)(0),                    // 6: grit.v1.TaskState
+	(AttemptOutcome)(0),               // 7: grit.v1.AttemptOutcome
+	(Decision)(0),                     // 8: grit.v1.Decision
+	(*Task)(nil),                      // 9: grit.v1.Task
+	(*RetryPolicy)(nil),               // 10: grit.v1.RetryPolicy
+	(*Backoff)(nil),                   // 11: grit.v1.Backoff
+	(*ClassRetry)(nil),                // 12: grit.v1.ClassRetry
+	(*Attempt)(nil),                   // 13: grit.v1.Attempt
+	(*NewTask)(nil),                   // 14: grit.v1.NewTask
+	(*EnqueueRequest)(nil),            // 15: grit.v1.EnqueueRequest
+	(*EnqueueResponse)(nil),           // 16: grit.v1.EnqueueResponse
+	(*EnqueueBatchRequest)(nil),       // 17: grit.v1.EnqueueBatchRequest
+	(*EnqueueBatchResponse)(nil),      // 18: grit.v1.EnqueueBatchResponse
+	(*GetRequest)(nil),                // 19: grit.v1.GetRequest
+	(*GetResponse)(nil),               // 20: grit.v1.GetResponse
+	(*ListRequest)(nil),               // 21: grit.v1.ListRequest
+	(*ListResponse)(nil),              // 22: grit.v1.ListResponse
+	(*AttemptsRequest)(nil),           // 23: grit.v1.AttemptsRequest
+	(*AttemptsResponse)(nil),          // 24: grit.v1.AttemptsResponse
+	(*CancelRequest)(nil),             // 25: grit.v1.CancelRequest
+	(*CancelResponse)(nil),            // 26: grit.v1.CancelResponse
+	(*Event)(nil),                     // 27: grit.v1.Event
+	(*PublishRequest)(nil),            // 28: grit.v1.PublishRequest
+	(*PublishResponse)(nil),           // 29: grit.v1.PublishResponse
+	(*DeadLetterRequest)(nil),         // 30: grit.v1.DeadLetterRequest
+	(*DeadLetterResponse)(nil),        // 31: grit.v1.DeadLetterResponse
+	(*Run)(nil),                       // 32: grit.v1.Run
+	(*RedriveRequest)(nil),            // 33: grit.v1.RedriveRequest
+	(*RedriveResponse)(nil),           // 34: grit.v1.RedriveResponse
+	(*PauseInfo)(nil),                 // 35: grit.v1.PauseInfo
+	(*PausesRequest)(nil),             // 36: grit.v1.PausesRequest
+	(*PausesResponse)(nil),            // 37: grit.v1.PausesResponse
+	(*PauseRequest)(nil),              // 38: grit.v1.PauseRequest
+	(*PauseResponse)(nil),             // 39: grit.v1.PauseResponse
+	(*ResumeRequest)(nil),             // 40: grit.v1.ResumeRequest
+	(*ResumeResponse)(nil),            // 41: grit.v1.ResumeResponse
+	(*Instance)(nil),                  // 42: grit.v1.Instance
+	(*InstanceEvent)(nil),             // 43: grit.v1.InstanceEvent
+	(*InstanceTransition)(nil),        // 44: grit.v1.InstanceTransition
+	(*InstanceEntry)(nil),             // 45: grit.v1.InstanceEntry
+	(*SendRequest)(nil),               // 46: grit.v1.SendRequest
+	(*SendResponse)(nil),              // 47: grit.v1.SendResponse
+	(*InstanceRequest)(nil),           // 48: grit.v1.InstanceRequest
+	(*InstanceResponse)(nil),          // 49: grit.v1.InstanceResponse
+	(*ClaimRequest)(nil),              // 50: grit.v1.ClaimRequest
+	(*ClaimResponse)(nil),             // 51: grit.v1.ClaimResponse
+	(*Lease)(nil),                     // 52: grit.v1.Lease
+	(*HeartbeatRequest)(nil),          // 53: grit.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),         // 54: grit.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),           // 55: grit.v1.CompleteRequest
+	(*CompleteResponse)(nil),          // 56: grit.v1.CompleteResponse
+	(*FailRequest)(nil),               // 57: grit.v1.FailRequest
+	(*FailResponse)(nil),              // 58: grit.v1.FailResponse
+	(*SnoozeRequest)(nil),             // 59: grit.v1.SnoozeRequest
+	(*SnoozeResponse)(nil),            // 60: grit.v1.SnoozeResponse
+	(*ReportRequest)(nil),             // 61: grit.v1.ReportRequest
+	(*Result)(nil),                    // 62: grit.v1.Result
+	(*Completed)(nil),                 // 63: grit.v1.Completed
+	(*Failed)(nil),                    // 64: grit.v1.Failed
+	(*Snoozed)(nil),                   // 65: grit.v1.Snoozed
+	(*ReportResponse)(nil),            // 66: grit.v1.ReportResponse
+	(*ReportAnswer)(nil),              // 67: grit.v1.ReportAnswer
+	(*ReleaseRequest)(nil),            // 68: grit.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),           // 69: grit.v1.ReleaseResponse
+	(*Step)(nil),                      // 70: grit.v1.Step
+	(*RecordStepRequest)(nil),         // 71: grit.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),        // 72: grit.v1.RecordStepResponse
+	(*StepsRequest)(nil),              // 73: grit.v1.StepsRequest
+	(*StepsResponse)(nil),             // 74: grit.v1.StepsResponse
+	(*QuarantinePolicy)(nil),          // 75: grit.v1.QuarantinePolicy
+	(*QuarantineItem)(nil),            // 76: grit.v1.QuarantineItem
+	(*QuarantineRequest)(nil),         // 77: grit.v1.QuarantineRequest
+	(*QuarantineResponse)(nil),        // 78: grit.v1.QuarantineResponse
+	(*QuarantinedItem)(nil),           // 79: grit.v1.QuarantinedItem
+	(*ListQuarantinedRequest)(nil),    // 80: grit.v1.ListQuarantinedRequest
+	(*ListQuarantinedResponse)(nil),   // 81: grit.v1.ListQuarantinedResponse
+	(*QuarantineGroup)(nil),           // 82: grit.v1.QuarantineGroup
+	(*QuarantineGroupsRequest)(nil),   // 83: grit.v1.QuarantineGroupsRequest
+	(*QuarantineGroupsResponse)(nil),  // 84: grit.v1.QuarantineGroupsResponse
+	(*ReplayQuarantinedRequest)(nil),  // 85: grit.v1.ReplayQuarantinedRequest
+	(*ReplayQuarantinedResponse)(nil), // 86: grit.v1.ReplayQuarantinedResponse
+	(*DropQuarantinedRequest)(nil),    // 87: grit.v1.DropQuarantinedRequest
+	(*DropQuarantinedResponse)(nil),   // 88: grit.v1.DropQuarantinedResponse
+	(*durationpb.Duration)(nil),       // 89: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),     // 90: google.protobuf.Timestamp
+	(*status.Status)(nil),             // 91: google.rpc.Status
 }
 var file_grit_v1_grit_proto_depIdxs = []int32{
 	6,   // 0: grit.v1.Task.state:type_name -> grit.v1.TaskState
 	10,  // 1: grit.v1.Task.retry_policy:type_name -> grit.v1.RetryPolicy
-	75,  // 2: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
-	75,  // 3: grit.v1.Task.grace:type_name -> google.protobuf.Duration
-	76,  // 4: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
-	75,  // 5: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
-	76,  // 6: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
-	76,  // 7: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	76,  // 8: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
-	76,  // 9: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	89,  // 2: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
+	89,  // 3: grit.v1.Task.grace:type_name -> google.protobuf.Duration
+	90,  // 4: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
+	89,  // 5: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
+	90,  // 6: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
+	90,  // 7: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	90,  // 8: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
+	90,  // 9: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
 	11,  // 10: grit.v1.RetryPolicy.backoff:type_name -> grit.v1.Backoff
-	75,  // 11: grit.v1.RetryPolicy.max_elapsed:type_name -> google.protobuf.Duration
+	89,  // 11: grit.v1.RetryPolicy.max_elapsed:type_name -> google.protobuf.Duration
 	12,  // 12: grit.v1.RetryPolicy.classes:type_name -> grit.v1.ClassRetry
-	75,  // 13: grit.v1.Backoff.initial:type_name -> google.protobuf.Duration
-	75,  // 14: grit.v1.Backoff.max:type_name -> google.protobuf.Duration
+	89,  // 13: grit.v1.Backoff.initial:type_name -> google.protobuf.Duration
+	89,  // 14: grit.v1.Backoff.max:type_name -> google.protobuf.Duration
 	0,   // 15: grit.v1.Backoff.jitter:type_name -> grit.v1.Jitter
 	5,   // 16: grit.v1.ClassRetry.error_class:type_name -> grit.v1.ErrorClass
 	11,  // 17: grit.v1.ClassRetry.backoff:type_name -> grit.v1.Backoff
-	76,  // 18: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	76,  // 19: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
+	90,  // 18: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	90,  // 19: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
 	7,   // 20: grit.v1.Attempt.outcome:type_name -> grit.v1.AttemptOutcome
 	5,   // 21: grit.v1.Attempt.error_class:type_name -> grit.v1.ErrorClass
-	75,  // 22: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
+	89,  // 22: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
 	8,   // 23: grit.v1.Attempt.decision:type_name -> grit.v1.Decision
 	10,  // 24: grit.v1.NewTask.retry_policy:type_name -> grit.v1.RetryPolicy
-	75,  // 25: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
-	75,  // 26: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
-	76,  // 27: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
+	89,  // 25: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
+	89,  // 26: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
+	90,  // 27: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
 	14,  // 28: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
 	9,   // 29: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
 	14,  // 30: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
@@ -6097,11 +7187,11 @@ var file_grit_v1_grit_proto_depIdxs = []int32{
 	2,   // 40: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
 	9,   // 41: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
 	6,   // 42: grit.v1.Run.state:type_name -> grit.v1.TaskState
-	76,  // 43: grit.v1.Run.created_at:type_name -> google.protobuf.Timestamp
-	76,  // 44: grit.v1.Run.finished_at:type_name -> google.protobuf.Timestamp
+	90,  // 43: grit.v1.Run.created_at:type_name -> google.protobuf.Timestamp
+	90,  // 44: grit.v1.Run.finished_at:type_name -> google.protobuf.Timestamp
 	32,  // 45: grit.v1.RedriveResponse.run:type_name -> grit.v1.Run
 	3,   // 46: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
-	76,  // 47: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
+	90,  // 47: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
 	35,  // 48: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
 	3,   // 49: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
 	35,  // 50: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
@@ -6109,97 +7199,117 @@ var file_grit_v1_grit_proto_depIdxs = []int32{
 	44,  // 52: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
 	43,  // 53: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
 	45,  // 54: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
-	76,  // 55: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
-	76,  // 56: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
+	90,  // 55: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
+	90,  // 56: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
 	4,   // 57: grit.v1.InstanceEntry.outcome:type_name -> grit.v1.InstanceOutcome
-	76,  // 58: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
+	90,  // 58: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
 	42,  // 59: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
 	42,  // 60: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
-	75,  // 61: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
-	75,  // 62: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	89,  // 61: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
+	89,  // 62: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
 	9,   // 63: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
-	75,  // 64: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
+	89,  // 64: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
 	52,  // 65: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
-	75,  // 66: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
+	89,  // 66: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
 	52,  // 67: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
 	27,  // 68: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
-	9,   // 69: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
-	5,   // 70: grit.v1.FailRequest.error_class:type_name -> grit.v1.ErrorClass
-	75,  // 71: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	10,  // 72: grit.v1.FailRequest.retry_policy:type_name -> grit.v1.RetryPolicy
-	9,   // 73: grit.v1.FailResponse.task:type_name -> grit.v1.Task
-	8,   // 74: grit.v1.FailResponse.decision:type_name -> grit.v1.Decision
-	75,  // 75: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
-	9,   // 76: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
-	62,  // 77: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
-	63,  // 78: grit.v1.Result.complete:type_name -> grit.v1.Completed
-	64,  // 79: grit.v1.Result.fail:type_name -> grit.v1.Failed
-	65,  // 80: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
-	5,   // 81: grit.v1.Failed.error_class:type_name -> grit.v1.ErrorClass
-	75,  // 82: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
-	10,  // 83: grit.v1.Failed.retry_policy:type_name -> grit.v1.RetryPolicy
-	75,  // 84: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
-	67,  // 85: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
-	77,  // 86: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
-	9,   // 87: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
-	8,   // 88: grit.v1.ReportAnswer.decision:type_name -> grit.v1.Decision
-	52,  // 89: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
-	52,  // 90: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
-	76,  // 91: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
-	70,  // 92: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
-	70,  // 93: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
-	70,  // 94: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
-	15,  // 95: grit.v1.TasksService.Enqueue:input_type -> grit.v1.EnqueueRequest
-	17,  // 96: grit.v1.TasksService.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
-	19,  // 97: grit.v1.TasksService.Get:input_type -> grit.v1.GetRequest
-	21,  // 98: grit.v1.TasksService.List:input_type -> grit.v1.ListRequest
-	23,  // 99: grit.v1.TasksService.Attempts:input_type -> grit.v1.AttemptsRequest
-	25,  // 100: grit.v1.TasksService.Cancel:input_type -> grit.v1.CancelRequest
-	28,  // 101: grit.v1.TasksService.Publish:input_type -> grit.v1.PublishRequest
-	30,  // 102: grit.v1.TasksService.DeadLetter:input_type -> grit.v1.DeadLetterRequest
-	36,  // 103: grit.v1.TasksService.Pauses:input_type -> grit.v1.PausesRequest
-	38,  // 104: grit.v1.TasksService.Pause:input_type -> grit.v1.PauseRequest
-	40,  // 105: grit.v1.TasksService.Resume:input_type -> grit.v1.ResumeRequest
-	46,  // 106: grit.v1.TasksService.Send:input_type -> grit.v1.SendRequest
-	48,  // 107: grit.v1.TasksService.Instance:input_type -> grit.v1.InstanceRequest
-	33,  // 108: grit.v1.TasksService.Redrive:input_type -> grit.v1.RedriveRequest
-	50,  // 109: grit.v1.WorkersService.Claim:input_type -> grit.v1.ClaimRequest
-	53,  // 110: grit.v1.WorkersService.Heartbeat:input_type -> grit.v1.HeartbeatRequest
-	55,  // 111: grit.v1.WorkersService.Complete:input_type -> grit.v1.CompleteRequest
-	57,  // 112: grit.v1.WorkersService.Fail:input_type -> grit.v1.FailRequest
-	59,  // 113: grit.v1.WorkersService.Snooze:input_type -> grit.v1.SnoozeRequest
-	61,  // 114: grit.v1.WorkersService.Report:input_type -> grit.v1.ReportRequest
-	68,  // 115: grit.v1.WorkersService.Release:input_type -> grit.v1.ReleaseRequest
-	71,  // 116: grit.v1.WorkersService.RecordStep:input_type -> grit.v1.RecordStepRequest
-	73,  // 117: grit.v1.WorkersService.Steps:input_type -> grit.v1.StepsRequest
-	16,  // 118: grit.v1.TasksService.Enqueue:output_type -> grit.v1.EnqueueResponse
-	18,  // 119: grit.v1.TasksService.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
-	20,  // 120: grit.v1.TasksService.Get:output_type -> grit.v1.GetResponse
-	22,  // 121: grit.v1.TasksService.List:output_type -> grit.v1.ListResponse
-	24,  // 122: grit.v1.TasksService.Attempts:output_type -> grit.v1.AttemptsResponse
-	26,  // 123: grit.v1.TasksService.Cancel:output_type -> grit.v1.CancelResponse
-	29,  // 124: grit.v1.TasksService.Publish:output_type -> grit.v1.PublishResponse
-	31,  // 125: grit.v1.TasksService.DeadLetter:output_type -> grit.v1.DeadLetterResponse
-	37,  // 126: grit.v1.TasksService.Pauses:output_type -> grit.v1.PausesResponse
-	39,  // 127: grit.v1.TasksService.Pause:output_type -> grit.v1.PauseResponse
-	41,  // 128: grit.v1.TasksService.Resume:output_type -> grit.v1.ResumeResponse
-	47,  // 129: grit.v1.TasksService.Send:output_type -> grit.v1.SendResponse
-	49,  // 130: grit.v1.TasksService.Instance:output_type -> grit.v1.InstanceResponse
-	34,  // 131: grit.v1.TasksService.Redrive:output_type -> grit.v1.RedriveResponse
-	51,  // 132: grit.v1.WorkersService.Claim:output_type -> grit.v1.ClaimResponse
-	54,  // 133: grit.v1.WorkersService.Heartbeat:output_type -> grit.v1.HeartbeatResponse
-	56,  // 134: grit.v1.WorkersService.Complete:output_type -> grit.v1.CompleteResponse
-	58,  // 135: grit.v1.WorkersService.Fail:output_type -> grit.v1.FailResponse
-	60,  // 136: grit.v1.WorkersService.Snooze:output_type -> grit.v1.SnoozeResponse
-	66,  // 137: grit.v1.WorkersService.Report:output_type -> grit.v1.ReportResponse
-	69,  // 138: grit.v1.WorkersService.Release:output_type -> grit.v1.ReleaseResponse
-	72,  // 139: grit.v1.WorkersService.RecordStep:output_type -> grit.v1.RecordStepResponse
-	74,  // 140: grit.v1.WorkersService.Steps:output_type -> grit.v1.StepsResponse
-	118, // [118:141] is the sub-list for method output_type
-	95,  // [95:118] is the sub-list for method input_type
-	95,  // [95:95] is the sub-list for extension type_name
-	95,  // [95:95] is the sub-list for extension extendee
-	0,   // [0:95] is the sub-list for field type_name
+	75,  // 69: grit.v1.CompleteRequest.quarantine:type_name -> grit.v1.QuarantinePolicy
+	9,   // 70: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
+	5,   // 71: grit.v1.FailRequest.error_class:type_name -> grit.v1.ErrorClass
+	89,  // 72: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	10,  // 73: grit.v1.FailRequest.retry_policy:type_name -> grit.v1.RetryPolicy
+	9,   // 74: grit.v1.FailResponse.task:type_name -> grit.v1.Task
+	8,   // 75: grit.v1.FailResponse.decision:type_name -> grit.v1.Decision
+	89,  // 76: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
+	9,   // 77: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
+	62,  // 78: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
+	63,  // 79: grit.v1.Result.complete:type_name -> grit.v1.Completed
+	64,  // 80: grit.v1.Result.fail:type_name -> grit.v1.Failed
+	65,  // 81: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
+	75,  // 82: grit.v1.Completed.quarantine:type_name -> grit.v1.QuarantinePolicy
+	5,   // 83: grit.v1.Failed.error_class:type_name -> grit.v1.ErrorClass
+	89,  // 84: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
+	10,  // 85: grit.v1.Failed.retry_policy:type_name -> grit.v1.RetryPolicy
+	89,  // 86: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
+	67,  // 87: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
+	91,  // 88: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
+	9,   // 89: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
+	8,   // 90: grit.v1.ReportAnswer.decision:type_name -> grit.v1.Decision
+	52,  // 91: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
+	52,  // 92: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
+	90,  // 93: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
+	70,  // 94: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
+	70,  // 95: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
+	70,  // 96: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
+	76,  // 97: grit.v1.QuarantineRequest.items:type_name -> grit.v1.QuarantineItem
+	75,  // 98: grit.v1.QuarantineRequest.policy:type_name -> grit.v1.QuarantinePolicy
+	90,  // 99: grit.v1.QuarantinedItem.created_at:type_name -> google.protobuf.Timestamp
+	79,  // 100: grit.v1.ListQuarantinedResponse.items:type_name -> grit.v1.QuarantinedItem
+	90,  // 101: grit.v1.QuarantineGroup.first_at:type_name -> google.protobuf.Timestamp
+	90,  // 102: grit.v1.QuarantineGroup.last_at:type_name -> google.protobuf.Timestamp
+	82,  // 103: grit.v1.QuarantineGroupsResponse.groups:type_name -> grit.v1.QuarantineGroup
+	9,   // 104: grit.v1.ReplayQuarantinedResponse.tasks:type_name -> grit.v1.Task
+	15,  // 105: grit.v1.TasksService.Enqueue:input_type -> grit.v1.EnqueueRequest
+	17,  // 106: grit.v1.TasksService.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
+	19,  // 107: grit.v1.TasksService.Get:input_type -> grit.v1.GetRequest
+	21,  // 108: grit.v1.TasksService.List:input_type -> grit.v1.ListRequest
+	23,  // 109: grit.v1.TasksService.Attempts:input_type -> grit.v1.AttemptsRequest
+	25,  // 110: grit.v1.TasksService.Cancel:input_type -> grit.v1.CancelRequest
+	28,  // 111: grit.v1.TasksService.Publish:input_type -> grit.v1.PublishRequest
+	30,  // 112: grit.v1.TasksService.DeadLetter:input_type -> grit.v1.DeadLetterRequest
+	36,  // 113: grit.v1.TasksService.Pauses:input_type -> grit.v1.PausesRequest
+	38,  // 114: grit.v1.TasksService.Pause:input_type -> grit.v1.PauseRequest
+	40,  // 115: grit.v1.TasksService.Resume:input_type -> grit.v1.ResumeRequest
+	46,  // 116: grit.v1.TasksService.Send:input_type -> grit.v1.SendRequest
+	48,  // 117: grit.v1.TasksService.Instance:input_type -> grit.v1.InstanceRequest
+	33,  // 118: grit.v1.TasksService.Redrive:input_type -> grit.v1.RedriveRequest
+	80,  // 119: grit.v1.TasksService.ListQuarantined:input_type -> grit.v1.ListQuarantinedRequest
+	83,  // 120: grit.v1.TasksService.QuarantineGroups:input_type -> grit.v1.QuarantineGroupsRequest
+	85,  // 121: grit.v1.TasksService.ReplayQuarantined:input_type -> grit.v1.ReplayQuarantinedRequest
+	87,  // 122: grit.v1.TasksService.DropQuarantined:input_type -> grit.v1.DropQuarantinedRequest
+	50,  // 123: grit.v1.WorkersService.Claim:input_type -> grit.v1.ClaimRequest
+	53,  // 124: grit.v1.WorkersService.Heartbeat:input_type -> grit.v1.HeartbeatRequest
+	55,  // 125: grit.v1.WorkersService.Complete:input_type -> grit.v1.CompleteRequest
+	57,  // 126: grit.v1.WorkersService.Fail:input_type -> grit.v1.FailRequest
+	59,  // 127: grit.v1.WorkersService.Snooze:input_type -> grit.v1.SnoozeRequest
+	61,  // 128: grit.v1.WorkersService.Report:input_type -> grit.v1.ReportRequest
+	68,  // 129: grit.v1.WorkersService.Release:input_type -> grit.v1.ReleaseRequest
+	71,  // 130: grit.v1.WorkersService.RecordStep:input_type -> grit.v1.RecordStepRequest
+	73,  // 131: grit.v1.WorkersService.Steps:input_type -> grit.v1.StepsRequest
+	77,  // 132: grit.v1.WorkersService.Quarantine:input_type -> grit.v1.QuarantineRequest
+	16,  // 133: grit.v1.TasksService.Enqueue:output_type -> grit.v1.EnqueueResponse
+	18,  // 134: grit.v1.TasksService.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
+	20,  // 135: grit.v1.TasksService.Get:output_type -> grit.v1.GetResponse
+	22,  // 136: grit.v1.TasksService.List:output_type -> grit.v1.ListResponse
+	24,  // 137: grit.v1.TasksService.Attempts:output_type -> grit.v1.AttemptsResponse
+	26,  // 138: grit.v1.TasksService.Cancel:output_type -> grit.v1.CancelResponse
+	29,  // 139: grit.v1.TasksService.Publish:output_type -> grit.v1.PublishResponse
+	31,  // 140: grit.v1.TasksService.DeadLetter:output_type -> grit.v1.DeadLetterResponse
+	37,  // 141: grit.v1.TasksService.Pauses:output_type -> grit.v1.PausesResponse
+	39,  // 142: grit.v1.TasksService.Pause:output_type -> grit.v1.PauseResponse
+	41,  // 143: grit.v1.TasksService.Resume:output_type -> grit.v1.ResumeResponse
+	47,  // 144: grit.v1.TasksService.Send:output_type -> grit.v1.SendResponse
+	49,  // 145: grit.v1.TasksService.Instance:output_type -> grit.v1.InstanceResponse
+	34,  // 146: grit.v1.TasksService.Redrive:output_type -> grit.v1.RedriveResponse
+	81,  // 147: grit.v1.TasksService.ListQuarantined:output_type -> grit.v1.ListQuarantinedResponse
+	84,  // 148: grit.v1.TasksService.QuarantineGroups:output_type -> grit.v1.QuarantineGroupsResponse
+	86,  // 149: grit.v1.TasksService.ReplayQuarantined:output_type -> grit.v1.ReplayQuarantinedResponse
+	88,  // 150: grit.v1.TasksService.DropQuarantined:output_type -> grit.v1.DropQuarantinedResponse
+	51,  // 151: grit.v1.WorkersService.Claim:output_type -> grit.v1.ClaimResponse
+	54,  // 152: grit.v1.WorkersService.Heartbeat:output_type -> grit.v1.HeartbeatResponse
+	56,  // 153: grit.v1.WorkersService.Complete:output_type -> grit.v1.CompleteResponse
+	58,  // 154: grit.v1.WorkersService.Fail:output_type -> grit.v1.FailResponse
+	60,  // 155: grit.v1.WorkersService.Snooze:output_type -> grit.v1.SnoozeResponse
+	66,  // 156: grit.v1.WorkersService.Report:output_type -> grit.v1.ReportResponse
+	69,  // 157: grit.v1.WorkersService.Release:output_type -> grit.v1.ReleaseResponse
+	72,  // 158: grit.v1.WorkersService.RecordStep:output_type -> grit.v1.RecordStepResponse
+	74,  // 159: grit.v1.WorkersService.Steps:output_type -> grit.v1.StepsResponse
+	78,  // 160: grit.v1.WorkersService.Quarantine:output_type -> grit.v1.QuarantineResponse
+	133, // [133:161] is the sub-list for method output_type
+	105, // [105:133] is the sub-list for method input_type
+	105, // [105:105] is the sub-list for extension type_name
+	105, // [105:105] is the sub-list for extension extendee
+	0,   // [0:105] is the sub-list for field type_name
 }
 
 func init() { file_grit_v1_grit_proto_init() }
@@ -6221,7 +7331,7 @@ func file_grit_v1_grit_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grit_v1_grit_proto_rawDesc), len(file_grit_v1_grit_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   66,
+			NumMessages:   80,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -39,20 +39,24 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	TasksService_Enqueue_FullMethodName      = "/grit.v1.TasksService/Enqueue"
-	TasksService_EnqueueBatch_FullMethodName = "/grit.v1.TasksService/EnqueueBatch"
-	TasksService_Get_FullMethodName          = "/grit.v1.TasksService/Get"
-	TasksService_List_FullMethodName         = "/grit.v1.TasksService/List"
-	TasksService_Attempts_FullMethodName     = "/grit.v1.TasksService/Attempts"
-	TasksService_Cancel_FullMethodName       = "/grit.v1.TasksService/Cancel"
-	TasksService_Publish_FullMethodName      = "/grit.v1.TasksService/Publish"
-	TasksService_DeadLetter_FullMethodName   = "/grit.v1.TasksService/DeadLetter"
-	TasksService_Pauses_FullMethodName       = "/grit.v1.TasksService/Pauses"
-	TasksService_Pause_FullMethodName        = "/grit.v1.TasksService/Pause"
-	TasksService_Resume_FullMethodName       = "/grit.v1.TasksService/Resume"
-	TasksService_Send_FullMethodName         = "/grit.v1.TasksService/Send"
-	TasksService_Instance_FullMethodName     = "/grit.v1.TasksService/Instance"
-	TasksService_Redrive_FullMethodName      = "/grit.v1.TasksService/Redrive"
+	TasksService_Enqueue_FullMethodName           = "/grit.v1.TasksService/Enqueue"
+	TasksService_EnqueueBatch_FullMethodName      = "/grit.v1.TasksService/EnqueueBatch"
+	TasksService_Get_FullMethodName               = "/grit.v1.TasksService/Get"
+	TasksService_List_FullMethodName              = "/grit.v1.TasksService/List"
+	TasksService_Attempts_FullMethodName          = "/grit.v1.TasksService/Attempts"
+	TasksService_Cancel_FullMethodName            = "/grit.v1.TasksService/Cancel"
+	TasksService_Publish_FullMethodName           = "/grit.v1.TasksService/Publish"
+	TasksService_DeadLetter_FullMethodName        = "/grit.v1.TasksService/DeadLetter"
+	TasksService_Pauses_FullMethodName            = "/grit.v1.TasksService/Pauses"
+	TasksService_Pause_FullMethodName             = "/grit.v1.TasksService/Pause"
+	TasksService_Resume_FullMethodName            = "/grit.v1.TasksService/Resume"
+	TasksService_Send_FullMethodName              = "/grit.v1.TasksService/Send"
+	TasksService_Instance_FullMethodName          = "/grit.v1.TasksService/Instance"
+	TasksService_Redrive_FullMethodName           = "/grit.v1.TasksService/Redrive"
+	TasksService_ListQuarantined_FullMethodName   = "/grit.v1.TasksService/ListQuarantined"
+	TasksService_QuarantineGroups_FullMethodName  = "/grit.v1.TasksService/QuarantineGroups"
+	TasksService_ReplayQuarantined_FullMethodName = "/grit.v1.TasksService/ReplayQuarantined"
+	TasksService_DropQuarantined_FullMethodName   = "/grit.v1.TasksService/DropQuarantined"
 )
 
 // TasksServiceClient is the client API for TasksService service.
@@ -122,6 +126,23 @@ type TasksServiceClient interface {
 	// refused so: the first one redrove it. It is written to the store's
 	// audit log.
 	Redrive(ctx context.Context, in *RedriveRequest, opts ...grpc.CallOption) (*RedriveResponse, error)
+	// ListQuarantined lists the items handlers set aside (quarantined: one
+	// bad row of many, while their task went on), oldest first, a page at a
+	// time, by task or fingerprint.
+	ListQuarantined(ctx context.Context, in *ListQuarantinedRequest, opts ...grpc.CallOption) (*ListQuarantinedResponse, error)
+	// QuarantineGroups groups the quarantined items by fingerprint, the
+	// largest group first.
+	QuarantineGroups(ctx context.Context, in *QuarantineGroupsRequest, opts ...grpc.CallOption) (*QuarantineGroupsResponse, error)
+	// ReplayQuarantined runs quarantined items again, named by ids or by a
+	// fingerprint (one of the two), each as a new task of the kind its
+	// handler named, in its task's queue, with the item as its args; an item
+	// replayed is no longer quarantined. An id that names no quarantined
+	// item is INVALID_ARGUMENT, and nothing is replayed.
+	ReplayQuarantined(ctx context.Context, in *ReplayQuarantinedRequest, opts ...grpc.CallOption) (*ReplayQuarantinedResponse, error)
+	// DropQuarantined deletes quarantined items, named by ids or by a
+	// fingerprint (one of the two). An id that names no quarantined item is
+	// INVALID_ARGUMENT, and nothing is dropped.
+	DropQuarantined(ctx context.Context, in *DropQuarantinedRequest, opts ...grpc.CallOption) (*DropQuarantinedResponse, error)
 }
 
 type tasksServiceClient struct {
@@ -272,6 +293,46 @@ func (c *tasksServiceClient) Redrive(ctx context.Context, in *RedriveRequest, op
 	return out, nil
 }
 
+func (c *tasksServiceClient) ListQuarantined(ctx context.Context, in *ListQuarantinedRequest, opts ...grpc.CallOption) (*ListQuarantinedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListQuarantinedResponse)
+	err := c.cc.Invoke(ctx, TasksService_ListQuarantined_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) QuarantineGroups(ctx context.Context, in *QuarantineGroupsRequest, opts ...grpc.CallOption) (*QuarantineGroupsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(QuarantineGroupsResponse)
+	err := c.cc.Invoke(ctx, TasksService_QuarantineGroups_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) ReplayQuarantined(ctx context.Context, in *ReplayQuarantinedRequest, opts ...grpc.CallOption) (*ReplayQuarantinedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReplayQuarantinedResponse)
+	err := c.cc.Invoke(ctx, TasksService_ReplayQuarantined_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *tasksServiceClient) DropQuarantined(ctx context.Context, in *DropQuarantinedRequest, opts ...grpc.CallOption) (*DropQuarantinedResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DropQuarantinedResponse)
+	err := c.cc.Invoke(ctx, TasksService_DropQuarantined_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // TasksServiceServer is the server API for TasksService service.
 // All implementations must embed UnimplementedTasksServiceServer
 // for forward compatibility.
@@ -339,6 +400,23 @@ type TasksServiceServer interface {
 	// refused so: the first one redrove it. It is written to the store's
 	// audit log.
 	Redrive(context.Context, *RedriveRequest) (*RedriveResponse, error)
+	// ListQuarantined lists the items handlers set aside (quarantined: one
+	// bad row of many, while their task went on), oldest first, a page at a
+	// time, by task or fingerprint.
+	ListQuarantined(context.Context, *ListQuarantinedRequest) (*ListQuarantinedResponse, error)
+	// QuarantineGroups groups the quarantined items by fingerprint, the
+	// largest group first.
+	QuarantineGroups(context.Context, *QuarantineGroupsRequest) (*QuarantineGroupsResponse, error)
+	// ReplayQuarantined runs quarantined items again, named by ids or by a
+	// fingerprint (one of the two), each as a new task of the kind its
+	// handler named, in its task's queue, with the item as its args; an item
+	// replayed is no longer quarantined. An id that names no quarantined
+	// item is INVALID_ARGUMENT, and nothing is replayed.
+	ReplayQuarantined(context.Context, *ReplayQuarantinedRequest) (*ReplayQuarantinedResponse, error)
+	// DropQuarantined deletes quarantined items, named by ids or by a
+	// fingerprint (one of the two). An id that names no quarantined item is
+	// INVALID_ARGUMENT, and nothing is dropped.
+	DropQuarantined(context.Context, *DropQuarantinedRequest) (*DropQuarantinedResponse, error)
 	mustEmbedUnimplementedTasksServiceServer()
 }
 
@@ -390,6 +468,18 @@ func (UnimplementedTasksServiceServer) Instance(context.Context, *InstanceReques
 }
 func (UnimplementedTasksServiceServer) Redrive(context.Context, *RedriveRequest) (*RedriveResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Redrive not implemented")
+}
+func (UnimplementedTasksServiceServer) ListQuarantined(context.Context, *ListQuarantinedRequest) (*ListQuarantinedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListQuarantined not implemented")
+}
+func (UnimplementedTasksServiceServer) QuarantineGroups(context.Context, *QuarantineGroupsRequest) (*QuarantineGroupsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method QuarantineGroups not implemented")
+}
+func (UnimplementedTasksServiceServer) ReplayQuarantined(context.Context, *ReplayQuarantinedRequest) (*ReplayQuarantinedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReplayQuarantined not implemented")
+}
+func (UnimplementedTasksServiceServer) DropQuarantined(context.Context, *DropQuarantinedRequest) (*DropQuarantinedResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DropQuarantined not implemented")
 }
 func (UnimplementedTasksServiceServer) mustEmbedUnimplementedTasksServiceServer() {}
 func (UnimplementedTasksServiceServer) testEmbeddedByValue()                      {}
@@ -664,6 +754,78 @@ func _TasksService_Redrive_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TasksService_ListQuarantined_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListQuarantinedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).ListQuarantined(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_ListQuarantined_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).ListQuarantined(ctx, req.(*ListQuarantinedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_QuarantineGroups_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(QuarantineGroupsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).QuarantineGroups(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_QuarantineGroups_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).QuarantineGroups(ctx, req.(*QuarantineGroupsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_ReplayQuarantined_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReplayQuarantinedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).ReplayQuarantined(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_ReplayQuarantined_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).ReplayQuarantined(ctx, req.(*ReplayQuarantinedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _TasksService_DropQuarantined_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DropQuarantinedRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).DropQuarantined(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_DropQuarantined_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).DropQuarantined(ctx, req.(*DropQuarantinedRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // TasksService_ServiceDesc is the grpc.ServiceDesc for TasksService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -727,6 +889,22 @@ var TasksService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "Redrive",
 			Handler:    _TasksService_Redrive_Handler,
 		},
+		{
+			MethodName: "ListQuarantined",
+			Handler:    _TasksService_ListQuarantined_Handler,
+		},
+		{
+			MethodName: "QuarantineGroups",
+			Handler:    _TasksService_QuarantineGroups_Handler,
+		},
+		{
+			MethodName: "ReplayQuarantined",
+			Handler:    _TasksService_ReplayQuarantined_Handler,
+		},
+		{
+			MethodName: "DropQuarantined",
+			Handler:    _TasksService_DropQuarantined_Handler,
+		},
 	},
 	Streams:  []grpc.StreamDesc{},
 	Metadata: "grit/v1/grit.proto",
@@ -742,6 +920,7 @@ const (
 	WorkersService_Release_FullMethodName    = "/grit.v1.WorkersService/Release"
 	WorkersService_RecordStep_FullMethodName = "/grit.v1.WorkersService/RecordStep"
 	WorkersService_Steps_FullMethodName      = "/grit.v1.WorkersService/Steps"
+	WorkersService_Quarantine_FullMethodName = "/grit.v1.WorkersService/Quarantine"
 )
 
 // WorkersServiceClient is the client API for WorkersService service.
@@ -806,6 +985,17 @@ type WorkersServiceClient interface {
 	RecordStep(ctx context.Context, in *RecordStepRequest, opts ...grpc.CallOption) (*RecordStepResponse, error)
 	// Steps lists a task's recorded steps, by place.
 	Steps(ctx context.Context, in *StepsRequest, opts ...grpc.CallOption) (*StepsResponse, error)
+	// Quarantine sets items of a task the worker holds aside, as a Go
+	// handler's grit.Quarantine does (one bad row need not fail the task
+	// that carries ten thousand good ones): each is kept with its error and
+	// the error's fingerprint, beside the dead letters, until an operator
+	// replays or drops it; the task goes on. Fenced as a report: refused
+	// (FAILED_PRECONDITION) unless the worker holds the task under
+	// lease_token. An item the task set aside before (the same JSON, by any
+	// attempt) is not recorded again, so a call whose answer was lost can be
+	// repeated. The answer counts the task's items in all and says whether
+	// that is past the policy's max: then fail the task, permanently.
+	Quarantine(ctx context.Context, in *QuarantineRequest, opts ...grpc.CallOption) (*QuarantineResponse, error)
 }
 
 type workersServiceClient struct {
@@ -906,6 +1096,16 @@ func (c *workersServiceClient) Steps(ctx context.Context, in *StepsRequest, opts
 	return out, nil
 }
 
+func (c *workersServiceClient) Quarantine(ctx context.Context, in *QuarantineRequest, opts ...grpc.CallOption) (*QuarantineResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(QuarantineResponse)
+	err := c.cc.Invoke(ctx, WorkersService_Quarantine_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // WorkersServiceServer is the server API for WorkersService service.
 // All implementations must embed UnimplementedWorkersServiceServer
 // for forward compatibility.
@@ -968,6 +1168,17 @@ type WorkersServiceServer interface {
 	RecordStep(context.Context, *RecordStepRequest) (*RecordStepResponse, error)
 	// Steps lists a task's recorded steps, by place.
 	Steps(context.Context, *StepsRequest) (*StepsResponse, error)
+	// Quarantine sets items of a task the worker holds aside, as a Go
+	// handler's grit.Quarantine does (one bad row need not fail the task
+	// that carries ten thousand good ones): each is kept with its error and
+	// the error's fingerprint, beside the dead letters, until an operator
+	// replays or drops it; the task goes on. Fenced as a report: refused
+	// (FAILED_PRECONDITION) unless the worker holds the task under
+	// lease_token. An item the task set aside before (the same JSON, by any
+	// attempt) is not recorded again, so a call whose answer was lost can be
+	// repeated. The answer counts the task's items in all and says whether
+	// that is past the policy's max: then fail the task, permanently.
+	Quarantine(context.Context, *QuarantineRequest) (*QuarantineResponse, error)
 	mustEmbedUnimplementedWorkersServiceServer()
 }
 
@@ -1004,6 +1215,9 @@ func (UnimplementedWorkersServiceServer) RecordStep(context.Context, *RecordStep
 }
 func (UnimplementedWorkersServiceServer) Steps(context.Context, *StepsRequest) (*StepsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Steps not implemented")
+}
+func (UnimplementedWorkersServiceServer) Quarantine(context.Context, *QuarantineRequest) (*QuarantineResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Quarantine not implemented")
 }
 func (UnimplementedWorkersServiceServer) mustEmbedUnimplementedWorkersServiceServer() {}
 func (UnimplementedWorkersServiceServer) testEmbeddedByValue()                        {}
@@ -1188,6 +1402,24 @@ func _WorkersService_Steps_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _WorkersService_Quarantine_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(QuarantineRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(WorkersServiceServer).Quarantine(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: WorkersService_Quarantine_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(WorkersServiceServer).Quarantine(ctx, req.(*QuarantineRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // WorkersService_ServiceDesc is the grpc.ServiceDesc for WorkersService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1230,6 +1462,10 @@ var WorkersService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Steps",
 			Handler:    _WorkersService_Steps_Handler,
+		},
+		{
+			MethodName: "Quarantine",
+			Handler:    _WorkersService_Quarantine_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

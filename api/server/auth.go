@@ -118,7 +118,7 @@ func (s *Server) checkToken(method string, md metadata.MD) error {
 	}
 	if role == RoleReadOnly && !readMethods[method] && !strings.HasPrefix(method, reflectionPrefix) {
 		return refuse(method, codes.PermissionDenied, pb.ReasonTokenReadOnly,
-			fmt.Sprintf("%s: the bearer token is read-only: it may call Get, List, Attempts, Pauses, Instance and Steps; give an operator's token to change anything", method), meta)
+			fmt.Sprintf("%s: the bearer token is read-only: it may call Get, List, Attempts, Pauses, Instance, ListQuarantined, QuarantineGroups and Steps; give an operator's token to change anything", method), meta)
 	}
 	return nil
 }
@@ -129,12 +129,14 @@ const reflectionPrefix = "/grpc.reflection."
 
 // readMethods are what a read-only token may call.
 var readMethods = map[string]bool{
-	pb.TasksService_Get_FullMethodName:      true,
-	pb.TasksService_List_FullMethodName:     true,
-	pb.TasksService_Attempts_FullMethodName: true,
-	pb.TasksService_Pauses_FullMethodName:   true,
-	pb.TasksService_Instance_FullMethodName: true,
-	pb.WorkersService_Steps_FullMethodName:  true,
+	pb.TasksService_Get_FullMethodName:              true,
+	pb.TasksService_List_FullMethodName:             true,
+	pb.TasksService_Attempts_FullMethodName:         true,
+	pb.TasksService_Pauses_FullMethodName:           true,
+	pb.TasksService_Instance_FullMethodName:         true,
+	pb.TasksService_ListQuarantined_FullMethodName:  true,
+	pb.TasksService_QuarantineGroups_FullMethodName: true,
+	pb.WorkersService_Steps_FullMethodName:          true,
 }
 
 // unary authorizes a call (again: the tap did before its message was
@@ -190,11 +192,16 @@ func caller(ctx context.Context) string {
 	return "api " + TokenName(tok)
 }
 
-// audit writes an operator's action through the API to the store's audit
-// log, when it keeps one; a failure to write it is logged, and the
-// action stands.
+// audit writes an operator's action on one task through the API to the
+// store's audit log, when it keeps one; a failure to write it is logged,
+// and the action stands.
 func (s *Server) audit(ctx context.Context, action, target string) {
 	s.auditEntry(ctx, store.AuditEntry{Action: action, Target: target, Count: 1})
+}
+
+// auditN is audit for an action that changed n things (0 or more).
+func (s *Server) auditN(ctx context.Context, action, target string, n int, detail string) {
+	s.auditEntry(ctx, store.AuditEntry{Action: action, Target: target, Count: n, Detail: detail})
 }
 
 // auditEntry writes e, signed by the caller, as audit does.

@@ -116,12 +116,12 @@ func cutItems(b []byte, md protoreflect.MessageDescriptor, keep int) []byte {
 	counts := make([]int, fields.Len())
 	over := false
 	for rest := b; len(rest) > 0 && !over; {
-		fd, n := item(fields, rest)
+		fd, n, c := item(fields, rest)
 		if n < 0 {
 			break
 		}
 		if fd != nil {
-			counts[fd.Index()]++
+			counts[fd.Index()] += c
 			over = counts[fd.Index()] > keep
 		}
 		rest = rest[n:]
@@ -132,12 +132,19 @@ func cutItems(b []byte, md protoreflect.MessageDescriptor, keep int) []byte {
 	out := make([]byte, 0, len(b))
 	clear(counts)
 	for rest := b; len(rest) > 0; {
-		fd, n := item(fields, rest)
+		fd, n, c := item(fields, rest)
 		if n < 0 {
 			return append(out, rest...)
 		}
 		if fd != nil {
-			if counts[fd.Index()]++; counts[fd.Index()] > keep {
+			left := keep - counts[fd.Index()]
+			counts[fd.Index()] += min(c, max(left, 0))
+			switch {
+			case left <= 0:
+				rest = rest[n:]
+				continue
+			case c > left: // numbers packed in one record: keep the first left
+				out = appendPacked(out, fd, rest[:n], left)
 				rest = rest[n:]
 				continue
 			}
@@ -148,30 +155,88 @@ func cutItems(b []byte, md protoreflect.MessageDescriptor, keep int) []byte {
 	return out
 }
 
-// item is the length (tag included) of the field b starts with, and its
-// descriptor when it is an item of a repeated field of messages, strings
-// or bytes (the API has no repeated numbers, nor maps, whose entries
-// with one key are one item); a negative length if it is
-// malformed. A record whose wire type is not its field's is an unknown
-// field to proto.Unmarshal, not an item: it is kept, and not counted.
-func item(fields protoreflect.FieldDescriptors, b []byte) (protoreflect.FieldDescriptor, int) {
+// item is the length (tag included) of the field b starts with; when it
+// holds items of a repeated field, that field and how many: one for a
+// message, a string, bytes or a number, and as many as it packs for
+// packed numbers (maps, whose entries with one key are one item, the API
+// has none). A negative length if it is malformed. A record whose wire
+// type is not its field's is an unknown field to proto.Unmarshal, not an
+// item: it is kept, and not counted.
+func item(fields protoreflect.FieldDescriptors, b []byte) (protoreflect.FieldDescriptor, int, int) {
 	num, typ, n := protowire.ConsumeTag(b)
 	if n < 0 {
-		return nil, n
+		return nil, n, 0
 	}
 	m := protowire.ConsumeFieldValue(num, typ, b[n:])
 	if m < 0 {
-		return nil, m
+		return nil, m, 0
 	}
 	fd := fields.ByNumber(num)
-	if fd == nil || fd.Cardinality() != protoreflect.Repeated || fd.IsMap() || typ != protowire.BytesType {
-		return nil, n + m
+	if fd == nil || fd.Cardinality() != protoreflect.Repeated || fd.IsMap() {
+		return nil, n + m, 0
 	}
-	switch fd.Kind() {
-	case protoreflect.MessageKind, protoreflect.StringKind, protoreflect.BytesKind:
-		return fd, n + m
+	switch k := fd.Kind(); {
+	case k == protoreflect.MessageKind || k == protoreflect.StringKind || k == protoreflect.BytesKind:
+		if typ == protowire.BytesType {
+			return fd, n + m, 1
+		}
+	case typ == protowire.BytesType: // packed numbers
+		v, _ := protowire.ConsumeBytes(b[n:])
+		return fd, n + m, packedCount(k, v, -1)
+	case typ == numberType(k):
+		return fd, n + m, 1
 	}
-	return nil, n + m
+	return nil, n + m, 0
+}
+
+// numberType is the wire type of a number of kind k, unpacked.
+func numberType(k protoreflect.Kind) protowire.Type {
+	switch k {
+	case protoreflect.Fixed32Kind, protoreflect.Sfixed32Kind, protoreflect.FloatKind:
+		return protowire.Fixed32Type
+	case protoreflect.Fixed64Kind, protoreflect.Sfixed64Kind, protoreflect.DoubleKind:
+		return protowire.Fixed64Type
+	}
+	return protowire.VarintType
+}
+
+// packedCount counts the numbers of kind k packed in v, up to most (-1:
+// all), and answers how many, or, with most set, the bytes they take. A
+// malformed number ends the count, for proto.Unmarshal to refuse.
+func packedCount(k protoreflect.Kind, v []byte, most int) int {
+	size := 0
+	switch numberType(k) {
+	case protowire.Fixed32Type:
+		size = 4
+	case protowire.Fixed64Type:
+		size = 8
+	}
+	count, at := 0, 0
+	for at < len(v) && count != most {
+		w := size
+		if size == 0 {
+			if _, w = protowire.ConsumeVarint(v[at:]); w < 0 {
+				break
+			}
+		}
+		if at+w > len(v) {
+			break
+		}
+		at, count = at+w, count+1
+	}
+	if most >= 0 {
+		return at
+	}
+	return count
+}
+
+// appendPacked appends to out the record rec of packed numbers of fd,
+// with its first keep numbers only.
+func appendPacked(out []byte, fd protoreflect.FieldDescriptor, rec []byte, keep int) []byte {
+	_, _, n := protowire.ConsumeTag(rec)
+	v, _ := protowire.ConsumeBytes(rec[n:])
+	out = protowire.AppendTag(out, fd.Number(), protowire.BytesType)
+	return protowire.AppendBytes(out, v[:packedCount(fd.Kind(), v, keep)])
 }
 
 // checkItems refuses a request with a repeated field of more than max

@@ -2,8 +2,10 @@ package server
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/grit-run/grit/api/gritv1"
@@ -64,6 +66,73 @@ func FuzzCutItems(f *testing.F) {
 		}
 		whole.Kinds = whole.Kinds[:min(len(whole.Kinds), keep)]
 		whole.Queues = whole.Queues[:min(len(whole.Queues), keep)]
+		if !proto.Equal(&whole, &cut) {
+			t.Fatalf("cut to %d: %v, want %v", keep, &cut, &whole)
+		}
+	})
+}
+
+// TestCutPackedNumbers: a repeated number keeps its first items, packed
+// in one record (as proto3 writes them) or one a record, or both; so a
+// request of millions of tiny ids is never decoded whole.
+func TestCutPackedNumbers(t *testing.T) {
+	drop := &pb.DropQuarantinedRequest{Ids: []int64{1, 300, 70000, 4, 5}, Fingerprint: "f"}
+	packed, err := proto.Marshal(drop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := drop.ProtoReflect().Descriptor()
+	if got := cutItems(packed, md, 5); !bytes.Equal(got, packed) {
+		t.Errorf("no field over: the wire changed")
+	}
+	var unpacked []byte
+	for _, id := range drop.Ids {
+		unpacked = protowire.AppendTag(unpacked, 1, protowire.VarintType)
+		unpacked = protowire.AppendVarint(unpacked, uint64(id))
+	}
+	unpacked = protowire.AppendTag(unpacked, 2, protowire.BytesType)
+	unpacked = protowire.AppendString(unpacked, "f")
+	mixed := append(append([]byte{}, packed...), unpacked...) // ten ids
+	for name, c := range map[string]struct {
+		wire []byte
+		keep int
+		want []int64
+	}{
+		"packed":   {packed, 3, []int64{1, 300, 70000}},
+		"unpacked": {unpacked, 2, []int64{1, 300}},
+		"mixed":    {mixed, 7, []int64{1, 300, 70000, 4, 5, 1, 300}},
+		"none":     {packed, 0, nil},
+	} {
+		var got pb.DropQuarantinedRequest
+		if err := proto.Unmarshal(cutItems(c.wire, md, c.keep), &got); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !slices.Equal(got.Ids, c.want) || got.Fingerprint != "f" {
+			t.Errorf("%s cut to %d: %v, want ids %v", name, c.keep, &got, c.want)
+		}
+	}
+}
+
+// FuzzCutPackedNumbers: as FuzzCutItems, for a request of numbers.
+func FuzzCutPackedNumbers(f *testing.F) {
+	for _, m := range []proto.Message{
+		&pb.DropQuarantinedRequest{Ids: []int64{1, 2, 3, 1 << 40}, Fingerprint: "x"},
+		&pb.DropQuarantinedRequest{Ids: []int64{-1, 0, 7}},
+	} {
+		b, _ := proto.Marshal(m)
+		f.Add(b, 2)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, keep int) {
+		keep = max(keep%8, 0)
+		var whole pb.DropQuarantinedRequest
+		if proto.Unmarshal(b, &whole) != nil {
+			return
+		}
+		var cut pb.DropQuarantinedRequest
+		if err := proto.Unmarshal(cutItems(b, whole.ProtoReflect().Descriptor(), keep), &cut); err != nil {
+			t.Fatalf("the cut does not decode: %v", err)
+		}
+		whole.Ids = whole.Ids[:min(len(whole.Ids), keep)]
 		if !proto.Equal(&whole, &cut) {
 			t.Fatalf("cut to %d: %v, want %v", keep, &cut, &whole)
 		}

@@ -25,7 +25,7 @@ import (
 func (x *workers) Complete(ctx context.Context, r *pb.CompleteRequest) (*pb.CompleteResponse, error) {
 	const op = "complete"
 	res, err := x.s.lim.result(r.GetWorkerId(), &pb.Result{TaskId: r.GetTaskId(), LeaseToken: r.GetLeaseToken(),
-		End: &pb.Result_Complete{Complete: &pb.Completed{Output: r.GetOutput()}}})
+		End: &pb.Result_Complete{Complete: &pb.Completed{Output: r.GetOutput(), Quarantine: r.GetQuarantine(), Seen: r.GetSeen()}}})
 	if err == nil {
 		res.publish, err = x.s.lim.events("publish", r.GetPublish(), false)
 	}
@@ -80,11 +80,7 @@ func failedOf(r *pb.FailRequest) *pb.Failed {
 // message, as the engine fingerprints process tasks; an unclassified exit
 // 75 (EX_TEMPFAIL) is transient.
 func failureOf(r *pb.Failed, after time.Duration) (task.Outcome, error) {
-	msg := r.GetMessage()
-	if msg == "" {
-		msg = "the worker reported a failure without a message"
-	}
-	err := errors.New(msg)
+	err := reported(r.GetMessage())
 	if r.ExitCode != nil || r.GetSignal() != "" {
 		x := &decide.ExitError{Code: -1, Signal: r.GetSignal(), Stderr: []byte(r.GetMessage())}
 		if r.ExitCode != nil {
@@ -207,6 +203,7 @@ func (s *Server) release(ctx context.Context, worker string, ts []task.Task) ([]
 		f.State, f.NextAt, f.Refund = task.Ready, now, true
 		f.Attempt.Outcome, f.Attempt.Error = task.OutcomeReleased, "released: worker "+worker+" gave the task back"
 		s.spans.end(&f)
+		s.quar.end(f.Token, now, s.alerts.Send)
 		fs[i] = f
 	}
 	errs, err := s.cfg.Store.Finish(ctx, fs)

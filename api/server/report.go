@@ -22,6 +22,9 @@ type result struct {
 	after   time.Duration // a failure's delay of class AFTER
 	delay   time.Duration // a snooze's
 	err     error         // its check's: answered with it, not recorded
+	// verdict is a complete's past its worker's quarantine policy
+	// (judge): recorded as a permanent failure.
+	verdict error
 }
 
 // op names the single call that reports r, for its errors' messages.
@@ -40,8 +43,11 @@ func (r result) op() string {
 // outcomes are the outcomes of an attempt under which r was recorded
 // before (a repeated report).
 func (r result) outcomes() []task.Outcome {
-	switch r.r.GetEnd().(type) {
+	switch e := r.r.GetEnd().(type) {
 	case *pb.Result_Complete:
+		if e.Complete.GetQuarantine() != nil { // judged, it may have failed
+			return []task.Outcome{task.OutcomeSuccess, task.OutcomeError}
+		}
 		return []task.Outcome{task.OutcomeSuccess}
 	case *pb.Result_Fail:
 		return []task.Outcome{task.OutcomeError, task.OutcomeTimeout}
@@ -126,6 +132,9 @@ func (s *Server) record(ctx context.Context, worker string, rs []result) ([]ende
 	if len(items) == 0 {
 		return out, nil
 	}
+	if err := s.judge(ctx, rs, items, ts); err != nil {
+		return nil, err
+	}
 	now, err := s.cfg.Store.Now(ctx)
 	if err != nil {
 		return nil, err
@@ -136,6 +145,7 @@ func (s *Server) record(ctx context.Context, worker string, rs []result) ([]ende
 		s.gate.Ending(ctx, &ts[j], &fs[j])
 		s.auto.record(ts[j], &fs[j])
 		s.spans.end(&fs[j])
+		s.quar.end(fs[j].Token, now, s.alerts.Send)
 	}
 	errs, err := s.cfg.Store.Finish(ctx, fs)
 	if err != nil {
@@ -173,6 +183,11 @@ func (s *Server) decide(t task.Task, r result, now time.Time) store.Finish {
 	f := gate.BaseFinish(t)
 	switch e := r.r.GetEnd().(type) {
 	case *pb.Result_Complete:
+		if r.verdict != nil {
+			f.Attempt.Outcome, f.Attempt.Output = task.OutcomeError, e.Complete.GetOutput()
+			decide.Failure(&f, t, r.verdict, s.policy(t, ""), now)
+			break
+		}
 		f.State, f.Attempt.Outcome, f.Attempt.Output, f.Publish = task.Success, task.OutcomeSuccess, e.Complete.GetOutput(), r.publish
 	case *pb.Result_Fail:
 		outcome, cause := failureOf(e.Fail, r.after)

@@ -47,6 +47,7 @@ type Server struct {
 	tracer *tracing.Tracer // nil: no spans
 	spans  *attemptSpans   // the remote attempts' spans
 	auto   *autoTimeouts   // the auto timeouts claims gave
+	quar   quarTallies     // what remote attempts set aside, for their alerts
 	// refused holds the requests the codec refused to decode, malformed
 	// or over the limit, until the interceptor answers them
 	// (countingCodec).

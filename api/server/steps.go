@@ -21,18 +21,9 @@ func (x *workers) RecordStep(ctx context.Context, r *pb.RecordStepRequest) (*pb.
 	if n := len(st.GetResult()); n > x.s.cfg.MaxPayload {
 		return nil, statusOf(op, &FieldError{Field: "step.result", Reason: pb.ReasonPayloadTooLarge, Problem: fmt.Sprintf("%d bytes: the server takes at most %d (--max-payload); record a reference (a key, a URL) to a large result", n, x.s.cfg.MaxPayload)})
 	}
-	t, err := x.s.cfg.Store.GetTask(ctx, r.GetTaskId())
+	t, err := x.s.holding(ctx, r.GetWorkerId(), r.GetTaskId(), r.GetLeaseToken(), "the step is not recorded")
 	if err != nil {
 		return nil, statusOf(op, aboutTask(r.GetTaskId(), err))
-	}
-	if t.State != task.Running || t.LeaseToken != r.GetLeaseToken() || (r.GetWorkerId() != "" && t.LeaseOwner != r.GetWorkerId()) {
-		e := &leaseError{task: t.ID, token: r.GetLeaseToken(), state: t.State,
-			msg: fmt.Sprintf("task %d, lease token %d: not held by worker %q (the task is %s under token %d): the step is not recorded",
-				t.ID, r.GetLeaseToken(), r.GetWorkerId(), t.State, t.LeaseToken)}
-		if t.State == task.Running && t.LeaseToken == r.GetLeaseToken() {
-			e.holder = t.LeaseOwner // the token is current: another worker holds it
-		}
-		return nil, statusOf(op, e)
 	}
 	got, err := x.s.cfg.Store.RecordStep(ctx, t.ID, t.LeaseToken, task.Step{Seq: int(st.GetSeq()), Name: st.GetName(),
 		Occurrence: int(st.GetOccurrence()), Attempt: int(st.GetAttempt()), Result: st.GetResult()})

@@ -87,7 +87,7 @@ func (x *tasks) List(ctx context.Context, r *pb.ListRequest) (*pb.ListResponse, 
 	}
 	out := &pb.ListResponse{Tasks: toTasks(ts[:n], full)}
 	if n < len(ts) {
-		out.NextPageToken = pageToken(r, ts[n-1].ID)
+		out.NextPageToken = pageToken(pagedList(r), ts[n-1].ID)
 	}
 	return out, nil
 }

@@ -353,7 +353,7 @@ func (l limits) list(r *pb.ListRequest) (task.Filter, error) {
 	}
 	f.Limit = min(size, maxList) // AIP-158: a larger size is the largest
 	var err error
-	if f.AfterID, err = readPageToken(r); err != nil {
+	if f.AfterID, err = readPageToken(pagedList(r)); err != nil {
 		return f, err
 	}
 	return f, firstErr(
@@ -491,7 +491,11 @@ func (l limits) result(worker string, r *pb.Result) (result, error) {
 	var err error
 	switch e := r.GetEnd().(type) {
 	case *pb.Result_Complete:
-		err = checkOutput("output", e.Complete.GetOutput())
+		err = firstErr(
+			func() error { return checkOutput("output", e.Complete.GetOutput()) },
+			func() error { return checkPolicy("quarantine", e.Complete.GetQuarantine()) },
+			func() error { _, err := checkInt32("seen", e.Complete.GetSeen(), 0); return err },
+		)
 	case *pb.Result_Fail:
 		res.after, err = l.failure(e.Fail)
 	case *pb.Result_Snooze:

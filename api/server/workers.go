@@ -192,6 +192,7 @@ func (x *workers) Heartbeat(ctx context.Context, r *pb.HeartbeatRequest) (*pb.He
 		return nil, statusOf("heartbeat", err)
 	}
 	x.s.gate.Lost(r.GetWorkerId(), lost)
+	x.s.quar.heartbeat(held, lost, time.Now(), x.s.alerts.Send)
 	return &pb.HeartbeatResponse{Lost: toLeases(lost)}, nil
 }
 

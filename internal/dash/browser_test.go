@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -278,6 +279,29 @@ tasks:
 	if audit := text(ctx, "table.grid tbody"); !regexp.MustCompile(`token [0-9a-f]{6}\s+replay\s+dead letters with fingerprint \S+\s+1`).MatchString(audit) {
 		t.Errorf("the audit log does not show the replay: %q", audit)
 	}
+	// Rows a handler set aside, beside the dead letters: the operator
+	// replays one group, and the audit log says so.
+	declareQuarantined(t, storeDSN)
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/dead-letters"),
+		chromedp.WaitVisible(chromedp.CSS(`.qgroup table.qitems`)),
+		shot("quarantined"),
+	))
+	if q := text(ctx, "#quarantined"); !strings.Contains(q, "row 3: bad date") || !strings.Contains(q, `{"note":"<b>no</b> account"}`) ||
+		!strings.Contains(q, "set aside by import") || !strings.Contains(q, "All 4 items") {
+		t.Errorf("the quarantined section says %q", q)
+	}
+	must(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`.qgroup form button[value=replay]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+	))
+	if flash := text(ctx, ".flash"); !regexp.MustCompile(`quarantined items with fingerprint \S+: 4 replayed as task \d+`).MatchString(flash) {
+		t.Errorf("after the replay of the quarantined group the page says %q", flash)
+	}
+	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS(`table.grid`))))
+	if audit := text(ctx, "table.grid tbody"); !regexp.MustCompile(`replay\s+quarantined items with fingerprint \S+\s+4`).MatchString(audit) {
+		t.Errorf("the audit log does not show the quarantined replay: %q", audit)
+	}
 	must(t, chromedp.Do(ctx,
 		chromedp.Navigate(base+"/tasks?state=DEAD_LETTER&state=RETRYING&state=READY&state=RUNNING"),
 		chromedp.WaitVisible(chromedp.CSS(`table.grid`)),
@@ -465,6 +489,24 @@ func declareInstances(t *testing.T, dsn string) {
 	if _, err := machine.Advance(ctx, st, refundMachine, "r-held", time.Now()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// declareQuarantined has tasks in the store at dsn set rows aside: four
+// of an import, which a replay runs as import.row, and one of an export,
+// whose handler names no kind.
+func declareQuarantined(t *testing.T, dsn string) {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var rows []string
+	for i := range 4 {
+		rows = append(rows, fmt.Sprintf(`{"row": %d, "date": "2026-13-%02d"}`, i, i), fmt.Sprintf("row %d: bad date", i))
+	}
+	setAside(t, st, "import", "import.row", rows...)
+	setAside(t, st, "export", "", `{"note":"<b>no</b> account"}`, `customer "c-17": no account`)
 }
 
 func must(t *testing.T, err error) {

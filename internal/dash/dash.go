@@ -195,6 +195,7 @@ func (d *Dashboard) routes() {
 	m.Handle("POST /tasks/act", d.action(d.actTasks))
 	m.Handle("POST /runs/{id}/redrive", d.action(d.actRedrive))
 	m.Handle("POST /dead-letters/act", d.action(d.actDeadLetters))
+	m.Handle("POST /dead-letters/quarantined", d.action(d.actQuarantined))
 	m.Handle("POST /groups/breaker", d.action(d.actBreaker))
 	m.Handle("POST /pauses", d.action(d.actPause))
 	m.Handle("POST /schedules/act", d.action(d.actSchedule))

@@ -568,14 +568,26 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request, v who) error {
 }
 
 func (d *Dashboard) deadLetters(w http.ResponseWriter, r *http.Request, v who) error {
-	var groups []store.DeadLetterGroup
+	var data deadLettersData
 	if c, ok := d.cfg.Store.(store.Console); ok {
 		var err error
-		if groups, err = c.DeadLetterGroups(r.Context()); err != nil {
+		if data.Letters, err = c.DeadLetterGroups(r.Context()); err != nil {
 			return err
 		}
 	}
-	d.render(w, r, v, "deadletters", "Dead letters", groups)
+	q := r.URL.Query()
+	var after int64
+	if s := q.Get("after"); s != "" {
+		var err error
+		if after, err = strconv.ParseInt(s, 10, 64); err != nil || after < 0 {
+			return errBadRequest{fmt.Sprintf("after %q: want the id of the last item of the page before", s)}
+		}
+	}
+	var err error
+	if data.Quarantine, err = d.quarantined(r.Context(), q.Get("fingerprint"), after); err != nil {
+		return err
+	}
+	d.render(w, r, v, "deadletters", "Dead letters", data)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -33,11 +34,8 @@ type Result struct {
 // Select resolves what an operator names, ids or a fingerprint (one of
 // them), to the items, in pages of Batch.
 func Select(ctx context.Context, st store.Quarantiner, ids []int64, fingerprint string, each func([]task.Quarantined) error) error {
-	switch {
-	case len(ids) > 0 && fingerprint != "":
-		return fmt.Errorf("%w: name items by id or by fingerprint, not both", task.ErrInvalid)
-	case len(ids) == 0 && fingerprint == "":
-		return fmt.Errorf("%w: name the items: their ids, or a fingerprint (grit dlq list shows both)", task.ErrInvalid)
+	if err := Check(ids, fingerprint); err != nil {
+		return err
 	}
 	for start := 0; start < len(ids); start += Batch {
 		page := ids[start:min(start+Batch, len(ids))]
@@ -63,6 +61,46 @@ func Select(ctx context.Context, st store.Quarantiner, ids []int64, fingerprint 
 		}
 		after = items[len(items)-1].ID
 	}
+}
+
+// Check says what is wrong, if anything, with naming items by ids and
+// by fingerprint: both, neither, or an id that is no id.
+func Check(ids []int64, fingerprint string) error {
+	switch {
+	case len(ids) > 0 && fingerprint != "":
+		return fmt.Errorf("%w: name items by id or by fingerprint, not both", task.ErrInvalid)
+	case len(ids) == 0 && fingerprint == "":
+		return fmt.Errorf("%w: name the items: their ids, or a fingerprint (grit dlq list shows both)", task.ErrInvalid)
+	}
+	for _, id := range ids {
+		if id <= 0 {
+			return fmt.Errorf("%w: item id %d: ids start at 1 (grit dlq list shows them)", task.ErrInvalid, id)
+		}
+	}
+	return nil
+}
+
+// Unknown are those of ids that name no quarantined item: never set
+// aside, or replayed or dropped since. A caller that must not act on a
+// mistyped id asks before it acts.
+func Unknown(ctx context.Context, st store.Quarantiner, ids []int64) ([]int64, error) {
+	there := make(map[int64]bool, len(ids))
+	for start := 0; start < len(ids); start += Batch {
+		items, err := st.ListQuarantined(ctx, task.QuarantineFilter{IDs: ids[start:min(start+Batch, len(ids))]})
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			there[it.ID] = true
+		}
+	}
+	var out []int64
+	for _, id := range ids {
+		if !there[id] && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out, nil
 }
 
 // Replay runs each item as a new task of its ReplayKind, in its queue,

@@ -46,6 +46,20 @@ var quarantineTests = map[string]func(*testing.T, *harness){
 			t.Errorf("items not oldest first: %+v", got)
 		}
 	},
+	"NoItemsCountsUnderTheLease": func(t *testing.T, h *harness) {
+		h.enqueue(job("import"))
+		c := h.take("import")
+		if n, err := h.s.Quarantine(h.ctx, c.ID, c.LeaseToken, nil); err != nil || n != 0 {
+			t.Errorf("no items, none before: %d (%v), want 0", n, err)
+		}
+		h.quarantine(c, item(`1`, "e", "f"), item(`2`, "e", "f"))
+		if n, err := h.s.Quarantine(h.ctx, c.ID, c.LeaseToken, nil); err != nil || n != 2 {
+			t.Errorf("no items, two before: %d (%v), want 2", n, err)
+		}
+		if _, err := h.s.Quarantine(h.ctx, c.ID, c.LeaseToken+1000, nil); !errors.Is(err, task.ErrLeaseLost) {
+			t.Errorf("no items under another token: %v, want ErrLeaseLost", err)
+		}
+	},
 	"RefusesWhatCannotBeKept": func(t *testing.T, h *harness) {
 		h.enqueue(job("import"))
 		c := h.take("import")
