@@ -4196,7 +4196,8 @@ func (x *CompleteRequest) GetSeen() int64 {
 // CompleteResponse is WorkersService.Complete's answer.
 type CompleteResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// task is the task, SUCCESS.
+	// task is the task, SUCCESS (or FAILED, when it set aside more items
+	// than the quarantine policy the request carries tolerates).
 	Task          *Task `protobuf:"bytes,1,opt,name=task,proto3" json:"task,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
