@@ -137,6 +137,7 @@ func TestRunWithoutProcesses(t *testing.T) {
 // this process have Config.Engine's settings, with their own store,
 // concurrency and name.
 func TestEnginesStartFromConfigEngine(t *testing.T) {
+	t.Parallel()
 	base := engine.Config{WorkerID: "shared", Lease: 9 * time.Second, Heartbeat: 2 * time.Second, Version: "v"}
 	base.RetryBudget = store.BudgetRates{Ratio: 0.1, Floor: 1, Burst: 2}
 	base.PressureBase, base.BudgetWait = 3*time.Second, 250*time.Millisecond
