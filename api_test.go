@@ -16,6 +16,7 @@ import (
 // of an internal package: users write and read the root's own types and
 // package task's.
 func TestRootOwnsItsAPI(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool {
 		return !strings.HasSuffix(fi.Name(), "_test.go")

@@ -18,6 +18,7 @@ import (
 )
 
 func TestCatchSQLite(t *testing.T) {
+	t.Parallel()
 	st, err := store.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
 	if err != nil {
 		t.Fatal(err)

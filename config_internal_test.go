@@ -23,6 +23,7 @@ import (
 // given a value other than its default and found in the engine's
 // effective configuration; a new field without a case fails the test.
 func TestEveryConfigFieldReachesTheEngine(t *testing.T) {
+	t.Parallel()
 	tp := sdktrace.NewTracerProvider()
 	t.Cleanup(func() { tp.Shutdown(t.Context()) })
 	logger := slog.New(slog.DiscardHandler)

@@ -15,6 +15,7 @@ import (
 // TestEnqueueTxIsTransactional enqueues inside the caller's transaction:
 // invisible before the commit, there after it, and gone with a rollback.
 func TestEnqueueTxIsTransactional(t *testing.T) {
+	t.Parallel()
 	st := pgtest.Open(t)
 	c, err := grit.New(st, grit.Config{})
 	if err != nil {
@@ -56,6 +57,7 @@ func TestEnqueueTxIsTransactional(t *testing.T) {
 // committed one runs exactly once; the rolled-back one never exists, so it
 // cannot run.
 func TestEnqueueTxRunsOnceOrNever(t *testing.T) {
+	t.Parallel()
 	st := pgtest.Open(t)
 	c, err := grit.New(st, grit.Config{})
 	if err != nil {
@@ -115,6 +117,7 @@ func waitDone(t *testing.T, c *grit.Client, id int64) task.Task {
 }
 
 func TestEnqueueTxNeedsPostgres(t *testing.T) {
+	t.Parallel()
 	c := open(t) // SQLite
 	if _, err := c.EnqueueTx(context.Background(), nil, "email", nil); !errors.Is(err, task.ErrInvalid) {
 		t.Errorf("EnqueueTx on SQLite: %v, want ErrInvalid", err)

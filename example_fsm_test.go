@@ -31,22 +31,25 @@ func ExampleClient_Send() {
 		panic(err)
 	}
 	defer c.Close()
+	moved := make(chan string, 2) // the state each handler moved the instance to
 	for _, kind := range []string{"authorize", "capture"} {
 		grit.Handle(c, kind, func(ctx context.Context, in fsm.Input) error {
 			fmt.Printf("%s: %s -> %s\n", in.Key, in.From, in.To)
+			moved <- in.To
 			return nil
 		}, grit.HandlerConfig{})
 	}
 	c.Send(ctx, "payment", "order-42", "authorize", nil)
 	c.Send(ctx, "payment", "order-42", "capture", nil)
 	c.Start(ctx)
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
-		if in, _ := c.Instance(ctx, "payment", "order-42"); in.State == "captured" {
-			break
+	for to := ""; to != "captured"; {
+		select {
+		case to = <-moved:
+		case <-time.After(30 * time.Second):
+			panic("the payment was not captured within 30s")
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	c.Stop(ctx)
+	c.Stop(ctx) // waits for the capture's success to be recorded
 	// Output:
 	// order-42: created -> authorized
 	// order-42: authorized -> captured

@@ -163,10 +163,12 @@ func ExampleProtection_outage() {
 
 	var down atomic.Bool
 	down.Store(true)
+	succeeded := make(chan int, 6)
 	grit.Handle(c, "sync", func(ctx context.Context, n int) error {
 		if down.Load() {
 			return errors.New("ledger: row 1234 is locked by migration 77")
 		}
+		succeeded <- n
 		return nil
 	}, grit.HandlerConfig{Policy: "10 100ms 1s jitter=equal"})
 	var ids []int64
@@ -187,16 +189,19 @@ func ExampleProtection_outage() {
 		}
 	}
 	down.Store(false)
-	deadline := time.Now().Add(20 * time.Second)
+	wait, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	for range ids {
+		select {
+		case <-succeeded:
+		case <-wait.Done():
+		}
+	}
+	c.Stop(ctx) // waits for the successes to be recorded
 	for _, id := range ids {
 		t, _ := c.Task(ctx, id)
-		for !t.State.Terminal() && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-			t, _ = c.Task(ctx, id)
-		}
 		fmt.Print(t.State, " ")
 	}
-	c.Stop(ctx)
 	// Output:
 	// outage_held sync
 	// SUCCESS SUCCESS SUCCESS SUCCESS SUCCESS SUCCESS

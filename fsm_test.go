@@ -10,6 +10,7 @@ import (
 
 	"github.com/grit-run/grit"
 	"github.com/grit-run/grit/fsm"
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/task"
 )
@@ -28,17 +29,13 @@ var payment = fsm.Machine{
 
 func waitInstance(t *testing.T, c *grit.Client, key string, ok func(fsm.Instance) bool) fsm.Instance {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		in, err := c.Instance(context.Background(), "payment", key)
-		if err == nil && ok(in) {
-			return in
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("instance %s after 30s: %+v (%v)", key, in, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var in fsm.Instance
+	var err error
+	poll.UntilSays(t, 30*time.Second, func() string { return fmt.Sprintf("instance %s is %+v (%v)", key, in, err) }, func() bool {
+		in, err = c.Instance(context.Background(), "payment", key)
+		return err == nil && ok(in)
+	})
+	return in
 }
 
 func outcomes(in fsm.Instance) string {
@@ -54,8 +51,10 @@ func outcomes(in fsm.Instance) string {
 // attempts, the instance held in its transition), and its capture is a
 // durable-step handler that resumes after its first step.
 func TestPaymentMachine(t *testing.T) {
+	t.Parallel()
 	for name, dsn := range stepDSNs {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			c := openDSN(t, dsn(t), grit.Config{Machines: []fsm.Machine{payment}})
 			var authorizations, charges atomic.Int64
 			grit.Handle(c, "authorize", func(ctx context.Context, in fsm.Input) error {
@@ -104,8 +103,10 @@ func TestPaymentMachine(t *testing.T) {
 // before events sent meanwhile; a dead-lettered state holds its instance
 // until an operator replays it.
 func TestMachineFailureNextAndDeadLetter(t *testing.T) {
+	t.Parallel()
 	for name, dsn := range stepDSNs {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			c := openDSN(t, dsn(t), grit.Config{Machines: []fsm.Machine{payment}})
 			var poisonUntil atomic.Bool
 			poisonUntil.Store(true)

@@ -20,6 +20,7 @@ const maxFuncLines = 60
 // generated files aside) at maxFuncLines or fewer, naming those that are
 // not.
 func TestFuncSize(t *testing.T) {
+	t.Parallel()
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit"
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store/sqlite/sqlitetest"
 	"github.com/grit-run/grit/task"
@@ -46,23 +47,26 @@ func startClient(t *testing.T, c *grit.Client) {
 
 func waitTask(t *testing.T, c *grit.Client, id int64, want task.State) task.Task {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		tk, err := c.Task(context.Background(), id)
-		if err != nil {
+	return waitTaskFor(t, c, id, want, 20*time.Second)
+}
+
+// waitTaskFor waits, for at most d, until the task is in state want, and
+// returns it.
+func waitTaskFor(t *testing.T, c *grit.Client, id int64, want task.State, d time.Duration) task.Task {
+	t.Helper()
+	var tk task.Task
+	poll.UntilSays(t, d, func() string { return fmt.Sprintf("task %d is %s (%s), want %s", id, tk.State, tk.LastError, want) }, func() bool {
+		var err error
+		if tk, err = c.Task(context.Background(), id); err != nil {
 			t.Fatal(err)
 		}
-		if tk.State == want {
-			return tk
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %d is %s (%s), want %s", id, tk.State, tk.LastError, want)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return tk.State == want
+	})
+	return tk
 }
 
 func TestTypedHandlerGetsItsArgs(t *testing.T) {
+	t.Parallel()
 	c := open(t)
 	var mu sync.Mutex
 	var got []charge
@@ -97,6 +101,7 @@ func TestTypedHandlerGetsItsArgs(t *testing.T) {
 }
 
 func TestEnqueueIsIdempotentByKey(t *testing.T) {
+	t.Parallel()
 	c := open(t)
 	a, err := c.Enqueue(context.Background(), "charge", charge{"o-1", 1}, grit.WithKey("k1"))
 	if err != nil {
@@ -116,6 +121,7 @@ func TestEnqueueIsIdempotentByKey(t *testing.T) {
 }
 
 func TestEnqueueOptions(t *testing.T) {
+	t.Parallel()
 	c := open(t)
 	at := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)
 	tk, err := c.Enqueue(context.Background(), "later", nil, grit.RunAt(at), grit.InQueue("slow"),
@@ -136,6 +142,7 @@ func TestEnqueueOptions(t *testing.T) {
 }
 
 func TestArgsThatDoNotDecodeFailAtOnce(t *testing.T) {
+	t.Parallel()
 	c := open(t)
 	grit.Handle(c, "charge", func(context.Context, charge) error { return nil }, grit.HandlerConfig{})
 	startClient(t, c)
@@ -149,6 +156,7 @@ func TestArgsThatDoNotDecodeFailAtOnce(t *testing.T) {
 // TestSnooze: a snooze uses no attempt, and the sensor's attempt counts
 // its snoozes (Attempt.Snoozes), so it can tell its looks apart.
 func TestSnooze(t *testing.T) {
+	t.Parallel()
 	c := open(t)
 	var mu sync.Mutex
 	var seen []int
@@ -176,6 +184,7 @@ func TestSnooze(t *testing.T) {
 }
 
 func TestBadHandlerConfig(t *testing.T) {
+	t.Parallel()
 	c := open(t)
 	if err := grit.Handle(c, "x", func(context.Context, struct{}) error { return nil }, grit.HandlerConfig{Policy: "10 5x"}); err == nil {
 		t.Error("a bad policy string was accepted")
@@ -188,6 +197,7 @@ func TestBadHandlerConfig(t *testing.T) {
 // TestEnqueueTakesTheHandlersGroup: a task enqueued for a kind whose
 // handler names a group is in that group, unless it names its own.
 func TestEnqueueTakesTheHandlersGroup(t *testing.T) {
+	t.Parallel()
 	c := open(t)
 	if err := grit.Handle(c, "charge", func(context.Context, charge) error { return nil }, grit.HandlerConfig{Group: "payments-api"}); err != nil {
 		t.Fatal(err)
@@ -206,6 +216,7 @@ func TestEnqueueTakesTheHandlersGroup(t *testing.T) {
 // TestOnAlert: grit.Config's Alerting reaches the engine: a dead letter
 // calls OnAlert once, with the task's details; a succeeding task does not.
 func TestOnAlert(t *testing.T) {
+	t.Parallel()
 	alerts := make(chan grit.Alert, 10)
 	c, err := grit.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"), grit.Config{
 		Alerting: grit.Alerting{OnAlert: func(a grit.Alert) { alerts <- a }, DashboardURL: "https://grit.example/dash"},
@@ -246,6 +257,7 @@ func TestOnAlert(t *testing.T) {
 }
 
 func TestBadAlerting(t *testing.T) {
+	t.Parallel()
 	_, err := grit.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"), grit.Config{
 		Alerting: grit.Alerting{AlertWebhook: "alerts.example/grit"},
 	})

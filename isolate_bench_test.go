@@ -2,11 +2,13 @@ package grit_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/grit-run/grit"
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/task"
 )
 
@@ -62,24 +64,16 @@ func runNoops(b *testing.B, c *grit.Client, kind string, n int) {
 	}
 	// Tasks are claimed oldest first: once the last is done, few if any
 	// are left, and one query finds them.
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		if time.Now().After(deadline) {
-			b.Fatalf("%d %s tasks not done within 5 minutes", n, kind)
-		}
+	poll.Until(b, 5*time.Minute, fmt.Sprintf("the %d %s tasks to be done", n, kind), func() bool {
 		if t, err := c.Task(ctx, last); err != nil {
 			b.Fatal(err)
 		} else if t.State != task.Success {
-			time.Sleep(time.Millisecond)
-			continue
+			return false
 		}
 		left, err := c.Tasks(ctx, task.Filter{Kind: kind, States: []task.State{task.Ready, task.Running, task.Retrying}, Limit: 1})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(left) == 0 {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return len(left) == 0
+	})
 }

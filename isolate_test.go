@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit"
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/task"
 )
@@ -194,22 +195,13 @@ func TestIsolatedNextSaysWhy(t *testing.T) {
 	}
 	t.Cleanup(func() { c.Stop(context.Background()) })
 	id := enqueueKind(t, c, "iso.next", struct{}{})
-	waitFor(t, "iso.next to end", time.Minute, func() bool {
+	poll.Until(t, time.Minute, "iso.next to end", func() bool {
 		tk, err := c.Task(context.Background(), id)
 		return err == nil && tk.State.Terminal()
 	})
 	tk, _ := c.Task(context.Background(), id)
 	if a := lastAttempt(t, c, id); tk.State != task.Failed || !strings.Contains(a.Error, "cannot ask for the next event") || !strings.Contains(a.Error, "HandlerConfig.Isolate") {
 		t.Errorf("task %s, last attempt %q: want FAILED at once, saying an isolated handler cannot ask for the next event", tk.State, a.Error)
-	}
-}
-
-func waitFor(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(within); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", within, what)
-		}
 	}
 }
 
@@ -242,7 +234,7 @@ func TestIsolatedHangIsKilled(t *testing.T) {
 	}
 	// The slot works the next task, in a new child.
 	waitTaskFor(t, c, enqueueKind(t, c, "iso.noop", struct{}{}), task.Success, 30*time.Second)
-	waitFor(t, "the worker's goroutines to come back", 10*time.Second, func() bool {
+	poll.Until(t, 10*time.Second, "the worker's goroutines to come back", func() bool {
 		runtime.GC()
 		return runtime.NumGoroutine() <= before
 	})
@@ -351,7 +343,7 @@ func hangInAChild(t *testing.T, c *grit.Client, worker *exec.Cmd) []int {
 	t.Helper()
 	mark := filepath.Join(t.TempDir(), "hanging")
 	enqueueKind(t, c, "iso.hang", struct{ Mark string }{mark})
-	waitFor(t, "the handler to run in a child", 30*time.Second, func() bool {
+	poll.Until(t, 30*time.Second, "the handler to run in a child", func() bool {
 		_, err := os.Stat(mark)
 		return err == nil
 	})
@@ -384,7 +376,7 @@ func TestIsolatedWorkerKilledLeavesNoChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	worker.Wait()
-	waitFor(t, fmt.Sprintf("the children %v to die with their worker", kids), 10*time.Second, func() bool { return gone(kids) })
+	poll.Until(t, 10*time.Second, fmt.Sprintf("the children %v to die with their worker", kids), func() bool { return gone(kids) })
 }
 
 // TestIsolatedChildOfAFrozenWorkerEndsWithinALease: a worker frozen
@@ -402,7 +394,7 @@ func TestIsolatedChildOfAFrozenWorkerEndsWithinALease(t *testing.T) {
 	}
 	t.Cleanup(func() { worker.Process.Signal(syscall.SIGCONT) })
 	frozen := time.Now()
-	waitFor(t, fmt.Sprintf("the children %v of a frozen worker to end", kids), lease+10*time.Second, func() bool { return gone(kids) })
+	poll.Until(t, lease+10*time.Second, fmt.Sprintf("the children %v of a frozen worker to end", kids), func() bool { return gone(kids) })
 	if took := time.Since(frozen); took < lease/2 {
 		t.Errorf("the child ended %v after its worker froze, before a lease (%v) of silence", took, lease)
 	}

@@ -14,6 +14,7 @@ import (
 // engine nor the API; and the API server takes its protection and rescue
 // from the gate, not from the engine.
 func TestLayering(t *testing.T) {
+	t.Parallel()
 	// A driver implements the store's contract: it knows nothing of the
 	// front door, the engine, the rules the claimers share or the API.
 	driverBanned := []string{"", "internal/engine", "internal/gate", "internal/decide", "api/server", "api/client", "internal/cli", "internal/dash"}
@@ -62,6 +63,7 @@ func TestLayering(t *testing.T) {
 // links no gRPC, no OTLP exporter and no PostgreSQL driver: those are
 // behind their own imports (api/client, otelenv, store/postgres).
 func TestLightRoot(t *testing.T) {
+	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps .: %v", err)

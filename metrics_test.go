@@ -3,6 +3,7 @@ package grit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/grit-run/grit"
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/metrics"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/task"
@@ -23,6 +25,7 @@ import (
 // metrics.Handler sees the client's tasks enqueued, its attempts by
 // outcome and class, and the dead letter its poison made.
 func TestClientMetrics(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	m, err := metrics.New(reg)
 	if err != nil {
@@ -68,16 +71,10 @@ func TestClientMetrics(t *testing.T) {
 	// An attempt is counted just after the store shows its task's new
 	// state: read until every line is there, for at most ten seconds.
 	var page string
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	poll.UntilSays(t, 10*time.Second, func() string { return fmt.Sprintf("/metrics lacks %s:\n%s", missing(page, lines), page) }, func() bool {
 		page = get(t, srv.URL)
-		if missing(page, lines) == "" || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if m := missing(page, lines); m != "" {
-		t.Errorf("/metrics lacks %s:\n%s", m, page)
-	}
+		return missing(page, lines) == ""
+	})
 }
 
 func get(t *testing.T, url string) string {

@@ -63,6 +63,7 @@ func (d *downstream) up(t *testing.T) {
 // back, in a few attempts each. A task that fails the same non-network way
 // twice among them is still poison.
 func TestAnOutageIsNotPoison(t *testing.T) {
+	t.Parallel()
 	const tasks, policy = 20, "10 100ms 1s"
 	c := open(t)
 	down := newDownstream(t)
@@ -171,6 +172,7 @@ func allTwice(refused map[int64]int, n int) bool {
 // error wrapping retry.ErrTransient retried, and an unmarked refused
 // connection failed at once, nothing inferred.
 func TestHandlerExplicitOnly(t *testing.T) {
+	t.Parallel()
 	c := open(t)
 	down := newDownstream(t)
 	var mu sync.Mutex

@@ -20,6 +20,7 @@ type batchReady struct {
 // delivered when its attempt succeeds, once, and never for an attempt that
 // fails.
 func TestHandlerPublishesWithItsSuccess(t *testing.T) {
+	t.Parallel()
 	c := open(t)
 	ctx := context.Background()
 	if err := c.Subscribe(ctx, task.Subscription{Topic: "batch.ready", Kind: "hook"}); err != nil {
@@ -71,6 +72,7 @@ func TestHandlerPublishesWithItsSuccess(t *testing.T) {
 }
 
 func TestClientPublish(t *testing.T) {
+	t.Parallel()
 	c := open(t)
 	ctx := context.Background()
 	for _, kind := range []string{"mail", "ship"} {

@@ -14,6 +14,7 @@ import (
 // silently out of the user's reach. (Isolation, AutoTimeouts and Attempt
 // are converted by Go's struct conversion, which the compiler checks.)
 func TestSettingsMirror(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ root, internal any }{
 		{Protection{}, gate.Protection{}},
 		{Alerting{}, alert.Alerting{}},
@@ -36,6 +37,7 @@ func fieldNames(v any) []string {
 
 // TestSettingsConvert: every field reaches the internal type.
 func TestSettingsConvert(t *testing.T) {
+	t.Parallel()
 	p := Protection{PressureBase: 1, PressureMax: 2, RetryBudget: BudgetRates{0.5, 2, 3}, BudgetWait: 4, OutageTasks: 5, OutageWindow: 6}
 	p.Breaker.MinAttempts = 7
 	g := p.gate()

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit"
+	"github.com/grit-run/grit/internal/proctest"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/task"
@@ -47,8 +48,10 @@ func stepsOf(t *testing.T, c *grit.Client, id int64) []task.Step {
 // TestStepResumesAfterItsLastFinishedStep: a retried handler answers its
 // finished steps from their record and runs the rest.
 func TestStepResumesAfterItsLastFinishedStep(t *testing.T) {
+	t.Parallel()
 	for name, dsn := range stepDSNs {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			c := openDSN(t, dsn(t), grit.Config{Concurrency: 2})
 			var charged, mailed atomic.Int64
 			grit.Handle(c, "pay", func(ctx context.Context, o charge) error {
@@ -90,6 +93,7 @@ func TestStepResumesAfterItsLastFinishedStep(t *testing.T) {
 // TestStepsReachedInAnotherOrderFail: a handler whose steps change order
 // between attempts fails at once, saying so.
 func TestStepsReachedInAnotherOrderFail(t *testing.T) {
+	t.Parallel()
 	c := open(t)
 	grit.Handle(c, "flip", func(ctx context.Context, _ struct{}) error {
 		a, _ := grit.AttemptFrom(ctx)
@@ -118,6 +122,7 @@ func TestStepsReachedInAnotherOrderFail(t *testing.T) {
 // TestStepRetriesDrawOnTheAttemptsAllowance: a step's own policy retries
 // it in-process at most as often as its task's policy has retries left.
 func TestStepRetriesDrawOnTheAttemptsAllowance(t *testing.T) {
+	t.Parallel()
 	c := open(t)
 	var calls atomic.Int64
 	grit.Handle(c, "flaky", func(ctx context.Context, _ struct{}) error {
@@ -143,6 +148,7 @@ func TestStepRetriesDrawOnTheAttemptsAllowance(t *testing.T) {
 }
 
 func TestStepRefusals(t *testing.T) {
+	t.Parallel()
 	if _, err := grit.Step(context.Background(), "x", func(context.Context) (int, error) { return 1, nil }); !errors.Is(err, grit.ErrNoAttempt) {
 		t.Errorf("a step outside a handler: %v, want ErrNoAttempt", err)
 	}
@@ -175,7 +181,7 @@ func TestMain(m *testing.M) {
 
 // stepWorker works "pay" tasks on the store GRIT_STORE names: a charge
 // step that appends to the file CHARGES, then a notify step that, in
-// mode "hang", writes the file REACHED and waits to be killed, and in mode
+// mode "hang", prints "reached notify" and waits to be killed, and in mode
 // "finish" returns.
 func stepWorker(mode string) int {
 	ctx := context.Background()
@@ -198,7 +204,7 @@ func stepWorker(mode string) int {
 		}
 		_, err := grit.Step(ctx, "notify", func(ctx context.Context) (bool, error) {
 			if mode == "hang" {
-				os.WriteFile(os.Getenv("REACHED"), nil, 0o644)
+				fmt.Println("reached notify")
 				<-ctx.Done()
 			}
 			return true, nil
@@ -225,32 +231,18 @@ func TestStepSurvivesSIGKILL(t *testing.T) {
 				t.Fatal(err)
 			}
 			dir := t.TempDir()
-			charges, reached := filepath.Join(dir, "charges"), filepath.Join(dir, "reached")
-			worker := func(mode string) *exec.Cmd {
+			charges := filepath.Join(dir, "charges")
+			worker := func(mode string) *proctest.Proc {
 				cmd := exec.Command(os.Args[0], "-test.run=^$")
-				cmd.Env = append(os.Environ(), stepWorkerEnv+"="+mode, "GRIT_STORE="+d, "CHARGES="+charges, "REACHED="+reached)
-				cmd.Stderr = os.Stderr
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-				return cmd
+				cmd.Env = append(os.Environ(), stepWorkerEnv+"="+mode, "GRIT_STORE="+d, "CHARGES="+charges)
+				return proctest.Start(t, "step worker "+mode, cmd)
 			}
 			first := worker("hang")
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				if _, err := os.Stat(reached); err == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatal("the first worker did not reach the second step in 30s")
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+			first.Await(t, "reached notify", 30*time.Second)
+			if err := first.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
-			first.Wait()
+			first.Wait(t, 10*time.Second)
 			worker("finish")
 			done := waitTaskFor(t, c, tk.ID, task.Success, 60*time.Second)
 			b, _ := os.ReadFile(charges)
@@ -262,23 +254,5 @@ func TestStepSurvivesSIGKILL(t *testing.T) {
 				t.Errorf("attempts %d, steps %+v: want the charge by attempt 1 and the notify by attempt 2", done.Attempt, ss)
 			}
 		})
-	}
-}
-
-func waitTaskFor(t *testing.T, c *grit.Client, id int64, want task.State, d time.Duration) task.Task {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		tk, err := c.Task(context.Background(), id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tk.State == want {
-			return tk
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %d is %s (%s) after %v, want %s", id, tk.State, tk.LastError, d, want)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -25,6 +25,7 @@ import (
 // and to the attempt before, with the attempt's number, kind, queue,
 // outcome and error class; and TRACEPARENT in the process's environment.
 func TestTraces(t *testing.T) {
+	t.Parallel()
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	c, err := grit.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"), grit.Config{TracerProvider: tp})

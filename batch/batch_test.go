@@ -18,6 +18,7 @@ import (
 // goroutine the Batcher leaks fails the test.
 
 func TestFlushBySize(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
 		b := mustNew(t, batch.Config[int, int]{Flush: r.echo, MaxSize: 3, Interval: time.Hour})
@@ -41,6 +42,7 @@ func TestFlushBySize(t *testing.T) {
 }
 
 func TestFlushByInterval(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
 		b := mustNew(t, batch.Config[int, int]{Flush: r.echo, Interval: 20 * time.Millisecond})
@@ -70,6 +72,7 @@ func TestFlushByInterval(t *testing.T) {
 }
 
 func TestItemErrors(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
 		flush := func(_ context.Context, items []int) ([]int, error) {
@@ -105,6 +108,7 @@ func TestItemErrors(t *testing.T) {
 }
 
 func TestWrongResultCount(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name  string
 		flush func(context.Context, []int) ([]int, error)
@@ -115,6 +119,7 @@ func TestWrongResultCount(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				calls := 0
 				flush := func(ctx context.Context, items []int) ([]int, error) { calls++; return tt.flush(ctx, items) }
@@ -138,6 +143,7 @@ func TestWrongResultCount(t *testing.T) {
 }
 
 func TestCallerCanceledBeforeFlush(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
 		b := mustNew(t, batch.Config[int, int]{Flush: r.echo, MaxSize: 3, Interval: time.Hour})
@@ -162,6 +168,7 @@ func TestCallerCanceledBeforeFlush(t *testing.T) {
 }
 
 func TestCallerCanceledInFlight(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
 		release := make(chan struct{})
@@ -199,6 +206,7 @@ func TestCallerCanceledInFlight(t *testing.T) {
 }
 
 func TestSendBlocksWhenFull(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
 		release := make(chan struct{})
@@ -244,6 +252,7 @@ func TestSendBlocksWhenFull(t *testing.T) {
 }
 
 func TestMaxInFlight(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
 		running, most := 0, 0
@@ -278,6 +287,7 @@ func TestMaxInFlight(t *testing.T) {
 }
 
 func TestClose(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
 		flush := func(ctx context.Context, items []int) ([]int, error) {
@@ -311,6 +321,7 @@ func TestClose(t *testing.T) {
 }
 
 func TestCloseWakesBlockedSend(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		flush := func(_ context.Context, items []int) ([]int, error) { <-release; return tenfold(items), nil }
@@ -333,6 +344,7 @@ func TestCloseWakesBlockedSend(t *testing.T) {
 }
 
 func TestCloseBoundedByContext(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		flush := func(ctx context.Context, items []int) ([]int, error) {
 			<-ctx.Done()
@@ -361,6 +373,7 @@ func TestCloseBoundedByContext(t *testing.T) {
 }
 
 func TestPanics(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name  string
 		flush func(context.Context, []int) ([]int, error)
@@ -374,6 +387,7 @@ func TestPanics(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				calls := 0
 				cfg := tt.cfg

@@ -12,6 +12,7 @@ import (
 func noop(_ context.Context, items []int) ([]int, error) { return make([]int, len(items)), nil }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		cfg  Config[int, int]
@@ -33,6 +34,7 @@ func TestValidate(t *testing.T) {
 		{"negative timeout and retries mean none", Config[int, int]{Flush: noop, Timeout: -1, Retries: -1}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := New(tt.cfg)
 			if tt.want == "" {
 				if err != nil {
@@ -48,6 +50,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestValidateSaysEverything(t *testing.T) {
+	t.Parallel()
 	err := (&Config[int, int]{MaxSize: -1, MaxInFlight: -1}).validate()
 	if n := len(err.(interface{ Unwrap() []error }).Unwrap()); n != 3 {
 		t.Errorf("%d errors, want 3 (flush, size, in flight): %v", n, err)
@@ -55,6 +58,7 @@ func TestValidateSaysEverything(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
+	t.Parallel()
 	c := Config[int, int]{Flush: noop}.withDefaults()
 	if c.MaxSize != 50 || c.Interval != 100*time.Millisecond || c.MaxPending != 500 || c.MaxInFlight != 4 ||
 		c.Timeout != 30*time.Second || c.Retries != 3 || c.Backoff != defaultBackoff ||
@@ -70,6 +74,7 @@ func TestDefaults(t *testing.T) {
 }
 
 func TestDefaultRetryable(t *testing.T) {
+	t.Parallel()
 	base := errors.New("boom")
 	for _, tt := range []struct {
 		err  error

@@ -91,8 +91,10 @@ var deadlines = []struct {
 }
 
 func TestIncidentAbsorbed(t *testing.T) {
+	t.Parallel()
 	for _, tt := range deadlines {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				errs, _, successes := incident(t, 0, tt.fail)
 				for i, err := range errs {
@@ -109,8 +111,10 @@ func TestIncidentAbsorbed(t *testing.T) {
 }
 
 func TestIncidentWithoutRetries(t *testing.T) {
+	t.Parallel()
 	for _, tt := range deadlines {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				errs, second, successes := incident(t, -1, tt.fail)
 				for i, err := range errs {
@@ -133,6 +137,7 @@ func TestIncidentWithoutRetries(t *testing.T) {
 }
 
 func TestIncidentErrorMessage(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		errs, second, _ := incident(t, -1, deadlines[0].fail)
 		const want = "batch: flush of 42 items failed after 1 attempt (retries used up): " +
@@ -144,6 +149,7 @@ func TestIncidentErrorMessage(t *testing.T) {
 }
 
 func TestNotRetryable(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		err  error
@@ -155,6 +161,7 @@ func TestNotRetryable(t *testing.T) {
 		{"resource", retry.Resource(errRejected)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				var r recorder
 				flush := func(ctx context.Context, items []int) ([]int, error) {
@@ -188,6 +195,7 @@ func TestNotRetryable(t *testing.T) {
 // the flush context's allowance: the batch layer retries less, and the two
 // together stay within 1 + Retries calls.
 func TestAllowanceShared(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name         string
 		retries      int
@@ -201,6 +209,7 @@ func TestAllowanceShared(t *testing.T) {
 		{"none", -1, 1, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				attempts, inner := 0, 0
 				flush := func(ctx context.Context, items []int) ([]int, error) {
@@ -238,6 +247,7 @@ func TestAllowanceShared(t *testing.T) {
 }
 
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		errs []error // the attempts' errors, then success
@@ -255,6 +265,7 @@ func TestBackoff(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				n := 0
 				flush := func(_ context.Context, items []int) ([]int, error) {

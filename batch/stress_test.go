@@ -17,6 +17,7 @@ import (
 // before and during flushes, a failed first attempt of every third batch
 // and rejected items, all at once.
 func TestManyGoroutines(t *testing.T) {
+	t.Parallel()
 	const senders, each, maxInFlight = 32, 200, 3
 	var running, most atomic.Int32
 	var mu sync.Mutex

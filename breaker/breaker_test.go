@@ -68,6 +68,7 @@ func cat(parts ...[]step) []step {
 }
 
 func TestCircuit(t *testing.T) {
+	t.Parallel()
 	defaults := Settings{}
 	tests := []struct {
 		name  string
@@ -174,6 +175,7 @@ func TestCircuit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var c Circuit
 			run(t, tt.s, &c, tt.steps)
 		})
@@ -181,6 +183,7 @@ func TestCircuit(t *testing.T) {
 }
 
 func TestOperatorActions(t *testing.T) {
+	t.Parallel()
 	var s Settings
 	var c Circuit
 	s.Trip(&c, t0, 5*time.Minute)
@@ -205,6 +208,7 @@ func TestOperatorActions(t *testing.T) {
 }
 
 func TestCounts(t *testing.T) {
+	t.Parallel()
 	var s Settings
 	var c Circuit
 	for i := range 10 {
@@ -223,6 +227,7 @@ func TestCounts(t *testing.T) {
 // TestCircuitKeepsAsJSON: a store keeps a circuit as JSON and gets back
 // the same circuit.
 func TestCircuitKeepsAsJSON(t *testing.T) {
+	t.Parallel()
 	var s Settings
 	var c Circuit
 	for range 20 {
@@ -240,6 +245,7 @@ func TestCircuitKeepsAsJSON(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		s    Settings
 		says string

@@ -13,6 +13,7 @@ var good = Machine{
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -46,6 +47,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestTargetAndKind(t *testing.T) {
+	t.Parallel()
 	if to, ok := good.Target("created", "authorize"); !ok || to != "authorized" || good.KindOf(to) != "authorize" {
 		t.Errorf("target %q %v", to, ok)
 	}

@@ -22,6 +22,7 @@ var allowed = []string{"queue", "kind", "group", "outcome", "class", "state"}
 // its own id, attempt number, worker and lease token, and finds as many
 // series as there are queues, kinds, outcomes and classes among them.
 func TestLabelsStayBounded(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewPedanticRegistry()
 	m, err := metrics.New(reg)
 	if err != nil {
@@ -95,6 +96,7 @@ func sum(t *testing.T, g prometheus.Gatherer, name string) float64 {
 // same series (an engine and an API server in one process), and a nil
 // Metrics counts nothing without failing.
 func TestNewSharesARegistry(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewRegistry()
 	a, err := metrics.New(reg)
 	if err != nil {

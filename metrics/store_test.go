@@ -22,7 +22,9 @@ import (
 // and a kind held as an outage; then serves the same reading from its
 // cache while the store changes.
 func TestStoreCollector(t *testing.T) {
+	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
 		st, err := store.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
 		if err != nil {
 			t.Fatal(err)
@@ -30,7 +32,10 @@ func TestStoreCollector(t *testing.T) {
 		defer st.Close()
 		testStoreCollector(t, st)
 	})
-	t.Run("postgres", func(t *testing.T) { testStoreCollector(t, pgtest.Open(t)) })
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		testStoreCollector(t, pgtest.Open(t))
+	})
 }
 
 func testStoreCollector(t *testing.T, st store.Store) {
@@ -141,6 +146,7 @@ func gather(t *testing.T, g prometheus.Gatherer) map[string]float64 {
 // gauges, and is up: grit_store_up says whether the reading failed, not
 // whether it found anything.
 func TestEmptyStoreIsUp(t *testing.T) {
+	t.Parallel()
 	st, err := store.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 // and a configuration grit cannot follow says which variable and what it
 // takes.
 func TestFromEnv(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -29,6 +30,7 @@ func TestFromEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			tp, stop, err := FromEnv(context.Background(), func(k string) string { return tt.env[k] })
 			if tt.says != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.says) {

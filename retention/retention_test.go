@@ -10,6 +10,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	p, err := Parse("success=1h, failed=30d, mail/success=10m, mail/failed=forever, workers=2h")
 	if err != nil {
 		t.Fatal(err)

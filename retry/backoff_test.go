@@ -9,6 +9,7 @@ import (
 )
 
 func TestConstant(t *testing.T) {
+	t.Parallel()
 	b := retry.Constant{Interval: 5 * time.Second}
 	for n := 1; n < 20; n++ {
 		if got := b.Delay(n, 0, seeded()); got != 5*time.Second {
@@ -21,6 +22,7 @@ func TestConstant(t *testing.T) {
 }
 
 func TestExponentialNoJitter(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		b    retry.Exponential
@@ -37,6 +39,7 @@ func TestExponentialNoJitter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			for i, want := range tt.want {
 				if got := tt.b.Delay(i+1, 0, seeded()); got != want {
 					t.Errorf("Delay(%d) = %v, want %v", i+1, got, want)
@@ -47,6 +50,7 @@ func TestExponentialNoJitter(t *testing.T) {
 }
 
 func TestExponentialNeverOverflows(t *testing.T) {
+	t.Parallel()
 	b := retry.Exponential{Min: time.Hour, Jitter: retry.JitterNone}
 	for _, n := range []int{60, 1000, math.MaxInt32} {
 		if got := b.Delay(n, 0, seeded()); got != math.MaxInt64 {
@@ -62,6 +66,7 @@ func TestExponentialNeverOverflows(t *testing.T) {
 // TestJitterDistribution draws 10,000 delays at the cap for each mode and
 // checks their bounds and mean.
 func TestJitterDistribution(t *testing.T) {
+	t.Parallel()
 	const samples = 10_000
 	cap := 10 * time.Second
 	tests := []struct {
@@ -75,6 +80,7 @@ func TestJitterDistribution(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.jitter.String(), func(t *testing.T) {
+			t.Parallel()
 			b := retry.Exponential{Min: cap, Max: cap, Jitter: tt.jitter}
 			r := seeded()
 			var sum float64
@@ -99,6 +105,7 @@ func TestJitterDistribution(t *testing.T) {
 }
 
 func TestDecorrelated(t *testing.T) {
+	t.Parallel()
 	b := retry.Decorrelated{Min: 100 * time.Millisecond, Max: 5 * time.Second}
 	r := seeded()
 	prev := time.Duration(0)
@@ -121,6 +128,7 @@ func TestDecorrelated(t *testing.T) {
 }
 
 func TestParseJitter(t *testing.T) {
+	t.Parallel()
 	for _, j := range []retry.Jitter{retry.JitterFull, retry.JitterEqual, retry.JitterNone} {
 		got, err := retry.ParseJitter(j.String())
 		if err != nil || got != j {

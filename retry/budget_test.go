@@ -11,6 +11,7 @@ import (
 )
 
 func TestBudgetRatio(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	b := &retry.Budget{Ratio: 0.2, Floor: -1, Burst: 10, Now: clock.Now}
 	// The bucket starts full: a burst of 10 retries.
@@ -47,6 +48,7 @@ func TestBudgetRatio(t *testing.T) {
 }
 
 func TestBudgetFloor(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	b := &retry.Budget{Floor: 2, Burst: 4, Now: clock.Now}
 	for b.Withdraw() {
@@ -65,6 +67,7 @@ func TestBudgetFloor(t *testing.T) {
 }
 
 func TestBudgetDefaults(t *testing.T) {
+	t.Parallel()
 	var b retry.Budget // the zero value is usable
 	if got := b.Tokens(); got != 10 {
 		t.Errorf("zero Budget starts with %v tokens, want 10", got)
@@ -74,6 +77,7 @@ func TestBudgetDefaults(t *testing.T) {
 // TestBudgetConcurrent hammers one budget from many goroutines (run with
 // -race): with no refill and no deposits, exactly the burst is granted.
 func TestBudgetConcurrent(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	b := &retry.Budget{Floor: -1, Burst: 100, Now: clock.Now}
 	var granted atomic.Int64
@@ -114,6 +118,7 @@ func TestBudgetConcurrent(t *testing.T) {
 }
 
 func TestAllowance(t *testing.T) {
+	t.Parallel()
 	ctx := retry.WithAllowance(context.Background(), 3)
 	a := retry.AllowanceFrom(ctx)
 	if a == nil || a.Left() != 3 {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	base := errors.New("ledger: balance below zero")
 	tests := []struct {
 		name      string
@@ -50,6 +51,7 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			class, delay := retry.Classify(tt.err)
 			if class != tt.class || delay != tt.delay {
 				t.Errorf("Classify = %v, %v; want %v, %v", class, delay, tt.class, tt.delay)
@@ -72,6 +74,7 @@ func (selfMarked) Is(target error) bool { return target == retry.ErrResource }
 // sentinel makes an error retryable, under an explicit-only policy too,
 // exactly as Transient does.
 func TestSentinelUnderExplicitOnly(t *testing.T) {
+	t.Parallel()
 	p := retry.MustParse("3 1s explicit_only")
 	now := time.Now()
 	for _, err := range []error{
@@ -90,6 +93,7 @@ func TestSentinelUnderExplicitOnly(t *testing.T) {
 }
 
 func TestMarksMatchSentinelsAndUnwrap(t *testing.T) {
+	t.Parallel()
 	base := errors.New("boom")
 	tests := []struct {
 		err      error
@@ -124,6 +128,7 @@ func TestMarksMatchSentinelsAndUnwrap(t *testing.T) {
 }
 
 func TestMarksOfNilAreNil(t *testing.T) {
+	t.Parallel()
 	if retry.Permanent(nil) != nil || retry.Transient(nil) != nil || retry.After(nil, time.Second) != nil || retry.Resource(nil) != nil {
 		t.Error("marking a nil error must give nil, so `return retry.Permanent(err)` stays safe")
 	}

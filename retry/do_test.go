@@ -24,6 +24,7 @@ func failing(n int, err error, calls *int) func(context.Context) (string, error)
 }
 
 func TestDoSucceedsAfterFailures(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	calls := 0
 	var notices []retry.Notice
@@ -47,6 +48,7 @@ func TestDoSucceedsAfterFailures(t *testing.T) {
 }
 
 func TestDoStops(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		policy   retry.Policy
@@ -63,6 +65,7 @@ func TestDoStops(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			calls := 0
 			_, err := retry.Do(context.Background(), failing(100, tt.err, &calls),
 				retry.WithPolicy(tt.policy), retry.WithClock(newFakeClock()))
@@ -87,6 +90,7 @@ func TestDoStops(t *testing.T) {
 }
 
 func TestDoDefaultPolicyIsCommonFourTimes(t *testing.T) {
+	t.Parallel()
 	calls := 0
 	_, err := retry.Do(context.Background(), failing(100, errBoom, &calls), retry.WithClock(newFakeClock()))
 	if calls != 5 || err == nil {
@@ -95,6 +99,7 @@ func TestDoDefaultPolicyIsCommonFourTimes(t *testing.T) {
 }
 
 func TestDoReturnsCauseWhenCanceledBeforeStart(t *testing.T) {
+	t.Parallel()
 	cause := errors.New("shutting down")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(cause)
@@ -108,6 +113,7 @@ func TestDoReturnsCauseWhenCanceledBeforeStart(t *testing.T) {
 // TestDoCanceledDuringSleep uses the real clock: the context is canceled by
 // the op itself, so Do is asleep on a 1h delay when it happens.
 func TestDoCanceledDuringSleep(t *testing.T) {
+	t.Parallel()
 	cause := errors.New("operator stop")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	calls := 0
@@ -133,6 +139,7 @@ func TestDoCanceledDuringSleep(t *testing.T) {
 }
 
 func TestDoNeverSleepsPastDeadline(t *testing.T) {
+	t.Parallel()
 	// The deadline is a real one, so the fake clock starts at the real now;
 	// its sleeps take no real time, so the context does not expire meanwhile.
 	clock := &fakeClock{now: time.Now()}
@@ -160,6 +167,7 @@ func TestDoNeverSleepsPastDeadline(t *testing.T) {
 // 4×4×4 = 64 calls; the outermost Do's allowance makes it 4, without the
 // caller doing anything.
 func TestNestedLayersShareOneAllowance(t *testing.T) {
+	t.Parallel()
 	policy := retry.MustParse("3 1ms")
 	clock := newFakeClock()
 	calls := 0
@@ -199,6 +207,7 @@ func TestNestedLayersShareOneAllowance(t *testing.T) {
 // TestInnerLayersSpendTheOutersAttempts: an outer layer of 10 attempts
 // around an inner one of 2 makes 10 calls in all, the outer's attempts.
 func TestInnerLayersSpendTheOutersAttempts(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	calls := 0
 	var left []int
@@ -222,6 +231,7 @@ func TestInnerLayersSpendTheOutersAttempts(t *testing.T) {
 }
 
 func TestDoDrawsOnBudget(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	b := &retry.Budget{Ratio: 0.5, Floor: -1, Burst: 1, Now: clock.Now}
 	b.Withdraw() // empty it
@@ -242,6 +252,7 @@ func TestDoDrawsOnBudget(t *testing.T) {
 }
 
 func TestErrorMessage(t *testing.T) {
+	t.Parallel()
 	e := &retry.Error{Reason: retry.ReasonExhausted, Attempts: 1, Err: errBoom}
 	if got := e.Error(); got != "retry: gave up after 1 attempt (exhausted): boom" {
 		t.Errorf("Error() = %q", got)
@@ -253,6 +264,7 @@ func TestErrorMessage(t *testing.T) {
 // spend neither the attempts nor the allowance, and a later unclassified
 // failure still has both attempts.
 func TestDoDefersWithoutSpendingAttempts(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	calls := 0
 	op := func(ctx context.Context) (int, error) {
@@ -277,6 +289,7 @@ func TestDoDefersWithoutSpendingAttempts(t *testing.T) {
 // allowance, is the whole call's: three layers deferring up to 3 times
 // each make 4 calls of an op that is always under pressure, not 64.
 func TestNestedLayersShareTheDeferrals(t *testing.T) {
+	t.Parallel()
 	clock := newFakeClock()
 	calls := 0
 	full := func(ctx context.Context) (int, error) {

@@ -16,6 +16,7 @@ type keyError struct{ key int }
 func (e *keyError) Error() string { return fmt.Sprintf("KeyError: %d", e.key) }
 
 func TestMask(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"KeyError: 42", "KeyError: N"},
 		{`no such user "alice"`, `no such user "…"`},
@@ -37,6 +38,7 @@ func TestMask(t *testing.T) {
 }
 
 func TestFingerprintAlike(t *testing.T) {
+	t.Parallel()
 	pairs := [][2]error{
 		{&keyError{42}, &keyError{43}},
 		{fmt.Errorf("settle %d: %w", 1, &keyError{1}), fmt.Errorf("settle %d: %w", 99, &keyError{2})},
@@ -55,6 +57,7 @@ func TestFingerprintAlike(t *testing.T) {
 }
 
 func TestFingerprintApart(t *testing.T) {
+	t.Parallel()
 	errs := []error{
 		&keyError{42},
 		errors.New("KeyError: 42"), // same text, another type
@@ -79,6 +82,7 @@ func TestFingerprintApart(t *testing.T) {
 }
 
 func TestFingerprintIsStable(t *testing.T) {
+	t.Parallel()
 	// Fingerprints are stored and compared across processes and releases:
 	// a change to the algorithm splits every stored streak, so it must be a
 	// deliberate one that updates these values.
@@ -106,6 +110,7 @@ func panicAt(line, n int) (err error) {
 }
 
 func TestFingerprintPanic(t *testing.T) {
+	t.Parallel()
 	a, b, c := panicAt(1, 1), panicAt(1, 2), panicAt(2, 3)
 	var pe *retry.PanicError
 	if !errors.As(a, &pe) {
@@ -132,6 +137,7 @@ func TestFingerprintPanic(t *testing.T) {
 }
 
 func TestPanicOfErrorUnwraps(t *testing.T) {
+	t.Parallel()
 	err := func() (err error) {
 		defer func() { err = retry.Recovered(recover()) }()
 		panic(os.ErrClosed)
@@ -142,6 +148,7 @@ func TestPanicOfErrorUnwraps(t *testing.T) {
 }
 
 func TestFingerprintExit(t *testing.T) {
+	t.Parallel()
 	a := retry.FingerprintExit(1, "", []byte("loading\nerror: row 17 is bad\n\n"))
 	b := retry.FingerprintExit(1, "", []byte("error: row 99 is bad"))
 	if a != b {

@@ -117,8 +117,10 @@ func realOutages(t *testing.T) map[string]error {
 }
 
 func TestRealOutagesAreTransient(t *testing.T) {
+	t.Parallel()
 	for name, err := range realOutages(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			if err == nil {
 				t.Fatal("the failure did not happen")
 			}
@@ -157,6 +159,7 @@ func wrapped(err error) error     { return fmt.Errorf("call payments: %w", err) 
 func jsonEOF() error              { return json.NewDecoder(bytes.NewReader(nil)).Decode(&struct{}{}) }
 
 func TestClassifyInfers(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		err  error
@@ -191,6 +194,7 @@ func TestClassifyInfers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got, _ := retry.Classify(tt.err); got != tt.want {
 				t.Errorf("Classify(%v) = %v, want %v", tt.err, got, tt.want)
 			}
@@ -201,6 +205,7 @@ func TestClassifyInfers(t *testing.T) {
 // TestOutageIsNeverPoison: the same refused connection twice in a row is
 // retried, where the same unmarked bug twice is poison.
 func TestOutageIsNeverPoison(t *testing.T) {
+	t.Parallel()
 	_, refused := net.DialTimeout("tcp", closedAddr(t), 5*time.Second)
 	p := retry.MustParse("10 1s 1m")
 	now := time.Now()

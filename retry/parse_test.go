@@ -11,6 +11,7 @@ import (
 )
 
 func TestParseValid(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want retry.Policy
@@ -54,6 +55,7 @@ func TestParseValid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
 			got, err := retry.Parse(tt.in)
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
@@ -73,6 +75,7 @@ func TestParseValid(t *testing.T) {
 }
 
 func TestParseInvalid(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		part string // the quoted bad part the error must name
@@ -113,6 +116,7 @@ func TestParseInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
 			_, err := retry.Parse(tt.in)
 			if err == nil {
 				t.Fatal("Parse did not fail")
@@ -136,6 +140,7 @@ func TestParseInvalid(t *testing.T) {
 }
 
 func TestPresetStrings(t *testing.T) {
+	t.Parallel()
 	for _, p := range []retry.Policy{retry.CommonFourTimes, retry.CommonForever, retry.Never, {}} {
 		q, err := retry.Parse(p.String())
 		if err != nil {
@@ -151,6 +156,7 @@ func TestPresetStrings(t *testing.T) {
 }
 
 func TestMustParsePanics(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		if recover() == nil {
 			t.Error("MustParse of a bad string did not panic")

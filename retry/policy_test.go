@@ -12,6 +12,7 @@ import (
 var errBoom = errors.New("boom")
 
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	fixed := retry.Policy{MaxAttempts: 5, Backoff: retry.Constant{Interval: time.Second}}
 	tests := []struct {
@@ -54,6 +55,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			d := tt.policy.Decide(tt.a, now)
 			if d.Retry != tt.retry || d.Reason != tt.reason || d.Delay != tt.delay {
 				t.Fatalf("Decide = retry %v %v delay %v; want retry %v %v delay %v", d.Retry, d.Reason, d.Delay, tt.retry, tt.reason, tt.delay)
@@ -72,6 +74,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestDecideDefaultBackoffIsJittered(t *testing.T) {
+	t.Parallel()
 	p := retry.Policy{Rand: fixedRand(0.5)}
 	d := p.Decide(retry.Attempt{Number: 3, Err: errBoom}, time.Time{})
 	if d.Delay != 2*time.Second { // full jitter at 0.5 of 1s × 2²
@@ -80,6 +83,7 @@ func TestDecideDefaultBackoffIsJittered(t *testing.T) {
 }
 
 func TestDecideDecorrelatedUsesPrevDelay(t *testing.T) {
+	t.Parallel()
 	p := retry.Policy{Backoff: retry.Decorrelated{Min: time.Second, Max: time.Hour}, Rand: fixedRand(0.999999)}
 	d := p.Decide(retry.Attempt{Number: 2, Err: errBoom, PrevDelay: 10 * time.Second}, time.Time{})
 	if d.Delay < 29*time.Second || d.Delay > 30*time.Second {
@@ -88,6 +92,7 @@ func TestDecideDecorrelatedUsesPrevDelay(t *testing.T) {
 }
 
 func TestHooks(t *testing.T) {
+	t.Parallel()
 	var seen []retry.Kind
 	record := func(a retry.Attempt, d retry.Decision) retry.Decision {
 		seen = append(seen, a.Kind)
@@ -136,6 +141,7 @@ func TestHooks(t *testing.T) {
 }
 
 func TestPresets(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		p        retry.Policy
@@ -147,6 +153,7 @@ func TestPresets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			last := 0
 			for n := 1; n <= 50; n++ {
 				d := tt.p.Decide(retry.Attempt{Number: n, Err: errBoom}, time.Time{})
@@ -173,6 +180,7 @@ func elapsed(p retry.Policy, d time.Duration) retry.Policy {
 }
 
 func TestClassSchedules(t *testing.T) {
+	t.Parallel()
 	p := retry.MustParse("5 1s 1m jitter=none transient=20,2s resource=3,7s unclassified=never after=1s")
 	now := time.Now()
 	bug := errors.New("KeyError: 42")
@@ -197,6 +205,7 @@ func TestClassSchedules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			d := p.Decide(tt.a, now)
 			if d.Retry != tt.retry || d.Delay != tt.delay {
 				t.Errorf("Decide = retry %v after %v (%v), want retry %v after %v", d.Retry, d.Delay, d.Reason, tt.retry, tt.delay)
@@ -206,6 +215,7 @@ func TestClassSchedules(t *testing.T) {
 }
 
 func TestClassPolicyNilBackoffKeepsThePolicys(t *testing.T) {
+	t.Parallel()
 	p := retry.Policy{
 		MaxAttempts: 2,
 		Backoff:     retry.Constant{Interval: 3 * time.Second},

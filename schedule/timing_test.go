@@ -28,6 +28,7 @@ func slots(tm Timing, from, to time.Time) []time.Time {
 }
 
 func TestNextInUTC(t *testing.T) {
+	t.Parallel()
 	tm := mustTiming(t, Schedule{Name: "a", Cron: "*/15 9-10 * * 1-5"})
 	from := time.Date(2026, 11, 27, 10, 40, 0, 0, time.UTC) // a Friday
 	want := []string{"2026-11-27T10:45:00Z", "2026-11-30T09:00:00Z", "2026-11-30T09:15:00Z"}
@@ -41,6 +42,7 @@ func TestNextInUTC(t *testing.T) {
 }
 
 func TestNextEvery(t *testing.T) {
+	t.Parallel()
 	tm := mustTiming(t, Schedule{Name: "a", Every: 5 * time.Second})
 	at := time.Date(2026, 1, 1, 0, 0, 3, 500, time.UTC)
 	if got := tm.Next(at); !got.Equal(time.Date(2026, 1, 1, 0, 0, 5, 0, time.UTC)) {
@@ -54,6 +56,7 @@ func TestNextEvery(t *testing.T) {
 // In New York, 2026: the clocks go from 02:00 to 03:00 on 8 March and
 // back from 02:00 to 01:00 on 1 November.
 func TestDaylightSavingNeitherSkipsNorDoubles(t *testing.T) {
+	t.Parallel()
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
 		t.Skip("no time zone database:", err) // the tzdata of the Go toolchain is always there in CI
@@ -81,6 +84,7 @@ func TestDaylightSavingNeitherSkipsNorDoubles(t *testing.T) {
 		{"some hours, the skipped one at the change", "0 1-3 * * *", time.March, 8, "Mar 8 01:00 EST, Mar 8 03:00 EDT"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			tm := mustTiming(t, Schedule{Name: "a", Cron: c.cron, Zone: "America/New_York"})
 			from, to := day(c.m, c.d)
 			if got := local(slots(tm, from, to)); got != c.want {
@@ -123,6 +127,7 @@ func TestDaylightSavingNeitherSkipsNorDoubles(t *testing.T) {
 }
 
 func TestTimingErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		s    Schedule
 		want string
@@ -151,6 +156,7 @@ func TestTimingErrors(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	ok := Schedule{Name: "nightly", Cron: "@daily", Task: Task{Kind: "report"}}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
@@ -176,6 +182,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestKeyRoundTrip(t *testing.T) {
+	t.Parallel()
 	slot := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)
 	name, at, trigger, ok := ParseKey(Key("reports/nightly", slot))
 	if !ok || name != "reports/nightly" || !at.Equal(slot) || trigger {
@@ -193,6 +200,7 @@ func TestKeyRoundTrip(t *testing.T) {
 }
 
 func TestJitterIsTheSameEverywhereAndBounded(t *testing.T) {
+	t.Parallel()
 	slot := time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC)
 	seen := map[time.Duration]bool{}
 	for i := range 100 {
@@ -212,6 +220,7 @@ func TestJitterIsTheSameEverywhereAndBounded(t *testing.T) {
 }
 
 func TestJSONRoundTrip(t *testing.T) {
+	t.Parallel()
 	s := Schedule{Name: "a", Every: 90 * time.Second, Jitter: time.Second, CatchUp: time.Hour, PauseAfter: 3,
 		Task: Task{Kind: "k", Args: []byte(`{"x":1}`), Timeout: 20 * time.Minute, Priority: 2}}
 	b, err := s.Encode()
@@ -236,6 +245,7 @@ func TestJSONRoundTrip(t *testing.T) {
 // A scheduled task's auto timeout is written "auto" and read back as
 // task.AutoTimeout.
 func TestJSONAutoTimeout(t *testing.T) {
+	t.Parallel()
 	s := Schedule{Name: "a", Every: time.Minute, Task: Task{Kind: "k", Timeout: task.AutoTimeout}}
 	b, err := s.Encode()
 	if err != nil {

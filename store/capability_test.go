@@ -35,6 +35,7 @@ type complete struct {
 }
 
 func TestMissingOptional(t *testing.T) {
+	t.Parallel()
 	opt := store.Optional()
 	got := store.MissingOptional(bare{})
 	if len(got) != len(opt) {
@@ -123,6 +124,7 @@ func optionalNames() []string {
 // declares is part of Store or on the one list of optional capabilities
 // (with what is lost without it), never neither and never both.
 func TestEveryInterfaceIsRequiredOrOptional(t *testing.T) {
+	t.Parallel()
 	src := parseStore(t)
 	required, optional := src.embedded(), optionalNames()
 	if len(required) == 0 {
@@ -149,6 +151,7 @@ func TestEveryInterfaceIsRequiredOrOptional(t *testing.T) {
 // TestPackageDocNamesTheCapabilities: the package doc's two lists, what
 // Store embeds and what is optional, are exactly the code's, in order.
 func TestPackageDocNamesTheCapabilities(t *testing.T) {
+	t.Parallel()
 	src := parseStore(t)
 	doc := strings.Join(strings.Fields(src.doc), " ")
 	for _, c := range []struct {
@@ -180,6 +183,7 @@ func TestPackageDocNamesTheCapabilities(t *testing.T) {
 // TestEngineDocNamesTheCapabilities: the page on what a store must do
 // (docs/engine.md) names every capability, the required and the optional.
 func TestEngineDocNamesTheCapabilities(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../docs/engine.md")
 	if err != nil {
 		t.Fatal(err)

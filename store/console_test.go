@@ -10,6 +10,7 @@ import (
 )
 
 func TestSeriesBuckets(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 2, 10, 30, 0, 0, time.UTC)
 	cases := []struct {
 		since time.Time
@@ -46,6 +47,7 @@ func TestSeriesBuckets(t *testing.T) {
 }
 
 func TestAddToSeries(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 2, 10, 30, 0, 0, time.UTC)
 	bs, err := store.SeriesBuckets(now.Add(-2*time.Hour), now, time.Hour)
 	if err != nil {
@@ -64,6 +66,7 @@ func TestAddToSeries(t *testing.T) {
 }
 
 func TestValidateAudit(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		e  store.AuditEntry
 		ok bool

@@ -9,6 +9,7 @@ import (
 )
 
 func TestPlainSuccess(t *testing.T) {
+	t.Parallel()
 	exit := 0
 	for _, c := range []struct {
 		name string

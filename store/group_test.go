@@ -6,6 +6,7 @@ import (
 )
 
 func TestPressureDoublesAndEases(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	var p Pressure
 	at := now
@@ -29,6 +30,7 @@ func TestPressureDoublesAndEases(t *testing.T) {
 }
 
 func TestBudgetAllowsAShareOfFirstAttempts(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	r := BudgetRates{Ratio: 0.2, Floor: 1, Burst: 10}
 	var b Budget

@@ -3,6 +3,7 @@ package store
 import "testing"
 
 func TestSameJSON(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		a, b string
 		same bool

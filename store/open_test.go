@@ -11,6 +11,7 @@ import (
 )
 
 func TestOpenExistingReachesItsOwnOpener(t *testing.T) {
+	t.Parallel()
 	scheme := fmt.Sprintf("fake-%d", fakeSchemes.Add(1))
 	store.Register(scheme, func(ctx context.Context, dsn string) (store.Store, error) {
 		return nil, errors.New("created")
@@ -35,6 +36,7 @@ func TestOpenExistingReachesItsOwnOpener(t *testing.T) {
 }
 
 func TestCheckSchema(t *testing.T) {
+	t.Parallel()
 	ms := []store.Migration{{Version: 1}, {Version: 2}, {Version: 3}}
 	tests := []struct {
 		applied []int

@@ -10,6 +10,7 @@ import (
 )
 
 func TestPruneKeep(t *testing.T) {
+	t.Parallel()
 	rules := []retention.Rule{
 		{State: task.Success, Keep: time.Hour},
 		{Queue: "mail", State: task.Success, Keep: 2 * time.Hour},

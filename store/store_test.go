@@ -15,6 +15,7 @@ import (
 )
 
 func TestValidateRun(t *testing.T) {
+	t.Parallel()
 	ok := task.NewRun{Name: "r", Tasks: []task.NewTask{
 		{Name: "a", Kind: "k"}, {Name: "b", Kind: "k", Needs: []string{"a"}}, {Name: "c", Kind: "k", Needs: []string{"a", "b"}},
 	}}
@@ -36,6 +37,7 @@ func TestValidateRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			err := store.ValidateRun(tt.r)
 			if !errors.Is(err, task.ErrInvalid) || !strings.Contains(err.Error(), tt.says) {
 				t.Errorf("err %v, want ErrInvalid saying %q", err, tt.says)
@@ -47,6 +49,7 @@ func TestValidateRun(t *testing.T) {
 var fakeSchemes atomic.Int64
 
 func TestOpenUnknownScheme(t *testing.T) {
+	t.Parallel()
 	for _, dsn := range []string{"", "grit.db", "nosuch:x"} {
 		if _, err := store.Open(context.Background(), dsn); err == nil {
 			t.Errorf("Open(%q) succeeded", dsn)
@@ -69,6 +72,7 @@ func TestOpenUnknownScheme(t *testing.T) {
 }
 
 func TestMigrations(t *testing.T) {
+	t.Parallel()
 	ms, err := store.Migrations(fstest.MapFS{
 		"m/0002_more.sql": {Data: []byte("B")},
 		"m/0001_init.sql": {Data: []byte("A")},
@@ -89,6 +93,7 @@ func TestMigrations(t *testing.T) {
 }
 
 func TestCheckFinishes(t *testing.T) {
+	t.Parallel()
 	errs, todo := store.CheckFinishes([]store.Finish{{TaskID: 1, State: task.Success}, {TaskID: 2, State: task.Running}, {TaskID: 3, State: task.Ready}})
 	if len(todo) != 2 || todo[0] != 0 || todo[1] != 2 || !errors.Is(errs[1], task.ErrInvalid) || errs[0] != nil {
 		t.Errorf("todo %v, errs %v", todo, errs)
@@ -96,6 +101,7 @@ func TestCheckFinishes(t *testing.T) {
 }
 
 func TestFinishHelpers(t *testing.T) {
+	t.Parallel()
 	fs := []store.Finish{
 		{TaskID: 9, State: task.Success}, {TaskID: 3, State: task.Failed}, {TaskID: 9, State: task.Failed},
 		{TaskID: 5, State: task.Retrying}, {TaskID: 3, State: task.Ready, Attempt: task.Attempt{Outcome: task.OutcomeInterrupted}},
@@ -125,6 +131,7 @@ func TestFinishHelpers(t *testing.T) {
 // TestArgsMustBeUTF8JSON: args and payloads that a reader could not parse
 // are refused before they are stored, saying where.
 func TestArgsMustBeUTF8JSON(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		args []byte
 		says string
@@ -150,6 +157,7 @@ func TestArgsMustBeUTF8JSON(t *testing.T) {
 // A timeout is 0 or more, or task.AutoTimeout, the one negative value a
 // store keeps, as is.
 func TestValidateTaskTimeout(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		d  time.Duration
 		ok bool

@@ -9,6 +9,7 @@ import (
 )
 
 func TestStateError(t *testing.T) {
+	t.Parallel()
 	err := fmt.Errorf("skip task 8: %w", &task.StateError{State: task.Success})
 	var se *task.StateError
 	if !errors.Is(err, task.ErrWrongState) || !errors.As(err, &se) || se.State != task.Success {

@@ -3,6 +3,7 @@ package task
 import "testing"
 
 func TestStates(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		s                                   State
 		terminal, waiting, satisfies, valid bool
@@ -28,6 +29,7 @@ func TestStates(t *testing.T) {
 }
 
 func TestParseState(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{"DEAD_LETTER", "dead_letter", "Dead_Letter"} {
 		if s, err := ParseState(in); err != nil || s != DeadLetter {
 			t.Errorf("ParseState(%q) = %q, %v", in, s, err)

@@ -14,6 +14,7 @@ import (
 // TestDocs keeps docs/taskfile.md honest: its complete example parses as
 // it says, and its error example gives the errors it shows.
 func TestDocs(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile("../docs/taskfile.md")
 	if err != nil {
 		t.Skipf("no docs: %v", err)

@@ -25,6 +25,7 @@ tasks:
 `
 
 func TestNeedsDAG(t *testing.T) {
+	t.Parallel()
 	f, err := taskfile.Parse("dag.yaml", []byte(dag))
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +46,7 @@ func TestNeedsDAG(t *testing.T) {
 }
 
 func TestNeedsCycles(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		change string // a line replaced in dag
@@ -75,6 +77,7 @@ func TestNeedsCycles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			file := strings.Replace(dag, tt.change, tt.with, 1)
 			_, err := taskfile.Parse("dag.yaml", []byte(file))
 			if err == nil {
@@ -96,6 +99,7 @@ func TestNeedsCycles(t *testing.T) {
 // TestNeedsLongChain checks that a long chain of needs, and a cycle through
 // all of it, are handled without deep recursion.
 func TestNeedsLongChain(t *testing.T) {
+	t.Parallel()
 	const n = 20000
 	var b strings.Builder
 	b.WriteString("name: chain\ntasks:\n  t0: {run: x, needs: t" + fmt.Sprint(n-1) + "}\n")

@@ -231,8 +231,10 @@ func errorsOf(t *testing.T, err error) []*taskfile.Error {
 }
 
 func TestParseInvalid(t *testing.T) {
+	t.Parallel()
 	for _, tt := range invalidTests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f, err := taskfile.Parse("test.yaml", []byte(tt.yaml))
 			if err == nil {
 				t.Fatalf("Parse succeeded: %+v", f)
@@ -254,6 +256,7 @@ func TestParseInvalid(t *testing.T) {
 }
 
 func TestParseReportsEveryProblemByLine(t *testing.T) {
+	t.Parallel()
 	const file = `name: x
 tasks:
   b:
@@ -279,6 +282,7 @@ tasks:
 }
 
 func TestErrorWithoutPath(t *testing.T) {
+	t.Parallel()
 	_, err := taskfile.Parse("", []byte("name: x\n"))
 	if err == nil || err.Error() != "taskfile line 1: the file has no tasks (add tasks: with at least one task)" {
 		t.Errorf("Parse error = %v", err)

@@ -13,6 +13,7 @@ import (
 )
 
 func TestNewRun(t *testing.T) {
+	t.Parallel()
 	f, err := taskfile.Parse("settle.yaml", []byte(briefFile+"  report: {run: ./report, needs: settle, retry: never}\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +65,7 @@ func TestNewRun(t *testing.T) {
 // TestNewRunPolicyRoundTrip checks that the policy string a store keeps
 // gives back the policy of the file.
 func TestNewRunPolicyRoundTrip(t *testing.T) {
+	t.Parallel()
 	f, err := taskfile.Parse("p.yaml", []byte(validTests[3].yaml))
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +88,7 @@ func TestNewRunPolicyRoundTrip(t *testing.T) {
 }
 
 func TestNewRunChecksFilesBuiltInGo(t *testing.T) {
+	t.Parallel()
 	ok := taskfile.Task{Name: "a", Exec: task.Exec{Shell: "x"}}
 	tests := []struct {
 		name string
@@ -106,6 +109,7 @@ func TestNewRunChecksFilesBuiltInGo(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := tt.file.NewRun("")
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("NewRun error = %v, want %q", err, tt.want)

@@ -124,8 +124,10 @@ schedules:
 }
 
 func TestParseSchedules(t *testing.T) {
+	t.Parallel()
 	for _, tt := range validScheduleTests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f, err := taskfile.Parse("test.yaml", []byte(tt.yaml))
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
@@ -148,6 +150,7 @@ func TestParseSchedules(t *testing.T) {
 // TestScheduleTaskIsTheRunsTask checks that a schedule enqueues its task as
 // a run of the file would.
 func TestScheduleTaskIsTheRunsTask(t *testing.T) {
+	t.Parallel()
 	f, err := taskfile.Parse("reports.yaml", []byte(scheduledFile))
 	if err != nil {
 		t.Fatal(err)

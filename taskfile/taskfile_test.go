@@ -271,8 +271,10 @@ tasks:
 }
 
 func TestParseValid(t *testing.T) {
+	t.Parallel()
 	for _, tt := range validTests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f, err := taskfile.Parse("test.yaml", []byte(tt.yaml))
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
@@ -294,6 +296,7 @@ func TestParseValid(t *testing.T) {
 }
 
 func TestParseKeepsOrder(t *testing.T) {
+	t.Parallel()
 	names := []string{"zeta", "alpha", "mu", "beta", "omega", "10", "9", "a.b", "A_b", "c-d"}
 	var b strings.Builder
 	b.WriteString("name: order\ntasks:\n")
@@ -312,6 +315,7 @@ func TestParseKeepsOrder(t *testing.T) {
 }
 
 func TestLoad(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "settle.yaml")
 	if err := os.WriteFile(path, []byte(briefFile), 0o600); err != nil {

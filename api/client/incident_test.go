@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -23,22 +24,52 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// The incident at a twentieth of its time: the first batch is answered in
-// 850ms (17s), the second not before the callers' 1.5s deadline (30s).
-// (A hundredth would leave the server too little time under -race on a
-// loaded machine.)
-const (
-	slowAnswer = 850 * time.Millisecond
-	deadline   = 1500 * time.Millisecond
-)
+// The incident at a tenth of its time: the callers' deadline is 3s (30s).
+// (Under -race on a loaded machine of two cores the server takes up to a
+// second to store a batch of 50: a twentieth would leave it too little.)
+const deadline = 3 * time.Second
 
-// faults is a server interceptor that delays EnqueueBatch answers as the
-// incident did: the batch of 50 is slow, and the first call with the batch
-// of 42 is answered too late, after the server has stored its tasks. It
-// counts the EnqueueBatch calls that reach the server.
+// faults is a server interceptor that answers EnqueueBatch as the incident
+// did: the first call slowly, once the second has reached the server too,
+// and the second too late: it stores the tasks, then answers only once
+// the test has seen its callers end (answerLate), so that the answer is
+// lost however busy the machine. The burst makes a batch of 50 and one of
+// 42 when its callers come in together, and other batches when a busy
+// machine spreads them over the client's flush interval: the faults, and
+// the tests, follow the calls whatever their sizes. It records the
+// callers and idempotency keys of the late call, and how many of those
+// keys later calls sent again.
 type faults struct {
 	calls    atomic.Int64
-	lateOnce sync.Once
+	second   chan struct{} // closed when the second call reaches the server
+	answer   chan struct{} // closed by answerLate
+	answered sync.Once
+	stored   chan struct{} // closed once the late call has stored its tasks
+
+	mu      sync.Mutex
+	sizes   []int          // each call's tasks, in the order they came
+	late    map[string]int // the late call's idempotency keys, to the times sent again
+	callers map[string]bool
+}
+
+func newFaults() *faults {
+	return &faults{second: make(chan struct{}), answer: make(chan struct{}), stored: make(chan struct{}),
+		late: map[string]int{}, callers: map[string]bool{}}
+}
+
+// answerLate lets the late call answer, once its callers have ended.
+func (f *faults) answerLate() { f.answered.Do(func() { close(f.answer) }) }
+
+// waitLate answers the late call and waits until it has stored its tasks:
+// its callers may have ended before, at their deadline.
+func (f *faults) waitLate(t *testing.T) {
+	t.Helper()
+	f.answerLate()
+	select {
+	case <-f.stored:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the late call did not store its tasks within 20s")
+	}
 }
 
 func (f *faults) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
@@ -46,25 +77,67 @@ func (f *faults) intercept(ctx context.Context, req any, info *grpc.UnaryServerI
 	if !ok {
 		return handler(ctx, req)
 	}
-	f.calls.Add(1)
-	resp, err := handler(ctx, req)
-	switch len(r.GetTasks()) {
-	case 50:
-		time.Sleep(slowAnswer)
-	case 42:
-		late := false
-		f.lateOnce.Do(func() { late = true })
-		if late {
-			time.Sleep(deadline + 500*time.Millisecond) // stored, but the answer is lost
+	n := f.record(r)
+	switch n {
+	case 1:
+		resp, err := handler(ctx, req)
+		select { // slow: still unanswered while the second call is made
+		case <-f.second:
+		case <-ctx.Done():
+		}
+		return resp, err
+	case 2:
+		close(f.second)
+		// Stored whatever time the store takes, and answered after the
+		// callers have ended: the answer is lost.
+		resp, err := handler(context.WithoutCancel(ctx), req)
+		close(f.stored)
+		<-f.answer
+		return resp, err
+	}
+	return handler(ctx, req)
+}
+
+// record counts a call and returns its number; it notes the second's
+// callers and keys, and the keys of the second that later calls send.
+func (f *faults) record(r *pb.EnqueueBatchRequest) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := f.calls.Add(1)
+	f.sizes = append(f.sizes, len(r.GetTasks()))
+	for _, tk := range r.GetTasks() {
+		switch {
+		case n == 2:
+			f.late[tk.GetIdempotencyKey()] = 0
+			f.callers[string(tk.GetArgs())] = true
+		case n > 2:
+			if _, ok := f.late[tk.GetIdempotencyKey()]; ok {
+				f.late[tk.GetIdempotencyKey()]++
+			}
 		}
 	}
-	return resp, err
+	return n
+}
+
+// lateCall returns the late call's callers (by their task's args), how
+// many of its keys later calls sent again, and every call's size.
+func (f *faults) lateCall() (callers map[string]bool, resent int, sizes []int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, times := range f.late {
+		if times > 0 {
+			resent++
+		}
+	}
+	return f.callers, resent, slices.Clone(f.sizes)
 }
 
 // serveFaulty runs a real server on a SQLite store, behind f.
 func serveFaulty(t *testing.T, f *faults) (string, store.Store) {
 	t.Helper()
-	return serveWith(t, f.intercept)
+	addr, st := serveWith(t, f.intercept)
+	t.Cleanup(f.answerLate) // before the server stops
+	return addr, st
 }
 
 // serveWith runs a real server on a SQLite store, behind intercept.
@@ -140,12 +213,14 @@ func stored(t *testing.T, st store.Store) map[string]int {
 // batch is answered slowly, the second past the deadline. With the retry
 // layers on, every caller succeeds and each task exists exactly once: the
 // second batch's retry carries the same idempotency keys as the attempt
-// whose answer was lost.
+// whose answer was lost, every one of them.
 func TestIncidentAbsorbed(t *testing.T) {
-	f := &faults{}
+	t.Parallel()
+	f := newFaults()
 	addr, st := serveFaulty(t, f)
 	c := dial(t, addr, 3)
 	tasks, errs := burst(t, c)
+	f.waitLate(t)
 	ids := map[int64]bool{}
 	for i, err := range errs {
 		if err != nil {
@@ -166,37 +241,38 @@ func TestIncidentAbsorbed(t *testing.T) {
 			t.Errorf("caller %d's task is stored %d times, want once", i, n)
 		}
 	}
-	// Three calls: the two batches, and the second's retry. A machine so
-	// busy that the slow batch's answer also passes its deadline adds that
-	// batch's retry; fewer means the lost answer was not retried.
-	if n := f.calls.Load(); n < 3 || n > 4 {
-		t.Errorf("%d EnqueueBatch calls, want 3: the two batches, and the second's one retry", n)
+	callers, resent, sizes := f.lateCall()
+	if len(callers) == 0 || resent != len(callers) {
+		t.Errorf("%d of the late call's %d tasks sent again (calls of %v tasks), want all: its retry carries the same idempotency keys", resent, len(callers), sizes)
 	}
 }
 
 // TestIncidentWithoutRetries: the same burst with every retry layer off
-// fails as the incident did: all 42 callers of the second batch get
-// DEADLINE_EXCEEDED, although the server stored their tasks. The client
-// still serves the next caller.
+// fails as the incident did: every caller of the late batch (the 42 of
+// the second) gets DEADLINE_EXCEEDED, although the server stored their
+// tasks, and the others succeed. The client still serves the next caller.
 func TestIncidentWithoutRetries(t *testing.T) {
-	f := &faults{}
+	t.Parallel()
+	f := newFaults()
 	addr, st := serveFaulty(t, f)
 	c := dial(t, addr, -1)
 	_, errs := burst(t, c)
-	failed := 0
+	f.waitLate(t)
+	callers, resent, sizes := f.lateCall()
+	if len(callers) == 0 || resent != 0 {
+		t.Errorf("calls of %v tasks, %d of the late call's sent again: want a late call, and no retry", sizes, resent)
+	}
 	for i, err := range errs {
-		if err != nil {
-			failed++
-			if client.Code(err) != codes.DeadlineExceeded {
-				t.Errorf("caller %d: %v, want DEADLINE_EXCEEDED", i, err)
-			}
+		late := callers[fmt.Sprintf(`{"caller": %d}`, i)]
+		switch {
+		case late && client.Code(err) != codes.DeadlineExceeded:
+			t.Errorf("caller %d of the late call: %v, want DEADLINE_EXCEEDED", i, err)
+		case !late && err != nil:
+			t.Errorf("caller %d, not of the late call: %v", i, err)
 		}
 	}
-	if failed != 42 {
-		t.Errorf("%d callers failed, want the 42 of the second batch", failed)
-	}
 	if n := len(stored(t, st)); n != 92 {
-		t.Errorf("%d tasks stored, want 92: the late batch was stored, its answer lost", n)
+		t.Errorf("%d tasks stored, want 92: the late batch was stored, its answer lost (calls of %v tasks)", n, sizes)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -210,8 +286,14 @@ func TestIncidentWithoutRetries(t *testing.T) {
 // the server's reason; nothing of it is stored, and the next batch goes
 // through.
 func TestRejectedBatchFailsAtOnce(t *testing.T) {
-	f := &faults{}
-	addr, st := serveFaulty(t, f)
+	t.Parallel()
+	var calls atomic.Int64
+	addr, st := serveWith(t, func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if _, ok := req.(*pb.EnqueueBatchRequest); ok {
+			calls.Add(1)
+		}
+		return handler(ctx, req)
+	})
 	c := dial(t, addr, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -222,7 +304,7 @@ func TestRejectedBatchFailsAtOnce(t *testing.T) {
 			t.Errorf("%v, want INVALID_ARGUMENT naming tasks[1].kind", err)
 		}
 	}
-	if n := f.calls.Load(); n != 1 {
+	if n := calls.Load(); n != 1 {
 		t.Errorf("%d EnqueueBatch calls, want 1: a rejection is not retried", n)
 	}
 	if n := len(stored(t, st)); n != 0 {

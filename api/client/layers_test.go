@@ -97,6 +97,7 @@ func sendOne(t *testing.T, c *Client) error {
 // layers would retry it on its own (5 × 3 × 4 = 60 calls if they
 // multiplied).
 func TestLayersShareOneBudget(t *testing.T) {
+	t.Parallel()
 	for _, retries := range []int{1, 3} {
 		f := &fakeTasks{answer: func(int64, context.Context) error { return status.Error(codes.Unavailable, "down") }}
 		c := dialFake(t, Config{Addr: serveFake(t, f), SendRetries: retries, SendBackoff: time.Millisecond})
@@ -112,6 +113,7 @@ func TestLayersShareOneBudget(t *testing.T) {
 
 // TestRetriesOff: with SendRetries negative, no layer retries.
 func TestRetriesOff(t *testing.T) {
+	t.Parallel()
 	f := &fakeTasks{answer: func(int64, context.Context) error { return status.Error(codes.Unavailable, "down") }}
 	c := dialFake(t, Config{Addr: serveFake(t, f), SendRetries: -1})
 	if err := sendOne(t, c); Code(err) != codes.Unavailable || f.calls.Load() != 1 {
@@ -125,6 +127,7 @@ func TestRetriesOff(t *testing.T) {
 // TestCallLayerCutsASlowAttempt: an attempt past Timeout is cut and tried
 // again, with the same idempotency key.
 func TestCallLayerCutsASlowAttempt(t *testing.T) {
+	t.Parallel()
 	f := &fakeTasks{}
 	f.answer = func(n int64, ctx context.Context) error {
 		if n == 1 {
@@ -148,6 +151,7 @@ func TestCallLayerCutsASlowAttempt(t *testing.T) {
 // TestPermanentFailsItsBatchAtOnce: INVALID_ARGUMENT is not retried; the
 // batch's callers get it and the next batch goes through.
 func TestPermanentFailsItsBatchAtOnce(t *testing.T) {
+	t.Parallel()
 	f := &fakeTasks{answer: func(n int64, _ context.Context) error {
 		if n == 1 {
 			return status.Error(codes.InvalidArgument, "tasks[0].kind: bad")
@@ -169,6 +173,7 @@ func TestPermanentFailsItsBatchAtOnce(t *testing.T) {
 }
 
 func TestFromEnv(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"GRIT_SERVER": "h:1", "GRIT_GRPC_TIMEOUT": "2.5", "GRIT_SEND_RETRIES": "0", "GRIT_FLUSH_INTERVAL": "20ms", "GRIT_TOKEN": "x"}
 	c, knobs, err := FromEnv(func(k string) string { return env[k] })
 	if err != nil {

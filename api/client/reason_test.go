@@ -14,6 +14,7 @@ import (
 )
 
 func TestReason(t *testing.T) {
+	t.Parallel()
 	st, err := status.New(codes.FailedPrecondition, "complete: task 7, lease token 3: stop working it").WithDetails(
 		&errdetails.ErrorInfo{Domain: "grit", Reason: gritv1.ReasonLeaseLost, Metadata: map[string]string{"task_id": "7"}})
 	if err != nil {

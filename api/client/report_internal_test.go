@@ -11,6 +11,7 @@ import (
 // TestBySize: results go in runs, in order, none over the bound but a
 // result larger than it, which goes alone.
 func TestBySize(t *testing.T) {
+	t.Parallel()
 	result := func(output int) workerResult {
 		return workerResult{"w", &gritv1.Result{TaskId: 1, LeaseToken: 1,
 			End: &gritv1.Result_Complete{Complete: &gritv1.Completed{Output: strings.Repeat("x", output)}}}}

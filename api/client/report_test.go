@@ -18,6 +18,7 @@ import (
 // server in one Report, and each caller gets its own answer: recorded, or
 // refused for its own stale lease while the rest are recorded.
 func TestSendResultCoalesces(t *testing.T) {
+	t.Parallel()
 	const n = 20
 	var reports, singles atomic.Int64
 	addr, _ := serveWith(t, func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {

@@ -12,6 +12,7 @@ import (
 // every enum value but UNSPECIFIED is one of grit's words: a state, class
 // or decision added on one side without the other fails here.
 func TestEnumsMatchGritsWords(t *testing.T) {
+	t.Parallel()
 	for _, s := range task.States {
 		if v := TaskStateOf(s); v == TaskState_TASK_STATE_UNSPECIFIED || v.Task() != s {
 			t.Errorf("state %s: enum %v, back %q", s, v, v.Task())
@@ -76,6 +77,7 @@ func TestEnumsMatchGritsWords(t *testing.T) {
 // A word this code does not know, and a value from a newer server, map to
 // UNSPECIFIED and "" rather than failing.
 func TestEnumsUnknown(t *testing.T) {
+	t.Parallel()
 	if v := TaskStateOf("PAUSED"); v != TaskState_TASK_STATE_UNSPECIFIED {
 		t.Errorf("unknown state: %v, want UNSPECIFIED", v)
 	}

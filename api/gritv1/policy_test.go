@@ -16,6 +16,7 @@ import (
 // TestRetryPolicyRoundTrip: every policy a string can say comes back the
 // same through its fields, and the fields through the string.
 func TestRetryPolicyRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, s := range []string{
 		"never",
 		"5s",
@@ -49,6 +50,7 @@ func d(v time.Duration) *durationpb.Duration { return durationpb.New(v) }
 // TestRetryPolicyFields: a policy given as fields is the same as its
 // string, and a wrong field is named.
 func TestRetryPolicyFields(t *testing.T) {
+	t.Parallel()
 	r := &pb.RetryPolicy{MaxAttempts: 11, Backoff: &pb.Backoff{Initial: d(5 * time.Second), Max: d(10 * time.Minute)},
 		Classes: []*pb.ClassRetry{{ErrorClass: pb.ErrorClass_ERROR_CLASS_TRANSIENT, Unlimited: true, Backoff: &pb.Backoff{Initial: d(time.Second)}}}}
 	p, err := r.Policy()

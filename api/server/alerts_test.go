@@ -15,6 +15,7 @@ import (
 // recorded it; the worker repeating its report (its answer lost) does
 // not alert again.
 func TestRemoteDeadLetterAlerts(t *testing.T) {
+	t.Parallel()
 	alerts := make(chan alert.Event, 10)
 	h := start(t, server.Config{Alerting: alert.Alerting{OnAlert: func(ev alert.Event) { alerts <- ev }}}, "")
 	tk := h.enqueue(t, &pb.NewTask{Kind: "parse", Group: "rows", Queue: "etl", Policy: "5 10ms"})

@@ -27,6 +27,7 @@ import (
 )
 
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{Tokens: operators("another-token-0123456789", testToken)}, "")
 	call := func(auth string) error {
 		c := ctx(t)
@@ -61,6 +62,7 @@ func TestTokens(t *testing.T) {
 // headers, before its message is read: one over the receive limit is
 // UNAUTHENTICATED, not refused for its size, unless it has the token.
 func TestTokenBeforeMessage(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{Tokens: operators(testToken), MaxPayload: 1 << 10, MaxMessage: 4 << 10}, "")
 	req := &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k", Args: []byte(`"` + strings.Repeat("x", 8<<10) + `"`)}}
 	_, err := h.tasks.Enqueue(ctx(t), req)
@@ -75,6 +77,7 @@ func TestTokenBeforeMessage(t *testing.T) {
 // address other machines reach, warns that the tokens travel in clear
 // text; on loopback or with TLS it does not.
 func TestClearTextWarning(t *testing.T) {
+	t.Parallel()
 	cert, key, _ := testcert.Write(t, t.TempDir())
 	st, err := sqlite.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
 	if err != nil {
@@ -116,6 +119,7 @@ func TestClearTextWarning(t *testing.T) {
 // TestHealthAndReflection: a probe needs no token; reflection does, and
 // lists grit's services.
 func TestHealthAndReflection(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{Tokens: operators(testToken)}, "")
 	for _, svc := range append([]string{""}, server.Services...) {
 		r, err := healthpb.NewHealthClient(h.conn).Check(ctx(t), &healthpb.HealthCheckRequest{Service: svc})
@@ -140,6 +144,7 @@ func TestHealthAndReflection(t *testing.T) {
 // describes the API; enqueueing, cancelling, redriving and working tasks are
 // PERMISSION_DENIED, with a message that says why.
 func TestReadOnlyTokenOnlyReads(t *testing.T) {
+	t.Parallel()
 	const reader = "reader-token-0123456789"
 	h := start(t, server.Config{Tokens: []server.Token{{Value: testToken}, {Value: reader, Role: server.RoleReadOnly}}}, testToken)
 	tk := h.enqueue(t, &pb.NewTask{Kind: "k"})
@@ -202,6 +207,7 @@ func listServices(ctx context.Context, conn *grpc.ClientConn) ([]string, error) 
 // TestStopNotServing: Stop turns the health service NOT_SERVING, for a
 // server registered on a grpc.Server of the caller's.
 func TestStopNotServing(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	s, err := server.New(server.Config{Store: h.store})
 	if err != nil {
@@ -228,6 +234,7 @@ func TestStopNotServing(t *testing.T) {
 }
 
 func TestInsecure(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		addr     string
 		tokens   []server.Token
@@ -277,6 +284,7 @@ func unserved(t *testing.T, h *harness) (*server.Server, net.Listener) {
 }
 
 func TestServeRefusesPublicWithoutTokens(t *testing.T) {
+	t.Parallel()
 	s, lis := unserved(t, start(t, server.Config{}, ""))
 	err := s.Serve(ctx(t), publicListener{lis})
 	if !errors.Is(err, server.ErrNoTokens) {
@@ -285,6 +293,7 @@ func TestServeRefusesPublicWithoutTokens(t *testing.T) {
 }
 
 func TestTLS(t *testing.T) {
+	t.Parallel()
 	cert, key, pool := selfSigned(t)
 	h := start(t, server.Config{CertFile: cert, KeyFile: key, Tokens: operators(testToken)}, "")
 	creds := credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: "localhost"})
@@ -315,6 +324,7 @@ func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
 // server has begun serving stops it without an error, as one that ends
 // later does.
 func TestServeEndsCleanlyWhenStoppedAtOnce(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	for i := range 20 {
 		s, lis := unserved(t, h)

@@ -17,6 +17,7 @@ import (
 // as auto_timeout; a claim's answer carries the attempt's timeout, chosen
 // by the rule the engine uses, and how it was chosen.
 func TestAutoTimeout(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{AutoTimeouts: autotimeout.Settings{Default: 7 * time.Minute, MinRuns: 1, Refresh: time.Nanosecond}}, "")
 	tk := h.enqueue(t, &pb.NewTask{Kind: "nightly", AutoTimeout: true})
 	if !tk.GetAutoTimeout() || tk.GetTimeout() != nil {

@@ -16,6 +16,7 @@ import (
 // names a catch kind enqueues its catch task once, as a Go handler's
 // does; a bad catch kind is INVALID_ARGUMENT.
 func TestRemoteFailureIsCaught(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	h.enqueue(t, &pb.NewTask{Kind: "charge", Args: []byte(`{"order":"o-7"}`)})
 	c := h.claimOne(t, "w1", "charge")

@@ -14,6 +14,7 @@ import (
 // TestCutItems: a request's repeated fields keep their first items, its
 // other fields all of theirs, wherever they lie on the wire.
 func TestCutItems(t *testing.T) {
+	t.Parallel()
 	claim := &pb.ClaimRequest{WorkerId: "w", Kinds: []string{"a", "b", "c", "d"}, Queues: []string{"q"}, Limit: 7, Host: "h"}
 	b, err := proto.Marshal(claim)
 	if err != nil {

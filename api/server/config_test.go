@@ -5,6 +5,7 @@ import "testing"
 // TestDefaultMaxMessage: the receive limit follows the payload and batch
 // limits, within 16 MiB, and always reads one payload over its limit.
 func TestDefaultMaxMessage(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ payload, batch, want int }{
 		{DefaultMaxPayload, DefaultMaxBatch, DefaultMaxMessage},
 		{64 << 10, 100, 100 * (64<<10 + itemRoom)},

@@ -14,6 +14,7 @@ import (
 // raises today, but a store may (the calls' reasons are tested over gRPC
 // in reasons_test.go): they still get a code and reason of their own.
 func TestInfoOfErrorsNoCallReaches(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		err    error
 		code   codes.Code

@@ -28,6 +28,7 @@ func (h *harness) running(t *testing.T, c *pb.Task) {
 // its own token is refused, whether it names itself or not, and the
 // other worker's task is untouched.
 func TestCrossTaskToken(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	h.enqueue(t, &pb.NewTask{Kind: "k"})
 	h.enqueue(t, &pb.NewTask{Kind: "k"})
@@ -52,6 +53,7 @@ func TestCrossTaskToken(t *testing.T) {
 // token right, is refused: its result, its snooze, its heartbeat and its
 // release.
 func TestForeignWorker(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	h.enqueue(t, &pb.NewTask{Kind: "k"})
 	c := h.claimOne(t, "w1", "k")

@@ -37,6 +37,7 @@ func (h *harness) claimAll(t *testing.T, worker string, wait time.Duration) []*p
 // probe, and the probe's success closes the breaker for everyone; remote
 // failures count in the group's breaker and open it.
 func TestRemoteClaimsKeepToTheBreakers(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	one := breaker.Settings{Probes: 1, Consecutive: 2, CoolDown: time.Second} // longer than the first claims take, even under -race
 	h.group(t, "api", func(g *store.Group) {
@@ -85,6 +86,7 @@ func TestRemoteClaimsKeepToTheBreakers(t *testing.T) {
 // attempt gets one at a time through remote claims too, the rest waiting
 // with no attempt used.
 func TestRemoteClaimsKeepToTheLimits(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	if err := h.store.SetLimit(ctx(t), store.Limit{Scope: store.ScopeTenant, Name: "acme", Max: 1}); err != nil {
 		t.Fatal(err)
@@ -114,6 +116,7 @@ func TestRemoteClaimsKeepToTheLimits(t *testing.T) {
 // leaving them to wait; the worker gets the other tasks. A group that does
 // not fail fast keeps its tasks waiting.
 func TestRemoteFailFastGroupFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	slow := breaker.Settings{CoolDown: time.Hour}
 	for _, name := range []string{"fast", "waits"} {
@@ -146,6 +149,7 @@ func TestRemoteFailFastGroupFailsAtOnce(t *testing.T) {
 // holds and what it asks for), as a Go worker gets its share of its
 // concurrency, even when one claim could take the whole backlog.
 func TestRemoteClaimsRampUpAfterTheBreakerCloses(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	ramp := breaker.Settings{RampUp: time.Hour, RampStart: 0.2}
 	h.group(t, "api", func(g *store.Group) {
@@ -178,6 +182,7 @@ func TestRemoteClaimsRampUpAfterTheBreakerCloses(t *testing.T) {
 // as many remote retries run as it has tokens; the others wait, using no
 // attempt, as a Go worker's do.
 func TestRemoteClaimsKeepToTheRetryBudget(t *testing.T) {
+	t.Parallel()
 	cfg := server.Config{}
 	cfg.RetryBudget, cfg.BudgetWait = store.BudgetRates{Ratio: 0, Floor: 0, Burst: 2}, time.Hour
 	h := start(t, cfg, "")

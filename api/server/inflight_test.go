@@ -33,6 +33,7 @@ func (s *heldEnqueues) Enqueue(ctx context.Context, ts []task.NewTask) ([]task.E
 // a waiting Claim and a health probe still get through; once a request
 // ends its place serves another.
 func TestInFlightLimit(t *testing.T) {
+	t.Parallel()
 	held := &heldEnqueues{entered: make(chan struct{}, 2), release: make(chan struct{})}
 	h := startOn(t, server.Config{MaxInFlight: 2}, "", func(st store.Store) store.Store {
 		held.Store = st.(*sqlite.Store)

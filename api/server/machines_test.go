@@ -19,6 +19,7 @@ import (
 // in the order sent (the server knows no machine to deliver them), and
 // Instance reads them back.
 func TestSendAndInstance(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{MaxPayload: 1024}, "")
 	send := func(event, payload string) *pb.Instance {
 		t.Helper()
@@ -53,6 +54,7 @@ func TestSendAndInstance(t *testing.T) {
 // TestSendAndInstanceErrors: bad requests are INVALID_ARGUMENT naming the
 // field, and change nothing; an instance that is not there is NOT_FOUND.
 func TestSendAndInstanceErrors(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{MaxPayload: 1024}, "")
 	for _, c := range []struct {
 		r     *pb.SendRequest
@@ -89,6 +91,7 @@ type withoutMachines struct{ store.Store }
 // TestSendWithoutMachines: a store that keeps no instances answers
 // UNIMPLEMENTED.
 func TestSendWithoutMachines(t *testing.T) {
+	t.Parallel()
 	st, err := sqlite.Open(t.Context(), "sqlite:"+filepath.Join(t.TempDir(), "grit.db"))
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // in protobuf's wire format are the caller's mistake: INVALID_ARGUMENT,
 // saying so, not INTERNAL; and the server answers well-formed calls after.
 func TestMalformedRequestIsInvalidArgument(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	for _, b := range [][]byte{
 		{0xff, 0xff, 0xff},       // a field number of 0x1fffff… with no end

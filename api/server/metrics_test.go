@@ -19,6 +19,7 @@ import (
 // the success, the rescue, and the late report of the worker that lost
 // its lease.
 func TestMetricsCountRemoteWorkers(t *testing.T) {
+	t.Parallel()
 	reg := prometheus.NewPedanticRegistry()
 	m, err := metrics.New(reg)
 	if err != nil {

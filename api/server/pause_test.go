@@ -16,6 +16,7 @@ import (
 // gets nothing, and waits out its claim's wait rather than spinning; the
 // other kind's task was claimed; resumed, the paused task is claimed.
 func TestPausedKindIsNotClaimedByARemoteWorker(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	var st store.Store = h.store
 	p, ok := st.(store.Pauser)
@@ -60,6 +61,7 @@ func TestPausedKindIsNotClaimedByARemoteWorker(t *testing.T) {
 // read-only token lists but cannot pause; a bad scope or name is
 // INVALID_ARGUMENT naming the field.
 func TestPausesThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	const reader = "reader-token-0123456789"
 	h := start(t, server.Config{Tokens: []server.Token{{Value: testToken}, {Value: reader, Role: server.RoleReadOnly}}}, testToken)
 	r, err := h.tasks.Pause(ctx(t), &pb.PauseRequest{Scope: pb.PauseScope_PAUSE_SCOPE_QUEUE, Name: "mail"})

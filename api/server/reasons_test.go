@@ -60,6 +60,7 @@ func (r raw) RequireTransportSecurity() bool { return false }
 // TestReasonsOfRequests: each error a request's own content or its
 // caller's token earns carries its reason.
 func TestReasonsOfRequests(t *testing.T) {
+	t.Parallel()
 	const reader = "reader-token-0123456789abcdef"
 	h := start(t, server.Config{MaxBatch: 2, MaxPayload: 1 << 10,
 		Tokens: []server.Token{{Value: testToken}, {Value: reader, Role: server.RoleReadOnly}}}, testToken)
@@ -97,6 +98,7 @@ func TestReasonsOfRequests(t *testing.T) {
 // TestReasonServerBusy: a call past --max-in-flight, refused in the tap
 // before its message is read, still carries its reason.
 func TestReasonServerBusy(t *testing.T) {
+	t.Parallel()
 	held := &heldEnqueues{entered: make(chan struct{}, 1), release: make(chan struct{})}
 	h := startOn(t, server.Config{MaxInFlight: 1}, "", func(st store.Store) store.Store {
 		held.Store = st.(*sqlite.Store)
@@ -120,6 +122,7 @@ func TestReasonServerBusy(t *testing.T) {
 // is not as their request needs: lease lost, another worker's lease,
 // wrong state, not found; each with the task and what it is now.
 func TestReasonsOfTasks(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	id := h.enqueue(t, &pb.NewTask{Kind: "k"}).GetId()
 	c := h.claimOne(t, "w1", "k")
@@ -185,6 +188,7 @@ func (s *failingGets) GetTask(context.Context, int64) (task.Task, error) {
 // TestReasonsOfTheServer: what a client is told when the server or its
 // store fails rather than the request.
 func TestReasonsOfTheServer(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		err    error
 		code   codes.Code

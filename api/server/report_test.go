@@ -62,6 +62,7 @@ func complete(c *pb.Task) *pb.Result {
 // would answer it, and the accepted ones are recorded by one Finish of
 // the store, with the tasks read in one call.
 func TestReportMixed(t *testing.T) {
+	t.Parallel()
 	var cs *countingStore
 	h := startOn(t, server.Config{}, "", func(st store.Store) store.Store {
 		cs = &countingStore{Store: st.(*sqlite.Store)}
@@ -164,6 +165,7 @@ func TestReportMixed(t *testing.T) {
 // task as the store then holds it (but its args and last error), though
 // the server does not read it again.
 func TestReportAnswersAsGet(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	for range 2 {
 		h.enqueue(t, &pb.NewTask{Kind: "k", Args: []byte(`{"n":1}`)})
@@ -193,6 +195,7 @@ func TestReportAnswersAsGet(t *testing.T) {
 // TestReportRefusedWhole: what spoils every result refuses the call and
 // records nothing.
 func TestReportRefusedWhole(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{MaxBatch: 2, Tokens: operators(testToken)}, testToken)
 	for range 3 {
 		h.enqueue(t, &pb.NewTask{Kind: "k"})
@@ -218,6 +221,7 @@ func TestReportRefusedWhole(t *testing.T) {
 // TestReportAnotherWorker: a result for a lease another worker holds is
 // refused, and the rest of the report recorded.
 func TestReportAnotherWorker(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	h.enqueue(t, &pb.NewTask{Kind: "a"})
 	h.enqueue(t, &pb.NewTask{Kind: "b"})

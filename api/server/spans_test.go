@@ -17,6 +17,7 @@ import (
 // enqueue span, the second linked to the first; the claim gives the
 // worker its attempt's traceparent.
 func TestRemoteAttemptsHaveSpans(t *testing.T) {
+	t.Parallel()
 	exp := tracetest.NewInMemoryExporter()
 	h := start(t, server.Config{TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))}, "")
 	tk := h.enqueue(t, &pb.NewTask{Kind: "charge", Policy: "3 1ms"})

@@ -14,6 +14,7 @@ import (
 // lease, reads them back on a later attempt, and is refused without the
 // lease, over the payload limit, or with a result that is not JSON.
 func TestRemoteSteps(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{MaxPayload: 1024}, "")
 	h.enqueue(t, &pb.NewTask{Kind: "pay"})
 	c := h.claimOne(t, "w1", "pay")

@@ -20,6 +20,7 @@ import (
 )
 
 func TestEnqueueGetList(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	got := h.enqueue(t, &pb.NewTask{
 		Kind: "email.send", Args: []byte(`{"to":"a@example.com"}`), Queue: "mail", Group: "smtp",
@@ -60,6 +61,7 @@ func TestEnqueueGetList(t *testing.T) {
 }
 
 func TestListPageFitsAnswer(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{MaxAnswer: 100}, "")
 	args := []byte(`"` + strings.Repeat("x", 60) + `"`)
 	for range 3 {
@@ -82,6 +84,7 @@ func TestListPageFitsAnswer(t *testing.T) {
 // TestListPages: List pages by AIP-158, page_size and an opaque token
 // that continues the same query only; every task is listed once.
 func TestListPages(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	for i := range 7 {
 		h.enqueue(t, &pb.NewTask{Kind: []string{"a", "b"}[i%2], Args: []byte(`{"n": 1}`)})
@@ -130,6 +133,7 @@ func TestListPages(t *testing.T) {
 }
 
 func TestGetErrors(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	_, err := h.tasks.Get(ctx(t), &pb.GetRequest{Id: 42})
 	wantCode(t, err, codes.NotFound, "42")
@@ -138,6 +142,7 @@ func TestGetErrors(t *testing.T) {
 }
 
 func TestEnqueueIdempotent(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	n := &pb.NewTask{Kind: "email.send", Args: []byte(`{"n":1}`), IdempotencyKey: "order-17/welcome"}
 	first, err := h.tasks.Enqueue(ctx(t), &pb.EnqueueRequest{Task: n})
@@ -172,6 +177,7 @@ func TestEnqueueIdempotent(t *testing.T) {
 }
 
 func TestEnqueueBatch(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	req := &pb.EnqueueBatchRequest{}
 	for i := range 3 {
@@ -214,6 +220,7 @@ func TestEnqueueBatch(t *testing.T) {
 // TestEnqueueRejects checks that bad requests are INVALID_ARGUMENT, say
 // what was wrong where, and write nothing.
 func TestEnqueueRejects(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{MaxBatch: 5}, "")
 	big := append(append([]byte(`"`), bytes.Repeat([]byte("x"), 1<<20)...), '"')
 	ok := func() *pb.NewTask { return &pb.NewTask{Kind: "ok"} }
@@ -256,6 +263,7 @@ func TestEnqueueRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var err error
 			if tt.batch != nil {
 				_, err = h.tasks.EnqueueBatch(ctx(t), tt.batch)
@@ -279,6 +287,7 @@ func TestEnqueueRejects(t *testing.T) {
 // not gRPC's RESOURCE_EXHAUSTED, which retry policies retry. Past twice
 // the limit gRPC refuses it unread, RESOURCE_EXHAUSTED (docs/api.md).
 func TestWayOversizeRequest(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{MaxPayload: 1 << 10, MaxMessage: 64 << 10}, "")
 	args := []byte(`"` + strings.Repeat("x", 100<<10) + `"`)
 	_, err := h.tasks.Enqueue(ctx(t), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "k", Args: args}})
@@ -297,6 +306,7 @@ func TestWayOversizeRequest(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	tk := h.enqueue(t, &pb.NewTask{Kind: "k"})
 	for range 2 { // the second as if the first answer had been lost
@@ -320,6 +330,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestPublish(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	if err := h.store.Subscribe(ctx(t), task.Subscription{Topic: "ingest.ready", Kind: "ingest"}); err != nil {
 		t.Fatal(err)
@@ -352,6 +363,7 @@ func TestPublish(t *testing.T) {
 }
 
 func TestDeadLetter(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	poison := func() int64 {
 		tk := h.enqueue(t, &pb.NewTask{Kind: "parse", Policy: "10 1ms"})
@@ -404,6 +416,7 @@ func (h *harness) failTwice(t *testing.T, kind string) {
 // TestRetryPolicyAsFields: a policy given as fields is kept as its string,
 // and every task answers its policy both ways.
 func TestRetryPolicyAsFields(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	fields := &pb.RetryPolicy{MaxAttempts: 6, Backoff: &pb.Backoff{Initial: durationpb.New(time.Second), Max: durationpb.New(time.Minute), Jitter: pb.Jitter_JITTER_EQUAL},
 		Classes: []*pb.ClassRetry{{ErrorClass: pb.ErrorClass_ERROR_CLASS_TRANSIENT, MaxAttempts: 21, Backoff: &pb.Backoff{Initial: durationpb.New(2 * time.Second), Max: durationpb.New(5 * time.Minute)}}}}
@@ -431,6 +444,7 @@ func TestRetryPolicyAsFields(t *testing.T) {
 // TestArgsOmittedSaysSo: an answer that leaves a task's args out says so,
 // so that empty args always mean none.
 func TestArgsOmittedSaysSo(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	b, err := h.tasks.EnqueueBatch(ctx(t), &pb.EnqueueBatchRequest{Tasks: []*pb.NewTask{{Kind: "k", Args: []byte(`[1]`)}, {Kind: "k"}}})
 	if err != nil {

@@ -26,6 +26,7 @@ func operators(vals ...string) []server.Token {
 }
 
 func TestParseTokens(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		text string
 		want []server.Token
@@ -57,6 +58,7 @@ func TestParseTokens(t *testing.T) {
 }
 
 func TestParseTokenList(t *testing.T) {
+	t.Parallel()
 	got, err := server.ParseTokenList(" " + tokA + ",," + tokB + " read-only ," + tokA)
 	if err != nil || !slices.Equal(got, []server.Token{{Value: tokA, Role: server.RoleOperator}, {Value: tokB, Role: server.RoleReadOnly}}) {
 		t.Fatalf("got %q, %v", got, err)
@@ -67,6 +69,7 @@ func TestParseTokenList(t *testing.T) {
 }
 
 func TestLoadTokens(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "tokens")
 	if err := os.WriteFile(path, []byte("# ops\n"+tokA+"\n"), 0o600); err != nil {
 		t.Fatal(err)

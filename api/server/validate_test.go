@@ -16,6 +16,7 @@ import (
 )
 
 func TestCheckName(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"email.send", "exec", "a", "ingest/batch:v2", "Q_1-x", strings.Repeat("k", 200)} {
 		if err := checkName("kind", ok, "e", true); err != nil {
 			t.Errorf("%q: %v", ok, err)
@@ -34,6 +35,7 @@ func TestCheckName(t *testing.T) {
 }
 
 func TestQuoteCuts(t *testing.T) {
+	t.Parallel()
 	q := quote(strings.Repeat("é", 100))
 	if !strings.HasSuffix(q, "… (200 bytes)") || !utf8.ValidString(q) || len(q) > 100 {
 		t.Fatalf("quote: %s", q)
@@ -41,6 +43,7 @@ func TestQuoteCuts(t *testing.T) {
 }
 
 func TestCheckPayload(t *testing.T) {
+	t.Parallel()
 	l := limits{maxPayload: 10, maxBatch: 2}
 	if err := l.checkPayload("args", []byte(`{"a":1}`)); err != nil {
 		t.Fatal(err)
@@ -58,6 +61,7 @@ func TestCheckPayload(t *testing.T) {
 }
 
 func TestFormatBytes(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int]string{1 << 20: "1 MiB", 3 << 10: "3 KiB", 1000: "1000 bytes", 1<<20 + 1: "1048577 bytes"} {
 		if got := formatBytes(n); got != want {
 			t.Errorf("formatBytes(%d) = %q, want %q", n, got, want)

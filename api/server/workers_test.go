@@ -14,6 +14,7 @@ import (
 )
 
 func TestClaimHeartbeatComplete(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	tk := h.enqueue(t, &pb.NewTask{Kind: "resize", Args: []byte(`{"w":100}`)})
 	r, err := h.workers.Claim(ctx(t), &pb.ClaimRequest{WorkerId: "py-1", Kinds: []string{"resize"}, Limit: 10, Host: "box", Pid: 42, Version: "py/1.0"})
@@ -66,6 +67,7 @@ func TestClaimHeartbeatComplete(t *testing.T) {
 }
 
 func TestClaimNothingDue(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	h.enqueue(t, &pb.NewTask{Kind: "other"})
 	r, err := h.workers.Claim(ctx(t), &pb.ClaimRequest{WorkerId: "w", Kinds: []string{"resize"}})
@@ -76,6 +78,7 @@ func TestClaimNothingDue(t *testing.T) {
 
 // TestClaimWaits: a waiting claim takes a task enqueued while it waits.
 func TestClaimWaits(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{Poll: time.Minute}, "") // only the enqueue can wake it in time
 	got := make(chan *pb.ClaimResponse, 1)
 	errc := make(chan error, 1)
@@ -94,6 +97,7 @@ func TestClaimWaits(t *testing.T) {
 }
 
 func TestClaimRejects(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	tests := []struct {
 		req  *pb.ClaimRequest
@@ -117,6 +121,7 @@ func TestClaimRejects(t *testing.T) {
 }
 
 func TestFailTransientRetries(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	tk := h.enqueue(t, &pb.NewTask{Kind: "fetch", Policy: "3 1m"})
 	c := h.claimOne(t, "w", "fetch")
@@ -150,6 +155,7 @@ func TestFailTransientRetries(t *testing.T) {
 // decides the failures of tasks without a policy of their own, as a Go
 // handler's does; a task's own policy goes before it.
 func TestFailUsesTheWorkersPolicy(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	for _, c := range []struct {
 		name, taskPolicy, workerPolicy string
@@ -165,6 +171,7 @@ func TestFailUsesTheWorkersPolicy(t *testing.T) {
 		{"the default without either", "", "", nil, nil, pb.TaskState_TASK_STATE_RETRYING, 0, 2 * time.Second},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			kind := strings.ReplaceAll(c.name, " ", "-")
 			kind = strings.ReplaceAll(kind, "'", "")
 			h.enqueue(t, &pb.NewTask{Kind: kind, Policy: c.taskPolicy, RetryPolicy: c.taskFields})
@@ -190,6 +197,7 @@ func TestFailUsesTheWorkersPolicy(t *testing.T) {
 }
 
 func TestFailClasses(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	exit75 := int32(75)
 	tests := []struct {
@@ -208,6 +216,7 @@ func TestFailClasses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			kind := strings.ReplaceAll(tt.name, " ", "-")
 			h.enqueue(t, &pb.NewTask{Kind: kind})
 			c := h.claimOne(t, "w", kind)
@@ -234,6 +243,7 @@ func TestFailClasses(t *testing.T) {
 // task whose policy is "never" defers the task without using its attempt,
 // and the next claim carries the deferral count.
 func TestFailResourceIsADeferral(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	h.enqueue(t, &pb.NewTask{Kind: "submit", Policy: "never"})
 	c := h.claimOne(t, "w", "submit")
@@ -248,6 +258,7 @@ func TestFailResourceIsADeferral(t *testing.T) {
 }
 
 func TestFailRejects(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	h.enqueue(t, &pb.NewTask{Kind: "k"})
 	c := h.claimOne(t, "w", "k")
@@ -281,6 +292,7 @@ func TestFailRejects(t *testing.T) {
 // TestPoison: two identical unclassified failures in a row make the task
 // DEAD_LETTER, as for a Go handler.
 func TestPoison(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	tk := h.enqueue(t, &pb.NewTask{Kind: "parse", Policy: "10 1ms"})
 	h.failTwice(t, "parse")
@@ -297,6 +309,7 @@ func TestPoison(t *testing.T) {
 // TestStaleToken: a report under a lease that is not the task's is
 // FAILED_PRECONDITION and changes nothing.
 func TestStaleToken(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	tk := h.enqueue(t, &pb.NewTask{Kind: "k"})
 	c := h.claimOne(t, "w", "k")
@@ -328,6 +341,7 @@ func TestStaleToken(t *testing.T) {
 }
 
 func TestSnoozeAndRelease(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	a := h.enqueue(t, &pb.NewTask{Kind: "k"})
 	c := h.claimOne(t, "w", "k")
@@ -369,6 +383,7 @@ func TestSnoozeAndRelease(t *testing.T) {
 // TestClaimFitsAnswer: tasks past what one answer carries are given back
 // without using an attempt.
 func TestClaimFitsAnswer(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{MaxAnswer: 100}, "")
 	args := []byte(`"` + strings.Repeat("x", 60) + `"`)
 	for range 3 {
@@ -390,6 +405,7 @@ func TestClaimFitsAnswer(t *testing.T) {
 // TestRescue: the server takes over a task whose worker stopped
 // heartbeating, and applies the interrupted rule (due again at once).
 func TestRescue(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{Rescue: 50 * time.Millisecond}, "")
 	tk := h.enqueue(t, &pb.NewTask{Kind: "k"})
 	r, err := h.workers.Claim(ctx(t), &pb.ClaimRequest{WorkerId: "gone", Kinds: []string{"k"}, Lease: dpb(time.Second)})
@@ -414,6 +430,7 @@ func TestRescue(t *testing.T) {
 // within the lease plus the server's rescue interval (plus a margin for
 // a loaded machine).
 func TestTakeoverBound(t *testing.T) {
+	t.Parallel()
 	const lease, rescue, margin = time.Second, 1500 * time.Millisecond, time.Second
 	h := start(t, server.Config{Rescue: rescue}, "")
 	tk := h.enqueue(t, &pb.NewTask{Kind: "k"})
@@ -436,6 +453,7 @@ func TestTakeoverBound(t *testing.T) {
 }
 
 func TestCompletePublishes(t *testing.T) {
+	t.Parallel()
 	h := start(t, server.Config{}, "")
 	if err := h.store.Subscribe(ctx(t), task.Subscription{Topic: "resized", Kind: "notify"}); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 // TestGeneratedFileIsFresh regenerates the handlers' file in memory: it
 // must be the one committed, or a directive changed without go generate.
 func TestGeneratedFileIsFresh(t *testing.T) {
+	t.Parallel()
 	files, err := gen.Generate([]string{"."})
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ func testConfig(t *testing.T) config {
 // bad image fails its job on its first attempt, and the run, with a failed
 // delivery, ends FAILED.
 func TestIngestSettlesAtCapacity(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.BadImages = []int{4}
 	rep, err := runIngest(context.Background(), cfg, io.Discard)
@@ -45,6 +46,7 @@ func TestIngestSettlesAtCapacity(t *testing.T) {
 // TestIngestFailsPastMaxFailures: three bad images in the first batch pass
 // max_failures 2: the run fails before its later batches are ingested.
 func TestIngestFailsPastMaxFailures(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t)
 	cfg.BadImages = []int{1, 2, 3}
 	rep, err := runIngest(context.Background(), cfg, io.Discard)

@@ -13,6 +13,7 @@ import (
 // is killed in its child and the retry succeeds in another; the crash
 // fails its own task, and the worker reports both.
 func TestExample(t *testing.T) {
+	t.Parallel()
 	bin := filepath.Join(t.TempDir(), "isolated")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -15,11 +15,13 @@ import (
 // its execution, and each card is charged once though its ledger write
 // failed after the charge.
 func TestPayment(t *testing.T) {
+	t.Parallel()
 	for name, dsn := range map[string]func(t *testing.T) string{
 		"sqlite":   func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "grit.db") },
 		"postgres": func(t *testing.T) string { return pgtest.WithSchema(pgtest.NewSchema(t)) },
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			rep, err := run(context.Background(), dsn(t), io.Discard)
 			if err != nil {
 				t.Fatal(err)

@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/internal/proctest"
 )
 
@@ -124,7 +125,7 @@ func startServer(t *testing.T) *server {
 	}
 	t.Cleanup(func() { conn.Close() })
 	health := healthpb.NewHealthClient(conn)
-	poll(t, "the server's health service to answer SERVING", slack, func() bool {
+	poll.Until(t, slack, "the server's health service to answer SERVING", func() bool {
 		resp, err := health.Check(t.Context(), &healthpb.HealthCheckRequest{})
 		return err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING
 	})
@@ -137,18 +138,8 @@ func withoutGrit(env []string) []string {
 	return slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "GRIT_") })
 }
 
-// poll calls cond until it is true, failing the test after within.
-func poll(t *testing.T, what string, within time.Duration, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(within); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", within, what)
-		}
-	}
-}
-
 // forEachLanguage runs test for each registered language, by name, as a
-// subtest. A language that is not ready skips loudly, or fails under
+// parallel subtest. A language that is not ready skips loudly, or fails under
 // CI=true.
 func forEachLanguage(t *testing.T, test func(t *testing.T, lang language)) {
 	if len(languages) == 0 {
@@ -156,6 +147,7 @@ func forEachLanguage(t *testing.T, test func(t *testing.T, lang language)) {
 	}
 	for _, name := range slices.Sorted(maps.Keys(languages)) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			lang := languages[name]
 			if why := lang.ready(); why != "" {
 				msg := fmt.Sprintf("the %s example cannot run on this machine: %s", name, why)
@@ -200,7 +192,7 @@ func enqueue(t *testing.T, srv *server, args string) int64 {
 func final(t *testing.T, srv *server, id int64, within time.Duration) *pb.Task {
 	t.Helper()
 	var task *pb.Task
-	poll(t, fmt.Sprintf("task %d to end", id), within, func() bool {
+	poll.Until(t, within, fmt.Sprintf("task %d to end", id), func() bool {
 		resp, err := srv.tasks.Get(t.Context(), &pb.GetRequest{Id: id})
 		task = resp.GetTask()
 		return err == nil && slices.Contains(finalStates, task.GetState())
@@ -273,6 +265,7 @@ var demo = []string{"ok", "flaky", "reject", "later", "slow"}
 // worker's and the server's records. Enqueued again, the set is found by
 // its idempotency keys.
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	forEachLanguage(t, func(t *testing.T, lang language) {
 		const lease = time.Second
 		slow := seconds(3 * lease) // only heartbeats keep it
@@ -344,6 +337,7 @@ func TestEndToEnd(t *testing.T) {
 // loses it by the lease: once the lease expires the server takes the task
 // over, and another worker works it to the end, as attempt 2.
 func TestTakeover(t *testing.T) {
+	t.Parallel()
 	forEachLanguage(t, func(t *testing.T, lang language) {
 		const lease = 1500 * time.Millisecond
 		srv := startServer(t)
@@ -370,6 +364,7 @@ func TestTakeover(t *testing.T) {
 // TestGracefulStop: a worker sent SIGTERM in the middle of a task
 // finishes it, reports it, and exits 0.
 func TestGracefulStop(t *testing.T) {
+	t.Parallel()
 	forEachLanguage(t, func(t *testing.T, lang language) {
 		const lease, work = time.Second, 3 * time.Second
 		srv := startServer(t)

@@ -18,6 +18,7 @@ import (
 
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/api/server"
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/internal/proctest"
 	"github.com/grit-run/grit/store/sqlite"
 )
@@ -109,17 +110,13 @@ func startWorker(t *testing.T, addr, id string, lease time.Duration, flags ...st
 
 func waitState(t *testing.T, tc pb.TasksServiceClient, id int64, state pb.TaskState) *pb.Task {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := tc.Get(context.Background(), &pb.GetRequest{Id: id})
-		if err == nil && resp.GetTask().GetState() == state {
-			return resp.GetTask()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %d: %v (%v), want %s", id, resp.GetTask(), err, state)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var resp *pb.GetResponse
+	var err error
+	poll.UntilSays(t, 30*time.Second, func() string { return fmt.Sprintf("task %d: %v (%v), want %s", id, resp.GetTask(), err, state) }, func() bool {
+		resp, err = tc.Get(context.Background(), &pb.GetRequest{Id: id})
+		return err == nil && resp.GetTask().GetState() == state
+	})
+	return resp.GetTask()
 }
 
 func enqueue(t *testing.T, tc pb.TasksServiceClient, cmd string) int64 {
@@ -139,6 +136,7 @@ func enqueueWith(t *testing.T, tc pb.TasksServiceClient, cmd, policy string) int
 // TestRemoteWorkerEndToEnd: a worker built on the generated API alone
 // completes a task, and a transient exit is retried by the task's policy.
 func TestRemoteWorkerEndToEnd(t *testing.T) {
+	t.Parallel()
 	addr, tc, _ := serve(t, 3*time.Second)
 	mark := filepath.Join(t.TempDir(), "tried")
 	ok := enqueue(t, tc, "echo hello")
@@ -165,6 +163,7 @@ func TestRemoteWorkerEndToEnd(t *testing.T) {
 // task fails on its first attempt, where the default policy would retry.
 // The task with a policy of its own is retried by it.
 func TestRemoteWorkerSendsItsPolicy(t *testing.T) {
+	t.Parallel()
 	addr, tc, _ := serve(t, 3*time.Second)
 	bare := enqueueWith(t, tc, "exit 3", "")
 	own := enqueueWith(t, tc, "exit 3", "3 10ms")
@@ -182,20 +181,17 @@ func TestRemoteWorkerSendsItsPolicy(t *testing.T) {
 // mid-task loses it by the lease rules: once its lease expires the server
 // takes the task over, and a sibling works it again.
 func TestRemoteWorkerKilledIsTakenOver(t *testing.T) {
+	t.Parallel()
 	const lease = 1500 * time.Millisecond
 	addr, tc, _ := serve(t, lease)
 	mark := filepath.Join(t.TempDir(), "started")
 	id := enqueue(t, tc, fmt.Sprintf("[ -f %s ] && exit 0; touch %s; sleep 60", mark, mark))
 	a := startWorker(t, addr, "remote-a", lease)
 	a.Await(t, fmt.Sprintf("claimed %d attempt 1", id), 30*time.Second)
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(mark); err == nil {
-			break // the command runs
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the worker's command never started")
-		}
-	}
+	poll.Until(t, 30*time.Second, "the worker's command to start", func() bool {
+		_, err := os.Stat(mark)
+		return err == nil
+	})
 	a.Signal(syscall.SIGKILL)
 	killed := time.Now()
 	b := startWorker(t, addr, "remote-b", lease)
@@ -215,6 +211,7 @@ func TestRemoteWorkerKilledIsTakenOver(t *testing.T) {
 // took go to the server in one Report call, none by Complete or Fail, and
 // each is recorded: the successes, and the failure decided by its policy.
 func TestRemoteWorkerReportsAClaimTogether(t *testing.T) {
+	t.Parallel()
 	addr, tc, n := serve(t, 3*time.Second)
 	var ids []int64
 	for i := range 4 {

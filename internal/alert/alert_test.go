@@ -135,6 +135,7 @@ var deadTask = task.Task{ID: 42, Kind: "charge", Queue: "billing", Group: "payme
 // TestWebhookRetriesUntilDelivered: a receiver that answers 503 twice
 // gets the alert on the third POST, and no more.
 func TestWebhookRetriesUntilDelivered(t *testing.T) {
+	t.Parallel()
 	r := newReceiver(t, http.StatusServiceUnavailable, http.StatusServiceUnavailable)
 	logs, log := newLog()
 	a := newAlerter(Alerting{AlertWebhook: r.URL}, log, nil, quick)
@@ -158,6 +159,7 @@ func TestWebhookRetriesUntilDelivered(t *testing.T) {
 // TestWebhookClientErrorIsNotRetried: a 400 is the receiver refusing the
 // alert: one POST, and the failure logged without the URL's secret.
 func TestWebhookClientErrorIsNotRetried(t *testing.T) {
+	t.Parallel()
 	r := newReceiver(t, http.StatusBadRequest, http.StatusBadRequest)
 	logs, log := newLog()
 	a := newAlerter(Alerting{AlertWebhook: r.URL + "/hooks/T0123456789abcdef?token=s3cret"}, log, nil, quick)
@@ -174,6 +176,7 @@ func TestWebhookClientErrorIsNotRetried(t *testing.T) {
 
 // TestWebhookRetriesOn408And429: 408 and 429 are 4xx that mean "again".
 func TestWebhookRetriesOn408And429(t *testing.T) {
+	t.Parallel()
 	r := newReceiver(t, http.StatusRequestTimeout, http.StatusTooManyRequests)
 	a := newAlerter(Alerting{AlertWebhook: r.URL}, nil, nil, quick)
 	a.Send(Opened("payments", time.Now(), time.Now().Add(time.Minute)))
@@ -189,6 +192,7 @@ func TestWebhookRetriesOn408And429(t *testing.T) {
 // TestWebhookGivesUp: a receiver down for good is given up on after the
 // webhook's bound, and that is logged.
 func TestWebhookGivesUp(t *testing.T) {
+	t.Parallel()
 	r := newReceiver(t, slicesRepeat(http.StatusBadGateway, 1000)...)
 	logs, log := newLog()
 	a := newAlerter(Alerting{AlertWebhook: r.URL}, log, nil, func(w *webhook) { quick(w); w.giveUp = 100 * time.Millisecond })
@@ -212,6 +216,7 @@ func slicesRepeat(v, n int) []int {
 // at once; past QueueSize the oldest waiting alerts are dropped, and the
 // count logged when delivery resumes; Stop gives up at its deadline.
 func TestHungWebhookDropsTheOldest(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	got := make(chan string, 2*QueueSize)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -266,6 +271,7 @@ func TestHungWebhookDropsTheOldest(t *testing.T) {
 // TestFailingAlertDelaysOnlyItself: while the receiver refuses one alert,
 // and it is retried, an alert raised after it is delivered at once.
 func TestFailingAlertDelaysOnlyItself(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	fixed := false
 	got := make(chan string, 100)
@@ -318,6 +324,7 @@ func TestFailingAlertDelaysOnlyItself(t *testing.T) {
 // TestFloodIsBatched: alerts like one still waiting fold into it, their
 // count in Tasks, rather than fill the queue and be dropped.
 func TestFloodIsBatched(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	got := make(chan map[string]any, 100)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -354,6 +361,7 @@ func TestFloodIsBatched(t *testing.T) {
 // TestCallback: OnAlert gets each alert, with its link, one at a time, in
 // order; a panic in it is logged, and the next alert still comes.
 func TestCallback(t *testing.T) {
+	t.Parallel()
 	got := make(chan Event, 10)
 	logs, log := newLog()
 	a := New(Alerting{OnAlert: func(ev Event) {
@@ -376,6 +384,7 @@ func TestCallback(t *testing.T) {
 }
 
 func TestNoAlerting(t *testing.T) {
+	t.Parallel()
 	var a *Alerter = New(Alerting{DashboardURL: "https://dash.example"}, nil, nil)
 	if a != nil {
 		t.Fatalf("an alerter without a receiver: %+v", a)
@@ -387,6 +396,7 @@ func TestNoAlerting(t *testing.T) {
 // TestJSON: the webhook's body has every key, nulls where they do not
 // apply, times in UTC, the error bounded.
 func TestJSON(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 1, 2, 15, 4, 5, 0, time.FixedZone("x", 3600))
 	ev := DeadLettered(deadTask, strings.Repeat("é", MaxError), "b4fa8541b842", at)
 	ev.Link = link(ev, "https://dash.example/")
@@ -417,6 +427,7 @@ func TestJSON(t *testing.T) {
 }
 
 func TestLink(t *testing.T) {
+	t.Parallel()
 	out := OutageEvent(Outage{Kind: "send mail", Tasks: 30, Error: "smtp: 421"}, time.Now())
 	grp := OutageEvent(Outage{Group: "smtp", Tasks: 30}, time.Now())
 	for _, c := range []struct {
@@ -439,6 +450,7 @@ func TestLink(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"https://alerts.example/grit":                                           "https://alerts.example/grit",
 		"https://user:pw@alerts.example/grit":                                   "https://xxxxx@alerts.example/grit",
@@ -455,6 +467,7 @@ func TestRedact(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	if err := (Alerting{AlertWebhook: "https://a.example/x", DashboardURL: "http://d.example"}).Validate(); err != nil {
 		t.Errorf("good URLs: %v", err)
 	}
@@ -472,6 +485,7 @@ func TestValidate(t *testing.T) {
 // TestStopDeliversWhatWaits: Stop returns once the alerts waiting are
 // delivered (several at once: in any order).
 func TestStopDeliversWhatWaits(t *testing.T) {
+	t.Parallel()
 	r := newReceiver(t)
 	a := New(Alerting{AlertWebhook: r.URL}, nil, nil)
 	for i := range 5 {

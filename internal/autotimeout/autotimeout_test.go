@@ -7,6 +7,7 @@ import (
 )
 
 func TestChoose(t *testing.T) {
+	t.Parallel()
 	a := Settings{}.WithDefaults() // 5×, 1m floor, 1h ceiling, 20 runs, 30m default
 	for _, c := range []struct {
 		p99      time.Duration
@@ -34,6 +35,7 @@ func TestChoose(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		a  Settings
 		ok bool
@@ -52,6 +54,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestP99(t *testing.T) {
+	t.Parallel()
 	var ds []time.Duration
 	for i := 100; i >= 1; i-- {
 		ds = append(ds, time.Duration(i)*time.Millisecond)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/store/sqlite"
@@ -60,7 +61,7 @@ func TestFleetBreakerStopsDispatchWithinAHeartbeat(t *testing.T) {
 		}
 		return n
 	}
-	waitUntil(t, 60*time.Second, "10 api tasks done", func() bool { return count("api", task.Success) >= 10 })
+	poll.Until(t, 60*time.Second, "10 api tasks done", func() bool { return count("api", task.Success) >= 10 })
 	opened, err := st.Now(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +69,7 @@ func TestFleetBreakerStopsDispatchWithinAHeartbeat(t *testing.T) {
 	if code, out, errOut := grit(t, "breakers", "open", "api", "--store", dsn); code != 0 || !strings.Contains(out, "breaker open") {
 		t.Fatalf("breakers open: exit %d: %s %s", code, out, errOut)
 	}
-	waitUntil(t, 60*time.Second, "the 60 tasks of no group done", func() bool { return count("", task.Success) == 60 })
+	poll.Until(t, 60*time.Second, "the 60 tasks of no group done", func() bool { return count("", task.Success) == 60 })
 	waiting := count("api", task.Ready)
 	if waiting == 0 {
 		t.Fatal("every api task ran: the breaker opened too late to test anything")
@@ -96,7 +97,7 @@ func TestFleetBreakerStopsDispatchWithinAHeartbeat(t *testing.T) {
 	if code, _, errOut := grit(t, "breakers", "close", "api", "--store", dsn); code != 0 {
 		t.Fatalf("breakers close: exit %d: %s", code, errOut)
 	}
-	waitUntil(t, 60*time.Second, "every api task done after the close", func() bool { return count("api", task.Success) == 300 })
+	poll.Until(t, 60*time.Second, "every api task done after the close", func() bool { return count("api", task.Success) == 300 })
 	t.Logf("%d api tasks waited behind the open breaker", waiting)
 	for _, w := range workers {
 		w.cmd.Process.Signal(syscall.SIGTERM)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/task"
@@ -97,7 +98,7 @@ func budgetRun(t *testing.T, dsn, budget string) budgetCount {
 	// The window opens once every task's first attempt has failed, so
 	// that every task is retrying: how long the first attempts take (50
 	// processes at once, on a busy machine) does not count.
-	waitUntil(t, 90*time.Second, "every task's first attempt to fail", func() bool {
+	poll.Until(t, 90*time.Second, "every task's first attempt to fail", func() bool {
 		ts := runTasks(t, st)
 		for _, tk := range ts {
 			if tk.Attempt < 2 && (tk.Attempt < 1 || tk.State != task.Retrying) {
@@ -111,7 +112,7 @@ func budgetRun(t *testing.T, dsn, budget string) budgetCount {
 		t.Fatal(err)
 	}
 	to := from.Add(budgetWindow)
-	waitUntil(t, budgetWindow+30*time.Second, "the window to pass, by the store's clock", func() bool {
+	poll.Until(t, budgetWindow+30*time.Second, "the window to pass, by the store's clock", func() bool {
 		now, err := st.Now(ctx)
 		return err == nil && !now.Before(to)
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/grit-run/grit/internal/gritbench"
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 )
 
@@ -368,7 +369,7 @@ func TestBenchInterruptedDropsItsSchemas(t *testing.T) {
 			db.Exec(context.Background(), `DROP SCHEMA `+n+` CASCADE`)
 		}
 	})
-	waitUntil(t, 60*time.Second, "a benchmark schema", func() bool { return schemas() > 0 })
+	poll.Until(t, 60*time.Second, "a benchmark schema", func() bool { return schemas() > 0 })
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

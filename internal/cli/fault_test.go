@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
 	"github.com/grit-run/grit/task"
@@ -98,17 +99,6 @@ func countState(ts []task.Task, s task.State) int {
 	return n
 }
 
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func waitExit(t *testing.T, cmd *exec.Cmd, timeout time.Duration, out *lockedBuffer) int {
 	t.Helper()
 	done := make(chan error, 1)
@@ -174,7 +164,7 @@ func TestSIGKILLThenResume(t *testing.T) {
 	st := openStore(t, dsn)
 
 	first, out := gritProcess(t, dir, "run", "--store", dsn, "--concurrency", "4", file)
-	waitUntil(t, 60*time.Second, "6 tasks to succeed", func() bool {
+	poll.Until(t, 60*time.Second, "6 tasks to succeed", func() bool {
 		return countState(runTasks(t, st), task.Success) >= 6
 	})
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
@@ -217,7 +207,7 @@ func TestSIGKILLThenResume(t *testing.T) {
 	for _, f := range grandchildren {
 		b, _ := os.ReadFile(f)
 		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-		waitUntil(t, 10*time.Second, filepath.Base(f)+" to be gone", func() bool { return processGone(pid) })
+		poll.Until(t, 10*time.Second, filepath.Base(f)+" to be gone", func() bool { return processGone(pid) })
 	}
 
 	starts := ledgerStarts(t, dir)
@@ -280,7 +270,7 @@ func TestInterruptStopsGracefully(t *testing.T) {
 	st := openStore(t, dsn)
 
 	cmd, out := gritProcess(t, dir, "run", "--store", dsn, file)
-	waitUntil(t, 30*time.Second, "3 running tasks", func() bool {
+	poll.Until(t, 30*time.Second, "3 running tasks", func() bool {
 		return countState(runTasks(t, st), task.Running) == 3 && len(ledgerStarts(t, dir)) == 3
 	})
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/task"
@@ -89,12 +90,18 @@ func TestFleetSurvivesSIGKILL(t *testing.T) {
 		}
 		return len(cs) > 0
 	}
-	deadline := time.Now().Add(10 * time.Minute)
+	// A worker is killed every two seconds, the cadence of the faults
+	// under test, until every task has succeeded.
+	kills := time.NewTicker(2 * time.Second)
+	defer kills.Stop()
+	limit := time.NewTimer(10 * time.Minute)
+	defer limit.Stop()
 	for i := 0; !done(); i++ {
-		if time.Now().After(deadline) {
+		select {
+		case <-kills.C:
+		case <-limit.C:
 			t.Fatalf("the fleet did not finish %d tasks in 10 minutes", n)
 		}
-		time.Sleep(2 * time.Second) // the kill interval, not a wait for a condition
 		if done() {
 			break
 		}
@@ -211,7 +218,7 @@ func TestFrozenWorkerLosesItsTasks(t *testing.T) {
 	}
 	workerArgs := []string{"worker", "--store", dsn, "--lease", "2s", "--heartbeat", "500ms", "--concurrency", "10"}
 	frozen, frozenOut := gritProcess(t, dir, append(workerArgs, "--worker-id", "frozen")...)
-	waitUntil(t, 30*time.Second, "the first worker to run all six tasks", func() bool {
+	poll.Until(t, 30*time.Second, "the first worker to run all six tasks", func() bool {
 		held, err := st.Held(t.Context())
 		return err == nil && held["frozen"] == 6 && len(firstAttemptPIDs(t, ledger)) == 6
 	})
@@ -222,7 +229,7 @@ func TestFrozenWorkerLosesItsTasks(t *testing.T) {
 	stoppedAt := time.Now()
 
 	sibling, siblingOut := gritProcess(t, dir, append(workerArgs, "--worker-id", "sibling")...)
-	waitUntil(t, 30*time.Second, "the sibling to finish the frozen worker's tasks", func() bool {
+	poll.Until(t, 30*time.Second, "the sibling to finish the frozen worker's tasks", func() bool {
 		cs, err := st.QueueCounts(t.Context())
 		return err == nil && len(cs) == 1 && cs[0].State == task.Success && cs[0].N == 6
 	})
@@ -234,9 +241,9 @@ func TestFrozenWorkerLosesItsTasks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pid := range pids {
-		waitUntil(t, 20*time.Second, fmt.Sprintf("the frozen worker's process %d to be killed", pid), func() bool { return processGone(pid) })
+		poll.Until(t, 20*time.Second, fmt.Sprintf("the frozen worker's process %d to be killed", pid), func() bool { return processGone(pid) })
 	}
-	waitUntil(t, 20*time.Second, "the frozen worker to report its lost leases", func() bool {
+	poll.Until(t, 20*time.Second, "the frozen worker to report its lost leases", func() bool {
 		return strings.Contains(frozenOut.String(), "lease lost")
 	})
 	for _, w := range []*exec.Cmd{frozen, sibling} {
@@ -304,7 +311,7 @@ func TestStopPastTheDrainGivesTasksBack(t *testing.T) {
 	}
 	workerArgs := []string{"worker", "--store", dsn, "--drain", "1s", "--concurrency", "8"}
 	first, firstOut := gritProcess(t, dir, append(workerArgs, "--worker-id", "first")...)
-	waitUntil(t, 30*time.Second, "the first worker to hold all four tasks", func() bool {
+	poll.Until(t, 30*time.Second, "the first worker to hold all four tasks", func() bool {
 		held, err := st.Held(t.Context())
 		return err == nil && held["first"] == 4
 	})
@@ -322,7 +329,7 @@ func TestStopPastTheDrainGivesTasksBack(t *testing.T) {
 		}
 	}
 	second, secondOut := gritProcess(t, dir, append(workerArgs, "--worker-id", "second")...)
-	waitUntil(t, 30*time.Second, "the sibling to finish the tasks", func() bool {
+	poll.Until(t, 30*time.Second, "the sibling to finish the tasks", func() bool {
 		cs, err := st.QueueCounts(t.Context())
 		return err == nil && len(cs) == 1 && cs[0].State == task.Success && cs[0].N == 4
 	})

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -17,6 +16,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/grit-run/grit/internal/poll"
 )
 
 // TestWorkerServesMetrics runs a real grit worker with --metrics on a
@@ -81,10 +82,7 @@ tasks:
 	// after grit wait can see it: scrape until the counts are there (the
 	// store's gauges are read afresh, for no scrape came before).
 	var got map[string]float64
-	deadline := time.Now().Add(20 * time.Second)
-	for got = scrape(t, url); !contains(got, want) && time.Now().Before(deadline); got = scrape(t, url) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	poll.Wait(20*time.Second, func() bool { got = scrape(t, url); return contains(got, want) })
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s = %v, want %v", k, got[k], v)
@@ -182,18 +180,11 @@ func TestServerServesMetricsBesideTheDashboard(t *testing.T) {
 	cmd, out := gritProcess(t, t.TempDir(), "server", "--store", tempStore(t), "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
 	addr := waitServing(t, out)
-	re := regexp.MustCompile(`dashboard on (http://\S+)`)
-	var dash []string
-	for deadline := time.Now().Add(30 * time.Second); dash == nil; dash = re.FindStringSubmatch(out.String()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("grit server did not say where its dashboard is:\n%s", out)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	dash := waitSaid(t, out, `dashboard on (http://\S+)`, "grit server did not say where its dashboard is")
 	if code, _, errOut := grit(t, "enqueue", "--server", addr, "--kind", "email.send", "--queue", "mail"); code != 0 {
 		t.Fatalf("enqueue: exit %d: %s", code, errOut)
 	}
-	got := scrape(t, dash[1]+"/metrics")
+	got := scrape(t, dash+"/metrics")
 	for k, v := range map[string]float64{
 		`grit_tasks_enqueued_total{kind="email.send",queue="mail"}`: 1,
 		`grit_tasks{queue="mail",state="READY"}`:                    1,

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/task"
 )
@@ -39,7 +40,7 @@ func TestKilledWorkersGrandchildDiesBesideALiveSibling(t *testing.T) {
 	workerArgs := []string{"worker", "--store", dsn, "--lease", "3s", "--heartbeat", heartbeat.String(), "--concurrency", "2"}
 	first, firstOut := gritProcess(t, dir, append(workerArgs, "--worker-id", "first")...)
 	var gc int
-	waitUntil(t, 30*time.Second, "the first worker to start the task's grandchild", func() bool {
+	poll.Until(t, 30*time.Second, "the first worker to start the task's grandchild", func() bool {
 		b, err := os.ReadFile(gcFile)
 		gc, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		held, herr := st.Held(t.Context())
@@ -47,7 +48,7 @@ func TestKilledWorkersGrandchildDiesBesideALiveSibling(t *testing.T) {
 	})
 	t.Cleanup(func() { syscall.Kill(gc, syscall.SIGKILL) })
 	_, siblingOut := gritProcess(t, dir, append(workerArgs, "--worker-id", "sibling")...)
-	waitUntil(t, 30*time.Second, "the sibling to start", func() bool {
+	poll.Until(t, 30*time.Second, "the sibling to start", func() bool {
 		return strings.Contains(siblingOut.String(), "worker started")
 	})
 
@@ -60,11 +61,11 @@ func TestKilledWorkersGrandchildDiesBesideALiveSibling(t *testing.T) {
 		t.Fatal("the grandchild died with its worker: the test proves nothing")
 	}
 	bound := max(heartbeat, time.Second) + time.Second
-	waitUntil(t, 20*time.Second, fmt.Sprintf("the killed worker's grandchild %d to die", gc), func() bool { return processGone(gc) })
+	poll.Until(t, 20*time.Second, fmt.Sprintf("the killed worker's grandchild %d to die", gc), func() bool { return processGone(gc) })
 	if took := time.Since(killedAt); took > bound {
 		t.Errorf("the grandchild died %v after its worker, want within %v", took, bound)
 	}
-	waitUntil(t, 30*time.Second, "the sibling to take the task over and finish it", func() bool {
+	poll.Until(t, 30*time.Second, "the sibling to take the task over and finish it", func() bool {
 		got, err := st.GetTask(t.Context(), ts[0].ID)
 		return err == nil && got.State == task.Success
 	})

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/store/postgres"
 	"github.com/grit-run/grit/task"
 )
@@ -40,7 +41,7 @@ func TestSilentDatabaseKillsTheAttempts(t *testing.T) {
 	const lease = 3 * time.Second
 	gritProcess(t, dir, "worker", "--store", dsn, "--worker-id", "w", "--lease", lease.String(), "--heartbeat", "1s")
 	var pid int
-	waitUntil(t, 30*time.Second, "the worker to start the task", func() bool {
+	poll.Until(t, 30*time.Second, "the worker to start the task", func() bool {
 		b, err := os.ReadFile(pidfile)
 		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		held, herr := st.Held(t.Context())
@@ -51,7 +52,7 @@ func TestSilentDatabaseKillsTheAttempts(t *testing.T) {
 
 	frozen := pg.freeze(t)
 	frozeAt := time.Now()
-	waitUntil(t, 20*time.Second, fmt.Sprintf("the task's process %d to be killed", pid), func() bool { return processGone(pid) })
+	poll.Until(t, 20*time.Second, fmt.Sprintf("the task's process %d to be killed", pid), func() bool { return processGone(pid) })
 	if took := time.Since(frozeAt); took > lease+time.Second {
 		t.Errorf("the process was killed %v after the database froze, want within the lease (%v) + 1s", took, lease)
 	}

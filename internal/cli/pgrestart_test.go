@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
 	"github.com/grit-run/grit/task"
@@ -128,9 +129,10 @@ func (p *privatePostgres) dsn() string {
 }
 
 // TestWorkersSurviveADatabaseRestart stops PostgreSQL with -m immediate
-// while two workers run tasks, starts it again after a few seconds, and
-// checks that the workers did not crash, lost no committed task, and
-// drained the run within 30s of the database's return.
+// while two workers run tasks, starts it again once the outage has
+// outlasted both workers' leases, and checks that the workers did not
+// crash, lost no committed task, and drained the run within 30s of the
+// database's return.
 func TestWorkersSurviveADatabaseRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a PostgreSQL cluster of its own; runs without -short")
@@ -165,11 +167,17 @@ func TestWorkersSurviveADatabaseRestart(t *testing.T) {
 		}
 		return m
 	}
-	waitUntil(t, 60*time.Second, "50 tasks to succeed", func() bool { return len(succeeded(st)) >= 50 })
+	poll.Until(t, 60*time.Second, "50 tasks to succeed", func() bool { return len(succeeded(st)) >= 50 })
 	st.Close()
 
+	// The outage lasts until it has outlasted each worker's lease: both
+	// say so, and cancel their attempts.
+	const lost = "no heartbeat renewed the leases for a whole lease"
+	aLost, bLost := strings.Count(aOut.String(), lost), strings.Count(bOut.String(), lost)
 	pg.crash(t)
-	time.Sleep(3 * time.Second) // the outage itself, not a wait for a condition
+	poll.Until(t, 60*time.Second, "both workers to lose their leases to the outage", func() bool {
+		return strings.Count(aOut.String(), lost) > aLost && strings.Count(bOut.String(), lost) > bLost
+	})
 	pg.start(t)
 	back := time.Now()
 
@@ -179,7 +187,7 @@ func TestWorkersSurviveADatabaseRestart(t *testing.T) {
 	}
 	defer st2.Close()
 	before := succeeded(st2) // what had been committed before the crash
-	waitUntil(t, 60*time.Second, "the run to drain", func() bool { return len(succeeded(st2)) == n })
+	poll.Until(t, 60*time.Second, "the run to drain", func() bool { return len(succeeded(st2)) == n })
 	if took := time.Since(back); took > 30*time.Second {
 		t.Errorf("the run drained %v after the database returned, want within 30s", took)
 	}

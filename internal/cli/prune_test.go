@@ -10,6 +10,7 @@ import (
 
 	"github.com/grit-run/grit/retention"
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/sqlite"
 	"github.com/grit-run/grit/task"
 )
 
@@ -26,9 +27,14 @@ func TestWaitOnAPrunedRun(t *testing.T) {
 	if code, out, errOut := grit(t, "run", "--store", st, file); code != 0 {
 		t.Fatalf("grit run: %d\n%s\n%s", code, out, errOut)
 	}
-	s := openStore(t, st)
-	time.Sleep(2 * time.Millisecond) // past the rule's millisecond: the task finished before this
-	r, err := s.(store.Pruner).Prune(context.Background(), store.PruneRequest{Limit: 10, Rules: []retention.Rule{{State: task.Success, Keep: time.Millisecond}}})
+	// The pruning store's clock is a minute ahead: the task finished more
+	// than the rule's millisecond before it.
+	s, err := sqlite.OpenConfig(t.Context(), sqlite.Config{Path: filepath.Join(dir, "grit.db"), Now: func() time.Time { return time.Now().Add(time.Minute) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := s.Prune(context.Background(), store.PruneRequest{Limit: 10, Rules: []retention.Rule{{State: task.Success, Keep: time.Millisecond}}})
 	if err != nil || r.Tasks != 1 || r.Runs != 1 {
 		t.Fatalf("prune: %+v, %v; want the run and its task gone", r, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/task"
@@ -52,7 +53,7 @@ func TestWorkerWaitsForAReadOnlyDatabase(t *testing.T) {
 	dsn := u.String()
 
 	worker, out := gritProcess(t, dir, "worker", "--store", dsn, "--drain", "5s")
-	waitUntil(t, 30*time.Second, "the worker to say the store is read-only", func() bool {
+	poll.Until(t, 30*time.Second, "the worker to say the store is read-only", func() bool {
 		return strings.Contains(out.String(), "the store is read-only: waiting")
 	})
 	if code, stdout, errOut := grit(t, "status", "--store", dsn); code != 0 || !strings.Contains(stdout, "store: the database is read-only") {
@@ -70,7 +71,7 @@ func TestWorkerWaitsForAReadOnlyDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	waitUntil(t, 60*time.Second, "the worker to start and work the task", func() bool {
+	poll.Until(t, 60*time.Second, "the worker to start and work the task", func() bool {
 		ts := runTasks(t, st)
 		return len(ts) == 1 && ts[0].State == task.Success
 	})

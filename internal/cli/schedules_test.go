@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 )
 
@@ -27,13 +29,21 @@ func lines(path string) int {
 
 func waitLines(t *testing.T, path string, n int, out *lockedBuffer) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for lines(path) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s has %d lines after 30s, want %d; worker:\n%s", path, lines(path), n, out)
+	poll.UntilSays(t, 30*time.Second, func() string { return fmt.Sprintf("%s has %d lines, want %d; worker:\n%s", path, lines(path), n, out) },
+		func() bool { return lines(path) >= n })
+}
+
+// scheduleNamed is the schedule grit schedules --json shows by that name.
+func scheduleNamed(t *testing.T, dsn, name string) scheduleJSON {
+	t.Helper()
+	all := schedulesJSON(t, dsn)
+	for _, s := range all {
+		if s.Name == name {
+			return s
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
+	t.Fatalf("grit schedules --json shows no %s: %+v", name, all)
+	return scheduleJSON{}
 }
 
 func schedulesJSON(t *testing.T, dsn string) []scheduleJSON {
@@ -53,25 +63,34 @@ func TestScheduleUnderWorker(t *testing.T) {
 	t.Parallel()
 	for name, open := range scheduleStores {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			dsn := open(t)
 			dir := t.TempDir()
-			beats := filepath.Join(dir, "beats")
+			// The control schedule is never paused: its tasks show the
+			// worker ticking the schedules while the other is paused.
+			beats, ticks := filepath.Join(dir, "beats"), filepath.Join(dir, "ticks")
 			file := writeFile(t, `name: beats
 tasks:
   beat:
     run: echo "$GRIT_TASK_ID" >> `+beats+`
+    timeout: 10s
+  tick:
+    run: echo "$GRIT_TASK_ID" >> `+ticks+`
     timeout: 10s
 schedules:
   heartbeat:
     task: beat
     every: 1s
     pause_after: 5
+  control:
+    task: tick
+    every: 1s
 `)
 			worker, wout := gritProcess(t, dir, "worker", "--store", dsn, "--schedules", file, "--drain", "5s")
 			waitLines(t, beats, 3, wout)
 
-			got := schedulesJSON(t, dsn)
-			if len(got) != 1 || got[0].Name != "heartbeat" || got[0].Schedule.Task.Kind != "exec" || got[0].Enqueued < 3 || len(got[0].NextSlots) != 3 {
+			got := scheduleNamed(t, dsn, "heartbeat")
+			if got.Schedule.Task.Kind != "exec" || got.Enqueued < 3 || len(got.NextSlots) != 3 {
 				t.Fatalf("grit schedules --json: %+v, want heartbeat with 3 tasks or more and its next slots", got)
 			}
 			code, out, errOut := grit(t, "schedules", "--store", dsn)
@@ -83,14 +102,15 @@ schedules:
 				t.Fatalf("pause: %d %q %q", code, out, errOut)
 			}
 			// A slot whose tick read the schedule before the pause may
-			// still come; then nothing more, for several slots.
-			time.Sleep(1500 * time.Millisecond)
+			// still come, by the control's second slot after it; then
+			// nothing more while the control's slots go on.
+			waitLines(t, ticks, lines(ticks)+2, wout)
 			paused := lines(beats)
-			time.Sleep(3 * time.Second)
+			waitLines(t, ticks, lines(ticks)+3, wout)
 			if n := lines(beats); n != paused {
 				t.Errorf("a paused schedule ran %d more tasks", n-paused)
 			}
-			if s := schedulesJSON(t, dsn)[0]; s.Paused == nil || s.Paused.Reason != "maintenance" || len(s.NextSlots) != 0 {
+			if s := scheduleNamed(t, dsn, "heartbeat"); s.Paused == nil || s.Paused.Reason != "maintenance" || len(s.NextSlots) != 0 {
 				t.Errorf("paused: %+v", s)
 			}
 			if code, out, _ := grit(t, "status", "--store", dsn); code != 0 || !strings.Contains(out, "paused: schedule heartbeat since") || !strings.Contains(out, ": maintenance (grit schedules resume heartbeat)") {
@@ -111,7 +131,7 @@ schedules:
 			if code := waitExit(t, worker, 20*time.Second, wout); code != 0 {
 				t.Errorf("worker exited %d after SIGTERM:\n%s", code, wout)
 			}
-			if !strings.Contains(wout.String(), "schedules_declared=1") {
+			if !strings.Contains(wout.String(), "schedules_declared=2") {
 				t.Errorf("the worker's start does not say it declared the schedule:\n%s", wout)
 			}
 			// Each slot ran once: the task ids written are all different.

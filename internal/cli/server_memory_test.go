@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/internal/poll"
 )
 
 // serverFloodBoundMiB is the resident memory grit server stays under
@@ -132,17 +133,20 @@ func TestServerMemoryUnderAFlood(t *testing.T) {
 // waitServing waits for grit server to say where it serves.
 func waitServing(t *testing.T, out *lockedBuffer) string {
 	t.Helper()
-	re := regexp.MustCompile(`serving grit.v1 on (\S+)`)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if m := re.FindStringSubmatch(out.String()); m != nil {
-			return m[1]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("grit server did not start:\n%s", out)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return waitSaid(t, out, `serving grit.v1 on (\S+)`, "grit server did not say where it serves")
+}
+
+// waitSaid waits for a process's output to match pattern and returns its
+// first group.
+func waitSaid(t *testing.T, out *lockedBuffer, pattern, failure string) string {
+	t.Helper()
+	re := regexp.MustCompile(pattern)
+	var m []string
+	poll.UntilSays(t, 30*time.Second, func() string { return failure + ":\n" + out.String() }, func() bool {
+		m = re.FindStringSubmatch(out.String())
+		return m != nil
+	})
+	return m[1]
 }
 
 // oneLetterTasks is the wire form of EnqueueBatchRequest.tasks (field 1)

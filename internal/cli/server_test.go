@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/grit-run/grit/internal/testcert"
 )
@@ -140,15 +138,7 @@ func TestServerTLS(t *testing.T) {
 	dir := t.TempDir()
 	cert, key := selfSigned(t, dir)
 	cmd, srvOut := gritProcess(t, dir, "server", "--store", tempStore(t), "--listen", "127.0.0.1:0", "--http", "off", "--tls-cert", cert, "--tls-key", key)
-	re := regexp.MustCompile(`serving grit.v1 on (\S+)`)
-	var addr string
-	for deadline := time.Now().Add(30 * time.Second); addr == ""; time.Sleep(20 * time.Millisecond) {
-		if m := re.FindStringSubmatch(srvOut.String()); m != nil {
-			addr = m[1]
-		} else if time.Now().After(deadline) {
-			t.Fatalf("grit server did not start:\n%s", srvOut)
-		}
-	}
+	addr := waitServing(t, srvOut)
 	defer cmd.Process.Signal(syscall.SIGTERM)
 	t.Setenv("GRIT_GRPC_TIMEOUT", "2s")
 	t.Setenv("GRIT_SEND_RETRIES", "0")

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/task"
 )
 
@@ -68,7 +69,7 @@ func TestWorkerDrainsOnSIGTERM(t *testing.T) {
 	}
 	st := openStore(t, dsn)
 	worker, wout := gritProcess(t, dir, "worker", "--store", dsn, "--drain", "20s")
-	waitUntil(t, 20*time.Second, "the task to run", func() bool { return countState(runTasks(t, st), task.Running) == 1 })
+	poll.Until(t, 20*time.Second, "the task to run", func() bool { return countState(runTasks(t, st), task.Running) == 1 })
 
 	code, out, errOut := grit(t, "status", "--json", "--store", dsn)
 	var r statusReport

@@ -17,6 +17,7 @@ func fired(c <-chan time.Time) bool {
 }
 
 func TestFakeTimer(t *testing.T) {
+	t.Parallel()
 	f := NewFake(t0)
 	tm := f.NewTimer(time.Second)
 	f.Advance(999 * time.Millisecond)
@@ -44,6 +45,7 @@ func TestFakeTimer(t *testing.T) {
 }
 
 func TestFakeTicker(t *testing.T) {
+	t.Parallel()
 	f := NewFake(t0)
 	tk := f.NewTicker(time.Second)
 	for i := range 3 {

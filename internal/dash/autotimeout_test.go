@@ -13,6 +13,7 @@ import (
 // The task page shows that a task asks for an auto timeout, and beside
 // each attempt the timeout it ran under and how it was chosen.
 func TestTaskPageShowsAutoTimeout(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := openStore(t)
 	ts, err := st.Enqueue(ctx, []task.NewTask{{Kind: "nightly", Timeout: task.AutoTimeout}})

@@ -160,6 +160,7 @@ func screenshots(t *testing.T) string {
 // no buttons and is refused when posting anyway; a POST without its CSRF
 // token is refused.
 func TestDashboardInABrowser(t *testing.T) {
+	t.Parallel()
 	browser := chromium(t)
 	bin := gritBin(t)
 	dir := t.TempDir()

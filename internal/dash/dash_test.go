@@ -70,11 +70,15 @@ func post(t *testing.T, c *http.Client, u string, form url.Values) (int, string)
 // TestPagesWithoutTokens: every page answers, on either store, on a
 // store with a run and a task; a POST needs the page's CSRF token.
 func TestPagesWithoutTokens(t *testing.T) {
+	t.Parallel()
 	for name, open := range map[string]func(t *testing.T) store.Store{
 		"sqlite":   func(t *testing.T) store.Store { return openStore(t) },
 		"postgres": func(t *testing.T) store.Store { return pgtest.Open(t) },
 	} {
-		t.Run(name, func(t *testing.T) { testPages(t, open(t)) })
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testPages(t, open(t))
+		})
 	}
 }
 
@@ -128,6 +132,7 @@ func testPages(t *testing.T, st store.Store) {
 // TestTokensAndRoles: with tokens, a page sends the visitor to log in; a
 // bearer token opens it; a read-only token cannot act.
 func TestTokensAndRoles(t *testing.T) {
+	t.Parallel()
 	const op, ro = "operator-token-0123456789", "reader-token-0123456789"
 	st := openStore(t)
 	if _, err := st.Enqueue(context.Background(), []task.NewTask{{Kind: "k"}}); err != nil {
@@ -175,6 +180,7 @@ func TestTokensAndRoles(t *testing.T) {
 
 // TestServeRefusesAnOpenAddressWithoutTokens: as the API does.
 func TestServeRefusesAnOpenAddressWithoutTokens(t *testing.T) {
+	t.Parallel()
 	d, err := dash.New(dash.Config{Store: openStore(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -204,6 +210,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // task the filter selects, more than a page of them, and say so in the
 // audit log.
 func TestBulkActionsTakeEveryMatchingTask(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	ctx := context.Background()
 	var nts []task.NewTask
@@ -243,6 +250,7 @@ func TestBulkActionsTakeEveryMatchingTask(t *testing.T) {
 // but not after the dashboard: Close stops it and waits for it, and the
 // audit log says where it stopped.
 func TestCloseStopsARampedReplay(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	ctx := context.Background()
 	var nts []task.NewTask

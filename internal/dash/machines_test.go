@@ -87,6 +87,7 @@ func row(t *testing.T, page, key string) string {
 // a next page within the last machine shown; the filter by machine; each
 // row's state, badge, events waiting and link.
 func TestMachinesPage(t *testing.T) {
+	t.Parallel()
 	st := machineStore(t)
 	srv := newDashboard(t, st)
 	code, page := get(t, srv.Client(), srv.URL+"/machines")
@@ -146,6 +147,7 @@ func TestMachinesPage(t *testing.T) {
 // its task's state now, the events waiting and the history newest first,
 // at the address of its escaped key, or of its key as it is.
 func TestInstancePage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := machineStore(t)
 	// An event no worker has delivered yet: sent without the machine.
@@ -206,6 +208,7 @@ func TestInstancePage(t *testing.T) {
 // payload, and writes the audit log; a payload that is not JSON is a 400
 // that says so.
 func TestSendEvent(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := machineStore(t)
 	srv := newDashboard(t, st)
@@ -269,6 +272,7 @@ func TestSendEvent(t *testing.T) {
 // token, a send is refused and changes nothing; a read-only visitor sees
 // no form; a store without machines says so.
 func TestSendEventRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := machineStore(t)
 	srv := newDashboard(t, st)

@@ -6,6 +6,7 @@ import (
 )
 
 func TestIntervalAndZone(t *testing.T) {
+	t.Parallel()
 	for d, want := range map[time.Duration]string{
 		30 * time.Second: "30s", 5 * time.Minute: "5m", time.Hour: "1h", 90 * time.Minute: "1h30m",
 		24 * time.Hour: "24h", 10*time.Minute + 30*time.Second: "10m30s", 20 * time.Second: "20s",

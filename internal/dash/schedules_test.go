@@ -102,6 +102,7 @@ func idsOf(t *testing.T, st store.Store, kind string) []int64 {
 // task, its policies, its state, its next slots in its zone and its last
 // outcomes newest first, each a link to its task.
 func TestSchedulesPage(t *testing.T) {
+	t.Parallel()
 	st := schedStore(t)
 	srv := newDashboard(t, st)
 	code, page := get(t, srv.Client(), srv.URL+"/schedules")
@@ -178,6 +179,7 @@ func TestSchedulesPage(t *testing.T) {
 // from the page's forms, each written to the audit log; a schedule not
 // in the store is a 404 that names it.
 func TestScheduleActions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := schedStore(t)
 	srv := newDashboard(t, st)
@@ -261,6 +263,7 @@ func TestScheduleActions(t *testing.T) {
 // token, an action is refused and changes nothing; a store without
 // schedules says so.
 func TestScheduleActionsRefused(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := schedStore(t)
 	srv := newDashboard(t, st)

@@ -15,6 +15,7 @@ import (
 // TestTaskPageShowsItsSteps: a task's page lists its recorded steps, by
 // the attempt that ran each, its results escaped.
 func TestTaskPageShowsItsSteps(t *testing.T) {
+	t.Parallel()
 	st := openStore(t)
 	ctx := context.Background()
 	if _, err := st.Enqueue(ctx, []task.NewTask{{Kind: "pay"}}); err != nil {

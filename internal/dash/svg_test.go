@@ -11,6 +11,7 @@ import (
 // TestAttemptChartCountsTheCurrentMinute: the store's series runs up to
 // its now, whose bucket has only begun; the chart draws it too.
 func TestAttemptChartCountsTheCurrentMinute(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 11, 25, 20, 15, 31, 0, time.UTC)
 	since := now.Add(-time.Hour).Truncate(time.Minute)
 	series := []store.AttemptBucket{
@@ -29,6 +30,7 @@ func TestAttemptChartCountsTheCurrentMinute(t *testing.T) {
 // TestDAGLayout: a task sits a column right of the deepest task it
 // needs; a PENDING task behind a dead letter is marked, and its edge.
 func TestDAGLayout(t *testing.T) {
+	t.Parallel()
 	ts := []task.Task{
 		{ID: 1, Name: "extract", State: task.Success},
 		{ID: 2, Name: "charge", State: task.DeadLetter},

@@ -39,6 +39,7 @@ func fail(t *testing.T, pol string, n int, prev, err error) store.Finish {
 }
 
 func TestFailureAppliesTheClassSchedule(t *testing.T) {
+	t.Parallel()
 	const pol = "5 1s 1m transient=20,2s,5m"
 	bug := errors.New("KeyError: 42")
 	tests := []struct {
@@ -60,6 +61,7 @@ func TestFailureAppliesTheClassSchedule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			f := fail(t, pol, tt.n, tt.prev, tt.err)
 			if f.State != tt.state || f.Attempt.Class != tt.class || f.Attempt.Decision != tt.decision {
 				t.Errorf("state %s, class %s, decision %s; want %s, %s, %s",
@@ -70,6 +72,7 @@ func TestFailureAppliesTheClassSchedule(t *testing.T) {
 }
 
 func TestFailureUnderExplicitOnly(t *testing.T) {
+	t.Parallel()
 	const pol = "3 1s explicit_only"
 	if f := fail(t, pol, 1, nil, fmt.Errorf("call payments: %w", retry.ErrTransient)); f.State != task.Retrying {
 		t.Errorf("a wrapped ErrTransient: %s (%s), want RETRYING", f.State, f.Attempt.Decision)

@@ -227,7 +227,8 @@ func TestRetryBudgetDefersRetries(t *testing.T) {
 }
 
 // TestGroupLimitHoldsAcrossWorkers: two workers of 4 slots each share a
-// store; the group's limit of 3 running attempts holds across both, and
+// store; the group's limit of 3 running attempts holds across both, while
+// its attempts hold their slots and both workers try to claim more, and
 // every task still succeeds.
 func TestGroupLimitHoldsAcrossWorkers(t *testing.T) {
 	t.Parallel()
@@ -235,34 +236,29 @@ func TestGroupLimitHoldsAcrossWorkers(t *testing.T) {
 	if _, err := st.(store.GroupBreakers).UpdateGroup(context.Background(), "api", func(g *store.Group) { g.Limit = 3 }); err != nil {
 		t.Fatal(err)
 	}
-	var running, peak atomic.Int64
-	h := Handler{Kind: "call", Group: "api", Fn: func(context.Context, *task.Task) error {
-		n := running.Add(1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
-			}
-		}
-		time.Sleep(30 * time.Millisecond) // the work, holding a slot of the group
-		running.Add(-1)
-		return nil
+	p := newPeaks()
+	h := Handler{Kind: "call", Group: "api", Fn: func(ctx context.Context, _ *task.Task) error {
+		p.enter("api")
+		defer p.leave("api")
+		return p.hold(ctx, "api", 3)
 	}}
-	var ids []int64
-	for range 24 {
-		ids = append(ids, enqueue(t, st, task.NewTask{Kind: "call", Group: "api"}).ID)
-	}
+	var es []*Engine
 	for range 2 {
 		cfg := testConfig(st)
 		cfg.Concurrency = 4
-		start(t, cfg, h)
+		es = append(es, start(t, cfg, h))
+	}
+	p.watch(es...)
+	var ids []int64
+	for range 24 {
+		ids = append(ids, enqueue(t, st, task.NewTask{Kind: "call", Group: "api"}).ID)
 	}
 	for _, id := range ids {
 		if got := waitState(t, st, id, task.Success); got.Attempt != 1 {
 			t.Errorf("task %d succeeded on attempt %d: waiting at the limit must use no attempt", id, got.Attempt)
 		}
 	}
-	if p := peak.Load(); p > 3 || p < 2 {
-		t.Errorf("at most %d attempts of the group ran at once, want 3 (the limit)", p)
+	if m := p.max("api"); m != 3 {
+		t.Errorf("at most %d attempts of the group ran at once, want 3 (the limit)", m)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
 	"github.com/grit-run/grit/store/sqlite/sqlitetest"
@@ -108,16 +109,11 @@ func waitState(t *testing.T, st store.Store, id int64, states ...task.State) tas
 	return last
 }
 
-// waitFor polls cond until it holds, failing the test after timeout.
+// waitFor polls cond until it holds, failing the test after timeout with
+// what says (poll.UntilSays in this package's argument order).
 func waitFor(t *testing.T, timeout time.Duration, cond func() bool, what func() string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up after %v: %s", timeout, what())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	poll.UntilSays(t, timeout, what, cond)
 }
 
 func attempts(t *testing.T, st store.Store, id int64) []task.Attempt {

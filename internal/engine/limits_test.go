@@ -2,12 +2,14 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/grit-run/grit/internal/clock"
 	"github.com/grit-run/grit/internal/gate"
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/sqlite"
 	"github.com/grit-run/grit/store/sqlite/sqlitetest"
@@ -15,10 +17,25 @@ import (
 )
 
 // peaks tracks, per label, how many handlers run at once and the most
-// that ever did.
+// that ever did; hold keeps handlers in their slots while a label fills.
 type peaks struct {
 	mu            sync.Mutex
 	running, peak map[string]int
+	engines       []*Engine
+	full          map[string]chan struct{} // closed when the label first reaches its limit
+	claimsAt      map[string][]int64       // each engine's claims then
+}
+
+func newPeaks() *peaks {
+	return &peaks{running: map[string]int{}, peak: map[string]int{}, full: map[string]chan struct{}{}, claimsAt: map[string][]int64{}}
+}
+
+// watch gives p the engines whose claim loops hold waits on; call it
+// before any task is due.
+func (p *peaks) watch(es ...*Engine) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.engines = es
 }
 
 func (p *peaks) enter(label string) {
@@ -40,6 +57,55 @@ func (p *peaks) max(label string) int {
 	return p.peak[label]
 }
 
+// hold keeps a handler of label (entered) in its slot until limit of the
+// label run at once, then until every engine with a free slot has gone
+// round its claim loop twice since, trying for more: an attempt past the
+// limit would have started by then. It fails if that does not come within
+// a while.
+func (p *peaks) hold(ctx context.Context, label string, limit int) error {
+	full := p.filled(label, limit)
+	select {
+	case <-full:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if !poll.Wait(20*time.Second, func() bool { return p.wentRound(label) }) {
+		return fmt.Errorf("the claim loops did not go round while %s was at its limit", label)
+	}
+	return nil
+}
+
+// filled returns the channel closed when label first has limit running,
+// closing it (and noting the engines' claims) if it has them now.
+func (p *peaks) filled(label string, limit int) chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	full, ok := p.full[label]
+	if !ok {
+		full = make(chan struct{})
+		p.full[label] = full
+	}
+	if _, done := p.claimsAt[label]; !done && p.running[label] >= limit {
+		for _, e := range p.engines {
+			p.claimsAt[label] = append(p.claimsAt[label], e.Stats().Claims.Load())
+		}
+		close(full)
+	}
+	return full
+}
+
+func (p *peaks) wentRound(label string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, e := range p.engines {
+		busy := len(e.slots) == cap(e.slots) // it claims nothing more, beyond a limit or not
+		if !busy && e.Stats().Claims.Load() < p.claimsAt[label][i]+2 {
+			return false
+		}
+	}
+	return true
+}
+
 func setLimits(t *testing.T, st store.Store, ls ...store.Limit) {
 	t.Helper()
 	for _, l := range ls {
@@ -57,52 +123,42 @@ func TestQueueAndTenantLimitsHoldAcrossWorkers(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
 	setLimits(t, st, store.Limit{Scope: store.ScopeQueue, Name: "mail", Max: 3}, store.Limit{Scope: store.ScopeTenant, Name: "acme", Max: 2})
-	p := &peaks{running: map[string]int{}, peak: map[string]int{}}
-	threeGlobex := make(chan struct{})
-	var once sync.Once
-	h := Handler{Kind: "work", Fn: func(_ context.Context, tk *task.Task) error {
+	p := newPeaks()
+	// Each attempt holds its slot until its queue or tenant is at its
+	// limit, the unlimited tenant at 3 (the limits leave it at least 3 of
+	// the 8 slots), and both workers have tried to claim more since.
+	limits := map[string]int{"mail/": 3, "default/acme": 2, "default/globex": 3}
+	h := Handler{Kind: "work", Fn: func(ctx context.Context, tk *task.Task) error {
 		label := tk.Queue + "/" + tk.Tenant
 		p.enter(label)
 		defer p.leave(label)
-		if p.max("default/globex") >= 3 {
-			once.Do(func() { close(threeGlobex) })
-		}
-		time.Sleep(20 * time.Millisecond) // the work, holding its slot
-		if tk.Tenant == "globex" {
-			// Hold the slot until three of the unlimited tenant run at once
-			// (the limits leave it at least 3 of the 8 slots), or give up
-			// after a while: on a busy machine 20ms of work may end before
-			// the next claim, which would say nothing of the limits.
-			select {
-			case <-threeGlobex:
-			case <-time.After(5 * time.Second):
-			}
-		}
-		return nil
+		return p.hold(ctx, label, limits[label])
 	}}
-	var ids []int64
-	for range 12 {
-		ids = append(ids, enqueue(t, st, task.NewTask{Kind: "work", Queue: "mail"}).ID,
-			enqueue(t, st, task.NewTask{Kind: "work", Tenant: "acme"}).ID,
-			enqueue(t, st, task.NewTask{Kind: "work", Tenant: "globex"}).ID)
-	}
+	var es []*Engine
 	for range 2 {
 		cfg := testConfig(st)
 		cfg.Concurrency, cfg.Queues = 4, []string{"default", "mail"}
 		// A lease no stall of a busy machine's disk outlasts: a lease lost
 		// would be an attempt used, which the test counts against the limits.
 		cfg.Lease = time.Minute
-		start(t, cfg, h)
+		es = append(es, start(t, cfg, h))
+	}
+	p.watch(es...)
+	var ids []int64
+	for range 12 {
+		ids = append(ids, enqueue(t, st, task.NewTask{Kind: "work", Queue: "mail"}).ID,
+			enqueue(t, st, task.NewTask{Kind: "work", Tenant: "acme"}).ID,
+			enqueue(t, st, task.NewTask{Kind: "work", Tenant: "globex"}).ID)
 	}
 	for _, id := range ids {
 		if got := waitState(t, st, id, task.Success); got.Attempt != 1 {
 			t.Errorf("task %d succeeded on attempt %d: waiting at a limit must use no attempt", id, got.Attempt)
 		}
 	}
-	if m := p.max("mail/"); m > 3 || m < 2 {
+	if m := p.max("mail/"); m != 3 {
 		t.Errorf("at most %d attempts of queue mail ran at once, want 3 (its limit)", m)
 	}
-	if m := p.max("default/acme"); m > 2 || m < 1 {
+	if m := p.max("default/acme"); m != 2 {
 		t.Errorf("at most %d attempts of tenant acme ran at once, want 2 (its limit)", m)
 	}
 	if m := p.max("default/globex"); m < 3 {
@@ -112,8 +168,9 @@ func TestQueueAndTenantLimitsHoldAcrossWorkers(t *testing.T) {
 
 // TestATenantAtItsLimitDoesNotStarveOthers: a tenant with a long backlog
 // enqueued first, limited to one attempt at a time, does not hold back
-// another tenant's tasks enqueued after it, and is not claimed and given
-// back again and again: the claim leaves the full tenant out.
+// another tenant's tasks enqueued after it: they are all done while its
+// one attempt holds its slot. Nor is it claimed and given back again and
+// again: the claim leaves the full tenant out.
 func TestATenantAtItsLimitDoesNotStarveOthers(t *testing.T) {
 	t.Parallel()
 	st, tick := idleClockStore(t)
@@ -129,22 +186,22 @@ func TestATenantAtItsLimitDoesNotStarveOthers(t *testing.T) {
 	cfg := testConfig(st)
 	cfg.Concurrency = 4
 	cfg.Clock = tick.clock
-	start(t, cfg, Handler{Kind: "work", Fn: func(context.Context, *task.Task) error {
-		time.Sleep(20 * time.Millisecond)
-		return nil
+	smallDone := make(chan struct{})
+	start(t, cfg, Handler{Kind: "work", Fn: func(ctx context.Context, tk *task.Task) error {
+		if tk.Tenant != "big" {
+			return nil
+		}
+		select { // the limited tenant's attempt holds its slot
+		case <-smallDone:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}})
 	for _, id := range small {
 		tick.wait(id)
 	}
-	ended := 0
-	for _, id := range big {
-		if got, err := st.GetTask(context.Background(), id); err == nil && got.State == task.Success {
-			ended++
-		}
-	}
-	if ended > 20 {
-		t.Errorf("%d of the 40 tasks of the limited tenant ended before the other tenant's 6: it held them back", ended)
-	}
+	close(smallDone)
 	released := 0
 	for _, id := range big {
 		if got := tick.wait(id); got.Attempt != 1 {

@@ -74,6 +74,7 @@ func (f *fixture) deadLetter(ts []task.Task) []gate.End {
 // reports it; one it refused (the lease was lost) or that was never
 // recorded (abandoned at a stop) does not.
 func TestDeadLetterAlertsOnceRecorded(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, c claimer) {
 		f, alerts := alerting(t, c, gate.Protection{}, nil)
 		f.enqueue(3, task.NewTask{Queue: "billing", Group: "payments", Tenant: "acme"})
@@ -107,6 +108,7 @@ func TestDeadLetterAlertsOnceRecorded(t *testing.T) {
 // it; results that find it open already, and its opening again after a
 // failed probe, do not.
 func TestBreakerOpenedAlerts(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, c claimer) {
 		s := breaker.Settings{Consecutive: 2, CoolDown: 10 * time.Second, Probes: 1}
 		f, alerts := alerting(t, c, gate.Protection{Breaker: s}, nil)
@@ -140,6 +142,7 @@ func TestBreakerOpenedAlerts(t *testing.T) {
 // A rescue whose decision is DEAD_LETTER (a policy's interrupted rule
 // says so) alerts, as a claimer's does.
 func TestRescueDeadLetterAlerts(t *testing.T) {
+	t.Parallel()
 	poison := func(task.Task) retry.Policy {
 		return retry.Policy{OnInterrupted: func(_ retry.Attempt, d retry.Decision) retry.Decision { return d.Stop(retry.ReasonPoison) }}
 	}
@@ -162,6 +165,7 @@ func TestRescueDeadLetterAlerts(t *testing.T) {
 // HeldOutage is the outage detector's way to alert: it raises one
 // OutageHeld alert, at the store's time, for a kind or a group.
 func TestHeldOutageAlerts(t *testing.T) {
+	t.Parallel()
 	f, alerts := alerting(t, claimers[0], gate.Protection{}, nil)
 	f.g.HeldOutage(gate.Outage{Kind: "send", Fingerprint: "fp-smtp", Error: "smtp: 421 try later", Tasks: 30, Until: t0.Add(time.Minute)})
 	ev := one(t, alerts, "an outage held")

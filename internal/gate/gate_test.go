@@ -147,6 +147,7 @@ func each(t *testing.T, fn func(t *testing.T, c claimer)) {
 // it, and dispatch ramps up: a share of the claimer's slots at first, all
 // of them once the ramp is over.
 func TestBreakerProbesThenRamps(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, c claimer) {
 		s := breaker.Settings{Probes: 2, CoolDown: 10 * time.Second, RampUp: 20 * time.Second, RampStart: 0.2}
 		f := setup(t, c, gate.Protection{Breaker: s})
@@ -195,6 +196,7 @@ func TestBreakerProbesThenRamps(t *testing.T) {
 // A group's retry budget lets only as many retries run as it has tokens;
 // the others are given back to wait, using no attempt.
 func TestRetryBudgetGivesRetriesBack(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{RetryBudget: store.BudgetRates{Ratio: 0, Floor: 0, Burst: 2}, BudgetWait: time.Second})
 		f.enqueue(6, task.NewTask{Group: "api"})
@@ -223,6 +225,7 @@ func TestRetryBudgetGivesRetriesBack(t *testing.T) {
 // back what it took and leaves the group alone; an attempt that ends frees
 // a place, which its claimer's next claim takes at once.
 func TestGroupLimitHoldsAndFreesPlaces(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{})
 		f.enqueue(8, task.NewTask{Group: "api"})
@@ -244,6 +247,7 @@ func TestGroupLimitHoldsAndFreesPlaces(t *testing.T) {
 
 // A queue's limit holds across claims in the same way.
 func TestQueueLimitHolds(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{})
 		f.enqueue(5, task.NewTask{Queue: "mail"})
@@ -270,6 +274,7 @@ func TestQueueLimitHolds(t *testing.T) {
 // A group that fails fast has its tasks failed at once while its breaker
 // cools down, without running them.
 func TestFailFastFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{})
 		f.enqueue(3, task.NewTask{Group: "api"})
@@ -292,6 +297,7 @@ func TestFailFastFailsAtOnce(t *testing.T) {
 // A resource failure holds the whole group back for PressureBase, and
 // the claimer's window of the group narrows; successes widen it again.
 func TestResourcePressureHoldsTheGroup(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{PressureBase: time.Second, PressureMax: time.Minute})
 		f.enqueue(10, task.NewTask{Group: "cluster"})
@@ -319,6 +325,7 @@ func TestResourcePressureHoldsTheGroup(t *testing.T) {
 // An expired lease is rescued by the interrupted rule: the task is due
 // again at once, its attempt counted.
 func TestRescueOfExpiredLeases(t *testing.T) {
+	t.Parallel()
 	f := setup(t, claimers[0], gate.Protection{})
 	f.enqueue(1, task.NewTask{})
 	got := f.claim(1).Tasks

@@ -14,6 +14,7 @@ import (
 // three (the limit) and give back the rest; counting alone, each gave
 // back all of its own, and at the next claim did so again.
 func TestOverLimitAgreesAcrossClaimers(t *testing.T) {
+	t.Parallel()
 	g := store.Group{Limit: 3, RunningIDs: []int64{1, 5, 2, 6, 3, 7, 4, 8}} // claim order
 	mine := func(ids ...int64) []task.Task {
 		var ts []task.Task
@@ -52,6 +53,7 @@ func (r runningIDs) Running(_ context.Context, _ store.Scope, names []string) (m
 // for a queue's limit: two claimers that see each other's claims keep,
 // between them, the first three claimed.
 func TestOverLimitsAgreeAcrossClaimers(t *testing.T) {
+	t.Parallel()
 	l := runningIDs{"mail": {1, 5, 2, 6, 3, 7, 4, 8}}
 	max := map[store.Scope]map[string]int{store.ScopeQueue: {"mail": 3}}
 	mine := func(ids ...int64) []task.Task {

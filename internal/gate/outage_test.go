@@ -44,6 +44,7 @@ func (f *fixture) failAlike(ts []task.Task, err error) []store.Finish {
 // they are retried instead and the kind is held: its tasks are given back
 // without an attempt until the hold's probe, whose success releases it.
 func TestOutageHoldsTheKind(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{Breaker: breaker.Settings{CoolDown: time.Minute, Probes: 1}})
 		f.enqueue(6, task.NewTask{})
@@ -87,6 +88,7 @@ func TestOutageHoldsTheKind(t *testing.T) {
 // Poison, for both claimers: tasks that fail the same way twice while
 // others of their kind succeed are dead-lettered, however many of them.
 func TestPoisonAmongSuccessesIsDeadLettered(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{})
 		f.enqueue(5, task.NewTask{})
@@ -111,6 +113,7 @@ func TestPoisonAmongSuccessesIsDeadLettered(t *testing.T) {
 // than the outage window is still the outage, not poison; and tasks given
 // back while the hold's cool-down grows come back within its first one.
 func TestALongOutageKeepsItsProbes(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{Breaker: breaker.Settings{CoolDown: 2 * time.Minute, MaxCoolDown: time.Hour, Probes: 1}})
 		f.enqueue(6, task.NewTask{})
@@ -140,6 +143,7 @@ func TestALongOutageKeepsItsProbes(t *testing.T) {
 // failure had spread (a dead letter, as poison) is replayed when the
 // outage is declared, and waits in the hold with the others.
 func TestAnOutageReplaysItsEarlyDeadLetters(t *testing.T) {
+	t.Parallel()
 	each(t, func(t *testing.T, c claimer) {
 		f := setup(t, c, gate.Protection{Breaker: breaker.Settings{CoolDown: time.Minute}})
 		boom := errors.New("ledger row 42 is locked")

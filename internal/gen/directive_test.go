@@ -10,6 +10,7 @@ import (
 )
 
 func TestParseRetry(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]Retry{
 		" 5s":                         {Policy: "5s"},
 		" 10 5s 10m":                  {Policy: "10 5s 10m"},

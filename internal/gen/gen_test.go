@@ -46,6 +46,7 @@ func notAHandler() {}
 `
 
 func TestGenerate(t *testing.T) {
+	t.Parallel()
 	dir := writePkg(t, map[string]string{"pay.go": goodPkg, "pay_test.go": "package pay\n\n//grit:bogus\nfunc x() {}\n"})
 	files, err := Generate([]string{dir})
 	if err != nil {
@@ -86,6 +87,7 @@ func RegisterHandlers(c *grit.Client) error {
 }
 
 func TestGenerateNoDirectives(t *testing.T) {
+	t.Parallel()
 	dir := writePkg(t, map[string]string{"a.go": "package a\n\nfunc A() {}\n"})
 	files, err := Generate([]string{dir})
 	if err != nil || len(files) != 1 || files[0].Content != nil {
@@ -96,6 +98,7 @@ func TestGenerateNoDirectives(t *testing.T) {
 // TestGenerateErrors: each error names the file and line, what is wrong
 // and the fix.
 func TestGenerateErrors(t *testing.T) {
+	t.Parallel()
 	head := "package p\n\nimport \"context\"\n\n"
 	for name, tc := range map[string]struct{ src, want string }{
 		"bad policy":       {"//grit:retry 10 5x\nfunc A(context.Context, int) error { return nil }\n", `a.go:5: //grit:retry: retry policy "10 5x": "5x" is not a duration`},
@@ -116,6 +119,7 @@ func TestGenerateErrors(t *testing.T) {
 		"bad kind chars":   {"//grit:handler a\"b\nfunc A(context.Context, int) error { return nil }\n", `a.go:5: //grit:handler: kind "a\"b": want letters`},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			dir := writePkg(t, map[string]string{"a.go": head + tc.src})
 			_, err := Generate([]string{dir})
 			if err == nil {
@@ -130,6 +134,7 @@ func TestGenerateErrors(t *testing.T) {
 }
 
 func TestCatchAcrossPackages(t *testing.T) {
+	t.Parallel()
 	a := writePkg(t, map[string]string{"a.go": "package a\n\nimport \"context\"\n\n//grit:retry 3 1s catch b_fail\nfunc A(context.Context, int) error { return nil }\n"})
 	b := writePkg(t, map[string]string{"b.go": "package b\n\nimport \"context\"\n\n//grit:handler b_fail\nfunc BFail(context.Context, int) error { return nil }\n"})
 	if _, err := Generate([]string{a}); err == nil {
@@ -141,6 +146,7 @@ func TestCatchAcrossPackages(t *testing.T) {
 }
 
 func TestKindOf(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"ChargeCard": "charge_card", "sendEmail": "send_email", "HTTPFetch": "http_fetch",
 		"ParseV2": "parse_v2", "Resize2x": "resize2x", "charge": "charge", "Charge_Card": "charge_card",

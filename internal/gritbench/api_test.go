@@ -33,6 +33,7 @@ func checkAPI(t *testing.T, cfg Config, r Result) {
 // the tasks evenly; overAPI's own check found the store holding exactly
 // the tasks sent.
 func TestAPIEnqueue(t *testing.T) {
+	t.Parallel()
 	cfg := Config{APITasks: 203, APICallers: 7, APIBatch: 20}
 	cfg.defaults()
 	r := Result{EnqueuePerSec: 1}
@@ -47,8 +48,10 @@ func TestAPIEnqueue(t *testing.T) {
 // the tasks the store holds after each mode: the SQLite file is opened
 // again after the measurement closed it.
 func TestOverAPIStoresEachTaskOnce(t *testing.T) {
+	t.Parallel()
 	for name, mode := range map[string]apiMode{"single": enqueueEach, "batched": sendAll} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			open := sqliteTargets(t)
 			var dsn string
 			keep := func() (Target, error) {
@@ -75,6 +78,7 @@ func TestOverAPIStoresEachTaskOnce(t *testing.T) {
 // TestOverAPIFailsOnAnError makes every call fail: the bench ends with an
 // error that names the caller and the task, instead of a figure.
 func TestOverAPIFailsOnAnError(t *testing.T) {
+	t.Parallel()
 	fail := func(ctx context.Context, c *client.Client, share int) ([]int64, error) {
 		return nil, errors.New("refused")
 	}
@@ -87,6 +91,7 @@ func TestOverAPIFailsOnAnError(t *testing.T) {
 
 // TestOverAPIChecksTheCount finds a task missing from the answers.
 func TestOverAPIChecksTheCount(t *testing.T) {
+	t.Parallel()
 	short := func(ctx context.Context, c *client.Client, share int) ([]int64, error) {
 		ids, err := enqueueEach(ctx, c, share)
 		return ids[1:], err
@@ -102,6 +107,7 @@ func TestOverAPIChecksTheCount(t *testing.T) {
 // a port where no server listens: the futures fail, and the callers end
 // with an error naming the first task that failed.
 func TestBatchedFuturesFailTheBench(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	c, err := client.Dial(client.Config{Addr: "127.0.0.1:1", SendRetries: -1, FlushInterval: time.Millisecond})

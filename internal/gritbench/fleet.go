@@ -36,7 +36,7 @@ func workProcs(ctx context.Context, open Opener, cfg Config, r *Result) error {
 			}
 			defer stopAll(ws)
 			begin := time.Now()
-			if err := waitFinished(ctx, ws, cfg.Tasks, 5*time.Minute, func() error {
+			if err := waitFinished(ctx, ws, cfg.Tasks, func() error {
 				for _, w := range ws {
 					if err := w.start(ctx); err != nil {
 						return err
@@ -90,8 +90,8 @@ func spawnN(ctx context.Context, cfg Config, dsn string, n int) ([]*workerProc, 
 }
 
 // waitFinished runs begin, then waits until the workers together report
-// n results recorded.
-func waitFinished(ctx context.Context, ws []*workerProc, n int, limit time.Duration, begin func() error) error {
+// n results recorded, or until none comes for stall.
+func waitFinished(ctx context.Context, ws []*workerProc, n int, begin func() error) error {
 	type report struct{ w, n int }
 	reports := make(chan report)
 	quit := make(chan struct{})
@@ -114,20 +114,34 @@ func waitFinished(ctx context.Context, ws []*workerProc, n int, limit time.Durat
 	}
 	per := make([]int, len(ws))
 	total := 0
-	t := time.NewTimer(limit)
+	t := time.NewTimer(stall)
 	defer t.Stop()
 	for total < n {
 		select {
 		case rp := <-reports:
+			if rp.n > per[rp.w] {
+				t.Reset(stall)
+			}
 			total += rp.n - per[rp.w]
 			per[rp.w] = rp.n
 		case <-t.C:
-			return fmt.Errorf("%d of %d tasks done after %v", total, n, limit)
+			return stalled(total, n)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
 	return nil
+}
+
+// stall is how long the benchmark waits for its workers' next result
+// before it calls them hung. It bounds a hang, not a speed: a machine
+// busy with other work (a race build on two cores) has taken minutes over
+// 1,000 no-op tasks, but never long without finishing one.
+const stall = time.Minute
+
+// stalled is the error of workers that finished no task for stall.
+func stalled(done, n int) error {
+	return fmt.Errorf("no task finished for %v, with %d of %d done: the workers seem hung", stall, done, n)
 }
 
 func finishedCount(line string) (int, bool) {

@@ -40,10 +40,7 @@ func workerMemory(ctx context.Context, open Opener, cfg Config, r *Result) error
 			return err
 		}
 		begin, next := time.Now(), n/10
-		// The limit is for a worker that hangs, not a speed: a machine busy
-		// with other tests (a race build, two cores) has taken over a
-		// minute for 1,000 tasks.
-		err = follow(ctx, w, n, time.Duration(n)*time.Millisecond+3*time.Minute, func(finished int) error {
+		err = follow(ctx, w, n, func(finished int) error {
 			for finished >= next && next <= n {
 				rss, _, _ := memory(pid)
 				r.MemoryMiB = append(r.MemoryMiB, rss)
@@ -61,9 +58,10 @@ func workerMemory(ctx context.Context, open Opener, cfg Config, r *Result) error
 }
 
 // follow calls progress with the worker's count of recorded results each
-// time it reports one, until it reaches n.
-func follow(ctx context.Context, w *workerProc, n int, limit time.Duration, progress func(int) error) error {
-	t := time.NewTimer(limit)
+// time it reports one, until it reaches n. It gives up when no result
+// comes for stall.
+func follow(ctx context.Context, w *workerProc, n int, progress func(int) error) error {
+	t := time.NewTimer(stall)
 	defer t.Stop()
 	for finished := 0; finished < n; {
 		select {
@@ -72,13 +70,16 @@ func follow(ctx context.Context, w *workerProc, n int, limit time.Duration, prog
 				return fmt.Errorf("worker process ended after %d of %d tasks: %s", finished, n, w.stderr)
 			}
 			if k, ok := finishedCount(l); ok {
+				if k > finished {
+					t.Reset(stall)
+				}
 				finished = k
 				if err := progress(k); err != nil {
 					return err
 				}
 			}
 		case <-t.C:
-			return fmt.Errorf("%d of %d tasks done after %v", finished, n, limit)
+			return stalled(finished, n)
 		case <-ctx.Done():
 			return ctx.Err()
 		}

@@ -3,9 +3,7 @@ package gritbench
 import (
 	"context"
 	"testing"
-	"time"
 
-	"github.com/grit-run/grit/internal/engine"
 	"github.com/grit-run/grit/store/postgres"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 )
@@ -19,11 +17,10 @@ func TestRunOnPostgres(t *testing.T) {
 		st, err := postgres.OpenConfig(context.Background(), postgres.Config{DSN: pgtest.DSN(), Schema: schema})
 		return Target{Store: st, DSN: pgtest.WithSchema(schema)}, err
 	}
-	lease := engine.Config{Lease: 2 * time.Second, Heartbeat: 500 * time.Millisecond}
 	cfg := Config{
 		Tasks: 500, Batch: 100, Retries: 20, Procs: 3, Workers: []int{1, 3}, Latency: 30,
-		Engine: lease, Takeover: true, MemoryTasks: 2000,
-		APITasks: 200, APICallers: 8, APIBatch: 50, Spawn: spawnTestBinary(lease),
+		Engine: wholeRun, Takeover: true, MemoryTasks: 2000,
+		APITasks: 200, APICallers: 8, APIBatch: 50, Spawn: spawnTestBinary(wholeRun),
 	}
 	r, err := Run(context.Background(), open, cfg, func(string) {})
 	if err != nil {
@@ -35,7 +32,7 @@ func TestRunOnPostgres(t *testing.T) {
 	if r.StartP50 <= 0 || r.StartMax < r.StartP99 || r.StartVia != "store notification, worker process" {
 		t.Errorf("start latency p50 %v p99 %v max %v via %q", r.StartP50, r.StartP99, r.StartMax, r.StartVia)
 	}
-	if r.TakeoverS < 1 || r.TakeoverBoundS != 4.5 {
+	if r.TakeoverS < 1 || r.TakeoverBoundS != wholeRunBound {
 		t.Errorf("takeover %vs, bound %vs", r.TakeoverS, r.TakeoverBoundS)
 	}
 	if len(r.MemoryMiB) != 10 || r.MemoryPeakMiB <= 0 {

@@ -32,6 +32,7 @@ func checkRemote(t *testing.T, cfg Config, r Result) {
 // tasks fill claims for; workRemotely's own check found every task
 // SUCCESS in the store.
 func TestRemoteWork(t *testing.T) {
+	t.Parallel()
 	cfg := Config{Tasks: 250, Batch: 100, RemoteWorkers: 3, RemoteClaim: 40}
 	cfg.defaults()
 	r := Result{WorkPerSec: 1}
@@ -46,6 +47,7 @@ func TestRemoteWork(t *testing.T) {
 // a token no claim gave) ends the bench with the server's reason, instead
 // of a figure.
 func TestRemoteWorkFailsOnARefusal(t *testing.T) {
+	t.Parallel()
 	stale := func(ctx context.Context, c *client.Client, worker string, ts []*gritv1.Task) error {
 		for _, tk := range ts {
 			tk.LeaseToken += 1 << 40
@@ -62,6 +64,7 @@ func TestRemoteWorkFailsOnARefusal(t *testing.T) {
 // TestRemoteWorkChecksTheStore finds a task left unworked: the mode
 // claims and says nothing, so the store does not hold them all SUCCESS.
 func TestRemoteWorkChecksTheStore(t *testing.T) {
+	t.Parallel()
 	silent := func(context.Context, *client.Client, string, []*gritv1.Task) error { return nil }
 	cfg := Config{Tasks: 6, Batch: 10, RemoteWorkers: 1, RemoteClaim: 6}
 	_, _, err := workRemotely(context.Background(), sqliteTargets(t), cfg, silent)

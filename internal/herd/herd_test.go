@@ -15,6 +15,7 @@ import (
 var small = Config{Clients: 1000, Capacity: 100, Down: 20 * time.Second, Seed: 7}
 
 func TestDeterministicForASeed(t *testing.T) {
+	t.Parallel()
 	for _, s := range Strategies() {
 		a, err := Run(small, s)
 		if err != nil {
@@ -39,6 +40,7 @@ func TestDeterministicForASeed(t *testing.T) {
 // them; the budget and breaker keep the load at capacity and spend far
 // fewer calls.
 func TestTheHerd(t *testing.T) {
+	t.Parallel()
 	got := map[string]Result{}
 	for _, s := range Strategies() {
 		r, err := Run(small, s)
@@ -67,6 +69,7 @@ func TestTheHerd(t *testing.T) {
 // every one; the hold recognises the outage, dead-letters none, and holds
 // every client, calling the downstream far less while it is down.
 func TestAnOutageIsNotPoison(t *testing.T) {
+	t.Parallel()
 	for _, j := range []string{"none", "equal", "full", "decorrelated"} {
 		plain, err := Run(small, Strategy{Jitter: j})
 		if err != nil {
@@ -95,6 +98,7 @@ func TestAnOutageIsNotPoison(t *testing.T) {
 // TestTooFewToBeAnOutage: fewer clients than the hold needs to call it an
 // outage stay poison, hold or not.
 func TestTooFewToBeAnOutage(t *testing.T) {
+	t.Parallel()
 	c := small
 	c.Clients = outageTasks - 1
 	r, err := Run(c, Strategy{Jitter: "full", Hold: true})
@@ -107,6 +111,7 @@ func TestTooFewToBeAnOutage(t *testing.T) {
 }
 
 func TestUndrainedRunSaysSo(t *testing.T) {
+	t.Parallel()
 	c := small
 	c.Horizon = 25 * time.Second
 	r, err := Run(c, Strategy{Jitter: "none"})
@@ -119,6 +124,7 @@ func TestUndrainedRunSaysSo(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		cfg  Config
 		says string
@@ -146,6 +152,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestPlot(t *testing.T) {
+	t.Parallel()
 	var rs []Result
 	for _, s := range Strategies() {
 		r, _ := Run(small, s)
@@ -177,6 +184,7 @@ func TestPlot(t *testing.T) {
 // in the SVG as written and in the PNG as drawn: its line's colour is in
 // its panel, and its sample's dashes are its own.
 func TestPlotShowsEverySeries(t *testing.T) {
+	t.Parallel()
 	var rs []Result
 	for _, s := range Strategies() {
 		r, _ := Run(small, s)

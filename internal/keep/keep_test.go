@@ -6,6 +6,7 @@ import (
 )
 
 func TestFor(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ took, floor, want time.Duration }{
 		{time.Millisecond, 2 * time.Second, 2 * time.Second},         // a quick read: the floor
 		{500 * time.Millisecond, 2 * time.Second, 10 * time.Second},  // twenty times what it took

@@ -18,6 +18,7 @@ var m = fsm.Machine{
 }
 
 func TestAdvance(t *testing.T) {
+	t.Parallel()
 	now := time.Unix(0, 0)
 	in := fsm.Instance{State: "closed"}
 	send(&in, "lock", nil, now) // no handler: entered at once
@@ -52,6 +53,7 @@ func TestAdvance(t *testing.T) {
 }
 
 func TestKeyRoundTrip(t *testing.T) {
+	t.Parallel()
 	m, k, seq, ok := ParseKey(Key("payment", "order:42", 7))
 	if !ok || m != "payment" || k != "order:42" || seq != 7 {
 		t.Errorf("%q %q %d %v", m, k, seq, ok)

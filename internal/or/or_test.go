@@ -6,6 +6,7 @@ import (
 )
 
 func TestPositive(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ v, def, want int }{{3, 7, 3}, {0, 7, 7}, {-1, 7, 7}} {
 		if got := Positive(c.v, c.def); got != c.want {
 			t.Errorf("Positive(%d, %d) = %d, want %d", c.v, c.def, got, c.want)

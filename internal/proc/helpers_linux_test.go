@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/grit-run/grit/internal/poll"
 )
 
 // Bounds for the process tests. A broken build fails at these instead of
@@ -127,14 +129,9 @@ func processState(pid int) byte {
 // process is gone at once, but the kernel finishes its exit asynchronously.
 func waitGone(t *testing.T, pid int, what string) {
 	t.Helper()
-	deadline := time.Now().Add(goneWithin)
-	for !processGone(pid) {
-		if time.Now().After(deadline) {
-			t.Errorf("%s (pid %d) still running %v later (state %q)", what, pid, goneWithin, processState(pid))
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			return
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !poll.Wait(goneWithin, func() bool { return processGone(pid) }) {
+		t.Errorf("%s (pid %d) still running %v later (state %q)", what, pid, goneWithin, processState(pid))
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 

@@ -37,6 +37,7 @@ func cancelWhenReady(ctx context.Context, timeout time.Duration, ready <-chan st
 }
 
 func TestRunKillSequence(t *testing.T) {
+	t.Parallel()
 	const timeout, grace = 300 * time.Millisecond, 300 * time.Millisecond
 	pidfile := pidFile(t)
 	ready := newSignalWriter("ready")
@@ -69,6 +70,7 @@ func TestRunKillSequence(t *testing.T) {
 // TestRunKillsAtOnceOnErrKill: a context ended with ErrKill as its cause
 // kills the group without SIGTERM and without waiting out the grace.
 func TestRunKillsAtOnceOnErrKill(t *testing.T) {
+	t.Parallel()
 	pidfile := pidFile(t)
 	ready := newSignalWriter("ready")
 	ctx, cancel := context.WithCancelCause(testCtx(t))
@@ -100,7 +102,9 @@ func TestRunKillsAtOnceOnErrKill(t *testing.T) {
 }
 
 func TestRunPromptSIGTERMExit(t *testing.T) {
+	t.Parallel()
 	t.Run("deadline", func(t *testing.T) {
+		t.Parallel()
 		ctx, cancel := context.WithTimeout(testCtx(t), 500*time.Millisecond)
 		defer cancel()
 		res := runBounded(t, ctx, Spec{Argv: []string{"sleep", "1000"}, Grace: 5 * time.Second})
@@ -110,6 +114,7 @@ func TestRunPromptSIGTERMExit(t *testing.T) {
 		waitGone(t, res.Pid, "child")
 	})
 	t.Run("trap", func(t *testing.T) {
+		t.Parallel()
 		ready := newSignalWriter("ready")
 		ctx, _ := cancelWhenReady(testCtx(t), 0, ready.seen)
 		res := runBounded(t, ctx, Spec{
@@ -127,6 +132,7 @@ func TestRunPromptSIGTERMExit(t *testing.T) {
 }
 
 func TestRunReapsBackgroundChildren(t *testing.T) {
+	t.Parallel()
 	pidfile := pidFile(t)
 	res := runBounded(t, testCtx(t), Spec{
 		Shell: `sleep 1000 & echo $! > "$PIDFILE"; echo done`,
@@ -142,6 +148,7 @@ func TestRunReapsBackgroundChildren(t *testing.T) {
 // leaves the group survives, and Run does not wait for the output pipe it
 // keeps open for longer than the drain delay.
 func TestRunEscapedDescendant(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("setsid not installed")
 	}

@@ -10,6 +10,7 @@ import (
 )
 
 func TestKillTaggedKillsOnlyTaggedProcesses(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	start := func(env string) *exec.Cmd {
@@ -45,6 +46,7 @@ func TestKillTaggedKillsOnlyTaggedProcesses(t *testing.T) {
 // the pid of a worker that is gone is killed; one tagged with a live pid,
 // or with this process's own, is left alone.
 func TestKillOrphansKillsOnlyTheProcessesOfGoneWorkers(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	gone := exec.Command("true")
@@ -85,6 +87,7 @@ func TestKillOrphansKillsOnlyTheProcessesOfGoneWorkers(t *testing.T) {
 }
 
 func TestAliveIsFalseForAZombie(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command("true")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

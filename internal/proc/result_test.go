@@ -3,6 +3,7 @@ package proc
 import "testing"
 
 func TestResultLastLine(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		stderr string
 		want   string

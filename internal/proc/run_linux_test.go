@@ -15,6 +15,7 @@ import (
 )
 
 func TestRunExitCodes(t *testing.T) {
+	t.Parallel()
 	for _, code := range []int{0, 1, 75} {
 		res := runBounded(t, testCtx(t), Spec{Shell: "exit " + strconv.Itoa(code)})
 		if res.ExitCode != code || res.Signal != "" || res.TimedOut || res.Killed {
@@ -27,6 +28,7 @@ func TestRunExitCodes(t *testing.T) {
 }
 
 func TestRunKilledBySignal(t *testing.T) {
+	t.Parallel()
 	res := runBounded(t, testCtx(t), Spec{Shell: "kill -USR1 $$"})
 	if res.ExitCode != -1 || res.Signal != "SIGUSR1" || res.TimedOut || res.Killed {
 		t.Errorf("got %+v, want ExitCode -1, Signal SIGUSR1, not timed out", res)
@@ -34,6 +36,7 @@ func TestRunKilledBySignal(t *testing.T) {
 }
 
 func TestRunOutputTails(t *testing.T) {
+	t.Parallel()
 	const script = `i=0; while [ $i -lt 100 ]; do echo "out $i"; echo "err $i" >&2; i=$((i+1)); done`
 	var liveOut, liveErr bytes.Buffer
 	res := runBounded(t, testCtx(t), Spec{Shell: script, TailBytes: 20, Stdout: &liveOut, Stderr: &liveErr})
@@ -55,6 +58,7 @@ func TestRunOutputTails(t *testing.T) {
 }
 
 func TestRunOutputDefaultTail(t *testing.T) {
+	t.Parallel()
 	res := runBounded(t, testCtx(t), Spec{Shell: `head -c 10000 /dev/zero | tr '\0' x; echo; echo short >&2`})
 	if len(res.Stdout) != DefaultTailBytes {
 		t.Errorf("len(Stdout) = %d, want DefaultTailBytes (%d) of one long line", len(res.Stdout), DefaultTailBytes)
@@ -67,6 +71,7 @@ func TestRunOutputDefaultTail(t *testing.T) {
 // TestRunSharedLiveWriter gives one unsynchronized buffer as both live
 // copies: Run must not write to it concurrently (the race detector tells).
 func TestRunSharedLiveWriter(t *testing.T) {
+	t.Parallel()
 	var both bytes.Buffer
 	const script = `i=0; while [ $i -lt 200 ]; do echo o; echo e >&2; i=$((i+1)); done`
 	runBounded(t, testCtx(t), Spec{Shell: script, Stdout: &both, Stderr: &both})
@@ -83,6 +88,7 @@ func (w *failingWriter) Write([]byte) (int, error) {
 }
 
 func TestRunFailingLiveWriter(t *testing.T) {
+	t.Parallel()
 	w := new(failingWriter)
 	res := runBounded(t, testCtx(t), Spec{Shell: "echo a; echo b; echo c", Stdout: w})
 	if res.ExitCode != 0 || string(res.Stdout) != "a\nb\nc\n" {
@@ -94,6 +100,7 @@ func TestRunFailingLiveWriter(t *testing.T) {
 }
 
 func TestRunArgvHasNoShell(t *testing.T) {
+	t.Parallel()
 	res := runBounded(t, testCtx(t), Spec{Argv: []string{"printf", "%s|%s|%s", "$HOME", "a b", "*"}})
 	if got, want := string(res.Stdout), "$HOME|a b|*"; got != want {
 		t.Errorf("Stdout = %q, want %q", got, want)
@@ -101,6 +108,7 @@ func TestRunArgvHasNoShell(t *testing.T) {
 }
 
 func TestRunEnvAndDir(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -121,6 +129,7 @@ func TestRunEnvAndDir(t *testing.T) {
 }
 
 func TestRunDirWithoutEnv(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	res := runBounded(t, testCtx(t), Spec{Shell: `echo "$PWD"`, Dir: dir})
 	if got := strings.TrimSpace(string(res.Stdout)); got != dir {
@@ -129,6 +138,7 @@ func TestRunDirWithoutEnv(t *testing.T) {
 }
 
 func TestRunStartErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
 	if err := os.WriteFile(file, []byte("#!/bin/sh\n"), 0o644); err != nil {
@@ -160,6 +170,7 @@ func TestRunStartErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			res, err := awaitRun(t, startRun(tt.ctx, tt.spec))
 			if err == nil {
 				t.Fatalf("Run = %+v, nil; want an error", res)
@@ -178,6 +189,7 @@ func TestRunStartErrors(t *testing.T) {
 }
 
 func TestSignalName(t *testing.T) {
+	t.Parallel()
 	tests := map[syscall.Signal]string{
 		syscall.SIGKILL: "SIGKILL", syscall.SIGTERM: "SIGTERM", syscall.SIGSEGV: "SIGSEGV",
 		syscall.Signal(40): "SIG40",

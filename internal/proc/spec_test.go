@@ -8,6 +8,7 @@ import (
 )
 
 func TestSpecValidate(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		spec Spec
@@ -26,6 +27,7 @@ func TestSpecValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			err := tt.spec.validate()
 			if tt.want == "" {
 				if err != nil {
@@ -44,6 +46,7 @@ func TestSpecValidate(t *testing.T) {
 }
 
 func TestSpecDefaults(t *testing.T) {
+	t.Parallel()
 	var s Spec
 	if s.grace() != DefaultGrace || s.tailBytes() != DefaultTailBytes {
 		t.Errorf("zero Spec: grace %v, tail %d; want %v, %d", s.grace(), s.tailBytes(), DefaultGrace, DefaultTailBytes)
@@ -55,6 +58,7 @@ func TestSpecDefaults(t *testing.T) {
 }
 
 func TestSpecLabel(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("é", 70)
 	tests := []struct {
 		spec Spec

@@ -9,6 +9,7 @@ import (
 )
 
 func TestTailBuffer(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		max    int
@@ -30,6 +31,7 @@ func TestTailBuffer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			tb := newTailBuffer(tt.max)
 			for _, w := range tt.writes {
 				if n, err := tb.Write([]byte(w)); n != len(w) || err != nil {
@@ -46,6 +48,7 @@ func TestTailBuffer(t *testing.T) {
 // TestTailBufferMatchesNaive checks the ring against keeping everything and
 // slicing, for every split of the same output into writes.
 func TestTailBufferMatchesNaive(t *testing.T) {
+	t.Parallel()
 	var all bytes.Buffer
 	for i := range 40 {
 		fmt.Fprintf(&all, "line %d %s\n", i, strings.Repeat("x", i%7))
@@ -81,6 +84,7 @@ func naiveTail(data []byte, max int) []byte {
 }
 
 func TestTailBufferBytesIsACopy(t *testing.T) {
+	t.Parallel()
 	tb := newTailBuffer(4)
 	tb.Write([]byte("abc"))
 	got := tb.Bytes()
@@ -91,6 +95,7 @@ func TestTailBufferBytesIsACopy(t *testing.T) {
 }
 
 func TestTailBufferConcurrent(t *testing.T) {
+	t.Parallel()
 	tb := newTailBuffer(64)
 	var wg sync.WaitGroup
 	for range 4 {

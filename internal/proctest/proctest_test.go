@@ -11,12 +11,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/grit-run/grit/internal/poll"
 )
 
 // TestAwaitMatchesWholeWords: "claimed 1" is the start of "claimed 1
 // attempt 2" and not of "claimed 12", and lines printed before the call
 // count.
 func TestAwaitMatchesWholeWords(t *testing.T) {
+	t.Parallel()
 	p := Start(t, "sh", exec.Command("sh", "-c", "echo claimed 12; echo claimed 1 attempt 2; echo oops >&2; printf 'last'"))
 	if got := p.Await(t, "claimed 1", 10*time.Second); got != "claimed 1 attempt 2" {
 		t.Errorf("Await(claimed 1) = %q, want %q", got, "claimed 1 attempt 2")
@@ -32,6 +35,7 @@ func TestAwaitMatchesWholeWords(t *testing.T) {
 // TestSignalReachesTheGroup: a signal to a Proc reaches the processes it
 // started.
 func TestSignalReachesTheGroup(t *testing.T) {
+	t.Parallel()
 	p := Start(t, "sh", exec.Command("sh", "-c", "sleep 60 & echo started $!; wait"))
 	child, err := strconv.Atoi(strings.TrimPrefix(p.Await(t, "started", 10*time.Second), "started "))
 	if err != nil {
@@ -43,11 +47,7 @@ func TestSignalReachesTheGroup(t *testing.T) {
 	if err := p.Wait(t, 10*time.Second); err == nil {
 		t.Error("killed, it exited 0")
 	}
-	for deadline := time.Now().Add(10 * time.Second); running(child); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("its child %d outlived the kill", child)
-		}
-	}
+	poll.Until(t, 10*time.Second, fmt.Sprintf("its child %d to die with it", child), func() bool { return !running(child) })
 }
 
 // running tells whether process pid runs: it exists and is not a zombie

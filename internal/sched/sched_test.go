@@ -112,8 +112,10 @@ func endAll(t *testing.T, st store.Store, kind string, state task.State) int {
 // TestOneTaskPerSlotWhateverTheTickers: three tickers ticking the same
 // slots at once make one task per slot.
 func TestOneTaskPerSlotWhateverTheTickers(t *testing.T) {
+	t.Parallel()
 	for name, open := range bothStores {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			st := open(t)
 			t0 := base()
 			declared(t, st, t0, schedule.Schedule{Name: "s", Every: time.Second, Overlap: schedule.Allow})
@@ -148,8 +150,10 @@ func TestOneTaskPerSlotWhateverTheTickers(t *testing.T) {
 // runs the slots of the catch-up window once each and counts the others
 // missed.
 func TestCatchUpWithinTheWindowSkipsTheRest(t *testing.T) {
+	t.Parallel()
 	for name, open := range bothStores {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			st := open(t)
 			t0 := base()
 			declared(t, st, t0, schedule.Schedule{Name: "s", Every: 10 * time.Second, CatchUp: 2 * time.Minute})
@@ -180,8 +184,10 @@ func TestCatchUpWithinTheWindowSkipsTheRest(t *testing.T) {
 }
 
 func TestOverlapPolicies(t *testing.T) {
+	t.Parallel()
 	for name, open := range bothStores {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			for _, c := range []struct {
 				overlap schedule.Overlap
 				// the slots (of 10s, 20s, 30s) with tasks while the first is
@@ -194,6 +200,7 @@ func TestOverlapPolicies(t *testing.T) {
 				{schedule.Allow, []int{10, 20, 30}, []int{10, 20, 30}, 0},
 			} {
 				t.Run(string(c.overlap), func(t *testing.T) {
+					t.Parallel()
 					st := open(t)
 					t0 := base()
 					kind := "k-" + string(c.overlap)
@@ -237,8 +244,10 @@ func wantSlots(t *testing.T, st store.Store, kind string, t0 time.Time, secs []i
 // TestPausesItselfAfterFailedSlots: PauseAfter failed slots in a row pause
 // the schedule with an alert; resumed, it counts its failures anew.
 func TestPausesItselfAfterFailedSlots(t *testing.T) {
+	t.Parallel()
 	for name, open := range bothStores {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			st := open(t)
 			t0 := base()
 			declared(t, st, t0, schedule.Schedule{Name: "s", Every: 10 * time.Second, PauseAfter: 2})
@@ -288,8 +297,10 @@ func TestPausesItselfAfterFailedSlots(t *testing.T) {
 }
 
 func TestTriggerBackfillPauseDeclare(t *testing.T) {
+	t.Parallel()
 	for name, open := range bothStores {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			st := open(t)
 			t0 := base()
 			s := schedule.Schedule{Name: "s", Every: time.Minute, Task: schedule.Task{Kind: "tick"}}
@@ -339,12 +350,14 @@ func TestTriggerBackfillPauseDeclare(t *testing.T) {
 // TestDaylightSavingThroughTheStore: a daily schedule in New York, ticked
 // every ten minutes through both changes of 2026, has one task a day.
 func TestDaylightSavingThroughTheStore(t *testing.T) {
+	t.Parallel()
 	ny, err := time.LoadLocation("America/New_York")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, open := range bothStores {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			st := open(t)
 			k := &Ticker{Store: st}
 			for _, c := range []struct {

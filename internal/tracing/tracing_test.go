@@ -13,6 +13,7 @@ import (
 // TestTraceparentRoundTrip: what Format writes, Parse reads; anything
 // else reads as no span.
 func TestTraceparentRoundTrip(t *testing.T) {
+	t.Parallel()
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	sc := Parse(tp)
 	if !sc.IsValid() || !sc.IsRemote() || sc.SpanID().String() != "00f067aa0ba902b7" || !sc.IsSampled() {
@@ -37,6 +38,7 @@ func TestTraceparentRoundTrip(t *testing.T) {
 // TestSubmitTracesTheWholeRun: a run's tasks all carry its span's
 // context, so the attempts of the run are one trace.
 func TestSubmitTracesTheWholeRun(t *testing.T) {
+	t.Parallel()
 	exp := tracetest.NewInMemoryExporter()
 	x := New(sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp)))
 	r := task.NewRun{Name: "nightly", Tasks: []task.NewTask{{Name: "a", Kind: "exec"}, {Name: "b", Kind: "exec", Needs: []string{"a"}}}}

@@ -6,6 +6,7 @@ import (
 )
 
 func TestFromBuild(t *testing.T) {
+	t.Parallel()
 	const rev = "55bdfa8c1234567890abcdef1234567890abcdef"
 	vcs := func(modified string) []debug.BuildSetting {
 		return []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: rev},
@@ -33,6 +34,7 @@ func TestFromBuild(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			i := FromBuild(tt.bi)
 			if i.Version != tt.version || i.Revision != tt.revision || i.Modified != tt.modified || i.String() != tt.str {
 				t.Errorf("got %+v (%s), want version %s, revision %q, modified %v (%s)", i, i, tt.version, tt.revision, tt.modified, tt.str)

@@ -25,6 +25,7 @@ func withRetryInfo(t *testing.T, code codes.Code, delay *durationpb.Duration) er
 }
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	plain := errors.New("disk full")
 	tests := []struct {
 		name      string
@@ -61,6 +62,7 @@ func TestClassify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got := Classify(tt.err)
 			if tt.wantNil {
 				if got != nil {
@@ -89,6 +91,7 @@ func TestClassify(t *testing.T) {
 }
 
 func TestClassifyKeepsStatus(t *testing.T) {
+	t.Parallel()
 	orig := withRetryInfo(t, codes.Unavailable, durationpb.New(2*time.Second))
 	for _, err := range []error{Classify(orig), Classify(fmt.Errorf("call: %w", orig))} {
 		s, ok := status.FromError(err)
@@ -106,6 +109,7 @@ func TestClassifyKeepsStatus(t *testing.T) {
 }
 
 func TestClassifyCanceled(t *testing.T) {
+	t.Parallel()
 	err := Classify(status.Error(codes.Canceled, "client went away"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatal("a CANCELED status does not match context.Canceled")
@@ -122,6 +126,7 @@ func TestClassifyCanceled(t *testing.T) {
 }
 
 func TestClassifyOriginalStatusByAs(t *testing.T) {
+	t.Parallel()
 	orig := status.New(codes.Unavailable, "down")
 	var gs interface{ GRPCStatus() *status.Status }
 	if !errors.As(Classify(orig.Err()), &gs) {

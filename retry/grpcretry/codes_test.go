@@ -9,6 +9,7 @@ import (
 )
 
 func TestCodeTables(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		code                 codes.Code
 		retryable, permanent bool
@@ -35,6 +36,7 @@ func TestCodeTables(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.code.String(), func(t *testing.T) {
+			t.Parallel()
 			if got := Retryable(tt.code); got != tt.retryable {
 				t.Errorf("Retryable(%v) = %v, want %v", tt.code, got, tt.retryable)
 			}
@@ -52,6 +54,7 @@ func TestCodeTables(t *testing.T) {
 }
 
 func TestCodeListsAreCopies(t *testing.T) {
+	t.Parallel()
 	RetryableCodes()[0] = codes.OK
 	PermanentCodes()[0] = codes.OK
 	if RetryableCodes()[0] == codes.OK || PermanentCodes()[0] == codes.OK {
@@ -60,6 +63,7 @@ func TestCodeListsAreCopies(t *testing.T) {
 }
 
 func TestParseCode(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      string
 		want    codes.Code
@@ -83,6 +87,7 @@ func TestParseCode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
 			got, err := ParseCode(tt.in)
 			if tt.wantErr {
 				if err == nil {
@@ -101,6 +106,7 @@ func TestParseCode(t *testing.T) {
 }
 
 func TestParseCodeRoundTrip(t *testing.T) {
+	t.Parallel()
 	for c := range codes.Code(17) {
 		name, ok := codeName(c)
 		if !ok {

@@ -16,6 +16,7 @@ import (
 // error that reaches the engine unmarked, wrapped by the handler, is
 // transient exactly when Classify would have marked it so.
 func TestRetryInfersTheRetryableCodes(t *testing.T) {
+	t.Parallel()
 	for c := range codes.Code(20) {
 		if c == codes.Canceled {
 			continue // canceled is ClassCanceled, not transient; covered by Classify's tests

@@ -79,6 +79,7 @@ func fast() ServiceConfig {
 }
 
 func TestChannelRetries(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		cfg       ServiceConfig
@@ -101,6 +102,7 @@ func TestChannelRetries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			srv := startFlaky(t, tt.fails, tt.code)
 			err := check(t, srv.addr, tt.cfg)
 			if got := status.Code(err); got != tt.wantCode {
@@ -117,6 +119,7 @@ func TestChannelRetries(t *testing.T) {
 }
 
 func TestClientCancelIsCanceled(t *testing.T) {
+	t.Parallel()
 	srv := startFlaky(t, 0, codes.OK)
 	conn, err := grpc.NewClient("passthrough:///"+srv.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

@@ -25,6 +25,7 @@ func acceptedByGRPC(js string) error {
 }
 
 func TestDefaultJSON(t *testing.T) {
+	t.Parallel()
 	js, err := Default().JSON()
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +40,7 @@ func TestDefaultJSON(t *testing.T) {
 }
 
 func TestServiceConfigJSONValid(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		change func(*ServiceConfig)
@@ -60,6 +62,7 @@ func TestServiceConfigJSONValid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			c := Default()
 			tt.change(&c)
 			js, err := c.JSON()
@@ -82,6 +85,7 @@ func TestServiceConfigJSONValid(t *testing.T) {
 }
 
 func TestServiceConfigJSONInvalid(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		change func(*ServiceConfig)
@@ -109,6 +113,7 @@ func TestServiceConfigJSONInvalid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			c := Default()
 			c.Throttle = &Throttle{MaxTokens: 10, TokenRatio: 0.1} // not shared with other cases
 			tt.change(&c)
@@ -132,6 +137,7 @@ func TestServiceConfigJSONInvalid(t *testing.T) {
 }
 
 func TestServiceConfigJSONNamesEveryProblem(t *testing.T) {
+	t.Parallel()
 	_, err := ServiceConfig{}.JSON()
 	if err == nil {
 		t.Fatal("the zero ServiceConfig is valid")
@@ -144,6 +150,7 @@ func TestServiceConfigJSONNamesEveryProblem(t *testing.T) {
 }
 
 func TestFormatDuration(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   time.Duration
 		want string
@@ -164,6 +171,7 @@ func TestFormatDuration(t *testing.T) {
 }
 
 func TestThousandths(t *testing.T) {
+	t.Parallel()
 	for _, f := range []float64{0.1, 0.2, 0.3, 0.001, 0.999, 1, 12.345, 999.999, 0.7} {
 		if !thousandths(f) {
 			t.Errorf("thousandths(%v) = false", f)

@@ -33,6 +33,7 @@ func response(code int, retryAfter string) *http.Response {
 }
 
 func TestClassifyStatus(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		code       int
 		retryAfter string
@@ -80,6 +81,7 @@ func TestClassifyStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d %s", tt.code, tt.retryAfter), func(t *testing.T) {
+			t.Parallel()
 			got := Classify(response(tt.code, tt.retryAfter), nil, now)
 			if tt.wantNil {
 				if got != nil {
@@ -103,6 +105,7 @@ func TestClassifyStatus(t *testing.T) {
 }
 
 func TestClassifyNothing(t *testing.T) {
+	t.Parallel()
 	if err := Classify(nil, nil, now); err != nil {
 		t.Errorf("Classify(nil, nil) = %v, want nil", err)
 	}
@@ -115,6 +118,7 @@ func opError(errno syscall.Errno) error {
 }
 
 func TestClassifyTransport(t *testing.T) {
+	t.Parallel()
 	redirected := response(302, "")
 	tests := []struct {
 		name      string
@@ -142,6 +146,7 @@ func TestClassifyTransport(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got := Classify(tt.resp, tt.err, now)
 			if class, _ := retry.Classify(got); class != tt.wantClass {
 				t.Errorf("class = %v, want %v", class, tt.wantClass)

@@ -9,6 +9,7 @@ import (
 var now = time.Date(2025, 10, 21, 7, 28, 0, 0, time.UTC)
 
 func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in     string
 		want   time.Duration
@@ -46,6 +47,7 @@ func TestParseRetryAfter(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
+			t.Parallel()
 			got, ok := ParseRetryAfter(tt.in, now)
 			if got != tt.want || ok != tt.wantOK {
 				t.Errorf("ParseRetryAfter(%q) = %v, %v; want %v, %v", tt.in, got, ok, tt.want, tt.wantOK)
@@ -55,6 +57,7 @@ func TestParseRetryAfter(t *testing.T) {
 }
 
 func TestParseRetryAfterZeroNow(t *testing.T) {
+	t.Parallel()
 	date := time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)
 	got, ok := ParseRetryAfter(date, time.Time{})
 	if !ok || got <= 58*time.Minute || got > time.Hour {

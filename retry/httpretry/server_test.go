@@ -59,6 +59,7 @@ func statusServer(t *testing.T) *httptest.Server {
 }
 
 func TestClassifyRealResponses(t *testing.T) {
+	t.Parallel()
 	srv := statusServer(t)
 	date := url.QueryEscape(now.Add(90 * time.Second).Format(http.TimeFormat))
 	tests := []struct {
@@ -85,6 +86,7 @@ func TestClassifyRealResponses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
+			t.Parallel()
 			target := srv.URL + "/v1/send?" + tt.query
 			err := do(t, srv.Client(), http.MethodPost, target)
 			if tt.wantNil {
@@ -105,6 +107,7 @@ func TestClassifyRealResponses(t *testing.T) {
 }
 
 func TestClassifyLeavesBodyUnread(t *testing.T) {
+	t.Parallel()
 	srv := statusServer(t)
 	resp, err := srv.Client().Get(srv.URL + "/?code=503")
 	if err != nil {
@@ -122,7 +125,9 @@ func TestClassifyLeavesBodyUnread(t *testing.T) {
 }
 
 func TestClassifyRealTransportErrors(t *testing.T) {
+	t.Parallel()
 	t.Run("connection refused", func(t *testing.T) {
+		t.Parallel()
 		lis, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -133,6 +138,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 		wantClass(t, err, retry.ClassTransient)
 	})
 	t.Run("EOF", func(t *testing.T) {
+		t.Parallel()
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			conn, _, err := http.NewResponseController(w).Hijack()
 			if err == nil {
@@ -143,6 +149,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 		wantClass(t, do(t, srv.Client(), http.MethodPost, srv.URL), retry.ClassTransient)
 	})
 	t.Run("connection reset", func(t *testing.T) {
+		t.Parallel()
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			conn, _, err := http.NewResponseController(w).Hijack()
 			if err != nil {
@@ -157,6 +164,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 		wantClass(t, do(t, srv.Client(), http.MethodPost, srv.URL), retry.ClassTransient)
 	})
 	t.Run("client timeout", func(t *testing.T) {
+		t.Parallel()
 		srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 			<-r.Context().Done() // until the client gives up
 		}))
@@ -165,12 +173,14 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 		wantClass(t, do(t, client, http.MethodGet, srv.URL), retry.ClassTransient)
 	})
 	t.Run("canceled", func(t *testing.T) {
+		t.Parallel()
 		srv := statusServer(t)
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		wantClass(t, doCtx(t, ctx, srv.Client(), http.MethodGet, srv.URL), retry.ClassCanceled)
 	})
 	t.Run("unknown certificate authority", func(t *testing.T) {
+		t.Parallel()
 		srv := httptest.NewUnstartedServer(http.NotFoundHandler())
 		srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the failed handshake is expected
 		srv.StartTLS()
@@ -182,6 +192,7 @@ func TestClassifyRealTransportErrors(t *testing.T) {
 		}
 	})
 	t.Run("too many redirects", func(t *testing.T) {
+		t.Parallel()
 		var srv *httptest.Server
 		srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, srv.URL+"/again", http.StatusFound)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestStatusErrorMessage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		err  StatusError
@@ -24,6 +25,7 @@ func TestStatusErrorMessage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := tt.err.Error(); got != tt.want {
 				t.Errorf("Error() = %q, want %q", got, tt.want)
 			}
@@ -32,6 +34,7 @@ func TestStatusErrorMessage(t *testing.T) {
 }
 
 func TestNewStatusError(t *testing.T) {
+	t.Parallel()
 	u, err := url.Parse("https://bob:secret@api.example/v1/tasks?page=2")
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +55,7 @@ func TestNewStatusError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := newStatusError(tt.resp); *got != tt.want {
 				t.Errorf("newStatusError = %+v, want %+v", *got, tt.want)
 			}

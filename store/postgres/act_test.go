@@ -10,6 +10,7 @@ import (
 // TestActSaysTheState: an action on a task in a state it does not apply
 // to says which state that is.
 func TestActSaysTheState(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ts, err := s.Enqueue(t.Context(), []task.NewTask{{Kind: "k"}})
 	if err != nil {

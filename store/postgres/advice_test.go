@@ -11,6 +11,7 @@ import (
 // clean its tasks table, on the server (a setting this test cannot change,
 // so it expects what the server has) or on the table.
 func TestAdviceWhenAutovacuumIsOff(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	s, err := postgres.Open(t.Context(), withSchema(schema))
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 // bytes (pg_notify refuses a longer name), valid UTF-8, and the channels
 // of two long schemas that share a prefix differ.
 func TestChannelNamesFitPgNotify(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("s", 63)
 	other := strings.Repeat("s", 62) + "t"
 	accented := strings.Repeat("é", 31) // 62 bytes

@@ -16,6 +16,7 @@ import (
 // advance lost too; and the claim's relaxed commit must
 // not outlive its transaction on the pooled connection.
 func TestClaimLostInACrashIsFenced(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	s, err := postgres.OpenConfig(bounded(t), postgres.Config{DSN: testDSN(), Schema: schema, MaxConns: 1})
 	if err != nil {

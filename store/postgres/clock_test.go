@@ -14,6 +14,7 @@ import (
 // produce twice), and lie between two readings of the database's clock
 // taken around the call.
 func TestTimesComeFromTheDatabaseClock(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ctx := bounded(t)
 	dbNow := func() time.Time {

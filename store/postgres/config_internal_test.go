@@ -9,6 +9,7 @@ import (
 // DefaultConnectTimeout unless the DSN sets connect_timeout, in either
 // form of DSN.
 func TestConnectTimeout(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		dsn  string
 		want time.Duration

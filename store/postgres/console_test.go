@@ -65,6 +65,7 @@ func fillConsole(t testing.TB, ctx context.Context, schema string, n int) {
 // statistics autovacuum keeps: they are checked once the tables are
 // analyzed.
 func TestConsoleReadsUseIndexes(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	s := openIn(t, schema)
 	ctx := bounded(t)
@@ -219,6 +220,7 @@ func BenchmarkConsoleMillion(b *testing.B) {
 // TestAuditIsAppendOnly: the audit table refuses to change or lose an
 // entry, whoever asks: an entry read is an entry written.
 func TestAuditIsAppendOnly(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	s := openIn(t, schema)
 	ctx := bounded(t)

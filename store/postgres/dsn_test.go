@@ -9,6 +9,7 @@ import (
 )
 
 func TestBadDSNSaysWhatToWrite(t *testing.T) {
+	t.Parallel()
 	for _, dsn := range []string{
 		"",
 		"localhost:5432",
@@ -34,6 +35,7 @@ func TestBadDSNSaysWhatToWrite(t *testing.T) {
 }
 
 func TestParseDSN(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ dsn, schema string }{
 		{"postgres://u@h:5432/db", postgres.DefaultSchema},
 		{"postgresql://u@h/db?sslmode=disable&schema=jobs", "jobs"},
@@ -50,6 +52,7 @@ func TestParseDSN(t *testing.T) {
 // TestStoreOpenFindsTheDriver opens through store.Open with both schemes,
 // and gets a nil Store (not a nil *Store inside one) on failure.
 func TestStoreOpenFindsTheDriver(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	for _, dsn := range []string{withSchema(schema), "postgresql" + strings.TrimPrefix(withSchema(schema), "postgres")} {
 		s, err := store.Open(t.Context(), dsn)
@@ -71,6 +74,7 @@ func TestStoreOpenFindsTheDriver(t *testing.T) {
 // with JIT, which took 50–100 ms for statements that run in one over a large
 // table the statistics did not yet cover; jit=on in the DSN turns it back on.
 func TestNoJITUnlessAsked(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	// jit_above_cost=0: every statement is costly enough to compile.
 	for _, c := range []struct{ params, want string }{

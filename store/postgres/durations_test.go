@@ -20,6 +20,7 @@ import (
 // (2,000, of which it reads 200), before and after the table is analyzed:
 // it never scans the tasks.
 func TestSuccessDurationsFindsSuccessesByIndex(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	s := openIn(t, schema)
 	ctx := bounded(t)

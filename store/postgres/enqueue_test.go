@@ -12,6 +12,7 @@ import (
 // TestBulkEnqueueReturnsTheStoredTasks: a batch large enough to go by COPY
 // returns, field for field, the tasks the database then reads back.
 func TestBulkEnqueueReturnsTheStoredTasks(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ctx := bounded(t)
 	now, err := s.Now(ctx)

@@ -13,6 +13,7 @@ import (
 // transaction beside the caller's own write: nobody sees the task before
 // commit, everybody after.
 func TestEnqueueTxCommitsWithTheCallersWrites(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	s, other := openIn(t, schema), openIn(t, schema)
 	ctx := bounded(t)
@@ -47,6 +48,7 @@ func TestEnqueueTxCommitsWithTheCallersWrites(t *testing.T) {
 // TestEnqueueTxRollsBackWithTheCaller: a rolled back transaction leaves no
 // task, and its idempotency key free.
 func TestEnqueueTxRollsBackWithTheCaller(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ctx := bounded(t)
 	err := pgx.BeginFunc(ctx, s.Pool(), func(tx pgx.Tx) error {
@@ -70,6 +72,7 @@ func TestEnqueueTxRollsBackWithTheCaller(t *testing.T) {
 // TestEnqueueTxAsksForValidTasks checks the tasks before touching the
 // caller's transaction.
 func TestEnqueueTxAsksForValidTasks(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ctx := bounded(t)
 	tx, err := s.Pool().Begin(ctx)

@@ -31,6 +31,7 @@ func withParams(t *testing.T, dsn string, kv ...string) string {
 // TestOpenExistingCreatesNothing: without grit's schema, opening an
 // existing store fails with ErrNotExist and creates no schema.
 func TestOpenExistingCreatesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := bounded(t)
 	schema := newSchema(t) // named, dropped at the end, not created
 	_, err := store.OpenExisting(ctx, withSchema(schema))
@@ -50,6 +51,7 @@ func TestOpenExistingCreatesNothing(t *testing.T) {
 }
 
 func TestOpenUnreachable(t *testing.T) {
+	t.Parallel()
 	for _, open := range []func(string) error{
 		func(dsn string) error { _, err := postgres.Open(bounded(t), dsn); return err },
 		func(dsn string) error { _, err := postgres.OpenExisting(bounded(t), dsn); return err },
@@ -64,6 +66,7 @@ func TestOpenUnreachable(t *testing.T) {
 // read-only session and a role that may only SELECT, where opening it to
 // migrate fails.
 func TestOpenExistingReadOnly(t *testing.T) {
+	t.Parallel()
 	ctx := bounded(t)
 	schema := newSchema(t)
 	s := openIn(t, schema)
@@ -95,6 +98,8 @@ func TestOpenExistingReadOnly(t *testing.T) {
 	selectOnly := u.String()
 	for name, dsn := range map[string]string{"read-only session": readOnly, "SELECT-only role": selectOnly} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := bounded(t) // its own: a parallel subtest may wait long for its turn
 			if s, err := postgres.Open(ctx, dsn); err == nil {
 				s.Close()
 				t.Errorf("open to migrate succeeded: the session is not read-only")
@@ -118,6 +123,7 @@ func TestOpenExistingReadOnly(t *testing.T) {
 // TestOpenExistingChecksTheSchema: a schema that lacks a migration, or
 // has one this grit does not know, is refused and left as it is.
 func TestOpenExistingChecksTheSchema(t *testing.T) {
+	t.Parallel()
 	ctx := bounded(t)
 	schema := newSchema(t)
 	openIn(t, schema)

@@ -16,6 +16,7 @@ import (
 // of a task outside any run and of a run's task: the batch cannot take the
 // one-statement path, and the run's dependent must still move.
 func TestPlainSuccessesBesideARunTask(t *testing.T) {
+	t.Parallel()
 	s, ctx := openTest(t), bounded(t)
 	run, err := s.SubmitRun(ctx, task.NewRun{Name: "r", Tasks: []task.NewTask{
 		{Name: "a", Kind: "k"}, {Name: "b", Kind: "k", Needs: []string{"a"}},
@@ -59,6 +60,7 @@ func TestPlainSuccessesBesideARunTask(t *testing.T) {
 // runs, the item whose lease was lost is rejected and writes nothing; the
 // others apply.
 func TestPlainSuccessesWithAStaleToken(t *testing.T) {
+	t.Parallel()
 	s, ctx := openTest(t), bounded(t)
 	enqueueN(t, s, 3)
 	got, err := s.Claim(ctx, store.ClaimRequest{Worker: "w", Limit: 3, Lease: time.Minute})

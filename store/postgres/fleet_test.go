@@ -15,6 +15,7 @@ import (
 // own pool, claiming from one schema at once: SKIP LOCKED must hand each
 // task to exactly one of them.
 func TestTwoStoresClaimEachTaskOnce(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	a, b := openIn(t, schema), openIn(t, schema)
 	const n = 2000
@@ -72,6 +73,7 @@ func claimAll(ctx context.Context, s store.Store, worker string, limit int, clai
 // transaction sees every other task ended, and its fan-in task must be
 // released exactly when its last need succeeds.
 func TestConcurrentFinishesEndTheRunOnce(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	ctx := bounded(t)
 	const n = 64
@@ -116,6 +118,7 @@ func TestConcurrentFinishesEndTheRunOnce(t *testing.T) {
 // TestConcurrentLastTasksEndTheRun ends the last two tasks of many runs
 // at once, from two stores: each run must end, whichever commits last.
 func TestConcurrentLastTasksEndTheRun(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	a, b := openIn(t, schema), openIn(t, schema)
 	ctx := bounded(t)

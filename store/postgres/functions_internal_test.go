@@ -17,6 +17,7 @@ func sqlCode(s string) string {
 }
 
 func TestSQLCode(t *testing.T) {
+	t.Parallel()
 	got := sqlCode("-- CREATE FUNCTION a\nCREATE FUNCTION b () AS $$\nCREATE FUNCTION c\n$$; -- d\nSELECT 1;")
 	if want := "\nCREATE FUNCTION b () AS $$; \nSELECT 1;"; got != want {
 		t.Errorf("sqlCode: %q, want %q", got, want)
@@ -28,6 +29,7 @@ func TestSQLCode(t *testing.T) {
 // functions/, which is written after them, so a migration must not call
 // one either: a new store has none while its migrations run.
 func TestMigrationsHoldNoFunctions(t *testing.T) {
+	t.Parallel()
 	ms, err := migrations()
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +61,7 @@ func TestMigrationsHoldNoFunctions(t *testing.T) {
 // trigger that calls it) and nothing else, and no function is created by
 // two files.
 func TestFunctionFilesDefineTheirFunction(t *testing.T) {
+	t.Parallel()
 	fns, err := functions()
 	if err != nil {
 		t.Fatal(err)

@@ -136,6 +136,7 @@ func TestFunctionsWrittenOnce(t *testing.T) {
 // open all along, as a worker of the other grit is, then claims through
 // them.
 func TestFunctionsRewrittenWhenTheirTextDiffers(t *testing.T) {
+	t.Parallel()
 	ctx := bounded(t)
 	schema := newSchema(t)
 	s := openIn(t, schema)
@@ -177,6 +178,7 @@ func TestFunctionsRewrittenWhenTheirTextDiffers(t *testing.T) {
 // cannot change), and a trigger on one, are replaced by this grit's; a
 // function of another name in the schema is left alone.
 func TestFunctionsReplacedWhateverTheirSignature(t *testing.T) {
+	t.Parallel()
 	ctx := bounded(t)
 	schema := newSchema(t)
 	versions, err := postgres.Versions()
@@ -232,6 +234,7 @@ func TestFunctionsReplacedWhateverTheirSignature(t *testing.T) {
 // of grit's functions makes writing the functions fail, naming it, and the
 // migration change nothing, rather than drop the view with the function.
 func TestFunctionDependentStopsTheMigration(t *testing.T) {
+	t.Parallel()
 	ctx := bounded(t)
 	schema := newSchema(t)
 	openIn(t, schema)
@@ -260,6 +263,7 @@ func TestFunctionDependentStopsTheMigration(t *testing.T) {
 // TestNewerSchemaKeepsItsFunctions: a grit that refuses a schema migrated
 // by a newer grit leaves the newer grit's functions as they are.
 func TestNewerSchemaKeepsItsFunctions(t *testing.T) {
+	t.Parallel()
 	ctx := bounded(t)
 	schema := newSchema(t)
 	if err := postgres.Migrate(ctx, withSchema(schema)); err != nil {
@@ -290,6 +294,7 @@ func TestNewerSchemaKeepsItsFunctions(t *testing.T) {
 // after a numbered migration runs, even when their text is the same, so
 // that a trigger lost with its table (here dropped by hand) is back.
 func TestFunctionsWrittenAfterANewMigration(t *testing.T) {
+	t.Parallel()
 	ctx := bounded(t)
 	schema := newSchema(t)
 	versions, err := postgres.Versions()
@@ -316,6 +321,7 @@ func TestFunctionsWrittenAfterANewMigration(t *testing.T) {
 // the schema claims through the functions it had, without waiting for
 // the migration; once it commits, through the new ones.
 func TestClaimsGoOnWhileFunctionsAreWritten(t *testing.T) {
+	t.Parallel()
 	ctx := bounded(t)
 	schema := newSchema(t)
 	s := openIn(t, schema)

@@ -15,6 +15,7 @@ import (
 // after the migration's data step, the task's open attempt, and its finish
 // writes one row with the original start.
 func TestMigrationMovesOpenAttemptsToTheTaskRow(t *testing.T) {
+	t.Parallel()
 	s, ctx := openTest(t), bounded(t)
 	enqueueN(t, s, 1)
 	got, err := s.Claim(ctx, store.ClaimRequest{Worker: "w", Limit: 1, Lease: time.Minute})

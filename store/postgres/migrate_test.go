@@ -80,6 +80,7 @@ func TestConcurrentMigrations(t *testing.T) {
 // TestReopenKeepsData: opening a migrated schema again applies nothing and
 // loses nothing.
 func TestReopenKeepsData(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	ctx := bounded(t)
 	for range 3 {
@@ -100,6 +101,7 @@ func TestReopenKeepsData(t *testing.T) {
 }
 
 func TestRefusesNewerSchema(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	ctx := bounded(t)
 	if err := postgres.Migrate(ctx, withSchema(schema)); err != nil {

@@ -60,6 +60,7 @@ func explainingConn(t *testing.T, ctx context.Context) (conn *pgx.Conn, plans fu
 // never analyzed: no sequential scan, no hash or merge join. The plans are
 // read with auto_explain, which sends each as a notice.
 func TestHotPlansStayLookups(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	s := openIn(t, schema)
 	ctx := bounded(t)
@@ -119,6 +120,7 @@ func TestHotPlansStayLookups(t *testing.T) {
 // its run's due tasks through tasks_run, not by walking the claim index
 // past the store's other due tasks, 20,000 of them here, never analyzed.
 func TestRunClaimFindsTasksByRun(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	s := openIn(t, schema)
 	ctx := bounded(t)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	admin(t) // skip (or fail, in CI) once, not in every subtest
 	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t) },
 		// LISTEN/NOTIFY: a wake for work made due by any process.
@@ -23,4 +24,7 @@ func TestConformance(t *testing.T) {
 }
 
 // TestDeclared: the store states its contract to the compiler, in open.go.
-func TestDeclared(t *testing.T) { storetest.Declared(t, (*postgres.Store)(nil)) }
+func TestDeclared(t *testing.T) {
+	t.Parallel()
+	storetest.Declared(t, (*postgres.Store)(nil))
+}

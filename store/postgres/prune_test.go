@@ -22,6 +22,7 @@ import (
 // in a transaction that is rolled back, on a connection that sends its
 // plans.
 func TestPruneRoundUsesIndexes(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	openIn(t, schema)
 	ctx := bounded(t)
@@ -68,6 +69,7 @@ func TestPruneRoundUsesIndexes(t *testing.T) {
 // the second must then wait for the first to commit, and see the run
 // empty, rather than keep it too and leave it, empty, for ever.
 func TestPruneRoundsSharingARunLeaveItNotEmpty(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	s := openIn(t, schema)
 	ctx := bounded(t)

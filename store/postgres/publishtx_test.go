@@ -11,6 +11,7 @@ import (
 // the caller's transaction exist after its commit, and not after a
 // rollback (nor before the commit, to another store).
 func TestPublishTxCommitsOrRollsBackWithTheCaller(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	s, other := openIn(t, schema), openIn(t, schema)
 	ctx := bounded(t)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestPlacedPutsRowsInClaimOrder(t *testing.T) {
+	t.Parallel()
 	ts := []task.Task{{ID: 30}, {ID: 10}, {ID: 20}}
 	// Places may skip a number: a task due_tasks locked that the claim's
 	// UPDATE could not see is not among the rows.

@@ -17,6 +17,7 @@ import (
 // a task with every column set and one with every nullable column NULL
 // must come out the same.
 func TestTaskRowsReadAlikeInBothFormats(t *testing.T) {
+	t.Parallel()
 	ctx := bounded(t)
 	schema := newSchema(t)
 	fast, slow := openIn(t, schema), openSimple(t, schema)
@@ -109,6 +110,7 @@ func openSimple(t *testing.T, schema string) *postgres.Store {
 // TestClaimOrderInBothFormats: a claim's rows come unsorted, each with its
 // place; read from wire values or through Scan, they land in claim order.
 func TestClaimOrderInBothFormats(t *testing.T) {
+	t.Parallel()
 	ctx := bounded(t)
 	schema := newSchema(t)
 	for name, s := range map[string]*postgres.Store{"wire values": openIn(t, schema), "Scan": openSimple(t, schema)} {
@@ -144,6 +146,7 @@ func TestClaimOrderInBothFormats(t *testing.T) {
 // must return the rest in order and leave that task for the next one.
 // Every task is claimed exactly once.
 func TestClaimsWhileTasksArrive(t *testing.T) {
+	t.Parallel()
 	ctx := bounded(t)
 	schema := newSchema(t)
 	s, other := openIn(t, schema), openIn(t, schema)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestRetryingRetriesConflictsOnly(t *testing.T) {
+	t.Parallel()
 	conflict := &pgconn.PgError{Code: "40001", Message: "could not serialize access"}
 	deadlock := &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}
 	unique := &pgconn.PgError{Code: "23505", Message: "duplicate key"}

@@ -88,12 +88,14 @@ func insertOldRows(t *testing.T, ctx context.Context, schema string) oldRows {
 // rows read back through the Store, and the run's tasks are claimed and
 // finished until the run succeeds.
 func TestUpgradeFromEveryVersion(t *testing.T) {
+	t.Parallel()
 	versions, err := postgres.Versions()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range versions {
 		t.Run(fmt.Sprintf("from %04d", v), func(t *testing.T) {
+			t.Parallel()
 			ctx := bounded(t)
 			schema := newSchema(t)
 			if err := postgres.MigrateThrough(ctx, admin(t), schema, v, false); err != nil {

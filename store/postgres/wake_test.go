@@ -38,6 +38,7 @@ func drain(woken <-chan struct{}) {
 // through another Store, has its connection killed by the server, comes
 // back by itself (saying so), and hears the next Enqueue.
 func TestWakeSurvivesTerminatedConnection(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	listener, sender := openIn(t, schema), openIn(t, schema)
 	ctx := bounded(t)
@@ -71,6 +72,7 @@ func TestWakeSurvivesTerminatedConnection(t *testing.T) {
 // dependent released by a success and a replayed dead letter each wake the
 // listener.
 func TestWakeHearsEveryKindOfDueWork(t *testing.T) {
+	t.Parallel()
 	schema := newSchema(t)
 	listener, s := openIn(t, schema), openIn(t, schema)
 	ctx := bounded(t)
@@ -111,6 +113,7 @@ func TestWakeHearsEveryKindOfDueWork(t *testing.T) {
 
 // TestWakeEndsWithTheStore: Close closes the channel.
 func TestWakeEndsWithTheStore(t *testing.T) {
+	t.Parallel()
 	s := openTest(t)
 	woken, err := s.Wake(bounded(t))
 	if err != nil {
@@ -136,6 +139,7 @@ func stateOf(s string) task.State { return task.State(s) }
 // store allows (54), enqueues wake a listener and a running task's
 // cancel reaches WatchCancels: the channels' names fit pg_notify.
 func TestLongSchemaNotifies(t *testing.T) {
+	t.Parallel()
 	schema := pgtest.NewSchema(t)
 	long := schema + strings.Repeat("x", 54-len(schema)) // the longest a schema may be
 	t.Cleanup(func() {

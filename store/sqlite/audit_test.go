@@ -11,6 +11,7 @@ import (
 // TestAuditIsAppendOnly: the audit table refuses to change or lose an
 // entry, whoever asks: an entry read is an entry written.
 func TestAuditIsAppendOnly(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "grit.db"))
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseDSN(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ dsn, want string }{
 		{"sqlite:grit.db", "grit.db"},
 		{"sqlite:path/to/grit.db", "path/to/grit.db"},
@@ -27,6 +28,7 @@ func TestParseDSN(t *testing.T) {
 }
 
 func TestBadDSNSaysWhatToWrite(t *testing.T) {
+	t.Parallel()
 	for _, dsn := range []string{"", "sqlite:", "postgres://localhost/grit", "sqlite::memory:", "sqlite:grit.db?mode=ro"} {
 		_, err := sqlite.Open(t.Context(), dsn)
 		if err == nil {

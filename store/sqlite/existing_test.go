@@ -17,6 +17,7 @@ import (
 // TestOpenExistingCreatesNothing: where there is no grit store, opening an
 // existing one fails with ErrNotExist and leaves the disk as it was.
 func TestOpenExistingCreatesNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	notDB := filepath.Join(dir, "notes.txt")
 	os.WriteFile(notDB, []byte("not a database, but long enough to have a header's worth of bytes in it"), 0o644)
@@ -65,6 +66,7 @@ func snapshot(t *testing.T, dir string) string {
 // TestOpenExistingChecksTheSchema: a store with migrations missing or
 // beyond this driver's is refused, saying what to do, and not migrated.
 func TestOpenExistingChecksTheSchema(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "grit.db")
 	s, err := sqlite.Open(t.Context(), "sqlite:"+path)
 	if err != nil {

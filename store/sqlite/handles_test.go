@@ -16,6 +16,7 @@ import (
 // at all (a write that met the lock would fail at once, "database is
 // locked"), hundreds of concurrent enqueues through both all succeed.
 func TestHandlesInOneProcessTakeTurns(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "grit.db")
 	open := func() *sqlite.Store {
 		st, err := sqlite.OpenConfig(t.Context(), sqlite.Config{Path: path, BusyTimeout: time.Microsecond})

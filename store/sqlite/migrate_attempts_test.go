@@ -18,6 +18,7 @@ import (
 // plain success or otherwise; a task a rescue took over still has only
 // its interrupted attempt, and finished tasks keep their rows.
 func TestUpgradeMovesOpenAttemptsToTheTaskRow(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "grit.db")
 	ctx := t.Context()
 	db, err := sql.Open("sqlite", path)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestMigrationsAreIdempotentOnReopen(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "grit.db")
 	for range 3 {
 		s, err := OpenConfig(t.Context(), Config{Path: path})
@@ -38,6 +39,7 @@ func TestMigrationsAreIdempotentOnReopen(t *testing.T) {
 }
 
 func TestConcurrentOpensMigrateOnce(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "grit.db")
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
@@ -59,6 +61,7 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 }
 
 func TestRefusesNewerSchema(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "grit.db")
 	s, err := OpenConfig(t.Context(), Config{Path: path})
 	if err != nil {
@@ -81,6 +84,7 @@ func TestRefusesNewerSchema(t *testing.T) {
 }
 
 func TestDurablePragmas(t *testing.T) {
+	t.Parallel()
 	s, err := OpenConfig(t.Context(), Config{Path: filepath.Join(t.TempDir(), "grit.db")})
 	if err != nil {
 		t.Fatal(err)

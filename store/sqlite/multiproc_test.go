@@ -46,6 +46,7 @@ func claimAll(ctx context.Context, s store.Store, worker string, ids func(int64)
 }
 
 func TestTwoStoresOnOneFileNeverShareATask(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "grit.db")
 	a, b := openPath(t, path), openPath(t, path)
 	const n = 500

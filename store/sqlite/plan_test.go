@@ -15,6 +15,7 @@ import (
 // TestPlansUseIndexes guards the hot statements against plans that scan or
 // sort a whole backlog.
 func TestPlansUseIndexes(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "grit.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +61,7 @@ func TestPlansUseIndexes(t *testing.T) {
 // the next kind, then the next name of a kind, one column at a time,
 // reads each one's window, and reads attempts_ended.
 func TestConsolePlansUseIndexes(t *testing.T) {
+	t.Parallel()
 	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "grit.db"))
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,7 @@ func openTemp(t testing.TB) *sqlite.Store {
 var paths sync.Map
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t) },
 		storetest.WakesAcrossHandles(func(t *testing.T, s store.Store) store.Store {
 			path, ok := paths.Load(s)
@@ -48,4 +49,7 @@ func TestConformance(t *testing.T) {
 }
 
 // TestDeclared: the store states its contract to the compiler, in open.go.
-func TestDeclared(t *testing.T) { storetest.Declared(t, (*sqlite.Store)(nil)) }
+func TestDeclared(t *testing.T) {
+	t.Parallel()
+	storetest.Declared(t, (*sqlite.Store)(nil))
+}

@@ -60,12 +60,14 @@ func insertOldRows(t *testing.T, ctx context.Context, db *sql.DB, version int) {
 // back through the Store, and the run's tasks are claimed and finished
 // until the run succeeds.
 func TestUpgradeFromEveryVersion(t *testing.T) {
+	t.Parallel()
 	ms, err := migrations()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range ms {
 		t.Run(fmt.Sprintf("from %04d", m.Version), func(t *testing.T) {
+			t.Parallel()
 			ctx := t.Context()
 			path := filepath.Join(t.TempDir(), "grit.db")
 			db, err := sql.Open("sqlite", path)

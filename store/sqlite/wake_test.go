@@ -34,6 +34,7 @@ func wake(t *testing.T, ctx context.Context, s *sqlite.Store) <-chan struct{} {
 // wakes the waiter before that Enqueue returns, with no watcher to tell it
 // (its interval is an hour here): the handles share the wake in process.
 func TestWakeOnAnotherHandleInProcess(t *testing.T) {
+	t.Parallel()
 	defer sqlite.SetWatchInterval(time.Hour)()
 	dir, link := t.TempDir(), filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(dir, link); err != nil {
@@ -63,6 +64,7 @@ func TestWakeOnAnotherHandleInProcess(t *testing.T) {
 // TestWakeClosesWithCloseAndCtx: the channel is closed when the Store
 // closes, and the watcher stops once no one waits.
 func TestWakeClosesWithCloseAndCtx(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "grit.db")
 	a, err := sqlite.Open(t.Context(), path)
 	if err != nil {

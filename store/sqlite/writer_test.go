@@ -3,12 +3,14 @@ package sqlite
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -25,6 +27,7 @@ func openTest(t *testing.T, cfg Config) *Store {
 }
 
 func TestFailingRequestDoesNotFailItsBatch(t *testing.T) {
+	t.Parallel()
 	// A window long enough that the requests share a transaction.
 	s := openTest(t, Config{BatchWindow: 50 * time.Millisecond})
 	boom := errors.New("boom")
@@ -59,6 +62,7 @@ func TestFailingRequestDoesNotFailItsBatch(t *testing.T) {
 }
 
 func TestConcurrentWritesAllLand(t *testing.T) {
+	t.Parallel()
 	s := openTest(t, Config{})
 	var wg sync.WaitGroup
 	const writers = 64
@@ -78,6 +82,7 @@ func TestConcurrentWritesAllLand(t *testing.T) {
 }
 
 func TestCloseFailsQueuedRequests(t *testing.T) {
+	t.Parallel()
 	s := openTest(t, Config{})
 	started, release := make(chan struct{}), make(chan struct{})
 	go s.w.do(context.Background(), func(*wtx) error {
@@ -107,13 +112,7 @@ func TestCloseFailsQueuedRequests(t *testing.T) {
 // waitQueued waits until n requests wait in the writer's queue.
 func waitQueued(t *testing.T, w *writer, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(w.reqs) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d requests queued, want %d", len(w.reqs), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	poll.UntilSays(t, 10*time.Second, func() string { return fmt.Sprintf("%d requests queued, want %d", len(w.reqs), n) }, func() bool { return len(w.reqs) >= n })
 }
 
 func waitClosing(t *testing.T, w *writer) {
@@ -126,6 +125,7 @@ func waitClosing(t *testing.T, w *writer) {
 }
 
 func TestInjectedClockDrivesLeases(t *testing.T) {
+	t.Parallel()
 	var now atomic.Int64
 	now.Store(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro())
 	s := openTest(t, Config{Now: func() time.Time { return time.UnixMicro(now.Load()) }})
