@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit"
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/task"
 )
@@ -67,12 +68,13 @@ func ExampleClient_Redrive() {
 
 // waitRunEnd polls a run until it ends, for a few seconds at most.
 func waitRunEnd(ctx context.Context, c *grit.Client, id int64) task.State {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if r, err := c.Run(ctx, id); err == nil && r.State.Terminal() {
-			return r.State
+	state := task.State("still RUNNING")
+	poll.Wait(10*time.Second, func() bool {
+		r, err := c.Run(ctx, id)
+		if err == nil && r.State.Terminal() {
+			state = r.State
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return "still RUNNING"
+		return err == nil && r.State.Terminal()
+	})
+	return state
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/grit-run/grit/internal/poll"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
@@ -126,9 +127,7 @@ func testRefusedApart(t *testing.T, st store.Store, refuse func(kind, msg string
 		}
 		once.Do(func() {
 			close(release)
-			for deadline := time.Now().Add(10 * time.Second); len(e.finishes) < others+1 && time.Now().Before(deadline); {
-				time.Sleep(time.Millisecond)
-			}
+			poll.Wait(10*time.Second, func() bool { return len(e.finishes) >= others+1 })
 		})
 	}
 	if err := e.Start(context.Background()); err != nil {
