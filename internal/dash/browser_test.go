@@ -364,7 +364,7 @@ tasks:
 		chromedp.Navigate(base+"/machines"),
 		chromedp.WaitVisible(chromedp.CSS(`table.machines`)),
 		shot("machines"),
-		chromedp.Click(`//a[code[.="eu/2024:17"]]`),
+		clickLive(`//a[code[.="eu/2024:17"]]`),
 		chromedp.WaitVisible(chromedp.CSS(`.mstate`)),
 		chromedp.SendKeys(chromedp.CSS(`input[name=event]`), "refund"),
 		chromedp.SendKeys(chromedp.CSS(`input[name=payload]`), `{"amount": 42, "note": "<late>"}`),
@@ -508,6 +508,21 @@ func declareQuarantined(t *testing.T, dsn string) {
 	}
 	setAside(t, st, "import", "import.row", rows...)
 	setAside(t, st, "export", "", `{"note":"<b>no</b> account"}`, `customer "c-17": no account`)
+}
+
+// clickLive clicks sel on a page whose live refresh may replace it
+// between the moment it is found and the click: a node the refresh took
+// away is looked for again, up to five times.
+func clickLive(sel string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		var err error
+		for range 5 {
+			if _, err = chromedp.Click(sel)(ctx, tg); err == nil || !strings.Contains(err.Error(), "Could not find node") {
+				return chromedp.Void{}, err
+			}
+		}
+		return chromedp.Void{}, err
+	}
 }
 
 func must(t *testing.T, err error) {

@@ -66,18 +66,21 @@ func TestExecOutputAndExitAreRecorded(t *testing.T) {
 }
 
 // TestExecTimeoutKillsTheGroup runs a task that ignores SIGTERM and forks a
-// grandchild: both must be gone within timeout + grace + 1s.
+// grandchild: both must be gone within timeout + grace + 1s. The timeout
+// leaves the shell time to set its trap on a busy machine: a SIGTERM
+// before the trap is set would end it, and test nothing.
 func TestExecTimeoutKillsTheGroup(t *testing.T) {
 	t.Parallel()
 	st := newStore(t)
 	start(t, testConfig(st))
 	dir := t.TempDir()
 	script := `trap '' TERM; sleep 1000 & echo $! > grandchild; echo $$ > child; sleep 1000`
-	tk := enqueue(t, st, task.NewTask{Kind: task.KindExec, Policy: "never", Timeout: 300 * time.Millisecond, Grace: 300 * time.Millisecond,
+	const timeout, grace = 3 * time.Second, 300 * time.Millisecond
+	tk := enqueue(t, st, task.NewTask{Kind: task.KindExec, Policy: "never", Timeout: timeout, Grace: grace,
 		Args: execArgs(t, task.Exec{Shell: script, Dir: dir})})
 	begin := time.Now()
 	done := waitState(t, st, tk.ID, task.Failed)
-	if took := time.Since(begin); took > 300*time.Millisecond+300*time.Millisecond+time.Second+500*time.Millisecond {
+	if took := time.Since(begin); took > timeout+grace+time.Second+500*time.Millisecond {
 		t.Errorf("the hung task took %v to be cut off", took)
 	}
 	a := attempts(t, st, tk.ID)[0]
