@@ -195,7 +195,7 @@ func TestWebhookGivesUp(t *testing.T) {
 	t.Parallel()
 	r := newReceiver(t, slicesRepeat(http.StatusBadGateway, 1000)...)
 	logs, log := newLog()
-	a := newAlerter(Alerting{AlertWebhook: r.URL}, log, nil, func(w *webhook) { quick(w); w.giveUp = 100 * time.Millisecond })
+	a := newAlerter(Alerting{AlertWebhook: r.URL}, log, nil, func(w *webhook) { quick(w); w.giveUp = time.Second })
 	a.Send(Opened("payments", time.Now(), time.Now()))
 	logs.wait(t, "alert not delivered", "giving up: out of time", "502 Bad Gateway")
 	stop(t, a)
