@@ -32,6 +32,15 @@ func bounded(t testing.TB) context.Context {
 	return ctx
 }
 
+// boundedCall runs f with a context that ends with the test or after
+// testTimeout: for the calls of a test that makes thousands, each bounded,
+// where one bound over them all would be a bound on the machine's speed.
+func boundedCall(t testing.TB, f func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	defer cancel()
+	return f(ctx)
+}
+
 func enqueueN(t testing.TB, s store.Store, n int) {
 	t.Helper()
 	for start := 0; start < n; start += 1000 {

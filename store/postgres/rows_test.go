@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"context"
 	"net/url"
 	"reflect"
 	"testing"
@@ -147,7 +148,6 @@ func TestClaimOrderInBothFormats(t *testing.T) {
 // Every task is claimed exactly once.
 func TestClaimsWhileTasksArrive(t *testing.T) {
 	t.Parallel()
-	ctx := bounded(t)
 	schema := newSchema(t)
 	s, other := openIn(t, schema), openIn(t, schema)
 	const backlog, urgent = 4000, 2000
@@ -155,7 +155,10 @@ func TestClaimsWhileTasksArrive(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		for range urgent {
-			if _, err := other.Enqueue(ctx, []task.NewTask{{Kind: "k", Priority: 1}}); err != nil {
+			if err := boundedCall(t, func(ctx context.Context) error {
+				_, err := other.Enqueue(ctx, []task.NewTask{{Kind: "k", Priority: 1}})
+				return err
+			}); err != nil {
 				done <- err
 				return
 			}
@@ -165,7 +168,11 @@ func TestClaimsWhileTasksArrive(t *testing.T) {
 	seen := map[int64]bool{}
 	enqueued := false
 	for len(seen) < backlog+urgent {
-		got, err := s.Claim(ctx, store.ClaimRequest{Worker: "w", Limit: 2})
+		var got []task.Task
+		err := boundedCall(t, func(ctx context.Context) (err error) {
+			got, err = s.Claim(ctx, store.ClaimRequest{Worker: "w", Limit: 2})
+			return err
+		})
 		if err != nil {
 			t.Fatalf("claim after %d tasks: %v", len(seen), err)
 		}
