@@ -28,18 +28,19 @@ func ExampleClient_Redrive() {
 	defer c.Close()
 
 	var broken atomic.Bool
+	var loads atomic.Int32
 	broken.Store(true)
 	grit.Handle(c, "extract", func(ctx context.Context, _ any) error {
 		fmt.Println("extract")
 		return nil
 	}, grit.HandlerConfig{})
 	grit.Handle(c, "load", func(ctx context.Context, _ any) error {
+		loads.Add(1)
 		if broken.Load() {
 			fmt.Println("load: the warehouse refuses")
 			return retry.Permanent(errors.New("warehouse: table locked"))
 		}
-		fmt.Println("load")
-		return nil
+		return nil // its line is printed after the run: it may run before Redrive returns
 	}, grit.HandlerConfig{})
 
 	run, _ := c.SubmitRun(ctx, task.NewRun{Name: "nightly", Tasks: []task.NewTask{
@@ -57,13 +58,14 @@ func ExampleClient_Redrive() {
 	}
 	fmt.Println(r.Run.State, len(r.Tasks), "task")
 	fmt.Println(waitRunEnd(ctx, c, run.ID))
+	fmt.Println("load ran", loads.Load(), "times")
 	// Output:
 	// extract
 	// load: the warehouse refuses
 	// FAILED
 	// RUNNING 1 task
-	// load
 	// SUCCESS
+	// load ran 2 times
 }
 
 // waitRunEnd polls a run until it ends, for a few seconds at most.
