@@ -44,5 +44,10 @@ func (s *Store) writeVersioned(ctx context.Context, take func(*wtx) (sql.Result,
 		ok = true
 		return nil
 	})
-	return ok, err
+	if err != nil {
+		// do may return at ctx's end while the writer still runs fn: ok
+		// is not read then.
+		return false, err
+	}
+	return ok, nil
 }
