@@ -175,8 +175,13 @@ type ClaimRequest struct {
 	// its own run (grit run) leaves the store's other tasks to workers.
 	Run   int64
 	Limit int
-	Lease time.Duration
+	Lease time.Duration // 0: DefaultLease
 }
+
+// DefaultLease is how long a claim holds a task without a heartbeat: the
+// lease of a Claim, Heartbeat or Rescue that asks for none, and the
+// engine's and the API server's default (grit.DefaultLease).
+const DefaultLease = 15 * time.Second
 
 // Lease names one held task.
 type Lease struct {

@@ -1,12 +1,16 @@
 package gate
 
-import "time"
+import (
+	"time"
+
+	"github.com/grit-run/grit/store"
+)
 
 // The defaults both claimers share (the engine for Go workers, the API
 // server for remote ones), and the commands and the root's Config show.
 const (
 	// DefaultLease is how long a claim holds a task without a heartbeat.
-	DefaultLease = 15 * time.Second
+	DefaultLease = store.DefaultLease
 	// DefaultConcurrency is how many attempts a Go worker runs at once.
 	DefaultConcurrency = 10
 )

@@ -104,7 +104,7 @@ FROM $S.claim_run_tasks($1, $2, $3, $11, $4, $5, $6, $7, $8, $9, $10) t`
 
 // Claim takes up to req.Limit (at least 1) due tasks, highest priority
 // first, then earliest due, then oldest, and returns them in that order.
-// A zero req.Lease means DefaultLease. Claimers on other connections and
+// A zero req.Lease means store.DefaultLease. Claimers on other connections and
 // in other processes skip the rows this one has locked, so no task is
 // claimed twice and no claimer waits for another.
 func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task, error) {
@@ -113,7 +113,7 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task,
 	}
 	req.Limit = max(req.Limit, 1)
 	if req.Lease <= 0 {
-		req.Lease = DefaultLease
+		req.Lease = store.DefaultLease
 	}
 	q, args := claimSQL, []any{req.Worker, micros(req.Lease), req.Limit,
 		orNull(req.Queues), orNull(req.Kinds), orNull(req.SkipGroups), pgtype.Text{String: req.Group, Valid: req.Group != ""},

@@ -19,9 +19,6 @@ const (
 	// tables (tasks, runs, workers…) apart from the application's in a
 	// shared database.
 	DefaultSchema = "grit"
-	// DefaultLease is the lease of a Claim, Heartbeat or Rescue that asks
-	// for none.
-	DefaultLease = 30 * time.Second
 	// DefaultConnectTimeout bounds a connection attempt whose DSN sets no
 	// connect_timeout.
 	DefaultConnectTimeout = 10 * time.Second

@@ -33,13 +33,13 @@ SELECT id, lease_token FROM renewed`
 // still holds, records the worker as seen (registering it if it was not),
 // and returns the held leases it no longer holds. A lease the worker holds
 // but did not name is not renewed: nothing is working on it, so it should
-// expire and be rescued. A zero lease means DefaultLease.
+// expire and be rescued. A zero lease means store.DefaultLease.
 func (s *Store) Heartbeat(ctx context.Context, worker string, lease time.Duration, held []store.Lease) ([]store.Lease, error) {
 	if worker == "" {
 		return nil, fmt.Errorf("heartbeat: no worker: %w", task.ErrInvalid)
 	}
 	if lease <= 0 {
-		lease = DefaultLease
+		lease = store.DefaultLease
 	}
 	sorted := slices.Clone(held) // one lock order for every statement
 	slices.SortFunc(sorted, func(a, b store.Lease) int { return cmp.Compare(a.TaskID, b.TaskID) })
@@ -109,7 +109,7 @@ SELECT ` + taskColsOf + ` FROM t JOIN r ON r.id = t.id ORDER BY r.lease_expires,
 // Rescue takes over RUNNING tasks whose lease expired (or, with req.Owner,
 // every RUNNING task of that worker), oldest expiry first, up to req.Limit
 // (0: all). Each gets a new lease token held by req.Worker for req.Lease
-// (0: DefaultLease) and its open attempt is closed as INTERRUPTED; its
+// (0: store.DefaultLease) and its open attempt is closed as INTERRUPTED; its
 // attempt count is unchanged. Workers not seen for req.Lease, and Owner,
 // are marked inactive. Rescuers running at once take disjoint tasks.
 func (s *Store) Rescue(ctx context.Context, req store.RescueRequest) ([]task.Task, error) {
@@ -117,7 +117,7 @@ func (s *Store) Rescue(ctx context.Context, req store.RescueRequest) ([]task.Tas
 		return nil, fmt.Errorf("rescue: no worker: %w", task.ErrInvalid)
 	}
 	if req.Lease <= 0 {
-		req.Lease = DefaultLease
+		req.Lease = store.DefaultLease
 	}
 	limit := pgtype.Int8{Int64: int64(req.Limit), Valid: req.Limit > 0}
 	var out []task.Task

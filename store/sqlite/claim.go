@@ -60,14 +60,14 @@ func dueWhere(req store.ClaimRequest) (string, []any) {
 
 // Claim takes up to req.Limit (at least 1) due tasks, highest priority
 // first, then earliest due, then oldest, and returns them in that order.
-// A zero req.Lease means DefaultLease.
+// A zero req.Lease means store.DefaultLease.
 func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task, error) {
 	if req.Worker == "" {
 		return nil, fmt.Errorf("claim: no worker: %w", task.ErrInvalid)
 	}
 	req.Limit = max(req.Limit, 1)
 	if req.Lease <= 0 {
-		req.Lease = DefaultLease
+		req.Lease = store.DefaultLease
 	}
 	var out []task.Task
 	err := s.w.do(ctx, func(x *wtx) error {

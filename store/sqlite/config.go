@@ -11,9 +11,6 @@ import (
 const (
 	DefaultBusyTimeout = 10 * time.Second
 	DefaultMaxBatch    = 256
-	// DefaultLease is the lease of a Claim, Heartbeat or Rescue that asks
-	// for none.
-	DefaultLease = 30 * time.Second
 )
 
 // Config configures a Store. Its zero fields mean the documented defaults;
