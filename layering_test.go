@@ -9,7 +9,7 @@ import (
 
 // TestLayering keeps the imports going downwards, as the design says: the
 // standalone packages take nothing from the module but task (and batch
-// the retry package beside it); the declarations (fsm, schedule,
+// the retry package beside it, breaker the rate package); the declarations (fsm, schedule,
 // retention) import no store; the drivers import neither the root, the
 // engine nor the API; and the API server takes its protection and rescue
 // from the gate, not from the engine.
@@ -26,7 +26,8 @@ func TestLayering(t *testing.T) {
 	}{
 		{pkg: "task", allowed: []string{"task"}},
 		{pkg: "retry", allowed: []string{"retry"}},
-		{pkg: "breaker", allowed: []string{"breaker"}},
+		{pkg: "rate", allowed: []string{"rate"}},
+		{pkg: "breaker", allowed: []string{"breaker", "rate"}},
 		{pkg: "batch", allowed: []string{"batch", "retry"}},
 		{pkg: "fsm", allowed: []string{"fsm", "task", "retry"}},
 		{pkg: "schedule", allowed: []string{"schedule", "task", "retry"}},

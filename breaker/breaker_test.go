@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,12 +15,15 @@ var t0 = time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 // step is one thing that happens to a circuit, at t0 plus At.
 type step struct {
 	At    time.Duration
-	Do    string // "ok", "fail" (a counted attempt), "probe-ok", "probe-fail", "allow"
+	Do    string // "ok", "fail" (a counted attempt), "probe-ok", "probe-fail", "shed", "allow", "admit"
 	State State  // the state expected after the step
 	// For "allow": the verdict expected.
 	Allow, Probe bool
-	Share        float64
 	Retry        time.Duration // from t0; checked when not allowed
+	// For "admit": how many calls ask (N), how many go, and the waits of
+	// the others.
+	N, Go int
+	Wait  []time.Duration
 }
 
 func run(t *testing.T, s Settings, c *Circuit, steps []step) {
@@ -31,14 +35,25 @@ func run(t *testing.T, s Settings, c *Circuit, steps []step) {
 			s.Record(c, st.Do == "ok", false, now)
 		case "probe-ok", "probe-fail":
 			s.Record(c, st.Do == "probe-ok", true, now)
+		case "shed":
+			s.Shed(c, now)
+		case "allow-probe":
+			if v := s.Allow(c, now); !v.Allow || !v.Probe {
+				t.Fatalf("step %d (%s at %v): verdict %+v, want a probe", i, st.Do, st.At, v)
+			}
 		case "allow":
 			v := s.Allow(c, now)
-			want := Verdict{Allow: st.Allow, Probe: st.Probe, Share: st.Share}
+			want := Verdict{Allow: st.Allow, Probe: st.Probe}
 			if !st.Allow {
 				want.Retry = t0.Add(st.Retry)
 			}
-			if v.Allow != want.Allow || v.Probe != want.Probe || !near(v.Share, want.Share) || !v.Retry.Equal(want.Retry) {
+			if v != want {
 				t.Fatalf("step %d (%s at %v): verdict %+v, want %+v", i, st.Do, st.At, v, want)
+			}
+		case "admit":
+			a := s.Admit(c, st.N, now)
+			if a.Go != st.Go || !slices.Equal(a.Wait, st.Wait) {
+				t.Fatalf("step %d (%s %d at %v): %d go, waits %v; want %d, %v (ramp %+v)", i, st.Do, st.N, st.At, a.Go, a.Wait, st.Go, st.Wait, c.Ramp)
 			}
 		default:
 			t.Fatalf("step %d: unknown %q", i, st.Do)
@@ -67,6 +82,23 @@ func cat(parts ...[]step) []step {
 	return out
 }
 
+// opened is a circuit of the default settings opened at t0.
+var opened = repeat(20, 0, "fail")
+
+// closedAt closes a circuit opened at t0 with the default settings by
+// three probes at its first cool-down (1s) that succeed at d.
+func closedAt(d time.Duration) []step {
+	return cat(opened, repeat(3, time.Second, "allow-probe"), repeat(3, d, "probe-ok"))
+}
+
+func ms(ds ...int) []time.Duration {
+	out := make([]time.Duration, len(ds))
+	for i, d := range ds {
+		out[i] = time.Duration(d) * time.Millisecond
+	}
+	return out
+}
+
 func TestCircuit(t *testing.T) {
 	t.Parallel()
 	defaults := Settings{}
@@ -76,68 +108,69 @@ func TestCircuit(t *testing.T) {
 		steps []step
 	}{
 		{"a new circuit lets everything through", defaults, []step{
-			{Do: "allow", Allow: true, Share: 1, State: Closed},
+			{Do: "allow", Allow: true, State: Closed},
+			{Do: "admit", N: 1000, Go: 1000},
 		}},
 		{"failures under the minimum attempts do not open it", defaults, cat(
 			repeat(19, time.Second, "fail"),
-			[]step{{At: time.Second, Do: "allow", Allow: true, Share: 1, State: Closed}},
+			[]step{{At: time.Second, Do: "allow", Allow: true, State: Closed}},
 		)},
-		{"the ratio opens it once the minimum is reached", defaults, cat(
+		{"the ratio opens it once the minimum is reached; the first probe goes a second later", defaults, cat(
 			repeat(10, time.Second, "ok"),
 			repeat(9, time.Second, "fail"),
 			[]step{{At: time.Second, Do: "fail", State: Open}},
-			[]step{{At: 2 * time.Second, Do: "allow", Allow: false, Retry: 31 * time.Second, State: Open}},
+			[]step{{At: 1500 * time.Millisecond, Do: "allow", Allow: false, Retry: 2 * time.Second, State: Open}},
+			[]step{{At: 1500 * time.Millisecond, Do: "admit", N: 5, Go: 0}},
 		)},
 		{"under the ratio it stays closed", defaults, cat(
 			repeat(11, time.Second, "ok"),
 			repeat(9, time.Second, "fail"),
-			[]step{{At: time.Second, Do: "allow", Allow: true, Share: 1, State: Closed}},
+			[]step{{At: time.Second, Do: "allow", Allow: true, State: Closed}},
 		)},
 		{"failures that left the window do not count", defaults, cat(
 			repeat(15, 0, "fail"),
 			repeat(10, 61*time.Second, "fail"),
-			[]step{{At: 61 * time.Second, Do: "allow", Allow: true, Share: 1, State: Closed}},
+			[]step{{At: 61 * time.Second, Do: "allow", Allow: true, State: Closed}},
 			repeat(10, 62*time.Second, "fail"),
-			[]step{{At: 62 * time.Second, Do: "allow", Allow: false, Retry: 92 * time.Second, State: Open}},
+			[]step{{At: 62 * time.Second, Do: "allow", Allow: false, Retry: 63 * time.Second, State: Open}},
 		)},
 		{"consecutive failures open it whatever the ratio", Settings{Consecutive: 3, MinAttempts: 1000}, []step{
 			{Do: "fail"}, {Do: "fail"}, {Do: "ok"}, {Do: "fail"}, {Do: "fail", State: Closed},
 			{Do: "fail", State: Open},
 		}},
-		{"after the cool-down it lets the probes through, no more", defaults, cat(
-			repeat(20, 0, "fail"),
+		{"after the cool-down it lets the probes through, no more; the others ask again a cool-down later", defaults, cat(
+			opened,
 			[]step{
-				{At: 29 * time.Second, Do: "allow", Allow: false, Retry: 30 * time.Second, State: Open},
-				{At: 30 * time.Second, Do: "allow", Allow: true, Probe: true, State: HalfOpen},
-				{At: 30 * time.Second, Do: "allow", Allow: true, Probe: true},
-				{At: 30 * time.Second, Do: "allow", Allow: true, Probe: true},
-				{At: 31 * time.Second, Do: "allow", Allow: false, Retry: 60 * time.Second, State: HalfOpen},
+				{At: 999 * time.Millisecond, Do: "allow", Allow: false, Retry: time.Second, State: Open},
+				{At: time.Second, Do: "allow", Allow: true, Probe: true, State: HalfOpen},
+				{At: time.Second, Do: "allow", Allow: true, Probe: true},
+				{At: time.Second, Do: "allow", Allow: true, Probe: true},
+				{At: 1500 * time.Millisecond, Do: "allow", Allow: false, Retry: 2500 * time.Millisecond, State: HalfOpen},
 			},
 		)},
-		{"probe successes close it, and dispatch ramps up", defaults, cat(
-			repeat(20, 0, "fail"),
+		{"failed probes double the cool-down up to the maximum", defaults, cat(
+			opened,
 			[]step{
-				{At: 30 * time.Second, Do: "allow", Allow: true, Probe: true},
-				{At: 30 * time.Second, Do: "allow", Allow: true, Probe: true},
-				{At: 30 * time.Second, Do: "allow", Allow: true, Probe: true},
-				{At: 31 * time.Second, Do: "probe-ok", State: HalfOpen},
-				{At: 31 * time.Second, Do: "probe-ok", State: HalfOpen},
-				{At: 40 * time.Second, Do: "probe-ok", State: Closed},
-				{At: 40 * time.Second, Do: "allow", Allow: true, Share: 0.1},
-				{At: 55 * time.Second, Do: "allow", Allow: true, Share: 0.55},
-				{At: 70 * time.Second, Do: "allow", Allow: true, Share: 1},
+				{At: 1 * time.Second, Do: "allow", Allow: true, Probe: true},
+				{At: 1 * time.Second, Do: "probe-fail", State: Open},
+				{At: 2 * time.Second, Do: "allow", Allow: false, Retry: 3 * time.Second},
+				{At: 3 * time.Second, Do: "allow", Allow: true, Probe: true},
+				{At: 3 * time.Second, Do: "probe-fail", State: Open},
+				{At: 3 * time.Second, Do: "allow", Allow: false, Retry: 7 * time.Second},
+				{At: 7 * time.Second, Do: "allow", Allow: true, Probe: true},
+				{At: 7 * time.Second, Do: "probe-fail"},
+				{At: 15 * time.Second, Do: "allow", Allow: true, Probe: true},
+				{At: 15 * time.Second, Do: "probe-fail"},
+				{At: 31 * time.Second, Do: "allow", Allow: true, Probe: true},
+				{At: 31 * time.Second, Do: "probe-fail"},
+				{At: 31 * time.Second, Do: "allow", Allow: false, Retry: 61 * time.Second},
+				{At: 61 * time.Second, Do: "allow", Allow: true, Probe: true},
+				{At: 61 * time.Second, Do: "probe-fail"},
+				{At: 61 * time.Second, Do: "allow", Allow: false, Retry: 91 * time.Second},
 			},
 		)},
-		{"old failures do not reopen a circuit that just closed", defaults, cat(
-			repeat(20, 0, "fail"),
-			[]step{{At: 30 * time.Second, Do: "allow", Allow: true, Probe: true}},
-			[]step{{At: 30 * time.Second, Do: "allow", Allow: true, Probe: true}},
-			[]step{{At: 30 * time.Second, Do: "allow", Allow: true, Probe: true}},
-			repeat(3, 31*time.Second, "probe-ok"),
-			[]step{{At: 32 * time.Second, Do: "fail", State: Closed}},
-		)},
-		{"a probe failure reopens it for twice as long, up to the maximum", Settings{CoolDown: 4 * time.Minute, MaxCoolDown: 10 * time.Minute}, cat(
-			repeat(20, 0, "fail"),
+		{"a longer first cool-down doubles up to a maximum of its own", Settings{CoolDown: 4 * time.Minute, MaxCoolDown: 10 * time.Minute}, cat(
+			opened,
 			[]step{
 				{At: 4 * time.Minute, Do: "allow", Allow: true, Probe: true, State: HalfOpen},
 				{At: 4 * time.Minute, Do: "probe-fail", State: Open},
@@ -147,30 +180,64 @@ func TestCircuit(t *testing.T) {
 				{At: 13 * time.Minute, Do: "allow", Allow: false, Retry: 22 * time.Minute},
 			},
 		)},
+		{"probe successes close it, and it ramps up from 10 calls a second", defaults, cat(
+			closedAt(2*time.Second),
+			[]step{
+				{At: 2 * time.Second, Do: "allow", Allow: true, State: Closed},
+				// One token at once, then one every 100ms.
+				{At: 2 * time.Second, Do: "admit", N: 4, Go: 1, Wait: ms(100, 200, 300)},
+				// Those turned away before come first.
+				{At: 2 * time.Second, Do: "admit", N: 2, Go: 0, Wait: ms(400, 500)},
+				// At +0.5s, 5 tokens have come: 5 go.
+				{At: 2500 * time.Millisecond, Do: "admit", N: 5, Go: 5},
+				{At: 2500 * time.Millisecond, Do: "admit", N: 1, Go: 0, Wait: ms(100)},
+			},
+		)},
+		{"successes grow the rate; a failure halves it, once a second, not below the start", defaults, cat(
+			closedAt(2*time.Second),
+			repeat(100, 2*time.Second, "ok"), // 10 + 100 × 0.15 = 25 a second
+			[]step{
+				{At: 2 * time.Second, Do: "admit", N: 2, Go: 1, Wait: ms(40)},
+				{At: 3 * time.Second, Do: "fail"}, // 12.5
+				{At: 3500 * time.Millisecond, Do: "fail"},
+				{At: 3500 * time.Millisecond, Do: "shed"}, // within the second: no cut
+				{At: 4 * time.Second, Do: "admit", N: 13, Go: 12, Wait: ms(40)},
+				{At: 4 * time.Second, Do: "shed"}, // 10, not 6.25
+				{At: 5 * time.Second, Do: "admit", N: 11, Go: 10, Wait: ms(100)},
+			},
+		)},
+		{"the ramp ends once nothing cut its rate for RampUp", defaults, cat(
+			closedAt(2*time.Second),
+			[]step{
+				{At: 10 * time.Second, Do: "fail"},
+				{At: 39 * time.Second, Do: "admit", N: 11, Go: 10, Wait: ms(100)},
+				{At: 40 * time.Second, Do: "admit", N: 1000, Go: 1000},
+			},
+		)},
+		{"old failures do not reopen a circuit that just closed", defaults, cat(
+			closedAt(2*time.Second),
+			[]step{{At: 3 * time.Second, Do: "fail", State: Closed}},
+		)},
 		{"a late result of an attempt begun before the opening changes nothing", defaults, cat(
-			repeat(20, 0, "fail"),
+			opened,
 			[]step{
-				{At: time.Second, Do: "ok", State: Open},
-				{At: 30 * time.Second, Do: "allow", Allow: true, Probe: true, State: HalfOpen},
-				{At: 31 * time.Second, Do: "fail", State: HalfOpen},
-				{At: 31 * time.Second, Do: "ok", State: HalfOpen},
+				{At: 500 * time.Millisecond, Do: "ok", State: Open},
+				{At: time.Second, Do: "allow", Allow: true, Probe: true, State: HalfOpen},
+				{At: 1500 * time.Millisecond, Do: "fail", State: HalfOpen},
+				{At: 1500 * time.Millisecond, Do: "ok", State: HalfOpen},
 			},
 		)},
-		{"probes that never report give their places back after a cool-down", Settings{Probes: 1}, cat(
-			repeat(20, 0, "fail"),
+		{"probes that never report give their places back after the longest cool-down", Settings{Probes: 1}, cat(
+			opened,
 			[]step{
-				{At: 30 * time.Second, Do: "allow", Allow: true, Probe: true, State: HalfOpen},
-				{At: 59 * time.Second, Do: "allow", Allow: false, Retry: 60 * time.Second},
-				{At: 60 * time.Second, Do: "allow", Allow: true, Probe: true, State: HalfOpen},
+				{At: time.Second, Do: "allow", Allow: true, Probe: true, State: HalfOpen},
+				{At: 30 * time.Second, Do: "allow", Allow: false, Retry: 31 * time.Second},
+				{At: 31 * time.Second, Do: "allow", Allow: true, Probe: true, State: HalfOpen},
 			},
 		)},
-		{"without a ramp, a closed circuit lets everything through", Settings{RampUp: -1}, cat(
-			repeat(20, 0, "fail"),
-			[]step{{At: 30 * time.Second, Do: "allow", Allow: true, Probe: true}},
-			[]step{{At: 30 * time.Second, Do: "allow", Allow: true, Probe: true}},
-			[]step{{At: 30 * time.Second, Do: "allow", Allow: true, Probe: true}},
-			repeat(3, 31*time.Second, "probe-ok"),
-			[]step{{At: 31 * time.Second, Do: "allow", Allow: true, Share: 1, State: Closed}},
+		{"without a ramp, a closed circuit lets everything through", Settings{RampRate: -1}, cat(
+			closedAt(2*time.Second),
+			[]step{{At: 2 * time.Second, Do: "admit", N: 1000, Go: 1000, State: Closed}},
 		)},
 	}
 	for _, tt := range tests {
@@ -190,19 +257,19 @@ func TestOperatorActions(t *testing.T) {
 	if c.State != Open || !c.NextProbe().Equal(t0.Add(5*time.Minute)) || c.Opens != 1 {
 		t.Fatalf("tripped: %+v, next probe %v", c, c.NextProbe())
 	}
-	if sh := s.Share(c, t0); sh != 0 {
-		t.Errorf("share of an open circuit %v, want 0", sh)
+	if a := s.Admit(&c, 3, t0); a.Go != 0 || s.Ramping(c, t0) {
+		t.Errorf("an open circuit admits %d, ramping %v; want none, false", a.Go, s.Ramping(c, t0))
 	}
 	s.Close(&c, t0.Add(time.Minute))
-	if sh := s.Share(c, t0.Add(time.Minute+15*time.Second)); !near(sh, 0.55) {
-		t.Errorf("share halfway up the ramp %v, want 0.55", sh)
-	}
-	if v := s.Allow(&c, t0.Add(time.Minute)); c.State != Closed || !v.Allow || !near(v.Share, 0.1) || !c.NextProbe().IsZero() {
+	if v := s.Allow(&c, t0.Add(time.Minute)); c.State != Closed || !v.Allow || !c.NextProbe().IsZero() || !s.Ramping(c, t0.Add(time.Minute)) {
 		t.Fatalf("closed: %+v, verdict %+v", c, v)
+	}
+	if a := s.Admit(&c, 3, t0.Add(time.Minute)); a.Go != 1 {
+		t.Errorf("closed by an operator: %d of 3 admitted at once, want 1 (the ramp)", a.Go)
 	}
 	s.Record(&c, false, false, t0.Add(time.Minute))
 	s.Reset(&c)
-	if v := s.Allow(&c, t0.Add(time.Minute)); !reflect.DeepEqual(c, Circuit{}) || !v.Allow || v.Share != 1 {
+	if v := s.Allow(&c, t0.Add(time.Minute)); !reflect.DeepEqual(c, Circuit{}) || !v.Allow || s.Admit(&c, 9, t0).Go != 9 {
 		t.Fatalf("reset: %+v, verdict %+v", c, v)
 	}
 }
@@ -233,12 +300,27 @@ func TestCircuitKeepsAsJSON(t *testing.T) {
 	for range 20 {
 		s.Record(&c, false, false, t0)
 	}
-	s.Allow(&c, t0.Add(30*time.Second))
+	s.Allow(&c, t0.Add(time.Second))
 	b, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var back Circuit
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, c) {
+		t.Fatalf("round trip: %+v (%v), want %+v; json %s", back, err, c, b)
+	}
+	for range 3 {
+		s.Record(&c, true, true, t0.Add(2*time.Second))
+	}
+	s.Admit(&c, 5, t0.Add(2*time.Second))
+	b, err = json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back = Circuit{}
+	if c.Ramp == nil {
+		t.Fatal("a circuit closed by probes has no ramp")
+	}
 	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, c) {
 		t.Fatalf("round trip: %+v (%v), want %+v; json %s", back, err, c, b)
 	}
@@ -252,10 +334,14 @@ func TestValidate(t *testing.T) {
 	}{
 		{Settings{}, ""},
 		{Settings{FailureRatio: 1.5}, "failure ratio 1.5: want a number from 0 to 1"},
-		{Settings{RampStart: -0.1}, "ramp start -0.1"},
+		{Settings{RampRate: 0.001}, "ramp rate 0.001"},
+		{Settings{RampRate: -1}, ""},
+		{Settings{RampGrowth: 11}, "ramp growth 11"},
 		{Settings{FailureRatio: math.NaN()}, "failure ratio NaN"},
-		{Settings{RampStart: math.NaN()}, "ramp start NaN"},
-		{Settings{CoolDown: time.Hour}, "max cool-down 10m0s is shorter than the cool-down 1h0m0s"},
+		{Settings{RampRate: math.NaN()}, "ramp rate NaN"},
+		{Settings{RampGrowth: math.NaN()}, "ramp growth NaN"},
+		{Settings{CoolDown: time.Hour}, ""},
+		{Settings{CoolDown: time.Hour, MaxCoolDown: 10 * time.Minute}, "max cool-down 10m0s is shorter than the cool-down 1h0m0s"},
 		{Settings{Window: -time.Second}, "negative window"},
 		{Settings{Probes: -1}, "negative buckets"},
 	}

@@ -7,30 +7,33 @@ import (
 	"github.com/grit-run/grit/breaker"
 )
 
-// A downstream fails; the circuit opens, probes it after the cool-down,
-// closes when the probes succeed, and ramps dispatch back up.
+// A downstream fails; the circuit opens, probes it after a second,
+// closes when the probes succeed, and ramps dispatch back up: a backlog
+// of 100 calls goes at 10 a second at first, growing with each success.
 func Example() {
-	s := breaker.Settings{MinAttempts: 4, Probes: 1, CoolDown: 10 * time.Second, RampUp: 20 * time.Second}
+	s := breaker.Settings{MinAttempts: 4, Probes: 1}
 	var c breaker.Circuit
 	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	for range 4 {
 		s.Record(&c, false, false, now)
 	}
 	fmt.Println(c.State, "until", c.NextProbe().Format(time.TimeOnly))
-	v := s.Allow(&c, now.Add(5*time.Second))
-	fmt.Println("at +5s allowed:", v.Allow)
-	v = s.Allow(&c, now.Add(10*time.Second))
-	fmt.Println("at +10s allowed:", v.Allow, "as a probe:", v.Probe, "state:", c.State)
-	s.Record(&c, true, v.Probe, now.Add(11*time.Second))
-	for _, d := range []time.Duration{11, 21, 31} {
-		v = s.Allow(&c, now.Add(d*time.Second))
-		fmt.Printf("%s at +%ds: share %.2f\n", c.State, d, v.Share)
+	v := s.Allow(&c, now.Add(500*time.Millisecond))
+	fmt.Println("at +0.5s allowed:", v.Allow)
+	v = s.Allow(&c, now.Add(time.Second))
+	fmt.Println("at +1s allowed:", v.Allow, "as a probe:", v.Probe, "state:", c.State)
+	s.Record(&c, true, v.Probe, now.Add(2*time.Second))
+	a := s.Admit(&c, 100, now.Add(2*time.Second))
+	fmt.Println(c.State, "at +2s:", a.Go, "of 100 go; the last waits", a.Wait[len(a.Wait)-1])
+	for range a.Go + 10 {
+		s.Record(&c, true, false, now.Add(3*time.Second))
 	}
+	a = s.Admit(&c, 100, now.Add(3*time.Second))
+	fmt.Printf("at +3s, after 11 successes: %d more go (%.2f a second)\n", a.Go, c.Ramp.Rate)
 	// Output:
-	// open until 10:00:10
-	// at +5s allowed: false
-	// at +10s allowed: true as a probe: true state: half-open
-	// closed at +11s: share 0.10
-	// closed at +21s: share 0.55
-	// closed at +31s: share 1.00
+	// open until 10:00:01
+	// at +0.5s allowed: false
+	// at +1s allowed: true as a probe: true state: half-open
+	// closed at +2s: 1 of 100 go; the last waits 9.9s
+	// at +3s, after 11 successes: 11 more go (11.65 a second)
 }

@@ -1,6 +1,10 @@
 package breaker
 
-import "time"
+import (
+	"time"
+
+	"github.com/grit-run/grit/rate"
+)
 
 // Verdict is what Allow decides for one attempt.
 type Verdict struct {
@@ -8,16 +12,14 @@ type Verdict struct {
 	// Probe marks an attempt a half-open circuit let through: report its
 	// end to Record with probe set.
 	Probe bool
-	// Share is the part of the group's usual dispatch that may go now: 1
-	// when closed and settled, less while a closed circuit ramps up, 0 when
-	// nothing but this probe may go.
-	Share float64
 	// Retry is when to ask again, when the attempt may not go.
 	Retry time.Time
 }
 
 // Allow decides whether an attempt of the circuit's group may start at now,
-// and moves an open circuit whose cool-down has passed to half-open.
+// and moves an open circuit whose cool-down has passed to half-open. A
+// closed circuit allows every attempt; one that ramps up after closing
+// lets them start at its rate (Admit).
 func (s Settings) Allow(c *Circuit, now time.Time) Verdict {
 	s = s.withDefaults()
 	switch c.state() {
@@ -28,41 +30,75 @@ func (s Settings) Allow(c *Circuit, now time.Time) Verdict {
 		c.State, c.Since, c.ProbesOut, c.ProbesOK = HalfOpen, now, 0, 0
 		fallthrough
 	case HalfOpen:
-		if !now.Before(c.Since.Add(c.CoolDown)) && c.ProbesOut > 0 {
+		if !now.Before(c.Since.Add(s.MaxCoolDown)) && c.ProbesOut > 0 {
 			// Probes that never reported (their worker died) give their
-			// places back after a cool-down.
+			// places back after the longest cool-down.
 			c.Since, c.ProbesOut = now, 0
 		}
 		if c.ProbesOK+c.ProbesOut < s.Probes {
 			c.ProbesOut++
 			return Verdict{Allow: true, Probe: true}
 		}
-		return Verdict{Retry: c.Since.Add(c.CoolDown)}
+		// The probes out answer soon: ask again after the first cool-down.
+		return Verdict{Retry: now.Add(s.CoolDown)}
 	}
-	return Verdict{Allow: true, Share: s.share(*c, now)}
+	return Verdict{Allow: true}
 }
 
-// Share is the part of the group's usual dispatch that may go at now,
-// without changing the circuit: 0 unless it is closed, less than 1 while
-// it ramps up after closing. A dispatcher scales its limit for the group
-// by it.
-func (s Settings) Share(c Circuit, now time.Time) float64 {
+// Admit asks a closed circuit for n calls at now: all of them, unless it
+// ramps up after closing; then as many as its rate has tokens for, and
+// the others are told when to come back (rate.Bucket.Take). A circuit that
+// is not closed admits none (ask Allow for probes).
+func (s Settings) Admit(c *Circuit, n int, now time.Time) rate.Admission {
+	s = s.withDefaults()
 	if c.state() != Closed {
-		return 0
+		return rate.Admission{}
 	}
-	return s.withDefaults().share(c, now)
+	r := c.Ramp
+	if r == nil || !now.Before(r.end(*c, s)) {
+		c.Ramp = nil
+		return rate.Admission{Go: n}
+	}
+	return r.Take(n, r.Rate, r.Rate, now)
 }
 
-// share is the ramp of a closed circuit.
-func (s Settings) share(c Circuit, now time.Time) float64 {
-	if s.RampUp < 0 || c.Opens == 0 {
-		return 1
+// Ramping tells whether a closed circuit still ramps up at now: Admit may
+// turn calls away.
+func (s Settings) Ramping(c Circuit, now time.Time) bool {
+	return c.state() == Closed && c.Ramp != nil && now.Before(c.Ramp.end(c, s.withDefaults()))
+}
+
+// Shed tells a ramping circuit that its downstream turned a call away for
+// want of capacity (a resource failure, which the breaker does not count):
+// the ramp halves its rate, as after a failure.
+func (s Settings) Shed(c *Circuit, now time.Time) {
+	if c.state() == Closed && c.Ramp != nil {
+		c.Ramp.cut(s.withDefaults(), now)
 	}
-	done := float64(now.Sub(c.Since)) / float64(s.RampUp)
-	if done >= 1 {
-		return 1
+}
+
+// end is when the ramp ends: RampUp after the circuit closed, or after its
+// rate was last cut.
+func (r *Ramp) end(c Circuit, s Settings) time.Time {
+	since := c.Since
+	if r.Cut.After(since) {
+		since = r.Cut
 	}
-	return s.RampStart + (1-s.RampStart)*max(done, 0)
+	return since.Add(s.RampUp)
+}
+
+// grow adds a success's step to the rate.
+func (r *Ramp) grow(s Settings) { r.Rate += s.RampGrowth }
+
+// cut halves the rate, at most once a second (the calls that fail
+// together tell of one congestion), never below the starting rate.
+func (r *Ramp) cut(s Settings, now time.Time) {
+	if !r.Cut.IsZero() && now.Sub(r.Cut) < time.Second {
+		return
+	}
+	r.Refill(r.Rate, r.Rate, now)
+	r.Rate, r.Cut = max(r.Rate/2, s.RampRate), now
+	r.Tokens = min(r.Tokens, max(r.Rate, 1))
 }
 
 // Record counts an attempt of the group that ended at now, and moves the
@@ -75,6 +111,13 @@ func (s Settings) Record(c *Circuit, ok, probe bool, now time.Time) {
 	s.count(c, ok, now)
 	switch c.state() {
 	case Closed:
+		if r := c.Ramp; r != nil {
+			if ok {
+				r.grow(s)
+			} else {
+				r.cut(s, now)
+			}
+		}
 		if ok {
 			c.Consecutive = 0
 			return
@@ -110,8 +153,13 @@ func (s Settings) open(c *Circuit, now time.Time, coolDown time.Duration) {
 	*c = Circuit{State: Open, Since: now, CoolDown: max(coolDown, s.CoolDown), Opens: c.Opens + 1}
 }
 
+// close closes the circuit and starts its ramp, unless the settings turn
+// it off.
 func (s Settings) close(c *Circuit, now time.Time) {
 	*c = Circuit{State: Closed, Since: now, Opens: c.Opens}
+	if s.RampRate > 0 {
+		c.Ramp = &Ramp{Rate: s.RampRate, Bucket: rate.Bucket{Tokens: 1, Last: now}}
+	}
 }
 
 // count adds an attempt to the window and drops the buckets that left it.
@@ -169,7 +217,7 @@ func (s Settings) Trip(c *Circuit, now time.Time, d time.Duration) {
 
 // Close closes the circuit at once, for an operator; dispatch ramps up as
 // after probes succeed.
-func (s Settings) Close(c *Circuit, now time.Time) { s.close(c, now) }
+func (s Settings) Close(c *Circuit, now time.Time) { s.withDefaults().close(c, now) }
 
 // Reset forgets everything: closed, nothing counted, no ramp.
 func (s Settings) Reset(c *Circuit) { *c = Circuit{} }

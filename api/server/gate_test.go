@@ -145,35 +145,39 @@ func TestRemoteFailFastGroupFailsAtOnce(t *testing.T) {
 }
 
 // TestRemoteClaimsRampUpAfterTheBreakerCloses: once a group's breaker
-// closes, a remote worker gets the group's share of its slots (what it
-// holds and what it asks for), as a Go worker gets its share of its
-// concurrency, even when one claim could take the whole backlog.
+// closes, a remote worker gets the group's tasks at the ramp's rate, as a
+// Go worker does, even when one claim could take the whole backlog: what
+// passes the rate waits its turn, using no attempt.
 func TestRemoteClaimsRampUpAfterTheBreakerCloses(t *testing.T) {
 	t.Parallel()
 	h := start(t, server.Config{}, "")
-	ramp := breaker.Settings{RampUp: time.Hour, RampStart: 0.2}
+	ramp := breaker.Settings{RampRate: 0.1, RampUp: time.Hour}
 	h.group(t, "api", func(g *store.Group) {
 		g.Settings = &ramp
 		ramp.Trip(&g.Circuit, time.Now(), 0)
 		ramp.Close(&g.Circuit, time.Now())
 	})
+	var ids []int64
 	for range 10 {
-		h.enqueue(t, &pb.NewTask{Kind: "call", Group: "api"})
+		ids = append(ids, h.enqueue(t, &pb.NewTask{Kind: "call", Group: "api"}).GetId())
 	}
 	first := h.claimAll(t, "w", 0)
-	if len(first) != 2 {
-		t.Fatalf("at the start of the ramp: claimed %d of the group with 10 slots, want 2 (a fifth)", len(first))
+	if len(first) != 1 || first[0].GetAttempt() != 1 {
+		t.Fatalf("at the start of the ramp (one token, 0.1 a second): claimed %v, want one task on attempt 1", first)
 	}
 	r, err := h.workers.Claim(ctx(t), &pb.ClaimRequest{WorkerId: "w", Kinds: []string{"call"}, Limit: 8, Wait: dpb(300 * time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := len(r.GetTasks()); n != 0 {
-		t.Errorf("holding its share, the worker claimed %d more of the group, want none", n)
+		t.Errorf("with the ramp's token taken, the worker claimed %d more of the group, want none", n)
 	}
-	for _, tk := range first {
-		if tk.GetAttempt() != 1 {
-			t.Errorf("task %d on attempt %d, want 1", tk.GetId(), tk.GetAttempt())
+	for _, id := range ids {
+		if id == first[0].GetId() {
+			continue
+		}
+		if g := h.get(t, id); g.GetState() != pb.TaskState_TASK_STATE_READY && g.GetState() != pb.TaskState_TASK_STATE_RETRYING || g.GetAttempt() > 1 {
+			t.Errorf("task %d waiting for the ramp: %s at attempt %d, want waiting, no attempt used", id, g.GetState(), g.GetAttempt())
 		}
 	}
 }

@@ -392,8 +392,9 @@ var breakerKeys = []struct {
 	{"cool-down", func(b *breaker.Settings) any { return &b.CoolDown }},
 	{"max-cool-down", func(b *breaker.Settings) any { return &b.MaxCoolDown }},
 	{"probes", func(b *breaker.Settings) any { return &b.Probes }},
+	{"ramp-rate", func(b *breaker.Settings) any { return &b.RampRate }},
+	{"ramp-growth", func(b *breaker.Settings) any { return &b.RampGrowth }},
 	{"ramp-up", func(b *breaker.Settings) any { return &b.RampUp }},
-	{"ramp-start", func(b *breaker.Settings) any { return &b.RampStart }},
 }
 
 // parseBreaker reads breaker settings as KEY=VALUE pairs, comma-separated

@@ -160,7 +160,7 @@ func FuzzParseBreaker(f *testing.F) {
 			}
 			return
 		}
-		if err := (gate.Protection{Breaker: b}).Validate(); err != nil || math.IsNaN(b.FailureRatio) || math.IsNaN(b.RampStart) {
+		if err := (gate.Protection{Breaker: b}).Validate(); err != nil || math.IsNaN(b.FailureRatio) || math.IsNaN(b.RampRate) || math.IsNaN(b.RampGrowth) {
 			t.Errorf("%q: accepted %+v (%v)", s, b, err)
 		}
 	})
@@ -344,10 +344,10 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 		"budget-wait":   {value: "250ms", configures: "Protection.BudgetWait", got: prot(func(p gate.Protection) any { return p.BudgetWait }), want: 250 * time.Millisecond},
 		"outage-tasks":  {value: "12", configures: "Protection.OutageTasks", got: prot(func(p gate.Protection) any { return p.OutageTasks }), want: 12},
 		"outage-window": {value: "3m", configures: "Protection.OutageWindow", got: prot(func(p gate.Protection) any { return p.OutageWindow }), want: 3 * time.Minute},
-		"breaker": {value: "window=2m,buckets=12,failure-ratio=0.3,min-attempts=7,consecutive=4,cool-down=5s,max-cool-down=1m,probes=2,ramp-up=10s,ramp-start=0.2",
+		"breaker": {value: "window=2m,buckets=12,failure-ratio=0.3,min-attempts=7,consecutive=4,cool-down=5s,max-cool-down=1m,probes=2,ramp-rate=20,ramp-growth=0.3,ramp-up=10s",
 			configures: "Protection.Breaker", got: prot(func(p gate.Protection) any { return p.Breaker }),
 			want: breaker.Settings{Window: 2 * time.Minute, Buckets: 12, FailureRatio: 0.3, MinAttempts: 7, Consecutive: 4,
-				CoolDown: 5 * time.Second, MaxCoolDown: time.Minute, Probes: 2, RampUp: 10 * time.Second, RampStart: 0.2}},
+				CoolDown: 5 * time.Second, MaxCoolDown: time.Minute, Probes: 2, RampRate: 20, RampGrowth: 0.3, RampUp: 10 * time.Second}},
 		"alert-webhook": {value: "https://alerts.example/grit?token=t", configures: "Alerting.AlertWebhook (the engine's or the server's)",
 			got: func(b built) any { return b.alerting.AlertWebhook }, want: "https://alerts.example/grit?token=t"},
 		"metrics": {value: "127.0.0.1:9464", configures: "the address grit worker serves /metrics on (settings.metrics, given to net.Listen)",

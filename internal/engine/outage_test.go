@@ -12,6 +12,8 @@ import (
 	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/internal/alert"
 	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/task"
 )
 
@@ -120,4 +122,73 @@ func mustParse(t *testing.T, s string) retry.Policy {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestAShortOutageEndsSoon: 20 tasks of a kind without a group call a
+// downstream that is down for 6 s from their first call. With grit's
+// defaults (concurrency, poll, retry policy, breaker), the kind is held
+// as an outage after the first failures, probed a second later and then
+// at doubling intervals, and released in a ramp when a probe succeeds:
+// every task is done within 6 s of the downstream's return, none
+// dead-lettered, on both stores.
+func TestAShortOutageEndsSoon(t *testing.T) {
+	t.Parallel()
+	for name, open := range map[string]func(testing.TB) store.Store{
+		"sqlite":   newStore,
+		"postgres": func(t testing.TB) store.Store { return pgtest.Open(t) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			const outage, within = 6 * time.Second, 6 * time.Second
+			st := open(t)
+			cfg := testConfig(st)
+			cfg.Concurrency, cfg.Poll, cfg.Lease, cfg.Heartbeat = 0, 0, 0, 0 // the defaults
+			var mu sync.Mutex
+			var upAt time.Time
+			done := map[int64]time.Time{}
+			calls := 0
+			h := Handler{Kind: "sync", Fn: func(_ context.Context, tk *task.Task) error {
+				mu.Lock()
+				defer mu.Unlock()
+				now := time.Now()
+				calls++
+				if upAt.IsZero() {
+					upAt = now.Add(outage)
+				}
+				if now.Before(upAt) {
+					return errors.New("upstream: ledger row 1234 is locked by migration 77") // unclassified, one fingerprint
+				}
+				done[tk.ID] = now
+				return nil
+			}}
+			var ids []int64
+			for range 20 {
+				ids = append(ids, enqueue(t, st, task.NewTask{Kind: "sync"}).ID)
+			}
+			start(t, cfg, h)
+			held := false
+			for _, id := range ids {
+				got := waitState(t, st, id, task.Success, task.DeadLetter, task.Failed)
+				if got.State != task.Success {
+					t.Fatalf("task %d: %s after %d attempts (%s), want SUCCESS", id, got.State, got.Attempt, got.LastError)
+				}
+				for _, a := range attempts(t, st, id) {
+					held = held || a.Decision == "outage"
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			var last time.Time
+			for _, at := range done {
+				last = max(last, at)
+			}
+			t.Logf("%s: the last task done %v after the downstream's return; %d calls", name, last.Sub(upAt).Round(time.Millisecond), calls)
+			if !held {
+				t.Error("no attempt was decided \"outage\": the kind was not held")
+			}
+			if d := last.Sub(upAt); d > within {
+				t.Errorf("the last task was done %v after the downstream returned, want within %v", d.Round(time.Millisecond), within)
+			}
+		})
+	}
 }

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
-	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/internal/decide"
+	"github.com/grit-run/grit/rate"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -26,7 +27,7 @@ func (g *Gate) admit(ctx context.Context, worker string, ts []task.Task) ([]task
 	ts, back = g.refuseFailFast(ts, now)
 	ts, held := g.refuseHeld(ctx, worker, ts, now)
 	back = append(back, held...)
-	ts, ramped = g.ramp(worker, ts, now)
+	ts, ramped = g.ramp(ctx, worker, ts, now)
 	back = append(back, ramped...)
 	refused := g.admitGroups(ctx, worker, ts, now)
 	back = append(back, refused...)
@@ -90,42 +91,65 @@ func (g *Gate) refuseFailFast(ts []task.Task, now time.Time) ([]task.Task, []Bac
 	return kept, back
 }
 
-// ramp keeps, of the claimed tasks of each group whose breaker closed
-// lately, no more than the group's share of the claimer's slots (its
-// running attempts counted), and gives the others back: the skip list
-// stops the claimer's next claims, but one claim may take a whole
-// backlog.
-func (g *Gate) ramp(worker string, ts []task.Task, now time.Time) ([]task.Task, []Back) {
+// ramp passes the claimed tasks of each group or held kind whose breaker
+// closed lately through its ramp (breaker.Settings.Admit), in one locked
+// update of the store's group a hold, so that the fleet shares it: as many
+// go as its rate has tokens for, and the others are given back to come
+// again one after another at the rate, using no attempt.
+func (g *Gate) ramp(ctx context.Context, worker string, ts []task.Task, now time.Time) ([]task.Task, []Back) {
+	var byHold map[string][]task.Task
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	var room map[string]int // by ramping group: how many more may run
-	l := g.ledgerLocked(worker, g.cfg.Clock.Now())
-	for name, gr := range g.groups {
-		share := g.cfg.Protection.Settings(gr).Share(gr.Circuit, now)
-		if gr.Circuit.State != breaker.Closed && gr.Circuit.State != "" || share >= 1 {
-			continue
+	for _, t := range ts {
+		name := HoldOf(t)
+		if gr, ok := g.groups[name]; ok && g.cfg.Protection.Settings(gr).Ramping(gr.Circuit, now) {
+			if byHold == nil {
+				byHold = map[string][]task.Task{}
+			}
+			byHold[name] = append(byHold[name], t)
 		}
-		if room == nil {
-			room = map[string]int{}
-		}
-		room[name] = rampRoom(share, l.capacity) - l.running[name]
 	}
-	if room == nil {
+	g.mu.Unlock()
+	if byHold == nil {
 		return ts, nil
 	}
 	var back []Back
-	kept := ts[:0:0]
-	for _, t := range ts {
-		left, ramping := room[t.Group]
-		if !ramping || t.Group == "" || left > 0 {
-			room[t.Group] = left - 1
-			kept = append(kept, t)
+	gone := map[int64]bool{}
+	for _, name := range slices.Sorted(maps.Keys(byHold)) {
+		held := byHold[name]
+		var a rate.Admission
+		gr, err := g.gb.UpdateGroup(ctx, name, func(gr *store.Group) {
+			a = g.cfg.Protection.Settings(*gr).Admit(&gr.Circuit, len(held), now)
+		})
+		if err != nil {
+			g.cfg.Logger.Warn("could not reach the ramp after a breaker closed; going on", "hold", name, "err", err)
 			continue
 		}
-		msg := fmt.Sprintf("group %s ramps up after its breaker closed: its share of this worker's slots is taken: waiting %v", t.Group, LimitWait)
-		back = append(back, Back{t, GiveBack(t, worker, now, LimitWait, msg)})
+		g.setGroup(name, gr)
+		for i, t := range held[min(a.Go, len(held)):] {
+			w := a.Wait[i]
+			gone[t.ID] = true
+			back = append(back, Back{t, GiveBack(t, worker, now, w, fmt.Sprintf("%s ramps up after an outage, at %.3g calls a second: waiting %v", holdWords(name), rampRate(gr), w.Round(time.Millisecond)))})
+		}
 	}
-	return kept, back
+	if len(gone) == 0 {
+		return ts, nil
+	}
+	return slices.DeleteFunc(ts, func(t task.Task) bool { return gone[t.ID] }), back
+}
+
+// holdWords names a hold for people: "group NAME" or "kind NAME".
+func holdWords(name string) string {
+	if k, ok := strings.CutPrefix(name, KindHold); ok {
+		return "kind " + k
+	}
+	return "group " + name
+}
+
+func rampRate(gr store.Group) float64 {
+	if r := gr.Circuit.Ramp; r != nil {
+		return r.Rate
+	}
+	return 0
 }
 
 // BaseFinish is the Finish of t's current attempt that keeps the task's

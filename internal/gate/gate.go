@@ -93,6 +93,9 @@ type Gate struct {
 	// outages are the holds and fingerprints known to be outages, until
 	// when: a failure of one is not asked about again before then.
 	outages map[string]time.Time
+	// notOutages are the holds and fingerprints whose failures were found
+	// no outage, until when a retry's is not asked about again.
+	notOutages map[string]time.Time
 	// kindHolds counts the kinds held as an outage, so that work without
 	// a group looks for its kind's hold only while there is one.
 	kindHolds int
@@ -122,7 +125,7 @@ func New(cfg Config) (*Gate, error) {
 	}
 	return &Gate{
 		cfg: cfg, gb: cfg.Store, lim: cfg.Store,
-		full: map[Full]time.Time{}, pressed: map[string]time.Time{}, tried: map[string]time.Time{}, probes: map[int64]int64{}, ledgers: map[string]*ledger{}, outages: map[string]time.Time{},
+		full: map[Full]time.Time{}, pressed: map[string]time.Time{}, tried: map[string]time.Time{}, probes: map[int64]int64{}, ledgers: map[string]*ledger{}, outages: map[string]time.Time{}, notOutages: map[string]time.Time{},
 	}, nil
 }
 

@@ -144,12 +144,12 @@ func each(t *testing.T, fn func(t *testing.T, c claimer)) {
 
 // An open breaker holds its group back; after the cool-down the store's
 // breaker lets its probes through, one task each; their successes close
-// it, and dispatch ramps up: a share of the claimer's slots at first, all
-// of them once the ramp is over.
+// it, and dispatch ramps up: at the ramp's rate at first, what passes it
+// given back to come again in turn, and all of it once the ramp is over.
 func TestBreakerProbesThenRamps(t *testing.T) {
 	t.Parallel()
 	each(t, func(t *testing.T, c claimer) {
-		s := breaker.Settings{Probes: 2, CoolDown: 10 * time.Second, RampUp: 20 * time.Second, RampStart: 0.2}
+		s := breaker.Settings{Probes: 2, CoolDown: 10 * time.Second, RampRate: 2, RampGrowth: 0.001, RampUp: 20 * time.Second}
 		f := setup(t, c, gate.Protection{Breaker: s})
 		f.enqueue(20, task.NewTask{Group: "api"})
 		f.enqueue(2, task.NewTask{})
@@ -176,16 +176,24 @@ func TestBreakerProbesThenRamps(t *testing.T) {
 		if g := f.g.Groups()["api"]; g.Circuit.State != breaker.Closed {
 			t.Fatalf("after two probe successes: breaker %s, want closed", g.Circuit.State)
 		}
-		// The ramp starts at 0.2 of the claimer's 10 slots: 2 of the group.
+		// The ramp starts at 2 calls a second, with one token: one task of
+		// the group goes, and the others claimed are given back to come
+		// again half a second apart.
 		ramp := f.claim(10)
-		if n := groupOf(ramp.Tasks, "api"); n != 2 {
-			t.Fatalf("at the start of the ramp: claimed %d of the group, want 2 (a fifth of 10 slots)", n)
+		if n := groupOf(ramp.Tasks, "api"); n != 1 || len(ramp.Back) != 9 {
+			t.Fatalf("at the start of the ramp: claimed %d of the group and gave back %d, want 1 and 9", n, len(ramp.Back))
 		}
-		f.clock.Advance(200 * time.Millisecond) // what was given back is due again
-		if n := groupOf(f.claim(10).Tasks, "api"); n != 0 {
-			t.Fatalf("with its share running: claimed %d more of the group, want none", n)
+		for i, b := range ramp.Back {
+			if want := f.clock.Now().Add(time.Duration(i+1) * 500 * time.Millisecond); !b.Finish.NextAt.Equal(want) || b.Finish.Attempt.Outcome != task.OutcomeReleased {
+				t.Fatalf("given back %d: next at %v (%s), want %v, released", i, b.Finish.NextAt, b.Finish.Attempt.Outcome, want)
+			}
 		}
-		f.end(ramp.Tasks, true, 0)
+		f.clock.Advance(time.Second) // two tokens
+		next := f.claim(10)
+		if n := groupOf(next.Tasks, "api"); n != 2 {
+			t.Fatalf("a second later: %d of the group went, want 2", n)
+		}
+		f.end(append(ramp.Tasks, next.Tasks...), true, 0)
 		f.clock.Advance(20 * time.Second)
 		if n := groupOf(f.claim(10).Tasks, "api"); n != 10 {
 			t.Fatalf("after the ramp: claimed %d of the group, want 10", n)

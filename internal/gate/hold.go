@@ -1,7 +1,6 @@
 package gate
 
 import (
-	"math"
 	"slices"
 	"time"
 
@@ -114,10 +113,10 @@ func (g *Gate) skipsLocked(l *ledger, req store.ClaimRequest, now, local time.Ti
 
 // holdsLocked tells whether the claimer of l leaves a group's tasks alone
 // now: the group's resource pressure holds it back; its window under
-// pressure is full; its breaker is open or half-open (only probes go; but
-// while an open breaker cools down, a group that fails fast has its tasks
-// taken, to fail them at once); or it is closed and ramping up, and its
-// share of the claimer's slots is taken.
+// pressure is full; or its breaker is open or half-open (only probes go;
+// but while an open breaker cools down, a group that fails fast has its
+// tasks taken, to fail them at once). A group ramping up after its breaker
+// closed is claimed, and its ramp passes what it claimed (ramp).
 func (g *Gate) holdsLocked(l *ledger, name string, gr store.Group, now time.Time) bool {
 	if now.Before(gr.Pressure.Until) || g.cfg.Clock.Now().Before(g.pressed[name]) {
 		return true
@@ -129,8 +128,7 @@ func (g *Gate) holdsLocked(l *ledger, name string, gr store.Group, now time.Time
 	case breaker.Open, breaker.HalfOpen:
 		return !FailsFast(gr, now)
 	}
-	share := g.cfg.Protection.Settings(gr).Share(gr.Circuit, now)
-	return share < 1 && l.running[name] >= rampRoom(share, l.capacity)
+	return false
 }
 
 // onlyFullLocked tells whether a group is left out for its limit alone:
@@ -166,11 +164,4 @@ func (g *Gate) UntilProbe() (time.Duration, bool) {
 		}
 	}
 	return next, found
-}
-
-// rampRoom is how many attempts of a group ramping up after its breaker
-// closed a claimer of capacity slots runs at once: its share, rounded
-// down (a ramp errs on the slow side), and at least one.
-func rampRoom(share float64, capacity int) int {
-	return max(1, int(math.Floor(share*float64(capacity))))
 }

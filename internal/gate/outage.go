@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -26,18 +27,29 @@ func HoldOf(t task.Task) string {
 	return KindHold + t.Kind
 }
 
-// judge tells an outage from poison. A failure decided DEAD_LETTER as
-// poison is an outage when Protection.OutageTasks distinct tasks of its
-// group (else its kind) failed with its fingerprint within OutageWindow
-// and none of them succeeded (for a group: its breaker counted no
-// success). Then f becomes a retry at the hold's next probe, decided
-// "outage", and the group or kind is held as an open breaker holds a
-// group: its tasks wait, using no attempt, and a probe at a time goes
-// until one succeeds. A store that cannot tell (not a store.Spreader, or
-// failing) leaves the poison decision as it was.
+// judge tells an outage from poison, and from a retry's own bad luck. A
+// failure decided DEAD_LETTER as poison, or retried after an unclassified
+// or transient error, is an outage when Protection.OutageTasks distinct
+// tasks of its group (else its kind) failed with its fingerprint within
+// OutageWindow and none of them succeeded (for a group: its breaker
+// counted no success). Then f becomes a retry at the hold's next probe,
+// decided "outage", and the group or kind is held as an open breaker holds
+// a group: its tasks wait, using no attempt, and a probe at a time goes
+// until one succeeds. Judging retries too holds an outage after the first
+// failures of a few tasks, before the others spend their retries on it. A
+// store that cannot tell (failing) leaves the decision as it was. A retry
+// that was not an outage is not asked about again, for its hold and
+// fingerprint, for judgeEvery: a flaky downstream's failures cost a query
+// a tenth of a second at most.
 func (g *Gate) judge(ctx context.Context, t *task.Task, f *store.Finish) {
 	p := g.cfg.Protection
-	if f.State != task.DeadLetter || f.Attempt.Decision != retry.ReasonPoison.String() || p.OutageTasks < 0 {
+	if p.OutageTasks < 0 {
+		return
+	}
+	poison := f.State == task.DeadLetter && f.Attempt.Decision == retry.ReasonPoison.String()
+	retried := f.State == task.Retrying && f.Attempt.Decision == retry.ReasonRetry.String() &&
+		(f.Attempt.Class == retry.Unclassified.String() || f.Attempt.Class == retry.ClassTransient.String())
+	if !poison && !retried {
 		return
 	}
 	sp := g.cfg.Store
@@ -49,6 +61,10 @@ func (g *Gate) judge(ctx context.Context, t *task.Task, f *store.Finish) {
 	known := now.Before(g.outages[key])
 	if h, ok := g.groups[name]; ok && h.Outage != nil && h.Outage.Fingerprint == f.Fingerprint && orClosed(h.Circuit.State) != breaker.Closed {
 		known = true
+	}
+	if !known && retried && now.Before(g.notOutages[key]) {
+		g.mu.Unlock()
+		return
 	}
 	gr, hasGroup := g.groups[t.Group]
 	g.mu.Unlock()
@@ -68,12 +84,24 @@ func (g *Gate) judge(ctx context.Context, t *task.Task, f *store.Finish) {
 			sp.Succeeded = attempts > failures
 		}
 		if sp.Tasks < p.OutageTasks || sp.Succeeded {
-			return // one task's own failure, or others of its kind do succeed: poison
+			// One task's own failure, or others of its kind do succeed:
+			// poison, or a retry.
+			g.mu.Lock()
+			if len(g.notOutages) >= 1000 {
+				maps.DeleteFunc(g.notOutages, func(_ string, until time.Time) bool { return !now.Before(until) })
+			}
+			g.notOutages[key] = now.Add(judgeEvery)
+			g.mu.Unlock()
+			return
 		}
 		tasks = sp.Tasks
 	}
 	g.holdOutage(ctx, name, t, f, tasks, now)
 }
+
+// judgeEvery is how long a retry that was not an outage keeps others of
+// its hold and fingerprint from being asked about.
+const judgeEvery = 100 * time.Millisecond
 
 // holdOutage holds name (a group, or a kind under KindHold) as an outage of f's
 // failure, and makes f a retry at its next probe.
@@ -149,13 +177,19 @@ func (g *Gate) revive(ctx context.Context, t *task.Task, f *store.Finish, now ti
 	}
 }
 
-// countKindHoldsLocked counts the kinds held again after the group name
-// changed ("": all of them may have).
+// countKindHoldsLocked counts again, after the group name changed ("":
+// all of them may have), the kinds held as an outage or ramping up after
+// one: their attempts' ends are recorded in their hold.
 func (g *Gate) countKindHoldsLocked(name string) {
 	if name != "" && !strings.HasPrefix(name, KindHold) {
 		return
 	}
-	g.kindHolds = len(g.heldKindsLocked())
+	g.kindHolds = 0
+	for name, gr := range g.groups {
+		if strings.HasPrefix(name, KindHold) && (orClosed(gr.Circuit.State) != breaker.Closed || gr.Circuit.Ramp != nil) {
+			g.kindHolds++
+		}
+	}
 }
 
 // heldKindsLocked are the kinds held as an outage (KindHold groups whose
@@ -215,9 +249,11 @@ func (g *Gate) refuseHeld(ctx context.Context, worker string, ts []task.Task, no
 			kept = append(kept, t)
 			continue
 		}
-		// Not past the first cool-down, however long the hold has grown: a
-		// task given back learns of the hold's end no later than that.
-		wait := min(retryAt.Sub(now), g.cfg.Protection.Settings(gr).WithDefaults().CoolDown)
+		// Until the next probe, which the doubling cool-down keeps within
+		// the longest cool-down; while probes are out, a cool-down (a
+		// second): they answer soon. Once they close the hold, the kind's
+		// ramp lets its tasks go.
+		wait := min(retryAt.Sub(now), g.cfg.Protection.Settings(gr).WithDefaults().MaxCoolDown)
 		back = append(back, Back{t, GiveBack(t, worker, now, wait, fmt.Sprintf("kind %s is held as an outage: waiting %v for its next probe", t.Kind, wait.Round(time.Millisecond)))})
 	}
 	return kept, back

@@ -30,7 +30,7 @@ type End struct {
 // attempt the store took is counted (Config.Metrics).
 func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
 	var byGroup map[string][]groupResult
-	local := g.cfg.Clock.Now()
+	local, now := g.cfg.Clock.Now(), g.StoreNow()
 	freed := false
 	g.mu.Lock()
 	l := g.ledgerLocked(worker, local)
@@ -48,13 +48,15 @@ func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
 		}
 		name := e.Task.Group
 		if name == "" {
-			// A kind without a group counts only while held as an outage:
-			// the success path of ungrouped work costs nothing.
+			// A kind without a group counts only while held as an outage,
+			// or ramping up after one: the success path of ungrouped work
+			// costs nothing.
 			if g.kindHolds == 0 {
 				continue
 			}
 			name = KindHold + e.Task.Kind
-			if gr, held := g.groups[name]; !held || orClosed(gr.Circuit.State) == breaker.Closed {
+			gr, held := g.groups[name]
+			if !held || orClosed(gr.Circuit.State) == breaker.Closed && !g.cfg.Protection.Settings(gr).Ramping(gr.Circuit, now) {
 				continue
 			}
 		}
@@ -210,6 +212,7 @@ func (r groupResult) apply(gr *store.Group, s breaker.Settings, now time.Time, b
 	}
 	switch {
 	case r.resource:
+		s.Shed(&gr.Circuit, now) // a ramp up to the downstream's capacity backs off
 		gr.Pressure.Raise(now, base, max)
 	case r.ok:
 		gr.Pressure.Ease()

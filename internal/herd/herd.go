@@ -13,18 +13,20 @@
 // retry first takes a token from a shared retry.Budget (none: it waits one
 // more delay without calling), and every call first asks a shared
 // breaker.Circuit (open: it waits until the next probe time, spread over a
-// second; ramping up after closing: it goes with the ramp's share as its
-// chance, else waits a little).
+// second; ramping up after closing: it goes if the ramp has a token, else
+// comes back when the ramp tells it).
 //
 // Every failure while the downstream is down is the same error, so a
 // client's second one is poison to grit's default retry policy: Result
 // counts those clients as dead-lettered, though the simulation keeps them
-// calling. With the hold on, such a failure, once outageTasks clients
-// failed alike within outageWindow and none succeeded, trips the hold
-// instead: every client waits, using no attempt, while a probe at a time
-// goes after a cool-down that doubles on each failed probe. The hold lifts
-// when the probes succeed, and then, as grit's hold of a kind does, lets
-// every waiting client go at once, with no ramp.
+// calling. With the hold on, any failure, once outageTasks clients failed
+// alike within outageWindow and none succeeded, trips the hold instead:
+// every client waits, using no attempt, while probes go a second later,
+// then less and less often while they fail. The hold lifts when the probes
+// succeed, and then its ramp lets the waiting clients go, starting slow
+// and growing with each success. The breaker's decisions (Allow, Admit,
+// Record, Shed) are grit's own, with grit's default settings: the same
+// code decides for a worker's gate.
 package herd
 
 import (

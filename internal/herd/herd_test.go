@@ -37,8 +37,9 @@ func TestDeterministicForASeed(t *testing.T) {
 
 // TestTheHerd checks the model's outcomes, not any speed: without jitter
 // the clients come back together, far above capacity; full jitter spreads
-// them; the budget and breaker keep the load at capacity and spend far
-// fewer calls.
+// them; the budget and breaker, and the hold, keep the load within a
+// fifth over capacity (their ramps find it by passing it a little) and
+// spend about one call a client.
 func TestTheHerd(t *testing.T) {
 	t.Parallel()
 	got := map[string]Result{}
@@ -57,9 +58,12 @@ func TestTheHerd(t *testing.T) {
 		t.Errorf("peak without jitter %.2fx, with full jitter %.2fx: want the herd", none.PeakMultiple, full.PeakMultiple)
 	}
 	for _, j := range []string{"none", "equal", "full", "decorrelated"} {
-		p := got[j+"+budget+breaker"]
-		if p.PeakMultiple > 1.1 || p.Attempts >= got[j].Attempts/2 {
-			t.Errorf("%s+budget+breaker: peak %.2fx, %d calls against %d unprotected", j, p.PeakMultiple, p.Attempts, got[j].Attempts)
+		for _, p := range []string{"+budget+breaker", "+hold"} {
+			r := got[j+p]
+			if r.PeakMultiple > 1.2+1e-9 || r.Attempts > small.Clients*12/10 || r.DeadLettered != 0 {
+				t.Errorf("%s%s: peak %.2fx, %d calls for %d clients (%d unprotected), %d dead-lettered; want at most 1.2x, 1.2 calls a client, none",
+					j, p, r.PeakMultiple, r.Attempts, small.Clients, got[j].Attempts, r.DeadLettered)
+			}
 		}
 	}
 }

@@ -19,10 +19,10 @@ const (
 // hold is the outage hold as grit's gate keeps it for a kind: who failed
 // alike lately (a store.Spreader's answer), when a call last succeeded,
 // until when the outage is known without asking again, and the circuit
-// that holds the clients. It uses the protected strategies' breaker
-// settings, as grit's hold uses the groups' breaker settings. A held
-// kind has no ramp: once a probe closes the circuit, every waiting client
-// goes at its time.
+// that holds the clients. It uses grit's default breaker settings, as
+// grit's hold of a kind does: probes a second after the hold, then less
+// often while they fail; once they close the circuit, its ramp lets the
+// waiting clients go.
 type hold struct {
 	fails    []failure // the outage's failures, oldest first, from head on within the window
 	head     int
@@ -87,15 +87,17 @@ func (h *hold) holding() bool {
 	return h.circuit.State != "" && h.circuit.State != breaker.Closed
 }
 
-// admit asks the hold whether a due client may call: always, unless it is
-// on; then only as a probe, else the client waits for the next probe
-// time, spread over a second as the protected strategies' breaker spreads
-// it. It reports whether the client may call, and whether as a probe.
+// admit asks the hold whether a due client may call: while it is on, only
+// as a probe, else the client waits for the next probe time, spread over
+// a second as the protected strategies' breaker spreads it; once it is
+// off, at its ramp's rate. It reports whether the client may call, and
+// whether as a probe.
 func (m *sim) admit(c *client) (ok, probe bool) {
+	at := epoch.Add(m.now)
 	if !m.hold.holding() {
-		return true, false
+		return m.ramp(c, &m.hold.circuit, at), false
 	}
-	v := m.bs.Allow(&m.hold.circuit, epoch.Add(m.now))
+	v := m.bs.Allow(&m.hold.circuit, at)
 	if v.Allow {
 		return true, v.Probe
 	}
@@ -104,12 +106,13 @@ func (m *sim) admit(c *client) (ok, probe bool) {
 	return false, false
 }
 
-// poisoned handles a client's poison failure: dead-lettered (counted; the
-// simulation retries it anyway), or, with the hold and an outage, held
-// until the next probe. It reports whether the client was held.
-func (m *sim) poisoned(c *client) bool {
+// poisoned handles a client's failure, poison or not: with the hold and
+// an outage, the client is held until the next probe; else poison is
+// dead-lettered (counted; the simulation retries it anyway). It reports
+// whether the client was held.
+func (m *sim) poisoned(c *client, poison bool) bool {
 	if !m.s.Hold || !m.hold.outage(m.now) {
-		if !c.dead {
+		if poison && !c.dead {
 			c.dead = true
 			m.res.DeadLettered++
 		}

@@ -16,14 +16,13 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // The protection a protected strategy shares between its clients. The
 // budget's floor is half the downstream's capacity: retries with no new
 // traffic behind them (the whole load here) may use at most that. The
-// breaker's gate admits calls at its share of the downstream's capacity,
-// as a group's concurrency limit sized to the downstream, scaled by the
-// breaker's ramp, would.
+// breaker, for the protected strategies as for the hold, is grit's with
+// its default settings: probes after a second, doubling to 30s, and a
+// ramp after closing, which Admit decides as it does for grit's workers.
 func protection(c Config, now *time.Duration) (*retry.Budget, breaker.Settings) {
 	b := &retry.Budget{Ratio: 0.2, Floor: c.Capacity / 2, Burst: c.Capacity,
 		Now: func() time.Time { return epoch.Add(*now) }}
-	return b, breaker.Settings{MinAttempts: 20, FailureRatio: 0.5, CoolDown: 5 * time.Second,
-		MaxCoolDown: time.Minute, Probes: 3, RampUp: 10 * time.Second, RampStart: 0.1}
+	return b, breaker.Settings{}
 }
 
 // sim is one strategy's run in progress.
@@ -39,7 +38,6 @@ type sim struct {
 	circuit breaker.Circuit
 	hold    *hold   // the outage hold's state, for a strategy with it
 	served  float64 // what the downstream can still serve this tick
-	gate    float64 // what the breaker's ramp still lets through this tick
 	res     Result
 	done    int
 	last    time.Duration // when the last client succeeded
@@ -81,7 +79,6 @@ func (m *sim) loop() {
 		// The downstream absorbs a burst of one bucket's worth of calls;
 		// capacity unused beyond that is lost.
 		m.served = min(m.served+perTick, max(perTick, burst))
-		m.gate = min(m.gate, 1) + perTick*m.bs.Share(m.circuit, epoch.Add(m.now))
 		due = due[:0]
 		for m.q.Len() > 0 && m.q[0].next <= m.now {
 			due = append(due, heap.Pop(&m.q).(*client))
@@ -113,11 +110,12 @@ func (m *sim) call(c *client) {
 	}
 	m.res.Load[m.now/m.cfg.Bucket]++
 	ok = m.now >= m.cfg.Down && m.served >= 1
+	shed := m.now >= m.cfg.Down && !ok
 	if m.s.Protected {
-		m.bs.Record(&m.circuit, ok, probe, at)
+		m.record(&m.circuit, ok, shed, probe, at)
 	}
-	if m.s.Hold && m.hold.holding() {
-		m.bs.Record(&m.hold.circuit, ok, probe, at)
+	if m.s.Hold && (m.hold.holding() || m.hold.circuit.Ramp != nil) {
+		m.record(&m.hold.circuit, ok, shed, probe, at)
 	}
 	if ok {
 		m.succeeded()
@@ -139,8 +137,7 @@ func (m *sim) protect(c *client, at time.Time) (ok, probe bool) {
 	case !v.Allow:
 		m.wait(c, v.Retry.Sub(epoch)-m.now+m.jitter(time.Second))
 		return false, false
-	case !v.Probe && m.gate < 1:
-		m.wait(c, m.jitter(time.Second))
+	case !v.Probe && !m.ramp(c, &m.circuit, at):
 		return false, false
 	case c.calls > 0 && !m.budget.Withdraw():
 		c.prev = m.bo.Delay(c.calls, c.prev, m.rng)
@@ -149,10 +146,34 @@ func (m *sim) protect(c *client, at time.Time) (ok, probe bool) {
 	case c.calls == 0:
 		m.budget.Deposit()
 	}
-	if !v.Probe {
-		m.gate--
-	}
 	return true, v.Probe
+}
+
+// ramp asks a closed circuit's ramp whether a client may call now, as a
+// grit worker asks it for what it claimed; if not, the client waits the
+// time the ramp gives it.
+func (m *sim) ramp(c *client, circuit *breaker.Circuit, at time.Time) bool {
+	a := m.bs.Admit(circuit, 1, at)
+	if a.Go == 1 {
+		return true
+	}
+	m.wait(c, a.Wait[0])
+	return false
+}
+
+// record tells a circuit how a call ended, as a grit worker's gate does: a
+// call shed for want of capacity is a resource failure, which the breaker
+// does not count but its ramp backs off from (a probe shed tells that the
+// downstream is up).
+func (m *sim) record(circuit *breaker.Circuit, ok, shed, probe bool, at time.Time) {
+	switch {
+	case probe:
+		m.bs.Record(circuit, ok || shed, true, at)
+	case shed:
+		m.bs.Shed(circuit, at)
+	default:
+		m.bs.Record(circuit, ok, false, at)
+	}
 }
 
 func (m *sim) succeeded() {
@@ -168,14 +189,17 @@ func (m *sim) succeeded() {
 // downstream is down every failure is the same error; once it is up, a
 // call fails only when it is shed for want of capacity, a different
 // error that a worker marks as a resource failure, which is never poison.
-// It reports whether the failure put the client on hold.
+// With the hold, every failure while down is judged, as grit's gate
+// judges poison and retries alike. It reports whether the failure put the
+// client on hold.
 func (m *sim) failed(c *client) bool {
 	if m.now >= m.cfg.Down {
 		c.streak = 0
 		return false
 	}
 	c.streak++
-	held := c.streak >= poisonAfter && m.poisoned(c)
+	poison := c.streak >= poisonAfter
+	held := (poison || m.s.Hold) && m.poisoned(c, poison)
 	if m.s.Hold {
 		m.hold.failed(m.now, c.id)
 	}
