@@ -69,7 +69,7 @@ type Settings struct {
 	// RampRate is how many calls a second a circuit lets through just
 	// after closing; each success adds RampGrowth to it; the ramp ends once
 	// no failure cut the rate for RampUp. Default 10 a second, 0.15 and
-	// 30s. A negative RampRate turns the ramp off.
+	// 30s. A negative RampRate or RampUp turns the ramp off.
 	RampRate   float64       `json:"ramp_rate,omitempty"`
 	RampGrowth float64       `json:"ramp_growth,omitempty"`
 	RampUp     time.Duration `json:"ramp_up,omitempty"`
@@ -100,7 +100,9 @@ func (s Settings) withDefaults() Settings {
 	if s.RampGrowth <= 0 {
 		s.RampGrowth = DefaultRampGrowth
 	}
-	s.RampUp = positive(s.RampUp, DefaultRampUp)
+	if s.RampUp == 0 {
+		s.RampUp = DefaultRampUp
+	}
 	return s
 }
 
@@ -117,8 +119,8 @@ const (
 func (s Settings) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf("breaker: "+format, args...)) }
-	if s.Window < 0 || s.CoolDown < 0 || s.MaxCoolDown < 0 || s.RampUp < 0 {
-		bad("negative window %v, cool-down %v, max cool-down %v or ramp-up %v", s.Window, s.CoolDown, s.MaxCoolDown, s.RampUp)
+	if s.Window < 0 || s.CoolDown < 0 || s.MaxCoolDown < 0 {
+		bad("negative window %v, cool-down %v or max cool-down %v", s.Window, s.CoolDown, s.MaxCoolDown)
 	}
 	if !(s.FailureRatio >= 0 && s.FailureRatio <= 1) { // NaN too
 		bad("failure ratio %v: want a number from 0 to 1 (e.g. 0.5)", s.FailureRatio)

@@ -91,6 +91,19 @@ func closedAt(d time.Duration) []step {
 	return cat(opened, repeat(3, time.Second, "allow-probe"), repeat(3, d, "probe-ok"))
 }
 
+// grown are the waits of calls turned away by a ramp at rate r0 growing
+// by g a call, the first told to come back after first.
+func grown(first time.Duration, r0, g float64, n int) []time.Duration {
+	out := []time.Duration{first}
+	at, r := first, r0
+	for range n - 1 {
+		r += g
+		at += time.Duration(float64(time.Second) / r)
+		out = append(out, at)
+	}
+	return out
+}
+
 func ms(ds ...int) []time.Duration {
 	out := make([]time.Duration, len(ds))
 	for i, d := range ds {
@@ -184,10 +197,12 @@ func TestCircuit(t *testing.T) {
 			closedAt(2*time.Second),
 			[]step{
 				{At: 2 * time.Second, Do: "allow", Allow: true, State: Closed},
-				// One token at once, then one every 100ms.
-				{At: 2 * time.Second, Do: "admit", N: 4, Go: 1, Wait: ms(100, 200, 300)},
+				// One token at once, then the next at 100ms; the others are told
+				// to come back as the rate will be if every call succeeds,
+				// 0.15 more a call.
+				{At: 2 * time.Second, Do: "admit", N: 4, Go: 1, Wait: grown(100*time.Millisecond, 10, 0.15, 3)},
 				// Those turned away before come first.
-				{At: 2 * time.Second, Do: "admit", N: 2, Go: 0, Wait: ms(400, 500)},
+				{At: 2 * time.Second, Do: "admit", N: 2, Go: 0, Wait: grown(100*time.Millisecond, 10, 0.15, 5)[3:]},
 				// At +0.5s, 5 tokens have come: 5 go.
 				{At: 2500 * time.Millisecond, Do: "admit", N: 5, Go: 5},
 				{At: 2500 * time.Millisecond, Do: "admit", N: 1, Go: 0, Wait: ms(100)},
@@ -236,6 +251,10 @@ func TestCircuit(t *testing.T) {
 			},
 		)},
 		{"without a ramp, a closed circuit lets everything through", Settings{RampRate: -1}, cat(
+			closedAt(2*time.Second),
+			[]step{{At: 2 * time.Second, Do: "admit", N: 1000, Go: 1000, State: Closed}},
+		)},
+		{"a negative ramp-up turns the ramp off too", Settings{RampUp: -1}, cat(
 			closedAt(2*time.Second),
 			[]step{{At: 2 * time.Second, Do: "admit", N: 1000, Go: 1000, State: Closed}},
 		)},

@@ -59,7 +59,7 @@ func (s Settings) Admit(c *Circuit, n int, now time.Time) rate.Admission {
 		c.Ramp = nil
 		return rate.Admission{Go: n}
 	}
-	return r.Take(n, r.Rate, r.Rate, now)
+	return r.TakeGrowing(n, r.Rate, r.Rate, s.RampGrowth, now)
 }
 
 // Ramping tells whether a closed circuit still ramps up at now: Admit may
@@ -99,6 +99,7 @@ func (r *Ramp) cut(s Settings, now time.Time) {
 	r.Refill(r.Rate, r.Rate, now)
 	r.Rate, r.Cut = max(r.Rate/2, s.RampRate), now
 	r.Tokens = min(r.Tokens, max(r.Rate, 1))
+	r.NextRate = min(r.NextRate, r.Rate) // the schedule's hopes go too
 }
 
 // Record counts an attempt of the group that ended at now, and moves the
@@ -157,7 +158,7 @@ func (s Settings) open(c *Circuit, now time.Time, coolDown time.Duration) {
 // it off.
 func (s Settings) close(c *Circuit, now time.Time) {
 	*c = Circuit{State: Closed, Since: now, Opens: c.Opens}
-	if s.RampRate > 0 {
+	if s.RampRate > 0 && s.RampUp > 0 {
 		c.Ramp = &Ramp{Rate: s.RampRate, Bucket: rate.Bucket{Tokens: 1, Last: now}}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/grit-run/grit/breaker"
 	"github.com/grit-run/grit/internal/keep"
+	"github.com/grit-run/grit/internal/ops"
 	"github.com/grit-run/grit/internal/sched"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -67,6 +68,10 @@ var (
 		[]string{"group"}, nil)
 	descOutage = prometheus.NewDesc("grit_outage_held", "1 for each group (or kind without a group) held as an outage: many of its tasks failed alike and none succeeded.",
 		[]string{"group", "kind"}, nil)
+	descRamp = prometheus.NewDesc("grit_ramp_rate", "The calls a second the ramp of a group (or a kind without a group held as an outage) lets through while it ramps up after its breaker closed; absent otherwise.",
+		[]string{"group", "kind"}, nil)
+	descNextProbe = prometheus.NewDesc("grit_next_probe_seconds", "How long until the next probe of a group (or a kind held as an outage) whose breaker is open; 0 while probes are out; absent when it is closed.",
+		[]string{"group", "kind"}, nil)
 	descSchedPaused = prometheus.NewDesc("grit_schedule_paused", "1 for a schedule that is paused (by an operator, or by itself after failed slots), 0 for one that is not.",
 		[]string{"schedule"}, nil)
 	descSchedSlots = prometheus.NewDesc("grit_schedule_slots_total", "The schedule's slots by what became of them: enqueued (a task; triggers and backfills too), missed (older than the catch-up window), overlapped (dropped while an earlier slot's task ran).",
@@ -101,7 +106,7 @@ func NewStoreCollector(cfg StoreConfig) *StoreCollector {
 
 // Describe implements prometheus.Collector.
 func (c *StoreCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTasks, descOldest, descBreaker, descBudget, descOutage, descSchedPaused, descSchedSlots, descSchedLate, descUp, descReadAge} {
+	for _, d := range []*prometheus.Desc{descTasks, descOldest, descBreaker, descBudget, descOutage, descRamp, descNextProbe, descSchedPaused, descSchedSlots, descSchedLate, descUp, descReadAge} {
 		ch <- d
 	}
 }
@@ -215,7 +220,19 @@ func (c *StoreCollector) group(name string, g store.Group, now time.Time) []prom
 		state = breaker.Closed
 	}
 	var out []prometheus.Metric
-	if kind, ok := strings.CutPrefix(name, store.KindHold); ok {
+	group, kind := name, ""
+	if k, ok := strings.CutPrefix(name, store.KindHold); ok {
+		group, kind = "", k
+	}
+	if h, ok := ops.HoldOf(name, g, now); ok {
+		switch h.Wait {
+		case ops.WaitRamp:
+			out = append(out, prometheus.MustNewConstMetric(descRamp, prometheus.GaugeValue, h.Rate, group, kind))
+		case ops.WaitProbe:
+			out = append(out, prometheus.MustNewConstMetric(descNextProbe, prometheus.GaugeValue, max(h.Until.Sub(now).Seconds(), 0), group, kind))
+		}
+	}
+	if kind != "" {
 		if g.Outage != nil && state != breaker.Closed {
 			out = append(out, prometheus.MustNewConstMetric(descOutage, prometheus.GaugeValue, 1, "", kind))
 		}

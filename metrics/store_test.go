@@ -48,7 +48,7 @@ func testStoreCollector(t *testing.T, st store.Store) {
 	}
 	gb := st.(store.GroupBreakers)
 	if _, err := gb.UpdateGroup(ctx, "smtp", func(g *store.Group) {
-		g.Circuit = breaker.Circuit{State: breaker.Open, Since: now}
+		g.Circuit = breaker.Circuit{State: breaker.Open, Since: now, CoolDown: time.Minute}
 		g.Budget = store.Budget{Tokens: 3, Last: now}
 		g.Outage = &store.Outage{Kind: "send", Fingerprint: "f", Since: now}
 	}); err != nil {
@@ -57,6 +57,13 @@ func testStoreCollector(t *testing.T, st store.Store) {
 	if _, err := gb.UpdateGroup(ctx, store.KindHold+"resize", func(g *store.Group) {
 		g.Circuit = breaker.Circuit{State: breaker.HalfOpen, Since: now}
 		g.Outage = &store.Outage{Kind: "resize", Fingerprint: "f", Since: now}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var bs breaker.Settings
+	if _, err := gb.UpdateGroup(ctx, "api", func(g *store.Group) {
+		bs.Trip(&g.Circuit, now.Add(-time.Minute), 0)
+		bs.Close(&g.Circuit, now.Add(-time.Second))
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -82,6 +89,8 @@ func testStoreCollector(t *testing.T, st store.Store) {
 		`grit_group_retry_budget_tokens{group="smtp"}`:                 3,
 		`grit_outage_held{group="smtp",kind="send"}`:                   1,
 		`grit_outage_held{group="",kind="resize"}`:                     1,
+		`grit_next_probe_seconds{group="",kind="resize"}`:              0,
+		`grit_ramp_rate{group="api",kind=""}`:                          10,
 		`grit_schedule_paused{schedule="nightly"}`:                     1,
 		`grit_schedule_paused{schedule="beat"}`:                        0,
 		`grit_schedule_late_seconds{schedule="nightly"}`:               0,
@@ -101,6 +110,9 @@ func testStoreCollector(t *testing.T, st store.Store) {
 	}
 	if _, ok := got[`grit_queue_oldest_ready_age_seconds{queue="mail"}`]; ok {
 		t.Error("the mail queue has an oldest due age, but nothing in it is due")
+	}
+	if next := got[`grit_next_probe_seconds{group="smtp",kind=""}`]; next < 50 || next > 60 {
+		t.Errorf("a breaker opened now for a minute probes in %vs, want a minute", next)
 	}
 	if _, ok := got[`grit_group_breaker_state{group="kind:resize",state="half-open"}`]; ok {
 		t.Error("a kind held as an outage shows as a group")

@@ -21,8 +21,10 @@ type Bucket struct {
 	Tokens float64   `json:"tokens"` // calls it may let through at once
 	Last   time.Time `json:"last"`   // when Tokens was counted; zero: never (full)
 	// Next is when the last call it turned away was told to come back:
-	// the next one turned away comes back one interval later.
-	Next time.Time `json:"next,omitzero"`
+	// the next one turned away comes back one interval later. NextRate is
+	// the rate the schedule expected by then (TakeGrowing).
+	Next     time.Time `json:"next,omitzero"`
+	NextRate float64   `json:"next_rate,omitempty"`
 }
 
 // Admission is what Take lets through of n calls.
@@ -40,30 +42,43 @@ type Admission struct {
 // tokens for; the others are told when to come back. A rate that is not
 // above zero lets every call through.
 func (b *Bucket) Take(n int, rate, burst float64, now time.Time) Admission {
+	return b.TakeGrowing(n, rate, burst, 0, now)
+}
+
+// TakeGrowing is Take for a rate that is expected to grow by growth with
+// each call let through (a ramp that grows while calls succeed): the
+// calls turned away are told to come back at the times the grown rate
+// would let them go, not at today's rate, so that a backlog returns as
+// fast as the ramp will take it. If the rate does not grow as expected,
+// those that come back too soon are turned away again, after the others.
+func (b *Bucket) TakeGrowing(n int, rate, burst, growth float64, now time.Time) Admission {
 	if !(rate > 0) || math.IsInf(rate, 1) {
 		return Admission{Go: n}
 	}
 	b.Refill(rate, burst, now)
 	var a Admission
-	for a.Go < n && b.Tokens >= 1 {
+	for a.Go < n && b.Tokens >= 1-1e-9 { // a token, but for rounding
 		b.Tokens--
 		a.Go++
 	}
+	b.Tokens = max(b.Tokens, 0)
 	if a.Go == n {
 		return a
 	}
-	every := seconds(1 / rate)
 	// The first one turned away goes when the bucket next holds a token,
 	// or one interval after the last one told to come back.
-	next := now.Add(seconds((1 - b.Tokens) / rate)).Add(-every)
-	if b.Next.After(next) {
-		next = b.Next
+	next, r := now.Add(max(seconds((1-b.Tokens)/rate), time.Microsecond)), rate
+	if later := max(b.NextRate, rate); b.Next.After(next.Add(-seconds(1 / later))) {
+		next, r = b.Next.Add(seconds(1/later)), later
 	}
-	for range n - a.Go {
-		next = next.Add(every)
+	for i := range n - a.Go {
+		if i > 0 {
+			next = next.Add(seconds(1 / r))
+		}
 		a.Wait = append(a.Wait, next.Sub(now))
+		r += max(growth, 0)
 	}
-	b.Next = next
+	b.Next, b.NextRate = next, r
 	return a
 }
 

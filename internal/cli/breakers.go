@@ -79,6 +79,9 @@ type breakerRow struct {
 	// Outage is the failure the group (or a kind, as kind:KIND) is held
 	// for as an outage, if it is.
 	Outage *store.Outage `json:"outage,omitempty"`
+	// RampRate is the calls a second the group's ramp lets through, while
+	// it ramps up after its breaker closed.
+	RampRate float64 `json:"ramp_rate,omitempty"`
 }
 
 func (e *env) groupBreakers(ctx context.Context) (store.GroupBreakers, func(), error) {
@@ -120,7 +123,11 @@ func (e *env) breakersList(ctx context.Context, asJSON bool) error {
 				next = "when closed"
 			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d/%d\t%s\t%d\t%s\n", r.Group, r.State, r.Failures, r.Attempts, next, r.Opens, describeSettings(r))
+		state := string(r.State)
+		if r.RampRate > 0 {
+			state += fmt.Sprintf(", ramping %.3g/s", r.RampRate)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d/%d\t%s\t%d\t%s\n", r.Group, state, r.Failures, r.Attempts, next, r.Opens, describeSettings(r))
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -148,6 +155,9 @@ func breakerRowOf(group string, gr store.Group, now time.Time) breakerRow {
 	r.Failures, r.Attempts = s.Counts(c, now)
 	if p := c.NextProbe(); !p.IsZero() {
 		r.NextProbe = &p
+	}
+	if h, ok := ops.HoldOf(group, gr, now); ok && h.Wait == ops.WaitRamp {
+		r.RampRate = h.Rate
 	}
 	return r
 }

@@ -38,8 +38,10 @@ retries with exponential backoff (--min up to --max) under one jitter mode
 (none, equal, full, decorrelated): unprotected, with a shared retry budget
 and circuit breaker ("+budget+breaker"), or with grit's outage hold
 ("+hold": once 5 clients failed alike within a minute and none succeeded,
-every client waits, using no attempt, while a probe at a time goes after a
-doubling cool-down, until one succeeds). Reports, per strategy, the peak
+every client waits, using no attempt, while probes go a second later and
+then at doubling intervals, until they succeed; then the waiting clients
+go at a ramp's rate, slow at first and growing with each success: grit's
+own breaker code decides). Reports, per strategy, the peak
 load after the downstream returns as a multiple of its capacity, the time
 to drain the backlog, the calls made (in all and while down), the clients
 grit's poison detection would dead-letter (their second failure alike)

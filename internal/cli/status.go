@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/grit-run/grit/internal/ops"
 	"github.com/grit-run/grit/internal/sched"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -61,6 +62,9 @@ type statusReport struct {
 	// PausedSchedules are the schedules no slot of which runs, by an
 	// operator's pause or their own (pause_after).
 	PausedSchedules []pausedSchedule `json:"paused_schedules"`
+	// Holds are the groups, and the kinds held as an outage, whose work
+	// waits for a probe, a ramp or resource pressure, and why.
+	Holds []ops.Hold `json:"holds"`
 }
 
 type pausedSchedule struct {
@@ -107,8 +111,15 @@ func buildStatus(ctx context.Context, st store.Store, o store.Overview, lease ti
 	if r.Pauses, err = statusPauses(ctx, st); err != nil {
 		return r, err
 	}
-	r.PausedSchedules, err = statusPausedSchedules(ctx, st)
-	return r, err
+	if r.PausedSchedules, err = statusPausedSchedules(ctx, st); err != nil {
+		return r, err
+	}
+	gs, err := st.Groups(ctx)
+	if err != nil {
+		return r, err
+	}
+	r.Holds = ops.Holds(gs, now)
+	return r, nil
 }
 
 // statusAdvice is what the store says of itself, if it is an Advisor.
@@ -235,7 +246,10 @@ func printStatus(e *env, r statusReport) {
 		}
 		fmt.Fprintf(e.stdout, "\npaused: schedule %s since %s by %s%s (grit schedules resume %s)", p.Name, p.Since.Local().Format("2006-01-02 15:04:05"), p.Who, why, p.Name)
 	}
-	if len(r.Pauses) > 0 || len(r.PausedSchedules) > 0 {
+	for _, h := range r.Holds {
+		fmt.Fprintf(e.stdout, "\nheld: %s", h)
+	}
+	if len(r.Pauses) > 0 || len(r.PausedSchedules) > 0 || len(r.Holds) > 0 {
 		fmt.Fprintln(e.stdout)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/breaker"
+	"github.com/grit-run/grit/internal/ops"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
@@ -48,6 +49,7 @@ type overviewData struct {
 	Workers     int
 	Silent      int
 	Breakers    []groupRow // open or half-open
+	Ramps       []groupRow // closed, ramping up after an outage
 	Outages     []groupRow
 	DeadLetters []store.DeadLetterGroup
 	DeadCount   int
@@ -192,16 +194,19 @@ func (d *Dashboard) overviewWorkers(ctx context.Context, data *overviewData) err
 	return nil
 }
 
-// overviewGroups fills in the groups whose breaker is not closed and
-// those in an outage.
+// overviewGroups fills in the groups whose breaker is not closed or
+// ramps up after closing, and those in an outage.
 func (d *Dashboard) overviewGroups(ctx context.Context, data *overviewData) error {
 	rows, err := d.groupRows(ctx)
 	if err != nil {
 		return err
 	}
 	for _, g := range rows {
-		if g.State != breaker.Closed {
+		switch {
+		case g.State != breaker.Closed:
 			data.Breakers = append(data.Breakers, g)
+		case g.Ramp > 0:
+			data.Ramps = append(data.Ramps, g)
 		}
 		if g.Outage != nil {
 			data.Outages = append(data.Outages, g)
@@ -605,7 +610,8 @@ type groupRow struct {
 	Running   int
 	FailFast  bool
 	Outage    *store.Outage
-	Own       bool // settings of its own
+	Own       bool    // settings of its own
+	Ramp      float64 // the calls a second its ramp lets through, while it ramps up
 }
 
 func (d *Dashboard) groupRows(ctx context.Context) ([]groupRow, error) {
@@ -634,6 +640,9 @@ func (d *Dashboard) groupRows(ctx context.Context) ([]groupRow, error) {
 			Limit: g.Limit, FailFast: g.FailFast, Outage: g.Outage, Own: g.Settings != nil,
 		}
 		row.Failures, row.Attempts = s.Counts(g.Circuit, now)
+		if h, ok := ops.HoldOf(name, g, now); ok && h.Wait == ops.WaitRamp {
+			row.Ramp = h.Rate
+		}
 		out = append(out, row)
 	}
 	return out, nil

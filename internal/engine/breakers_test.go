@@ -191,7 +191,8 @@ func TestRetryBudgetDefersRetries(t *testing.T) {
 	cfg := testConfig(st)
 	cfg.Concurrency = 8
 	cfg.RetryBudget = store.BudgetRates{Ratio: 0.1, Floor: 20, Burst: 2}
-	cfg.Breaker = breaker.Settings{MinAttempts: 1000} // the budget alone is tested
+	cfg.Breaker = breaker.Settings{MinAttempts: 1000} // the budget alone is tested: no breaker,
+	cfg.Protection.OutageTasks = -1                   // and no outage hold
 	cfg.BudgetWait = 50 * time.Millisecond
 	var ids []int64
 	for range 30 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -220,43 +221,65 @@ func (g *Gate) refuseHeld(ctx context.Context, worker string, ts []task.Task, no
 	if len(held) == 0 {
 		return ts, nil
 	}
-	var back []Back
+	byKind := map[string][]task.Task{}
 	kept := ts[:0:0]
 	for _, t := range ts {
 		if t.Group != "" || !held[t.Kind] {
 			kept = append(kept, t)
-			continue
-		}
-		name := KindHold + t.Kind
-		retryAt := now.Add(time.Second)
-		gr, err := g.gb.UpdateGroup(ctx, name, func(gr *store.Group) {
-			v := g.cfg.Protection.Settings(*gr).Allow(&gr.Circuit, now)
-			if v.Allow && v.Probe {
-				retryAt = time.Time{}
-			} else if v.Retry.After(now) {
-				retryAt = v.Retry
-			}
-		})
-		if err != nil {
-			g.cfg.Logger.Warn("could not reach an outage's hold; holding its task back", "hold", name, "err", err)
 		} else {
-			g.setGroup(name, gr)
+			byKind[t.Kind] = append(byKind[t.Kind], t)
 		}
-		if err == nil && retryAt.IsZero() {
-			g.mu.Lock()
-			g.probes[t.ID] = t.LeaseToken
-			g.mu.Unlock()
-			kept = append(kept, t)
-			continue
-		}
-		// Until the next probe, which the doubling cool-down keeps within
-		// the longest cool-down; while probes are out, a cool-down (a
-		// second): they answer soon. Once they close the hold, the kind's
-		// ramp lets its tasks go.
-		wait := min(retryAt.Sub(now), g.cfg.Protection.Settings(gr).WithDefaults().MaxCoolDown)
-		back = append(back, Back{t, GiveBack(t, worker, now, wait, fmt.Sprintf("kind %s is held as an outage: waiting %v for its next probe", t.Kind, wait.Round(time.Millisecond)))})
+	}
+	var back []Back
+	for _, kind := range slices.Sorted(maps.Keys(byKind)) {
+		probes, refused := g.probeHold(ctx, worker, kind, byKind[kind], now)
+		kept = append(kept, probes...)
+		back = append(back, refused...)
 	}
 	return kept, back
+}
+
+// probeHold asks a held kind's breaker, in one locked update of its
+// hold, which of the kind's claimed tasks go as probes (as many as it
+// lets through, counted as probes), and gives the others back until the
+// next probe: the doubling cool-down keeps that within the longest
+// cool-down; while probes are out, for a cool-down (a second): they
+// answer soon. Once they close the hold, its ramp lets the kind's tasks
+// go.
+func (g *Gate) probeHold(ctx context.Context, worker, kind string, ts []task.Task, now time.Time) ([]task.Task, []Back) {
+	name := KindHold + kind
+	probes, retryAt := 0, now.Add(time.Second)
+	gr, err := g.gb.UpdateGroup(ctx, name, func(gr *store.Group) {
+		probes, retryAt = 0, now.Add(time.Second) // the update may run again
+		s := g.cfg.Protection.Settings(*gr)
+		for probes < len(ts) {
+			v := s.Allow(&gr.Circuit, now)
+			if !v.Allow || !v.Probe {
+				if v.Retry.After(now) {
+					retryAt = v.Retry
+				}
+				break
+			}
+			probes++
+		}
+	})
+	if err != nil {
+		g.cfg.Logger.Warn("could not reach an outage's hold; holding its tasks back", "hold", name, "err", err)
+		probes = 0
+	} else {
+		g.setGroup(name, gr)
+	}
+	g.mu.Lock()
+	for _, t := range ts[:probes] {
+		g.probes[t.ID] = t.LeaseToken
+	}
+	g.mu.Unlock()
+	wait := min(retryAt.Sub(now), g.cfg.Protection.Settings(gr).WithDefaults().MaxCoolDown)
+	var back []Back
+	for _, t := range ts[probes:] {
+		back = append(back, Back{t, GiveBack(t, worker, now, wait, fmt.Sprintf("kind %s is held as an outage: waiting %v for its next probe", kind, wait.Round(time.Millisecond)))})
+	}
+	return ts[:probes], back
 }
 
 func clip(s string, n int) string {
