@@ -180,7 +180,9 @@ func TestAShortOutageEndsSoon(t *testing.T) {
 			defer mu.Unlock()
 			var last time.Time
 			for _, at := range done {
-				last = max(last, at)
+				if at.After(last) {
+					last = at
+				}
 			}
 			t.Logf("%s: the last task done %v after the downstream's return; %d calls", name, last.Sub(upAt).Round(time.Millisecond), calls)
 			if !held {
