@@ -12,6 +12,10 @@ import (
 // yourself to count into something else. The root does not link
 // Prometheus: a program that passes no metrics.New does not either.
 //
+// A Metrics that also has a method RateHeld(scope string, n int) is told
+// of the claimed tasks given back to wait for a rate, by the rate's scope
+// (queue, kind, group or tenant); metrics.New's has.
+//
 // Its methods are called on the hot path from many goroutines: they must
 // be quick and safe for concurrent use.
 type Metrics interface {

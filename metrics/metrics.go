@@ -3,8 +3,8 @@
 // when Prometheus scrapes (NewStoreCollector), and the /metrics handler
 // (Handler). docs/observability.md lists every metric.
 //
-// Labels are bounded by design: queue, kind, group, outcome, class and
-// state, never a task id, a worker or an attempt number, so that a store
+// Labels are bounded by design: queue, kind, group, outcome, class, state
+// and scope, never a task id, a worker or an attempt number, so that a store
 // with millions of tasks has as many series as it has kinds and queues.
 package metrics
 
@@ -33,6 +33,7 @@ type Metrics struct {
 	stale       *prometheus.CounterVec
 	claimErrors prometheus.Counter
 	busy        prometheus.Counter
+	rateHeld    *prometheus.CounterVec
 	stuck       *prometheus.CounterVec
 	alertsDrop  prometheus.Counter
 	slotsUsed   prometheus.Gauge
@@ -92,6 +93,9 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.busy = register(&r, prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "grit_api_busy_total", Help: "API calls grit server refused unread because it had its limit of requests in flight (--max-in-flight).",
 	}))
+	m.rateHeld = register(&r, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "grit_rate_held_total", Help: "Claimed tasks given back to wait for a rate (calls a second) of their queue, kind, group or tenant, by the rate's scope.",
+	}, []string{"scope"}))
 	m.stuck = register(&r, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "grit_stuck_attempts_total", Help: "Attempts whose Go handler ignored the end of its context for the grace period: its slot was freed, its goroutine left running.",
 	}, []string{"queue", "kind"}))
@@ -268,6 +272,15 @@ func (m *Metrics) Stuck(t *task.Task) {
 		return
 	}
 	m.stuck.WithLabelValues(t.Queue, t.Kind).Inc()
+}
+
+// RateHeld counts n claimed tasks given back to wait for a rate of scope
+// (queue, kind, group or tenant).
+func (m *Metrics) RateHeld(scope string, n int) {
+	if m == nil {
+		return
+	}
+	m.rateHeld.WithLabelValues(scope).Add(float64(n))
 }
 
 // ClaimFailed counts a claim the store failed.

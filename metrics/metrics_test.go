@@ -16,7 +16,7 @@ import (
 // allowed are the only labels grit's metrics may have: each takes as many
 // values as a deployment has queues, kinds, groups, outcomes, classes or
 // states, never one a task or an attempt.
-var allowed = []string{"queue", "kind", "group", "outcome", "class", "state"}
+var allowed = []string{"queue", "kind", "group", "outcome", "class", "state", "scope"}
 
 // TestLabelsStayBounded counts a thousand tasks' attempts, each task with
 // its own id, attempt number, worker and lease token, and finds as many
@@ -46,6 +46,7 @@ func TestLabelsStayBounded(t *testing.T) {
 		m.Rescued(&tk)
 		m.Stale(&tk)
 		m.Stuck(&tk)
+		m.RateHeld("tenant", 1)
 	}
 	fams, err := reg.Gather()
 	if err != nil {
@@ -65,8 +66,9 @@ func TestLabelsStayBounded(t *testing.T) {
 	// 2 queues × 3 outcomes for attempts and durations; 2 queues for each
 	// of enqueued, start latency, dead letters, rescues, stale results and
 	// stuck attempts; the claim errors, the API's busy refusals, the
-	// alerts dropped and the two slot gauges.
-	if want := 2*3*2 + 2*6 + 5; series != want {
+	// alerts dropped and the two slot gauges; the one scope of tasks held
+	// back by a rate.
+	if want := 2*3*2 + 2*6 + 5 + 1; series != want {
 		t.Errorf("%d series, want %d", series, want)
 	}
 	if got := sum(t, reg, "grit_dead_letters_total"); got != 20 {

@@ -82,6 +82,12 @@ func (b *Bucket) TakeGrowing(n int, rate, burst, growth float64, now time.Time) 
 	return a
 }
 
+// Give puts back n tokens taken but not used (the calls they let
+// through were held back by something else), up to burst (at least 1).
+func (b *Bucket) Give(n int, burst float64) {
+	b.Tokens = min(b.Tokens+float64(n), max(burst, 1))
+}
+
 // Refill adds the tokens that came in since the bucket was last counted,
 // up to burst (at least 1); a bucket never counted is full.
 func (b *Bucket) Refill(rate, burst float64, now time.Time) {

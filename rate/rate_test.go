@@ -97,6 +97,18 @@ func TestTakeKeepsTheRate(t *testing.T) {
 	}
 }
 
+func TestGiveStopsAtTheBurst(t *testing.T) {
+	t.Parallel()
+	var b Bucket
+	b.Take(3, 1, 4, t0)
+	if b.Give(2, 4); b.Tokens != 3 {
+		t.Errorf("1 token left, 2 given back: %v, want 3", b.Tokens)
+	}
+	if b.Give(5, 4); b.Tokens != 4 {
+		t.Errorf("5 more given back: %v, want 4 (the burst)", b.Tokens)
+	}
+}
+
 func TestBucketKeepsAsJSON(t *testing.T) {
 	t.Parallel()
 	var b Bucket

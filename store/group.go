@@ -129,6 +129,16 @@ func (p *Pressure) Raise(now time.Time, base, limit time.Duration) {
 	}
 }
 
+// Hold holds the group back until at least until: a downstream asked to
+// be left alone so long (Retry-After). A hold that ends later already is
+// kept, so that a burst of answers asking alike holds the group once and
+// does not push the hold on and on.
+func (p *Pressure) Hold(until time.Time) {
+	if until.After(p.Until) {
+		p.Until = until
+	}
+}
+
 // Ease records a success.
 func (p *Pressure) Ease() { p.Level = max(p.Level-1, 0) }
 

@@ -135,7 +135,8 @@ type Store interface {
 	// GroupBreakers: workers would call a failing downstream with no
 	// breaker, retry budget or group limit.
 	GroupBreakers
-	// Limiter: workers would run past every queue and tenant limit.
+	// Limiter: workers would run past every queue and tenant limit, and
+	// call past every rate.
 	Limiter
 	// Publisher: a handler's events could not commit with its success.
 	Publisher
@@ -203,6 +204,10 @@ type Finish struct {
 	// Deferred counts the attempt as a resource deferral: the task's
 	// Deferrals goes up by one.
 	Deferred bool
+	// After is how long the downstream asked to be left alone (a
+	// retry.After failure: a Retry-After, a gRPC pushback): the gate holds
+	// the task's group that long, for the fleet. Drivers do not write it.
+	After time.Duration
 	// Error, Fingerprint and Streak are the task's latest failure.
 	Error       string
 	Fingerprint string

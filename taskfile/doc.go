@@ -45,6 +45,15 @@
 //   - schedules: a mapping from schedule names to schedules, each running
 //     a task of the file (one without needs) on a cron expression or at an
 //     interval, kept in [File.Schedules]. A run does not hold them.
+//   - limits: a mapping from "SCOPE NAME" (queue, kind, group or tenant,
+//     and its name: tenant acme) to max (the most attempts running at
+//     once, 1 or more; not for a kind), rate (the most calls a second,
+//     minute or hour: 5/s, 300/m, 100/h) and burst (calls at once under
+//     the rate, 1 or more; a second's worth, at least 1, when not set), as
+//     grit limits set takes them: "tenant acme: {rate: 5/s, burst: 10}".
+//     grit submit and grit run set them in the store, for the whole fleet,
+//     before they submit the run; a limit the file does not name is left
+//     as it is. Kept in [File.Limits].
 //
 // # A task's keys
 //

@@ -21,6 +21,10 @@ func FuzzParse(f *testing.F) {
 	for _, tt := range invalidTests {
 		f.Add([]byte(tt.yaml))
 	}
+	f.Add([]byte(limitsFile))
+	for _, tt := range invalidLimitTests {
+		f.Add([]byte(tt.yaml))
+	}
 	for _, tt := range validScheduleTests {
 		f.Add([]byte(tt.yaml))
 	}

@@ -44,7 +44,7 @@ var invalidTests = []struct {
 
 	// Unknown keys.
 	{"unknown top-level key", "name: x\ntask:\n  a: {run: x}\n", 2, `unknown key "task" (did you mean "tasks"?)`},
-	{"unknown top-level key, far", "name: x\nowner: me\ntasks: {a: {run: x}}\n", 2, `unknown key "owner" (the top-level keys are name, max_failures, defaults, tasks, schedules)`},
+	{"unknown top-level key, far", "name: x\nowner: me\ntasks: {a: {run: x}}\n", 2, `unknown key "owner" (the top-level keys are name, max_failures, defaults, tasks, schedules, limits)`},
 	{"task key at the top", "name: x\ntimeout: 1s\ntasks: {a: {run: x}}\n", 2, `unknown key "timeout" at the top level (it is a task's key: put it under defaults:`},
 	{"unknown key in defaults", "name: x\ndefaults:\n  timout: 1s\ntasks: {a: {run: x}}\n", 3, `unknown key "timout" (did you mean "timeout"?)`},
 	{"run in defaults", "name: x\ndefaults:\n  run: x\ntasks: {a: {run: x}}\n", 3, "run cannot have a default (set it in each task)"},

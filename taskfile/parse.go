@@ -8,7 +8,7 @@ import (
 )
 
 var (
-	topKeys  = []string{"name", "max_failures", "defaults", "tasks", "schedules"}
+	topKeys  = []string{"name", "max_failures", "defaults", "tasks", "schedules", "limits"}
 	taskKeys = append([]string{"run", "needs"}, settingKeys...)
 )
 
@@ -39,6 +39,8 @@ func (p *parser) file(root *yaml.Node, path string) *File {
 			tasks = &kv
 		case "schedules":
 			schedules = &kv
+		case "limits":
+			f.Limits = p.limits(kv.val)
 		default:
 			if strings.HasPrefix(kv.key.Value, extensionPrefix) {
 				continue

@@ -24,6 +24,11 @@ type File struct {
 	// enqueuing one of Tasks (one without needs) as NewRun builds it.
 	// A run does not hold them: they are declared in a store on their own.
 	Schedules []schedule.Schedule
+
+	// Limits are the limits of running attempts and the rates the file
+	// sets, in the file's order: grit submit and grit run set them in the
+	// store before they submit the run.
+	Limits []Limit
 }
 
 // Task is one task of a file, with the file's defaults applied.

@@ -111,6 +111,9 @@ func submitOrResume(ctx context.Context, st store.Store, f *taskfile.File, id in
 		}
 		return r, true, err
 	}
+	if err := setFileLimits(ctx, st, f.Limits); err != nil {
+		return task.Run{}, false, err
+	}
 	base := runKey(f)
 	for n := 1; ; n++ {
 		key := fmt.Sprintf("%s#%d", base, n)

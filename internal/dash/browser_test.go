@@ -317,6 +317,34 @@ tasks:
 		shot("workers"),
 	))
 
+	// Limits: one set with grit limits set, one set on the page; both
+	// listed with what they hold back, and the page's in the audit log.
+	run(t, bin, env, "limits", "set", "group", "payments-api", "4", "--rate", "50/s")
+	must(t, chromedp.Do(ctx,
+		chromedp.Navigate(base+"/limits"),
+		chromedp.WaitVisible(chromedp.CSS(`[id="l-group-payments-api"]`)),
+		chromedp.SendKeys(chromedp.CSS(`form.filters input[name=name]`), "acme"),
+		chromedp.SendKeys(chromedp.CSS(`form.filters input[name=rate]`), "5/s"),
+		chromedp.SendKeys(chromedp.CSS(`form.filters input[name=burst]`), "10"),
+		chromedp.Click(chromedp.CSS(`form.filters button.primary`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
+		chromedp.WaitVisible(chromedp.CSS(`[id="l-tenant-acme"]`)),
+		shot("limits"),
+	))
+	if flash := text(ctx, ".flash"); !strings.Contains(flash, "tenant acme: at most 5/s (burst 10)") {
+		t.Errorf("after setting a rate the page says %q", flash)
+	}
+	if row := text(ctx, `[id="l-group-payments-api"]`); !regexp.MustCompile(`group\s+payments-api\s+0\s+4\s+50/s\s+0`).MatchString(row) {
+		t.Errorf("the group's row says %q", row)
+	}
+	if row := text(ctx, `[id="l-tenant-acme"]`); !strings.Contains(row, "5/s burst 10") {
+		t.Errorf("the tenant's row says %q", row)
+	}
+	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS(`table.grid`))))
+	if audit := text(ctx, "table.grid tbody"); !regexp.MustCompile(`limit\s+tenant acme\s+0\s+tenant acme: at most 5/s`).MatchString(audit) {
+		t.Errorf("the audit log does not show the rate set: %q", audit)
+	}
+
 	// Schedules, declared in the store the server and the worker share,
 	// and ticked by the worker: heartbeat's slots succeed; flaky's fail,
 	// and it pauses itself after two; the operator pauses nightly/report

@@ -28,7 +28,7 @@ type view struct {
 }
 
 // pageNames are the page templates; each is parsed with layout.html.
-var pageNames = []string{"overview", "runs", "run", "tasks", "task", "deadletters", "groups", "workers", "audit", "schedules", "machines", "machine", "error", "login"}
+var pageNames = []string{"overview", "runs", "run", "tasks", "task", "deadletters", "groups", "limits", "workers", "audit", "schedules", "machines", "machine", "error", "login"}
 
 func parsePages() (map[string]*template.Template, error) {
 	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html")

@@ -43,7 +43,7 @@ func Failure(f *store.Finish, t task.Task, err error, p retry.Policy, now time.T
 	if err == nil {
 		err = errNoError
 	}
-	class, _ := p.Classify(err)
+	class, after := p.Classify(err)
 	fp := fingerprint(err)
 	streak := 0
 	if class == retry.Unclassified {
@@ -65,6 +65,10 @@ func Failure(f *store.Finish, t task.Task, err error, p retry.Policy, now time.T
 		f.Refund, f.Deferred = true, true // resource pressure uses no attempt
 	}
 	f.Error, f.Fingerprint, f.Streak, f.PrevDelay = msg, fp, streak, d.Delay
+	f.After = 0
+	if class == retry.ClassAfter {
+		f.After = after // the downstream's own word: its group is held so long
+	}
 	a := &f.Attempt
 	a.Class, a.Error, a.Fingerprint, a.Delay, a.Decision = class.String(), msg, fp, d.Delay, d.Reason.String()
 }

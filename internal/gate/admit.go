@@ -17,7 +17,9 @@ import (
 // admit returns the claimed tasks that may run, and the others as Back:
 // the tasks of a group that fails fast, failed at once; then, per group,
 // the retries its budget refuses and the tasks past its limit; then the
-// tasks past the limits of their queues and tenants, given back to wait.
+// tasks past the limits of their queues and tenants, and then those past
+// the rates of their queues, kinds, groups and tenants, given back to
+// wait.
 func (g *Gate) admit(ctx context.Context, worker string, ts []task.Task) ([]task.Task, []Back) {
 	if len(ts) == 0 {
 		return ts, nil
@@ -55,7 +57,8 @@ func (g *Gate) admit(ctx context.Context, worker string, ts []task.Task) ([]task
 			return false
 		})
 	}
-	return kept, back
+	kept, slowed := g.rated(ctx, worker, kept, now)
+	return kept, append(back, slowed...)
 }
 
 // refuseFailFast fails at once, for good, the tasks of the groups that

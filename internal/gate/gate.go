@@ -10,9 +10,12 @@
 //   - resource pressure: a group whose downstream is full is held back
 //     for a growing delay, and each claimer narrows its own window of the
 //     group's attempts (additive increase, multiplicative decrease);
-//   - the groups' retry budgets, and the limits of running attempts per
-//     queue, tenant and group: what passes them is given back to wait,
+//   - the groups' retry budgets, the limits of running attempts per
+//     queue, tenant and group, and the rates (calls a second) per queue,
+//     kind, group and tenant: what passes them is given back to wait,
 //     using no attempt;
+//   - a downstream's Retry-After (retry.After): its group is held that
+//     long, once, for the fleet;
 //   - the rescue of expired leases, decided by each task's interrupted
 //     rule.
 //
@@ -86,10 +89,11 @@ type Gate struct {
 	read   time.Time // when the groups and limits were read, on this machine's clock
 	groups map[string]store.Group
 	max    map[store.Scope]map[string]int
-	paused pausedSet            // the pauses (see pause.go)
-	full   map[Full]time.Time   // queues, tenants and groups at their limit, until when
-	tried  map[string]time.Time // when a probe of a group was last sought
-	probes map[int64]int64      // the tasks claimed as their group's probe, with their lease token
+	rates  map[store.RateKey]bool // the scopes that have a rate
+	paused pausedSet              // the pauses (see pause.go)
+	full   map[Full]time.Time     // queues, tenants and groups at their limit, until when
+	tried  map[string]time.Time   // when a probe of a group was last sought
+	probes map[int64]int64        // the tasks claimed as their group's probe, with their lease token
 	// outages are the holds and fingerprints known to be outages, until
 	// when: a failure of one is not asked about again before then.
 	outages map[string]time.Time
@@ -185,6 +189,14 @@ func (g *Gate) Refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read the limits: %w", err)
 	}
+	rs, err := g.lim.Rates(ctx)
+	if err != nil {
+		return fmt.Errorf("read the rates: %w", err)
+	}
+	rates := make(map[store.RateKey]bool, len(rs))
+	for _, r := range rs {
+		rates[r.RateKey] = true
+	}
 	var paused pausedSet
 	if p, ok := g.cfg.Store.(store.Pauser); ok {
 		ps, err := p.Pauses(ctx)
@@ -203,7 +215,7 @@ func (g *Gate) Refresh(ctx context.Context) error {
 	now := g.StoreNow()
 	g.mu.Lock()
 	before := g.heldBackLocked(now)
-	g.read, g.groups, g.max, g.paused = g.cfg.Clock.Now(), groups, max, paused
+	g.read, g.groups, g.max, g.rates, g.paused = g.cfg.Clock.Now(), groups, max, rates, paused
 	g.countKindHoldsLocked("")
 	after := g.heldBackLocked(now)
 	g.mu.Unlock()

@@ -45,6 +45,11 @@ type runningIDs map[string][]int64
 
 func (runningIDs) SetLimit(context.Context, store.Limit) error   { return nil }
 func (runningIDs) Limits(context.Context) ([]store.Limit, error) { return nil, nil }
+func (runningIDs) SetRate(context.Context, store.Rate) error     { return nil }
+func (runningIDs) Rates(context.Context) ([]store.Rate, error)   { return nil, nil }
+func (runningIDs) TakeRates(context.Context, []store.RateKey, func(map[store.RateKey]*store.Rate)) error {
+	return nil
+}
 func (r runningIDs) Running(_ context.Context, _ store.Scope, names []string) (map[string][]int64, error) {
 	return r, nil
 }

@@ -24,7 +24,8 @@ type End struct {
 // Ended takes a claimer's ended attempts out of its ledger and records
 // what each says of its group's downstream: the breaker counts it (a probe
 // as a probe), a resource failure raises the group's pressure and halves
-// the claimer's window of the group, a success eases both. One locked
+// the claimer's window of the group, a success eases both; a downstream's
+// Retry-After holds the group that long (Pressure.Hold). One locked
 // update a group. A result the store did not take says nothing. A task
 // the store recorded DEAD_LETTER raises an alert (Config.Alert). Each
 // attempt the store took is counted (Config.Metrics).
@@ -90,20 +91,33 @@ func (g *Gate) count(ends []End) {
 // Ending tells the gate of an attempt's end as soon as it is decided,
 // before the claimer records it. A failure about to be dead-lettered as
 // poison may be an outage (judge): then f is changed into a retry and its
-// group or kind held. A resource failure holds its group back
-// for this claimer at once, rather than once its result is recorded, so
-// that the claimer does not claim the group's tasks in between.
+// group or kind held. A resource failure, or a downstream's Retry-After,
+// holds its group back for this claimer at once, rather than once its
+// result is recorded, so that the claimer does not claim the group's
+// tasks in between.
 func (g *Gate) Ending(ctx context.Context, t *task.Task, f *store.Finish) {
 	g.judge(ctx, t, f)
-	if t.Group == "" || f.Attempt.Class != retry.ClassResource.String() {
+	if t.Group == "" {
 		return
 	}
-	if r, ok := resultOf(*f, false); !ok || !r.resource {
+	r, ok := resultOf(*f, false)
+	var d time.Duration
+	switch {
+	case !ok:
+		return
+	case r.resource:
+		d = g.cfg.Protection.PressureBase
+	case r.after > 0:
+		d = r.after
+	default:
 		return
 	}
+	until := g.cfg.Clock.Now().Add(d)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.pressed[t.Group] = g.cfg.Clock.Now().Add(g.cfg.Protection.PressureBase)
+	if until.After(g.pressed[t.Group]) {
+		g.pressed[t.Group] = until
+	}
 }
 
 // Lost takes out of a claimer's ledger the attempts it no longer holds
@@ -177,6 +191,9 @@ type groupResult struct {
 	ok, probe bool
 	breaker   bool // counted by the breaker
 	resource  bool // a resource failure: the group's pressure rises
+	// after is how long the downstream asked to be left alone: the group
+	// is held so long (a Retry-After).
+	after time.Duration
 }
 
 // resultOf is what an attempt's end says of its group's downstream, if
@@ -199,6 +216,9 @@ func resultOf(f store.Finish, probe bool) (groupResult, bool) {
 		return r, false
 	default:
 		r.breaker = true
+		if f.Attempt.Class == retry.ClassAfter.String() {
+			r.after = f.After
+		}
 	}
 	return r, true
 }
@@ -216,6 +236,9 @@ func (r groupResult) apply(gr *store.Group, s breaker.Settings, now time.Time, b
 		gr.Pressure.Raise(now, base, max)
 	case r.ok:
 		gr.Pressure.Ease()
+	}
+	if r.after > 0 {
+		gr.Pressure.Hold(now.Add(r.after))
 	}
 }
 

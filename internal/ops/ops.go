@@ -1,5 +1,6 @@
 // Package ops holds the operator's actions that more than one front end
-// offers (the CLI and the dashboard): acting on a circuit breaker, and
+// offers (the CLI and the dashboard): acting on a circuit breaker, reading
+// and setting the limits and rates, and
 // acting on every task a filter selects. Each is written once here, so
 // that the two front ends cannot drift apart.
 package ops

@@ -103,6 +103,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Publish", publishTests},
 		{"Groups", groupTests},
 		{"Limits", limitTests},
+		{"Rates", rateTests},
 		{"Durations", durationTests},
 		{"Waker", wakerTests},
 		{"CancelWatcher", cancelTests},
