@@ -107,7 +107,7 @@ func TestUsageErrors(t *testing.T) {
 		{"breakers open without a group", []string{"breakers", "open"}, "accepts 1 arg(s), received 0"},
 		{"breakers open negative", []string{"breakers", "open", "api", "--for", "-1s"}, "--for -1s: want a positive duration"},
 		{"breakers set ratio", []string{"breakers", "set", "api", "--failure-ratio", "2"}, "failure ratio 2: want a number from 0 to 1"},
-		{"breakers set cool-downs", []string{"breakers", "set", "api", "--cool-down", "1h"}, "max cool-down 10m0s is shorter than the cool-down 1h0m0s"},
+		{"breakers set cool-downs", []string{"breakers", "set", "api", "--cool-down", "1h", "--max-cool-down", "10m"}, "max cool-down 10m0s is shorter than the cool-down 1h0m0s"},
 		{"sim strategy", []string{"sim", "herd", "--strategies", "full,fuzzy"}, `unknown strategy "fuzzy"`},
 		{"sim plot", []string{"sim", "herd", "--plot", "herd.gif"}, "--plot herd.gif: want a .png or .svg file"},
 		{"sim clients", []string{"sim", "herd", "--clients", "-3"}, "-3 clients: want 1 to 10,000,000"},

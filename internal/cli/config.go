@@ -100,7 +100,7 @@ var (
 	knobBreaker = knob{"breaker", "GRIT_BREAKER", "", "the groups' circuit breakers, as KEY=VALUE,…: window, buckets, failure-ratio, min-attempts, consecutive, cool-down, max-cool-down, probes, ramp-up, ramp-start " +
 		"(default window=1m,buckets=10,failure-ratio=0.5,min-attempts=20,consecutive=0,cool-down=30s,max-cool-down=10m,probes=3,ramp-up=30s,ramp-start=0.1); a group's own settings (grit breakers set GROUP) replace them",
 		func(s *settings) any { return &s.protection.Breaker }}
-	knobOutageTasks = knob{"outage-tasks", "GRIT_OUTAGE_TASKS", strconv.Itoa(gate.DefaultOutageTasks), "how many distinct tasks of a group (or of a kind without one) failing alike, with none succeeding, make a repeated failure an outage to hold rather than poison to dead-letter (2 or more; off turns the outage detector off)",
+	knobOutageTasks = knob{"outage-tasks", "GRIT_OUTAGE_TASKS", strconv.Itoa(gate.DefaultOutageTasks), "how many distinct tasks of a group (or of a kind without one) failing alike, with none succeeding, make a failure an outage to hold rather than poison to dead-letter or a retry on its own backoff (2 or more; off turns the outage detector off)",
 		func(s *settings) any { return (*outageTasks)(&s.protection.OutageTasks) }}
 	knobOutageWindow = knob{"outage-window", "GRIT_OUTAGE_WINDOW", retry.FormatDuration(gate.DefaultOutageWindow), "how far back the outage detector counts those failures and looks for a success",
 		func(s *settings) any { return &s.protection.OutageWindow }}

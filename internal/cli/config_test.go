@@ -98,7 +98,7 @@ func TestSettingsErrors(t *testing.T) {
 		{[]string{"--budget-wait", "-1s"}, `budget-wait "-1s" (flag --budget-wait): want a positive duration`},
 		{[]string{"--outage-tasks", "1"}, `outage-tasks "1" (flag --outage-tasks): want a number of tasks, 2 or more`},
 		{[]string{"--breaker", "failure-ratio=2"}, `breaker "failure-ratio=2" (flag --breaker): breaker: failure ratio 2: want a number from 0 to 1`},
-		{[]string{"--breaker", "cool-down=1h"}, "max cool-down 10m0s is shorter than the cool-down 1h0m0s"},
+		{[]string{"--breaker", "cool-down=1h,max-cool-down=10m"}, "max cool-down 10m0s is shorter than the cool-down 1h0m0s"},
 		{[]string{"--breaker", "cooldown=1m"}, `"cooldown": want KEY=VALUE pairs, comma-separated, with the keys window, buckets, failure-ratio`},
 		{[]string{"--breaker", "probes=many"}, "probes=many: want a whole number"},
 		{[]string{"--lease", "1s", "--heartbeat", "2s"}, "heartbeat 2s (flag --heartbeat) must be shorter than the lease 1s (flag --lease)"},

@@ -168,10 +168,11 @@ func TestAShortOutageEndsSoon(t *testing.T) {
 			start(t, cfg, h)
 			held := false
 			for _, id := range ids {
-				got := waitState(t, st, id, task.Success, task.DeadLetter, task.Failed)
-				if got.State != task.Success {
-					t.Fatalf("task %d: %s after %d attempts (%s), want SUCCESS", id, got.State, got.Attempt, got.LastError)
-				}
+				// A task whose second failure came before the failure had
+				// spread far enough to be told from poison is dead-lettered,
+				// and replayed when the outage is declared: it ends SUCCESS
+				// too.
+				waitState(t, st, id, task.Success)
 				for _, a := range attempts(t, st, id) {
 					held = held || a.Decision == "outage"
 				}
