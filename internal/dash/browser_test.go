@@ -369,6 +369,7 @@ tasks:
 		chromedp.WaitVisible(chromedp.CSS(nightly+` .tag`)),
 		chromedp.Navigate(base+"/schedules"), // at the top: the redirect went to the card
 		chromedp.WaitVisible(chromedp.CSS(`#s-heartbeat .st-success`)),
+		chromedp.WaitVisible(chromedp.CSS(`#s-flaky .pausenote`)),
 		shot("schedules"),
 	))
 	if note := text(ctx, nightly+" .pausenote"); !strings.Contains(note, "Paused by token") || !strings.Contains(note, "the warehouse is migrating") {
