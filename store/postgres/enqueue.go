@@ -179,7 +179,7 @@ func anyKey(ts []task.NewTask) bool {
 // copyColumns are the columns copyTasks writes; the others keep their
 // defaults.
 var copyColumns = []string{"id", "name", "kind", "args", "queue", "group_name", "priority",
-	"state", "policy", "poison_after", "timeout_ns", "grace_ns", "next_at", "created_at", "tenant", "trace"}
+	"state", "policy", "poison_after", "timeout_ns", "grace_ns", "next_at", "created_at", "tenant", "trace", "vt"}
 
 // copyTasks inserts READY tasks with COPY, the fastest way into a table. It
 // draws their ids and reads the transaction's time first, so it can return
@@ -193,6 +193,10 @@ func (s *Store) copyTasks(ctx context.Context, q pgx.Tx, ts []task.NewTask) ([]t
 		return nil, fmt.Errorf("draw task ids: %w", err)
 	}
 	now = now.UTC()
+	vts, err := s.stamps(ctx, q, ts, now)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]task.Task, len(ts))
 	for i, nt := range ts {
 		out[i] = newTask(ids[i], nt, now)
@@ -204,7 +208,7 @@ func (s *Store) copyTasks(ctx context.Context, q pgx.Tx, ts []task.NewTask) ([]t
 			args = t.Args
 		}
 		return []any{t.ID, t.Name, t.Kind, args, t.Queue, t.Group, int32(t.Priority), string(t.State),
-			t.Policy, int32(t.PoisonAfter), int64(t.Timeout), int64(t.Grace), t.NextAt, t.CreatedAt, t.Tenant, t.Trace}, nil
+			t.Policy, int32(t.PoisonAfter), int64(t.Timeout), int64(t.Grace), t.NextAt, t.CreatedAt, t.Tenant, t.Trace, vts[i]}, nil
 	})
 	if _, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "tasks"}, copyColumns, rows); err != nil {
 		return nil, fmt.Errorf("copy tasks: %w", err)
@@ -265,22 +269,35 @@ type newRow struct {
 // first, so the returned rows can be matched to the input by ordinality. A
 // row whose idempotency key is taken is skipped. A READY task is due at
 // RunAt, or now; a PENDING one keeps RunAt (if any) for when its needs are
-// met.
+// met. A READY task due now is stamped for its fair turn (fair_lane, in
+// due order within its lane, store.FairRanks); the others are stamped by
+// the claim that finds them due.
 const insertTasksSQL = `WITH i AS (
-	SELECT nextval('$S.tasks_id_seq') AS id, i.*
+	SELECT nextval('$S.tasks_id_seq') AS id, i.*,
+		i.state = 'READY' AND coalesce(i.next_at, now()) <= now() AS due
 	FROM unnest($2::text[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::int[],
 		$8::text[], $9::text[], $10::int[], $11::bigint[], $12::bigint[], $13::timestamptz[],
 		$14::text[], $15::int[], $16::text[], $17::text[])
 	WITH ORDINALITY AS i (name, kind, args, queue, group_name, priority, state, policy,
 		poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace, ord)
+), r AS (
+	SELECT i.id, i.queue, i.priority, i.tenant,
+		row_number() OVER (PARTITION BY i.queue, i.priority, i.tenant ORDER BY coalesce(i.next_at, now()), i.ord) AS n
+	FROM i WHERE i.due
+), l AS (
+	SELECT d.queue, d.priority, d.tenant, f.base, f.step
+	FROM (SELECT DISTINCT r.queue, r.priority, r.tenant FROM r) d
+		CROSS JOIN LATERAL $S.fair_lane(d.queue, d.priority, d.tenant) f
 ), t AS (
 	INSERT INTO $S.tasks (id, run_id, name, kind, args, queue, group_name, priority, state,
-		policy, poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace)
-	SELECT id, $1, name, kind, args, queue, group_name, priority, state, policy,
-		poison_after, timeout_ns, grace_ns,
-		CASE WHEN state = 'READY' THEN coalesce(next_at, now()) ELSE next_at END,
-		idempotency_key, needs_left, tenant, trace
-	FROM i ORDER BY ord
+		policy, poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace, vt)
+	SELECT i.id, $1, i.name, i.kind, i.args, i.queue, i.group_name, i.priority, i.state, i.policy,
+		i.poison_after, i.timeout_ns, i.grace_ns,
+		CASE WHEN i.state = 'READY' THEN coalesce(i.next_at, now()) ELSE i.next_at END,
+		i.idempotency_key, i.needs_left, i.tenant, i.trace, l.base + r.n * l.step
+	FROM i LEFT JOIN r ON r.id = i.id
+		LEFT JOIN l ON l.queue = r.queue AND l.priority = r.priority AND l.tenant = r.tenant
+	ORDER BY i.ord
 	ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 	RETURNING *
 )
