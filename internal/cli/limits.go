@@ -38,7 +38,7 @@ them at every heartbeat; a task past a limit waits, using no attempt.`,
 			return e.limitSet(cmd.Context(), l, asJSON)
 		},
 	}
-	cmd.AddCommand(set)
+	cmd.AddCommand(set, newWeightCmd(e, &asJSON))
 	return cmd
 }
 
