@@ -1,5 +1,6 @@
 -- claim_tasks is the claim: stamp_due stamps the tasks that came due
--- since the last claim, for their fair turn; due_tasks locks the first due
+-- since the last claim, for their fair turn (called only when there are
+-- some: the call costs more than the look at tasks_unstamped); due_tasks locks the first due
 -- tasks in claim order, skipping those another claimer has locked; they move to RUNNING
 -- under new lease tokens, their attempts opening on the task row
 -- (started_at), and come back with the time they became due (in next_at,
@@ -44,7 +45,10 @@ AS $$
 BEGIN
     PERFORM set_config('synchronous_commit', 'off', true);
     PERFORM lease_tokens_past_start();
-    PERFORM stamp_due(stamp_lim);
+    IF EXISTS (SELECT FROM tasks u WHERE u.state IN ('READY', 'RETRYING', 'SENSING') AND u.vt IS NULL
+            AND u.next_at <= now()) THEN
+        PERFORM stamp_due(stamp_lim);
+    END IF;
     RETURN QUERY
     WITH due AS (
         SELECT * FROM due_tasks(lim, queues, kinds, skip_groups, only_group, skip_queues, skip_tenants, only_tenant)
