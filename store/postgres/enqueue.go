@@ -269,24 +269,19 @@ type newRow struct {
 // first, so the returned rows can be matched to the input by ordinality. A
 // row whose idempotency key is taken is skipped. A READY task is due at
 // RunAt, or now; a PENDING one keeps RunAt (if any) for when its needs are
-// met. A READY task due now is stamped for its fair turn (fair_lane, in
-// due order within its lane, store.FairRanks); the others are stamped by
-// the claim that finds them due.
+// met. A task due now is stamped for its fair turn: $18 is its rank in its
+// lane (store.FairRanks, 0: not stamped here), after the lane's base
+// (fair_lane); the others are stamped by the claim that finds them due.
 const insertTasksSQL = `WITH i AS (
-	SELECT nextval('$S.tasks_id_seq') AS id, i.*,
-		i.state = 'READY' AND coalesce(i.next_at, now()) <= now() AS due
+	SELECT nextval('$S.tasks_id_seq') AS id, i.*
 	FROM unnest($2::text[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::int[],
 		$8::text[], $9::text[], $10::int[], $11::bigint[], $12::bigint[], $13::timestamptz[],
-		$14::text[], $15::int[], $16::text[], $17::text[])
+		$14::text[], $15::int[], $16::text[], $17::text[], $18::int[])
 	WITH ORDINALITY AS i (name, kind, args, queue, group_name, priority, state, policy,
-		poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace, ord)
-), r AS (
-	SELECT i.id, i.queue, i.priority, i.tenant,
-		row_number() OVER (PARTITION BY i.queue, i.priority, i.tenant ORDER BY coalesce(i.next_at, now()), i.ord) AS n
-	FROM i WHERE i.due
+		poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace, rank, ord)
 ), l AS (
 	SELECT d.queue, d.priority, d.tenant, f.base, f.step
-	FROM (SELECT DISTINCT r.queue, r.priority, r.tenant FROM r) d
+	FROM (SELECT DISTINCT i.queue, i.priority, i.tenant FROM i WHERE i.rank > 0) d
 		CROSS JOIN LATERAL $S.fair_lane(d.queue, d.priority, d.tenant) f
 ), t AS (
 	INSERT INTO $S.tasks (id, run_id, name, kind, args, queue, group_name, priority, state,
@@ -294,9 +289,8 @@ const insertTasksSQL = `WITH i AS (
 	SELECT i.id, $1, i.name, i.kind, i.args, i.queue, i.group_name, i.priority, i.state, i.policy,
 		i.poison_after, i.timeout_ns, i.grace_ns,
 		CASE WHEN i.state = 'READY' THEN coalesce(i.next_at, now()) ELSE i.next_at END,
-		i.idempotency_key, i.needs_left, i.tenant, i.trace, l.base + r.n * l.step
-	FROM i LEFT JOIN r ON r.id = i.id
-		LEFT JOIN l ON l.queue = r.queue AND l.priority = r.priority AND l.tenant = r.tenant
+		i.idempotency_key, i.needs_left, i.tenant, i.trace, l.base + i.rank * l.step
+	FROM i LEFT JOIN l ON i.rank > 0 AND l.queue = i.queue AND l.priority = i.priority AND l.tenant = i.tenant
 	ORDER BY i.ord
 	ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 	RETURNING *
@@ -304,11 +298,32 @@ const insertTasksSQL = `WITH i AS (
 SELECT i.ord, ` + taskColsOf + ` FROM t JOIN i ON i.id = t.id`
 
 // insertNotifySQL is insertTasksSQL that also notifies the listeners on
-// channel $18 (once: a volatile CTE is evaluated once).
+// channel $19 (once: a volatile CTE is evaluated once).
 var insertNotifySQL = strings.Replace(insertTasksSQL, "\nSELECT i.ord, ", `, n AS (
-	SELECT pg_notify($18, '')
+	SELECT pg_notify($19, '')
 )
 SELECT i.ord, `, 1) + ` CROSS JOIN n`
+
+// fairRanks are the rows' ranks in their lanes for fair claims
+// (store.FairRanks), by the process's clock: the READY ones due now are
+// ranked, the others are 0. A task the process takes for due a moment
+// before the database does is stamped, and still not claimed before its
+// time (the claim checks that too); one it takes for not due yet is
+// stamped by the claim that finds it due.
+func fairRanks(rows []newRow) []int32 {
+	var ready []task.NewTask
+	var at []int
+	for i, r := range rows {
+		if r.state == task.Ready {
+			ready, at = append(ready, r.t), append(at, i)
+		}
+	}
+	ranks := make([]int32, len(rows))
+	for j, rank := range store.FairRanks(ready, time.Now()) {
+		ranks[at[j]] = int32(rank)
+	}
+	return ranks
+}
 
 // insertTasks inserts rows in one statement and returns the inserted tasks
 // by their rows' at. runID 0 is none.
@@ -339,7 +354,7 @@ func (s *Store) insertTasks(ctx context.Context, q querier, sql string, runID in
 	}
 	run := pgtype.Int8{Int64: runID, Valid: runID != 0}
 	res, err := q.Query(ctx, s.sql(sql), append([]any{run, names, kinds, args, queues, groups, prios,
-		states, policies, poison, timeouts, graces, nextAt, keys, needs, tenants, traces}, extra...)...)
+		states, policies, poison, timeouts, graces, nextAt, keys, needs, tenants, traces, fairRanks(rows)}, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("insert tasks: %w", err)
 	}
