@@ -53,6 +53,8 @@ var optional = []Capability{
 		"no state machine can run (New refuses Config.Machines, and grit.Send fails, saying so)", has[Machines]},
 	{"store.InTx", "enqueue and publish in the caller's own transaction (a transactional outbox)",
 		"Client.EnqueueTx and PublishTx refuse, saying which store can; tasks are enqueued in transactions of their own", has[InTx]},
+	{"store.Weigher", "tenants' weights in fair claims",
+		"every tenant has the default weight: claims still take tenants in turn, in equal shares, and setting a weight is refused, saying so", has[Weigher]},
 }
 
 // Optional returns the optional capabilities, in the order the package

@@ -32,6 +32,7 @@ type complete struct {
 	store.Scheduler
 	store.Machines
 	store.InTx
+	store.Weigher
 }
 
 func TestMissingOptional(t *testing.T) {

@@ -14,8 +14,8 @@
 // than run without the protection it gives.
 //
 // The optional capabilities are Waker, CancelWatcher, Advisor, Overview,
-// PollReporter, Backlog, Console, Auditor, Pauser, Scheduler, Machines
-// and InTx: small interfaces beside Store, found by type assertion, that
+// PollReporter, Backlog, Console, Auditor, Pauser, Scheduler, Machines,
+// InTx and Weigher: small interfaces beside Store, found by type assertion, that
 // a driver may lack with every promise still kept (Optional says what
 // each gives and what is lost without it). A worker logs, when it
 // starts, which its store lacks (MissingOptional). A store that wraps
@@ -56,8 +56,13 @@ type Store interface {
 
 	// Claim takes up to Limit due tasks for a worker: READY, RETRYING or
 	// SENSING tasks whose NextAt has passed, in the given queues and kinds,
-	// highest priority first, then earliest due, then oldest. Each claimed
-	// task becomes RUNNING with a new lease token, its attempt count goes up
+	// highest priority first, then in fair turns across tenants: a tenant's
+	// tasks of one queue and priority are stamped when they come due, one
+	// step (1 ÷ its weight, Weigher) after its last still waiting, or after
+	// the last claimed there when it has none, and claims go by stamp (so
+	// one tenant's tasks, due in turn, go in due order, then oldest first).
+	// A run's tasks (Run) go by priority, then earliest due, then oldest.
+	// Each claimed task becomes RUNNING with a new lease token, its attempt count goes up
 	// by one before any work starts, and an attempt record is opened.
 	Claim(ctx context.Context, req ClaimRequest) ([]task.Task, error)
 	// Finish ends attempts in one transaction. Each item applies only if its

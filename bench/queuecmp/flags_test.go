@@ -52,7 +52,7 @@ func TestFlagDefaults(t *testing.T) {
 	for _, s := range o.systems {
 		names = append(names, s.name)
 	}
-	want := []string{"river-defaults", "river-tuned", "grit", "grit-defaults", "grit-features", "pg-limit", "grit-sqlite", "river-sqlite", "sqlite-limit"}
+	want := []string{"river-defaults", "river-tuned", "grit", "grit-defaults", "grit-features", "grit-tenants", "pg-limit", "grit-sqlite", "grit-sqlite-tenants", "river-sqlite", "sqlite-limit"}
 	if !slices.Equal(names, want) || o.jobs != 20000 || o.rounds != 3 || o.latencyJobs != 2000 || o.retryJobs != 500 || o.db != defaultDSN || o.json {
 		t.Errorf("defaults %+v (systems %v)", o, names)
 	}

@@ -92,8 +92,11 @@ func countSucceeded(tasks string) string {
 type gritQueue struct {
 	worker, ins *grit.Client
 	started     bool
-	count       func(ctx context.Context) (int, error)
-	release     func() error // what the count holds, if anything
+	// tenants, when above 0, spreads the jobs over that many tenants, by
+	// their Seq, one after another (the many-tenants systems).
+	tenants int
+	count   func(ctx context.Context) (int, error)
+	release func() error // what the count holds, if anything
 }
 
 // openGrit opens both clients on dsn, the worker with Concurrency
@@ -148,6 +151,9 @@ func (q *gritQueue) insertBatch(ctx context.Context, jobs []job) error {
 			return err
 		}
 		ts[i] = task.NewTask{Kind: jobKind, Args: args}
+		if q.tenants > 0 {
+			ts[i].Tenant = fmt.Sprintf("tenant-%d", j.Seq%q.tenants)
+		}
 	}
 	if _, err := q.ins.EnqueueMany(ctx, ts); err != nil {
 		return fmt.Errorf("grit: insert %d jobs: %w", len(jobs), err)

@@ -85,6 +85,10 @@
 //     Retention and the outage detector are defaults, on in grit too;
 //     durable steps cost a handler only when it calls grit.Step. It is
 //     compared with grit alone: what the features cost.
+//   - grit-tenants, grit-sqlite-tenants: grit and grit-sqlite with the
+//     jobs spread over 10,000 tenants (job i is tenant i mod 10,000's),
+//     compared with the same system on one tenant: what fair claims
+//     across tenants cost when there are many.
 //   - grit-sqlite: grit as grit (Concurrency 1000) on its embedded store
 //     (sqlite:FILE), which sets WAL and synchronous=FULL itself and
 //     commits every write through one writer, in batches.
@@ -141,7 +145,8 @@
 // The run ends with a table (or, with --json, one JSON object), the
 // ratios of each grit system to each other system on the same store (a
 // ratio across stores would measure the store, not the queue;
-// grit-features to grit alone), and the
+// grit-features to grit alone, the many-tenants systems to the same grit
+// on one tenant), and the
 // machine, the PostgreSQL settings (fsync, synchronous_commit,
 // autovacuum) and the SQLite version, settings and file system the
 // numbers were taken on. The SQLite systems need no server: a run of

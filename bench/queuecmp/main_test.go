@@ -58,8 +58,9 @@ func TestRunAllSystems(t *testing.T) {
 	}
 	// grit and grit-defaults against River's two and pg-limit,
 	// grit-features against grit; grit-sqlite against river-sqlite and
-	// sqlite-limit.
-	checkRatios(t, rep.Ratios, rounds, 2*3+1+1*2)
+	// sqlite-limit; grit-tenants and grit-sqlite-tenants against grit and
+	// grit-sqlite.
+	checkRatios(t, rep.Ratios, rounds, 2*3+1+1*2+2)
 	if rep.Machine.NumCPU <= 0 || rep.Machine.PostgresVersion == "" || rep.Machine.Fsync == "" || rep.Machine.SynchronousCommit == "" || rep.Machine.Autovacuum == "" {
 		t.Errorf("machine incomplete: %+v", rep.Machine)
 	}

@@ -57,8 +57,8 @@ func TestRatiosStayOnOneStore(t *testing.T) {
 	want := []string{
 		"grit ÷ river-defaults", "grit ÷ river-tuned", "grit ÷ pg-limit",
 		"grit-defaults ÷ river-defaults", "grit-defaults ÷ river-tuned", "grit-defaults ÷ pg-limit",
-		"grit-features ÷ grit",
-		"grit-sqlite ÷ river-sqlite", "grit-sqlite ÷ sqlite-limit",
+		"grit-features ÷ grit", "grit-tenants ÷ grit",
+		"grit-sqlite ÷ river-sqlite", "grit-sqlite ÷ sqlite-limit", "grit-sqlite-tenants ÷ grit-sqlite",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("ratios\n%v\nwant\n%v", got, want)

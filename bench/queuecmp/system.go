@@ -58,7 +58,8 @@ type system struct {
 	grit bool
 	// versus, when set, are the only systems a grit system's ratios are
 	// taken against: grit-features is compared with plain grit, to show
-	// what the features cost.
+	// what the features cost, and the many-tenants systems with the same
+	// grit on one tenant.
 	versus []string
 	config string // how it is set up, for the report
 	// open opens the system on at, the workload's fresh schema
@@ -93,8 +94,10 @@ var systems = []system{
 	gritSystem("grit", 1000),
 	gritSystem("grit-defaults", 0),
 	gritFeaturesSystem(),
+	gritTenantsSystem("grit-tenants", gritSystem("grit", 1000)),
 	limitSystem(),
 	gritSQLiteSystem("grit-sqlite", 1000),
+	gritTenantsSystem("grit-sqlite-tenants", gritSQLiteSystem("grit-sqlite", 1000)),
 	riverSQLiteSystem("river-sqlite", riverTuned),
 	sqliteLimitSystem(),
 }

@@ -61,7 +61,7 @@ once, and a task past it waits its turn, using no attempt.
 	}
 	set.Flags().StringVar(&rateArg, "rate", "", "the most calls a second, minute or hour: N/s, N/m or N/h (e.g. 5/s); 0 removes the rate")
 	set.Flags().StringVar(&burstArg, "burst", "", "the most calls at once under --rate (default a second's worth, at least 1)")
-	cmd.AddCommand(set)
+	cmd.AddCommand(set, newWeightCmd(e, &asJSON))
 	return cmd
 }
 

@@ -89,12 +89,14 @@ func filter(next int, req store.ClaimRequest) (string, []any) {
 // $1 is the worker, $2 the lease in microseconds, $3 the limit, $4 and $5
 // the queues and kinds (NULL: all), $6 the groups to skip (NULL: none), $7
 // the only group to take (NULL: any), $8 and $9 the queues and tenants to
-// skip (NULL: none), $10 the only tenant to take (NULL: any).
+// skip (NULL: none), $10 the only tenant to take (NULL: any), $11 how many
+// tasks that came due to stamp first, for their fair turn
+// (store.StampBatch).
 //
 // Each row comes with its place in claim order, from 1, unsorted
 // (functions/claim_tasks.sql): scanClaimed puts it there.
 const claimSQL = `SELECT t.ord, ` + taskColsOf + `
-FROM $S.claim_tasks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) t`
+FROM $S.claim_tasks($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) t`
 
 // claimRunSQL is claimSQL for the tasks of one run, $11, through
 // claim_run_tasks (functions/claim_run_tasks.sql), which finds them by
@@ -103,7 +105,9 @@ const claimRunSQL = `SELECT t.ord, ` + taskColsOf + `
 FROM $S.claim_run_tasks($1, $2, $3, $11, $4, $5, $6, $7, $8, $9, $10) t`
 
 // Claim takes up to req.Limit (at least 1) due tasks, highest priority
-// first, then earliest due, then oldest, and returns them in that order.
+// first, then in fair turns across tenants (functions/fair_lane.sql), and
+// returns them in that order; the tasks of one run (req.Run) are taken by
+// priority, then earliest due, then oldest.
 // A zero req.Lease means store.DefaultLease. Claimers on other connections and
 // in other processes skip the rows this one has locked, so no task is
 // claimed twice and no claimer waits for another.
@@ -120,6 +124,8 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task,
 		orNull(req.SkipQueues), orNull(req.SkipTenants), pgtype.Text{String: req.Tenant, Valid: req.Tenant != ""}}
 	if req.Run != 0 {
 		q, args = claimRunSQL, append(args, req.Run)
+	} else {
+		args = append(args, store.StampBatch)
 	}
 	var out []task.Task
 	err := retrying(ctx, func(ctx context.Context) error {

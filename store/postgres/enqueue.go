@@ -179,7 +179,7 @@ func anyKey(ts []task.NewTask) bool {
 // copyColumns are the columns copyTasks writes; the others keep their
 // defaults.
 var copyColumns = []string{"id", "name", "kind", "args", "queue", "group_name", "priority",
-	"state", "policy", "poison_after", "timeout_ns", "grace_ns", "next_at", "created_at", "tenant", "trace"}
+	"state", "policy", "poison_after", "timeout_ns", "grace_ns", "next_at", "created_at", "tenant", "trace", "vt"}
 
 // copyTasks inserts READY tasks with COPY, the fastest way into a table. It
 // draws their ids and reads the transaction's time first, so it can return
@@ -193,6 +193,10 @@ func (s *Store) copyTasks(ctx context.Context, q pgx.Tx, ts []task.NewTask) ([]t
 		return nil, fmt.Errorf("draw task ids: %w", err)
 	}
 	now = now.UTC()
+	vts, err := s.stamps(ctx, q, ts, now)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]task.Task, len(ts))
 	for i, nt := range ts {
 		out[i] = newTask(ids[i], nt, now)
@@ -204,7 +208,7 @@ func (s *Store) copyTasks(ctx context.Context, q pgx.Tx, ts []task.NewTask) ([]t
 			args = t.Args
 		}
 		return []any{t.ID, t.Name, t.Kind, args, t.Queue, t.Group, int32(t.Priority), string(t.State),
-			t.Policy, int32(t.PoisonAfter), int64(t.Timeout), int64(t.Grace), t.NextAt, t.CreatedAt, t.Tenant, t.Trace}, nil
+			t.Policy, int32(t.PoisonAfter), int64(t.Timeout), int64(t.Grace), t.NextAt, t.CreatedAt, t.Tenant, t.Trace, vts[i]}, nil
 	})
 	if _, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "tasks"}, copyColumns, rows); err != nil {
 		return nil, fmt.Errorf("copy tasks: %w", err)
@@ -265,33 +269,61 @@ type newRow struct {
 // first, so the returned rows can be matched to the input by ordinality. A
 // row whose idempotency key is taken is skipped. A READY task is due at
 // RunAt, or now; a PENDING one keeps RunAt (if any) for when its needs are
-// met.
+// met. A task due now is stamped for its fair turn: $18 is its rank in its
+// lane (store.FairRanks, 0: not stamped here), after the lane's base
+// (fair_lane); the others are stamped by the claim that finds them due.
 const insertTasksSQL = `WITH i AS (
 	SELECT nextval('$S.tasks_id_seq') AS id, i.*
 	FROM unnest($2::text[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::int[],
 		$8::text[], $9::text[], $10::int[], $11::bigint[], $12::bigint[], $13::timestamptz[],
-		$14::text[], $15::int[], $16::text[], $17::text[])
+		$14::text[], $15::int[], $16::text[], $17::text[], $18::int[])
 	WITH ORDINALITY AS i (name, kind, args, queue, group_name, priority, state, policy,
-		poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace, ord)
+		poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace, rank, ord)
+), l AS (
+	SELECT d.queue, d.priority, d.tenant, f.base, f.step
+	FROM (SELECT DISTINCT i.queue, i.priority, i.tenant FROM i WHERE i.rank > 0) d
+		CROSS JOIN LATERAL $S.fair_lane(d.queue, d.priority, d.tenant) f
 ), t AS (
 	INSERT INTO $S.tasks (id, run_id, name, kind, args, queue, group_name, priority, state,
-		policy, poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace)
-	SELECT id, $1, name, kind, args, queue, group_name, priority, state, policy,
-		poison_after, timeout_ns, grace_ns,
-		CASE WHEN state = 'READY' THEN coalesce(next_at, now()) ELSE next_at END,
-		idempotency_key, needs_left, tenant, trace
-	FROM i ORDER BY ord
+		policy, poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace, vt)
+	SELECT i.id, $1, i.name, i.kind, i.args, i.queue, i.group_name, i.priority, i.state, i.policy,
+		i.poison_after, i.timeout_ns, i.grace_ns,
+		CASE WHEN i.state = 'READY' THEN coalesce(i.next_at, now()) ELSE i.next_at END,
+		i.idempotency_key, i.needs_left, i.tenant, i.trace, l.base + i.rank * l.step
+	FROM i LEFT JOIN l ON i.rank > 0 AND l.queue = i.queue AND l.priority = i.priority AND l.tenant = i.tenant
+	ORDER BY i.ord
 	ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 	RETURNING *
 )
 SELECT i.ord, ` + taskColsOf + ` FROM t JOIN i ON i.id = t.id`
 
 // insertNotifySQL is insertTasksSQL that also notifies the listeners on
-// channel $18 (once: a volatile CTE is evaluated once).
+// channel $19 (once: a volatile CTE is evaluated once).
 var insertNotifySQL = strings.Replace(insertTasksSQL, "\nSELECT i.ord, ", `, n AS (
-	SELECT pg_notify($18, '')
+	SELECT pg_notify($19, '')
 )
 SELECT i.ord, `, 1) + ` CROSS JOIN n`
+
+// fairRanks are the rows' ranks in their lanes for fair claims
+// (store.FairRanks), by the process's clock: the READY ones due now are
+// ranked, the others are 0. A task the process takes for due a moment
+// before the database does is stamped, and still not claimed before its
+// time (the claim checks that too); one it takes for not due yet is
+// stamped by the claim that finds it due.
+func fairRanks(rows []newRow) []int32 {
+	var ready []task.NewTask
+	var at []int
+	for i, r := range rows {
+		if r.state == task.Ready {
+			ready, at = append(ready, r.t), append(at, i)
+		}
+	}
+	ranks := make([]int32, len(rows))
+	for j, rank := range store.FairRanks(ready, time.Now()) {
+		ranks[at[j]] = int32(rank)
+	}
+	return ranks
+}
 
 // insertTasks inserts rows in one statement and returns the inserted tasks
 // by their rows' at. runID 0 is none.
@@ -322,7 +354,7 @@ func (s *Store) insertTasks(ctx context.Context, q querier, sql string, runID in
 	}
 	run := pgtype.Int8{Int64: runID, Valid: runID != 0}
 	res, err := q.Query(ctx, s.sql(sql), append([]any{run, names, kinds, args, queues, groups, prios,
-		states, policies, poison, timeouts, graces, nextAt, keys, needs, tenants, traces}, extra...)...)
+		states, policies, poison, timeouts, graces, nextAt, keys, needs, tenants, traces, fairRanks(rows)}, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("insert tasks: %w", err)
 	}

@@ -143,7 +143,7 @@ func TestFunctionsRewrittenWhenTheirTextDiffers(t *testing.T) {
 	enqueueN(t, s, 1)
 	db := admin(t)
 	if _, err := db.Exec(ctx, `CREATE OR REPLACE FUNCTION `+schema+`.claim_tasks (worker text, lease_us bigint, lim bigint,
-			queues text[], kinds text[], skip_groups text[], only_group text, skip_queues text[], skip_tenants text[], only_tenant text)
+			queues text[], kinds text[], skip_groups text[], only_group text, skip_queues text[], skip_tenants text[], only_tenant text, stamp_lim bigint)
 		RETURNS SETOF `+schema+`.claimed_task LANGUAGE plpgsql AS $$ BEGIN RETURN; END $$`); err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestFunctionsReplacedWhateverTheirSignature(t *testing.T) {
 				RETURNS TABLE (id bigint, priority integer, next_at timestamptz) LANGUAGE sql
 				AS $$ SELECT id, priority, next_at FROM tasks LIMIT lim $$`,
 			`CREATE FUNCTION claim_tasks (worker text, lease_us bigint, lim bigint, queues text[], kinds text[],
-				skip_groups text[], only_group text, skip_queues text[], skip_tenants text[], only_tenant text)
+				skip_groups text[], only_group text, skip_queues text[], skip_tenants text[], only_tenant text, stamp_lim bigint)
 				RETURNS SETOF tasks LANGUAGE plpgsql AS $$ BEGIN RETURN; END $$`,
 			`CREATE FUNCTION audit_append_only () RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`,
 			`CREATE TRIGGER audit_append_only BEFORE UPDATE OR DELETE ON audit FOR EACH ROW EXECUTE FUNCTION audit_append_only()`,

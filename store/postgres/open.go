@@ -55,6 +55,7 @@ var (
 	_ store.Scheduler     = (*Store)(nil) // schedule.go: the schedules table
 	_ store.Machines      = (*Store)(nil) // machine.go: the fsm_instances table
 	_ store.InTx          = (*Store)(nil) // intx.go: EnqueueTx and PublishTx on a pgx.Tx given as any
+	_ store.Weigher       = (*Store)(nil) // fair.go: the tenant_weights table
 )
 
 // ErrClosed is returned by Wake on a closed Store.

@@ -53,8 +53,8 @@ func explainingConn(t *testing.T, ctx context.Context) (conn *pgx.Conn, plans fu
 	}
 }
 
-// TestHotPlansStayLookups checks the plans of claim_tasks and
-// succeed_alone, which a connection makes once, at its first call of each.
+// TestHotPlansStayLookups checks the plans of claim_tasks (with
+// stamp_due's) and succeed_alone, which a connection makes once, at its first call of each.
 // Made while the tasks table is empty, they must still be the claim index's
 // walk and primary key lookups once it holds thousands of tasks that were
 // never analyzed: no sequential scan, no hash or merge join. The plans are
@@ -70,7 +70,7 @@ func TestHotPlansStayLookups(t *testing.T) {
 	claimAndSucceed := func(want int) {
 		t.Helper()
 		ids, tokens := []int64{}, []int64{}
-		rows, err := conn.Query(ctx, `SELECT id, lease_token FROM `+sch+`.claim_tasks('w', 60000000, 5, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`)
+		rows, err := conn.Query(ctx, `SELECT id, lease_token FROM `+sch+`.claim_tasks('w', 60000000, 5, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 1000)`)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestHotPlansStayLookups(t *testing.T) {
 	claimAndSucceed(5)
 
 	all := plans()
-	for _, want := range []string{"Index Scan using tasks_claim", "Index Scan using tasks_pkey"} {
+	for _, want := range []string{"Index Scan using tasks_fair", "Index Scan using tasks_pkey", "tasks_unstamped"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no %q in the plans:\n%s", want, all)
 		}
@@ -140,7 +140,7 @@ func TestRunClaimFindsTasksByRun(t *testing.T) {
 	if !strings.Contains(all, "Index Scan using tasks_run") {
 		t.Errorf("no scan of tasks_run in the plans:\n%s", all)
 	}
-	for _, bad := range []string{"tasks_claim", "Seq Scan"} {
+	for _, bad := range []string{"tasks_fair", "Seq Scan"} {
 		if strings.Contains(all, bad) {
 			t.Errorf("%q in the plans:\n%s", bad, all)
 		}

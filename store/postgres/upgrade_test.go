@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres"
@@ -102,8 +103,28 @@ func TestUpgradeFromEveryVersion(t *testing.T) {
 				t.Fatalf("make a store of version %d: %v", v, err)
 			}
 			r := insertOldRows(t, ctx, schema)
-			checkUpgraded(t, ctx, openIn(t, schema), r)
+			s := openIn(t, schema)
+			if v < fairVersion { // rows written by a grit that stamps would have stamps
+				checkStamped(t, ctx, schema, r)
+			}
+			checkUpgraded(t, ctx, s, r)
 		})
+	}
+}
+
+// fairVersion is the migration that stamps the tasks waiting.
+const fairVersion = 32
+
+// checkStamped: the upgrade gave the waiting task already due a stamp for
+// its fair turn (migration 0032), and the PENDING one none (it is stamped
+// when it comes due).
+func checkStamped(t *testing.T, ctx context.Context, schema string, r oldRows) {
+	t.Helper()
+	var extract, load pgtype.Float8
+	err := admin(t).QueryRow(ctx, `SELECT (SELECT vt FROM `+pgx.Identifier{schema}.Sanitize()+`.tasks WHERE id = $1),
+		(SELECT vt FROM `+pgx.Identifier{schema}.Sanitize()+`.tasks WHERE id = $2)`, r.extract, r.load).Scan(&extract, &load)
+	if err != nil || !extract.Valid || load.Valid {
+		t.Fatalf("stamps after the upgrade: extract %+v, load %+v (%v), want extract's alone", extract, load, err)
 	}
 }
 

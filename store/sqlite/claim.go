@@ -10,8 +10,8 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// waitingStates must read exactly as in the partial indexes tasks_claim and
-// tasks_due, for the planner to use them. The queries name their index
+// waitingStates must read exactly as in the partial indexes tasks_fair,
+// tasks_unstamped, tasks_lane and tasks_due, for the planner to use them. The queries name their index
 // (INDEXED BY): without statistics the planner would rather pick tasks by
 // state and sort them all, which costs the whole backlog on every claim.
 const waitingStates = `state IN ('READY', 'RETRYING', 'SENSING')`
@@ -59,7 +59,9 @@ func dueWhere(req store.ClaimRequest) (string, []any) {
 }
 
 // Claim takes up to req.Limit (at least 1) due tasks, highest priority
-// first, then earliest due, then oldest, and returns them in that order.
+// first, then in fair turns across tenants (fair.go), and returns them in
+// that order; the tasks of one run (req.Run) are taken by priority, then
+// earliest due, then oldest.
 // A zero req.Lease means store.DefaultLease.
 func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task, error) {
 	if req.Worker == "" {
@@ -88,16 +90,28 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task,
 // attempt ends (migration 0017).
 const claimSQL = `UPDATE tasks SET state = 'RUNNING', lease_owner = ?,
 	lease_token = ? + 1 + ids.key, lease_expires = ?, attempt = attempt + 1,
-	started_at = ?4, first_started_at = COALESCE(first_started_at, ?4), next_at = NULL
+	started_at = ?4, first_started_at = COALESCE(first_started_at, ?4), next_at = NULL, vt = NULL
 FROM json_each(?) AS ids WHERE tasks.id = ids.value
 RETURNING ` + taskCols
 
 // claim selects and updates in the same IMMEDIATE transaction, so no other
-// writer, in this process or another, can take the same tasks.
+// writer, in this process or another, can take the same tasks. It stamps
+// the tasks that came due first, so that they are claimed in their turn,
+// and moves the clocks of the lanes it took from. A claimed task's stamp
+// is cleared: it is stamped again if it comes back (fair.go).
 func claim(x *wtx, req store.ClaimRequest) ([]task.Task, error) {
-	ids, dues, err := dueIDs(x, req)
-	if err != nil || len(ids) == 0 {
+	if req.Run == 0 {
+		if err := stampDue(x); err != nil {
+			return nil, err
+		}
+	}
+	due, err := claimable(x, req)
+	if err != nil || len(due) == 0 {
 		return nil, err
+	}
+	ids := make([]int64, len(due))
+	for i, d := range due {
+		ids[i] = d.id
 	}
 	last, err := takeTokens(x, len(ids))
 	if err != nil {
@@ -113,9 +127,9 @@ func claim(x *wtx, req store.ClaimRequest) ([]task.Task, error) {
 	}
 	ts = inOrder(ts, ids)
 	for i := range ts {
-		ts[i].NextAt = dues[i] // when it became due: the claim cleared it on the row
+		ts[i].NextAt = fromMicros(due[i].due) // when it became due: the claim cleared it on the row
 	}
-	return ts, nil
+	return ts, advanceClocks(x, due)
 }
 
 // takeTokens takes n lease tokens from the store's counter (migration
@@ -130,29 +144,38 @@ func takeTokens(x *wtx, n int) (last int64, err error) {
 	return last - int64(n), nil
 }
 
-// dueIDs returns the tasks a claim takes, in claim order, with the time
-// each became due.
-func dueIDs(x *wtx, req store.ClaimRequest) ([]int64, []time.Time, error) {
-	where, args := dueWhere(req)
+// claimable returns the tasks a claim takes, in claim order: by priority,
+// then stamp (tasks_fair), or, for a run's, by priority, then due time.
+func claimable(x *wtx, req store.ClaimRequest) ([]claimTask, error) {
+	q, args := dueSQL(req)
 	args = append([]any{x.now.UnixMicro()}, args...)
 	args = append(args, req.Limit)
-	rows, err := x.query(`SELECT id, next_at FROM tasks INDEXED BY tasks_claim WHERE `+where+`
-		ORDER BY priority DESC, next_at, id LIMIT ?`, args...)
+	rows, err := x.query(q, args...)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer rows.Close()
-	var ids []int64
-	var dues []time.Time
+	var out []claimTask
 	for rows.Next() {
-		var id int64
-		var due sql.NullInt64
-		if err := rows.Scan(&id, &due); err != nil {
-			return nil, nil, err
+		var d claimTask
+		if err := rows.Scan(&d.id, &d.due, &d.vt, &d.queue, &d.priority); err != nil {
+			return nil, err
 		}
-		ids, dues = append(ids, id), append(dues, fromMicros(due))
+		out = append(out, d)
 	}
-	return ids, dues, rows.Err()
+	return out, rows.Err()
+}
+
+// dueSQL is claimable's query and its arguments after now, before the
+// limit.
+func dueSQL(req store.ClaimRequest) (string, []any) {
+	where, args := dueWhere(req)
+	if req.Run != 0 {
+		return `SELECT id, next_at, vt, queue, priority FROM tasks INDEXED BY tasks_run WHERE ` + where + `
+		ORDER BY priority DESC, next_at, id LIMIT ?`, args
+	}
+	return `SELECT id, next_at, vt, queue, priority FROM tasks INDEXED BY tasks_fair WHERE vt IS NOT NULL AND ` + where + `
+		ORDER BY priority DESC, vt, id LIMIT ?`, args
 }
 
 func scanIDs(rows *sql.Rows) ([]int64, error) {

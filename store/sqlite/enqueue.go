@@ -28,8 +28,17 @@ func (s *Store) Enqueue(ctx context.Context, ts []task.NewTask) ([]task.Enqueued
 	}
 	out := make([]task.Enqueued, len(ts))
 	err := s.w.do(ctx, func(x *wtx) error {
+		ranks, st := store.FairRanks(ts, x.now), newStamps(x)
 		for i, t := range ts {
-			got, err := enqueueIn(x, 0, t)
+			var vt any // not due yet: stamped by the claim that finds it due
+			if ranks[i] > 0 {
+				v, err := st.at(store.LaneOf(t), ranks[i])
+				if err != nil {
+					return err
+				}
+				vt = v
+			}
+			got, err := enqueueIn(x, 0, t, vt)
 			if err != nil {
 				return fmt.Errorf("task %d: %w", i, err)
 			}
@@ -43,9 +52,9 @@ func (s *Store) Enqueue(ctx context.Context, ts []task.NewTask) ([]task.Enqueued
 	return out, nil
 }
 
-// enqueueIn inserts a READY task in a run (0: none), or answers the task
-// that holds its idempotency key.
-func enqueueIn(x *wtx, runID int64, t task.NewTask) (task.Enqueued, error) {
+// enqueueIn inserts a READY task in a run (0: none), stamped vt for fair
+// claims (nil: not yet), or answers the task that holds its idempotency key.
+func enqueueIn(x *wtx, runID int64, t task.NewTask, vt any) (task.Enqueued, error) {
 	if t.IdempotencyKey != "" {
 		got, err := scanTask(x.queryRow(`SELECT `+taskCols+` FROM tasks WHERE idempotency_key = ?`, t.IdempotencyKey))
 		if err == nil {
@@ -55,19 +64,20 @@ func enqueueIn(x *wtx, runID int64, t task.NewTask) (task.Enqueued, error) {
 			return task.Enqueued{}, err
 		}
 	}
-	got, err := insertTask(x, t, runID, task.Ready, 0)
+	got, err := insertTask(x, t, runID, task.Ready, 0, vt)
 	return task.Enqueued{Task: got}, err
 }
 
 const insertTaskSQL = `INSERT INTO tasks (run_id, name, kind, args, queue, group_name,
 	priority, state, policy, poison_after, timeout, grace, next_at,
-	idempotency_key, needs_left, created_at, tenant, trace)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	idempotency_key, needs_left, created_at, tenant, trace, vt)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 RETURNING ` + taskCols
 
 // insertTask inserts one task. A READY task is due at RunAt, or now; a
-// PENDING one keeps RunAt (if any) for when its needs are met.
-func insertTask(x *wtx, t task.NewTask, runID int64, state task.State, needsLeft int) (task.Task, error) {
+// PENDING one keeps RunAt (if any) for when its needs are met. vt is its
+// stamp for fair claims, nil for one the claim that finds it due stamps.
+func insertTask(x *wtx, t task.NewTask, runID int64, state task.State, needsLeft int, vt any) (task.Task, error) {
 	queue := t.Queue
 	if queue == "" {
 		queue = "default"
@@ -86,7 +96,7 @@ func insertTask(x *wtx, t task.NewTask, runID int64, state task.State, needsLeft
 	}
 	got, err := scanTask(x.queryRow(insertTaskSQL, run, t.Name, t.Kind, args, queue, t.Group,
 		t.Priority, string(state), t.Policy, t.PoisonAfter, int64(t.Timeout), int64(t.Grace),
-		nextAt, nullString(t.IdempotencyKey), needsLeft, x.now.UnixMicro(), t.Tenant, t.Trace))
+		nextAt, nullString(t.IdempotencyKey), needsLeft, x.now.UnixMicro(), t.Tenant, t.Trace, vt))
 	if err != nil {
 		return task.Task{}, fmt.Errorf("insert task %q: %w", t.Name, err)
 	}

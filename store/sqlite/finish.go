@@ -139,7 +139,7 @@ func propagateFinish(x *wtx, fs []store.Finish, done []int, runOf map[int64]int6
 // enqueueAll inserts a finish's tasks outside any run.
 func enqueueAll(x *wtx, ts []task.NewTask) error {
 	for _, t := range ts {
-		if _, err := enqueueIn(x, 0, t); err != nil {
+		if _, err := enqueueIn(x, 0, t, nil); err != nil {
 			return fmt.Errorf("enqueue %s: %w", t.Kind, err)
 		}
 	}

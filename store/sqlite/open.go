@@ -51,6 +51,7 @@ var (
 	_ store.Pauser        = (*Store)(nil) // pause.go: the pauses table
 	_ store.Scheduler     = (*Store)(nil) // schedule.go: the schedules table
 	_ store.Machines      = (*Store)(nil) // machine.go: the fsm_instances table
+	_ store.Weigher       = (*Store)(nil) // fair.go: the tenant_weights table
 )
 
 // Open opens the database a DSN names ("sqlite:path/to/grit.db", or a plain

@@ -28,13 +28,14 @@ func TestPlansUseIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claimWhere, _ := dueWhere(store.ClaimRequest{Queues: []string{"q"}, Kinds: []string{"k"}, SkipGroups: []string{"g"}})
+	claimSQL, _ := dueSQL(store.ClaimRequest{Queues: []string{"q"}, Kinds: []string{"k"}, SkipGroups: []string{"g"}})
 	plans := []struct {
 		name, sql string
 		bad       []string
 	}{
-		{"claim", `SELECT id FROM tasks INDEXED BY tasks_claim WHERE ` + claimWhere +
-			` ORDER BY priority DESC, next_at, id LIMIT ?`, []string{"TEMP B-TREE"}},
+		{"claim", claimSQL, []string{"TEMP B-TREE"}},
+		{"stamp", unstampedSQL, []string{"TEMP B-TREE", "SCAN tasks"}},
+		{"lane", laneSQL, []string{"TEMP B-TREE", "SCAN tasks"}},
 		{"succeed", succeedSQL(4), []string{"SCAN tasks"}},
 		{"write attempts", writeAttemptsSQL(4), []string{"SCAN tasks", "SCAN t\n", "SCAN attempts"}},
 		{"finish", endTasksSQL(4), []string{"SCAN tasks"}},

@@ -90,7 +90,7 @@ func publish(x *wtx, runID int64, evs []task.Event) ([]task.Task, error) {
 			return nil, err
 		}
 		for _, t := range store.Deliveries(e, subs) {
-			got, err := enqueueIn(x, runID, t)
+			got, err := enqueueIn(x, runID, t, nil)
 			if err != nil {
 				return nil, err
 			}

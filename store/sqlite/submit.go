@@ -78,7 +78,7 @@ func insertRunTasks(x *wtx, runID int64, ts []task.NewTask) (map[string]int64, e
 		if needs > 0 {
 			state = task.Pending
 		}
-		got, err := insertTask(x, t, runID, state, needs)
+		got, err := insertTask(x, t, runID, state, needs, nil)
 		if err != nil {
 			return nil, err
 		}

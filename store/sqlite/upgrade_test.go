@@ -84,8 +84,27 @@ func TestUpgradeFromEveryVersion(t *testing.T) {
 				t.Fatalf("open after the upgrade: %v", err)
 			}
 			defer s.Close()
+			if m.Version < fairVersion { // rows written by a grit that stamps would have stamps
+				checkStamped(t, ctx, s)
+			}
 			checkUpgraded(t, ctx, s)
 		})
+	}
+}
+
+// fairVersion is the migration that stamps the tasks waiting.
+const fairVersion = 22
+
+// checkStamped: the upgrade gave the waiting task already due a stamp for
+// its fair turn (migration 0022), and the PENDING one none (it is stamped
+// when it comes due).
+func checkStamped(t *testing.T, ctx context.Context, s *Store) {
+	t.Helper()
+	var extract, load sql.NullFloat64
+	err := s.queryRow(ctx, `SELECT (SELECT vt FROM tasks WHERE id = ?), (SELECT vt FROM tasks WHERE id = ?)`,
+		oldExtract, oldLoad).Scan(&extract, &load)
+	if err != nil || !extract.Valid || load.Valid {
+		t.Fatalf("stamps after the upgrade: extract %+v, load %+v (%v), want extract's alone", extract, load, err)
 	}
 }
 

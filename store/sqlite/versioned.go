@@ -30,7 +30,7 @@ func (s *Store) writeVersioned(ctx context.Context, take func(*wtx) (sql.Result,
 		}
 		enq := make([]task.Enqueued, len(tasks))
 		for i, t := range tasks {
-			if enq[i], err = enqueueIn(x, 0, t); err != nil {
+			if enq[i], err = enqueueIn(x, 0, t, nil); err != nil {
 				return fmt.Errorf("task %d: %w", i, err)
 			}
 		}

@@ -84,6 +84,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"SubmitRun", submitTests},
 		{"Enqueue", enqueueTests},
 		{"Claim", claimTests},
+		{"Fair", fairTests},
 		{"Finish", finishTests},
 		{"Refused", refusedTests},
 		{"Fence", fenceTests},

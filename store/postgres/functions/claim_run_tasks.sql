@@ -7,7 +7,8 @@
 -- calls for every task. The claim is otherwise claim_tasks's: the same
 -- lease tokens, the same move to RUNNING, commit without waiting for the
 -- disk, the same rows, numbered in claim order with a window over the
--- claimed rows.
+-- claimed rows; but in due order, not in fair turns (a run is one
+-- tenant's), and it needs no stamps.
 CREATE FUNCTION claim_run_tasks (worker text, lease_us bigint, lim bigint, run bigint, queues text[], kinds text[],
         skip_groups text[], only_group text, skip_queues text[], skip_tenants text[], only_tenant text)
 RETURNS SETOF claimed_task
@@ -36,7 +37,7 @@ BEGIN
         UPDATE tasks t SET state = 'RUNNING', lease_owner = worker,
             lease_token = nextval('lease_tokens'),
             lease_expires = now() + lease_us * interval '1 microsecond', attempt = t.attempt + 1,
-            first_started_at = coalesce(t.first_started_at, now()), started_at = now(), next_at = NULL
+            first_started_at = coalesce(t.first_started_at, now()), started_at = now(), next_at = NULL, vt = NULL
         FROM due
         WHERE t.id = due.id
         RETURNING t.*, due.priority AS due_priority, due.next_at AS due_at

@@ -1,5 +1,7 @@
--- claim_tasks is the claim: due_tasks locks the first due tasks in claim
--- order, skipping those another claimer has locked; they move to RUNNING
+-- claim_tasks is the claim: stamp_due stamps the tasks that came due
+-- since the last claim, for their fair turn (called only when there are
+-- some: the call costs more than the look at tasks_unstamped); due_tasks locks the first due
+-- tasks in claim order, skipping those another claimer has locked; they move to RUNNING
 -- under new lease tokens, their attempts opening on the task row
 -- (started_at), and come back with the time they became due (in next_at,
 -- which the claim clears on the row). The claim's transaction commits
@@ -30,7 +32,8 @@
 -- claim returns is added to claimed_task and to the RETURNING list here
 -- (and in claim_run_tasks), in the type's order.
 CREATE FUNCTION claim_tasks (worker text, lease_us bigint, lim bigint, queues text[], kinds text[],
-        skip_groups text[], only_group text, skip_queues text[], skip_tenants text[], only_tenant text)
+        skip_groups text[], only_group text, skip_queues text[], skip_tenants text[], only_tenant text,
+        stamp_lim bigint)
 RETURNS SETOF claimed_task
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan
@@ -42,13 +45,25 @@ AS $$
 BEGIN
     PERFORM set_config('synchronous_commit', 'off', true);
     PERFORM lease_tokens_past_start();
+    IF EXISTS (SELECT FROM tasks u WHERE u.state IN ('READY', 'RETRYING', 'SENSING') AND u.vt IS NULL
+            AND u.next_at <= now()) THEN
+        PERFORM stamp_due(stamp_lim);
+    END IF;
     RETURN QUERY
+    WITH due AS (
+        SELECT * FROM due_tasks(lim, queues, kinds, skip_groups, only_group, skip_queues, skip_tenants, only_tenant)
+            WITH ORDINALITY AS d (id, priority, next_at, vt, queue, ord)
+    ), clock AS (
+        INSERT INTO fair_clocks AS c (queue, priority, vt)
+        SELECT due.queue, due.priority, max(due.vt) FROM due GROUP BY due.queue, due.priority
+        ORDER BY due.queue, due.priority
+        ON CONFLICT (queue, priority) DO UPDATE SET vt = greatest(c.vt, excluded.vt)
+    )
     UPDATE tasks t SET state = 'RUNNING', lease_owner = worker,
         lease_token = nextval('lease_tokens'),
         lease_expires = now() + lease_us * interval '1 microsecond', attempt = t.attempt + 1,
-        first_started_at = coalesce(t.first_started_at, now()), started_at = now(), next_at = NULL
-    FROM due_tasks(lim, queues, kinds, skip_groups, only_group, skip_queues, skip_tenants, only_tenant)
-        WITH ORDINALITY AS due (id, priority, next_at, ord)
+        first_started_at = coalesce(t.first_started_at, now()), started_at = now(), next_at = NULL, vt = NULL
+    FROM due
     WHERE t.id = due.id
     RETURNING due.ord, t.id, t.run_id, t.name, t.kind, t.args, t.queue, t.group_name, t.priority, t.state,
         t.policy, t.poison_after, t.timeout_ns, t.grace_ns, t.attempt, due.next_at, t.prev_delay_ns,
