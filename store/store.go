@@ -203,6 +203,11 @@ type Finish struct {
 	// Deferred counts the attempt as a resource deferral: the task's
 	// Deferrals goes up by one.
 	Deferred bool
+	// Waited gives back a claim whose attempt never began (a spent retry
+	// budget, a limit, a hold): the task's Waits goes up by one, and no
+	// attempt row is written, so that the history keeps attempts. It
+	// takes the attempt back as Refund does.
+	Waited bool
 	// Error, Fingerprint and Streak are the task's latest failure.
 	Error       string
 	Fingerprint string

@@ -45,6 +45,10 @@ type Task struct {
 	// back, they are not counted in Attempt, so a sensor tells from this
 	// whether it looked before.
 	Snoozes int `json:"snoozes,omitempty"`
+	// Waits counts the claims given back before their attempt began: a
+	// group's retry budget was spent, a limit was reached, a hold or a
+	// pause stood. They are neither attempts nor in the attempt history.
+	Waits int `json:"waits,omitempty"`
 
 	IdempotencyKey string    `json:"idempotency_key,omitempty"`
 	CreatedAt      time.Time `json:"created_at"`

@@ -72,6 +72,10 @@ const (
 	// ReasonStoreUnavailable: the server could not reach its store
 	// (UNAVAILABLE); retry after a backoff.
 	ReasonStoreUnavailable = "STORE_UNAVAILABLE"
+	// ReasonStoreFull: the store's disk is full (SQLite's file system,
+	// PostgreSQL's disk_full) (UNAVAILABLE); retry after a backoff: the
+	// same call succeeds once space is freed.
+	ReasonStoreFull = "STORE_FULL"
 	// ReasonDeadlineExceeded, ReasonCancelled: the call's own deadline
 	// passed, or its caller cancelled it, while the server worked it.
 	ReasonDeadlineExceeded = "DEADLINE_EXCEEDED"

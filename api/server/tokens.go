@@ -45,14 +45,17 @@ type Token struct {
 
 // LoadTokens returns the tokens of a tokens file (path; "" for none) and
 // of env, the value of GRIT_TOKENS, together, without repeats. A file
-// that cannot be read, or a token that cannot be used, is an error that
-// says where it is.
+// that cannot be read, that its group or others can read or write, or a
+// token that cannot be used, is an error that says where it is.
 func LoadTokens(path, env string) ([]Token, error) {
 	var out []Token
 	if path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("tokens file: %w", err)
+		}
+		if err := checkPrivate(path); err != nil {
+			return nil, err
 		}
 		ts, err := ParseTokens(string(b))
 		if err != nil {
@@ -65,6 +68,20 @@ func LoadTokens(path, env string) ([]Token, error) {
 		return nil, fmt.Errorf("%s: %w", TokensEnv, err)
 	}
 	return dedupe(append(out, ts...))
+}
+
+// checkPrivate refuses a tokens file that its group or others may read
+// or write: every token in it opens the API to whoever reads it.
+func checkPrivate(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("tokens file: %w", err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("%w: tokens file %s is readable or writable by its group or others (mode %04o): anyone on the host could take its tokens; make it private with: chmod 600 %s",
+			ErrBadToken, path, perm, path)
+	}
+	return nil
 }
 
 // ParseTokens reads a tokens file: one token per line, optionally

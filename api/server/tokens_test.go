@@ -78,6 +78,14 @@ func TestLoadTokens(t *testing.T) {
 	if err != nil || !slices.Equal(got, operators(tokA, tokB)) {
 		t.Fatalf("got %q, %v", got, err)
 	}
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o660} {
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := server.LoadTokens(path, ""); !errors.Is(err, server.ErrBadToken) || !strings.Contains(err.Error(), "chmod 600 "+path) || strings.Contains(err.Error(), tokA) {
+			t.Errorf("a tokens file of mode %04o: %v (want a refusal saying chmod 600 %s)", mode, err, path)
+		}
+	}
 	if _, err := server.LoadTokens(filepath.Join(t.TempDir(), "missing"), ""); err == nil || !strings.Contains(err.Error(), "tokens file") {
 		t.Fatalf("a missing file: %v", err)
 	}

@@ -17,7 +17,7 @@ import (
 
 // freshAttempts is what running a task anew resets: an operator's retry
 // of a task and a redrive of its run alike.
-const freshAttempts = `attempt = 0, streak = 0, deferrals = 0, snoozes = 0, prev_delay_ns = 0`
+const freshAttempts = `attempt = 0, streak = 0, deferrals = 0, snoozes = 0, waits = 0, prev_delay_ns = 0`
 
 // redriveSQL sends a run's unsuccessful tasks back to wait: READY now
 // when every need is satisfied (needs_left counts the others, kept by
