@@ -14,8 +14,8 @@
 // than run without the protection it gives.
 //
 // The optional capabilities are Waker, CancelWatcher, Advisor, Overview,
-// PollReporter, Backlog, Console, Auditor, Pauser, Scheduler, Machines
-// and InTx: small interfaces beside Store, found by type assertion, that
+// PollReporter, Backlog, Console, Auditor, Pauser, PauseWatcher,
+// Scheduler, Machines and InTx: small interfaces beside Store, found by type assertion, that
 // a driver may lack with every promise still kept (Optional says what
 // each gives and what is lost without it). A worker logs, when it
 // starts, which its store lacks (MissingOptional). A store that wraps

@@ -249,6 +249,7 @@ type Engine struct {
 type Stats struct {
 	Claims, Claimed, Finished, LeaseLost, Stuck, Rescued atomic.Int64
 	BudgetDeferred                                       atomic.Int64 // claims given back: their group's retry budget was spent, or it was at its limit
+	PauseDeferred                                        atomic.Int64 // claims given back unstarted: their queue, kind or tenant was paused since
 	PollErrors                                           atomic.Int64 // consecutive failed claims
 	ChildStarts                                          atomic.Int64 // isolated handlers' children started and ready
 	lastErr                                              atomic.Value // string

@@ -29,6 +29,7 @@ type Store struct {
 	rstmts *stmtCache
 
 	cancels store.CancelFeed // the cancels of running tasks, for WatchCancels
+	pauses  store.PauseFeed  // the pauses and resumes, for WatchPauses
 	hub     *hub             // the wakes shared by the handles on the file, for Wake
 
 	closed    atomic.Bool
@@ -43,6 +44,7 @@ var (
 	_ store.Store         = (*Store)(nil)
 	_ store.Waker         = (*Store)(nil) // wake.go: the handles on a file share their wakes; other processes' writes are watched
 	_ store.CancelWatcher = (*Store)(nil) // act.go: the cancels made through this process's handles on the file
+	_ store.PauseWatcher  = (*Store)(nil) // pause.go: the pauses made through this handle; claims read the pauses themselves
 	_ store.Overview      = (*Store)(nil) // overview.go
 	_ store.PollReporter  = (*Store)(nil) // worker.go
 	_ store.Backlog       = (*Store)(nil) // overview.go
@@ -307,6 +309,7 @@ func (s *Store) Close() error {
 		s.closed.Store(true) // before leave: no Wake may join after it
 		s.hub.leave(s)
 		s.cancels.Close()
+		s.pauses.Close()
 		s.w.close()
 		s.rstmts.close()
 		s.closeErr = errors.Join(s.w.db.Close(), s.read.Close())
