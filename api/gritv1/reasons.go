@@ -33,6 +33,9 @@ const (
 	// ReasonTokenReadOnly: a read-only token called a method that
 	// changes something (PERMISSION_DENIED).
 	ReasonTokenReadOnly = "TOKEN_READ_ONLY"
+	// ReasonTokenNoExec: a token without the right exec asked to enqueue
+	// a process task (kind exec) (PERMISSION_DENIED).
+	ReasonTokenNoExec = "TOKEN_NO_EXEC"
 	// ReasonServerBusy: the server has as many calls in flight as its
 	// limit (RESOURCE_EXHAUSTED); retry after a backoff.
 	ReasonServerBusy = "SERVER_BUSY"

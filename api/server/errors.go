@@ -89,20 +89,7 @@ func statusOf(op string, err error) error {
 // The metadata also has what the error is described with on its way up
 // (described: task_id, state...).
 func infoOf(err error) (codes.Code, string, map[string]string) {
-	meta := map[string]string{}
-	notFound := pb.ReasonNotFound
-	walk(err, func(e error) {
-		if d, ok := e.(*described); ok {
-			for k, v := range d.meta {
-				if _, set := meta[k]; !set {
-					meta[k] = v
-				}
-			}
-			if d.notFound != "" && notFound == pb.ReasonNotFound {
-				notFound = d.notFound
-			}
-		}
-	})
+	meta, notFound := describedAs(err)
 	var (
 		rf *refusal
 		fe *FieldError
@@ -149,6 +136,26 @@ func infoOf(err error) (codes.Code, string, map[string]string) {
 		return codes.Unavailable, pb.ReasonStoreUnavailable, meta
 	}
 	return codes.Internal, pb.ReasonInternal, meta
+}
+
+// describedAs gathers what err is described with on its way up: the
+// metadata, and the reason of a NOT_FOUND (the outermost description
+// wins).
+func describedAs(err error) (meta map[string]string, notFound string) {
+	meta, notFound = map[string]string{}, pb.ReasonNotFound
+	walk(err, func(e error) {
+		if d, ok := e.(*described); ok {
+			for k, v := range d.meta {
+				if _, set := meta[k]; !set {
+					meta[k] = v
+				}
+			}
+			if d.notFound != "" && notFound == pb.ReasonNotFound {
+				notFound = d.notFound
+			}
+		}
+	})
+	return meta, notFound
 }
 
 // walk calls fn on err and every error it wraps.

@@ -37,10 +37,16 @@ const (
 	RoleReadOnly Role = "read-only"
 )
 
-// Token is a bearer token and its role.
+// RightExec is the right, beside a role, to enqueue process tasks (kind
+// exec): a command that a worker which allows it (grit worker
+// --allow-exec) runs. Only an operator's token may have it.
+const RightExec = "exec"
+
+// Token is a bearer token, its role and whether it has RightExec.
 type Token struct {
 	Value string
 	Role  Role
+	Exec  bool
 }
 
 // LoadTokens returns the tokens of a tokens file (path; "" for none) and
@@ -86,7 +92,7 @@ func checkPrivate(path string) error {
 
 // ParseTokens reads a tokens file: one token per line, optionally
 // followed by a space and its role (operator, the default, or
-// read-only); blank lines and lines that start with # are skipped;
+// read-only), and by the right exec (an operator's token only); blank lines and lines that start with # are skipped;
 // spaces around a token are trimmed.
 func ParseTokens(text string) ([]Token, error) {
 	var out []Token
@@ -123,20 +129,34 @@ func ParseTokenList(s string) ([]Token, error) {
 	return dedupe(out)
 }
 
-// parseToken reads "TOKEN" or "TOKEN ROLE".
+// parseToken reads "TOKEN", "TOKEN ROLE", "TOKEN exec" or "TOKEN
+// operator exec".
 func parseToken(s string) (Token, error) {
 	fields := strings.Fields(s)
 	t := Token{Value: fields[0], Role: RoleOperator}
-	switch len(fields) {
-	case 1:
-	case 2:
-		r, err := ParseRole(fields[1])
-		if err != nil {
-			return Token{}, err
+	if len(fields) > 3 {
+		return Token{}, fmt.Errorf("%w: %d words: want a token, then optionally its role (operator or read-only) and the right exec", ErrBadToken, len(fields))
+	}
+	role := false
+	for _, w := range fields[1:] {
+		switch {
+		case strings.EqualFold(w, RightExec):
+			if t.Exec {
+				return Token{}, fmt.Errorf("%w: the right exec given twice", ErrBadToken)
+			}
+			t.Exec = true
+		case !role:
+			r, err := ParseRole(w)
+			if err != nil {
+				return Token{}, err
+			}
+			t.Role, role = r, true
+		default:
+			return Token{}, fmt.Errorf("%w: %q after the token's role: want at most a role (operator or read-only) and the right exec", ErrBadToken, w)
 		}
-		t.Role = r
-	default:
-		return Token{}, fmt.Errorf("%w: %d words: want a token, then optionally its role (operator or read-only)", ErrBadToken, len(fields))
+	}
+	if t.Exec && t.Role == RoleReadOnly {
+		return Token{}, fmt.Errorf("%w: a read-only token cannot have the right exec: give exec to an operator's token", ErrBadToken)
 	}
 	return t, checkToken(t.Value)
 }
@@ -147,7 +167,7 @@ func ParseRole(s string) (Role, error) {
 	case RoleOperator, RoleReadOnly:
 		return r, nil
 	}
-	return "", fmt.Errorf("%w: the role %q is not one: want operator or read-only", ErrBadToken, s)
+	return "", fmt.Errorf("%w: the role %q is not one: want operator or read-only (and, for an operator, the right exec)", ErrBadToken, s)
 }
 
 // Check reports whether t can be used (see ParseTokens).
@@ -174,6 +194,7 @@ func TokenName(tok string) string {
 type TokenSet struct {
 	hashes [][sha256.Size]byte
 	roles  []Role
+	exec   []bool
 }
 
 // NewTokenSet holds ts; a token without a role is an operator's.
@@ -182,6 +203,7 @@ func NewTokenSet(ts []Token) *TokenSet {
 	for _, t := range ts {
 		s.hashes = append(s.hashes, sha256.Sum256([]byte(t.Value)))
 		s.roles = append(s.roles, cmp.Or(t.Role, RoleOperator))
+		s.exec = append(s.exec, t.Exec)
 	}
 	return s
 }
@@ -193,6 +215,23 @@ func (s *TokenSet) Len() int { return len(s.hashes) }
 // compares tok's hash with every token's, in constant time, so that
 // neither a token's content nor its length shows in the timing.
 func (s *TokenSet) Role(tok string) (Role, bool) {
+	found := s.find(tok)
+	if found < 0 {
+		return "", false
+	}
+	return s.roles[found], true
+}
+
+// Exec reports whether the set holds tok with the right exec, in constant
+// time as Role.
+func (s *TokenSet) Exec(tok string) bool {
+	found := s.find(tok)
+	return found >= 0 && s.exec[found]
+}
+
+// find returns tok's place in the set, or -1, comparing its hash with
+// every token's.
+func (s *TokenSet) find(tok string) int {
 	h := sha256.Sum256([]byte(tok))
 	found := -1
 	for i, t := range s.hashes {
@@ -200,10 +239,15 @@ func (s *TokenSet) Role(tok string) (Role, bool) {
 			found = i
 		}
 	}
-	if found < 0 {
-		return "", false
+	return found
+}
+
+// describe names a token's role and rights, never the token.
+func (t Token) describe() string {
+	if t.Exec {
+		return string(t.Role) + " exec"
 	}
-	return s.roles[found], true
+	return string(t.Role)
 }
 
 // checkToken accepts 16 to 1024 visible ASCII characters (what a header
@@ -238,8 +282,8 @@ func dedupe(ts []Token) ([]Token, error) {
 		switch {
 		case i < 0:
 			out = append(out, t)
-		case out[i].Role != t.Role:
-			return nil, fmt.Errorf("%w: one token is given twice, as %s and as %s: give each token one role", ErrBadToken, out[i].Role, t.Role)
+		case out[i].Role != t.Role || out[i].Exec != t.Exec:
+			return nil, fmt.Errorf("%w: one token is given twice, as %s and as %s: give each token one role and rights", ErrBadToken, out[i].describe(), t.describe())
 		}
 	}
 	return out, nil

@@ -194,6 +194,7 @@ func (l limits) newTask(field string, n *pb.NewTask) (task.NewTask, error) {
 		return task.NewTask{}, err
 	}
 	setTenant(&t, n.GetTenant())
+	t.Origin = task.OriginAPI // a worker runs a process task from the API only if it allows it
 	if err := t.Validate(); err != nil {
 		return task.NewTask{}, bad(field, "%v", err)
 	}
@@ -553,6 +554,12 @@ func (l limits) failure(r *pb.Failed) (time.Duration, error) {
 		func() error { return checkOutput("output", r.GetOutput()) },
 		func() error { return checkText("signal", r.GetSignal()) },
 		func() error { return checkName("catch", r.GetCatch(), "refund_order", false) },
+		func() error {
+			if r.GetCatch() == task.KindExec {
+				return bad("catch", "a process task (kind exec) cannot be a remote worker's catch: catch with a kind of handler")
+			}
+			return nil
+		},
 	)
 }
 

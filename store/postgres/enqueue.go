@@ -179,7 +179,7 @@ func anyKey(ts []task.NewTask) bool {
 // copyColumns are the columns copyTasks writes; the others keep their
 // defaults.
 var copyColumns = []string{"id", "name", "kind", "args", "queue", "group_name", "priority",
-	"state", "policy", "poison_after", "timeout_ns", "grace_ns", "next_at", "created_at", "tenant", "trace"}
+	"state", "policy", "poison_after", "timeout_ns", "grace_ns", "next_at", "created_at", "tenant", "trace", "origin"}
 
 // copyTasks inserts READY tasks with COPY, the fastest way into a table. It
 // draws their ids and reads the transaction's time first, so it can return
@@ -204,7 +204,7 @@ func (s *Store) copyTasks(ctx context.Context, q pgx.Tx, ts []task.NewTask) ([]t
 			args = t.Args
 		}
 		return []any{t.ID, t.Name, t.Kind, args, t.Queue, t.Group, int32(t.Priority), string(t.State),
-			t.Policy, int32(t.PoisonAfter), int64(t.Timeout), int64(t.Grace), t.NextAt, t.CreatedAt, t.Tenant, t.Trace}, nil
+			t.Policy, int32(t.PoisonAfter), int64(t.Timeout), int64(t.Grace), t.NextAt, t.CreatedAt, t.Tenant, t.Trace, t.Origin}, nil
 	})
 	if _, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "tasks"}, copyColumns, rows); err != nil {
 		return nil, fmt.Errorf("copy tasks: %w", err)
@@ -217,7 +217,7 @@ func (s *Store) copyTasks(ctx context.Context, q pgx.Tx, ts []task.NewTask) ([]t
 func newTask(id int64, nt task.NewTask, now time.Time) task.Task {
 	t := task.Task{ID: id, Name: nt.Name, Kind: nt.Kind, Args: nt.Args, Queue: nt.Queue, Group: nt.Group, Tenant: nt.Tenant,
 		Priority: nt.Priority, State: task.Ready, Policy: nt.Policy, PoisonAfter: nt.PoisonAfter,
-		Timeout: nt.Timeout, Grace: nt.Grace, NextAt: now, CreatedAt: now, Trace: nt.Trace}
+		Timeout: nt.Timeout, Grace: nt.Grace, NextAt: now, CreatedAt: now, Trace: nt.Trace, Origin: nt.Origin}
 	if t.Queue == "" {
 		t.Queue = "default"
 	}
@@ -270,16 +270,16 @@ const insertTasksSQL = `WITH i AS (
 	SELECT nextval('$S.tasks_id_seq') AS id, i.*
 	FROM unnest($2::text[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::int[],
 		$8::text[], $9::text[], $10::int[], $11::bigint[], $12::bigint[], $13::timestamptz[],
-		$14::text[], $15::int[], $16::text[], $17::text[])
+		$14::text[], $15::int[], $16::text[], $17::text[], $18::text[])
 	WITH ORDINALITY AS i (name, kind, args, queue, group_name, priority, state, policy,
-		poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace, ord)
+		poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace, origin, ord)
 ), t AS (
 	INSERT INTO $S.tasks (id, run_id, name, kind, args, queue, group_name, priority, state,
-		policy, poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace)
+		policy, poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace, origin)
 	SELECT id, $1, name, kind, args, queue, group_name, priority, state, policy,
 		poison_after, timeout_ns, grace_ns,
 		CASE WHEN state = 'READY' THEN coalesce(next_at, now()) ELSE next_at END,
-		idempotency_key, needs_left, tenant, trace
+		idempotency_key, needs_left, tenant, trace, origin
 	FROM i ORDER BY ord
 	ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 	RETURNING *
@@ -287,9 +287,9 @@ const insertTasksSQL = `WITH i AS (
 SELECT i.ord, ` + taskColsOf + ` FROM t JOIN i ON i.id = t.id`
 
 // insertNotifySQL is insertTasksSQL that also notifies the listeners on
-// channel $18 (once: a volatile CTE is evaluated once).
+// channel $19 (once: a volatile CTE is evaluated once).
 var insertNotifySQL = strings.Replace(insertTasksSQL, "\nSELECT i.ord, ", `, n AS (
-	SELECT pg_notify($18, '')
+	SELECT pg_notify($19, '')
 )
 SELECT i.ord, `, 1) + ` CROSS JOIN n`
 
@@ -299,7 +299,7 @@ func (s *Store) insertTasks(ctx context.Context, q querier, sql string, runID in
 	n := len(rows)
 	var (
 		names, kinds, queues, groups, states, policies = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		tenants, traces                                = make([]string, n), make([]string, n)
+		tenants, traces, origins                       = make([]string, n), make([]string, n), make([]string, n)
 		args                                           = make([][]byte, n)
 		prios, poison, needs                           = make([]int32, n), make([]int32, n), make([]int32, n)
 		timeouts, graces                               = make([]int64, n), make([]int64, n)
@@ -309,7 +309,7 @@ func (s *Store) insertTasks(ctx context.Context, q querier, sql string, runID in
 	for i, r := range rows {
 		t := r.t
 		names[i], kinds[i], groups[i], states[i], policies[i] = t.Name, t.Kind, t.Group, string(r.state), t.Policy
-		queues[i], tenants[i], traces[i] = t.Queue, t.Tenant, t.Trace
+		queues[i], tenants[i], traces[i], origins[i] = t.Queue, t.Tenant, t.Trace, t.Origin
 		if queues[i] == "" {
 			queues[i] = "default"
 		}
@@ -322,7 +322,7 @@ func (s *Store) insertTasks(ctx context.Context, q querier, sql string, runID in
 	}
 	run := pgtype.Int8{Int64: runID, Valid: runID != 0}
 	res, err := q.Query(ctx, s.sql(sql), append([]any{run, names, kinds, args, queues, groups, prios,
-		states, policies, poison, timeouts, graces, nextAt, keys, needs, tenants, traces}, extra...)...)
+		states, policies, poison, timeouts, graces, nextAt, keys, needs, tenants, traces, origins}, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("insert tasks: %w", err)
 	}

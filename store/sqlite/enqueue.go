@@ -61,8 +61,8 @@ func enqueueIn(x *wtx, runID int64, t task.NewTask) (task.Enqueued, error) {
 
 const insertTaskSQL = `INSERT INTO tasks (run_id, name, kind, args, queue, group_name,
 	priority, state, policy, poison_after, timeout, grace, next_at,
-	idempotency_key, needs_left, created_at, tenant, trace)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	idempotency_key, needs_left, created_at, tenant, trace, origin)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 RETURNING ` + taskCols
 
 // insertTask inserts one task. A READY task is due at RunAt, or now; a
@@ -86,7 +86,7 @@ func insertTask(x *wtx, t task.NewTask, runID int64, state task.State, needsLeft
 	}
 	got, err := scanTask(x.queryRow(insertTaskSQL, run, t.Name, t.Kind, args, queue, t.Group,
 		t.Priority, string(state), t.Policy, t.PoisonAfter, int64(t.Timeout), int64(t.Grace),
-		nextAt, nullString(t.IdempotencyKey), needsLeft, x.now.UnixMicro(), t.Tenant, t.Trace))
+		nextAt, nullString(t.IdempotencyKey), needsLeft, x.now.UnixMicro(), t.Tenant, t.Trace, t.Origin))
 	if err != nil {
 		return task.Task{}, fmt.Errorf("insert task %q: %w", t.Name, err)
 	}

@@ -50,7 +50,7 @@ BEGIN
         c.args, c.queue, c.group_name, c.priority, c.state, c.policy, c.poison_after, c.timeout_ns, c.grace_ns,
         c.attempt, c.due_at, c.prev_delay_ns, c.lease_owner, c.lease_token, c.lease_expires, c.last_error,
         c.fingerprint, c.streak, c.idempotency_key, c.created_at, c.first_started_at, c.finished_at, c.tenant,
-        c.deferrals, c.trace, c.attempt_trace, c.snoozes, c.waits
+        c.deferrals, c.trace, c.attempt_trace, c.snoozes, c.waits, c.origin
     FROM claimed c;
 END
 $$;
