@@ -103,3 +103,25 @@ func TestExecThroughTheAPINeedsAllowExec(t *testing.T) {
 		t.Errorf("a shell on a worker that allows every command: %s, %q; want SUCCESS", got.State, got.LastError)
 	}
 }
+
+// FuzzParseAllowExec: --allow-exec parses to commands with no empty one,
+// none of them with spaces around it, or to an error; never a panic.
+func FuzzParseAllowExec(f *testing.F) {
+	for _, s := range []string{"", "*", "/usr/bin/convert,backup.sh", ",", " a , b ", "a,,b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		got, err := parseAllowExec(v)
+		if err != nil {
+			return
+		}
+		for _, c := range got {
+			if c == "" || strings.TrimSpace(c) != c {
+				t.Fatalf("parseAllowExec(%q) = %q: an empty or padded command", v, got)
+			}
+		}
+		if v == "" && got != nil {
+			t.Fatalf("parseAllowExec(\"\") = %q, want none", got)
+		}
+	})
+}
