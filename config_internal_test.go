@@ -28,7 +28,7 @@ func TestEveryConfigFieldReachesTheEngine(t *testing.T) {
 	t.Cleanup(func() { tp.Shutdown(t.Context()) })
 	logger := slog.New(slog.DiscardHandler)
 	cfg := Config{
-		Queues: []string{"mail"}, Concurrency: 7, Lease: 9 * time.Second, Heartbeat: 2 * time.Second,
+		Queues: []string{"mail"}, AllowExec: []string{"/usr/bin/convert"}, Concurrency: 7, Lease: 9 * time.Second, Heartbeat: 2 * time.Second,
 		WorkerID: "w-config", Logger: logger,
 		Protection:     Protection{PressureBase: 3 * time.Second, BudgetWait: 4 * time.Second},
 		Alerting:       Alerting{AlertWebhook: "http://127.0.0.1:9/alerts"},
@@ -44,6 +44,7 @@ func TestEveryConfigFieldReachesTheEngine(t *testing.T) {
 	}
 	cases := map[string]func(engine.Config) bool{
 		"Queues":         func(e engine.Config) bool { return reflect.DeepEqual(e.Queues, cfg.Queues) },
+		"AllowExec":      func(e engine.Config) bool { return reflect.DeepEqual(e.AllowExec, cfg.AllowExec) },
 		"Concurrency":    func(e engine.Config) bool { return e.Concurrency == 7 },
 		"Lease":          func(e engine.Config) bool { return e.Lease == 9*time.Second },
 		"Heartbeat":      func(e engine.Config) bool { return e.Heartbeat == 2*time.Second },

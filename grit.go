@@ -28,6 +28,12 @@ import (
 type Config struct {
 	// Queues the worker claims from; default every queue.
 	Queues []string
+	// AllowExec is which process tasks (kind exec) enqueued through the
+	// API, or from a task file on another host, the worker runs: none by
+	// default (they fail, saying so); task.AllowAllExec ("*") for all; or the commands listed
+	// (a task's exact argv[0], without a shell). Process tasks enqueued by
+	// code with the store, or from a task file on this host, always run.
+	AllowExec []string
 	// Concurrency bounds the attempts running at once; default
 	// DefaultConcurrency.
 	Concurrency int
@@ -165,7 +171,7 @@ func New(st Driver, cfg Config) (*Client, error) {
 		return newChild(cfg)
 	}
 	e, err := engine.Assemble(engine.Config{
-		Store: st, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
+		Store: st, Queues: cfg.Queues, AllowExec: cfg.AllowExec, Concurrency: cfg.Concurrency, Lease: cfg.Lease,
 		Heartbeat: cfg.Heartbeat, WorkerID: cfg.WorkerID, Logger: cfg.Logger, Version: Version(), Protection: cfg.Protection.gate(),
 		Alerting: cfg.Alerting.alert(), Retention: cfg.Retention, Schedules: cfg.Schedules, Machines: cfg.Machines,
 		AutoTimeouts: engine.AutoTimeouts(cfg.AutoTimeouts), StuckGrace: cfg.StuckGrace, Isolation: engine.Isolation(cfg.Isolation),

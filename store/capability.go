@@ -47,6 +47,9 @@ var optional = []Capability{
 			"and the dashboard's audit page has nothing to show", has[Auditor]},
 	{"store.Pauser", "pauses of queues, kinds and tenants, shared by the fleet",
 		"nothing can be paused: grit pause and the API's Pause refuse, saying so, and workers claim every queue's, kind's and tenant's tasks", has[Pauser]},
+	{"store.PauseWatcher", "pauses and resumes, heard at once",
+		"a worker learns of a pause at its next heartbeat: it claims none of the paused tasks once the pause has committed (its claims read the pauses), " +
+			"but may start, up to a heartbeat later, paused tasks it claimed before", has[PauseWatcher]},
 	{"store.Scheduler", "schedules: periodic tasks, kept in the store and ticked by the fleet",
 		"no schedule can be declared (New refuses Config.Schedules, saying so): periodic tasks must be enqueued from outside", has[Scheduler]},
 	{"store.Machines", "state machines: their instances, delivered one event at a time",

@@ -29,6 +29,7 @@ type complete struct {
 	store.Console
 	store.Auditor
 	store.Pauser
+	store.PauseWatcher
 	store.Scheduler
 	store.Machines
 	store.InTx

@@ -88,7 +88,7 @@ func (f Finish) Outcome() task.Outcome {
 // enqueue, a refund) needs the row.
 func (f Finish) PlainSuccess() bool {
 	a := f.Attempt
-	return len(f.Publish) == 0 && len(f.Enqueue) == 0 && f.State == task.Success && f.Outcome() == task.OutcomeSuccess && !f.Refund && !f.Deferred &&
+	return len(f.Publish) == 0 && len(f.Enqueue) == 0 && f.State == task.Success && f.Outcome() == task.OutcomeSuccess && !f.Refund && !f.Deferred && !f.Waited &&
 		f.Error == "" && f.Fingerprint == "" && f.Streak == 0 && f.PrevDelay == 0 &&
 		a.Class == "" && a.Error == "" && a.Fingerprint == "" && a.ExitCode == nil &&
 		a.Signal == "" && a.Output == "" && a.Delay == 0 && a.Decision == "" && a.Timeout == 0 && a.TimeoutSource == ""
@@ -193,8 +193,11 @@ func (f Finish) Applied(t task.Task, now time.Time) task.Task {
 	} else {
 		t.FinishedAt = now.Truncate(time.Microsecond)
 	}
-	if f.Refund {
+	if f.Refund || f.Waited {
 		t.Attempt = max(t.Attempt-1, 0)
+	}
+	if f.Waited {
+		t.Waits++
 	}
 	if f.Deferred {
 		t.Deferrals++

@@ -29,8 +29,9 @@ var (
 	// ErrUnreachable: the store's server did not answer (down, unreachable,
 	// refusing connections).
 	ErrUnreachable = errors.New("store: unreachable")
-	// ErrFull: the store's disk has no room for it to start (an embedded
-	// store's file system is full).
+	// ErrFull: the store's disk has no room: an embedded store's file
+	// system is full, at start or on a write. A write refused for it may
+	// succeed once space is freed.
 	ErrFull = errors.New("store: disk full")
 	// ErrReadOnly: the store can be read but not written (a standby, a
 	// database or role that is read-only): it can be looked at, and no

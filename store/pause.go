@@ -32,6 +32,20 @@ type Pauser interface {
 	Pauses(ctx context.Context) ([]Pause, error)
 }
 
+// PauseWatcher is an optional capability: a channel that receives a value
+// after each pause or resume has committed, so that a worker learns of a
+// pause at once, not at its next heartbeat, and starts none of the paused
+// tasks it claimed before it (see docs/fleet.md, Pause). Values do not
+// queue up: one stands for any number of changes, and the watcher reads
+// the pauses again. The channel is closed when ctx ends or the store
+// closes. A driver says whose pauses it sees: its own handle's, or (as
+// PostgreSQL's LISTEN/NOTIFY) those of every process. Either way a claim
+// made after a pause committed takes none of its tasks: the drivers' claims
+// read the pauses themselves.
+type PauseWatcher interface {
+	WatchPauses(ctx context.Context) (<-chan struct{}, error)
+}
+
 // ValidatePause checks a pause's scope and name.
 func ValidatePause(scope Scope, name string) error {
 	switch {

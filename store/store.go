@@ -14,8 +14,9 @@
 // than run without the protection it gives.
 //
 // The optional capabilities are Waker, CancelWatcher, Advisor, Overview,
-// PollReporter, Backlog, Console, Auditor, Pauser, Scheduler, Machines,
-// InTx and Weigher: small interfaces beside Store, found by type assertion, that
+// PollReporter, Backlog, Console, Auditor, Pauser, PauseWatcher,
+// Scheduler, Machines, InTx and Weigher: small interfaces beside Store,
+// found by type assertion, that
 // a driver may lack with every promise still kept (Optional says what
 // each gives and what is lost without it). A worker logs, when it
 // starts, which its store lacks (MissingOptional). A store that wraps
@@ -213,6 +214,11 @@ type Finish struct {
 	// retry.After failure: a Retry-After, a gRPC pushback): the gate holds
 	// the task's group that long, for the fleet. Drivers do not write it.
 	After time.Duration
+	// Waited gives back a claim whose attempt never began (a spent retry
+	// budget, a limit, a hold): the task's Waits goes up by one, and no
+	// attempt row is written, so that the history keeps attempts. It
+	// takes the attempt back as Refund does.
+	Waited bool
 	// Error, Fingerprint and Streak are the task's latest failure.
 	Error       string
 	Fingerprint string

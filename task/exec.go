@@ -5,6 +5,29 @@ import "time"
 // KindExec is the kind of process tasks: their Args are an Exec.
 const KindExec = "exec"
 
+// Where a task came from (Task.Origin). A process task runs a command on
+// the worker that claims it: a worker runs one that came through the API
+// (or from a task file on another host) only if it allows it (grit worker
+// --allow-exec); one from its own host's task files, or from code with the
+// store's credentials (""), it runs by default.
+const (
+	// OriginAPI: enqueued through grit server's API.
+	OriginAPI = "api"
+	// originFile prefixes the host of a task file's tasks (FileOrigin).
+	originFile = "file:"
+)
+
+// AllowAllExec, in a worker's list of the process tasks from elsewhere
+// it allows (grit worker --allow-exec), allows them all.
+const AllowAllExec = "*"
+
+// FileOrigin is the Origin of the tasks of a task file submitted on host.
+func FileOrigin(host string) string { return originFile + host }
+
+// LocalOrigin reports whether origin is that of code with the store's own
+// credentials ("") or of a task file submitted on host.
+func LocalOrigin(origin, host string) bool { return origin == "" || origin == FileOrigin(host) }
+
 // DefaultSnooze is how long a process task that snoozes (an exit code in
 // Exec.SnoozeOnExit) waits before it is run again, when neither its
 // Exec.Snooze nor the process (through its snooze file) says otherwise.

@@ -28,6 +28,10 @@ type NewTask struct {
 	// Trace is the W3C traceparent of the span that enqueues the task
 	// ("" for none), kept as the task's Trace.
 	Trace string
+	// Origin is where the task came from, kept as the task's Origin:
+	// OriginAPI, FileOrigin(host), or "" for code with the store's own
+	// credentials.
+	Origin string
 }
 
 // NewRun is a run to insert: a DAG of named tasks.

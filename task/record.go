@@ -7,16 +7,21 @@ import (
 
 // Task is one unit of work, as the store keeps it.
 type Task struct {
-	ID       int64           `json:"id"`
-	RunID    int64           `json:"run_id,omitempty"`
-	Name     string          `json:"name,omitempty"` // unique within its run
-	Kind     string          `json:"kind"`           // which handler runs it; "exec" for process tasks
-	Args     json.RawMessage `json:"args,omitempty"`
-	Queue    string          `json:"queue"`
-	Group    string          `json:"group,omitempty"`  // the downstream it calls
-	Tenant   string          `json:"tenant,omitempty"` // whose work it is, for per-tenant limits
-	Priority int             `json:"priority,omitempty"`
-	State    State           `json:"state"`
+	ID     int64           `json:"id"`
+	RunID  int64           `json:"run_id,omitempty"`
+	Name   string          `json:"name,omitempty"` // unique within its run
+	Kind   string          `json:"kind"`           // which handler runs it; "exec" for process tasks
+	Args   json.RawMessage `json:"args,omitempty"`
+	Queue  string          `json:"queue"`
+	Group  string          `json:"group,omitempty"`  // the downstream it calls
+	Tenant string          `json:"tenant,omitempty"` // whose work it is, for per-tenant limits
+	// Origin is where the task came from (OriginAPI, FileOrigin(host), or
+	// "" for code with the store's own credentials): a worker runs a
+	// process task from elsewhere than its own host's task files only if
+	// it allows it (see Exec).
+	Origin   string `json:"origin,omitempty"`
+	Priority int    `json:"priority,omitempty"`
+	State    State  `json:"state"`
 
 	// Policy is the retry policy in retry.Parse's grammar; "" means the
 	// handler's or the default.
@@ -45,6 +50,10 @@ type Task struct {
 	// back, they are not counted in Attempt, so a sensor tells from this
 	// whether it looked before.
 	Snoozes int `json:"snoozes,omitempty"`
+	// Waits counts the claims given back before their attempt began: a
+	// group's retry budget was spent, a limit was reached, a hold or a
+	// pause stood. They are neither attempts nor in the attempt history.
+	Waits int `json:"waits,omitempty"`
 
 	IdempotencyKey string    `json:"idempotency_key,omitempty"`
 	CreatedAt      time.Time `json:"created_at"`

@@ -17,8 +17,10 @@ func (t NewTask) Validate() error {
 	switch {
 	case t.Kind == "":
 		return invalidf("task %q: no kind", t.Name)
-	case (t.Timeout < 0 && t.Timeout != AutoTimeout) || t.Grace < 0:
-		return invalidf("task %q: negative timeout or grace (AutoTimeout asks for a learned timeout)", t.Name)
+	case TimeoutProblem(t.Timeout) != "":
+		return invalidf("task %q: timeout %s", t.Name, TimeoutProblem(t.Timeout))
+	case GraceProblem(t.Grace) != "":
+		return invalidf("task %q: grace %s", t.Name, GraceProblem(t.Grace))
 	case t.PoisonAfter < 0:
 		return invalidf("task %q: negative poison_after", t.Name)
 	case strings.HasPrefix(t.Group, "kind:"):

@@ -33,6 +33,9 @@ const (
 	// ReasonTokenReadOnly: a read-only token called a method that
 	// changes something (PERMISSION_DENIED).
 	ReasonTokenReadOnly = "TOKEN_READ_ONLY"
+	// ReasonTokenNoExec: a token without the right exec asked to enqueue
+	// a process task (kind exec) (PERMISSION_DENIED).
+	ReasonTokenNoExec = "TOKEN_NO_EXEC"
 	// ReasonServerBusy: the server has as many calls in flight as its
 	// limit (RESOURCE_EXHAUSTED); retry after a backoff.
 	ReasonServerBusy = "SERVER_BUSY"
@@ -72,6 +75,10 @@ const (
 	// ReasonStoreUnavailable: the server could not reach its store
 	// (UNAVAILABLE); retry after a backoff.
 	ReasonStoreUnavailable = "STORE_UNAVAILABLE"
+	// ReasonStoreFull: the store's disk is full (SQLite's file system,
+	// PostgreSQL's disk_full) (UNAVAILABLE); retry after a backoff: the
+	// same call succeeds once space is freed.
+	ReasonStoreFull = "STORE_FULL"
 	// ReasonDeadlineExceeded, ReasonCancelled: the call's own deadline
 	// passed, or its caller cancelled it, while the server worked it.
 	ReasonDeadlineExceeded = "DEADLINE_EXCEEDED"

@@ -16,6 +16,7 @@ import (
 
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // ErrNoTokens is wrapped by Insecure's error: a server without tokens on
@@ -182,6 +183,38 @@ func (s *Server) logFailure(method string, err error) {
 // caller names who made a request, for the audit log: "api token 3f9a1c"
 // (a hash's prefix, never the token), or "api" on a server without
 // tokens.
+// mayExec reports whether the caller may enqueue process tasks: its token
+// has the right exec, or the server takes no tokens (it serves a loopback
+// address alone, where every caller is the host's operator).
+func (s *Server) mayExec(ctx context.Context) bool {
+	if s.tokens.Len() == 0 {
+		return true
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get("authorization")
+	if len(vals) == 0 {
+		return false
+	}
+	_, tok, _ := strings.Cut(strings.TrimSpace(vals[0]), " ")
+	return s.tokens.Exec(strings.TrimSpace(tok))
+}
+
+// checkExec refuses the enqueue (op) of process tasks (kind exec) by a
+// caller whose token lacks the right exec: such a task runs a command on
+// every worker that allows it.
+func (s *Server) checkExec(ctx context.Context, op string, ts []task.NewTask) error {
+	for i, t := range ts {
+		if t.Kind != task.KindExec || s.mayExec(ctx) {
+			continue
+		}
+		return refuse(op, codes.PermissionDenied, pb.ReasonTokenNoExec,
+			fmt.Sprintf("%s: task %d is a process task (kind exec), which runs a command on the workers that allow it, and the bearer token lacks the right exec: "+
+				"give the token that right (a line \"TOKEN operator exec\" in the tokens file, or in %s), or enqueue another kind", op, i, TokensEnv),
+			map[string]string{"right": RightExec, "kind": task.KindExec})
+	}
+	return nil
+}
+
 func caller(ctx context.Context) string {
 	md, _ := metadata.FromIncomingContext(ctx)
 	vals := md.Get("authorization")

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/protoadapt"
 
 	pb "github.com/grit-run/grit/api/gritv1"
+	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -40,6 +41,9 @@ func statusOf(op string, err error) error {
 		msg = op + ": " + msg
 	}
 	code, reason, meta := infoOf(err)
+	if reason == pb.ReasonStoreFull && !strings.Contains(msg, "disk is full") {
+		msg += ": the store's disk is full: free some space, then try again"
+	}
 	details := []protoadapt.MessageV1{&errdetails.ErrorInfo{Reason: reason, Domain: pb.ErrorDomain, Metadata: meta}}
 	var fe *FieldError
 	if errors.As(err, &fe) {
@@ -78,25 +82,14 @@ func statusOf(op string, err error) error {
 //   - a store that cannot be reached (a refused or broken connection, a
 //     database shutting down): UNAVAILABLE, which clients retry (reason
 //     STORE_UNAVAILABLE);
+//   - a store whose disk is full: UNAVAILABLE (reason STORE_FULL), which
+//     clients retry: the same call succeeds once space is freed;
 //   - anything else: INTERNAL.
 //
 // The metadata also has what the error is described with on its way up
 // (described: task_id, state...).
 func infoOf(err error) (codes.Code, string, map[string]string) {
-	meta := map[string]string{}
-	notFound := pb.ReasonNotFound
-	walk(err, func(e error) {
-		if d, ok := e.(*described); ok {
-			for k, v := range d.meta {
-				if _, set := meta[k]; !set {
-					meta[k] = v
-				}
-			}
-			if d.notFound != "" && notFound == pb.ReasonNotFound {
-				notFound = d.notFound
-			}
-		}
-	})
+	meta, notFound := describedAs(err)
 	var (
 		rf *refusal
 		fe *FieldError
@@ -137,10 +130,32 @@ func infoOf(err error) (codes.Code, string, map[string]string) {
 		return codes.DeadlineExceeded, pb.ReasonDeadlineExceeded, meta
 	case errors.Is(err, context.Canceled):
 		return codes.Canceled, pb.ReasonCancelled, meta
+	case diskFull(err):
+		return codes.Unavailable, pb.ReasonStoreFull, meta
 	case unreachable(err):
 		return codes.Unavailable, pb.ReasonStoreUnavailable, meta
 	}
 	return codes.Internal, pb.ReasonInternal, meta
+}
+
+// describedAs gathers what err is described with on its way up: the
+// metadata, and the reason of a NOT_FOUND (the outermost description
+// wins).
+func describedAs(err error) (meta map[string]string, notFound string) {
+	meta, notFound = map[string]string{}, pb.ReasonNotFound
+	walk(err, func(e error) {
+		if d, ok := e.(*described); ok {
+			for k, v := range d.meta {
+				if _, set := meta[k]; !set {
+					meta[k] = v
+				}
+			}
+			if d.notFound != "" && notFound == pb.ReasonNotFound {
+				notFound = d.notFound
+			}
+		}
+	})
+	return meta, notFound
 }
 
 // walk calls fn on err and every error it wraps.
@@ -281,4 +296,15 @@ func unreachable(err error) bool {
 	}
 	var sr interface{ SafeToRetry() bool }
 	return errors.As(err, &sr) && sr.SafeToRetry()
+}
+
+// diskFull reports whether err says the store's disk is full, without
+// naming a driver: store.ErrFull (the SQLite store's), ENOSPC, and
+// PostgreSQL's disk_full (SQLSTATE 53100).
+func diskFull(err error) bool {
+	if errors.Is(err, store.ErrFull) || errors.Is(err, syscall.ENOSPC) {
+		return true
+	}
+	var se interface{ SQLState() string }
+	return errors.As(err, &se) && se.SQLState() == "53100"
 }

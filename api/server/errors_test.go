@@ -2,13 +2,46 @@ package server
 
 import (
 	"fmt"
+	"strings"
+	"syscall"
 	"testing"
 
 	"google.golang.org/grpc/codes"
 
+	"google.golang.org/grpc/status"
+
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/task"
 )
+
+// sqlState is an error of PostgreSQL's, as pgx reports its SQLSTATE.
+type sqlState string
+
+func (s sqlState) Error() string    { return "ERROR: could not extend file (SQLSTATE " + string(s) + ")" }
+func (s sqlState) SQLState() string { return string(s) }
+
+// TestDiskFullIsRetryable: a full disk, however the store says it
+// (PostgreSQL's disk_full, ENOSPC), is UNAVAILABLE, which clients retry,
+// reason STORE_FULL, with a message saying the disk is full. (The SQLite
+// store's is tested through the binary: TestEnqueueOnFullDisk.)
+func TestDiskFullIsRetryable(t *testing.T) {
+	t.Parallel()
+	for _, err := range []error{
+		fmt.Errorf("enqueue: %w", sqlState("53100")),
+		fmt.Errorf("enqueue: write grit.db-wal: %w", syscall.ENOSPC),
+	} {
+		st := status.Convert(statusOf("enqueue", err))
+		if st.Code() != codes.Unavailable || !strings.Contains(st.Message(), "disk is full") {
+			t.Errorf("%v: %v %q, want UNAVAILABLE saying the disk is full", err, st.Code(), st.Message())
+		}
+		if _, reason, _ := infoOf(err); reason != pb.ReasonStoreFull {
+			t.Errorf("%v: reason %s, want %s", err, reason, pb.ReasonStoreFull)
+		}
+	}
+	if code, _, _ := infoOf(sqlState("53200")); code != codes.Internal { // out of memory is not a full disk
+		t.Errorf("SQLSTATE 53200: %v, want INTERNAL", code)
+	}
+}
 
 // TestInfoOfErrorsNoCallReaches: the reasons of errors that no API call
 // raises today, but a store may (the calls' reasons are tested over gRPC

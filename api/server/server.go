@@ -219,6 +219,7 @@ func (s *Server) Stop() {
 func (s *Server) Maintain(ctx context.Context) {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.listen(ctx) })
+	wg.Go(func() { s.gate.FollowPauses(ctx, nil) })
 	if s.cfg.Rescue > 0 {
 		wg.Go(func() { s.rescueLoop(ctx) })
 	}

@@ -23,6 +23,9 @@ func (x *tasks) Enqueue(ctx context.Context, r *pb.EnqueueRequest) (*pb.EnqueueR
 		return nil, statusOf("enqueue", err)
 	}
 	ns := []task.NewTask{n}
+	if err := x.s.checkExec(ctx, "enqueue", ns); err != nil {
+		return nil, err
+	}
 	traced := x.s.tracer.Enqueue(ctx, ns)
 	ts, err := x.s.cfg.Store.Enqueue(ctx, ns)
 	traced(ts, err)
@@ -40,6 +43,9 @@ func (x *tasks) EnqueueBatch(ctx context.Context, r *pb.EnqueueBatchRequest) (*p
 	ns, err := x.s.lim.enqueueBatch(r)
 	if err != nil {
 		return nil, statusOf("enqueue batch", err)
+	}
+	if err := x.s.checkExec(ctx, "enqueue batch", ns); err != nil {
+		return nil, err
 	}
 	traced := x.s.tracer.Enqueue(ctx, ns)
 	ts, err := x.s.cfg.Store.Enqueue(ctx, ns)

@@ -37,22 +37,31 @@ const (
 	RoleReadOnly Role = "read-only"
 )
 
-// Token is a bearer token and its role.
+// RightExec is the right, beside a role, to enqueue process tasks (kind
+// exec): a command that a worker which allows it (grit worker
+// --allow-exec) runs. Only an operator's token may have it.
+const RightExec = "exec"
+
+// Token is a bearer token, its role and whether it has RightExec.
 type Token struct {
 	Value string
 	Role  Role
+	Exec  bool
 }
 
 // LoadTokens returns the tokens of a tokens file (path; "" for none) and
 // of env, the value of GRIT_TOKENS, together, without repeats. A file
-// that cannot be read, or a token that cannot be used, is an error that
-// says where it is.
+// that cannot be read, that its group or others can read or write, or a
+// token that cannot be used, is an error that says where it is.
 func LoadTokens(path, env string) ([]Token, error) {
 	var out []Token
 	if path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("tokens file: %w", err)
+		}
+		if err := checkPrivate(path); err != nil {
+			return nil, err
 		}
 		ts, err := ParseTokens(string(b))
 		if err != nil {
@@ -67,9 +76,23 @@ func LoadTokens(path, env string) ([]Token, error) {
 	return dedupe(append(out, ts...))
 }
 
+// checkPrivate refuses a tokens file that its group or others may read
+// or write: every token in it opens the API to whoever reads it.
+func checkPrivate(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("tokens file: %w", err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("%w: tokens file %s is readable or writable by its group or others (mode %04o): anyone on the host could take its tokens; make it private with: chmod 600 %s",
+			ErrBadToken, path, perm, path)
+	}
+	return nil
+}
+
 // ParseTokens reads a tokens file: one token per line, optionally
 // followed by a space and its role (operator, the default, or
-// read-only); blank lines and lines that start with # are skipped;
+// read-only), and by the right exec (an operator's token only); blank lines and lines that start with # are skipped;
 // spaces around a token are trimmed.
 func ParseTokens(text string) ([]Token, error) {
 	var out []Token
@@ -106,20 +129,34 @@ func ParseTokenList(s string) ([]Token, error) {
 	return dedupe(out)
 }
 
-// parseToken reads "TOKEN" or "TOKEN ROLE".
+// parseToken reads "TOKEN", "TOKEN ROLE", "TOKEN exec" or "TOKEN
+// operator exec".
 func parseToken(s string) (Token, error) {
 	fields := strings.Fields(s)
 	t := Token{Value: fields[0], Role: RoleOperator}
-	switch len(fields) {
-	case 1:
-	case 2:
-		r, err := ParseRole(fields[1])
-		if err != nil {
-			return Token{}, err
+	if len(fields) > 3 {
+		return Token{}, fmt.Errorf("%w: %d words: want a token, then optionally its role (operator or read-only) and the right exec", ErrBadToken, len(fields))
+	}
+	role := false
+	for _, w := range fields[1:] {
+		switch {
+		case strings.EqualFold(w, RightExec):
+			if t.Exec {
+				return Token{}, fmt.Errorf("%w: the right exec given twice", ErrBadToken)
+			}
+			t.Exec = true
+		case !role:
+			r, err := ParseRole(w)
+			if err != nil {
+				return Token{}, err
+			}
+			t.Role, role = r, true
+		default:
+			return Token{}, fmt.Errorf("%w: %q after the token's role: want at most a role (operator or read-only) and the right exec", ErrBadToken, w)
 		}
-		t.Role = r
-	default:
-		return Token{}, fmt.Errorf("%w: %d words: want a token, then optionally its role (operator or read-only)", ErrBadToken, len(fields))
+	}
+	if t.Exec && t.Role == RoleReadOnly {
+		return Token{}, fmt.Errorf("%w: a read-only token cannot have the right exec: give exec to an operator's token", ErrBadToken)
 	}
 	return t, checkToken(t.Value)
 }
@@ -130,7 +167,7 @@ func ParseRole(s string) (Role, error) {
 	case RoleOperator, RoleReadOnly:
 		return r, nil
 	}
-	return "", fmt.Errorf("%w: the role %q is not one: want operator or read-only", ErrBadToken, s)
+	return "", fmt.Errorf("%w: the role %q is not one: want operator or read-only (and, for an operator, the right exec)", ErrBadToken, s)
 }
 
 // Check reports whether t can be used (see ParseTokens).
@@ -157,6 +194,7 @@ func TokenName(tok string) string {
 type TokenSet struct {
 	hashes [][sha256.Size]byte
 	roles  []Role
+	exec   []bool
 }
 
 // NewTokenSet holds ts; a token without a role is an operator's.
@@ -165,6 +203,7 @@ func NewTokenSet(ts []Token) *TokenSet {
 	for _, t := range ts {
 		s.hashes = append(s.hashes, sha256.Sum256([]byte(t.Value)))
 		s.roles = append(s.roles, cmp.Or(t.Role, RoleOperator))
+		s.exec = append(s.exec, t.Exec)
 	}
 	return s
 }
@@ -176,6 +215,23 @@ func (s *TokenSet) Len() int { return len(s.hashes) }
 // compares tok's hash with every token's, in constant time, so that
 // neither a token's content nor its length shows in the timing.
 func (s *TokenSet) Role(tok string) (Role, bool) {
+	found := s.find(tok)
+	if found < 0 {
+		return "", false
+	}
+	return s.roles[found], true
+}
+
+// Exec reports whether the set holds tok with the right exec, in constant
+// time as Role.
+func (s *TokenSet) Exec(tok string) bool {
+	found := s.find(tok)
+	return found >= 0 && s.exec[found]
+}
+
+// find returns tok's place in the set, or -1, comparing its hash with
+// every token's.
+func (s *TokenSet) find(tok string) int {
 	h := sha256.Sum256([]byte(tok))
 	found := -1
 	for i, t := range s.hashes {
@@ -183,10 +239,15 @@ func (s *TokenSet) Role(tok string) (Role, bool) {
 			found = i
 		}
 	}
-	if found < 0 {
-		return "", false
+	return found
+}
+
+// describe names a token's role and rights, never the token.
+func (t Token) describe() string {
+	if t.Exec {
+		return string(t.Role) + " exec"
 	}
-	return s.roles[found], true
+	return string(t.Role)
 }
 
 // checkToken accepts 16 to 1024 visible ASCII characters (what a header
@@ -221,8 +282,8 @@ func dedupe(ts []Token) ([]Token, error) {
 		switch {
 		case i < 0:
 			out = append(out, t)
-		case out[i].Role != t.Role:
-			return nil, fmt.Errorf("%w: one token is given twice, as %s and as %s: give each token one role", ErrBadToken, out[i].Role, t.Role)
+		case out[i].Role != t.Role || out[i].Exec != t.Exec:
+			return nil, fmt.Errorf("%w: one token is given twice, as %s and as %s: give each token one role and rights", ErrBadToken, out[i].describe(), t.describe())
 		}
 	}
 	return out, nil

@@ -52,7 +52,7 @@ func TestParseTokens(t *testing.T) {
 			continue
 		}
 		if err != nil || !slices.Equal(got, tt.want) {
-			t.Errorf("ParseTokens(%q) = %q, %v; want %q", tt.text, got, err, tt.want)
+			t.Errorf("ParseTokens(%v) = %v, %v; want %v", tt.text, got, err, tt.want)
 		}
 	}
 }
@@ -61,7 +61,7 @@ func TestParseTokenList(t *testing.T) {
 	t.Parallel()
 	got, err := server.ParseTokenList(" " + tokA + ",," + tokB + " read-only ," + tokA)
 	if err != nil || !slices.Equal(got, []server.Token{{Value: tokA, Role: server.RoleOperator}, {Value: tokB, Role: server.RoleReadOnly}}) {
-		t.Fatalf("got %q, %v", got, err)
+		t.Fatalf("got %v, %v", got, err)
 	}
 	if _, err := server.ParseTokenList(tokA + ",secret"); err == nil || !strings.Contains(err.Error(), "token 2") || strings.Contains(err.Error(), "secret") {
 		t.Fatalf("a short token: %v (want its position, never the token)", err)
@@ -76,7 +76,15 @@ func TestLoadTokens(t *testing.T) {
 	}
 	got, err := server.LoadTokens(path, tokB+","+tokA)
 	if err != nil || !slices.Equal(got, operators(tokA, tokB)) {
-		t.Fatalf("got %q, %v", got, err)
+		t.Fatalf("got %v, %v", got, err)
+	}
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o660} {
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := server.LoadTokens(path, ""); !errors.Is(err, server.ErrBadToken) || !strings.Contains(err.Error(), "chmod 600 "+path) || strings.Contains(err.Error(), tokA) {
+			t.Errorf("a tokens file of mode %04o: %v (want a refusal saying chmod 600 %s)", mode, err, path)
+		}
 	}
 	if _, err := server.LoadTokens(filepath.Join(t.TempDir(), "missing"), ""); err == nil || !strings.Contains(err.Error(), "tokens file") {
 		t.Fatalf("a missing file: %v", err)
@@ -85,7 +93,7 @@ func TestLoadTokens(t *testing.T) {
 		t.Fatalf("a bad GRIT_TOKENS: %v", err)
 	}
 	if got, err := server.LoadTokens("", ""); err != nil || len(got) != 0 {
-		t.Fatalf("no tokens: %q, %v", got, err)
+		t.Fatalf("no tokens: %v, %v", got, err)
 	}
 }
 
@@ -107,13 +115,39 @@ func FuzzParseTokens(f *testing.F) {
 		var lines []string
 		for _, tok := range ts {
 			if len(tok.Value) < 16 || strings.ContainsAny(tok.Value, " \t\r\n,") || strings.HasPrefix(tok.Value, "#") || tok.Check() != nil {
-				t.Fatalf("unusable token %q from %q", tok, text)
+				t.Fatalf("unusable token %v from %v", tok, text)
 			}
 			lines = append(lines, tok.Value+" "+string(tok.Role))
 		}
 		again, err := server.ParseTokens(strings.Join(lines, "\n"))
 		if err != nil || !slices.Equal(again, ts) {
-			t.Fatalf("tokens %q do not parse back: %q, %v", ts, again, err)
+			t.Fatalf("tokens %v do not parse back: %v, %v", ts, again, err)
 		}
 	})
+}
+
+// TestTokensExecRight: a token's line may give it the right exec, after
+// its role or alone (an operator's); a read-only token cannot have it.
+func TestTokensExecRight(t *testing.T) {
+	t.Parallel()
+	got, err := server.ParseTokens(tokA + " exec\n" + tokB + " operator exec\n")
+	if err != nil || len(got) != 2 || !got[0].Exec || !got[1].Exec || got[0].Role != server.RoleOperator {
+		t.Fatalf("got %v, %v; want two operators' tokens with the right exec", got, err)
+	}
+	set := server.NewTokenSet(append(got, server.Token{Value: "plain-token-0123456789"}))
+	if !set.Exec(tokA) || set.Exec("plain-token-0123456789") || set.Exec("unknown-token-0123456789") {
+		t.Errorf("Exec: the set tells the right wrongly")
+	}
+	for line, want := range map[string]string{
+		tokA + " read-only exec": "a read-only token cannot have the right exec",
+		tokA + " exec exec":      "given twice",
+		tokA + " operator root":  "at most a role",
+	} {
+		if _, err := server.ParseTokens(line); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), tokA) {
+			t.Errorf("%q: %v, want an error saying %q that does not repeat the token", line, err, want)
+		}
+	}
+	if _, err := server.ParseTokenList(tokA + " exec," + tokA); err == nil || !strings.Contains(err.Error(), "operator exec and as operator") {
+		t.Errorf("one token with and without exec: %v", err)
+	}
 }

@@ -139,14 +139,20 @@ func checkDuration(field string, d *durationpb.Duration, lo, hi time.Duration) (
 	return v, nil
 }
 
-func checkTime(field string, ts *timestamppb.Timestamp) (time.Time, error) {
+// checkDue checks a due time: unset is now; a set one is within
+// task.DueWindow of the server's clock.
+func checkDue(field string, ts *timestamppb.Timestamp) (time.Time, error) {
 	if ts == nil {
 		return time.Time{}, nil
 	}
 	if err := ts.CheckValid(); err != nil {
 		return time.Time{}, bad(field, "not a valid time (%v)", err)
 	}
-	return ts.AsTime(), nil
+	at := ts.AsTime()
+	if p := task.DueProblem(at, time.Now()); p != "" {
+		return time.Time{}, bad(field, "%s", p)
+	}
+	return at, nil
 }
 
 func checkID(field string, id int64) error {
@@ -188,6 +194,7 @@ func (l limits) newTask(field string, n *pb.NewTask) (task.NewTask, error) {
 		return task.NewTask{}, err
 	}
 	setTenant(&t, n.GetTenant())
+	t.Origin = task.OriginAPI // a worker runs a process task from the API only if it allows it
 	if err := t.Validate(); err != nil {
 		return task.NewTask{}, bad(field, "%v", err)
 	}
@@ -202,7 +209,7 @@ func numbers(field string, n *pb.NewTask, t *task.NewTask) (err error) {
 	if t.PoisonAfter, err = checkInt32(field+".poison_after", n.GetPoisonAfter(), 0); err != nil {
 		return err
 	}
-	if t.Timeout, err = checkDuration(field+".timeout", n.GetTimeout(), 0, 0); err != nil {
+	if t.Timeout, err = checkDuration(field+".timeout", n.GetTimeout(), 0, task.MaxTimeout); err != nil {
 		return err
 	}
 	if n.GetAutoTimeout() {
@@ -211,10 +218,10 @@ func numbers(field string, n *pb.NewTask, t *task.NewTask) (err error) {
 		}
 		t.Timeout = task.AutoTimeout
 	}
-	if t.Grace, err = checkDuration(field+".grace", n.GetGrace(), 0, 0); err != nil {
+	if t.Grace, err = checkDuration(field+".grace", n.GetGrace(), 0, task.MaxGrace); err != nil {
 		return err
 	}
-	t.RunAt, err = checkTime(field+".run_at", n.GetRunAt())
+	t.RunAt, err = checkDue(field+".run_at", n.GetRunAt())
 	return err
 }
 
@@ -499,7 +506,7 @@ func (l limits) result(worker string, r *pb.Result) (result, error) {
 	case *pb.Result_Fail:
 		res.after, err = l.failure(e.Fail)
 	case *pb.Result_Snooze:
-		res.delay, err = checkDuration("delay", e.Snooze.GetDelay(), 0, 0)
+		res.delay, err = checkDuration("delay", e.Snooze.GetDelay(), 0, task.DueWindow)
 	default:
 		err = bad("end", "no result: set one of complete, fail or snooze")
 	}
@@ -547,6 +554,12 @@ func (l limits) failure(r *pb.Failed) (time.Duration, error) {
 		func() error { return checkOutput("output", r.GetOutput()) },
 		func() error { return checkText("signal", r.GetSignal()) },
 		func() error { return checkName("catch", r.GetCatch(), "refund_order", false) },
+		func() error {
+			if r.GetCatch() == task.KindExec {
+				return bad("catch", "a process task (kind exec) cannot be a remote worker's catch: catch with a kind of handler")
+			}
+			return nil
+		},
 	)
 }
 

@@ -117,6 +117,11 @@ const gateRefresh = time.Second
 func (s *Server) claimGated(ctx context.Context, req store.ClaimRequest) ([]task.Task, error) {
 	s.gate.RefreshIfOlder(ctx, gateRefresh)
 	c, err := s.gate.Claim(ctx, gate.Request{ClaimRequest: req})
+	// Handing a task to a remote worker starts its attempt: one whose
+	// queue, kind or tenant was paused since the claim is given back.
+	var paused []gate.Back
+	c.Tasks, paused = s.gate.SplitPaused(c.Tasks, req.Worker, time.Now())
+	c.Back = append(c.Back, paused...)
 	if len(c.Back) > 0 {
 		fs := make([]store.Finish, len(c.Back))
 		for i, b := range c.Back {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -123,11 +124,29 @@ func budgetRun(t *testing.T, dsn, budget string) budgetCount {
 	if code := waitExit(t, worker, 60*time.Second, out); code != 0 {
 		t.Fatalf("worker exited %d:\n%s", code, out)
 	}
-	return countRetries(t, ctx, st, from, to)
+	c := countRetries(t, ctx, st, from, to)
+	showsWaits(t, dsn, runTasks(t, st))
+	return c
+}
+
+// showsWaits checks that grit task shows a task's waits, when one has.
+func showsWaits(t *testing.T, dsn string, ts []task.Task) {
+	t.Helper()
+	for _, tk := range ts {
+		if tk.Waits == 0 {
+			continue
+		}
+		want := regexp.MustCompile(fmt.Sprintf(`\nwaits +%d \(claims given back before they began`, tk.Waits))
+		if code, out, errOut := grit(t, "task", "--store", dsn, fmt.Sprint(tk.ID)); code != 0 || !want.MatchString(out) {
+			t.Errorf("grit task %d: exit %d: %s %s; want it to say %q", tk.ID, code, out, errOut, want)
+		}
+		return
+	}
 }
 
 // countRetries counts the retries of every task that ran in [from, to),
-// and those the retry budget gave back.
+// and those the retry budget gave back: counted on the task (Waits),
+// never written as attempts.
 func countRetries(t *testing.T, ctx context.Context, st store.Store, from, to time.Time) budgetCount {
 	t.Helper()
 	var c budgetCount
@@ -135,6 +154,7 @@ func countRetries(t *testing.T, ctx context.Context, st store.Store, from, to ti
 		if tk.State == task.DeadLetter || tk.State == task.Failed {
 			t.Errorf("task %s is %s: a transient failure must be retried", tk.Name, tk.State)
 		}
+		c.refused += tk.Waits
 		as, err := st.Attempts(ctx, tk.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -142,7 +162,7 @@ func countRetries(t *testing.T, ctx context.Context, st store.Store, from, to ti
 		for _, a := range as {
 			switch {
 			case a.Outcome == task.OutcomeReleased && a.Decision == "budget":
-				c.refused++
+				t.Errorf("task %s: attempt %d is a RELEASED row for the budget: a wait is counted on the task, not written as an attempt", tk.Name, a.Number)
 			case a.Outcome != task.OutcomeReleased && a.Number > 1 && !a.StartedAt.Before(from) && a.StartedAt.Before(to):
 				c.ran++
 			}

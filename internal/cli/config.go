@@ -21,6 +21,7 @@ import (
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/schedule"
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // knob is one setting a deployment tunes: a flag value if given, else its
@@ -57,6 +58,9 @@ type settings struct {
 
 	// metrics is the address grit worker serves /metrics on; "" is none.
 	metrics string
+	// allowExec is which process tasks from the API, or from another
+	// host's task files, the engine runs (engine.Config.AllowExec).
+	allowExec []string
 
 	listen, tokensFile, tlsCert, tlsKey string
 	maxPayload, maxBatch                int
@@ -127,6 +131,12 @@ var knobDashboardURL = knob{"dashboard-url", "GRIT_DASHBOARD_URL", "", "the dash
 var knobSchedules = knob{"schedules", "GRIT_SCHEDULES", "", "task files (comma-separated) whose schedules: sections the worker declares in the store when it starts (see docs/schedules.md); every worker ticks every schedule the store holds, whoever declared it",
 	func(s *settings) any { return &s.schedules }}
 
+// knobAllowExec lets grit worker run process tasks that came from
+// elsewhere than this host's task files: --allow-exec alone all of them.
+var knobAllowExec = knob{"allow-exec", "GRIT_ALLOW_EXEC", "", "run process tasks (kind exec) enqueued through the API or from another host's task files: --allow-exec alone (or *) all of them, " +
+	"--allow-exec=/usr/bin/convert,backup.sh only those commands (a task's exact first word, without a shell); default none: they fail, saying so. An operator token with the right exec can make such a worker run any command it allows",
+	func(s *settings) any { return &s.allowExec }}
+
 var knobMetrics = knob{"metrics", "GRIT_METRICS", "", "an address (HOST:PORT, or :PORT for every interface) to serve Prometheus metrics on, at /metrics (see docs/observability.md); default none",
 	func(s *settings) any { return &s.metrics }}
 
@@ -134,7 +144,7 @@ var (
 	protectionKnobs = []knob{knobPressBase, knobPressMax, knobBudget, knobBudgetWait, knobBreaker, knobOutageTasks, knobOutageWindow}
 	alertKnobs      = []knob{knobAlertWebhook, knobDashboardURL}
 	// workerKnobs are grit worker's and grit run's knobs.
-	workerKnobs = append(append([]knob{knobWorkerID, knobConcurrency, knobLease, knobHeartbeat, knobDrain, knobRetention, knobAutoTimeout}, protectionKnobs...), alertKnobs...)
+	workerKnobs = append(append([]knob{knobWorkerID, knobConcurrency, knobLease, knobHeartbeat, knobDrain, knobRetention, knobAutoTimeout, knobAllowExec}, protectionKnobs...), alertKnobs...)
 	// benchKnobs are grit bench's, which it passes on to its worker
 	// processes; its concurrency is a measurement's, not a knob.
 	benchKnobs = append([]knob{knobLease, knobHeartbeat}, protectionKnobs...)
@@ -154,6 +164,9 @@ func registerKnobs(fs *pflag.FlagSet, ks []knob) {
 	for _, k := range ks {
 		fs.String(k.name, "", fmt.Sprintf("%s (env %s%s)", k.help, k.env, orDefault(k.def)))
 		fs.SetAnnotation(k.name, knobAnnotation, []string{k.env})
+		if k.name == knobAllowExec.name {
+			fs.Lookup(k.name).NoOptDefVal = task.AllowAllExec // --allow-exec alone allows them all
+		}
 	}
 }
 
@@ -280,6 +293,8 @@ func (k knob) set(s *settings, v string) error {
 		return parseInto(p, strings.Split(v, ","), fileSchedules)
 	case *retention.Policy:
 		return parseInto(p, v, parseRetention)
+	case *[]string:
+		return parseInto(p, v, parseAllowExec)
 	default:
 		panic(fmt.Sprintf("knob %s: no reader for %T", k.name, p))
 	}
@@ -457,8 +472,25 @@ func (s settings) engineConfig(st store.Store) engine.Config {
 	return engine.Config{
 		Store: st, WorkerID: s.workerID, Concurrency: s.concurrency, Lease: s.lease, Heartbeat: s.heartbeat,
 		Version: Version, Protection: s.protection, Alerting: s.alerting, Retention: s.retention,
-		Schedules: s.schedules, AutoTimeouts: s.autoTimeouts,
+		Schedules: s.schedules, AutoTimeouts: s.autoTimeouts, AllowExec: s.allowExec,
 	}
+}
+
+// parseAllowExec reads --allow-exec: "" none, * all, or commands,
+// comma-separated.
+func parseAllowExec(v string) ([]string, error) {
+	if v == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, c := range strings.Split(v, ",") {
+		c = strings.TrimSpace(c)
+		if c == "" {
+			return nil, errors.New("an empty command: want * for every command, or commands separated by commas (e.g. /usr/bin/convert,backup.sh)")
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // args are the flags that give another grit process the same settings:

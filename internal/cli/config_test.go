@@ -350,6 +350,8 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 				CoolDown: 5 * time.Second, MaxCoolDown: time.Minute, Probes: 2, RampRate: 20, RampGrowth: 0.3, RampUp: 10 * time.Second}},
 		"alert-webhook": {value: "https://alerts.example/grit?token=t", configures: "Alerting.AlertWebhook (the engine's or the server's)",
 			got: func(b built) any { return b.alerting.AlertWebhook }, want: "https://alerts.example/grit?token=t"},
+		"allow-exec": {value: "/usr/bin/convert,backup.sh", configures: "the engine's AllowExec",
+			got: eng(func(c engine.Config) any { return c.AllowExec }), want: []string{"/usr/bin/convert", "backup.sh"}},
 		"metrics": {value: "127.0.0.1:9464", configures: "the address grit worker serves /metrics on (settings.metrics, given to net.Listen)",
 			got: func(b built) any { return b.s.metrics }, want: "127.0.0.1:9464"},
 		"retention": {value: "success=1h,mail/failed=forever", configures: "the engine's Retention",

@@ -17,9 +17,11 @@ func newPauseCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "pause [queue|kind|tenant NAME]",
 		Short: "pause a queue, kind or tenant across the fleet, or list the pauses",
-		Long: `Pauses a queue, a kind or a tenant: every worker (and grit server's
-remote workers) stops claiming its tasks within a heartbeat, and they wait
-where they are, using no attempt; attempts already running go on. grit
+		Long: `Pauses a queue, a kind or a tenant: once it returns, no attempt of its
+tasks starts on any worker (or grit server's remote workers); they wait
+where they are, using no attempt. Attempts already running go on to
+their end (cancel their tasks to stop them); those claimed but not begun
+are given back unstarted. grit
 resume ends the pause. Without arguments, lists the pauses. Every pause
 and resume is written to the store's audit log.`,
 		Args: cobra.MatchAll(cobra.RangeArgs(0, 2), func(_ *cobra.Command, args []string) error {
@@ -85,7 +87,7 @@ func (e *env) pause(ctx context.Context, scope store.Scope, name string, on, asJ
 		if asJSON {
 			return json.NewEncoder(e.stdout).Encode(got)
 		}
-		fmt.Fprintf(e.stdout, "%s %s: paused since %s (workers stop claiming its tasks within a heartbeat)\n", scope, name, got.Since.Local().Format(time.DateTime))
+		fmt.Fprintf(e.stdout, "%s %s: paused since %s (no attempt of its tasks starts now; those running go on)\n", scope, name, got.Since.Local().Format(time.DateTime))
 		return nil
 	}
 	was, err := p.Resume(ctx, scope, name)

@@ -47,6 +47,9 @@ func remoteErr(addr string, err error) error {
 	case codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.NotFound, codes.FailedPrecondition, codes.AlreadyExists:
 		return &exitError{code: exitUsage, err: err}
 	case codes.Unavailable, codes.DeadlineExceeded:
+		if client.Reason(err) == pb.ReasonStoreFull {
+			return &exitError{code: exitUnavailable, err: err} // the server answered: its store's disk is full
+		}
 		return &exitError{code: exitUnavailable, err: fmt.Errorf("%w; is a grit server running at %s? (grit server starts one; --server or GRIT_SERVER names another)", err, addr)}
 	}
 	return &exitError{code: exitFailed, err: err}
@@ -114,8 +117,8 @@ func addNewTaskFlags(f *pflag.FlagSet, t *pb.NewTask) {
 // setEnqueueTiming sets t's timeout and due time from grit enqueue's
 // --timeout and --run-at.
 func setEnqueueTiming(t *pb.NewTask, timeout time.Duration, runAt string) error {
-	if timeout < 0 && timeout != task.AutoTimeout {
-		return usageErr("enqueue: --timeout %v: want a positive duration, or none", timeout)
+	if p := task.TimeoutProblem(timeout); p != "" {
+		return usageErr("enqueue: --timeout %s", p)
 	}
 	switch {
 	case timeout == task.AutoTimeout:
@@ -127,6 +130,9 @@ func setEnqueueTiming(t *pb.NewTask, timeout time.Duration, runAt string) error 
 		at, err := time.Parse(time.RFC3339, runAt)
 		if err != nil {
 			return usageErr("enqueue: --run-at %q: want a time such as 2026-01-02T15:04:05Z", runAt)
+		}
+		if p := task.DueProblem(at, time.Now()); p != "" {
+			return usageErr("enqueue: --run-at %s", p)
 		}
 		t.RunAt = timestamppb.New(at)
 	}

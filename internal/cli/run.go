@@ -131,6 +131,7 @@ func submitOrResume(ctx context.Context, st store.Store, f *taskfile.File, id in
 		if err != nil {
 			return task.Run{}, false, &exitError{code: exitUsage, err: err}
 		}
+		fromThisHost(&nr)
 		traced := tr.Submit(ctx, &nr)
 		r, err = st.SubmitRun(ctx, nr)
 		traced(r, err)
@@ -209,6 +210,16 @@ func anyActive(ts []task.Task) bool {
 		}
 	}
 	return false
+}
+
+// fromThisHost marks a task file's tasks as submitted on this host: a
+// worker on it runs them by default, one on another host only if it
+// allows process tasks from elsewhere (--allow-exec).
+func fromThisHost(nr *task.NewRun) {
+	host, _ := os.Hostname()
+	for i := range nr.Tasks {
+		nr.Tasks[i].Origin = task.FileOrigin(host)
+	}
 }
 
 // runKey identifies a task file's runs by its name and content (as parsed,

@@ -142,6 +142,12 @@ func printTaskFields(out io.Writer, t task.Task) {
 	if t.Deferrals > 0 {
 		fmt.Fprintf(w, "deferrals\t%d (resource pressure; not counted in attempts)\n", t.Deferrals)
 	}
+	if t.Waits > 0 {
+		fmt.Fprintf(w, "waits\t%d (claims given back before they began: a retry budget, a limit, a hold; not attempts)\n", t.Waits)
+	}
+	if t.Origin != "" {
+		fmt.Fprintf(w, "origin\t%s\n", t.Origin)
+	}
 	if t.Policy != "" {
 		fmt.Fprintf(w, "policy\t%s\n", t.Policy)
 	}

@@ -42,6 +42,7 @@ type taskJSON struct {
 	Streak         int             `json:"streak"`
 	Deferrals      int             `json:"deferrals"`
 	Snoozes        int             `json:"snoozes"`
+	Waits          int             `json:"waits"`
 	IdempotencyKey string          `json:"idempotency_key"`
 	CreatedAt      *time.Time      `json:"created_at"`
 	FirstStartedAt *time.Time      `json:"first_started_at"`
@@ -55,7 +56,7 @@ func taskView(t task.Task) taskJSON {
 		TimeoutMS: max(t.Timeout, 0).Milliseconds(), AutoTimeout: t.Timeout == task.AutoTimeout, GraceMS: t.Grace.Milliseconds(), Attempt: t.Attempt,
 		NextAt: timeOrNull(t.NextAt), PrevDelayMS: t.PrevDelay.Milliseconds(),
 		LeaseOwner: t.LeaseOwner, LeaseToken: t.LeaseToken, LeaseExpires: timeOrNull(t.LeaseExpires),
-		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, Deferrals: t.Deferrals, Snoozes: t.Snoozes,
+		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, Deferrals: t.Deferrals, Snoozes: t.Snoozes, Waits: t.Waits,
 		IdempotencyKey: t.IdempotencyKey, CreatedAt: timeOrNull(t.CreatedAt), FirstStartedAt: timeOrNull(t.FirstStartedAt), FinishedAt: timeOrNull(t.FinishedAt),
 	}
 	if t.RunID != 0 {

@@ -236,7 +236,7 @@ func (d *Dashboard) actPause(w http.ResponseWriter, r *http.Request, v who) erro
 		if _, err := p.Pause(r.Context(), store.Pause{Scope: scope, Name: name, Who: v.Name}); err != nil {
 			return err
 		}
-		note += "paused: workers stop claiming its tasks within a heartbeat"
+		note += "paused: no attempt of its tasks starts now; those running go on"
 	case "resume":
 		was, err := p.Resume(r.Context(), scope, name)
 		if err != nil {

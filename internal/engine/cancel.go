@@ -99,6 +99,22 @@ func (e *Engine) watchCancels(ctx context.Context) {
 	}
 }
 
+// followPauses keeps the gate's pauses current as the store announces
+// them (gate.FollowPauses), so that an attempt claimed before a pause is
+// not started after it. Like watchCancels, it returns once the first
+// watch listens or fails, or after a heartbeat at most.
+func (e *Engine) followPauses(ctx context.Context) {
+	tried := make(chan struct{})
+	e.leaseWG.Go(func() { e.gate.FollowPauses(e.runCtx, tried) })
+	wait := e.cfg.Clock.NewTimer(e.cfg.Heartbeat)
+	defer wait.Stop()
+	select {
+	case <-tried:
+	case <-wait.C():
+	case <-ctx.Done():
+	}
+}
+
 // cancelTask stops the attempt of task id, if this worker runs it, and
 // remembers the cancel for an attempt not yet started.
 func (e *Engine) cancelTask(id int64) {

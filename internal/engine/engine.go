@@ -31,6 +31,14 @@ type Config struct {
 	WorkerID string   // default: host-pid-random
 	Version  string   // recorded on the worker
 	Queues   []string // default: every queue
+	// AllowExec is which process tasks (kind exec) from elsewhere the
+	// engine runs: those enqueued through the API, or submitted from a
+	// task file on another host (task.Origin). Empty, the default: none
+	// (they fail, saying so); task.AllowAllExec: all; otherwise the commands
+	// listed, each the exact first word (argv[0]) of a task without a
+	// shell. Process tasks from code with the store's own credentials or
+	// from a task file on this host always run.
+	AllowExec []string
 	// Run, if set, is the one run whose tasks the engine claims (grit run
 	// works its own run, not the store's other tasks); default: any.
 	Run int64
@@ -249,6 +257,7 @@ type Engine struct {
 type Stats struct {
 	Claims, Claimed, Finished, LeaseLost, Stuck, Rescued atomic.Int64
 	BudgetDeferred                                       atomic.Int64 // claims given back: their group's retry budget was spent, or it was at its limit
+	PauseDeferred                                        atomic.Int64 // claims given back unstarted: their queue, kind or tenant was paused since
 	PollErrors                                           atomic.Int64 // consecutive failed claims
 	ChildStarts                                          atomic.Int64 // isolated handlers' children started and ready
 	lastErr                                              atomic.Value // string
@@ -288,7 +297,7 @@ func New(cfg Config) (*Engine, error) {
 	e.gate = g
 	e.auto = autotimeout.NewCache(cfg.Store, cfg.AutoTimeouts, cfg.Clock.Now)
 	e.watch.running = map[*inflight]struct{}{}
-	if err := e.Register(Handler{Kind: task.KindExec, Fn: execHandler}); err != nil {
+	if err := e.Register(Handler{Kind: task.KindExec, Fn: e.runExec}); err != nil {
 		return nil, err
 	}
 	return e, nil

@@ -103,9 +103,33 @@ type pending struct {
 // execute runs an attempt on its own goroutine and hands its result to the
 // completer, unless the watchdog has ended the attempt as stuck first.
 func (e *Engine) execute(ctx context.Context, a *inflight, h *Handler) {
+	if e.notStarted(a) {
+		return
+	}
 	if o, ok := e.callHandler(ctx, a, h); ok {
 		e.end(a, o)
 	}
+}
+
+// notStarted gives a's task back unstarted, and reports true, when its
+// queue, kind or tenant was paused since it was claimed: once a pause
+// returns, no attempt of it starts (gate.PausedBack).
+func (e *Engine) notStarted(a *inflight) bool {
+	f, paused := e.gate.PausedBack(a.t, e.cfg.WorkerID, e.cfg.Clock.Now())
+	if !paused {
+		return false
+	}
+	defer e.execs.Done()
+	a.cancel(nil)
+	a.back = true
+	e.stats.PauseDeferred.Add(1)
+	e.finishes <- pending{a: a, f: f}
+	<-e.slots
+	e.cfg.Metrics.Slots(-1, 1)
+	if e.slotBound.Load() {
+		e.Wake()
+	}
+	return true
 }
 
 // end hands an attempt's result to the completer and frees its slot.

@@ -56,6 +56,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.cfg.Metrics.Slots(0, e.cfg.Concurrency)
 	e.listen()
 	e.watchCancels(ctx)
+	e.followPauses(ctx)
 	e.claimWG.Go(e.claimLoop)
 	e.completerWG.Go(e.completer)
 	e.leaseWG.Go(e.heartbeatLoop)

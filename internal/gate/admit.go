@@ -290,10 +290,12 @@ func pastLimit(order []int64, mine, gone map[int64]bool, limit int) (past []int6
 
 // GiveBack is the Finish that gives a claimed task back to wait, without
 // using an attempt: its group's retry budget is spent, or a limit is
-// reached. Its history shows a RELEASED attempt that says why.
+// reached. It is counted on the task (Waits), not written as an attempt:
+// the history keeps attempts. msg says why on the Finish's attempt, for
+// the logs.
 func GiveBack(t task.Task, worker string, now time.Time, wait time.Duration, msg string) store.Finish {
 	return store.Finish{
-		TaskID: t.ID, Token: t.LeaseToken, State: task.Retrying, NextAt: now.Add(wait), Refund: true,
+		TaskID: t.ID, Token: t.LeaseToken, State: task.Retrying, NextAt: now.Add(wait), Refund: true, Waited: true,
 		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, PrevDelay: t.PrevDelay,
 		Attempt: task.Attempt{TaskID: t.ID, Number: t.Attempt, Worker: worker, LeaseToken: t.LeaseToken,
 			Outcome: task.OutcomeReleased, Error: msg, StartedAt: now, EndedAt: now, Decision: "budget"},

@@ -1,9 +1,14 @@
 package gate
 
 import (
+	"context"
+	"fmt"
 	"slices"
+	"time"
 
+	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // Pauses stop the claims of a queue's, a kind's or a tenant's tasks
@@ -72,4 +77,119 @@ func sortedKeys(m map[string]bool) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// A pause also holds back what was claimed before it and has not begun:
+// each claimer asks PausedBack at the moment it starts an attempt (the
+// engine's executor, the API server as it hands a claim to a remote
+// worker), against the pauses the gate knows, which FollowPauses keeps
+// current as the store announces them. That costs no store query: the
+// claims themselves read the pauses (the drivers leave paused tasks out),
+// so a claim made after a pause committed takes none of its tasks, and
+// PausedBack catches those claimed just before.
+
+// PausedBack is the Finish that gives t back unstarted, and true, when
+// its queue, kind or tenant is paused: it waits where it was (READY, or
+// RETRYING for a retry), its attempt given back and counted as a wait,
+// with no attempt row.
+func (g *Gate) PausedBack(t task.Task, worker string, now time.Time) (store.Finish, bool) {
+	g.mu.Lock()
+	scope, name := g.pausedTaskLocked(t)
+	g.mu.Unlock()
+	if scope == "" {
+		return store.Finish{}, false
+	}
+	f := GiveBack(t, worker, now, 0, fmt.Sprintf("%s %s is paused: given back unstarted", scope, name))
+	f.Attempt.Decision = "paused"
+	if t.Attempt <= 1 {
+		f.State = task.Ready
+	}
+	return f, true
+}
+
+// SplitPaused keeps the tasks of ts that are not paused and gives back
+// the others (PausedBack).
+func (g *Gate) SplitPaused(ts []task.Task, worker string, now time.Time) (kept []task.Task, back []Back) {
+	kept = ts[:0:0]
+	for _, t := range ts {
+		if f, paused := g.PausedBack(t, worker, now); paused {
+			back = append(back, Back{t, f})
+			continue
+		}
+		kept = append(kept, t)
+	}
+	return kept, back
+}
+
+// pausedTaskLocked names the paused scope of t ("" when none is).
+func (g *Gate) pausedTaskLocked(t task.Task) (store.Scope, string) {
+	switch {
+	case g.paused[store.ScopeQueue][t.Queue]:
+		return store.ScopeQueue, t.Queue
+	case g.paused[store.ScopeKind][t.Kind]:
+		return store.ScopeKind, t.Kind
+	case g.paused[store.ScopeTenant][t.Tenant]:
+		return store.ScopeTenant, t.Tenant
+	}
+	return "", ""
+}
+
+// followBackoff spaces the attempts to listen for pauses again.
+var followBackoff = retry.Exponential{Min: 50 * time.Millisecond, Max: 5 * time.Second}
+
+// FollowPauses reads the pauses again each time the store announces a
+// pause or a resume (a store.PauseWatcher), until ctx ends; a claimer runs
+// it beside its claims. Without a watcher it returns at once: the pauses
+// are read at every Refresh. started is closed once the first watch
+// listens or fails, so that a claimer may wait for it before it claims.
+func (g *Gate) FollowPauses(ctx context.Context, started chan<- struct{}) {
+	w, ok := g.cfg.Store.(store.PauseWatcher)
+	if !ok {
+		if started != nil {
+			close(started)
+		}
+		return
+	}
+	for n := 1; ctx.Err() == nil; n++ {
+		ch, err := w.WatchPauses(ctx)
+		if started != nil {
+			close(started)
+			started = nil
+		}
+		if err != nil {
+			g.cfg.Logger.Debug("the store's pause notifications are unavailable; heartbeats will find pauses", "err", err, "failures", n)
+			t := g.cfg.Clock.NewTimer(followBackoff.Delay(n, 0, retry.DefaultRand))
+			select {
+			case <-t.C():
+			case <-ctx.Done():
+			}
+			t.Stop()
+			continue
+		}
+		g.refreshPauses(ctx) // those made before it listened
+		for range ch {
+			g.refreshPauses(ctx)
+		}
+		n = 0
+	}
+}
+
+// refreshPauses reads the pauses alone and wakes the claimer: a resumed
+// queue's tasks are due at once.
+func (g *Gate) refreshPauses(ctx context.Context) {
+	p, ok := g.cfg.Store.(store.Pauser)
+	if !ok {
+		return
+	}
+	ps, err := p.Pauses(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			g.cfg.Logger.Warn("could not read the pauses; the next heartbeat will", "err", err)
+		}
+		return
+	}
+	g.mu.Lock()
+	g.paused = pausesOf(ps)
+	g.mu.Unlock()
+	g.changed()
 }

@@ -35,13 +35,13 @@ func nullText(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != 
 const taskCols = `id, run_id, name, kind, args, queue, group_name, priority, state,
 	policy, poison_after, timeout_ns, grace_ns, attempt, next_at, prev_delay_ns,
 	lease_owner, lease_token, lease_expires, last_error, fingerprint, streak,
-	idempotency_key, created_at, first_started_at, finished_at, tenant, deferrals, trace, attempt_trace, snoozes`
+	idempotency_key, created_at, first_started_at, finished_at, tenant, deferrals, trace, attempt_trace, snoozes, waits, origin`
 
 // taskColsOf is taskCols qualified by a table alias, "t".
 const taskColsOf = `t.id, t.run_id, t.name, t.kind, t.args, t.queue, t.group_name, t.priority, t.state,
 	t.policy, t.poison_after, t.timeout_ns, t.grace_ns, t.attempt, t.next_at, t.prev_delay_ns,
 	t.lease_owner, t.lease_token, t.lease_expires, t.last_error, t.fingerprint, t.streak,
-	t.idempotency_key, t.created_at, t.first_started_at, t.finished_at, t.tenant, t.deferrals, t.trace, t.attempt_trace, t.snoozes`
+	t.idempotency_key, t.created_at, t.first_started_at, t.finished_at, t.tenant, t.deferrals, t.trace, t.attempt_trace, t.snoozes, t.waits, t.origin`
 
 func scanTask(r pgx.Row) (task.Task, error) { return scanTaskAfter(r) }
 
@@ -57,7 +57,7 @@ func scanTaskAfter(r pgx.Row, before ...any) (task.Task, error) {
 		&t.Priority, &t.State, &t.Policy, &t.PoisonAfter, &timeout, &grace,
 		&t.Attempt, &nextAt, &prevDelay, &t.LeaseOwner, &t.LeaseToken, &leaseExp,
 		&t.LastError, &t.Fingerprint, &t.Streak, &key, &created, &started, &finished, &t.Tenant, &t.Deferrals,
-		&t.Trace, &t.AttemptTrace, &t.Snoozes)...)
+		&t.Trace, &t.AttemptTrace, &t.Snoozes, &t.Waits, &t.Origin)...)
 	if err != nil {
 		return task.Task{}, err
 	}

@@ -179,7 +179,7 @@ func anyKey(ts []task.NewTask) bool {
 // copyColumns are the columns copyTasks writes; the others keep their
 // defaults.
 var copyColumns = []string{"id", "name", "kind", "args", "queue", "group_name", "priority",
-	"state", "policy", "poison_after", "timeout_ns", "grace_ns", "next_at", "created_at", "tenant", "trace", "vt"}
+	"state", "policy", "poison_after", "timeout_ns", "grace_ns", "next_at", "created_at", "tenant", "trace", "vt", "origin"}
 
 // copyTasks inserts READY tasks with COPY, the fastest way into a table. It
 // draws their ids and reads the transaction's time first, so it can return
@@ -208,7 +208,7 @@ func (s *Store) copyTasks(ctx context.Context, q pgx.Tx, ts []task.NewTask) ([]t
 			args = t.Args
 		}
 		return []any{t.ID, t.Name, t.Kind, args, t.Queue, t.Group, int32(t.Priority), string(t.State),
-			t.Policy, int32(t.PoisonAfter), int64(t.Timeout), int64(t.Grace), t.NextAt, t.CreatedAt, t.Tenant, t.Trace, vts[i]}, nil
+			t.Policy, int32(t.PoisonAfter), int64(t.Timeout), int64(t.Grace), t.NextAt, t.CreatedAt, t.Tenant, t.Trace, vts[i], t.Origin}, nil
 	})
 	if _, err := q.CopyFrom(ctx, pgx.Identifier{s.schema, "tasks"}, copyColumns, rows); err != nil {
 		return nil, fmt.Errorf("copy tasks: %w", err)
@@ -221,7 +221,7 @@ func (s *Store) copyTasks(ctx context.Context, q pgx.Tx, ts []task.NewTask) ([]t
 func newTask(id int64, nt task.NewTask, now time.Time) task.Task {
 	t := task.Task{ID: id, Name: nt.Name, Kind: nt.Kind, Args: nt.Args, Queue: nt.Queue, Group: nt.Group, Tenant: nt.Tenant,
 		Priority: nt.Priority, State: task.Ready, Policy: nt.Policy, PoisonAfter: nt.PoisonAfter,
-		Timeout: nt.Timeout, Grace: nt.Grace, NextAt: now, CreatedAt: now, Trace: nt.Trace}
+		Timeout: nt.Timeout, Grace: nt.Grace, NextAt: now, CreatedAt: now, Trace: nt.Trace, Origin: nt.Origin}
 	if t.Queue == "" {
 		t.Queue = "default"
 	}
@@ -272,24 +272,25 @@ type newRow struct {
 // met. A task due now is stamped for its fair turn: $18 is its rank in its
 // lane (store.FairRanks, 0: not stamped here), after the lane's base
 // (fair_lane); the others are stamped by the claim that finds them due.
+// $19 is where each task came from (task.Origin).
 const insertTasksSQL = `WITH i AS (
 	SELECT nextval('$S.tasks_id_seq') AS id, i.*
 	FROM unnest($2::text[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::int[],
 		$8::text[], $9::text[], $10::int[], $11::bigint[], $12::bigint[], $13::timestamptz[],
-		$14::text[], $15::int[], $16::text[], $17::text[], $18::int[])
+		$14::text[], $15::int[], $16::text[], $17::text[], $18::int[], $19::text[])
 	WITH ORDINALITY AS i (name, kind, args, queue, group_name, priority, state, policy,
-		poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace, rank, ord)
+		poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace, rank, origin, ord)
 ), l AS (
 	SELECT d.queue, d.priority, d.tenant, f.base, f.step
 	FROM (SELECT DISTINCT i.queue, i.priority, i.tenant FROM i WHERE i.rank > 0) d
 		CROSS JOIN LATERAL $S.fair_lane(d.queue, d.priority, d.tenant) f
 ), t AS (
 	INSERT INTO $S.tasks (id, run_id, name, kind, args, queue, group_name, priority, state,
-		policy, poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace, vt)
+		policy, poison_after, timeout_ns, grace_ns, next_at, idempotency_key, needs_left, tenant, trace, vt, origin)
 	SELECT i.id, $1, i.name, i.kind, i.args, i.queue, i.group_name, i.priority, i.state, i.policy,
 		i.poison_after, i.timeout_ns, i.grace_ns,
 		CASE WHEN i.state = 'READY' THEN coalesce(i.next_at, now()) ELSE i.next_at END,
-		i.idempotency_key, i.needs_left, i.tenant, i.trace, l.base + i.rank * l.step
+		i.idempotency_key, i.needs_left, i.tenant, i.trace, l.base + i.rank * l.step, i.origin
 	FROM i LEFT JOIN l ON i.rank > 0 AND l.queue = i.queue AND l.priority = i.priority AND l.tenant = i.tenant
 	ORDER BY i.ord
 	ON CONFLICT (idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
@@ -298,9 +299,9 @@ const insertTasksSQL = `WITH i AS (
 SELECT i.ord, ` + taskColsOf + ` FROM t JOIN i ON i.id = t.id`
 
 // insertNotifySQL is insertTasksSQL that also notifies the listeners on
-// channel $19 (once: a volatile CTE is evaluated once).
+// channel $20 (once: a volatile CTE is evaluated once).
 var insertNotifySQL = strings.Replace(insertTasksSQL, "\nSELECT i.ord, ", `, n AS (
-	SELECT pg_notify($19, '')
+	SELECT pg_notify($20, '')
 )
 SELECT i.ord, `, 1) + ` CROSS JOIN n`
 
@@ -331,7 +332,7 @@ func (s *Store) insertTasks(ctx context.Context, q querier, sql string, runID in
 	n := len(rows)
 	var (
 		names, kinds, queues, groups, states, policies = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-		tenants, traces                                = make([]string, n), make([]string, n)
+		tenants, traces, origins                       = make([]string, n), make([]string, n), make([]string, n)
 		args                                           = make([][]byte, n)
 		prios, poison, needs                           = make([]int32, n), make([]int32, n), make([]int32, n)
 		timeouts, graces                               = make([]int64, n), make([]int64, n)
@@ -341,7 +342,7 @@ func (s *Store) insertTasks(ctx context.Context, q querier, sql string, runID in
 	for i, r := range rows {
 		t := r.t
 		names[i], kinds[i], groups[i], states[i], policies[i] = t.Name, t.Kind, t.Group, string(r.state), t.Policy
-		queues[i], tenants[i], traces[i] = t.Queue, t.Tenant, t.Trace
+		queues[i], tenants[i], traces[i], origins[i] = t.Queue, t.Tenant, t.Trace, t.Origin
 		if queues[i] == "" {
 			queues[i] = "default"
 		}
@@ -354,7 +355,7 @@ func (s *Store) insertTasks(ctx context.Context, q querier, sql string, runID in
 	}
 	run := pgtype.Int8{Int64: runID, Valid: runID != 0}
 	res, err := q.Query(ctx, s.sql(sql), append([]any{run, names, kinds, args, queues, groups, prios,
-		states, policies, poison, timeouts, graces, nextAt, keys, needs, tenants, traces, fairRanks(rows)}, extra...)...)
+		states, policies, poison, timeouts, graces, nextAt, keys, needs, tenants, traces, fairRanks(rows), origins}, extra...)...)
 	if err != nil {
 		return nil, fmt.Errorf("insert tasks: %w", err)
 	}

@@ -200,8 +200,9 @@ func (s *Store) finish(ctx context.Context, tx pgx.Tx, fs []store.Finish, todo [
 // row as it was (o: its number, worker and start) and the item. A task
 // taken over by Rescue has no open attempt (started_at is NULL: the rescue
 // wrote its interrupted attempt): that attempt keeps its outcome and gets
-// the rescuer's delay and decision. It returns the run (0: none) of each
-// task that moved.
+// the rescuer's delay and decision. A claim given back before its attempt
+// began (waited) writes no row: it is counted in the task's waits. It
+// returns the run (0: none) of each task that moved.
 //
 // The compare-and-set on state and token is one CASE that names both
 // tables, so the planner takes it as a join condition, never as a filter
@@ -214,16 +215,16 @@ const finishTasksSQL = `WITH f AS (
 	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::int[],
 		$6::text[], $7::text[], $8::int[], $9::bigint[], $10::timestamptz[], $11::text[],
 		$12::text[], $13::text[], $14::text[], $15::int[], $16::text[], $17::text[],
-		$18::bigint[], $19::text[], $20::int[], $21::text[], $22::bigint[], $23::text[])
+		$18::bigint[], $19::text[], $20::int[], $21::text[], $22::bigint[], $23::text[], $24::int[])
 	AS f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay_ns,
 		ended_at, outcome, class, a_error, a_fingerprint, exit_code, signal, output,
-		delay_ns, decision, deferred, trace, timeout_ns, timeout_source)
+		delay_ns, decision, deferred, trace, timeout_ns, timeout_source, waited)
 ), moved AS (
 	UPDATE $S.tasks t SET state = f.state,
 		next_at = CASE WHEN f.state IN ('READY', 'RETRYING', 'SENSING') THEN coalesce(f.next_at, now()) END,
 		finished_at = CASE WHEN f.state IN ('READY', 'RETRYING', 'SENSING') THEN NULL ELSE now() END,
 		attempt = greatest(t.attempt - f.refund, 0), deferrals = t.deferrals + f.deferred, last_error = f.error,
-		snoozes = t.snoozes + (f.state = 'SENSING')::int,
+		waits = t.waits + f.waited, snoozes = t.snoozes + (f.state = 'SENSING')::int,
 		fingerprint = f.fingerprint, streak = f.streak, prev_delay_ns = f.prev_delay_ns,
 		lease_owner = '', lease_expires = NULL, started_at = NULL, attempt_trace = f.trace
 	FROM f JOIN $S.tasks o ON o.id = f.id
@@ -236,11 +237,11 @@ const finishTasksSQL = `WITH f AS (
 		f.outcome, f.class, f.a_error, f.a_fingerprint, f.exit_code, f.signal, f.output, f.delay_ns, f.decision,
 		f.timeout_ns, f.timeout_source
 	FROM f JOIN moved ON moved.id = f.id
-	WHERE moved.started_at IS NOT NULL
+	WHERE moved.started_at IS NOT NULL AND f.waited = 0
 ), rescued AS (
 	UPDATE $S.attempts a SET delay_ns = f.delay_ns, decision = f.decision
 	FROM f JOIN moved ON moved.id = f.id
-	WHERE moved.started_at IS NULL AND a.task_id = f.id
+	WHERE moved.started_at IS NULL AND f.waited = 0 AND a.task_id = f.id
 		AND a.lease_token = (SELECT max(y.lease_token) FROM $S.attempts y WHERE y.task_id = f.id)
 )
 SELECT id, coalesce(run_id, 0) FROM moved`
@@ -323,7 +324,7 @@ type finishArgs struct {
 	aErrs, aFPs, signals, outputs, decisions  []string
 	traces, timeoutSources                    []string
 	nextAts, endeds                           []pgtype.Timestamptz
-	refunds, streaks, deferreds               []int32
+	refunds, streaks, deferreds, waiteds      []int32
 	exits                                     []pgtype.Int4
 }
 
@@ -334,19 +335,22 @@ func newFinishArgs(n int) *finishArgs {
 		classes: make([]string, 0, n), aErrs: make([]string, 0, n), aFPs: make([]string, 0, n), signals: make([]string, 0, n),
 		outputs: make([]string, 0, n), decisions: make([]string, 0, n), nextAts: make([]pgtype.Timestamptz, 0, n),
 		endeds: make([]pgtype.Timestamptz, 0, n), refunds: make([]int32, 0, n), streaks: make([]int32, 0, n),
-		deferreds: make([]int32, 0, n), traces: make([]string, 0, n),
+		deferreds: make([]int32, 0, n), waiteds: make([]int32, 0, n), traces: make([]string, 0, n),
 		timeouts: make([]int64, 0, n), timeoutSources: make([]string, 0, n),
 		exits: make([]pgtype.Int4, 0, n),
 	}
 }
 
 func (a *finishArgs) add(f store.Finish) {
-	refund, deferred := int32(0), int32(0)
-	if f.Refund {
+	refund, deferred, waited := int32(0), int32(0), int32(0)
+	if f.Refund || f.Waited {
 		refund = 1
 	}
 	if f.Deferred {
 		deferred = 1
+	}
+	if f.Waited {
+		waited = 1
 	}
 	at := f.Attempt
 	exit := pgtype.Int4{}
@@ -363,10 +367,11 @@ func (a *finishArgs) add(f store.Finish) {
 	a.delays, a.decisions = append(a.delays, int64(at.Delay)), append(a.decisions, at.Decision)
 	a.deferreds, a.traces = append(a.deferreds, deferred), append(a.traces, f.Trace)
 	a.timeouts, a.timeoutSources = append(a.timeouts, int64(at.Timeout)), append(a.timeoutSources, at.TimeoutSource)
+	a.waiteds = append(a.waiteds, waited)
 }
 
 func (a *finishArgs) list() []any {
 	return []any{a.ids, a.tokens, a.states, a.nextAts, a.refunds, a.errs, a.fps, a.streaks,
 		a.prevDelays, a.endeds, a.outcomes, a.classes, a.aErrs, a.aFPs, a.exits, a.signals,
-		a.outputs, a.delays, a.decisions, a.deferreds, a.traces, a.timeouts, a.timeoutSources}
+		a.outputs, a.delays, a.decisions, a.deferreds, a.traces, a.timeouts, a.timeoutSources, a.waiteds}
 }

@@ -27,7 +27,9 @@ type Store struct {
 	channel string // NOTIFY channel of due work
 	// cancelChannel is the NOTIFY channel of cancelled running tasks.
 	cancelChannel string
-	sqls          sync.Map // statement template -> text with the schema filled in
+	// pauseChannel is the NOTIFY channel of pauses and resumes.
+	pauseChannel string
+	sqls         sync.Map // statement template -> text with the schema filled in
 
 	// life ends when the Store closes: it stops the Wake listeners. mu
 	// orders the start of a listener before, or after, the end of life.
@@ -45,6 +47,7 @@ var (
 	_ store.Store         = (*Store)(nil)
 	_ store.Waker         = (*Store)(nil) // wake.go: LISTEN/NOTIFY, every process's writes
 	_ store.CancelWatcher = (*Store)(nil) // wake.go: LISTEN/NOTIFY, every process's cancels
+	_ store.PauseWatcher  = (*Store)(nil) // pause.go: LISTEN/NOTIFY, every process's pauses
 	_ store.Advisor       = (*Store)(nil) // advice.go
 	_ store.Overview      = (*Store)(nil) // overview.go
 	_ store.PollReporter  = (*Store)(nil) // worker.go
@@ -99,7 +102,7 @@ func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, classify(err)
 	}
 	life, end := context.WithCancel(context.Background())
-	return &Store{pool: pool, schema: schema, channel: channelOf(schema), cancelChannel: cancelChannelOf(schema), life: life, end: end}, nil
+	return &Store{pool: pool, schema: schema, channel: channelOf(schema), cancelChannel: cancelChannelOf(schema), pauseChannel: pauseChannelOf(schema), life: life, end: end}, nil
 }
 
 // classify marks the errors of an open that mean the server did not
@@ -141,6 +144,9 @@ func channelOf(schema string) string { return channelName(schema, "_due") }
 // cancelChannelOf is the NOTIFY channel of a schema's cancelled running
 // tasks: the payload is the task's id.
 func cancelChannelOf(schema string) string { return channelName(schema, "_cancel") }
+
+// pauseChannelOf is the NOTIFY channel of a schema's pauses and resumes.
+func pauseChannelOf(schema string) string { return channelName(schema, "_pause") }
 
 // maxChannel is the longest channel name pg_notify takes (NAMEDATALEN-1
 // bytes); LISTEN cuts a longer one short, pg_notify refuses it.

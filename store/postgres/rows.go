@@ -30,6 +30,7 @@ var taskColTypes = [...]uint32{
 	pgtype.Int4OID, pgtype.TimestamptzOID, pgtype.Int8OID, pgtype.TextOID, pgtype.Int8OID, pgtype.TimestamptzOID,
 	pgtype.TextOID, pgtype.TextOID, pgtype.Int4OID, pgtype.TextOID, pgtype.TimestamptzOID, pgtype.TimestamptzOID,
 	pgtype.TimestamptzOID, pgtype.TextOID, pgtype.Int4OID, pgtype.TextOID, pgtype.TextOID, pgtype.Int4OID,
+	pgtype.Int4OID, pgtype.TextOID,
 }
 
 // rawTaskRows reports whether rows of fds can be read by taskRow: the
@@ -84,6 +85,8 @@ func (r *taskRow) read(vs [][]byte) (task.Task, error) {
 	t.Deferrals = r.int4(vs, 27)
 	t.Trace, t.AttemptTrace = r.trace(vs[28]), r.trace(vs[29])
 	t.Snoozes = r.int4(vs, 30)
+	t.Waits = r.int4(vs, 31)
+	t.Origin = r.text(vs[32])
 	if r.err != nil {
 		return task.Task{}, r.err
 	}

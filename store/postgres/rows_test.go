@@ -41,7 +41,7 @@ func TestTaskRowsReadAlikeInBothFormats(t *testing.T) {
 	// Times before 2000 and with microseconds, a far lease, a negative delay.
 	_, err = db.Exec(ctx, `UPDATE `+schema+`.tasks SET run_id = $2, state = 'RUNNING', attempt = 2,
 		next_at = '1999-12-31 23:59:59.123456+00', prev_delay_ns = -5, lease_owner = 'w-1', lease_token = 1234567890123,
-		lease_expires = '2262-04-11 23:47:16.854775+00', last_error = 'boom', fingerprint = 'fp', streak = 2, deferrals = 7, snoozes = 3,
+		lease_expires = '2262-04-11 23:47:16.854775+00', last_error = 'boom', fingerprint = 'fp', streak = 2, deferrals = 7, snoozes = 3, waits = 4, origin = 'file:h1',
 		attempt_trace = '00-4bf92f3577b34da6a3ce929d0e0e4736-b7ad6b7169203331-01',
 		created_at = '1970-01-01 00:00:00.000001+00', first_started_at = now(), finished_at = now() + interval '1 day'
 		WHERE id = $1`, ids[1].ID, run)
@@ -52,7 +52,7 @@ func TestTaskRowsReadAlikeInBothFormats(t *testing.T) {
 	rows, err := db.Query(ctx, `SELECT id, run_id, name, kind, args, queue, group_name, priority, state,
 		policy, poison_after, timeout_ns, grace_ns, attempt, next_at, prev_delay_ns,
 		lease_owner, lease_token, lease_expires, last_error, fingerprint, streak,
-		idempotency_key, created_at, first_started_at, finished_at, tenant, deferrals, trace, attempt_trace, snoozes FROM `+schema+`.tasks`)
+		idempotency_key, created_at, first_started_at, finished_at, tenant, deferrals, trace, attempt_trace, snoozes, waits, origin FROM `+schema+`.tasks`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,12 +16,21 @@ import (
 // state and sort them all, which costs the whole backlog on every claim.
 const waitingStates = `state IN ('READY', 'RETRYING', 'SENSING')`
 
+// notPaused leaves out the tasks of paused queues, kinds and tenants. The
+// claimer's gate leaves them out too, from the pauses it read last; read
+// here, in the claim's transaction, they are the pauses committed before
+// it, so that once Pause returns no claim, in any process, takes their
+// tasks.
+const notPaused = ` AND queue NOT IN (SELECT name FROM pauses WHERE scope = 'queue')
+	AND kind NOT IN (SELECT name FROM pauses WHERE scope = 'kind')
+	AND tenant NOT IN (SELECT name FROM pauses WHERE scope = 'tenant')`
+
 // dueWhere selects the waiting tasks due at a time (the first argument) in
 // the request's queues and kinds (empty: all) and run (0: any), and outside
-// its skipped groups, queues and tenants.
+// its skipped groups, queues and tenants and the paused ones.
 func dueWhere(req store.ClaimRequest) (string, []any) {
 	queues, kinds := req.Queues, req.Kinds
-	where := waitingStates + ` AND next_at <= ?`
+	where := waitingStates + ` AND next_at <= ?` + notPaused
 	var args []any
 	if len(queues) > 0 {
 		where += ` AND queue IN (SELECT value FROM json_each(?))`

@@ -48,7 +48,7 @@ type scanner interface{ Scan(dest ...any) error }
 const taskCols = `id, run_id, name, kind, args, queue, group_name, priority, state,
 	policy, poison_after, timeout, grace, attempt, next_at, prev_delay,
 	lease_owner, lease_token, lease_expires, last_error, fingerprint, streak,
-	idempotency_key, created_at, first_started_at, finished_at, tenant, deferrals, trace, attempt_trace, snoozes`
+	idempotency_key, created_at, first_started_at, finished_at, tenant, deferrals, trace, attempt_trace, snoozes, waits, origin`
 
 func scanTask(r scanner) (task.Task, error) {
 	var t task.Task
@@ -60,7 +60,7 @@ func scanTask(r scanner) (task.Task, error) {
 		&t.Priority, &t.State, &t.Policy, &t.PoisonAfter, &timeout, &grace,
 		&t.Attempt, &nextAt, &prevDelay, &t.LeaseOwner, &t.LeaseToken, &leaseExp,
 		&t.LastError, &t.Fingerprint, &t.Streak, &key, &created, &started, &finished, &t.Tenant, &t.Deferrals,
-		&t.Trace, &t.AttemptTrace, &t.Snoozes)
+		&t.Trace, &t.AttemptTrace, &t.Snoozes, &t.Waits, &t.Origin)
 	if err != nil {
 		return task.Task{}, err
 	}

@@ -70,8 +70,8 @@ func enqueueIn(x *wtx, runID int64, t task.NewTask, vt any) (task.Enqueued, erro
 
 const insertTaskSQL = `INSERT INTO tasks (run_id, name, kind, args, queue, group_name,
 	priority, state, policy, poison_after, timeout, grace, next_at,
-	idempotency_key, needs_left, created_at, tenant, trace, vt)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	idempotency_key, needs_left, created_at, tenant, trace, vt, origin)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 RETURNING ` + taskCols
 
 // insertTask inserts one task. A READY task is due at RunAt, or now; a
@@ -96,7 +96,7 @@ func insertTask(x *wtx, t task.NewTask, runID int64, state task.State, needsLeft
 	}
 	got, err := scanTask(x.queryRow(insertTaskSQL, run, t.Name, t.Kind, args, queue, t.Group,
 		t.Priority, string(state), t.Policy, t.PoisonAfter, int64(t.Timeout), int64(t.Grace),
-		nextAt, nullString(t.IdempotencyKey), needsLeft, x.now.UnixMicro(), t.Tenant, t.Trace, vt))
+		nextAt, nullString(t.IdempotencyKey), needsLeft, x.now.UnixMicro(), t.Tenant, t.Trace, vt, t.Origin))
 	if err != nil {
 		return task.Task{}, fmt.Errorf("insert task %q: %w", t.Name, err)
 	}

@@ -88,19 +88,29 @@ func succeed(x *wtx, fs []store.Finish, items []int, moved map[int64]int64) (res
 
 // endAttempts writes the attempts of items whose tasks are RUNNING under
 // their tokens, then moves those tasks, adding each to moved, and returns
-// the items whose tasks moved without an open attempt to write.
+// the items whose tasks moved without an open attempt to write. A claim
+// given back before its attempt began (store.Finish.Waited) writes no
+// attempt: it is counted on the task.
 func endAttempts(x *wtx, fs []store.Finish, items []int, moved map[int64]int64) (rescued []int, err error) {
 	if len(items) == 0 {
 		return nil, nil
 	}
-	written, err := writeAttempts(x, fs, items)
-	if err != nil {
-		return nil, err
+	var began []int
+	for _, i := range items {
+		if !fs[i].Waited {
+			began = append(began, i)
+		}
+	}
+	written := map[int64]bool{}
+	if len(began) > 0 {
+		if written, err = writeAttempts(x, fs, began); err != nil {
+			return nil, err
+		}
 	}
 	if err := endTasks(x, fs, items, moved); err != nil {
 		return nil, err
 	}
-	for _, i := range items {
+	for _, i := range began {
 		if _, ok := moved[fs[i].TaskID]; ok && !written[fs[i].TaskID] {
 			rescued = append(rescued, i)
 		}
@@ -173,16 +183,17 @@ func endedAt(x *wtx, f store.Finish) int64 {
 }
 
 // endTaskCols are the columns of a VALUES row of endTasksSQL.
-const endTaskCols = 12
+const endTaskCols = 13
 
 // endTasksSQL moves the tasks of the items that are not plain successes,
 // and closes their attempts on the task row (started_at NULL):
 // writeAttemptsSQL wrote them.
 func endTasksSQL(rows int) string {
-	return `WITH f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay, finished_at, deferred, trace)
+	return `WITH f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay, finished_at, deferred, trace, waited)
 AS (` + valuesSQL(rows, endTaskCols) + `)
 UPDATE tasks SET state = f.state, next_at = f.next_at,
 	attempt = max(tasks.attempt - f.refund, 0), deferrals = tasks.deferrals + f.deferred, last_error = f.error,
+	waits = tasks.waits + f.waited,
 	snoozes = tasks.snoozes + (f.state = 'SENSING'),
 	fingerprint = f.fingerprint, streak = f.streak, prev_delay = f.prev_delay,
 	finished_at = f.finished_at, lease_owner = '', lease_expires = NULL, started_at = NULL, attempt_trace = f.trace
@@ -225,15 +236,18 @@ func endTaskArgs(x *wtx, f store.Finish) []any {
 	} else {
 		finished = x.now.UnixMicro() // SUCCESS, FAILED, DEAD_LETTER: it stopped
 	}
-	refund, deferred := 0, 0
-	if f.Refund {
+	refund, deferred, waited := 0, 0, 0
+	if f.Refund || f.Waited {
 		refund = 1
 	}
 	if f.Deferred {
 		deferred = 1
 	}
+	if f.Waited {
+		waited = 1
+	}
 	return []any{f.TaskID, f.Token, string(f.State), nextAt, refund, f.Error,
-		f.Fingerprint, f.Streak, int64(f.PrevDelay), finished, deferred, f.Trace}
+		f.Fingerprint, f.Streak, int64(f.PrevDelay), finished, deferred, f.Trace, waited}
 }
 
 // annotateRescued gives the interrupted attempt of each task Rescue took

@@ -29,6 +29,7 @@ type Store struct {
 	rstmts *stmtCache
 
 	cancels store.CancelFeed // the cancels of running tasks, for WatchCancels
+	pauses  store.PauseFeed  // the pauses and resumes, for WatchPauses
 	hub     *hub             // the wakes shared by the handles on the file, for Wake
 
 	closed    atomic.Bool
@@ -43,6 +44,7 @@ var (
 	_ store.Store         = (*Store)(nil)
 	_ store.Waker         = (*Store)(nil) // wake.go: the handles on a file share their wakes; other processes' writes are watched
 	_ store.CancelWatcher = (*Store)(nil) // act.go: the cancels made through this process's handles on the file
+	_ store.PauseWatcher  = (*Store)(nil) // pause.go: the pauses made through this handle; claims read the pauses themselves
 	_ store.Overview      = (*Store)(nil) // overview.go
 	_ store.PollReporter  = (*Store)(nil) // worker.go
 	_ store.Backlog       = (*Store)(nil) // overview.go
@@ -215,29 +217,51 @@ func isBusy(err error) bool {
 	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
-// full says so when err is the disk being full: SQLite reports it as
-// SQLITE_FULL, or, when the file of shared memory beside the database
-// cannot grow, as an I/O error; either way the file system has no room.
+// full says so when err is the disk being full, as an *store.OpenError of
+// store.ErrFull; other errors are returned as they are.
 func full(path string, err error) error {
-	var e *sqlite.Error
-	if !errors.As(err, &e) {
+	free, dir, e := noRoom(path, err)
+	if e == nil {
 		return err
-	}
-	code := e.Code() & 0xff
-	if code != sqlite3.SQLITE_FULL && code != sqlite3.SQLITE_IOERR {
-		return err
-	}
-	var fs syscall.Statfs_t
-	dir := filepath.Dir(path)
-	if serr := syscall.Statfs(dir, &fs); serr != nil {
-		return err
-	}
-	free := fs.Bavail * uint64(fs.Bsize)
-	if code == sqlite3.SQLITE_IOERR && free >= 1<<20 {
-		return err // a real I/O error, with room to spare
 	}
 	return &store.OpenError{Kind: store.ErrFull, Err: fmt.Errorf(
 		"sqlite: open %s: the disk is full (%d bytes free in %s): free some space, or put the store elsewhere (--store) (SQLite: %w)", path, free, dir, e)}
+}
+
+// fullWrite says so when a write's err is the disk being full, wrapping
+// store.ErrFull (a caller may try again once space is freed); other
+// errors are returned as they are.
+func fullWrite(path string, err error) error {
+	free, dir, e := noRoom(path, err)
+	if e == nil {
+		return err
+	}
+	return fmt.Errorf("%w: sqlite %s: the disk is full (%d bytes free in %s): free some space, then try again (SQLite: %w)", store.ErrFull, path, free, dir, e)
+}
+
+// noRoom returns the SQLite error of err when err is the disk being full,
+// with the bytes free in the store's directory: SQLite reports it as
+// SQLITE_FULL, or, when the file of shared memory beside the database
+// cannot grow, as an I/O error; either way the file system has no room.
+func noRoom(path string, err error) (free uint64, dir string, _ *sqlite.Error) {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return 0, "", nil
+	}
+	code := e.Code() & 0xff
+	if code != sqlite3.SQLITE_FULL && code != sqlite3.SQLITE_IOERR {
+		return 0, "", nil
+	}
+	var fs syscall.Statfs_t
+	dir = filepath.Dir(path)
+	if serr := syscall.Statfs(dir, &fs); serr != nil {
+		return 0, "", nil
+	}
+	free = fs.Bavail * uint64(fs.Bsize)
+	if code == sqlite3.SQLITE_IOERR && free >= 1<<20 {
+		return 0, "", nil // a real I/O error, with room to spare
+	}
+	return free, dir, e
 }
 
 func isNotADB(err error) bool {
@@ -286,6 +310,7 @@ func (s *Store) Close() error {
 		s.closed.Store(true) // before leave: no Wake may join after it
 		s.hub.leave(s)
 		s.cancels.Close()
+		s.pauses.Close()
 		s.w.close()
 		s.rstmts.close()
 		s.closeErr = errors.Join(s.w.db.Close(), s.read.Close())

@@ -28,6 +28,7 @@ func (s *Store) Pause(ctx context.Context, p store.Pause) (store.Pause, error) {
 	if err != nil {
 		return store.Pause{}, fmt.Errorf("pause %s %q: %w", p.Scope, p.Name, err)
 	}
+	s.pauses.Send(struct{}{})
 	return got, nil
 }
 
@@ -48,7 +49,17 @@ func (s *Store) Resume(ctx context.Context, scope store.Scope, name string) (boo
 	if err != nil {
 		return false, fmt.Errorf("resume %s %q: %w", scope, name, err)
 	}
+	s.pauses.Send(struct{}{})
 	return n > 0, nil
+}
+
+// WatchPauses makes the store a store.PauseWatcher: it sees the pauses and
+// resumes made through this handle, once committed. Another process's
+// pause is heard at the worker's next heartbeat; the claims, which read
+// the pauses in their transaction, take none of its tasks once it has
+// committed.
+func (s *Store) WatchPauses(ctx context.Context) (<-chan struct{}, error) {
+	return s.pauses.Watch(ctx), nil
 }
 
 // Pauses lists the pauses, by scope, then name.

@@ -13,7 +13,7 @@ import (
 // freshAttempts is what running a task anew resets: an operator's retry
 // of a task and a redrive of its run alike, its fair turn included (it is
 // stamped again when it is due: docs/engine.md, "Fair claims").
-const freshAttempts = `attempt = 0, streak = 0, deferrals = 0, snoozes = 0, prev_delay = 0, vt = NULL`
+const freshAttempts = `attempt = 0, streak = 0, deferrals = 0, snoozes = 0, waits = 0, prev_delay = 0, vt = NULL`
 
 // redriveSQL sends a run's unsuccessful tasks back to wait: READY now
 // when every need is satisfied (needs_left counts the others, kept by

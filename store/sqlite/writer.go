@@ -22,6 +22,7 @@ type writer struct {
 	conn   *sql.Conn
 	stmts  *stmtCache
 	now    func() time.Time
+	path   string // the database's file, for the message of a full disk
 	window time.Duration
 	max    int
 	busy   time.Duration // how long BEGIN retries a busy database
@@ -53,6 +54,7 @@ func newWriter(ctx context.Context, db *sql.DB, cfg Config, lock sync.Locker, du
 		conn:   conn,
 		stmts:  newStmtCache(conn),
 		now:    cfg.Now,
+		path:   cfg.Path,
 		window: cfg.BatchWindow,
 		busy:   cfg.BusyTimeout,
 		max:    cfg.MaxBatch,
@@ -177,7 +179,7 @@ func (w *writer) commit(batch []*request) {
 		if fatal != nil && errs[i] == nil {
 			errs[i] = fatal
 		}
-		r.err <- errs[i]
+		r.err <- fullWrite(w.path, errs[i])
 	}
 }
 

@@ -10,6 +10,19 @@ import (
 )
 
 var enqueueTests = map[string]func(*testing.T, *harness){
+	"OriginIsKeptAndClaimed": func(t *testing.T, h *harness) {
+		h.enqueue(task.NewTask{Kind: "api-made", Origin: task.OriginAPI}, task.NewTask{Kind: "code-made"})
+		h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{{Name: "a", Kind: "file-made", Origin: task.FileOrigin("h1")}}})
+		for kind, want := range map[string]string{"api-made": task.OriginAPI, "code-made": "", "file-made": "file:h1"} {
+			c := h.take(kind)
+			if c.Origin != want {
+				t.Errorf("claimed a task of kind %s with origin %q, want %q", kind, c.Origin, want)
+			}
+			if got := h.get(c.ID); got.Origin != want {
+				t.Errorf("read a task of kind %s with origin %q, want %q", kind, got.Origin, want)
+			}
+		}
+	},
 	"InsertsReadyTasksInDefaultQueue": func(t *testing.T, h *harness) {
 		got := h.enqueue(task.NewTask{Kind: "k", Args: []byte(`[1]`)})[0]
 		if got.ID == 0 || got.State != task.Ready || got.Queue != "default" || got.Attempt != 0 ||

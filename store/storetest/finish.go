@@ -198,6 +198,36 @@ var finishTests = map[string]func(*testing.T, *harness){
 			t.Errorf("retried %+v, want its snoozes anew", got)
 		}
 	},
+	"WaitsAreCountedNotWrittenAsAttempts": func(t *testing.T, h *harness) {
+		h.enqueue(job("k"))
+		c := h.take("k")
+		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Retrying, NextAt: h.now(), Error: "boom",
+			Attempt: task.Attempt{Outcome: task.OutcomeError, Error: "boom"}})
+		for n := 1; n <= 3; n++ {
+			c = h.take("k")
+			h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Retrying, NextAt: h.now(), Waited: true,
+				Error: "boom", Attempt: task.Attempt{Outcome: task.OutcomeReleased, Error: "the retry budget is spent", Decision: "budget"}})
+			if got := h.get(c.ID); got.State != task.Retrying || got.Attempt != 1 || got.Waits != n || got.LastError != "boom" {
+				t.Fatalf("given back %d times: %+v, want RETRYING, attempt 1, %d waits, the last error kept", n, got, n)
+			}
+		}
+		c = h.take("k")
+		if c.Attempt != 2 || c.Waits != 3 {
+			t.Fatalf("claimed after three waits: %+v, want attempt 2, 3 waits", c)
+		}
+		h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Failed, Error: "bust",
+			Attempt: task.Attempt{Outcome: task.OutcomeError, Error: "bust"}})
+		as := h.attempts(c.ID)
+		if len(as) != 2 || as[0].Error != "boom" || as[0].Number != 1 || as[1].Error != "bust" || as[1].Number != 2 {
+			t.Errorf("attempts %+v, want the two failures alone: waits are no attempts", as)
+		}
+		if got := h.get(c.ID); got.Waits != 3 || got.Attempt != 2 {
+			t.Errorf("after the last failure: %+v, want attempt 2, 3 waits", got)
+		}
+		if got := h.act(c.ID, task.ActRetry); got.Waits != 0 {
+			t.Errorf("retried %+v, want its waits anew", got)
+		}
+	},
 	"DeadLetterStops": func(t *testing.T, h *harness) {
 		h.enqueue(job("k"))
 		c := h.endKind("k", task.DeadLetter)

@@ -37,6 +37,30 @@ var pauseTests = map[string]func(*testing.T, *harness){
 			t.Errorf("resume again: %v (%v), want false: the pause has ended", ok, err)
 		}
 	},
+	"ClaimsLeavePausedTasksOut": func(t *testing.T, h *harness) {
+		p := pauser(h)
+		h.enqueue(task.NewTask{Kind: "send", Queue: "mail"}, task.NewTask{Kind: "charge"}, task.NewTask{Kind: "send", Tenant: "acme"},
+			task.NewTask{Kind: "send"})
+		for _, ps := range []store.Pause{{Scope: store.ScopeQueue, Name: "mail"}, {Scope: store.ScopeKind, Name: "charge"}, {Scope: store.ScopeTenant, Name: "acme"}} {
+			if _, err := p.Pause(h.ctx, ps); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// A claimer whose view of the pauses is stale asks for everything:
+		// the claim itself leaves the paused tasks out.
+		got := h.claim(store.ClaimRequest{Limit: 10, Kinds: []string{"send", "charge"}})
+		if len(got) != 1 || got[0].Queue == "mail" || got[0].Kind == "charge" || got[0].Tenant == "acme" {
+			t.Fatalf("claimed %+v while the queue mail, the kind charge and the tenant acme were paused, want the one task of none", got)
+		}
+		for _, ps := range []store.Pause{{Scope: store.ScopeQueue, Name: "mail"}, {Scope: store.ScopeKind, Name: "charge"}, {Scope: store.ScopeTenant, Name: "acme"}} {
+			if _, err := p.Resume(h.ctx, ps.Scope, ps.Name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := h.claim(store.ClaimRequest{Limit: 10, Kinds: []string{"send", "charge"}}); len(got) != 3 {
+			t.Errorf("claimed %d tasks once resumed, want the 3 paused", len(got))
+		}
+	},
 	"PausingAgainKeepsTheFirstPause": func(t *testing.T, h *harness) {
 		p := pauser(h)
 		first, err := p.Pause(h.ctx, store.Pause{Scope: store.ScopeKind, Name: "send", Who: "alice"})

@@ -7,8 +7,8 @@
 -- calls for every task. The claim is otherwise claim_tasks's: the same
 -- lease tokens, the same move to RUNNING, commit without waiting for the
 -- disk, the same rows, numbered in claim order with a window over the
--- claimed rows; but in due order, not in fair turns (a run is one
--- tenant's), and it needs no stamps.
+-- claimed rows, and the same pauses left out (paused); but in due order,
+-- not in fair turns (a run is one tenant's), and it needs no stamps.
 CREATE FUNCTION claim_run_tasks (worker text, lease_us bigint, lim bigint, run bigint, queues text[], kinds text[],
         skip_groups text[], only_group text, skip_queues text[], skip_tenants text[], only_tenant text)
 RETURNS SETOF claimed_task
@@ -16,7 +16,11 @@ LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_custom_plan
 SET search_path FROM CURRENT
 AS $$
+DECLARE
+    skip_kinds text[] := paused('kind');
 BEGIN
+    skip_queues := skip_queues || paused('queue');
+    skip_tenants := skip_tenants || paused('tenant');
     PERFORM set_config('synchronous_commit', 'off', true);
     PERFORM lease_tokens_past_start();
     RETURN QUERY
@@ -25,6 +29,7 @@ BEGIN
         WHERE d.run_id = run AND d.state IN ('READY', 'RETRYING', 'SENSING') AND d.next_at <= now()
             AND (queues IS NULL OR d.queue = ANY (queues))
             AND (kinds IS NULL OR d.kind = ANY (kinds))
+            AND (skip_kinds IS NULL OR d.kind <> ALL (skip_kinds))
             AND (skip_groups IS NULL OR d.group_name <> ALL (skip_groups))
             AND (only_group IS NULL OR d.group_name = only_group)
             AND (skip_queues IS NULL OR d.queue <> ALL (skip_queues))
@@ -46,7 +51,7 @@ BEGIN
         c.args, c.queue, c.group_name, c.priority, c.state, c.policy, c.poison_after, c.timeout_ns, c.grace_ns,
         c.attempt, c.due_at, c.prev_delay_ns, c.lease_owner, c.lease_token, c.lease_expires, c.last_error,
         c.fingerprint, c.streak, c.idempotency_key, c.created_at, c.first_started_at, c.finished_at, c.tenant,
-        c.deferrals, c.trace, c.attempt_trace, c.snoozes
+        c.deferrals, c.trace, c.attempt_trace, c.snoozes, c.waits, c.origin
     FROM claimed c;
 END
 $$;

@@ -69,6 +69,6 @@ BEGIN
         t.policy, t.poison_after, t.timeout_ns, t.grace_ns, t.attempt, due.next_at, t.prev_delay_ns,
         t.lease_owner, t.lease_token, t.lease_expires, t.last_error, t.fingerprint, t.streak,
         t.idempotency_key, t.created_at, t.first_started_at, t.finished_at, t.tenant, t.deferrals,
-        t.trace, t.attempt_trace, t.snoozes;
+        t.trace, t.attempt_trace, t.snoozes, t.waits, t.origin;
 END
 $$;
