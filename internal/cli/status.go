@@ -65,6 +65,9 @@ type statusReport struct {
 	// Holds are the groups, and the kinds held as an outage, whose work
 	// waits for a probe, a ramp or resource pressure, and why.
 	Holds []ops.Hold `json:"holds"`
+	// Rated are the rates that hold tasks back now: their queue's, kind's,
+	// group's or tenant's work waits for its turn.
+	Rated []ops.LimitRow `json:"rated"`
 }
 
 type pausedSchedule struct {
@@ -119,6 +122,16 @@ func buildStatus(ctx context.Context, st store.Store, o store.Overview, lease ti
 		return r, err
 	}
 	r.Holds = ops.Holds(gs, now)
+	limits, err := ops.Limits(ctx, st)
+	if err != nil {
+		return r, err
+	}
+	r.Rated = []ops.LimitRow{}
+	for _, l := range limits {
+		if l.Rate != nil && l.Waiting > 0 {
+			r.Rated = append(r.Rated, l)
+		}
+	}
 	return r, nil
 }
 
@@ -249,7 +262,10 @@ func printStatus(e *env, r statusReport) {
 	for _, h := range r.Holds {
 		fmt.Fprintf(e.stdout, "\nheld: %s", h)
 	}
-	if len(r.Pauses) > 0 || len(r.PausedSchedules) > 0 || len(r.Holds) > 0 {
+	for _, l := range r.Rated {
+		fmt.Fprintf(e.stdout, "\nheld: %s %s waits for its rate of %s: about %d tasks (grit limits)", l.Scope, l.Name, l.Rate, l.Waiting)
+	}
+	if len(r.Pauses) > 0 || len(r.PausedSchedules) > 0 || len(r.Holds) > 0 || len(r.Rated) > 0 {
 		fmt.Fprintln(e.stdout)
 	}
 }
