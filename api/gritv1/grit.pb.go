@@ -690,6 +690,15 @@ type Task struct {
 	// give their attempt back, so attempt does not count them, and a
 	// sensor claimed again tells from this that it looked before.
 	Snoozes int64 `protobuf:"varint,35,opt,name=snoozes,proto3" json:"snoozes,omitempty"`
+	// waits counts the claims given back before their attempt began (a
+	// spent retry budget, a limit, a rate, a hold, a pause): they use no
+	// attempt and write no attempt row.
+	Waits int64 `protobuf:"varint,36,opt,name=waits,proto3" json:"waits,omitempty"`
+	// origin is where the task came from: "api" (enqueued through a grit
+	// server), "file:HOST" (a task file submitted on HOST), or empty (code
+	// with the store's own credentials). A worker runs a process task from
+	// the API or another host only if it allows it (--allow-exec).
+	Origin string `protobuf:"bytes,37,opt,name=origin,proto3" json:"origin,omitempty"`
 	// poison_after is how many identical failures in a row make the task
 	// DEAD_LETTER; 0 is the policy's.
 	PoisonAfter int64 `protobuf:"varint,11,opt,name=poison_after,json=poisonAfter,proto3" json:"poison_after,omitempty"`
@@ -870,6 +879,20 @@ func (x *Task) GetSnoozes() int64 {
 		return x.Snoozes
 	}
 	return 0
+}
+
+func (x *Task) GetWaits() int64 {
+	if x != nil {
+		return x.Waits
+	}
+	return 0
+}
+
+func (x *Task) GetOrigin() string {
+	if x != nil {
+		return x.Origin
+	}
+	return ""
 }
 
 func (x *Task) GetPoisonAfter() int64 {
@@ -6496,7 +6519,8 @@ var File_grit_v1_grit_proto protoreflect.FileDescriptor
 
 const file_grit_v1_grit_proto_rawDesc = "" +
 	"\n" +
-	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\xe6\t\n" +
+	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\x94\n" +
+	"\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
 	"\x06run_id\x18\x02 \x01(\x03R\x05runId\x12\x12\n" +
@@ -6511,7 +6535,9 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	" \x01(\tR\x06policy\x127\n" +
 	"\fretry_policy\x18! \x01(\v2\x14.grit.v1.RetryPolicyR\vretryPolicy\x12!\n" +
 	"\fargs_omitted\x18\" \x01(\bR\vargsOmitted\x12\x18\n" +
-	"\asnoozes\x18# \x01(\x03R\asnoozes\x12!\n" +
+	"\asnoozes\x18# \x01(\x03R\asnoozes\x12\x14\n" +
+	"\x05waits\x18$ \x01(\x03R\x05waits\x12\x16\n" +
+	"\x06origin\x18% \x01(\tR\x06origin\x12!\n" +
 	"\fpoison_after\x18\v \x01(\x03R\vpoisonAfter\x123\n" +
 	"\atimeout\x18\f \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12/\n" +
 	"\x05grace\x18\r \x01(\v2\x19.google.protobuf.DurationR\x05grace\x12\x18\n" +

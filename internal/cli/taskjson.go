@@ -43,6 +43,7 @@ type taskJSON struct {
 	Deferrals      int             `json:"deferrals"`
 	Snoozes        int             `json:"snoozes"`
 	Waits          int             `json:"waits"`
+	Origin         string          `json:"origin"`
 	IdempotencyKey string          `json:"idempotency_key"`
 	CreatedAt      *time.Time      `json:"created_at"`
 	FirstStartedAt *time.Time      `json:"first_started_at"`
@@ -56,7 +57,7 @@ func taskView(t task.Task) taskJSON {
 		TimeoutMS: max(t.Timeout, 0).Milliseconds(), AutoTimeout: t.Timeout == task.AutoTimeout, GraceMS: t.Grace.Milliseconds(), Attempt: t.Attempt,
 		NextAt: timeOrNull(t.NextAt), PrevDelayMS: t.PrevDelay.Milliseconds(),
 		LeaseOwner: t.LeaseOwner, LeaseToken: t.LeaseToken, LeaseExpires: timeOrNull(t.LeaseExpires),
-		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, Deferrals: t.Deferrals, Snoozes: t.Snoozes, Waits: t.Waits,
+		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, Deferrals: t.Deferrals, Snoozes: t.Snoozes, Waits: t.Waits, Origin: t.Origin,
 		IdempotencyKey: t.IdempotencyKey, CreatedAt: timeOrNull(t.CreatedAt), FirstStartedAt: timeOrNull(t.FirstStartedAt), FinishedAt: timeOrNull(t.FinishedAt),
 	}
 	if t.RunID != 0 {
@@ -142,7 +143,7 @@ func fromPB(t *pb.Task) task.Task {
 		NextAt: pbTime(t.GetNextAt()), PrevDelay: t.GetPrevDelay().AsDuration(),
 		LeaseOwner: t.GetLeaseOwner(), LeaseToken: t.GetLeaseToken(), LeaseExpires: pbTime(t.GetLeaseExpires()),
 		LastError: t.GetLastError(), Fingerprint: t.GetFingerprint(), Streak: int(t.GetStreak()),
-		Deferrals: int(t.GetDeferrals()), Snoozes: int(t.GetSnoozes()), IdempotencyKey: t.GetIdempotencyKey(), CreatedAt: pbTime(t.GetCreatedAt()),
+		Deferrals: int(t.GetDeferrals()), Snoozes: int(t.GetSnoozes()), Waits: int(t.GetWaits()), Origin: t.GetOrigin(), IdempotencyKey: t.GetIdempotencyKey(), CreatedAt: pbTime(t.GetCreatedAt()),
 		FirstStartedAt: pbTime(t.GetFirstStartedAt()), FinishedAt: pbTime(t.GetFinishedAt()),
 	}
 	if t.GetAutoTimeout() && t.GetTimeout() == nil {
