@@ -189,6 +189,9 @@ func TestRemoteClaimsKeepToTheRetryBudget(t *testing.T) {
 	t.Parallel()
 	cfg := server.Config{}
 	cfg.RetryBudget, cfg.BudgetWait = store.BudgetRates{Ratio: 0, Floor: 0, Burst: 2}, time.Hour
+	// The budget alone: six tasks failing alike, none succeeding, would be
+	// an outage, held and probed.
+	cfg.OutageTasks = -1
 	h := start(t, cfg, "")
 	for range 6 {
 		h.enqueue(t, &pb.NewTask{Kind: "call", Group: "api", Policy: "5 1ms 1ms"})
