@@ -42,12 +42,12 @@ func TestStatusSaysWhatWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	acme := store.RateKey{Scope: store.ScopeTenant, Name: "acme"}
-	if err := st.SetRate(ctx, store.Rate{RateKey: acme, Limit: rate.Limit{Rate: 1, Burst: 1}}); err != nil {
+	if err := st.SetRate(ctx, store.Rate{RateKey: acme, Limit: rate.Limit{Rate: 1.0 / 60, Burst: 1}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.TakeRates(ctx, []store.RateKey{acme}, func(rs map[store.RateKey]*store.Rate) {
 		r := rs[acme]
-		r.Bucket.Take(11, r.Limit.Rate, r.Limit.Burst, now) // one goes; ten come back a second apart
+		r.Bucket.Take(11, r.Limit.Rate, r.Limit.Burst, now) // one goes; ten come back a minute apart
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestStatusSaysWhatWaits(t *testing.T) {
 		`held: kind sync waits for a probe of its downstream (next `,
 		`held as an outage of "connect: connection refused"`,
 		`held: group payments ramps up after its breaker closed: 10 calls a second`,
-		`held: tenant acme waits for its rate of 1/s burst 1: about 10 tasks`,
+		`held: tenant acme waits for its rate of 1/m burst 1: about 10 tasks`,
 	} {
 		if code != 0 || !strings.Contains(out, want) {
 			t.Errorf("grit status: exit %d, no %q in\n%s%s", code, want, out, errOut)

@@ -199,9 +199,17 @@ func TestDashboardInABrowser(t *testing.T) {
 			return chromedp.Void{}, os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644)
 		}
 	}
+	// text reads an element's text; a live refresh that replaced the
+	// element between finding it and reading it is read again.
 	text := func(ctx context.Context, sel string) string {
 		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		var v string
+		var err error
+		for range 5 {
+			if v, err = chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel))); err == nil || !strings.Contains(err.Error(), "No node with given id") {
+				break
+			}
+		}
 		must(t, err)
 		return v
 	}

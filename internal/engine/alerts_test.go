@@ -162,6 +162,7 @@ func TestBreakerOpenedAlertsTheCallback(t *testing.T) {
 	st := newStore(t)
 	cfg := testConfig(st)
 	cfg.Breaker = breaker.Settings{Consecutive: 3, CoolDown: 5 * time.Minute, RampUp: -1}
+	cfg.Protection.OutageTasks = -1 // six tasks failing alike, none succeeding, would be an outage too: its own alert
 	alerts := make(chan alert.Event, 100)
 	cfg.OnAlert = func(ev alert.Event) { alerts <- ev }
 	down := Handler{Kind: "call", Group: "api", Policy: &retry.Policy{MaxAttempts: 50, Backoff: retry.Constant{Interval: time.Millisecond}},
