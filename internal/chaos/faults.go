@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -58,7 +59,10 @@ func (r *run) fault(kind string, w *worker) fault {
 		f.End = time.Now()
 	case "pg-restart":
 		f.Worker = ""
-		out, err := exec.Command(r.cfg.PGCtl, "-D", r.cfg.PGData, "-m", "fast", "-w", "restart").CombinedOutput()
+		// The server's output goes to a file of the run's: a pipe would be
+		// held open by the server, and the restart never seen to end.
+		log := filepath.Join(r.cfg.Dir, "postgres.log")
+		out, err := exec.Command(r.cfg.PGCtl, "-D", r.cfg.PGData, "-l", log, "-m", "fast", "-w", "restart").CombinedOutput()
 		if err != nil {
 			fmt.Fprintf(r.cfg.Out, "chaos: pg_ctl restart: %v\n%s", err, out)
 		}
