@@ -208,7 +208,7 @@ var commandGroups = []struct {
 		return []*cobra.Command{newServerCmd(e), newEnqueueCmd(e), newGetCmd(e), newCancelCmd(e)}
 	}},
 	{"tools", "Tools:", func(e *env) []*cobra.Command {
-		return []*cobra.Command{newConfigCmd(e), newGenCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newBenchChildCmd(), newSimCmd(e), newVersionCmd(e)}
+		return []*cobra.Command{newConfigCmd(e), newGenCmd(e), newBenchCmd(e), newBenchWorkerCmd(e), newBenchChildCmd(), newSimCmd(e), newChaosCmd(e), newVersionCmd(e)}
 	}},
 }
 

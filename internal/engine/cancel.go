@@ -130,10 +130,11 @@ func (e *Engine) cancelTask(id int64) {
 }
 
 // confirm makes sure, right before an attempt's process starts, that the
-// worker still holds its lease: it renews that lease alone (a heartbeat of
-// one), so a task cancelled or taken over since its claim is not started.
-// A store that does not answer within a heartbeat does not stop the
-// start: the lease timer still bounds the attempt.
+// worker still holds its lease: the next heartbeat renews that lease with
+// every other (heartbeatLoop), so a task cancelled or taken over since
+// its claim is not started. A store that does not answer within a
+// heartbeat does not stop the start: the lease timer still bounds the
+// attempt.
 func (e *Engine) confirm(ctx context.Context, a *inflight) error {
 	if e.cancels.has(a.t.ID) {
 		a.cancelled.Store(true)
@@ -142,15 +143,15 @@ func (e *Engine) confirm(ctx context.Context, a *inflight) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, e.cfg.Heartbeat)
 	defer cancel()
-	lost, err := e.cfg.Store.Heartbeat(cctx, e.cfg.WorkerID, e.cfg.Lease, []store.Lease{{TaskID: a.t.ID, Token: a.t.LeaseToken}})
-	if err != nil {
+	ans := e.renewBeforeStart(cctx, store.Lease{TaskID: a.t.ID, Token: a.t.LeaseToken})
+	if ans.err != nil {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
-		e.cfg.Logger.Debug("could not confirm the lease before starting a process; starting it", "task", a.t.ID, "err", err)
+		e.cfg.Logger.Debug("could not confirm the lease before starting a process; starting it", "task", a.t.ID, "err", ans.err)
 		return nil
 	}
-	if len(lost) > 0 {
+	if ans.lost {
 		a.cancel(errLeaseLost{})
 		return context.Cause(ctx)
 	}

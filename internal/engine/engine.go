@@ -241,8 +241,12 @@ type Engine struct {
 	stats Stats
 
 	executors executors
-	cancels   cancelled          // the tasks whose cancel the store announced
-	auto      *autotimeout.Cache // the p99s behind auto timeouts
+	cancels   cancelled // the tasks whose cancel the store announced
+	// runWait says how starved of CPU the process was since it was last
+	// called (runWaits); only the heartbeat loop calls it.
+	runWait  func() time.Duration
+	confirms *confirmQueue      // leases to renew before a process starts (confirmLoop)
+	auto     *autotimeout.Cache // the p99s behind auto timeouts
 
 	watch struct { // the attempts whose handler runs, for the watchdog
 		sync.Mutex
@@ -288,6 +292,8 @@ func New(cfg Config) (*Engine, error) {
 		lastTry:  make(chan struct{}),
 		done:     make(chan struct{}),
 		pokes:    make(chan machine.Poke, 256),
+		confirms: newConfirmQueue(),
+		runWait:  newRunWaits().since,
 	}
 	e.alerts = alert.New(cfg.Alerting, cfg.Logger, cfg.Metrics.AlertsDropped)
 	g, err := gate.New(gate.Config{Store: cfg.Store, Protection: cfg.Protection, Policy: e.policyFor, Decided: e.withCatch, Clock: cfg.Clock, Logger: cfg.Logger, OnChange: e.Wake, Alert: e.alerts.Send, Metrics: cfg.Metrics})

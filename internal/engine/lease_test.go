@@ -176,7 +176,9 @@ func TestLeaseTimerRunsOnTheEnginesClock(t *testing.T) {
 	cfg := testConfig(st)
 	cfg.Clock, cfg.Lease, cfg.Heartbeat, cfg.Poll = fc, 15*time.Second, 5*time.Second, time.Second
 	running, cause := make(chan struct{}), make(chan error, 1)
-	start(t, cfg, Handler{Kind: "hold", Fn: func(ctx context.Context, _ *task.Task) error {
+	// No goroutine waits to run: a starved process would get one more
+	// heartbeat (TestStarvedWorkerGivesUpWhenTheDatabaseStaysSilent).
+	startStarving(t, cfg, func() time.Duration { return 0 }, Handler{Kind: "hold", Fn: func(ctx context.Context, _ *task.Task) error {
 		close(running)
 		<-ctx.Done()
 		cause <- context.Cause(ctx)

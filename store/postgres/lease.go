@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -29,11 +30,32 @@ const heartbeatSQL = `WITH seen AS (
 )
 SELECT id, lease_token FROM renewed`
 
+// HeartbeatConns is the size of the pool that heartbeats have to
+// themselves, apart from the store's.
+const HeartbeatConns = 2
+
+// beatPool is the heartbeats' own pool, on the store's connection
+// settings. A heartbeat that waited for a connection of the store's
+// pool queued behind a thousand claims, results and per-task statements
+// on a busy worker, until its deadline passed and the worker gave up
+// leases the database would have renewed in a fraction of a second. It
+// connects on the first heartbeat.
+func beatPool(ctx context.Context, pc *pgxpool.Config) (*pgxpool.Pool, error) {
+	bc := pc.Copy()
+	bc.MaxConns, bc.MinConns = HeartbeatConns, 0
+	p, err := pgxpool.NewWithConfig(ctx, bc)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: the heartbeats' pool: %w", err)
+	}
+	return p, nil
+}
+
 // Heartbeat renews, in one statement, the leases in held that the worker
 // still holds, records the worker as seen (registering it if it was not),
 // and returns the held leases it no longer holds. A lease the worker holds
 // but did not name is not renewed: nothing is working on it, so it should
-// expire and be rescued. A zero lease means store.DefaultLease.
+// expire and be rescued. A zero lease means store.DefaultLease. It runs
+// on the heartbeats' own connections (beatPool).
 func (s *Store) Heartbeat(ctx context.Context, worker string, lease time.Duration, held []store.Lease) ([]store.Lease, error) {
 	if worker == "" {
 		return nil, fmt.Errorf("heartbeat: no worker: %w", task.ErrInvalid)
@@ -49,7 +71,7 @@ func (s *Store) Heartbeat(ctx context.Context, worker string, lease time.Duratio
 	}
 	renewed := map[store.Lease]bool{}
 	err := retrying(ctx, func(ctx context.Context) error {
-		rows, err := s.pool.Query(ctx, s.sql(heartbeatSQL), worker, micros(lease), ids, tokens)
+		rows, err := s.beats.Query(ctx, s.sql(heartbeatSQL), worker, micros(lease), ids, tokens)
 		if err != nil {
 			return err
 		}

@@ -22,7 +22,10 @@ import (
 // use, and any number of Stores, in any number of processes, may share one
 // schema.
 type Store struct {
-	pool    *pgxpool.Pool
+	pool *pgxpool.Pool
+	// beats is the heartbeats' own pool (lease.go): they never wait for a
+	// connection behind claims, results and per-task work.
+	beats   *pgxpool.Pool
 	schema  string
 	channel string // NOTIFY channel of due work
 	// cancelChannel is the NOTIFY channel of cancelled running tasks.
@@ -97,12 +100,16 @@ func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
 	} else if err = migrateSchema(ctx, pool, schema); err != nil {
 		err = fmt.Errorf("postgres: open %s: %w", where, err)
 	}
+	var beats *pgxpool.Pool
+	if err == nil {
+		beats, err = beatPool(ctx, pc)
+	}
 	if err != nil {
 		pool.Close()
 		return nil, classify(err)
 	}
 	life, end := context.WithCancel(context.Background())
-	return &Store{pool: pool, schema: schema, channel: channelOf(schema), cancelChannel: cancelChannelOf(schema), pauseChannel: pauseChannelOf(schema), life: life, end: end}, nil
+	return &Store{pool: pool, beats: beats, schema: schema, channel: channelOf(schema), cancelChannel: cancelChannelOf(schema), pauseChannel: pauseChannelOf(schema), life: life, end: end}, nil
 }
 
 // classify marks the errors of an open that mean the server did not
@@ -208,6 +215,7 @@ func (s *Store) Close() error {
 		s.mu.Unlock()
 		s.listeners.Wait()
 		s.pool.Close()
+		s.beats.Close()
 	})
 	return nil
 }
