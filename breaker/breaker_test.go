@@ -133,7 +133,7 @@ func TestCircuit(t *testing.T) {
 			repeat(9, time.Second, "fail"),
 			[]step{{At: time.Second, Do: "fail", State: Open}},
 			[]step{{At: 1500 * time.Millisecond, Do: "allow", Allow: false, Retry: 2 * time.Second, State: Open}},
-			[]step{{At: 1500 * time.Millisecond, Do: "admit", N: 5, Go: 0}},
+			[]step{{At: 1500 * time.Millisecond, Do: "admit", N: 5, Go: 0, Wait: ms(500, 500, 500, 500, 500)}},
 		)},
 		{"under the ratio it stays closed", defaults, cat(
 			repeat(11, time.Second, "ok"),
@@ -276,8 +276,8 @@ func TestOperatorActions(t *testing.T) {
 	if c.State != Open || !c.NextProbe().Equal(t0.Add(5*time.Minute)) || c.Opens != 1 {
 		t.Fatalf("tripped: %+v, next probe %v", c, c.NextProbe())
 	}
-	if a := s.Admit(&c, 3, t0); a.Go != 0 || s.Ramping(c, t0) {
-		t.Errorf("an open circuit admits %d, ramping %v; want none, false", a.Go, s.Ramping(c, t0))
+	if a := s.Admit(&c, 3, t0); a.Go != 0 || s.Ramping(c, t0) || !slices.Equal(a.Wait, []time.Duration{5 * time.Minute, 5 * time.Minute, 5 * time.Minute}) {
+		t.Errorf("an open circuit admits %d (waits %v), ramping %v; want none, each to wait for the probe, false", a.Go, a.Wait, s.Ramping(c, t0))
 	}
 	s.Close(&c, t0.Add(time.Minute))
 	if v := s.Allow(&c, t0.Add(time.Minute)); c.State != Closed || !v.Allow || !c.NextProbe().IsZero() || !s.Ramping(c, t0.Add(time.Minute)) {

@@ -47,12 +47,22 @@ func (s Settings) Allow(c *Circuit, now time.Time) Verdict {
 
 // Admit asks a closed circuit for n calls at now: all of them, unless it
 // ramps up after closing; then as many as its rate has tokens for, and
-// the others are told when to come back (rate.Bucket.Take). A circuit that
-// is not closed admits none (ask Allow for probes).
+// the others are told when to come back (rate.Bucket.TakeGrowing). A
+// circuit that is not closed (another worker's results opened it again)
+// admits none, and tells each to come back at its next probe, or a
+// cool-down from now (ask Allow for probes).
 func (s Settings) Admit(c *Circuit, n int, now time.Time) rate.Admission {
 	s = s.withDefaults()
 	if c.state() != Closed {
-		return rate.Admission{}
+		wait := c.NextProbe().Sub(now)
+		if wait <= 0 {
+			wait = s.CoolDown // half-open: the probes out answer soon
+		}
+		a := rate.Admission{Wait: make([]time.Duration, n)}
+		for i := range a.Wait {
+			a.Wait[i] = wait
+		}
+		return a
 	}
 	r := c.Ramp
 	if r == nil || !now.Before(r.end(*c, s)) {

@@ -203,6 +203,35 @@ func TestBreakerProbesThenRamps(t *testing.T) {
 	})
 }
 
+// A claimer that still takes a group for ramping up, when another's
+// results have opened its breaker again in the store, gives what it
+// claimed back until the next probe: the store's breaker decides.
+func TestARampOpenedElsewhereGivesBack(t *testing.T) {
+	t.Parallel()
+	each(t, func(t *testing.T, c claimer) {
+		s := breaker.Settings{CoolDown: 10 * time.Second, RampRate: 1}
+		f := setup(t, c, gate.Protection{Breaker: s})
+		f.enqueue(4, task.NewTask{Group: "api"})
+		f.group("api", func(g *store.Group) {
+			s.Trip(&g.Circuit, f.clock.Now().Add(-time.Minute), 0)
+			s.Close(&g.Circuit, f.clock.Now().Add(-time.Second))
+		})
+		// Opened again by another claimer: this one's gate has not read it.
+		if _, err := f.st.UpdateGroup(context.Background(), "api", func(g *store.Group) { s.Trip(&g.Circuit, f.clock.Now(), 0) }); err != nil {
+			t.Fatal(err)
+		}
+		got := f.claim(10)
+		if len(got.Tasks) != 0 || len(got.Back) != 4 {
+			t.Fatalf("claimed %d and gave back %d, want none and 4", len(got.Tasks), len(got.Back))
+		}
+		for _, b := range got.Back {
+			if want := f.clock.Now().Add(10 * time.Second); !b.Finish.NextAt.Equal(want) {
+				t.Errorf("given back until %v, want the next probe, %v", b.Finish.NextAt, want)
+			}
+		}
+	})
+}
+
 // A group's retry budget lets only as many retries run as it has tokens;
 // the others are given back to wait, using no attempt.
 func TestRetryBudgetGivesRetriesBack(t *testing.T) {
