@@ -219,7 +219,11 @@ func inOrder(ts []task.Task, ids []int64) []task.Task {
 // req would consider, which may be in the past.
 func (s *Store) NextDue(ctx context.Context, req store.ClaimRequest) (time.Time, bool, error) {
 	where, args := dueWhere(req)
-	args = append([]any{int64(1<<63 - 1)}, args...) // due at any time
+	due := int64(1<<63 - 1) // due at any time
+	if !req.DueBefore.IsZero() {
+		due = req.DueBefore.UnixMicro()
+	}
+	args = append([]any{due}, args...)
 	var next sql.NullInt64
 	err := s.queryRow(ctx, `SELECT next_at FROM tasks INDEXED BY tasks_due WHERE `+where+`
 		ORDER BY next_at LIMIT 1`, args...).Scan(&next)
