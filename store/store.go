@@ -95,7 +95,8 @@ type Store interface {
 	Rescue(ctx context.Context, req RescueRequest) ([]task.Task, error)
 	// NextDue returns the earliest NextAt among the waiting tasks a Claim
 	// with req would consider (its Queues, Kinds and SkipGroups), so a
-	// worker can sleep exactly until then.
+	// worker can sleep exactly until then; with req.DueBefore set, only
+	// among those due by then.
 	NextDue(ctx context.Context, req ClaimRequest) (time.Time, bool, error)
 
 	GetTask(ctx context.Context, id int64) (task.Task, error)
@@ -183,6 +184,13 @@ type ClaimRequest struct {
 	Run   int64
 	Limit int
 	Lease time.Duration // 0: DefaultLease
+	// DueBefore, if set, bounds NextDue to the tasks due at or before
+	// it, on the store's clock: a caller that sleeps no longer than until
+	// then needs no later time, and the look then never reads the tasks
+	// due later (a backlog scheduled for an hour, a million retries
+	// waiting out their backoff), which, when they are of kinds or queues
+	// the request leaves out, it would read all of. Claim ignores it.
+	DueBefore time.Time
 }
 
 // DefaultLease is how long a claim holds a task without a heartbeat: the

@@ -146,8 +146,9 @@ func (s *Server) sleep(ctx context.Context, req store.ClaimRequest, open bool, d
 		d = min(d, max(p, time.Millisecond))
 	}
 	if open {
-		if next, ok, err := s.cfg.Store.NextDue(ctx, req); err == nil && ok {
-			if now, err := s.cfg.Store.Now(ctx); err == nil {
+		if now, err := s.cfg.Store.Now(ctx); err == nil {
+			req.DueBefore = now.Add(d) // later ones wait for the next call
+			if next, ok, err := s.cfg.Store.NextDue(ctx, req); err == nil && ok {
 				d = min(d, max(next.Sub(now), time.Millisecond))
 			}
 		}

@@ -145,6 +145,7 @@ func (e *Engine) waitForWork(canClaim bool) {
 		d = min(d, max(p, minWait))
 	}
 	if req, ok := e.gate.Skips(e.request(0)); canClaim && ok {
+		req.DueBefore = e.storeNow().Add(d) // later ones wait for the next poll
 		ctx, cancel := e.storeCtx(e.runCtx)
 		next, ok, err := e.cfg.Store.NextDue(ctx, req)
 		cancel()

@@ -143,6 +143,10 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task,
 // req would consider, which may be in the past.
 func (s *Store) NextDue(ctx context.Context, req store.ClaimRequest) (time.Time, bool, error) {
 	where, args := filter(1, req)
+	if !req.DueBefore.IsZero() {
+		where += fmt.Sprintf(` AND next_at <= $%d`, len(args)+1)
+		args = append(args, req.DueBefore)
+	}
 	var next pgtype.Timestamptz
 	q := `SELECT min(next_at) FROM $S.tasks WHERE ` + waitingStates + where
 	if err := s.pool.QueryRow(ctx, s.sql(q), args...).Scan(&next); err != nil {

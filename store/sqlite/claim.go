@@ -11,7 +11,8 @@ import (
 )
 
 // waitingStates must read exactly as in the partial indexes tasks_fair,
-// tasks_unstamped, tasks_lane and tasks_due, for the planner to use them. The queries name their index
+// tasks_unstamped, tasks_lane, tasks_due and tasks_run_due, for the
+// planner to use them. The queries name their index
 // (INDEXED BY): without statistics the planner would rather pick tasks by
 // state and sort them all, which costs the whole backlog on every claim.
 const waitingStates = `state IN ('READY', 'RETRYING', 'SENSING')`
@@ -154,7 +155,8 @@ func takeTokens(x *wtx, n int) (last int64, err error) {
 }
 
 // claimable returns the tasks a claim takes, in claim order: by priority,
-// then stamp (tasks_fair), or, for a run's, by priority, then due time.
+// then stamp (tasks_fair), or, for a run's, by priority, then due time
+// (tasks_run_due: only the run's tasks due are read).
 func claimable(x *wtx, req store.ClaimRequest) ([]claimTask, error) {
 	q, args := dueSQL(req)
 	args = append([]any{x.now.UnixMicro()}, args...)
@@ -180,7 +182,7 @@ func claimable(x *wtx, req store.ClaimRequest) ([]claimTask, error) {
 func dueSQL(req store.ClaimRequest) (string, []any) {
 	where, args := dueWhere(req)
 	if req.Run != 0 {
-		return `SELECT id, next_at, vt, queue, priority FROM tasks INDEXED BY tasks_run WHERE ` + where + `
+		return `SELECT id, next_at, vt, queue, priority FROM tasks INDEXED BY tasks_run_due WHERE ` + where + `
 		ORDER BY priority DESC, next_at, id LIMIT ?`, args
 	}
 	return `SELECT id, next_at, vt, queue, priority FROM tasks INDEXED BY tasks_fair WHERE vt IS NOT NULL AND ` + where + `
@@ -217,7 +219,11 @@ func inOrder(ts []task.Task, ids []int64) []task.Task {
 // req would consider, which may be in the past.
 func (s *Store) NextDue(ctx context.Context, req store.ClaimRequest) (time.Time, bool, error) {
 	where, args := dueWhere(req)
-	args = append([]any{int64(1<<63 - 1)}, args...) // due at any time
+	due := int64(1<<63 - 1) // due at any time
+	if !req.DueBefore.IsZero() {
+		due = req.DueBefore.UnixMicro()
+	}
+	args = append([]any{due}, args...)
 	var next sql.NullInt64
 	err := s.queryRow(ctx, `SELECT next_at FROM tasks INDEXED BY tasks_due WHERE `+where+`
 		ORDER BY next_at LIMIT 1`, args...).Scan(&next)

@@ -29,27 +29,36 @@ func TestPlansUseIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	claimSQL, _ := dueSQL(store.ClaimRequest{Queues: []string{"q"}, Kinds: []string{"k"}, SkipGroups: []string{"g"}})
+	runClaimSQL, _ := dueSQL(store.ClaimRequest{Run: 1})
 	plans := []struct {
 		name, sql string
 		bad       []string
+		want      []string
 	}{
-		{"claim", claimSQL, []string{"TEMP B-TREE"}},
-		{"stamp", unstampedSQL, []string{"TEMP B-TREE", "SCAN tasks"}},
-		{"lane", laneSQL, []string{"TEMP B-TREE", "SCAN tasks"}},
-		{"succeed", succeedSQL(4), []string{"SCAN tasks"}},
-		{"write attempts", writeAttemptsSQL(4), []string{"SCAN tasks", "SCAN t\n", "SCAN attempts"}},
-		{"finish", endTasksSQL(4), []string{"SCAN tasks"}},
-		{"attempts", attemptsSQL, []string{"SCAN tasks", "SCAN attempts"}},
-		{"success durations", successDurationsSQL, []string{"SCAN tasks", "SCAN attempts", "SCAN a\n"}},
-		{"promote", satisfySQL, []string{"SCAN tasks", "tasks_state"}},
-		{"block downstream", blockDownstreamSQL, []string{"SCAN tasks", "tasks_state"}},
-		{"renew", renewSQL, []string{"SCAN tasks", "tasks_lease_owner"}},
+		{"claim", claimSQL, []string{"TEMP B-TREE"}, []string{"tasks_fair"}},
+		// A run's claim reads its due tasks alone, not those it waits for.
+		{"run claim", runClaimSQL, []string{"SCAN tasks"}, []string{"tasks_run_due (run_id=? AND next_at<?)"}},
+		{"stamp", unstampedSQL, []string{"TEMP B-TREE", "SCAN tasks"}, []string{"tasks_unstamped (next_at<?)"}},
+		{"lane", laneSQL, []string{"TEMP B-TREE", "SCAN tasks"}, nil},
+		{"succeed", succeedSQL(4), []string{"SCAN tasks"}, nil},
+		{"write attempts", writeAttemptsSQL(4), []string{"SCAN tasks", "SCAN t\n", "SCAN attempts"}, nil},
+		{"finish", endTasksSQL(4), []string{"SCAN tasks"}, nil},
+		{"attempts", attemptsSQL, []string{"SCAN tasks", "SCAN attempts"}, nil},
+		{"success durations", successDurationsSQL, []string{"SCAN tasks", "SCAN attempts", "SCAN a\n"}, nil},
+		{"promote", satisfySQL, []string{"SCAN tasks", "tasks_state"}, nil},
+		{"block downstream", blockDownstreamSQL, []string{"SCAN tasks", "tasks_state"}, nil},
+		{"renew", renewSQL, []string{"SCAN tasks", "tasks_lease_owner"}, nil},
 	}
 	for _, p := range plans {
 		plan := explain(t, s, p.sql)
 		for _, bad := range p.bad {
 			if strings.Contains(plan, bad) {
 				t.Errorf("%s: plan has %q:\n%s", p.name, bad, plan)
+			}
+		}
+		for _, want := range p.want {
+			if !strings.Contains(plan, want) {
+				t.Errorf("%s: plan has no %q:\n%s", p.name, want, plan)
 			}
 		}
 	}

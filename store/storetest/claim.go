@@ -12,6 +12,18 @@ import (
 )
 
 var claimTests = map[string]func(*testing.T, *harness){
+	"NextDueLooksNoFurtherThanDueBefore": func(t *testing.T, h *harness) {
+		at := h.now().Add(time.Hour).Truncate(time.Millisecond)
+		h.enqueue(task.NewTask{Kind: "later", RunAt: at})
+		if next, ok, err := h.s.NextDue(h.ctx, store.ClaimRequest{DueBefore: h.now().Add(time.Minute)}); err != nil || ok {
+			t.Errorf("next due within a minute: %v %v (%v), want none: the task is due in an hour", next, ok, err)
+		}
+		for _, req := range []store.ClaimRequest{{}, {DueBefore: at}, {DueBefore: at.Add(time.Hour)}} {
+			if next, ok, err := h.s.NextDue(h.ctx, req); err != nil || !ok || !next.Equal(at) {
+				t.Errorf("next due by %v: %v %v (%v), want %v", req.DueBefore, next, ok, err, at)
+			}
+		}
+	},
 	"ClaimedTaskSaysWhenItBecameDue": func(t *testing.T, h *harness) {
 		due := h.now().Add(-time.Minute).Truncate(time.Millisecond)
 		h.enqueue(task.NewTask{Kind: "late", RunAt: due})

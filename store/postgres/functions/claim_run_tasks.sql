@@ -1,8 +1,9 @@
 -- claim_run_tasks is claim_tasks for the tasks of one run, as `grit run`
 -- claims: a process working its own task file must not take the tasks of
 -- other runs sharing the store. It finds the run's due tasks through
--- tasks_run and sorts them, instead of walking the claim index past every
--- other due task, and it is planned at each call (a run's tasks are few,
+-- tasks_run_due, by due time up to now (the run's tasks not yet due are
+-- never read), and sorts them, instead of walking the claim index past
+-- every other due task, and it is planned at each call (a run's tasks are few,
 -- and the plan follows the run), unlike claim_tasks, which every worker
 -- calls for every task. The claim is otherwise claim_tasks's: the same
 -- lease tokens, the same move to RUNNING, commit without waiting for the
