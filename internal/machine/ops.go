@@ -127,6 +127,11 @@ func write(ctx context.Context, st store.Store, ms store.Machines, m *fsm.Machin
 			b, err := json.Marshal(out)
 			return b, due(&out, now), err
 		}})
+	if err != nil {
+		// A store may end the call at ctx's end while its writer still
+		// runs Then: out is not read then.
+		return fsm.Instance{}, false, err
+	}
 	return out, ok, err
 }
 

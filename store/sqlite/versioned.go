@@ -18,8 +18,13 @@ import (
 // them.
 func (s *Store) writeVersioned(ctx context.Context, take func(*wtx) (sql.Result, error), tasks []task.NewTask,
 	then func([]task.Enqueued) (json.RawMessage, time.Time, error),
-	put func(x *wtx, state string, due any) error) (ok bool, err error) {
-	err = s.w.do(ctx, func(x *wtx) error {
+	put func(x *wtx, state string, due any) error) (bool, error) {
+	// ok is the writer's: do may return at ctx's end while the writer
+	// still runs fn, so it is neither read nor written here until do
+	// returned without an error (a named result would be written by the
+	// return itself).
+	var ok bool
+	err := s.w.do(ctx, func(x *wtx) error {
 		ok = false
 		res, err := take(x)
 		if err != nil {
@@ -45,8 +50,6 @@ func (s *Store) writeVersioned(ctx context.Context, take func(*wtx) (sql.Result,
 		return nil
 	})
 	if err != nil {
-		// do may return at ctx's end while the writer still runs fn: ok
-		// is not read then.
 		return false, err
 	}
 	return ok, nil
