@@ -56,10 +56,14 @@ func TestKilledWorkersGrandchildDiesBesideALiveSibling(t *testing.T) {
 		t.Fatal(err)
 	}
 	killedAt := time.Now()
-	waitExit(t, first, 10*time.Second, firstOut)
+	// At once, before waiting for the killed worker to be reaped: the
+	// sibling's sweep (once a heartbeat) ends the grandchild as soon as it
+	// sees the worker dead, so a grandchild gone later may have died by
+	// the sibling's hand, as it should; one gone now died with its worker.
 	if processGone(gc) {
 		t.Fatal("the grandchild died with its worker: the test proves nothing")
 	}
+	waitExit(t, first, 10*time.Second, firstOut)
 	bound := max(heartbeat, time.Second) + time.Second
 	poll.Until(t, 20*time.Second, fmt.Sprintf("the killed worker's grandchild %d to die", gc), func() bool { return processGone(gc) })
 	if took := time.Since(killedAt); took > bound {
