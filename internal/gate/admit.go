@@ -100,18 +100,29 @@ func (g *Gate) refuseFailFast(ts []task.Task, now time.Time) ([]task.Task, []Bac
 // go as its rate has tokens for, and the others are given back to come
 // again one after another at the rate, using no attempt.
 func (g *Gate) ramp(ctx context.Context, worker string, ts []task.Task, now time.Time) ([]task.Task, []Back) {
-	var byHold map[string][]task.Task
+	var ramping map[string]bool // most claims find none: no lookup per task
 	g.mu.Lock()
+	for name, gr := range g.groups {
+		if gr.Circuit.Ramp != nil && g.cfg.Protection.Settings(gr).Ramping(gr.Circuit, now) {
+			if ramping == nil {
+				ramping = map[string]bool{}
+			}
+			ramping[name] = true
+		}
+	}
+	g.mu.Unlock()
+	if ramping == nil {
+		return ts, nil
+	}
+	var byHold map[string][]task.Task
 	for _, t := range ts {
-		name := HoldOf(t)
-		if gr, ok := g.groups[name]; ok && g.cfg.Protection.Settings(gr).Ramping(gr.Circuit, now) {
+		if name := HoldOf(t); ramping[name] {
 			if byHold == nil {
 				byHold = map[string][]task.Task{}
 			}
 			byHold[name] = append(byHold[name], t)
 		}
 	}
-	g.mu.Unlock()
 	if byHold == nil {
 		return ts, nil
 	}
