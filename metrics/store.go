@@ -42,7 +42,8 @@ type StoreConfig struct {
 
 // StoreCollector reports what the store holds when Prometheus scrapes:
 // tasks by queue and state, the age of each queue's oldest due task, the
-// groups' breakers, retry budgets and outage holds. It reads the store at
+// groups' breakers, retry budgets, outage holds, probes and ramps, the
+// tenants' weights and the schedules. It reads the store at
 // most once per CacheFor, with cheap queries (store.Overview,
 // store.Backlog, store.GroupBreakers); what the store cannot answer is
 // left out.
@@ -78,6 +79,8 @@ var (
 		[]string{"schedule", "result"}, nil)
 	descSchedLate = prometheus.NewDesc("grit_schedule_late_seconds", "How long the schedule's next slot is overdue: above a few seconds, no worker ticks it (none runs, or none reaches the store); 0 when it is not due yet or paused.",
 		[]string{"schedule"}, nil)
+	descWeight = prometheus.NewDesc("grit_tenant_weight", "A tenant's weight in fair claims, for each tenant given one (the others have weight 1): among due tasks of one priority, a tenant of weight 3 takes three tasks to a weight-1 tenant's one.",
+		[]string{"tenant"}, nil)
 	descUp = prometheus.NewDesc("grit_store_up", "1 when the last reading of the store for these metrics succeeded, 0 when it failed or timed out.",
 		nil, nil)
 	descReadAge = prometheus.NewDesc("grit_store_reading_age_seconds", "How old the store's metrics are: the time since they were last read successfully.",
@@ -106,7 +109,7 @@ func NewStoreCollector(cfg StoreConfig) *StoreCollector {
 
 // Describe implements prometheus.Collector.
 func (c *StoreCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTasks, descOldest, descBreaker, descBudget, descOutage, descRamp, descNextProbe, descSchedPaused, descSchedSlots, descSchedLate, descUp, descReadAge} {
+	for _, d := range []*prometheus.Desc{descTasks, descOldest, descBreaker, descBudget, descOutage, descRamp, descNextProbe, descSchedPaused, descSchedSlots, descSchedLate, descWeight, descUp, descReadAge} {
 		ch <- d
 	}
 }
@@ -179,6 +182,15 @@ func (c *StoreCollector) read(ctx context.Context) ([]prometheus.Metric, error) 
 	}
 	for name, g := range groups {
 		out = append(out, c.group(name, g, now)...)
+	}
+	if w, ok := st.(store.Weigher); ok {
+		ws, err := w.Weights(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for tenant, n := range ws {
+			out = append(out, prometheus.MustNewConstMetric(descWeight, prometheus.GaugeValue, float64(n), tenant))
+		}
 	}
 	if sc, err := sched.Of(st); err == nil {
 		rows, err := sc.Schedules(ctx, time.Time{})

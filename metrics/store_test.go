@@ -78,6 +78,9 @@ func testStoreCollector(t *testing.T, st store.Store) {
 	if _, err := sched.Pause(ctx, st, "nightly", "ops", "", now); err != nil {
 		t.Fatal(err)
 	}
+	if err := st.(store.Weigher).SetWeight(ctx, "acme", 3); err != nil {
+		t.Fatal(err)
+	}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(metrics.NewStoreCollector(metrics.StoreConfig{Store: st, CacheFor: time.Hour, Budget: store.BudgetRates{Ratio: 0.2, Burst: 10}}))
 	got := gather(t, reg)
@@ -95,7 +98,8 @@ func testStoreCollector(t *testing.T, st store.Store) {
 		`grit_schedule_paused{schedule="beat"}`:                        0,
 		`grit_schedule_late_seconds{schedule="nightly"}`:               0,
 		`grit_schedule_slots_total{result="enqueued",schedule="beat"}`: 0,
-		`grit_store_up`: 1,
+		`grit_tenant_weight{tenant="acme"}`:                            3,
+		`grit_store_up`:                                                1,
 	}
 	for k, v := range want {
 		if g, ok := got[k]; !ok || g != v {

@@ -28,10 +28,10 @@ or a rate waits, using no attempt.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.limitsList(cmd.Context(), asJSON) },
 	}
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print JSON: the limits, or the one set")
-	var rateArg, burstArg string
+	var rateArg, burstArg, weightArg string
 	set := &cobra.Command{
-		Use:   "set queue|kind|group|tenant NAME [MAX] [--rate N/s] [--burst N]",
-		Short: "set the most attempts running at once (MAX; 0 removes it) or the most calls a second (--rate; 0 removes it), across the fleet",
+		Use:   "set queue|kind|group|tenant NAME [MAX] [--rate N/s] [--burst N] [--weight W]",
+		Short: "set the most attempts running at once (MAX; 0 removes it), the most calls a second (--rate; 0 removes it) or a tenant's weight (--weight), across the fleet",
 		Long: `Sets a limit across the fleet. MAX is the most attempts of a queue, tenant
 or group running at once (0 removes the limit). --rate is the most calls a
 second, minute or hour that a queue, kind, group or tenant starts (5/s,
@@ -45,14 +45,17 @@ once, and a task past it waits its turn, using no attempt.
   grit limits set tenant acme --rate 0`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var rateP, burstP *string
+			var rateP, burstP, weightP *string
 			if cmd.Flags().Changed("rate") {
 				rateP = &rateArg
 			}
 			if cmd.Flags().Changed("burst") {
 				burstP = &burstArg
 			}
-			ch, err := parseLimitSet(args, rateP, burstP)
+			if cmd.Flags().Changed("weight") {
+				weightP = &weightArg
+			}
+			ch, err := parseLimitSet(args, rateP, burstP, weightP)
 			if err != nil {
 				return &exitError{code: exitUsage, err: err}
 			}
@@ -61,13 +64,14 @@ once, and a task past it waits its turn, using no attempt.
 	}
 	set.Flags().StringVar(&rateArg, "rate", "", "the most calls a second, minute or hour: N/s, N/m or N/h (e.g. 5/s); 0 removes the rate")
 	set.Flags().StringVar(&burstArg, "burst", "", "the most calls at once under --rate (default a second's worth, at least 1)")
+	set.Flags().StringVar(&weightArg, "weight", "", "a tenant's weight in fair claims, 1 to 1000 (1, the default, removes it)")
 	cmd.AddCommand(set, newWeightCmd(e, &asJSON))
 	return cmd
 }
 
-// parseLimitSet reads grit limits set's arguments and its --rate and
-// --burst (nil when not given).
-func parseLimitSet(args []string, rateArg, burstArg *string) (ops.LimitChange, error) {
+// parseLimitSet reads grit limits set's arguments and its --rate,
+// --burst and --weight (nil when not given).
+func parseLimitSet(args []string, rateArg, burstArg, weightArg *string) (ops.LimitChange, error) {
 	var ch ops.LimitChange
 	scope, name := store.Scope(args[0]), args[1]
 	where := fmt.Sprintf("limits set %s %s", args[0], args[1])
@@ -86,8 +90,18 @@ func parseLimitSet(args []string, rateArg, burstArg *string) (ops.LimitChange, e
 	if burstArg != nil && rateArg == nil {
 		return ch, fmt.Errorf("%s: --burst %s goes with --rate (e.g. --rate 5/s --burst 10)", where, *burstArg)
 	}
-	if len(args) == 2 && rateArg == nil {
+	if len(args) == 2 && rateArg == nil && weightArg == nil {
 		return ch, fmt.Errorf("%s: give MAX running attempts, or --rate (e.g. grit limits set %s %s 5, or --rate 5/s)", where, args[0], args[1])
+	}
+	if weightArg != nil {
+		if scope != store.ScopeTenant {
+			return ch, fmt.Errorf("%s: --weight is a tenant's, in fair claims (e.g. grit limits set tenant acme --weight 3)", where)
+		}
+		w, err := ops.ParseWeight(name, *weightArg)
+		if err != nil {
+			return ch, fmt.Errorf("%s: --%w", where, err)
+		}
+		ch.Weight = &w
 	}
 	if rateArg != nil {
 		r, err := ops.ParseRate(store.RateKey{Scope: scope, Name: name}, *rateArg, burstArg)
@@ -138,16 +152,19 @@ func (e *env) limitsList(ctx context.Context, asJSON bool) error {
 		return json.NewEncoder(e.stdout).Encode(rows)
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "SCOPE\tNAME\tRUNNING\tLIMIT\tRATE\tWAITING")
+	fmt.Fprintln(w, "SCOPE\tNAME\tRUNNING\tLIMIT\tRATE\tWAITING\tWEIGHT")
 	for _, r := range rows {
-		running, max, rt, waiting := "-", "-", "-", "-"
+		running, max, rt, waiting, weight := "-", "-", "-", "-", "-"
 		if r.Max > 0 {
 			running, max = strconv.Itoa(r.Running), strconv.Itoa(r.Max)
 		}
 		if r.Rate != nil {
 			rt, waiting = r.Rate.String(), strconv.Itoa(r.Waiting)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Scope, r.Name, running, max, rt, waiting)
+		if r.Weight > 0 {
+			weight = strconv.Itoa(r.Weight)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Scope, r.Name, running, max, rt, waiting, weight)
 	}
 	return w.Flush()
 }

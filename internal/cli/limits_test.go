@@ -75,16 +75,24 @@ func TestLimitsSetRates(t *testing.T) {
 
 func FuzzParseLimitSet(f *testing.F) {
 	for _, s := range [][4]string{{"tenant", "acme", "5", "5/s"}, {"kind", "k", "", "300/m"}, {"group", "g", "1", "0"}, {"queue", "", "-1", "x"}} {
-		f.Add(s[0], s[1], s[2], s[3], "10")
+		f.Add(s[0], s[1], s[2], s[3], "10", "")
 	}
-	f.Fuzz(func(t *testing.T, scope, name, max, rateArg, burst string) {
+	f.Add("tenant", "acme", "", "1/s", "", "3")
+	f.Fuzz(func(t *testing.T, scope, name, max, rateArg, burst, weight string) {
 		args := []string{scope, name}
 		if max != "" {
 			args = append(args, max)
 		}
-		ch, err := parseLimitSet(args, &rateArg, &burst)
+		var weightP *string
+		if weight != "" {
+			weightP = &weight
+		}
+		ch, err := parseLimitSet(args, &rateArg, &burst, weightP)
 		if err != nil {
 			return
+		}
+		if w := ch.Weight; w != nil && (scope != "tenant" || store.ValidateWeight(w.Tenant, w.Weight) != nil) {
+			t.Errorf("%q --weight %q: accepted %+v", args, weight, w)
 		}
 		if r := ch.Rate; r == nil || store.ValidateRate(*r) != nil || r.Limit.Burst != 0 && r.Limit.Burst < 1 {
 			t.Errorf("%q %q --rate %q --burst %q: accepted %+v", args, max, rateArg, burst, ch.Rate)

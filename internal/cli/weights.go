@@ -3,15 +3,14 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/grit-run/grit/internal/ops"
 	"github.com/grit-run/grit/store"
 )
 
@@ -36,22 +35,13 @@ sets it. "" is the tasks without a tenant.`,
 			if len(args) == 0 {
 				return e.weightsList(cmd.Context(), *asJSON)
 			}
-			w, err := parseWeight(args)
+			w, err := ops.ParseWeight(args[0], args[1])
 			if err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return &exitError{code: exitUsage, err: fmt.Errorf("limits weight %s: %w", args[0], err)}
 			}
-			return e.weightSet(cmd.Context(), args[0], w, *asJSON)
+			return e.weightSet(cmd.Context(), w, *asJSON)
 		},
 	}
-}
-
-// parseWeight reads grit limits weight's arguments.
-func parseWeight(args []string) (int, error) {
-	w, err := strconv.Atoi(args[1])
-	if err != nil {
-		return 0, fmt.Errorf("limits weight %s: %q: want a whole number from 1 to %d (%d is the default)", args[0], args[1], store.MaxWeight, store.DefaultWeight)
-	}
-	return w, store.ValidateWeight(args[0], w)
 }
 
 func (e *env) weigher(ctx context.Context) (store.Weigher, func(), error) {
@@ -62,7 +52,7 @@ func (e *env) weigher(ctx context.Context) (store.Weigher, func(), error) {
 	w, ok := st.(store.Weigher)
 	if !ok {
 		done()
-		return nil, nil, fmt.Errorf("limits weight: the store (%T) keeps no weights: every tenant has weight %d: %w", st, store.DefaultWeight, errors.ErrUnsupported)
+		return nil, nil, fmt.Errorf("limits weight: %w", ops.ErrNoWeights)
 	}
 	return w, done, nil
 }
@@ -88,18 +78,19 @@ func (e *env) weightsList(ctx context.Context, asJSON bool) error {
 	return tw.Flush()
 }
 
-func (e *env) weightSet(ctx context.Context, tenant string, weight int, asJSON bool) error {
-	w, done, err := e.weigher(ctx)
+func (e *env) weightSet(ctx context.Context, w ops.Weight, asJSON bool) error {
+	st, done, err := e.limiter(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	if err := w.SetWeight(ctx, tenant, weight); err != nil {
+	ch := ops.LimitChange{Weight: &w}
+	if err := ops.SetLimits(ctx, st, ch); err != nil {
 		return err
 	}
 	if asJSON {
-		return json.NewEncoder(e.stdout).Encode(map[string]int{tenant: weight})
+		return json.NewEncoder(e.stdout).Encode(map[string]int{w.Tenant: w.Weight})
 	}
-	fmt.Fprintf(e.stdout, "tenant %q: weight %d\n", tenant, weight)
+	e.printLimitChange(ch)
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"strings"
 	"testing"
+
+	"github.com/grit-run/grit/internal/ops"
 )
 
 // TestLimitsWeightSetAndList: grit limits weight sets tenants' weights in
@@ -33,6 +35,26 @@ func TestLimitsWeightSetAndList(t *testing.T) {
 		code, _, errOut := grit(t, append([]string{"limits", "weight"}, append(bad, "--store", st)...)...)
 		if code != 2 || errOut == "" {
 			t.Errorf("weight %v: exit %d (%s), want 2 with a message", bad, code, errOut)
+		}
+	}
+
+	// grit limits set takes a weight beside a limit, and grit limits
+	// lists it on the tenant's row.
+	if code, out, errOut := grit(t, "limits", "set", "tenant", "acme", "7", "--weight", "4", "--store", st); code != 0 || !strings.Contains(out, "tenant acme: weight 4") {
+		t.Fatalf("limits set --weight: exit %d: %s %s", code, out, errOut)
+	}
+	code, out, _ = grit(t, "limits", "--json", "--store", st)
+	var rows []ops.LimitRow
+	if err := json.Unmarshal([]byte(out), &rows); code != 0 || err != nil {
+		t.Fatalf("limits --json: exit %d, %v: %s", code, err, out)
+	}
+	if len(rows) != 1 || rows[0].Name != "acme" || rows[0].Max != 7 || rows[0].Weight != 4 {
+		t.Errorf("limits lists %+v, want tenant acme's limit 7 and weight 4 on one row", rows)
+	}
+	for bad, says := range map[[2]string]string{{"queue", "2"}: "a tenant's", {"tenant", "none"}: "want a whole number"} {
+		code, _, errOut := grit(t, "limits", "set", bad[0], "acme", "--weight", bad[1], "--store", st)
+		if code != 2 || !strings.Contains(errOut, says) {
+			t.Errorf("limits set %s acme --weight %s: exit %d (%s), want 2 saying %q", bad[0], bad[1], code, errOut, says)
 		}
 	}
 }

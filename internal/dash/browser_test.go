@@ -334,18 +334,19 @@ tasks:
 		chromedp.SendKeys(chromedp.CSS(`form.filters input[name=name]`), "acme"),
 		chromedp.SendKeys(chromedp.CSS(`form.filters input[name=rate]`), "5/s"),
 		chromedp.SendKeys(chromedp.CSS(`form.filters input[name=burst]`), "10"),
+		chromedp.SendKeys(chromedp.CSS(`form.filters input[name=weight]`), "2"),
 		chromedp.Click(chromedp.CSS(`form.filters button.primary`)),
 		chromedp.WaitVisible(chromedp.CSS(`.flash`)),
 		chromedp.WaitVisible(chromedp.CSS(`[id="l-tenant-acme"]`)),
 		shot("limits"),
 	))
-	if flash := text(ctx, ".flash"); !strings.Contains(flash, "tenant acme: at most 5/s (burst 10)") {
+	if flash := text(ctx, ".flash"); !strings.Contains(flash, "tenant acme: at most 5/s (burst 10); tenant acme: weight 2") {
 		t.Errorf("after setting a rate the page says %q", flash)
 	}
 	if row := text(ctx, `[id="l-group-payments-api"]`); !regexp.MustCompile(`group\s+payments-api\s+0\s+4\s+50/s\s+0`).MatchString(row) {
 		t.Errorf("the group's row says %q", row)
 	}
-	if row := text(ctx, `[id="l-tenant-acme"]`); !strings.Contains(row, "5/s burst 10") {
+	if row := text(ctx, `[id="l-tenant-acme"]`); !regexp.MustCompile(`5/s burst 10\s+0\s+2`).MatchString(row) {
 		t.Errorf("the tenant's row says %q", row)
 	}
 	must(t, chromedp.Do(ctx, chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.CSS(`table.grid`))))

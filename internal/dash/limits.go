@@ -23,8 +23,9 @@ func (d *Dashboard) limits(w http.ResponseWriter, r *http.Request, v who) error 
 }
 
 // actLimit sets a queue's, kind's, group's or tenant's rate (rate, burst;
-// a rate of 0 removes it) or limit of running attempts (max; 0 removes
-// it), as grit limits set does.
+// a rate of 0 removes it), limit of running attempts (max; 0 removes it)
+// or a tenant's weight in fair claims (weight; 1 removes it), as grit
+// limits set does.
 func (d *Dashboard) actLimit(w http.ResponseWriter, r *http.Request, v who) error {
 	scope, name := store.Scope(r.PostFormValue("scope")), strings.TrimSpace(r.PostFormValue("name"))
 	var ch ops.LimitChange
@@ -48,11 +49,21 @@ func (d *Dashboard) actLimit(w http.ResponseWriter, r *http.Request, v who) erro
 		}
 		ch.Rate = &rt
 	}
-	if ch.Limit == nil && ch.Rate == nil {
-		return errBadRequest{"give a rate (e.g. 5/s, or 0 to remove it) or a max of running attempts"}
+	if s := r.PostFormValue("weight"); strings.TrimSpace(s) != "" {
+		if scope != store.ScopeTenant {
+			return errBadRequest{"weight " + strconv.Quote(s) + ": a weight is a tenant's, in fair claims: choose the scope tenant"}
+		}
+		w, err := ops.ParseWeight(name, s)
+		if err != nil {
+			return errBadRequest{err.Error()}
+		}
+		ch.Weight = &w
+	}
+	if ch.Limit == nil && ch.Rate == nil && ch.Weight == nil {
+		return errBadRequest{"give a rate (e.g. 5/s, or 0 to remove it), a max of running attempts or a tenant's weight"}
 	}
 	if err := ops.SetLimits(r.Context(), d.cfg.Store, ch); err != nil {
-		if errors.Is(err, task.ErrInvalid) {
+		if errors.Is(err, task.ErrInvalid) || errors.Is(err, ops.ErrNoWeights) {
 			return errBadRequest{err.Error()}
 		}
 		return err

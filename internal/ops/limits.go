@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -21,10 +22,14 @@ type LimitRow struct {
 	Rate *rate.Limit `json:"rate,omitempty"`
 	// Waiting is about how many tasks the rate holds back now.
 	Waiting int `json:"waiting,omitempty"`
+	// Weight is a tenant's weight in fair claims, when one is set (0:
+	// store.DefaultWeight).
+	Weight int `json:"weight,omitempty"`
 }
 
 // Limits returns the store's limits of running attempts (the groups'
-// last), then its rates, one row a queue, kind, group or tenant.
+// last), then its rates, then the tenants' weights in fair claims
+// (store.Weigher), one row a queue, kind, group or tenant.
 func Limits(ctx context.Context, st store.Store) ([]LimitRow, error) {
 	ls, err := st.Limits(ctx)
 	if err != nil {
@@ -66,15 +71,40 @@ func Limits(ctx context.Context, st store.Store) ([]LimitRow, error) {
 		}
 		rows[i].Rate, rows[i].Waiting = &r.Limit, r.Waiting(now)
 	}
+	if w, ok := st.(store.Weigher); ok {
+		ws, err := w.Weights(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, tenant := range slices.Sorted(maps.Keys(ws)) {
+			i := slices.IndexFunc(rows, func(x LimitRow) bool { return x.Scope == store.ScopeTenant && x.Name == tenant })
+			if i < 0 {
+				rows, i = append(rows, LimitRow{Limit: store.Limit{Scope: store.ScopeTenant, Name: tenant}}), len(rows)
+			}
+			rows[i].Weight = ws[tenant]
+		}
+	}
 	return rows, nil
 }
 
 // LimitChange is what an operator sets: a limit of running attempts, a
-// rate, or both.
+// rate, a tenant's weight in fair claims, or several.
 type LimitChange struct {
-	Limit *store.Limit `json:"limit,omitempty"`
-	Rate  *store.Rate  `json:"rate,omitempty"`
+	Limit  *store.Limit `json:"limit,omitempty"`
+	Rate   *store.Rate  `json:"rate,omitempty"`
+	Weight *Weight      `json:"weight,omitempty"`
 }
+
+// Weight is a tenant's weight in fair claims ("" is the tasks without a
+// tenant): store.DefaultWeight removes it.
+type Weight struct {
+	Tenant string `json:"tenant"`
+	Weight int    `json:"weight"`
+}
+
+// ErrNoWeights is SetLimits' error for a weight on a store that keeps
+// none (not a store.Weigher).
+var ErrNoWeights = errors.New("this store keeps no weights: every tenant takes its turn with weight 1")
 
 // SetLimits sets what ch changes in st; a group's limit of running
 // attempts is kept with its breaker.
@@ -92,7 +122,16 @@ func SetLimits(ctx context.Context, st store.Store, ch LimitChange) error {
 		}
 	}
 	if ch.Rate != nil {
-		return st.SetRate(ctx, *ch.Rate)
+		if err := st.SetRate(ctx, *ch.Rate); err != nil {
+			return err
+		}
+	}
+	if w := ch.Weight; w != nil {
+		ws, ok := st.(store.Weigher)
+		if !ok {
+			return fmt.Errorf("weight of tenant %q: %w", w.Tenant, ErrNoWeights)
+		}
+		return ws.SetWeight(ctx, w.Tenant, w.Weight)
 	}
 	return nil
 }
@@ -139,5 +178,24 @@ func (ch LimitChange) Says() []string {
 			out = append(out, fmt.Sprintf("%s %s: at most %s (burst %g)", r.Scope, r.Name, rate.Limit{Rate: r.Limit.Rate}, r.Limit.BurstOr()))
 		}
 	}
+	if w := ch.Weight; w != nil {
+		if w.Weight == store.DefaultWeight {
+			out = append(out, fmt.Sprintf("tenant %s: weight %d (the default)", w.Tenant, w.Weight))
+		} else {
+			out = append(out, fmt.Sprintf("tenant %s: weight %d", w.Tenant, w.Weight))
+		}
+	}
 	return out
+}
+
+// ParseWeight reads a tenant's weight as an operator writes it: a whole
+// number from 1 to store.MaxWeight.
+func ParseWeight(tenant, arg string) (Weight, error) {
+	w := Weight{Tenant: tenant}
+	n, err := strconv.Atoi(strings.TrimSpace(arg))
+	if err != nil {
+		return w, fmt.Errorf("weight %q: want a whole number from 1 to %d (%d is the default)", arg, store.MaxWeight, store.DefaultWeight)
+	}
+	w.Weight = n
+	return w, store.ValidateWeight(tenant, n)
 }
