@@ -2,7 +2,9 @@ package store
 
 import (
 	"fmt"
+	"log/slog"
 	"slices"
+	"strings"
 )
 
 // Capability is an optional capability: a small interface beside Store
@@ -63,6 +65,21 @@ var optional = []Capability{
 // Optional returns the optional capabilities, in the order the package
 // doc names them.
 func Optional() []Capability { return slices.Clone(optional) }
+
+// LogMissing logs, in one line at Info, what the optional capabilities st
+// lacks would give and what a worker or a server does without them, as
+// it starts on st.
+func LogMissing(l *slog.Logger, st Store) {
+	var out []string
+	for _, c := range optional {
+		if !c.In(st) {
+			out = append(out, c.Provides+" ("+c.Without+")")
+		}
+	}
+	if len(out) > 0 {
+		l.Info("the store lacks optional capabilities", "missing", strings.Join(out, "; "))
+	}
+}
 
 // MissingOptional lists, each with what it gives and what is lost, the
 // optional capabilities st lacks; none when it has them all.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -151,9 +150,7 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener) error {
 	if !insecure && s.creds == nil && !loopback(lis.Addr().String()) {
 		s.cfg.Logger.Warn("serving without TLS on an address other machines reach: bearer tokens travel in clear text; give a certificate (--tls-cert and --tls-key, GRIT_TLS_CERT and GRIT_TLS_KEY) or put a TLS proxy in front", "addr", lis.Addr().String())
 	}
-	if missing := store.MissingOptional(s.cfg.Store); len(missing) > 0 {
-		s.cfg.Logger.Info("the store lacks optional capabilities", "store", fmt.Sprintf("%T", s.cfg.Store), "missing", strings.Join(missing, "; "))
-	}
+	store.LogMissing(s.cfg.Logger, s.cfg.Store)
 	gs := grpc.NewServer(s.ServerOptions()...)
 	s.Register(gs)
 	bg, cancel := context.WithCancel(ctx)

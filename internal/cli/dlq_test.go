@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -23,5 +25,32 @@ func TestDLQActionSaysTheState(t *testing.T) {
 	code, out, errOut := gritExec(t, dir, "dlq", "skip", dead, done, "--store", st)
 	if code != exitUsage || out != "task "+dead+": SKIPPED\n" || !strings.Contains(errOut, "it is SUCCESS") {
 		t.Errorf("dlq skip of a dead letter and a SUCCESS task: exit %d, %q, %q", code, out, errOut)
+	}
+}
+
+// TestDeadLetterIsLogged: the worker that dead-letters a task says so in
+// its log, at ERROR, with the task, its kind, attempt and fingerprint.
+func TestDeadLetterIsLogged(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st := tempStore(t)
+	_, out, errOut := gritExec(t, dir, "run", "--json", "--log-format", "json", "--store", st, example("poison.yaml"))
+	dead := byName(decodeSummary(t, out))["settle-m42"]
+	var logged map[string]any
+	for _, line := range strings.Split(errOut, "\n") {
+		var l map[string]any
+		if json.Unmarshal([]byte(line), &l) == nil && strings.HasPrefix(fmt.Sprint(l["msg"]), "task dead-lettered") {
+			if logged != nil {
+				t.Errorf("a second dead-letter line: %s", line)
+			}
+			logged = l
+		}
+	}
+	if logged == nil {
+		t.Fatalf("no log line for the dead letter; stderr:\n%s", errOut)
+	}
+	if logged["level"] != "ERROR" || logged["task"] != float64(dead.ID) || logged["kind"] != dead.Kind ||
+		logged["attempt"] != float64(2) || logged["fingerprint"] == "" || logged["err"] == "" {
+		t.Errorf("the dead letter's line is %v, want ERROR with task %d, kind %s, attempt 2, its fingerprint and error", logged, dead.ID, dead.Kind)
 	}
 }

@@ -54,7 +54,7 @@ func (l *logFlags) logger(w io.Writer, def slog.Level) *slog.Logger {
 			panic(fmt.Sprintf("log level %q passed check: %v", l.level, err))
 		}
 	}
-	opts := &slog.HandlerOptions{Level: level}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: durationText}
 	if l.format == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
@@ -64,3 +64,13 @@ func (l *logFlags) logger(w io.Writer, def slog.Level) *slog.Logger {
 // logger is the logger of a command that logs to stderr, at def unless
 // --log-level says otherwise.
 func (e *env) logger(def slog.Level) *slog.Logger { return e.logs.logger(e.stderr, def) }
+
+// durationText writes a duration as people and log collectors read it
+// ("15s"), not as the nanoseconds slog's JSON handler writes
+// (15000000000).
+func durationText(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		a.Value = slog.StringValue(a.Value.Duration().String())
+	}
+	return a
+}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/grit-run/grit/store"
 )
 
 // TestLogFlagsRefuseBadValues: a format or level grit does not know is a
@@ -49,9 +51,9 @@ func TestLoggerFormatAndLevel(t *testing.T) {
 	t.Parallel()
 	var buf bytes.Buffer
 	l := (&logFlags{format: "json", level: "debug"}).logger(&buf, slog.LevelWarn)
-	l.Debug("seen", "n", 1)
+	l.Debug("seen", "n", 1, "took", 1500*time.Millisecond)
 	var line map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &line); err != nil || line["msg"] != "seen" || line["level"] != "DEBUG" {
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil || line["msg"] != "seen" || line["level"] != "DEBUG" || line["took"] != "1.5s" {
 		t.Errorf("json at debug: %q (%v)", buf.String(), err)
 	}
 	buf.Reset()
@@ -89,6 +91,9 @@ func TestWorkerLogsJSON(t *testing.T) {
 			t.Fatalf("not a JSON line: %q", sc.Text())
 		}
 		started = line["msg"] == "worker started"
+		if started && line["lease"] != store.DefaultLease.String() {
+			t.Errorf("the start line's lease is %#v, want %q: a duration as people write it", line["lease"], store.DefaultLease.String())
+		}
 	}
 	if !started {
 		t.Fatal("the worker never said it started")

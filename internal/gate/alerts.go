@@ -43,5 +43,7 @@ type Outage = alert.Outage
 // hold, whichever claimer's results tipped it; it raises an
 // alert.OutageHeld alert and returns at once.
 func (g *Gate) HeldOutage(o Outage) {
+	g.cfg.Logger.Warn("outage held: many tasks failed alike and none succeeded, so their kind or group waits for a probe instead of dead-lettering each",
+		"kind", o.Kind, "group", o.Group, "tasks", o.Tasks, "fingerprint", o.Fingerprint, "err", alert.Bounded(o.Error), "until", o.Until)
 	g.alert(alert.OutageEvent(o, g.StoreNow()))
 }

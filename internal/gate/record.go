@@ -71,6 +71,7 @@ func (g *Gate) Ended(ctx context.Context, worker string, ends []End) {
 	g.mu.Unlock()
 	g.alertDeadLetters(ends)
 	g.count(ends)
+	g.logEnds(ctx, ends)
 	for _, name := range slices.Sorted(maps.Keys(byGroup)) {
 		freed = g.recordGroup(ctx, worker, name, byGroup[name]) || freed
 	}
@@ -173,7 +174,7 @@ func (g *Gate) recordGroup(ctx context.Context, worker, name string, rs []groupR
 	g.adjustWindowLocked(g.ledgerLocked(worker, g.cfg.Clock.Now()), name, rs)
 	g.mu.Unlock()
 	if orClosed(gr.Circuit.State) != orClosed(before) {
-		g.cfg.Logger.Info("group breaker", "group", name, "state", gr.Circuit.State, "next_probe", gr.Circuit.NextProbe())
+		g.logBreaker(name, gr.Circuit)
 		return true
 	}
 	return false
