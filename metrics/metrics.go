@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/grit-run/grit/internal/version"
 	"github.com/grit-run/grit/task"
 )
 
@@ -66,6 +67,11 @@ var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10
 func New(reg prometheus.Registerer) (*Metrics, error) {
 	r := registrar{reg: reg}
 	m := &Metrics{reg: reg, children: map[attemptKey]*attemptChildren{}, waits: map[queueKind]prometheus.Observer{}}
+	build := version.Get()
+	register(&r, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "grit_build_info", Help: "1, with the grit version, commit and Go release this process was built from.",
+		ConstLabels: prometheus.Labels{"version": build.Version, "revision": build.Revision, "goversion": build.Go},
+	}, func() float64 { return 1 }))
 	m.enqueued = register(&r, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "grit_tasks_enqueued_total", Help: "Tasks enqueued by this process (an idempotency key that answered an existing task is not counted).",
 	}, []string{"queue", "kind"}))

@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -57,6 +58,9 @@ func TestLabelsStayBounded(t *testing.T) {
 		for _, s := range f.GetMetric() {
 			series++
 			for _, l := range s.GetLabel() {
+				if f.GetName() == "grit_build_info" { // constant labels: one series a process
+					continue
+				}
 				if !slices.Contains(allowed, l.GetName()) {
 					t.Errorf("%s has the label %s=%q: only %v are allowed", f.GetName(), l.GetName(), l.GetValue(), allowed)
 				}
@@ -67,8 +71,8 @@ func TestLabelsStayBounded(t *testing.T) {
 	// of enqueued, start latency, dead letters, rescues, stale results and
 	// stuck attempts; the claim errors, the API's busy refusals, the
 	// alerts dropped and the two slot gauges; the one scope of tasks held
-	// back by a rate.
-	if want := 2*3*2 + 2*6 + 5 + 1; series != want {
+	// back by a rate; the build's info.
+	if want := 2*3*2 + 2*6 + 5 + 1 + 1; series != want {
 		t.Errorf("%d series, want %d", series, want)
 	}
 	if got := sum(t, reg, "grit_dead_letters_total"); got != 20 {
@@ -133,4 +137,33 @@ func TestEndedAllocatesNothing(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { m.Ended(&tk, &f.Attempt, f.State) }); n != 0 {
 		t.Errorf("Ended allocates %v times an attempt", n)
 	}
+}
+
+// TestBuildInfo: grit_build_info is 1, labelled with the build's version
+// and Go release.
+func TestBuildInfo(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewPedanticRegistry()
+	if _, err := metrics.New(reg); err != nil {
+		t.Fatal(err)
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != "grit_build_info" {
+			continue
+		}
+		m := f.GetMetric()
+		labels := map[string]string{}
+		for _, l := range m[0].GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if len(m) != 1 || m[0].GetGauge().GetValue() != 1 || labels["version"] == "" || labels["goversion"] != runtime.Version() {
+			t.Errorf("grit_build_info is %v, want one series of 1 with the version and %s", m, runtime.Version())
+		}
+		return
+	}
+	t.Error("no grit_build_info")
 }

@@ -43,7 +43,8 @@ type StoreConfig struct {
 // StoreCollector reports what the store holds when Prometheus scrapes:
 // tasks by queue and state, the age of each queue's oldest due task, the
 // groups' breakers, retry budgets, outage holds, probes and ramps, the
-// tenants' weights and the schedules. It reads the store at
+// tasks ever enqueued, the pauses, the tenants' weights and the
+// schedules. It reads the store at
 // most once per CacheFor, with cheap queries (store.Overview,
 // store.Backlog, store.GroupBreakers); what the store cannot answer is
 // left out.
@@ -79,6 +80,10 @@ var (
 		[]string{"schedule", "result"}, nil)
 	descSchedLate = prometheus.NewDesc("grit_schedule_late_seconds", "How long the schedule's next slot is overdue: above a few seconds, no worker ticks it (none runs, or none reaches the store); 0 when it is not due yet or paused.",
 		[]string{"schedule"}, nil)
+	descEnqueued = prometheus.NewDesc("grit_store_tasks_enqueued_total", "Tasks enqueued in the store by every process (grit submit, the API, workers, schedules): the largest task id handed out. Every scrape target reports the same: aggregate with max.",
+		nil, nil)
+	descPaused = prometheus.NewDesc("grit_paused", "1 for each queue, kind or tenant paused (grit pause): none of its tasks starts until it is resumed.",
+		[]string{"scope", "name"}, nil)
 	descWeight = prometheus.NewDesc("grit_tenant_weight", "A tenant's weight in fair claims, for each tenant given one (the others have weight 1): among due tasks of one priority, a tenant of weight 3 takes three tasks to a weight-1 tenant's one.",
 		[]string{"tenant"}, nil)
 	descUp = prometheus.NewDesc("grit_store_up", "1 when the last reading of the store for these metrics succeeded, 0 when it failed or timed out.",
@@ -109,7 +114,7 @@ func NewStoreCollector(cfg StoreConfig) *StoreCollector {
 
 // Describe implements prometheus.Collector.
 func (c *StoreCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTasks, descOldest, descBreaker, descBudget, descOutage, descRamp, descNextProbe, descSchedPaused, descSchedSlots, descSchedLate, descWeight, descUp, descReadAge} {
+	for _, d := range []*prometheus.Desc{descTasks, descOldest, descBreaker, descBudget, descOutage, descRamp, descNextProbe, descSchedPaused, descSchedSlots, descSchedLate, descEnqueued, descPaused, descWeight, descUp, descReadAge} {
 		ch <- d
 	}
 }
@@ -182,6 +187,22 @@ func (c *StoreCollector) read(ctx context.Context) ([]prometheus.Metric, error) 
 	}
 	for name, g := range groups {
 		out = append(out, c.group(name, g, now)...)
+	}
+	if e, ok := st.(store.Enqueues); ok {
+		n, err := e.EnqueuedTotal(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, prometheus.MustNewConstMetric(descEnqueued, prometheus.CounterValue, float64(n)))
+	}
+	if p, ok := st.(store.Pauser); ok {
+		ps, err := p.Pauses(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, x := range ps {
+			out = append(out, prometheus.MustNewConstMetric(descPaused, prometheus.GaugeValue, 1, string(x.Scope), x.Name))
+		}
 	}
 	if w, ok := st.(store.Weigher); ok {
 		ws, err := w.Weights(ctx)

@@ -81,6 +81,9 @@ func testStoreCollector(t *testing.T, st store.Store) {
 	if err := st.(store.Weigher).SetWeight(ctx, "acme", 3); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := st.(store.Pauser).Pause(ctx, store.Pause{Scope: store.ScopeQueue, Name: "mail", Who: "ops"}); err != nil {
+		t.Fatal(err)
+	}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(metrics.NewStoreCollector(metrics.StoreConfig{Store: st, CacheFor: time.Hour, Budget: store.BudgetRates{Ratio: 0.2, Burst: 10}}))
 	got := gather(t, reg)
@@ -99,6 +102,8 @@ func testStoreCollector(t *testing.T, st store.Store) {
 		`grit_schedule_late_seconds{schedule="nightly"}`:               0,
 		`grit_schedule_slots_total{result="enqueued",schedule="beat"}`: 0,
 		`grit_tenant_weight{tenant="acme"}`:                            3,
+		`grit_paused{name="mail",scope="queue"}`:                       1,
+		`grit_store_tasks_enqueued_total`:                              3,
 		`grit_store_up`:                                                1,
 	}
 	for k, v := range want {
@@ -152,7 +157,7 @@ func gather(t *testing.T, g prometheus.Gatherer) map[string]float64 {
 				}
 				key += "}"
 			}
-			out[key] = m.GetGauge().GetValue()
+			out[key] = m.GetGauge().GetValue() + m.GetCounter().GetValue()
 		}
 	}
 	return out

@@ -42,6 +42,8 @@ var optional = []Capability{
 		"grit status cannot show why a worker's claims fail", has[PollReporter]},
 	{"store.Backlog", "the age of each queue's oldest due task",
 		"the metrics and the dashboard cannot show how long the oldest due task has waited", has[Backlog]},
+	{"store.Enqueues", "how many tasks the store was ever given",
+		"the metrics count the tasks each process enqueued, not those every process did", has[Enqueues]},
 	{"store.Console", "the dashboard's runs, dead letters by fingerprint and attempts over time",
 		"those pages of the dashboard are empty", has[Console]},
 	{"store.Auditor", "an append-only log of what operators did",

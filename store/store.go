@@ -14,7 +14,7 @@
 // than run without the protection it gives.
 //
 // The optional capabilities are Waker, CancelWatcher, Advisor, Overview,
-// PollReporter, Backlog, Console, Auditor, Pauser, PauseWatcher,
+// PollReporter, Backlog, Enqueues, Console, Auditor, Pauser, PauseWatcher,
 // Scheduler, Machines, InTx and Weigher: small interfaces beside Store,
 // found by type assertion, that
 // a driver may lack with every promise still kept (Optional says what
@@ -358,6 +358,15 @@ type Backlog interface {
 	// task due now, the NextAt of the one due the longest; queues with
 	// none are left out.
 	OldestDue(ctx context.Context, queues []string) (map[string]time.Time, error)
+}
+
+// Enqueues is an optional capability: how many tasks were ever enqueued
+// in the store, by any process, for a counter on every scrape target.
+type Enqueues interface {
+	// EnqueuedTotal is the largest task id handed out: it only grows,
+	// but for a store whose newest tasks were all deleted (a driver that
+	// reuses ids may then count down, which Prometheus reads as a reset).
+	EnqueuedTotal(ctx context.Context) (int64, error)
 }
 
 // Console is an optional capability: what the dashboard reads beyond

@@ -68,3 +68,14 @@ func (s *Store) OldestDue(ctx context.Context, queues []string) (map[string]time
 	}
 	return out, nil
 }
+
+// EnqueuedTotal is the tasks' id sequence's last value: every id Enqueue
+// and SubmitRun drew, committed or not (an enqueue rolled back leaves a
+// gap, and is counted).
+func (s *Store) EnqueuedTotal(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.pool.QueryRow(ctx, s.sql(`SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM $S.tasks_id_seq`)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("tasks enqueued: %w", err)
+	}
+	return n, nil
+}

@@ -69,3 +69,14 @@ func (s *Store) OldestDue(ctx context.Context, queues []string) (map[string]time
 	}
 	return out, nil
 }
+
+// EnqueuedTotal is the largest task id: SQLite gives a new task the
+// largest id plus one, so it counts every task enqueued, unless the
+// newest were deleted (pruned), after which their ids are given again.
+func (s *Store) EnqueuedTotal(ctx context.Context) (int64, error) {
+	var n int64
+	if err := s.queryRow(ctx, `SELECT coalesce(max(id), 0) FROM tasks`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("tasks enqueued: %w", err)
+	}
+	return n, nil
+}

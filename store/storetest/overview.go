@@ -43,6 +43,37 @@ var overviewTests = map[string]func(*testing.T, *harness){
 	},
 }
 
+// enqueuesTests check the optional store.Enqueues capability.
+var enqueuesTests = map[string]func(*testing.T, *harness){
+	"CountsEveryTaskEnqueued": func(t *testing.T, h *harness) {
+		e, ok := h.s.(store.Enqueues)
+		if !ok {
+			t.Skip("this driver has no store.Enqueues (optional)")
+		}
+		total := func() int64 {
+			n, err := e.EnqueuedTotal(h.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if n := total(); n != 0 {
+			t.Errorf("a new store counts %d tasks enqueued, want 0", n)
+		}
+		h.enqueue(task.NewTask{Kind: "k"}, task.NewTask{Kind: "k", Queue: "mail"})
+		if _, err := h.s.SubmitRun(h.ctx, task.NewRun{Name: "r", Tasks: []task.NewTask{{Name: "a", Kind: "k"}}}); err != nil {
+			t.Fatal(err)
+		}
+		done := h.claim(store.ClaimRequest{Worker: "w", Limit: 3, Lease: time.Minute})
+		for _, c := range done {
+			h.finish(store.Finish{TaskID: c.ID, Token: c.LeaseToken, State: task.Success})
+		}
+		if n := total(); n != 3 {
+			t.Errorf("%d tasks enqueued and submitted, then worked: counted %d, want 3", 3, n)
+		}
+	},
+}
+
 // backlogTests check the optional store.Backlog capability.
 var backlogTests = map[string]func(*testing.T, *harness){
 	"OldestDueByQueueSkipsWhatIsNotDue": func(t *testing.T, h *harness) {

@@ -101,6 +101,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Overview", overviewTests},
 		{"PollReport", pollTests},
 		{"Backlog", backlogTests},
+		{"Enqueues", enqueuesTests},
 		{"Publish", publishTests},
 		{"Groups", groupTests},
 		{"Limits", limitTests},
