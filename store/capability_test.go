@@ -26,6 +26,7 @@ type complete struct {
 	store.Overview
 	store.PollReporter
 	store.Backlog
+	store.Enqueues
 	store.Console
 	store.Auditor
 	store.Pauser
