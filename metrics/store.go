@@ -82,6 +82,8 @@ var (
 		[]string{"schedule"}, nil)
 	descEnqueued = prometheus.NewDesc("grit_store_tasks_enqueued_total", "Tasks enqueued in the store by every process (grit submit, the API, workers, schedules): the largest task id handed out. Every scrape target reports the same: aggregate with max.",
 		nil, nil)
+	descUnserved = prometheus.NewDesc("grit_unserved_tasks", "Tasks of a kind due for a minute or more that no live worker serves (among the thousand due the longest): they wait for a worker that does not exist.",
+		[]string{"kind"}, nil)
 	descPaused = prometheus.NewDesc("grit_paused", "1 for each queue, kind or tenant paused (grit pause): none of its tasks starts until it is resumed.",
 		[]string{"scope", "name"}, nil)
 	descWeight = prometheus.NewDesc("grit_tenant_weight", "A tenant's weight in fair claims, for each tenant given one (the others have weight 1): among due tasks of one priority, a tenant of weight 3 takes three tasks to a weight-1 tenant's one.",
@@ -114,7 +116,7 @@ func NewStoreCollector(cfg StoreConfig) *StoreCollector {
 
 // Describe implements prometheus.Collector.
 func (c *StoreCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descTasks, descOldest, descBreaker, descBudget, descOutage, descRamp, descNextProbe, descSchedPaused, descSchedSlots, descSchedLate, descEnqueued, descPaused, descWeight, descUp, descReadAge} {
+	for _, d := range []*prometheus.Desc{descTasks, descOldest, descBreaker, descBudget, descOutage, descRamp, descNextProbe, descSchedPaused, descSchedSlots, descSchedLate, descEnqueued, descUnserved, descPaused, descWeight, descUp, descReadAge} {
 		ch <- d
 	}
 }
@@ -187,6 +189,13 @@ func (c *StoreCollector) read(ctx context.Context) ([]prometheus.Metric, error) 
 	}
 	for name, g := range groups {
 		out = append(out, c.group(name, g, now)...)
+	}
+	us, err := ops.Unserved(ctx, st, now)
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range us {
+		out = append(out, prometheus.MustNewConstMetric(descUnserved, prometheus.GaugeValue, float64(u.Tasks), u.Kind))
 	}
 	if e, ok := st.(store.Enqueues); ok {
 		n, err := e.EnqueuedTotal(ctx)

@@ -104,6 +104,7 @@ func testStoreCollector(t *testing.T, st store.Store) {
 		`grit_tenant_weight{tenant="acme"}`:                            3,
 		`grit_paused{name="mail",scope="queue"}`:                       1,
 		`grit_store_tasks_enqueued_total`:                              3,
+		`grit_unserved_tasks{kind="k"}`:                                1,
 		`grit_store_up`:                                                1,
 	}
 	for k, v := range want {

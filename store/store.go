@@ -358,6 +358,19 @@ type Backlog interface {
 	// task due now, the NextAt of the one due the longest; queues with
 	// none are left out.
 	OldestDue(ctx context.Context, queues []string) (map[string]time.Time, error)
+	// DueKinds returns the kinds of the READY and RETRYING tasks due at
+	// or before before, among the limit of them due the longest, each
+	// with how many of those it has and the NextAt of its oldest: the
+	// kinds of work that has waited since before, for the check that
+	// some live worker serves them (ops.Unserved).
+	DueKinds(ctx context.Context, before time.Time, limit int) ([]KindDue, error)
+}
+
+// KindDue is a kind of work that waits: DueKinds' answer.
+type KindDue struct {
+	Kind   string    `json:"kind"`
+	Tasks  int       `json:"tasks"`  // among those looked at
+	Oldest time.Time `json:"oldest"` // the NextAt of the one due the longest
 }
 
 // Enqueues is an optional capability: how many tasks were ever enqueued

@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/grit-run/grit/task"
@@ -89,4 +90,12 @@ func ValidateAudit(e AuditEntry) error {
 		return invalid("audit %q by %q: negative count %d", e.Action, e.Who, e.Count)
 	}
 	return nil
+}
+
+// WorkerKinds is a worker's kinds as drivers record them: sorted, without
+// repeats, never nil.
+func WorkerKinds(kinds []string) []string {
+	out := append([]string{}, kinds...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -130,4 +130,7 @@ type Worker struct {
 	LastError   string    `json:"last_error,omitempty"`
 	LastErrorAt time.Time `json:"last_error_at,omitzero"`
 	Failures    int       `json:"failures,omitempty"`
+	// Kinds are the kinds the worker serves (its handlers', or those a
+	// remote worker claims), sorted.
+	Kinds []string `json:"kinds,omitempty"`
 }

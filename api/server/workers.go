@@ -54,7 +54,7 @@ func (s *Server) register(ctx context.Context, r *pb.ClaimRequest) error {
 	if seen {
 		return nil
 	}
-	w := task.Worker{ID: id, Host: r.GetHost(), PID: int(r.GetPid()), Version: r.GetVersion(), Active: true}
+	w := task.Worker{ID: id, Host: r.GetHost(), PID: int(r.GetPid()), Version: r.GetVersion(), Active: true, Kinds: r.GetKinds()}
 	if err := s.cfg.Store.RegisterWorker(ctx, w); err != nil {
 		return err
 	}

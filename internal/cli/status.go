@@ -68,6 +68,9 @@ type statusReport struct {
 	// Rated are the rates that hold tasks back now: their queue's, kind's,
 	// group's or tenant's work waits for its turn.
 	Rated []ops.LimitRow `json:"rated"`
+	// Unserved are the kinds of work due for a minute or more that no
+	// live worker serves: it waits for a worker that does not exist.
+	Unserved []ops.UnservedKind `json:"unserved"`
 }
 
 type pausedSchedule struct {
@@ -125,6 +128,12 @@ func buildStatus(ctx context.Context, st store.Store, o store.Overview, lease ti
 	limits, err := ops.Limits(ctx, st)
 	if err != nil {
 		return r, err
+	}
+	if r.Unserved, err = ops.Unserved(ctx, st, now); err != nil {
+		return r, err
+	}
+	if r.Unserved == nil {
+		r.Unserved = []ops.UnservedKind{}
 	}
 	r.Rated = []ops.LimitRow{}
 	for _, l := range limits {
@@ -265,7 +274,11 @@ func printStatus(e *env, r statusReport) {
 	for _, l := range r.Rated {
 		fmt.Fprintf(e.stdout, "\nheld: %s %s waits for its rate of %s: about %d tasks (grit limits)", l.Scope, l.Name, l.Rate, l.Waiting)
 	}
-	if len(r.Pauses) > 0 || len(r.PausedSchedules) > 0 || len(r.Holds) > 0 || len(r.Rated) > 0 {
+	for _, u := range r.Unserved {
+		fmt.Fprintf(e.stdout, "\nunserved: kind %s: %d or more tasks due since %s, and no live worker serves it: start a worker with a handler for %s",
+			u.Kind, u.Tasks, u.Since.Local().Format("2006-01-02 15:04:05"), u.Kind)
+	}
+	if len(r.Pauses) > 0 || len(r.PausedSchedules) > 0 || len(r.Holds) > 0 || len(r.Rated) > 0 || len(r.Unserved) > 0 {
 		fmt.Fprintln(e.stdout)
 	}
 }

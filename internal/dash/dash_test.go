@@ -15,6 +15,7 @@ import (
 
 	"github.com/grit-run/grit/api/server"
 	"github.com/grit-run/grit/internal/dash"
+	"github.com/grit-run/grit/internal/ops"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/store/postgres/pgtest"
 	"github.com/grit-run/grit/store/sqlite"
@@ -286,5 +287,35 @@ func TestCloseStopsARampedReplay(t *testing.T) {
 	left, err := st.ListTasks(ctx, task.Filter{States: []task.State{task.DeadLetter}})
 	if err != nil || len(left) != 5-log[0].Count {
 		t.Errorf("%d dead letters left (%v) after %d replayed, want the rest", len(left), err, log[0].Count)
+	}
+}
+
+// TestOverviewFlagsUnservedWork: the overview names the kind of work due
+// for a minute that no live worker serves, and says nothing of a kind one
+// serves.
+func TestOverviewFlagsUnservedWork(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	ctx := t.Context()
+	now, err := st.Now(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.RegisterWorker(ctx, task.Worker{ID: "w", Kinds: []string{"charge"}}); err != nil {
+		t.Fatal(err)
+	}
+	long := now.Add(-2 * ops.UnservedAfter)
+	if _, err := st.Enqueue(ctx, []task.NewTask{{Kind: "charge", RunAt: long}, {Kind: "thumbnail", RunAt: long}}); err != nil {
+		t.Fatal(err)
+	}
+	srv := newDashboard(t, st)
+	_, body := get(t, srv.Client(), srv.URL+"/")
+	i := strings.Index(body, `id="unserved"`)
+	if i < 0 {
+		t.Fatalf("the overview does not flag unserved work:\n%s", body)
+	}
+	section := body[i : i+strings.Index(body[i:], "</section>")]
+	if !strings.Contains(section, ">thumbnail</a>") || strings.Contains(section, "charge") {
+		t.Errorf("the unserved section names\n%s\nwant thumbnail alone", section)
 	}
 }

@@ -65,6 +65,8 @@ type overviewData struct {
 	// paused ones; HasSchedules says the store keeps them.
 	Schedules, SchedPaused int
 	HasSchedules           bool
+	// Unserved are the kinds of due work no live worker serves.
+	Unserved []ops.UnservedKind
 }
 
 // QueuePaused reports whether queue q is paused.
@@ -91,7 +93,7 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v who) erro
 	data := overviewData{States: allStates, Totals: map[task.State]int{}}
 	for _, fill := range []func(context.Context, *overviewData) error{
 		d.overviewCounts, d.overviewAttempts, d.overviewOldest, d.overviewPauses,
-		d.overviewSchedules, d.overviewWorkers, d.overviewGroups,
+		d.overviewSchedules, d.overviewWorkers, d.overviewGroups, d.overviewUnserved,
 	} {
 		if err := fill(r.Context(), &data); err != nil {
 			return err
@@ -99,6 +101,17 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, v who) erro
 	}
 	d.render(w, r, v, "overview", "Overview", data)
 	return nil
+}
+
+// overviewUnserved fills in the kinds of due work that no live worker
+// serves (ops.Unserved: one bounded walk of the due index).
+func (d *Dashboard) overviewUnserved(ctx context.Context, data *overviewData) error {
+	now, err := d.cfg.Store.Now(ctx)
+	if err != nil {
+		return err
+	}
+	data.Unserved, err = ops.Unserved(ctx, d.cfg.Store, now)
+	return err
 }
 
 // overviewCounts fills in the queues' tasks by state, as last counted.

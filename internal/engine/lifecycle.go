@@ -84,7 +84,7 @@ func (e *Engine) register(ctx context.Context) error {
 		return err
 	}
 	now := time.Now()
-	w := task.Worker{ID: e.cfg.WorkerID, Host: host, PID: os.Getpid(), Version: e.cfg.Version, StartedAt: now, LastSeen: now, Active: true}
+	w := task.Worker{ID: e.cfg.WorkerID, Host: host, PID: os.Getpid(), Version: e.cfg.Version, StartedAt: now, LastSeen: now, Active: true, Kinds: e.kinds}
 	if err := e.cfg.Store.RegisterWorker(ctx, w); err != nil {
 		return fmt.Errorf("engine: register worker: %w", err)
 	}

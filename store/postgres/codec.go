@@ -216,12 +216,12 @@ func scanRun(r pgx.Row) (task.Run, error) {
 	return run, nil
 }
 
-const workerCols = `id, host, pid, version, started_at, last_seen, active, last_error, last_error_at, failures`
+const workerCols = `id, host, pid, version, started_at, last_seen, active, last_error, last_error_at, failures, kinds`
 
 func scanWorker(r pgx.Row) (task.Worker, error) {
 	var w task.Worker
 	var started, seen, errAt pgtype.Timestamptz
-	err := r.Scan(&w.ID, &w.Host, &w.PID, &w.Version, &started, &seen, &w.Active, &w.LastError, &errAt, &w.Failures)
+	err := r.Scan(&w.ID, &w.Host, &w.PID, &w.Version, &started, &seen, &w.Active, &w.LastError, &errAt, &w.Failures, &w.Kinds)
 	if err != nil {
 		return task.Worker{}, err
 	}

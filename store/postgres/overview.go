@@ -79,3 +79,21 @@ func (s *Store) EnqueuedTotal(ctx context.Context) (int64, error) {
 	}
 	return n, nil
 }
+
+// DueKinds groups by kind the limit READY and RETRYING tasks due the
+// longest, due at or before before: a walk of tasks_due from its start.
+func (s *Store) DueKinds(ctx context.Context, before time.Time, limit int) ([]store.KindDue, error) {
+	rows, err := s.pool.Query(ctx, s.sql(`SELECT kind, count(*), min(next_at) FROM (
+			SELECT kind, next_at FROM $S.tasks
+			WHERE state IN ('READY', 'RETRYING') AND next_at <= $1
+			ORDER BY next_at LIMIT $2) d
+		GROUP BY kind ORDER BY min(next_at), kind`), before, max(limit, 1))
+	if err != nil {
+		return nil, fmt.Errorf("kinds of due tasks: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[store.KindDue])
+	if err != nil {
+		return nil, fmt.Errorf("kinds of due tasks: %w", err)
+	}
+	return out, nil
+}

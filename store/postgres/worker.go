@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -16,12 +17,12 @@ func (s *Store) RegisterWorker(ctx context.Context, w task.Worker) error {
 		return fmt.Errorf("register worker: no id: %w", task.ErrInvalid)
 	}
 	err := retrying(ctx, func(ctx context.Context) error {
-		_, err := s.pool.Exec(ctx, s.sql(`INSERT INTO $S.workers (id, host, pid, version, started_at, last_seen, active)
-			VALUES ($1, $2, $3, $4, coalesce($5, now()), now(), true)
+		_, err := s.pool.Exec(ctx, s.sql(`INSERT INTO $S.workers (id, host, pid, version, started_at, last_seen, active, kinds)
+			VALUES ($1, $2, $3, $4, coalesce($5, now()), now(), true, $6)
 			ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
 				version = excluded.version, started_at = excluded.started_at,
-				last_seen = excluded.last_seen, active = true`),
-			w.ID, w.Host, w.PID, w.Version, tstz(w.StartedAt))
+				last_seen = excluded.last_seen, active = true, kinds = excluded.kinds`),
+			w.ID, w.Host, w.PID, w.Version, tstz(w.StartedAt), store.WorkerKinds(w.Kinds))
 		return err
 	})
 	if err != nil {

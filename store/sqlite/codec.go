@@ -3,6 +3,7 @@ package sqlite
 import (
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/grit-run/grit/task"
@@ -129,14 +130,18 @@ func scanRun(r scanner) (task.Run, error) {
 	return run, nil
 }
 
-const workerCols = `id, host, pid, version, started_at, last_seen, active, last_error, last_error_at, failures`
+const workerCols = `id, host, pid, version, started_at, last_seen, active, last_error, last_error_at, failures, kinds`
 
 func scanWorker(r scanner) (task.Worker, error) {
 	var w task.Worker
 	var started, seen, errAt sql.NullInt64
-	err := r.Scan(&w.ID, &w.Host, &w.PID, &w.Version, &started, &seen, &w.Active, &w.LastError, &errAt, &w.Failures)
+	var kinds string
+	err := r.Scan(&w.ID, &w.Host, &w.PID, &w.Version, &started, &seen, &w.Active, &w.LastError, &errAt, &w.Failures, &kinds)
 	if err != nil {
 		return task.Worker{}, err
+	}
+	if err := json.Unmarshal([]byte(kinds), &w.Kinds); err != nil {
+		return task.Worker{}, fmt.Errorf("worker %s: kinds %q: %w", w.ID, kinds, err)
 	}
 	w.StartedAt, w.LastSeen, w.LastErrorAt = fromMicros(started), fromMicros(seen), fromMicros(errAt)
 	return w, nil

@@ -80,3 +80,28 @@ func (s *Store) EnqueuedTotal(ctx context.Context) (int64, error) {
 	}
 	return n, nil
 }
+
+// DueKinds groups by kind the limit READY and RETRYING tasks due the
+// longest, due at or before before: a walk of tasks_due from its start.
+func (s *Store) DueKinds(ctx context.Context, before time.Time, limit int) ([]store.KindDue, error) {
+	rows, err := s.query(ctx, `SELECT kind, count(*), min(next_at) FROM (
+			SELECT kind, next_at FROM tasks INDEXED BY tasks_due
+			WHERE `+waitingStates+` AND state <> 'SENSING' AND next_at <= ?
+			ORDER BY next_at LIMIT ?)
+		GROUP BY kind ORDER BY min(next_at), kind`, micros(before), max(limit, 1))
+	if err != nil {
+		return nil, fmt.Errorf("kinds of due tasks: %w", err)
+	}
+	defer rows.Close()
+	var out []store.KindDue
+	for rows.Next() {
+		var k store.KindDue
+		var oldest sql.NullInt64
+		if err := rows.Scan(&k.Kind, &k.Tasks, &oldest); err != nil {
+			return nil, fmt.Errorf("kinds of due tasks: %w", err)
+		}
+		k.Oldest = fromMicros(oldest)
+		out = append(out, k)
+	}
+	return out, rows.Err()
+}

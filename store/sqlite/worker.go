@@ -2,8 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
+	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -18,12 +20,16 @@ func (s *Store) RegisterWorker(ctx context.Context, w task.Worker) error {
 		if started == nil {
 			started = x.now.UnixMicro()
 		}
-		_, err := x.exec(`INSERT INTO workers (id, host, pid, version, started_at, last_seen, active)
-			VALUES (?, ?, ?, ?, ?, ?, 1)
+		kinds, err := json.Marshal(store.WorkerKinds(w.Kinds))
+		if err != nil {
+			return err
+		}
+		_, err = x.exec(`INSERT INTO workers (id, host, pid, version, started_at, last_seen, active, kinds)
+			VALUES (?, ?, ?, ?, ?, ?, 1, ?)
 			ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid,
 				version = excluded.version, started_at = excluded.started_at,
-				last_seen = excluded.last_seen, active = 1`,
-			w.ID, w.Host, w.PID, w.Version, started, x.now.UnixMicro())
+				last_seen = excluded.last_seen, active = 1, kinds = excluded.kinds`,
+			w.ID, w.Host, w.PID, w.Version, started, x.now.UnixMicro(), string(kinds))
 		return err
 	})
 	if err != nil {

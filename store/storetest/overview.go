@@ -76,6 +76,7 @@ var enqueuesTests = map[string]func(*testing.T, *harness){
 
 // backlogTests check the optional store.Backlog capability.
 var backlogTests = map[string]func(*testing.T, *harness){
+	"DueKindsOfTheWorkDueTheLongest": dueKindsTest,
 	"OldestDueByQueueSkipsWhatIsNotDue": func(t *testing.T, h *harness) {
 		b, ok := h.s.(store.Backlog)
 		if !ok {
@@ -105,6 +106,42 @@ var backlogTests = map[string]func(*testing.T, *harness){
 			}
 		}
 	},
+}
+
+// dueKindsTest checks store.Backlog's DueKinds: the kinds of the tasks
+// due the longest, with their counts and oldest due time.
+func dueKindsTest(t *testing.T, h *harness) {
+	b, ok := h.s.(store.Backlog)
+	if !ok {
+		t.Skip("this driver has no store.Backlog (optional)")
+	}
+	now := h.now()
+	past := now.Add(-10 * time.Minute)
+	h.enqueue(
+		task.NewTask{Kind: "resize", RunAt: past}, task.NewTask{Kind: "resize", RunAt: past.Add(time.Minute)},
+		task.NewTask{Kind: "send", RunAt: past.Add(2 * time.Minute)},
+		task.NewTask{Kind: "fresh", RunAt: now}, // due, but not waited long
+		task.NewTask{Kind: "later", RunAt: now.Add(time.Hour)},
+		task.NewTask{Kind: "taken", RunAt: past.Add(-time.Minute)},
+	)
+	h.claim(store.ClaimRequest{Worker: "w", Kinds: []string{"taken"}, Limit: 1, Lease: time.Minute})
+	got, err := b.DueKinds(h.ctx, now.Add(-time.Minute), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []store.KindDue{{Kind: "resize", Tasks: 2, Oldest: past}, {Kind: "send", Tasks: 1, Oldest: past.Add(2 * time.Minute)}}
+	if len(got) != len(want) {
+		t.Fatalf("due kinds %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i].Kind != want[i].Kind || got[i].Tasks != want[i].Tasks || !got[i].Oldest.Equal(want[i].Oldest) {
+			t.Errorf("due kinds %+v, want %+v", got, want)
+		}
+	}
+	// The limit bounds the walk: the oldest task alone.
+	if got, err := b.DueKinds(h.ctx, now.Add(-time.Minute), 1); err != nil || len(got) != 1 || got[0].Kind != "resize" || got[0].Tasks != 1 {
+		t.Errorf("due kinds of the one due the longest: %+v, %v", got, err)
+	}
 }
 
 // pollTests check the optional store.PollReporter capability.

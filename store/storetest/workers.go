@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/grit-run/grit/task"
@@ -18,7 +19,7 @@ func (h *harness) workers() []task.Worker {
 var workerTests = map[string]func(*testing.T, *harness){
 	"RegisterAndList": func(t *testing.T, h *harness) {
 		for _, id := range []string{"b", "a"} {
-			if err := h.s.RegisterWorker(h.ctx, task.Worker{ID: id, Host: "host-" + id, PID: 42, Version: "v1"}); err != nil {
+			if err := h.s.RegisterWorker(h.ctx, task.Worker{ID: id, Host: "host-" + id, PID: 42, Version: "v1", Kinds: []string{"send", "resize", "send"}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -27,8 +28,9 @@ var workerTests = map[string]func(*testing.T, *harness){
 			t.Fatalf("%d workers, want 2", len(ws))
 		}
 		for _, w := range ws {
-			if w.Host != "host-"+w.ID || w.PID != 42 || w.Version != "v1" || !w.Active || w.StartedAt.IsZero() || w.LastSeen.IsZero() {
-				t.Errorf("worker %+v, want what was registered, active, started and seen", w)
+			if w.Host != "host-"+w.ID || w.PID != 42 || w.Version != "v1" || !w.Active || w.StartedAt.IsZero() || w.LastSeen.IsZero() ||
+				!slices.Equal(w.Kinds, []string{"resize", "send"}) {
+				t.Errorf("worker %+v, want what was registered (its kinds sorted, once each), active, started and seen", w)
 			}
 		}
 	},
@@ -38,8 +40,8 @@ var workerTests = map[string]func(*testing.T, *harness){
 		if err := h.s.RegisterWorker(h.ctx, task.Worker{ID: "w", PID: 2}); err != nil {
 			t.Fatal(err)
 		}
-		if ws := h.workers(); len(ws) != 1 || ws[0].PID != 2 || !ws[0].Active {
-			t.Errorf("workers %+v, want w with pid 2, active", ws)
+		if ws := h.workers(); len(ws) != 1 || ws[0].PID != 2 || !ws[0].Active || len(ws[0].Kinds) != 0 {
+			t.Errorf("workers %+v, want w with pid 2, active, serving no kind", ws)
 		}
 	},
 	"DeactivateMarksInactive": func(t *testing.T, h *harness) {
