@@ -314,3 +314,44 @@ func (c *Cluster) waitFor(t testing.TB, within time.Duration, what, query string
 		return last == nil && ok
 	})
 }
+
+// CatchUp waits until the standby has replayed the primary's WAL as it is
+// now.
+func (c *Cluster) CatchUp(t testing.TB, primary *Cluster) {
+	t.Helper()
+	var lsn string
+	primary.query(t, `SELECT pg_current_wal_lsn()::text`, &lsn)
+	c.waitFor(t, 30*time.Second, "the standby to replay the primary's WAL up to "+lsn,
+		`SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn`, lsn)
+}
+
+// HoldWAL stops the standby's WAL receiver with SIGSTOP: from then on the
+// standby receives nothing of the primary's, as if the network between
+// them had gone quiet. The returned function, which the test's end calls
+// too, lets it go on.
+func (c *Cluster) HoldWAL(t testing.TB) (release func()) {
+	t.Helper()
+	var pid int
+	c.query(t, `SELECT pid FROM pg_stat_wal_receiver`, &pid)
+	release = func() { syscall.Kill(pid, syscall.SIGCONT) }
+	t.Cleanup(release)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("SIGSTOP the WAL receiver %d: %v", pid, err)
+	}
+	return release
+}
+
+// query reads one row of the cluster's postgres database into dst.
+func (c *Cluster) query(t testing.TB, q string, dst ...any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, c.DSN())
+	if err != nil {
+		t.Fatalf("connect to the cluster on port %d: %v", c.Port, err)
+	}
+	defer conn.Close(context.Background())
+	if err := conn.QueryRow(ctx, q).Scan(dst...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
