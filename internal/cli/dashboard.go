@@ -39,7 +39,9 @@ workers and the audit log. grit server serves the same beside its API.
 Visitors log in with a token from GRIT_TOKENS or --tokens-file; a token
 followed by "read-only" in the file may look but not act. Without tokens,
 only a loopback address is served, and every visitor may act. Every
-action is written to the store's audit log. See docs/dashboard.md.`,
+action is written to the store's audit log. With --read-store (a replica
+of the store), the pages read the replica, each saying how far behind the
+store it is, and actions still go to the store. See docs/dashboard.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := e.settings(cmd.Flags())
