@@ -62,6 +62,8 @@ var optional = []Capability{
 		"Client.EnqueueTx and PublishTx refuse, saying which store can; tasks are enqueued in transactions of their own", has[InTx]},
 	{"store.Weigher", "tenants' weights in fair claims",
 		"every tenant has the default weight: claims still take tenants in turn, in equal shares, and setting a weight is refused, saying so", has[Weigher]},
+	{"store.Replicated", "where the database is in its write-ahead log, to tell a replica's lag",
+		"grit status and the dashboard read from a --read-store without saying how far behind the store it is", has[Replicated]},
 }
 
 // Optional returns the optional capabilities, in the order the package

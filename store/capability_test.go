@@ -35,6 +35,7 @@ type complete struct {
 	store.Machines
 	store.InTx
 	store.Weigher
+	store.Replicated
 }
 
 func TestMissingOptional(t *testing.T) {

@@ -25,14 +25,8 @@ shows what grit worker --lease 1m would run with), and reads every value
 as those commands do: a bad one is reported, and grit config exits 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			storeSrc := "default"
-			if cmd.Flags().Changed("store") {
-				storeSrc = "flag --store"
-			} else if e.getenv("GRIT_STORE") != "" {
-				storeSrc = "env GRIT_STORE"
-			}
 			s, err := e.settings(cmd.Flags())
-			out, cerr := e.configRows(s, storeSrc)
+			out, cerr := e.configRows(s, storeFlag.source(cmd.Flags(), e.getenv), readStoreFlag.source(cmd.Flags(), e.getenv))
 			err = errors.Join(err, cerr)
 			if asJSON {
 				if jerr := json.NewEncoder(e.stdout).Encode(out); jerr != nil {
@@ -56,6 +50,7 @@ as those commands do: a bad one is reported, and grit config exits 2.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	registerKnobs(cmd.Flags(), allKnobs())
+	readStoreFlag.register(cmd.Flags(), &e.readDSN, e.getenv)
 	return cmd
 }
 
@@ -67,11 +62,15 @@ type configRow struct {
 	Source string `json:"source"`
 }
 
-// configRows are every setting grit config lists: the store, every knob
-// with its value in s, the server's tokens and the client's knobs. The
-// error is the client knobs'.
-func (e *env) configRows(s settings, storeSrc string) ([]configRow, error) {
-	out := []configRow{{"store", "GRIT_STORE", shownDSN(e.storeDSN), storeSrc}}
+// configRows are every setting grit config lists: the store and the read
+// store, every knob with its value in s, the server's tokens and the
+// client's knobs. The error is the client knobs'.
+func (e *env) configRows(s settings, storeSrc, readSrc string) ([]configRow, error) {
+	read := "(none: the store)"
+	if e.readDSN != "" {
+		read = shownDSN(e.readDSN)
+	}
+	out := []configRow{{storeFlag.name, storeFlag.env, shownDSN(e.storeDSN), storeSrc}, {readStoreFlag.name, readStoreFlag.env, read, readSrc}}
 	for _, k := range allKnobs() {
 		v, src := k.shown(s.values[k.name]), s.sources[k.name]
 		switch {

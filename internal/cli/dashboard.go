@@ -39,7 +39,9 @@ workers and the audit log. grit server serves the same beside its API.
 Visitors log in with a token from GRIT_TOKENS or --tokens-file; a token
 followed by "read-only" in the file may look but not act. Without tokens,
 only a loopback address is served, and every visitor may act. Every
-action is written to the store's audit log. See docs/dashboard.md.`,
+action is written to the store's audit log. With --read-store (a replica
+of the store), the pages read the replica, each saying how far behind the
+store it is, and actions still go to the store. See docs/dashboard.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := e.settings(cmd.Flags())
@@ -85,9 +87,12 @@ func (e *env) loadTokens(set settings) ([]server.Token, error) {
 	return tokens, nil
 }
 
-// dashboard makes the dashboard of st and listens on set.http.
-func (e *env) dashboard(st store.Store, tokens []server.Token, set settings, metrics http.Handler) (*dash.Dashboard, net.Listener, error) {
-	d, err := dash.New(dashboardConfig(st, tokens, set, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})), metrics))
+// dashboard makes the dashboard of st, whose pages read read if it is not
+// nil, and listens on set.http.
+func (e *env) dashboard(st, read store.Store, tokens []server.Token, set settings, metrics http.Handler) (*dash.Dashboard, net.Listener, error) {
+	cfg := dashboardConfig(st, tokens, set, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelInfo})), metrics)
+	cfg.ReadStore = read
+	d, err := dash.New(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -119,12 +124,21 @@ func (e *env) serveDashboard(ctx context.Context, set settings) error {
 	if err != nil {
 		return err
 	}
-	d, l, err := e.dashboard(st, tokens, set, h)
+	var read store.Store
+	reading := ""
+	if e.readDSN != "" {
+		if read, err = e.openRead(ctx); err != nil {
+			return err
+		}
+		defer read.Close()
+		reading = ", its pages reading " + shownDSN(e.readDSN)
+	}
+	d, l, err := e.dashboard(st, read, tokens, set, h)
 	if err != nil {
 		return err
 	}
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(e.stdout, "dashboard on http://%s (store %s)\n", l.Addr(), shownDSN(e.storeDSN))
+	fmt.Fprintf(e.stdout, "dashboard on http://%s (store %s%s)\n", l.Addr(), shownDSN(e.storeDSN), reading)
 	return d.ServeListener(sigCtx, l)
 }

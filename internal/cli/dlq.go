@@ -46,7 +46,7 @@ type dlqGroup struct {
 }
 
 func (e *env) dlqList(ctx context.Context, asJSON bool) error {
-	st, err := e.openExisting(ctx)
+	st, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}

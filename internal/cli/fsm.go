@@ -196,7 +196,7 @@ func (e *env) fsmShow(ctx context.Context, m, key string, asJSON bool) error {
 	if err := checkInstance("show", m, key); err != nil {
 		return err
 	}
-	st, err := e.openExisting(ctx)
+	st, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -293,7 +293,7 @@ func (e *env) fsmList(ctx context.Context, m, after string, limit int, asJSON bo
 	case limit < 1 || limit > maxFSMList:
 		return usageErr("fsm list: --limit %d: want 1 to %d", limit, maxFSMList)
 	}
-	st, err := e.openExisting(ctx)
+	st, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}

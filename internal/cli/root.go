@@ -10,9 +10,11 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/grit-run/grit/internal/version"
 	"github.com/grit-run/grit/store"
@@ -53,7 +55,10 @@ type env struct {
 	stdin          io.Reader // nil: the process's
 	getenv         func(string) string
 	storeDSN       string
-	logs           logFlags
+	// readDSN is the --read-store of the commands that only read ("":
+	// they read the --store).
+	readDSN string
+	logs    logFlags
 }
 
 // Main runs the grit command line and returns its exit code.
@@ -97,14 +102,11 @@ func newRoot(e *env) *cobra.Command {
 	root.Version = Version
 	root.SetVersionTemplate(v.String())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: exitUsage, err: err} })
-	def := e.getenv("GRIT_STORE")
-	if def == "" {
-		def = defaultStoreDSN
-	}
-	root.PersistentFlags().StringVar(&e.storeDSN, "store", def, "the store: sqlite:PATH or postgres://… (env GRIT_STORE)")
+	storeFlag.register(root.PersistentFlags(), &e.storeDSN, e.getenv)
 	e.logs.register(root.PersistentFlags(), e.getenv)
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return e.logs.check() }
 	addGroups(root, e)
+	addReadStore(root, e)
 	usageArgs(root)
 	// An unknown command is a usage error (exit 2), with cobra's
 	// suggestions: cobra's own error for it would exit 1. grit alone
@@ -140,6 +142,63 @@ func usageArgs(c *cobra.Command) {
 	}
 }
 
+// dsnFlag is a flag that names a store, with the GRIT_* variable that
+// gives it when the flag is not given.
+type dsnFlag struct{ name, env, def, usage string }
+
+var (
+	// storeFlag is every command's store.
+	storeFlag = dsnFlag{"store", "GRIT_STORE", defaultStoreDSN, "the store: sqlite:PATH or postgres://…"}
+	// readStoreFlag is a replica of the store for the commands that only
+	// read (readCommands) to read instead.
+	readStoreFlag = dsnFlag{"read-store", "GRIT_READ_STORE", "", "a replica of the store (postgres://… of a standby) to read from instead, " +
+		"sparing the primary; a replica is behind by its lag, which grit status and the dashboard show, and writes still go to --store"}
+)
+
+// readCommands are the commands that only read the store, which take
+// --read-store; the dashboard's actions still go to --store.
+var readCommands = []string{"status", "tasks", "task", "wait", "dlq list", "schedules", "schedules list", "fsm show", "fsm list", "dashboard"}
+
+// register adds the flag to fs: its value goes to dst, and its default is
+// its variable's value, else def.
+func (f dsnFlag) register(fs *pflag.FlagSet, dst *string, getenv func(string) string) {
+	def := getenv(f.env)
+	if def == "" {
+		def = f.def
+	}
+	fs.StringVar(dst, f.name, def, fmt.Sprintf("%s (env %s)", f.usage, f.env))
+}
+
+// source says where the flag's value in fs came from: the flag, its
+// variable, or the default.
+func (f dsnFlag) source(fs *pflag.FlagSet, getenv func(string) string) string {
+	if fl := fs.Lookup(f.name); fl != nil && fl.Changed {
+		return "flag --" + f.name
+	}
+	if getenv(f.env) != "" {
+		return "env " + f.env
+	}
+	return "default"
+}
+
+// addReadStore gives each of readCommands under root the --read-store
+// flag.
+func addReadStore(root *cobra.Command, e *env) {
+	for _, c := range append(root.Commands(), subcommands(root)...) {
+		if slices.Contains(readCommands, strings.TrimPrefix(c.CommandPath(), root.Name()+" ")) {
+			readStoreFlag.register(c.Flags(), &e.readDSN, e.getenv)
+		}
+	}
+}
+
+func subcommands(c *cobra.Command) []*cobra.Command {
+	var out []*cobra.Command
+	for _, sub := range c.Commands() {
+		out = append(out, sub.Commands()...)
+	}
+	return out
+}
+
 // openStore opens the --store, creating and migrating it as needed: for
 // the commands that put work in a store (run, submit, worker, server,
 // migrate).
@@ -159,6 +218,20 @@ func (e *env) openExisting(ctx context.Context) (store.Store, error) {
 	st, err := store.OpenExisting(ctx, e.storeDSN)
 	if err != nil {
 		return nil, storeErr(err)
+	}
+	return st, nil
+}
+
+// openRead opens what a command that only reads reads: the --read-store
+// if one is given, else the --store as openExisting does. Neither is
+// created, migrated or written.
+func (e *env) openRead(ctx context.Context) (store.Store, error) {
+	if e.readDSN == "" {
+		return e.openExisting(ctx)
+	}
+	st, err := store.OpenExisting(ctx, e.readDSN)
+	if err != nil {
+		return nil, readStoreErr(err)
 	}
 	return st, nil
 }
@@ -188,6 +261,16 @@ func storeErr(err error) error {
 		return &exitError{code: exitUsage, err: fmt.Errorf("%w: create one with grit migrate, grit submit or grit worker, or check --store (GRIT_STORE)", err)}
 	}
 	return &exitError{code: exitUsage, err: err}
+}
+
+// readStoreErr is storeErr for the --read-store, which names no store to
+// make but a replica of one.
+func readStoreErr(err error) error {
+	err = fmt.Errorf("read store: %w", err)
+	if errors.Is(err, store.ErrNotExist) {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w: check --read-store (%s): it must name a replica of the store, with the same schema", err, readStoreFlag.env)}
+	}
+	return storeErr(err)
 }
 
 // The two families of commands, and the rest: a newcomer sees at once

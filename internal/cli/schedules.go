@@ -225,7 +225,7 @@ func parseWhen(flag, s, zone string, now time.Time) (time.Time, error) {
 }
 
 func (e *env) schedulesList(ctx context.Context, asJSON bool) error {
-	st, err := e.openExisting(ctx)
+	st, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}

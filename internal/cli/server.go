@@ -138,7 +138,7 @@ func (e *env) serve(ctx context.Context, set settings) error {
 	if set.http == httpOff {
 		return s.Serve(sigCtx, lis)
 	}
-	d, hl, err := e.dashboard(st, cfg.Tokens, set, metricsHandler)
+	d, hl, err := e.dashboard(st, nil, cfg.Tokens, set, metricsHandler)
 	if err != nil {
 		lis.Close()
 		return err

@@ -71,6 +71,18 @@ type statusReport struct {
 	// Unserved are the kinds of work due for a minute or more that no
 	// live worker serves: it waits for a worker that does not exist.
 	Unserved []ops.UnservedKind `json:"unserved"`
+	// ReadStore is the --read-store everything above was read from, with
+	// its lag; null when status read the store itself.
+	ReadStore *readStoreStatus `json:"read_store"`
+}
+
+// readStoreStatus is what grit status says of the --read-store it read.
+type readStoreStatus struct {
+	DSN string `json:"dsn"` // without its password
+	// Lag is how far behind the store it is; null when that could not be
+	// told, and Error says why.
+	Lag   *ops.Lag `json:"lag"`
+	Error string   `json:"error"`
 }
 
 type pausedSchedule struct {
@@ -79,7 +91,7 @@ type pausedSchedule struct {
 }
 
 func (e *env) status(ctx context.Context, lease time.Duration, asJSON bool) error {
-	st, err := e.openExisting(ctx)
+	st, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}
@@ -91,6 +103,9 @@ func (e *env) status(ctx context.Context, lease time.Duration, asJSON bool) erro
 	r, err := buildStatus(ctx, st, o, lease)
 	if err != nil {
 		return err
+	}
+	if e.readDSN != "" {
+		r.Store, r.ReadStore = e.readStoreStatus(ctx, st)
 	}
 	if asJSON {
 		return json.NewEncoder(e.stdout).Encode(r)
@@ -142,6 +157,33 @@ func buildStatus(ctx context.Context, st store.Store, o store.Overview, lease ti
 		}
 	}
 	return r, nil
+}
+
+// readStoreStatus measures the lag of the read store read behind the
+// --store, and returns the store's own advice, in place of the read
+// store's: a replica is read-only by nature, which keeps no worker from
+// claiming. A store that does not answer leaves both unknown, saying
+// why: grit status on a replica still works while its primary is down.
+func (e *env) readStoreStatus(ctx context.Context, read store.Store) ([]string, *readStoreStatus) {
+	rs := &readStoreStatus{DSN: shownDSN(e.readDSN)}
+	primary, err := e.openExisting(ctx)
+	if err != nil {
+		rs.Error = fmt.Sprintf("the store (--store %s) did not open: %v", shownDSN(e.storeDSN), err)
+		return []string{}, rs
+	}
+	defer primary.Close()
+	advice, err := statusAdvice(ctx, primary)
+	if err != nil {
+		rs.Error = fmt.Sprintf("the store (--store %s): %v", shownDSN(e.storeDSN), err)
+		return advice, rs
+	}
+	lag, err := ops.ReplicaLag(ctx, primary, read)
+	if err != nil {
+		rs.Error = err.Error()
+		return advice, rs
+	}
+	rs.Lag = &lag
+	return advice, rs
 }
 
 // statusAdvice is what the store says of itself, if it is an Advisor.
@@ -228,6 +270,13 @@ func statusPausedSchedules(ctx context.Context, st store.Store) ([]pausedSchedul
 }
 
 func printStatus(e *env, r statusReport) {
+	if rs := r.ReadStore; rs != nil {
+		if rs.Lag != nil {
+			fmt.Fprintf(e.stdout, "read store %s: %s\n\n", rs.DSN, rs.Lag)
+		} else {
+			fmt.Fprintf(e.stdout, "read store %s: its lag behind the store is unknown: %s\n\n", rs.DSN, rs.Error)
+		}
+	}
 	for _, s := range r.Store {
 		fmt.Fprintf(e.stdout, "store: %s\n", s)
 	}

@@ -78,7 +78,7 @@ func newWaitCmd(e *env) *cobra.Command {
 }
 
 func (e *env) wait(ctx context.Context, id int64, asJSON, quiet bool) error {
-	st, err := e.openExisting(ctx)
+	st, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}

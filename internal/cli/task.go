@@ -44,7 +44,7 @@ func parseID(s string) (int64, error) {
 }
 
 func (e *env) showTask(ctx context.Context, id int64, asJSON bool) error {
-	st, err := e.openExisting(ctx)
+	st, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}

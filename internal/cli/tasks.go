@@ -44,7 +44,7 @@ func newTasksCmd(e *env) *cobra.Command {
 }
 
 func (e *env) listTasks(ctx context.Context, f task.Filter, asJSON bool) error {
-	st, err := e.openExisting(ctx)
+	st, err := e.openRead(ctx)
 	if err != nil {
 		return err
 	}

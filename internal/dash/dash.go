@@ -13,6 +13,7 @@
 package dash
 
 import (
+	"cmp"
 	"context"
 	"embed"
 	"errors"
@@ -27,6 +28,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/api/server"
+	"github.com/grit-run/grit/internal/ops"
 	"github.com/grit-run/grit/store"
 )
 
@@ -38,8 +40,12 @@ var staticFS embed.FS
 
 // Config sets a dashboard up.
 type Config struct {
-	// Store is what the dashboard shows; required.
+	// Store is what the dashboard shows and acts on; required.
 	Store store.Store
+	// ReadStore, when set, is a replica of Store that the pages read
+	// instead (sparing the primary); actions still go to Store. Every
+	// page then says how far behind Store it is (store.Replicated).
+	ReadStore store.Store
 	// Tokens are those a visitor may log in with, each with its role (see
 	// server.LoadTokens): read-only visitors see everything and change
 	// nothing. Without tokens, Serve allows only a loopback address, and
@@ -62,7 +68,10 @@ type Config struct {
 
 // Dashboard serves the pages.
 type Dashboard struct {
-	cfg   Config
+	cfg Config
+	// read is what the pages read: ReadStore, else Store.
+	read  store.Store
+	lag   *cached[string] // nil without a ReadStore
 	sess  *sessions
 	pages map[string]*template.Template
 	mux   *http.ServeMux
@@ -104,15 +113,18 @@ func New(cfg Config) (*Dashboard, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dashboard{cfg: cfg, sess: sess}
+	d := &Dashboard{cfg: cfg, sess: sess, read: cmp.Or[store.Store](cfg.ReadStore, cfg.Store)}
 	d.ramps.ctx, d.ramps.stop = context.WithCancel(context.Background())
 	if d.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
-	if o, ok := cfg.Store.(store.Overview); ok {
+	if cfg.ReadStore != nil {
+		d.lag = newCached("the read store's lag", cfg.Logger.Warn, d.readLag)
+	}
+	if o, ok := d.read.(store.Overview); ok {
 		d.counts = newCached("the counts of tasks", cfg.Logger.Warn, o.QueueCounts)
 	}
-	if c, ok := cfg.Store.(store.Console); ok {
+	if c, ok := d.read.(store.Console); ok {
 		d.series = newCached("the attempts of the last hour", cfg.Logger.Warn, func(ctx context.Context) ([]store.AttemptBucket, error) {
 			return c.AttemptSeries(ctx, seriesSince(time.Now()), time.Minute)
 		})
@@ -122,6 +134,22 @@ func New(cfg Config) (*Dashboard, error) {
 	d.routes()
 	return d, nil
 }
+
+// readLag says how far the read store is behind the store, as every page
+// shows it; a lag that cannot be told says why. It waits at most
+// lagWait, so that a page does not wait for a store that is gone.
+func (d *Dashboard) readLag(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, lagWait)
+	defer cancel()
+	lag, err := ops.ReplicaLag(ctx, d.cfg.Store, d.cfg.ReadStore)
+	if err != nil {
+		return "its lag behind the store is unknown: " + err.Error(), nil
+	}
+	return lag.String(), nil
+}
+
+// lagWait bounds the reading of the read store's lag.
+const lagWait = 2 * time.Second
 
 // ServeHTTP serves the dashboard.
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {

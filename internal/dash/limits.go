@@ -14,7 +14,7 @@ import (
 // limits shows the limits of running attempts and the rates, with what
 // each holds back now; an operator sets a rate or a limit from it.
 func (d *Dashboard) limits(w http.ResponseWriter, r *http.Request, v who) error {
-	rows, err := ops.Limits(r.Context(), d.cfg.Store)
+	rows, err := ops.Limits(r.Context(), d.read)
 	if err != nil {
 		return err
 	}

@@ -65,7 +65,7 @@ func (d *Dashboard) signature(ctx context.Context) (string, error) {
 			fmt.Fprintf(h, "%s/%s/%d;", c.Queue, c.State, c.N)
 		}
 	}
-	gs, err := d.cfg.Store.Groups(ctx)
+	gs, err := d.read.Groups(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -75,14 +75,14 @@ func (d *Dashboard) signature(ctx context.Context) (string, error) {
 	}
 	// The newest task, through the primary key: a new task shows at once,
 	// whatever the age of the counts.
-	newest, err := d.cfg.Store.ListTasks(ctx, task.Filter{Newest: true, Limit: 1})
+	newest, err := d.read.ListTasks(ctx, task.Filter{Newest: true, Limit: 1})
 	if err != nil {
 		return "", err
 	}
 	for _, t := range newest {
 		fmt.Fprintf(h, "task/%d/%s;", t.ID, t.State)
 	}
-	if sc, ok := d.cfg.Store.(store.Scheduler); ok {
+	if sc, ok := d.read.(store.Scheduler); ok {
 		// Each schedule's version: a pause, a resume or a tick that
 		// changed its state shows on the schedules page.
 		rows, err := sc.Schedules(ctx, time.Time{})
@@ -93,7 +93,7 @@ func (d *Dashboard) signature(ctx context.Context) (string, error) {
 			fmt.Fprintf(h, "schedule/%s/%d;", r.Name, r.Version)
 		}
 	}
-	if a, ok := d.cfg.Store.(store.Auditor); ok {
+	if a, ok := d.read.(store.Auditor); ok {
 		es, err := a.AuditLog(ctx, 0, 1)
 		if err != nil {
 			return "", err

@@ -48,7 +48,7 @@ type machinesData struct {
 // machines lists instances by machine then key, a page at a time; the
 // store's keyset runs within one machine.
 func (d *Dashboard) machines(w http.ResponseWriter, r *http.Request, v who) error {
-	ms, err := machine.Of(d.cfg.Store)
+	ms, err := machine.Of(d.read)
 	if err != nil {
 		d.render(w, r, v, "machines", "Machines", machinesData{})
 		return nil
@@ -102,12 +102,12 @@ type instanceData struct {
 // events waiting, its history newest first, and a form to send an event.
 func (d *Dashboard) instance(w http.ResponseWriter, r *http.Request, v who) error {
 	name, key := r.PathValue("machine"), r.PathValue("key")
-	if _, err := machine.Of(d.cfg.Store); err != nil {
+	if _, err := machine.Of(d.read); err != nil {
 		d.render(w, r, v, "machine", "Machines", instanceData{Machine: name, Key: key})
 		return nil
 	}
 	ctx := r.Context()
-	in, row, err := machine.Get(ctx, d.cfg.Store, name, key)
+	in, row, err := machine.Get(ctx, d.read, name, key)
 	if errors.Is(err, machine.ErrNotFound) {
 		return errNotFound{fmt.Sprintf("instance %q of machine %q", key, name)}
 	}
@@ -116,7 +116,7 @@ func (d *Dashboard) instance(w http.ResponseWriter, r *http.Request, v who) erro
 	}
 	data := instanceData{Has: true, Machine: name, Key: key, Link: instanceLink(name, key), Row: row, In: in}
 	if e := in.Entering; e != nil && e.Task != 0 {
-		t, err := d.cfg.Store.GetTask(ctx, e.Task)
+		t, err := d.read.GetTask(ctx, e.Task)
 		switch {
 		case errors.Is(err, task.ErrNotFound):
 			data.TaskState = machine.Gone

@@ -149,7 +149,7 @@ func (d *Dashboard) overviewAttempts(ctx context.Context, data *overviewData) er
 // overviewOldest fills in how long each queue's oldest due task has
 // waited: one short walk of the due index a queue, fresh on every look.
 func (d *Dashboard) overviewOldest(ctx context.Context, data *overviewData) error {
-	b, ok := d.cfg.Store.(store.Backlog)
+	b, ok := d.read.(store.Backlog)
 	if !ok || len(data.Queues) == 0 {
 		return nil
 	}
@@ -174,7 +174,7 @@ func (d *Dashboard) overviewOldest(ctx context.Context, data *overviewData) erro
 }
 
 func (d *Dashboard) overviewPauses(ctx context.Context, data *overviewData) error {
-	if p, ok := d.cfg.Store.(store.Pauser); ok {
+	if p, ok := d.read.(store.Pauser); ok {
 		ps, err := p.Pauses(ctx)
 		if err != nil {
 			return err
@@ -185,14 +185,14 @@ func (d *Dashboard) overviewPauses(ctx context.Context, data *overviewData) erro
 }
 
 func (d *Dashboard) overviewSchedules(ctx context.Context, data *overviewData) (err error) {
-	data.Schedules, data.SchedPaused, data.HasSchedules, err = scheduleCounts(ctx, d.cfg.Store)
+	data.Schedules, data.SchedPaused, data.HasSchedules, err = scheduleCounts(ctx, d.read)
 	return err
 }
 
 // overviewWorkers counts the active workers, seen within a lease or
 // silent.
 func (d *Dashboard) overviewWorkers(ctx context.Context, data *overviewData) error {
-	ws, err := d.cfg.Store.Workers(ctx)
+	ws, err := d.read.Workers(ctx)
 	if err != nil {
 		return err
 	}
@@ -401,7 +401,7 @@ func (d *Dashboard) tasks(w http.ResponseWriter, r *http.Request, v who) error {
 		// A text matches from no index: alone, it would read every task
 		// (half a second on a million). It searches the newest
 		// textWindow tasks then, and the page says so.
-		newest, err := d.cfg.Store.ListTasks(r.Context(), task.Filter{Newest: true, Limit: 1})
+		newest, err := d.read.ListTasks(r.Context(), task.Filter{Newest: true, Limit: 1})
 		if err != nil {
 			return err
 		}
@@ -409,7 +409,7 @@ func (d *Dashboard) tasks(w http.ResponseWriter, r *http.Request, v who) error {
 			sf.AfterID, bounded = max(sf.AfterID, newest[0].ID-textWindow), true
 		}
 	}
-	ts, err := d.cfg.Store.ListTasks(r.Context(), sf)
+	ts, err := d.read.ListTasks(r.Context(), sf)
 	if err != nil {
 		return err
 	}
@@ -455,19 +455,19 @@ func (d *Dashboard) task(w http.ResponseWriter, r *http.Request, v who) error {
 		return errBadRequest{fmt.Sprintf("task %q: want a task id, a whole number", r.PathValue("id"))}
 	}
 	ctx := r.Context()
-	t, err := d.cfg.Store.GetTask(ctx, id)
+	t, err := d.read.GetTask(ctx, id)
 	if errors.Is(err, task.ErrNotFound) {
 		return errNotFound{fmt.Sprintf("task %d", id)}
 	}
 	if err != nil {
 		return err
 	}
-	as, err := d.cfg.Store.Attempts(ctx, id)
+	as, err := d.read.Attempts(ctx, id)
 	if err != nil {
 		return err
 	}
 	data := taskData{Task: t, Attempts: as, Timeline: attemptTimeline(as, time.Now()), Actions: actionsFor(t)}
-	if sp, ok := d.cfg.Store.(store.Stepper); ok {
+	if sp, ok := d.read.(store.Stepper); ok {
 		if data.Steps, err = sp.Steps(ctx, id); err != nil {
 			return err
 		}
@@ -479,7 +479,7 @@ func (d *Dashboard) task(w http.ResponseWriter, r *http.Request, v who) error {
 		}
 	}
 	if t.RunID != 0 {
-		if run, err := d.cfg.Store.GetRun(ctx, t.RunID); err == nil {
+		if run, err := d.read.GetRun(ctx, t.RunID); err == nil {
 			data.Run = &run
 		}
 	}
@@ -519,7 +519,7 @@ type runsData struct {
 }
 
 func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request, v who) error {
-	c, ok := d.cfg.Store.(store.Console)
+	c, ok := d.read.(store.Console)
 	if !ok {
 		d.render(w, r, v, "runs", "Runs", runsData{})
 		return nil
@@ -561,18 +561,18 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request, v who) error {
 		return errBadRequest{fmt.Sprintf("run %q: want a run id, a whole number", r.PathValue("id"))}
 	}
 	ctx := r.Context()
-	run, err := d.cfg.Store.GetRun(ctx, id)
+	run, err := d.read.GetRun(ctx, id)
 	if errors.Is(err, task.ErrNotFound) {
 		return errNotFound{fmt.Sprintf("run %d", id)}
 	}
 	if err != nil {
 		return err
 	}
-	ts, err := d.cfg.Store.ListTasks(ctx, task.Filter{RunID: id})
+	ts, err := d.read.ListTasks(ctx, task.Filter{RunID: id})
 	if err != nil {
 		return err
 	}
-	edges, err := d.cfg.Store.Edges(ctx, id)
+	edges, err := d.read.Edges(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -587,7 +587,7 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request, v who) error {
 
 func (d *Dashboard) deadLetters(w http.ResponseWriter, r *http.Request, v who) error {
 	var data deadLettersData
-	if c, ok := d.cfg.Store.(store.Console); ok {
+	if c, ok := d.read.(store.Console); ok {
 		var err error
 		if data.Letters, err = c.DeadLetterGroups(r.Context()); err != nil {
 			return err
@@ -628,7 +628,7 @@ type groupRow struct {
 }
 
 func (d *Dashboard) groupRows(ctx context.Context) ([]groupRow, error) {
-	gb, ok := d.cfg.Store.(store.GroupBreakers)
+	gb, ok := d.read.(store.GroupBreakers)
 	if !ok {
 		return nil, nil
 	}
@@ -636,7 +636,7 @@ func (d *Dashboard) groupRows(ctx context.Context) ([]groupRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	now, err := d.cfg.Store.Now(ctx)
+	now, err := d.read.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -672,7 +672,7 @@ func (d *Dashboard) groups(w http.ResponseWriter, r *http.Request, v who) error 
 		}
 		// The running attempts of a group: a page of them at most, read
 		// through the state index.
-		ts, err := d.cfg.Store.ListTasks(r.Context(), task.Filter{States: []task.State{task.Running}, Group: rows[i].Name, Limit: 1000})
+		ts, err := d.read.ListTasks(r.Context(), task.Filter{States: []task.State{task.Running}, Group: rows[i].Name, Limit: 1000})
 		if err != nil {
 			return err
 		}
@@ -689,12 +689,12 @@ type workerRow struct {
 }
 
 func (d *Dashboard) workers(w http.ResponseWriter, r *http.Request, v who) error {
-	ws, err := d.cfg.Store.Workers(r.Context())
+	ws, err := d.read.Workers(r.Context())
 	if err != nil {
 		return err
 	}
 	held := map[string]int{}
-	if o, ok := d.cfg.Store.(store.Overview); ok {
+	if o, ok := d.read.(store.Overview); ok {
 		if held, err = o.Held(r.Context()); err != nil {
 			return err
 		}
@@ -726,7 +726,7 @@ type auditData struct {
 }
 
 func (d *Dashboard) audit(w http.ResponseWriter, r *http.Request, v who) error {
-	a, ok := d.cfg.Store.(store.Auditor)
+	a, ok := d.read.(store.Auditor)
 	if !ok {
 		d.render(w, r, v, "audit", "Audit log", auditData{})
 		return nil

@@ -60,7 +60,7 @@ func (g quarGroup) Replayable() bool {
 // few of each of the first groups, and a page of the group opened (a
 // fingerprint, from after on).
 func (d *Dashboard) quarantined(ctx context.Context, opened string, after int64) ([]quarGroup, error) {
-	gs, err := d.cfg.Store.QuarantineGroups(ctx)
+	gs, err := d.read.QuarantineGroups(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (d *Dashboard) quarantined(ctx context.Context, opened string, after int64)
 		case i >= quarGroups:
 			continue
 		}
-		if out[i].Items, err = d.cfg.Store.ListQuarantined(ctx, f); err != nil {
+		if out[i].Items, err = d.read.ListQuarantined(ctx, f); err != nil {
 			return nil, err
 		}
 		if out[i].Opened && len(out[i].Items) > quarPage {

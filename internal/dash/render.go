@@ -24,7 +24,10 @@ type view struct {
 	Version string
 	Now     time.Time
 	Flash   string
-	Data    any
+	// Lag is how far behind the store the read store the pages read is
+	// ("" when they read the store).
+	Lag  string
+	Data any
 }
 
 // pageNames are the page templates; each is parsed with layout.html.
@@ -53,9 +56,12 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, v who, name, 
 		Title: title, Nav: navOf(name), Who: v, Open: d.sess.open(), CSRF: d.sess.csrf(v),
 		Version: d.cfg.Version, Now: time.Now(), Flash: r.URL.Query().Get("done"), Data: data,
 	}
+	if d.lag != nil {
+		vw.Lag, _, _ = d.lag.get(r.Context())
+	}
 	tmpl := "layout.html"
 	if r.Header.Get("X-Partial") != "" {
-		tmpl = "main"
+		tmpl = "partial"
 	}
 	var b bytes.Buffer
 	if err := d.pages[name].ExecuteTemplate(&b, tmpl, vw); err != nil {

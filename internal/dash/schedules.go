@@ -48,15 +48,15 @@ type schedulesData struct {
 
 func (d *Dashboard) schedules(w http.ResponseWriter, r *http.Request, v who) error {
 	ctx := r.Context()
-	if _, err := sched.Of(d.cfg.Store); err != nil {
+	if _, err := sched.Of(d.read); err != nil {
 		d.render(w, r, v, "schedules", "Schedules", schedulesData{})
 		return nil
 	}
-	now, err := d.cfg.Store.Now(ctx)
+	now, err := d.read.Now(ctx)
 	if err != nil {
 		return err
 	}
-	views, err := sched.List(ctx, d.cfg.Store, now, nextSlots)
+	views, err := sched.List(ctx, d.read, now, nextSlots)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (d *Dashboard) slotStates(ctx context.Context, rows []scheduleRow) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	ts, err := d.cfg.Store.ListTasks(ctx, task.Filter{IDs: ids})
+	ts, err := d.read.ListTasks(ctx, task.Filter{IDs: ids})
 	if err != nil {
 		return err
 	}

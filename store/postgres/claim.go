@@ -81,9 +81,10 @@ func filter(next int, req store.ClaimRequest) (string, []any) {
 // READY again and runs again, as after a worker's crash, and the first
 // run's heartbeats and results are rejected, because the new claim's lease
 // token is larger than the lost one. For that, tokens come from one
-// sequence, unique in the store, that each start of the server moves past
-// its start time in microseconds (migration 0017): a token lost in a crash
-// was drawn before the crash, the next one after the restart. Results,
+// sequence, unique in the store, that each start of the server, and the
+// promotion of a standby, moves past that moment in microseconds
+// (migration 0017, functions/lease_tokens_past_start.sql): a token lost
+// in a crash or a failover was drawn before it, the next one after. Results,
 // rescues and enqueues still wait for the disk.
 //
 // $1 is the worker, $2 the lease in microseconds, $3 the limit, $4 and $5

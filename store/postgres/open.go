@@ -63,6 +63,7 @@ var (
 	_ store.Machines      = (*Store)(nil) // machine.go: the fsm_instances table
 	_ store.InTx          = (*Store)(nil) // intx.go: EnqueueTx and PublishTx on a pgx.Tx given as any
 	_ store.Weigher       = (*Store)(nil) // fair.go: the tenant_weights table
+	_ store.Replicated    = (*Store)(nil) // replication.go: the server's WAL position
 )
 
 // ErrClosed is returned by Wake on a closed Store.
