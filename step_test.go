@@ -173,6 +173,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(stepWorkerEnv); mode != "" {
 		os.Exit(stepWorker(mode))
 	}
+	if mode := os.Getenv(receiveWorkerEnv); mode != "" {
+		os.Exit(receiveWorker(mode))
+	}
 	if grit.IsChild() || os.Getenv(isolatedWorkerEnv) != "" {
 		os.Exit(isolatedProcess())
 	}

@@ -60,6 +60,8 @@ var optional = []Capability{
 		"no state machine can run (New refuses Config.Machines, and grit.Send fails, saying so)", has[Machines]},
 	{"store.InTx", "enqueue and publish in the caller's own transaction (a transactional outbox)",
 		"Client.EnqueueTx and PublishTx refuse, saying which store can; tasks are enqueued in transactions of their own", has[InTx]},
+	{"store.Mailbox", "messages sent to tasks, which their handlers receive (grit.Receive) with the slot free while they wait",
+		"grit.Receive fails its task permanently, and sending a message (Client.SendToTask, grit send) is refused, saying so", has[Mailbox]},
 	{"store.Weigher", "tenants' weights in fair claims",
 		"every tenant has the default weight: claims still take tenants in turn, in equal shares, and setting a weight is refused, saying so", has[Weigher]},
 	{"store.Replicated", "where the database is in its write-ahead log, to tell a replica's lag",

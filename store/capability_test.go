@@ -34,6 +34,7 @@ type complete struct {
 	store.Scheduler
 	store.Machines
 	store.InTx
+	store.Mailbox
 	store.Weigher
 	store.Replicated
 }

@@ -28,6 +28,10 @@ func CheckFinishes(fs []Finish) (errs []error, todo []int) {
 			errs[i] = fmt.Errorf("finish task %d: state %q: want SUCCESS, FAILED, DEAD_LETTER, RETRYING, SENSING or READY: %w", f.TaskID, f.State, task.ErrInvalid)
 			continue
 		}
+		if f.Awaits != "" && f.State != task.Sensing {
+			errs[i] = fmt.Errorf("finish task %d: awaits a message of %q in state %s: only a SENSING task awaits one: %w", f.TaskID, f.Awaits, f.State, task.ErrInvalid)
+			continue
+		}
 		if err := checkPublish(f); err != nil {
 			errs[i] = err
 			continue
@@ -202,7 +206,7 @@ func (f Finish) Applied(t task.Task, now time.Time) task.Task {
 	if f.Deferred {
 		t.Deferrals++
 	}
-	if f.State == task.Sensing {
+	if f.State == task.Sensing && f.Awaits == "" {
 		t.Snoozes++
 	}
 	t.LastError, t.Fingerprint, t.Streak, t.PrevDelay = f.Error, f.Fingerprint, f.Streak, f.PrevDelay

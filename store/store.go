@@ -15,8 +15,8 @@
 //
 // The optional capabilities are Waker, CancelWatcher, Advisor, Overview,
 // PollReporter, Backlog, Enqueues, Console, Auditor, Pauser, PauseWatcher,
-// Scheduler, Machines, InTx, Weigher and Replicated: small interfaces
-// beside Store,
+// Scheduler, Machines, InTx, Mailbox, Weigher and Replicated: small
+// interfaces beside Store,
 // found by type assertion, that
 // a driver may lack with every promise still kept (Optional says what
 // each gives and what is lost without it). A worker logs, when it
@@ -251,6 +251,12 @@ type Finish struct {
 	// kept as the task's AttemptTrace for its next attempt to link to. A
 	// success ends the task: a store may leave it unwritten then.
 	Trace string
+	// Awaits, with State SENSING, is the topic of the message the task
+	// waits for (grit.Receive): the wait is not counted in the task's
+	// Snoozes (it is no snooze: MaxSnoozes does not bound it), a
+	// Mailbox's Send of that topic makes the task due at once, and so
+	// does this Finish when a message of the topic is kept already.
+	Awaits string
 }
 
 // RescueRequest asks for expired leases.

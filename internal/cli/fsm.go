@@ -116,7 +116,7 @@ func (e *env) fsmSend(ctx context.Context, m, key, event, payload string) error 
 	if p := fsm.NameProblem(event); p != "" {
 		return usageErr("fsm send: event %q: %s (e.g. grit fsm send %s %s paid)", event, p, m, key)
 	}
-	raw, err := e.readPayload(payload)
+	raw, err := e.readJSON("fsm send: --payload", payload, `--payload '{"cents": 1200}'`)
 	if err != nil {
 		return err
 	}
@@ -138,9 +138,10 @@ func (e *env) fsmSend(ctx context.Context, m, key, event, payload string) error 
 	return e.printInstance(in)
 }
 
-// readPayload reads --payload: JSON as given, @FILE, or @- for standard
-// input; "" is none.
-func (e *env) readPayload(v string) (json.RawMessage, error) {
+// readJSON reads JSON given on the command line (what names it in an
+// error, example shows it written well): as given, @FILE, or @- for
+// standard input; "" is none.
+func (e *env) readJSON(what, v, example string) (json.RawMessage, error) {
 	raw := []byte(v)
 	var err error
 	switch {
@@ -150,13 +151,13 @@ func (e *env) readPayload(v string) (json.RawMessage, error) {
 		raw, err = os.ReadFile(v[1:])
 	}
 	if err != nil {
-		return nil, usageErr("fsm send: --payload %s: %v", v, err)
+		return nil, usageErr("%s %s: %v", what, v, err)
 	}
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		return nil, nil
 	}
 	if p := task.JSONProblem(raw); p != "" {
-		return nil, usageErr("fsm send: --payload %s: %s (e.g. --payload '{\"cents\": 1200}')", shorten(v), p)
+		return nil, usageErr("%s %s: %s (e.g. %s)", what, shorten(v), p, example)
 	}
 	return raw, nil
 }

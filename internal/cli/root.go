@@ -285,7 +285,7 @@ var commandGroups = []struct {
 	}},
 	{"operate", "Look and act on the store (--store):", func(e *env) []*cobra.Command {
 		return []*cobra.Command{newStatusCmd(e), newTasksCmd(e), newTaskCmd(e), newDLQCmd(e), newRedriveCmd(e), newPauseCmd(e), newResumeCmd(e),
-			newSchedulesCmd(e), newFSMCmd(e), newBreakersCmd(e), newLimitsCmd(e), newDashboardCmd(e)}
+			newSchedulesCmd(e), newFSMCmd(e), newSendCmd(e), newBreakersCmd(e), newLimitsCmd(e), newDashboardCmd(e)}
 	}},
 	{"server", "Serve the API, and talk to a grit server (--server):", func(e *env) []*cobra.Command {
 		return []*cobra.Command{newServerCmd(e), newEnqueueCmd(e), newGetCmd(e), newCancelCmd(e)}

@@ -40,6 +40,7 @@ var readers = [][]string{
 	{"dlq", "replay", "1"}, {"dlq", "skip", "1"}, {"dlq", "fail", "1"},
 	{"breakers", "open", "api"}, {"breakers", "close", "api"}, {"breakers", "reset", "api"}, {"breakers", "set", "api", "--limit", "3"},
 	{"limits", "set", "tenant", "acme", "5"}, {"limits", "weight"}, {"limits", "weight", "acme", "3"},
+	{"send", "1", "approval", "1"},
 }
 
 // TestReadersCreateNoStore: on a --store where there is none, the commands

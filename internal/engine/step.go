@@ -35,6 +35,10 @@ type stepLog struct {
 	// allow holds the attempt's allowance of in-process retries, which
 	// every step's retries draw on.
 	allow context.Context
+	// waiting is the wait the handler was told to end its attempt with
+	// (Receive): every later step answers it too, so that nothing is
+	// recorded after a receive whose outcome is not.
+	waiting *WaitError
 }
 
 type stepKey struct{}
@@ -57,34 +61,69 @@ func Step(ctx context.Context, name string, policy *retry.Policy, fn func(contex
 	l := &c.a.steps
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.loaded {
-		done, err := sp.Steps(ctx, c.a.t.ID)
-		if err != nil {
-			return nil, false, fmt.Errorf("step %q: read the task's steps: %w", name, err)
-		}
-		l.done, l.occ, l.loaded = done, map[string]int{}, true
-	}
-	seq, occ := l.seq+1, l.occ[name]+1
-	if seq <= len(l.done) {
-		r := l.done[seq-1]
-		if r.Name != name || r.Occurrence != occ {
-			return nil, false, retry.Permanent(fmt.Errorf("%w: the handler reached step %q (occurrence %d) as its step %d, where attempt %d recorded %q (occurrence %d): its steps must come in the same order on every attempt, so their order may depend only on its args and earlier steps' results",
-				ErrStepOrder, name, occ, seq, r.Attempt, r.Name, r.Occurrence))
-		}
-		l.seq, l.occ[name] = seq, occ
-		return r.Result, true, nil
+	at, err := l.reach(ctx, c, name)
+	if err != nil || at.done != nil {
+		return at.result(), err == nil, err
 	}
 	res, err := l.run(ctx, c, policy, fn)
 	if err != nil {
 		return nil, false, err
 	}
-	rec, err := sp.RecordStep(ctx, c.a.t.ID, c.a.t.LeaseToken, task.Step{Seq: seq, Name: name, Occurrence: occ, Attempt: c.a.t.Attempt, Result: res})
+	at.s.Result = res
+	rec, err := sp.RecordStep(ctx, c.a.t.ID, c.a.t.LeaseToken, at.s)
 	if err != nil {
 		return nil, false, fmt.Errorf("step %q: %w", name, err)
 	}
-	l.done = append(l.done, rec)
-	l.seq, l.occ[name] = seq, occ
+	l.passed(rec)
 	return rec.Result, false, nil
+}
+
+// reached is where a handler is among its steps: the step it reached,
+// recorded already (done), or the step to record (s).
+type reached struct {
+	done *task.Step
+	s    task.Step
+}
+
+func (r reached) result() json.RawMessage {
+	if r.done == nil {
+		return nil
+	}
+	return r.done.Result
+}
+
+// reach finds the step name reached next, with l.mu held: its record,
+// checked against the order recorded (passed already), or the step to
+// record, which passed then takes the handler past. It reads the task's
+// steps at the first step of the attempt.
+func (l *stepLog) reach(ctx context.Context, c *attemptCtx, name string) (reached, error) {
+	if l.waiting != nil {
+		return reached{}, l.waiting
+	}
+	if !l.loaded {
+		done, err := c.e.stepper().Steps(ctx, c.a.t.ID)
+		if err != nil {
+			return reached{}, fmt.Errorf("step %q: read the task's steps: %w", name, err)
+		}
+		l.done, l.occ, l.loaded = done, map[string]int{}, true
+	}
+	seq, occ := l.seq+1, l.occ[name]+1
+	if seq > len(l.done) {
+		return reached{s: task.Step{Seq: seq, Name: name, Occurrence: occ, Attempt: c.a.t.Attempt}}, nil
+	}
+	r := l.done[seq-1]
+	if r.Name != name || r.Occurrence != occ {
+		return reached{}, retry.Permanent(fmt.Errorf("%w: the handler reached step %q (occurrence %d) as its step %d, where attempt %d recorded %q (occurrence %d): its steps must come in the same order on every attempt, so their order may depend only on its args and earlier steps' results",
+			ErrStepOrder, name, occ, seq, r.Attempt, r.Name, r.Occurrence))
+	}
+	l.seq, l.occ[name] = seq, occ
+	return reached{done: &r}, nil
+}
+
+// passed takes the handler past the step rec, just recorded.
+func (l *stepLog) passed(rec task.Step) {
+	l.done = append(l.done, rec)
+	l.seq, l.occ[rec.Name] = rec.Seq, rec.Occurrence
 }
 
 // stepper keeps an attempt's steps: the store, or in an isolated

@@ -99,6 +99,9 @@ func finish(x *wtx, fs []store.Finish, todo []int) (map[int]bool, error) {
 			if err := afterFinish(x, fs, items, moved); err != nil {
 				return nil, err
 			}
+			if err := wakeAwaiting(x, fs, items, moved); err != nil {
+				return nil, err
+			}
 			for _, i := range items {
 				_, ok := moved[fs[i].TaskID]
 				applied[i] = applied[i] || ok

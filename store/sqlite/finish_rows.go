@@ -183,18 +183,18 @@ func endedAt(x *wtx, f store.Finish) int64 {
 }
 
 // endTaskCols are the columns of a VALUES row of endTasksSQL.
-const endTaskCols = 13
+const endTaskCols = 14
 
 // endTasksSQL moves the tasks of the items that are not plain successes,
 // and closes their attempts on the task row (started_at NULL):
 // writeAttemptsSQL wrote them.
 func endTasksSQL(rows int) string {
-	return `WITH f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay, finished_at, deferred, trace, waited)
+	return `WITH f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay, finished_at, deferred, trace, waited, awaits)
 AS (` + valuesSQL(rows, endTaskCols) + `)
 UPDATE tasks SET state = f.state, next_at = f.next_at,
 	attempt = max(tasks.attempt - f.refund, 0), deferrals = tasks.deferrals + f.deferred, last_error = f.error,
 	waits = tasks.waits + f.waited,
-	snoozes = tasks.snoozes + (f.state = 'SENSING'),
+	snoozes = tasks.snoozes + (f.state = 'SENSING' AND f.awaits IS NULL), awaits = f.awaits,
 	fingerprint = f.fingerprint, streak = f.streak, prev_delay = f.prev_delay,
 	finished_at = f.finished_at, lease_owner = '', lease_expires = NULL, started_at = NULL, attempt_trace = f.trace
 FROM f
@@ -246,8 +246,12 @@ func endTaskArgs(x *wtx, f store.Finish) []any {
 	if f.Waited {
 		waited = 1
 	}
+	var awaits any
+	if f.Awaits != "" {
+		awaits = f.Awaits
+	}
 	return []any{f.TaskID, f.Token, string(f.State), nextAt, refund, f.Error,
-		f.Fingerprint, f.Streak, int64(f.PrevDelay), finished, deferred, f.Trace, waited}
+		f.Fingerprint, f.Streak, int64(f.PrevDelay), finished, deferred, f.Trace, waited, awaits}
 }
 
 // annotateRescued gives the interrupted attempt of each task Rescue took

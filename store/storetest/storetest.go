@@ -118,6 +118,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 		{"Stepper", stepTests},
 		{"Quarantiner", quarantineTests},
 		{"Machines", machineTests},
+		{"Mailbox", mailboxTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

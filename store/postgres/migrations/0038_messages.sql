@@ -1,0 +1,14 @@
+-- Messages to tasks (store.Mailbox): kept until a handler of the task
+-- receives one (grit.Receive), which takes it and records it as a step in
+-- one transaction, or until retention deletes them with their task. A
+-- task waiting for a message is SENSING with the topic it awaits, so that
+-- a message of that topic makes it due at once.
+CREATE TABLE messages (
+    id      bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    task_id bigint      NOT NULL,
+    topic   text        NOT NULL,
+    payload json        NOT NULL,
+    sent_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX messages_task ON messages (task_id, topic, id);
+ALTER TABLE tasks ADD COLUMN awaits text;
