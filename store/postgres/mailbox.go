@@ -12,8 +12,6 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-var _ store.Mailbox = (*Store)(nil)
-
 const messageCols = `id, task_id, topic, payload, sent_at`
 
 func scanMessage(row pgx.Row) (task.Message, error) {

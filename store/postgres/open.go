@@ -56,6 +56,7 @@ var (
 	_ store.PollReporter  = (*Store)(nil) // worker.go
 	_ store.Backlog       = (*Store)(nil) // overview.go
 	_ store.Enqueues      = (*Store)(nil) // overview.go
+	_ store.Mailbox       = (*Store)(nil) // mailbox.go: the messages table
 	_ store.Console       = (*Store)(nil) // console.go: the dashboard's reads
 	_ store.Auditor       = (*Store)(nil) // audit.go: the operators' log, in the audit table
 	_ store.Pauser        = (*Store)(nil) // pause.go: the pauses table
