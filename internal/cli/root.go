@@ -70,11 +70,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err != errSilent {
-			fmt.Fprintln(stderr, "grit:", ee.err)
+			fmt.Fprintln(stderr, "grit:", userText(ee.err))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "grit:", err)
+	fmt.Fprintln(stderr, "grit:", userText(err))
 	return exitFailed
 }
 

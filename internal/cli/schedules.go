@@ -193,7 +193,9 @@ func (e *env) scheduleAct(ctx context.Context, action, name string, fn func(ctx 
 	}
 	msg, err := fn(ctx, st, now)
 	switch {
-	case errors.Is(err, task.ErrNotFound), errors.Is(err, schedule.ErrInvalid):
+	case errors.Is(err, task.ErrNotFound):
+		return usageErr("schedules %s: no schedule named %q in the store %s; grit schedules lists those there are", action, name, shownDSN(e.storeDSN))
+	case errors.Is(err, schedule.ErrInvalid):
 		return &exitError{code: exitUsage, err: fmt.Errorf("schedules %s: %w", action, err)}
 	case err != nil:
 		return fmt.Errorf("schedules %s: %w", action, err)
