@@ -100,7 +100,7 @@ func TestUsageErrors(t *testing.T) {
 		{"heartbeat past lease", []string{"run", "--lease", "1s", "--heartbeat", "2s", example("flaky.yaml")}, "must be shorter than the lease"},
 		{"bad store", []string{"run", "--store", "mysql://x", example("flaky.yaml")}, `no driver for "mysql"`},
 		{"bad task id", []string{"task", "abc"}, "is not a task id"},
-		{"bad state", []string{"tasks", "--state", "DONE"}, "unknown state"},
+		{"bad state", []string{"tasks", "--state", "DONE"}, "--state DONE: not a state"},
 		{"bench workers", []string{"bench", "--workers", "0"}, "bench: --workers [0]: want counts from 1 to 64"},
 		{"bench tasks", []string{"bench", "--tasks", "-5"}, "bench: --tasks -5: want a positive number"},
 		{"bench heartbeat", []string{"bench", "--lease", "1s", "--heartbeat", "1s"}, "heartbeat 1s (flag --heartbeat) must be shorter than the lease 1s (flag --lease)"},

@@ -201,7 +201,7 @@ var commandGroups = []struct {
 		return []*cobra.Command{newRunCmd(e), newSubmitCmd(e), newWaitCmd(e), newWorkerCmd(e), newMigrateCmd(e)}
 	}},
 	{"operate", "Look and act on the store (--store):", func(e *env) []*cobra.Command {
-		return []*cobra.Command{newStatusCmd(e), newTasksCmd(e), newTaskCmd(e), newDLQCmd(e), newRedriveCmd(e), newPauseCmd(e), newResumeCmd(e),
+		return []*cobra.Command{newStatusCmd(e), newRunsCmd(e), newTasksCmd(e), newTaskCmd(e), newDLQCmd(e), newRedriveCmd(e), newPauseCmd(e), newResumeCmd(e),
 			newSchedulesCmd(e), newFSMCmd(e), newBreakersCmd(e), newLimitsCmd(e), newDashboardCmd(e)}
 	}},
 	{"server", "Serve the API, and talk to a grit server (--server):", func(e *env) []*cobra.Command {
