@@ -390,18 +390,14 @@ func TestSimHerd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 12 {
-		t.Fatalf("%d lines, want one per strategy (12):\n%s", len(lines), out)
+	var rs []map[string]any
+	if err := json.Unmarshal([]byte(out), &rs); err != nil || len(rs) != 12 {
+		t.Fatalf("%v, %d strategies, want an array of one object per strategy (12):\n%s", err, len(rs), out)
 	}
-	for _, l := range lines {
-		var r map[string]any
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("%q: %v", l, err)
-		}
+	for _, r := range rs {
 		for _, k := range []string{"strategy", "peak_multiple", "drain_s", "attempts", "down_attempts", "dead_lettered", "held"} {
 			if _, ok := r[k]; !ok {
-				t.Errorf("%q has no %s", l, k)
+				t.Errorf("%v has no %s", r, k)
 			}
 		}
 	}

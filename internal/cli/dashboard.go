@@ -28,6 +28,7 @@ var knobHTTP = knob{"http", "GRIT_HTTP", "127.0.0.1:7421", "the address of the w
 var dashboardKnobs = []knob{knobHTTP, knobTokensFile, knobLease}
 
 func newDashboardCmd(e *env) *cobra.Command {
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "dashboard",
 		Short: "serve the web dashboard on a store (grit server serves it too)",
@@ -46,10 +47,11 @@ action is written to the store's audit log. See docs/dashboard.md.`,
 			if err != nil {
 				return err
 			}
-			return e.serveDashboard(cmd.Context(), s)
+			return e.serveDashboard(cmd.Context(), s, asJSON)
 		},
 	}
 	registerKnobs(cmd.Flags(), dashboardKnobs)
+	cmd.Flags().BoolVar(&asJSON, "json", false, servingJSONHelp)
 	return cmd
 }
 
@@ -99,7 +101,7 @@ func (e *env) dashboard(st store.Store, tokens []server.Token, set settings, met
 	return d, l, nil
 }
 
-func (e *env) serveDashboard(ctx context.Context, set settings) error {
+func (e *env) serveDashboard(ctx context.Context, set settings, asJSON bool) error {
 	if set.http == httpOff {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--http off: grit dashboard needs an address to serve, such as 127.0.0.1:7421")}
 	}
@@ -125,6 +127,9 @@ func (e *env) serveDashboard(ctx context.Context, set settings) error {
 	}
 	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(e.stdout, "dashboard on http://%s (store %s)\n", l.Addr(), shownDSN(e.storeDSN))
+	if err := e.sayServing(nil, l.Addr(), asJSON); err != nil {
+		l.Close()
+		return err
+	}
 	return d.ServeListener(sigCtx, l)
 }
