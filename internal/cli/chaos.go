@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,7 +55,7 @@ func (e *env) chaos(ctx context.Context, cfg chaos.Config, asJSON bool) error {
 	if !strings.HasPrefix(e.storeDSN, "postgres://") && !strings.HasPrefix(e.storeDSN, "postgresql://") {
 		return &exitError{code: exitUsage, err: fmt.Errorf("grit chaos: --store %q: want a PostgreSQL DSN (postgres://…): the fleet shares it", shownDSN(e.storeDSN))}
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilStopped(ctx)
 	defer stop()
 	st, err := e.openStore(ctx)
 	if err != nil {

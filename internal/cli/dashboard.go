@@ -6,9 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -125,7 +122,7 @@ func (e *env) serveDashboard(ctx context.Context, set settings, asJSON bool) err
 	if err != nil {
 		return err
 	}
-	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	sigCtx, stop := untilStopped(ctx)
 	defer stop()
 	if err := e.sayServing(nil, l.Addr(), asJSON); err != nil {
 		l.Close()

@@ -8,10 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -173,7 +170,7 @@ func (e *env) serve(ctx context.Context, set settings, asJSON bool) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--listen %s: %w", set.listen, err)}
 	}
-	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	sigCtx, stop := untilStopped(ctx)
 	defer stop()
 	if set.http == httpOff {
 		if err := e.sayServing(lis.Addr(), nil, asJSON); err != nil {
