@@ -208,7 +208,7 @@ func TestDeadLetterOperatorFlow(t *testing.T) {
 	}
 
 	id := itoa(dead.ID)
-	if code, _, errOut := grit(t, "dlq", "replay", "999999", "--store", st); code != 2 || !strings.Contains(errOut, "task 999999: not found") {
+	if code, _, errOut := grit(t, "dlq", "replay", "999999", "--store", st); code != 2 || !strings.Contains(errOut, "no task has id 999999") {
 		t.Errorf("replay of an unknown task: exit %d, %q", code, errOut)
 	}
 	if code, out, _ := grit(t, "dlq", "skip", id, "--store", st); code != 0 || !strings.Contains(out, "SKIPPED") {
@@ -255,7 +255,7 @@ func TestTasksAndTaskShowHistory(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "upstream answered 503") || !strings.Contains(out, "ok on attempt 3") {
 		t.Errorf("task: exit %d\n%s", code, out)
 	}
-	if code, _, errOut := grit(t, "task", "424242", "--store", st); code != 2 || !strings.Contains(errOut, "not found") {
+	if code, _, errOut := grit(t, "task", "424242", "--store", st); code != 2 || !strings.Contains(errOut, "no task has id 424242") {
 		t.Errorf("unknown task: exit %d, %q", code, errOut)
 	}
 }

@@ -139,7 +139,7 @@ func TestExitCodes(t *testing.T) {
 		{"a bad file", []string{"submit", "--store", st, bad}, exitUsage, `unknown key "timout"`},
 		{"a missing file", []string{"run", "--store", st, filepath.Join(dir, "none.yaml")}, exitUsage, "no such file"},
 		{"a bad argument", []string{"task", "x", "--store", st}, exitUsage, "is not a task id"},
-		{"a task not there", []string{"task", "999", "--store", st}, exitUsage, "task 999: not found"},
+		{"a task not there", []string{"task", "999", "--store", st}, exitUsage, "no task has id 999"},
 		{"a bad DSN", []string{"tasks", "--store", "mysql://x"}, exitUsage, `no driver for "mysql"`},
 		{"PostgreSQL unreachable, reading", []string{"tasks", "--store", "postgres://grit@127.0.0.1:1/x"}, exitUnavailable, "127.0.0.1:1"},
 		{"PostgreSQL unreachable, creating", []string{"submit", "--store", "postgres://grit@127.0.0.1:1/x", example("flaky.yaml")}, exitUnavailable, "connection refused"},

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -62,7 +61,7 @@ func (e *env) weigher(ctx context.Context) (store.Weigher, func(), error) {
 	w, ok := st.(store.Weigher)
 	if !ok {
 		done()
-		return nil, nil, fmt.Errorf("limits weight: the store (%T) keeps no weights: every tenant has weight %d: %w", st, store.DefaultWeight, errors.ErrUnsupported)
+		return nil, nil, fmt.Errorf("limits weight: the store %s keeps no weights: every tenant has weight %d", shownDSN(e.storeDSN), store.DefaultWeight)
 	}
 	return w, done, nil
 }
