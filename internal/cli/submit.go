@@ -3,16 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/grit-run/grit/internal/tracing"
-	"github.com/grit-run/grit/store"
-	"github.com/grit-run/grit/task"
 	"github.com/grit-run/grit/taskfile"
 )
 
@@ -59,120 +54,4 @@ func (e *env) submit(ctx context.Context, path string, asJSON bool) error {
 	}
 	fmt.Fprintln(e.stdout, r.ID)
 	return nil
-}
-
-// defaultWarnAfter is how long grit wait waits before it says that no
-// live worker would work the run.
-const defaultWarnAfter = 30 * time.Second
-
-// waitOptions are grit wait's flags.
-type waitOptions struct {
-	json, quiet bool
-	warnAfter   time.Duration
-	lease       string
-}
-
-func newWaitCmd(e *env) *cobra.Command {
-	var o waitOptions
-	cmd := &cobra.Command{
-		Use:   "wait RUN",
-		Short: "wait until a run ends, then print its summary (exit status as grit run)",
-		Long: `Waits until nothing more can run in the run, printing its transitions,
-then prints its summary, as grit run does; grit worker processes work it.
-When the run still waits after --warn-after and no worker is alive in the
-store (none heard from within --lease), it says so on standard error, and
-waits on. Ctrl-C or SIGTERM stops the waiting (exit 130); the run goes on.
-
-Exit status: 0 when every task succeeded, 1 when any did not, 2 for a bad
-argument, 3 when the store is unavailable, 130 when stopped.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
-			if o.warnAfter < 0 {
-				return usageErr("wait: --warn-after %s: want 0 (never) or a positive duration such as 30s", o.warnAfter)
-			}
-			return e.wait(cmd.Context(), id, o)
-		},
-	}
-	cmd.Flags().BoolVar(&o.json, "json", false, "print one JSON object at the end, as grit run --json")
-	cmd.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "print no transitions, only the summary")
-	cmd.Flags().DurationVar(&o.warnAfter, "warn-after", defaultWarnAfter, "say on standard error when the run has waited this long and no worker is alive (0: never)")
-	leaseFlag(cmd, &o.lease)
-	return cmd
-}
-
-func (e *env) wait(ctx context.Context, id int64, o waitOptions) error {
-	lease, err := e.durationKnob(knobLease, o.lease)
-	if err != nil {
-		return err
-	}
-	st, err := e.openExisting(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if _, err := st.GetRun(ctx, id); errors.Is(err, task.ErrNotFound) {
-		if pruned, perr := st.RunPruned(ctx, id); perr == nil && pruned {
-			return &exitError{code: exitUsage, err: fmt.Errorf("wait: run %d finished and was pruned (its retention ended): its outcome is no longer kept; keep runs longer with --retention on the workers (docs/retention.md)", id)}
-		}
-		return &exitError{code: exitUsage, err: fmt.Errorf("wait: no run has id %d", id)}
-	} else if err != nil {
-		return err
-	}
-	p := newProgress(e, id, o.quiet || o.json)
-	sigCtx, stop := untilStopped(ctx)
-	defer stop()
-	if o.warnAfter > 0 {
-		watchCtx, cancel := context.WithCancel(sigCtx)
-		defer cancel()
-		go e.warnNoWorker(watchCtx, st, id, o.warnAfter, lease)
-	}
-	ts, err := waitRun(sigCtx, st, id, p)
-	p.done()
-	if err != nil && sigCtx.Err() != nil && ctx.Err() == nil {
-		return e.stopped("run %d goes on; grit wait %d waits for it again", id, id)
-	}
-	if err != nil {
-		return err
-	}
-	return e.summarize(ctx, st, id, ts, o.json)
-}
-
-// warnNoWorker says on standard error, once, when the run has waited
-// after and no worker is alive in the store. Workers do not record the
-// kinds or queues they work, so a live worker is taken to work the run.
-func (e *env) warnNoWorker(ctx context.Context, st store.Store, run int64, after, lease time.Duration) {
-	tick := time.NewTicker(after)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		alive, err := anyWorkerAlive(ctx, st, lease)
-		if err != nil || alive || ctx.Err() != nil {
-			continue
-		}
-		fmt.Fprintf(e.stderr, "grit: run %d has waited %s and no worker is alive in the store %s (none heard from within %s): start one with grit worker --store '%s'; grit status lists the workers\n",
-			run, after, shownDSN(e.storeDSN), lease, shownDSN(e.storeDSN))
-		return
-	}
-}
-
-// anyWorkerAlive reports whether a worker of the store is alive now, by
-// the store's clock.
-func anyWorkerAlive(ctx context.Context, st store.Store, lease time.Duration) (bool, error) {
-	now, err := st.Now(ctx)
-	if err != nil {
-		return false, err
-	}
-	ws, err := st.Workers(ctx)
-	if err != nil {
-		return false, err
-	}
-	return slices.ContainsFunc(ws, func(w task.Worker) bool { return w.Alive(now, lease) }), nil
 }
