@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -46,10 +47,13 @@ type PauseWatcher interface {
 	WatchPauses(ctx context.Context) (<-chan struct{}, error)
 }
 
+// PauseScopes are the scopes a pause can have.
+var PauseScopes = []Scope{ScopeQueue, ScopeKind, ScopeTenant}
+
 // ValidatePause checks a pause's scope and name.
 func ValidatePause(scope Scope, name string) error {
 	switch {
-	case scope != ScopeQueue && scope != ScopeKind && scope != ScopeTenant:
+	case !slices.Contains(PauseScopes, scope):
 		return invalid("pause scope %q: want queue, kind or tenant", scope)
 	case name == "" || len(name) > 200:
 		return invalid("pause of %s %q: want a name of 1 to 200 characters", scope, name)

@@ -41,6 +41,7 @@ type Edge struct {
 // RunFilter selects runs.
 type RunFilter struct {
 	States   []State
-	BeforeID int64 // for paging: only ids below this; 0 is no bound
-	Limit    int   // 0: all
+	Name     string // only the runs of this name (a task file's runs share its name); "" is any
+	BeforeID int64  // for paging: only ids below this; 0 is no bound
+	Limit    int    // 0: all
 }

@@ -134,3 +134,10 @@ type Worker struct {
 	// remote worker claims), sorted.
 	Kinds []string `json:"kinds,omitempty"`
 }
+
+// Alive reports whether the worker is alive at now: active, and heard
+// from within lease (a worker that died is silent, and stays active
+// until a live one takes its tasks over).
+func (w Worker) Alive(now time.Time, lease time.Duration) bool {
+	return w.Active && now.Sub(w.LastSeen) <= lease
+}

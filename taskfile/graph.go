@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/grit-run/grit/internal/suggest"
 )
 
 // vertex is a task as the needs check sees it.
@@ -87,7 +89,7 @@ func tasksHint(vs []vertex, self, bad string) string {
 		list = append(list[:10:10], "…")
 	}
 	hint := "tasks: " + strings.Join(list, ", ")
-	if s, ok := closest(bad, others); ok {
+	if s, ok := suggest.Closest(bad, others); ok {
 		hint = fmt.Sprintf("did you mean %q? %s", s, hint)
 	}
 	return hint

@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/grit-run/grit/internal/suggest"
 	"github.com/grit-run/grit/schedule"
 	"github.com/grit-run/grit/task"
 )
@@ -137,7 +138,7 @@ func (p *parser) overlap(n *yaml.Node) schedule.Overlap {
 		return schedule.Overlap(s)
 	default:
 		hint := "it takes " + want
-		if c, ok := closest(s, names); ok {
+		if c, ok := suggest.Closest(s, names); ok {
 			hint = fmt.Sprintf("did you mean %q? %s", c, hint)
 		}
 		p.errs.add(n.Line, "overlap %q is not an overlap policy (%s)", s, hint)

@@ -9,13 +9,11 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -85,7 +83,7 @@ func (e *env) runBench(cmd *cobra.Command, cfg gritbench.Config, asJSON bool, pr
 	}
 	// Ctrl-C or SIGTERM ends the measurement, not the process: the
 	// schemas and files it made are removed on the way out.
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilStopped(cmd.Context())
 	defer stop()
 	return e.bench(ctx, cmd.Flags().Changed("store"), benchConfig(cfg, set, self), asJSON)
 }

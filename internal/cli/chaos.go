@@ -2,12 +2,11 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +16,7 @@ import (
 
 func newChaosCmd(e *env) *cobra.Command {
 	var cfg chaos.Config
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "chaos",
 		Short: "run a fleet on PostgreSQL under load while injecting faults at random; check that nothing was lost or run twice",
@@ -33,7 +33,7 @@ times and exits 1 if an invariant was violated (docs/reliability.md).
 The same --seed injects the same faults in the same order.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return e.chaos(cmd.Context(), cfg)
+			return e.chaos(cmd.Context(), cfg, asJSON)
 		},
 	}
 	f := cmd.Flags()
@@ -47,14 +47,15 @@ The same --seed injects the same faults in the same order.`,
 	f.StringVar(&cfg.PGData, "pg-data", "", "data directory of a PostgreSQL cluster (the --store's) that the run may restart")
 	f.StringVar(&cfg.PGCtl, "pg-ctl", "pg_ctl", "the pg_ctl that restarts it")
 	f.StringVar(&cfg.Dir, "dir", "", "where the ledger and the workers' logs go (default: a new temporary directory, kept)")
+	f.BoolVar(&asJSON, "json", false, `print JSON: {"seed", "took_ms", "acked", "not_acked", "faults": {KIND: N}, "attempts", "interrupted", "reruns", "takeovers_ms": [...], "settled", "violations": [...], "passed"}`)
 	return cmd
 }
 
-func (e *env) chaos(ctx context.Context, cfg chaos.Config) error {
+func (e *env) chaos(ctx context.Context, cfg chaos.Config, asJSON bool) error {
 	if !strings.HasPrefix(e.storeDSN, "postgres://") && !strings.HasPrefix(e.storeDSN, "postgresql://") {
 		return &exitError{code: exitUsage, err: fmt.Errorf("grit chaos: --store %q: want a PostgreSQL DSN (postgres://…): the fleet shares it", shownDSN(e.storeDSN))}
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilStopped(ctx)
 	defer stop()
 	st, err := e.openStore(ctx)
 	if err != nil {
@@ -77,9 +78,48 @@ func (e *env) chaos(ctx context.Context, cfg chaos.Config) error {
 	if err != nil {
 		return err
 	}
-	rep.Print(e.stdout)
+	if asJSON {
+		if err := json.NewEncoder(e.stdout).Encode(chaosView(rep)); err != nil {
+			return err
+		}
+	} else {
+		rep.Print(e.stdout)
+	}
 	if !rep.Passed() {
 		return &exitError{code: exitFailed, err: fmt.Errorf("grit chaos: %d invariants violated (seed %d)", len(rep.Violations), cfg.Seed)}
 	}
 	return nil
+}
+
+// chaosJSON is what grit chaos --json prints: the report, durations in
+// milliseconds as every command prints them.
+type chaosJSON struct {
+	Seed        uint64         `json:"seed"`
+	TookMS      int64          `json:"took_ms"`
+	Acked       int            `json:"acked"`
+	NotAcked    int            `json:"not_acked"`
+	Faults      map[string]int `json:"faults"`
+	Attempts    int            `json:"attempts"`
+	Interrupted int            `json:"interrupted"`
+	Reruns      int            `json:"reruns"`
+	TakeoversMS []int64        `json:"takeovers_ms"`
+	Settled     bool           `json:"settled"`
+	Violations  []string       `json:"violations"`
+	Passed      bool           `json:"passed"`
+}
+
+func chaosView(r *chaos.Report) chaosJSON {
+	out := chaosJSON{Seed: r.Seed, TookMS: r.Took.Milliseconds(), Acked: r.Acked, NotAcked: r.NotAcked, Faults: r.Faults,
+		Attempts: r.Attempts, Interrupted: r.Interrupted, Reruns: r.Reruns, TakeoversMS: []int64{}, Settled: r.Settled,
+		Violations: r.Violations, Passed: r.Passed()}
+	for _, d := range r.Takeovers {
+		out.TakeoversMS = append(out.TakeoversMS, d.Milliseconds())
+	}
+	if out.Faults == nil {
+		out.Faults = map[string]int{}
+	}
+	if out.Violations == nil {
+		out.Violations = []string{}
+	}
+	return out
 }

@@ -100,7 +100,7 @@ func TestUsageErrors(t *testing.T) {
 		{"heartbeat past lease", []string{"run", "--lease", "1s", "--heartbeat", "2s", example("flaky.yaml")}, "must be shorter than the lease"},
 		{"bad store", []string{"run", "--store", "mysql://x", example("flaky.yaml")}, `no driver for "mysql"`},
 		{"bad task id", []string{"task", "abc"}, "is not a task id"},
-		{"bad state", []string{"tasks", "--state", "DONE"}, "unknown state"},
+		{"bad state", []string{"tasks", "--state", "DONE"}, "--state DONE: not a state"},
 		{"bench workers", []string{"bench", "--workers", "0"}, "bench: --workers [0]: want counts from 1 to 64"},
 		{"bench tasks", []string{"bench", "--tasks", "-5"}, "bench: --tasks -5: want a positive number"},
 		{"bench heartbeat", []string{"bench", "--lease", "1s", "--heartbeat", "1s"}, "heartbeat 1s (flag --heartbeat) must be shorter than the lease 1s (flag --lease)"},
@@ -208,7 +208,7 @@ func TestDeadLetterOperatorFlow(t *testing.T) {
 	}
 
 	id := itoa(dead.ID)
-	if code, _, errOut := grit(t, "dlq", "replay", "999999", "--store", st); code != 2 || !strings.Contains(errOut, "task 999999: not found") {
+	if code, _, errOut := grit(t, "dlq", "replay", "999999", "--store", st); code != 2 || !strings.Contains(errOut, "no task has id 999999") {
 		t.Errorf("replay of an unknown task: exit %d, %q", code, errOut)
 	}
 	if code, out, _ := grit(t, "dlq", "skip", id, "--store", st); code != 0 || !strings.Contains(out, "SKIPPED") {
@@ -255,7 +255,7 @@ func TestTasksAndTaskShowHistory(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "upstream answered 503") || !strings.Contains(out, "ok on attempt 3") {
 		t.Errorf("task: exit %d\n%s", code, out)
 	}
-	if code, _, errOut := grit(t, "task", "424242", "--store", st); code != 2 || !strings.Contains(errOut, "not found") {
+	if code, _, errOut := grit(t, "task", "424242", "--store", st); code != 2 || !strings.Contains(errOut, "no task has id 424242") {
 		t.Errorf("unknown task: exit %d, %q", code, errOut)
 	}
 }
@@ -390,18 +390,14 @@ func TestSimHerd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 12 {
-		t.Fatalf("%d lines, want one per strategy (12):\n%s", len(lines), out)
+	var rs []map[string]any
+	if err := json.Unmarshal([]byte(out), &rs); err != nil || len(rs) != 12 {
+		t.Fatalf("%v, %d strategies, want an array of one object per strategy (12):\n%s", err, len(rs), out)
 	}
-	for _, l := range lines {
-		var r map[string]any
-		if err := json.Unmarshal([]byte(l), &r); err != nil {
-			t.Fatalf("%q: %v", l, err)
-		}
+	for _, r := range rs {
 		for _, k := range []string{"strategy", "peak_multiple", "drain_s", "attempts", "down_attempts", "dead_lettered", "held"} {
 			if _, ok := r[k]; !ok {
-				t.Errorf("%q has no %s", l, k)
+				t.Errorf("%v has no %s", r, k)
 			}
 		}
 	}

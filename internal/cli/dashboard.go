@@ -6,9 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +25,7 @@ var knobHTTP = knob{"http", "GRIT_HTTP", "127.0.0.1:7421", "the address of the w
 var dashboardKnobs = []knob{knobHTTP, knobTokensFile, knobLease}
 
 func newDashboardCmd(e *env) *cobra.Command {
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "dashboard",
 		Short: "serve the web dashboard on a store (grit server serves it too)",
@@ -48,10 +46,11 @@ store it is, and actions still go to the store. See docs/dashboard.md.`,
 			if err != nil {
 				return err
 			}
-			return e.serveDashboard(cmd.Context(), s)
+			return e.serveDashboard(cmd.Context(), s, asJSON)
 		},
 	}
 	registerKnobs(cmd.Flags(), dashboardKnobs)
+	cmd.Flags().BoolVar(&asJSON, "json", false, servingJSONHelp)
 	return cmd
 }
 
@@ -104,7 +103,7 @@ func (e *env) dashboard(st, read store.Store, tokens []server.Token, set setting
 	return d, l, nil
 }
 
-func (e *env) serveDashboard(ctx context.Context, set settings) error {
+func (e *env) serveDashboard(ctx context.Context, set settings, asJSON bool) error {
 	if set.http == httpOff {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--http off: grit dashboard needs an address to serve, such as 127.0.0.1:7421")}
 	}
@@ -125,20 +124,21 @@ func (e *env) serveDashboard(ctx context.Context, set settings) error {
 		return err
 	}
 	var read store.Store
-	reading := ""
 	if e.readDSN != "" {
 		if read, err = e.openRead(ctx); err != nil {
 			return err
 		}
 		defer read.Close()
-		reading = ", its pages reading " + shownDSN(e.readDSN)
 	}
 	d, l, err := e.dashboard(st, read, tokens, set, h)
 	if err != nil {
 		return err
 	}
-	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	sigCtx, stop := untilStopped(ctx)
 	defer stop()
-	fmt.Fprintf(e.stdout, "dashboard on http://%s (store %s%s)\n", l.Addr(), shownDSN(e.storeDSN), reading)
+	if err := e.sayServing(nil, l.Addr(), asJSON); err != nil {
+		l.Close()
+		return err
+	}
 	return d.ServeListener(sigCtx, l)
 }

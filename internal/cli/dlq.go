@@ -155,7 +155,7 @@ func (e *env) act(ctx context.Context, a task.Action, args []string, asJSON bool
 		case errors.As(err, &wrong):
 			errs = append(errs, fmt.Errorf("task %d: %s needs a DEAD_LETTER task; it is %s", id, a, wrong.State))
 		case errors.Is(err, task.ErrNotFound):
-			errs = append(errs, fmt.Errorf("task %d: not found", id))
+			errs = append(errs, errors.New(e.noTask(id)))
 		case err != nil:
 			failed = err
 			errs = append(errs, fmt.Errorf("task %d: %w", id, err))

@@ -37,6 +37,7 @@ instances. send is written to the store's audit log.`,
 
 func newFSMSendCmd(e *env) *cobra.Command {
 	var payload string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "send MACHINE KEY EVENT [--payload JSON|@FILE|@-]",
 		Short: "queue an event on an instance of a state machine (made in its initial state when it is not there)",
@@ -45,10 +46,11 @@ and prints what is waiting. grit does not know the machine here: a worker
 that has it (grit.Config.Machines) delivers the event within a second.`,
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.fsmSend(cmd.Context(), args[0], args[1], args[2], payload)
+			return e.fsmSend(cmd.Context(), args[0], args[1], args[2], payload, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&payload, "payload", "", "the event's payload: JSON, @FILE to read it from a file, @- from standard input")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: the instance after, as grit fsm show --json prints it (its sent is the event's number)")
 	return cmd
 }
 
@@ -109,7 +111,7 @@ func checkInstance(cmd, m, key string) error {
 	return nil
 }
 
-func (e *env) fsmSend(ctx context.Context, m, key, event, payload string) error {
+func (e *env) fsmSend(ctx context.Context, m, key, event, payload string, asJSON bool) error {
 	if err := checkInstance("send", m, key); err != nil {
 		return err
 	}
@@ -134,6 +136,9 @@ func (e *env) fsmSend(ctx context.Context, m, key, event, payload string) error 
 		return fsmErr("send", err)
 	}
 	e.audit(ctx, st, "send", "instance "+m+"/"+key, 1, fmt.Sprintf("event %d: %s", in.Sent, event))
+	if asJSON {
+		return e.printInstanceJSON(ctx, st, "send", m, key)
+	}
 	fmt.Fprintf(e.stdout, "instance %s/%s: event %d (%s) queued; a worker that has machine %s delivers it\n", m, key, in.Sent, event, m)
 	return e.printInstance(in)
 }
@@ -202,12 +207,12 @@ func (e *env) fsmShow(ctx context.Context, m, key string, asJSON bool) error {
 		return err
 	}
 	defer st.Close()
+	if asJSON {
+		return e.printInstanceJSON(ctx, st, "show", m, key)
+	}
 	in, r, err := machine.Get(ctx, st, m, key)
 	if err != nil {
 		return fsmErr("show", err)
-	}
-	if asJSON {
-		return json.NewEncoder(e.stdout).Encode(instanceJSON{Machine: m, Key: key, Version: r.Version, Updated: r.Updated, Instance: in})
 	}
 	fmt.Fprintf(e.stdout, "instance %s/%s (version %d, written %s)\n", m, key, r.Version, r.Updated.Local().Format(time.DateTime))
 	if err := e.printInstance(in); err != nil {
@@ -225,6 +230,16 @@ func (e *env) fsmShow(ctx context.Context, m, key string, asJSON bool) error {
 			h.At.Local().Format(time.DateTime), orDash(h.Why))
 	}
 	return w.Flush()
+}
+
+// printInstanceJSON prints an instance as the store keeps it (history
+// oldest first), with its machine, key, version and last write.
+func (e *env) printInstanceJSON(ctx context.Context, st store.Store, cmd, m, key string) error {
+	in, r, err := machine.Get(ctx, st, m, key)
+	if err != nil {
+		return fsmErr(cmd, err)
+	}
+	return json.NewEncoder(e.stdout).Encode(instanceJSON{Machine: m, Key: key, Version: r.Version, Updated: r.Updated, Instance: in})
 }
 
 // printInstance prints an instance's state, its transition under way and

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/grit-run/grit/internal/suggest"
 	"github.com/grit-run/grit/store"
 )
 
@@ -70,8 +72,8 @@ func (e *env) pauser(ctx context.Context) (store.Pauser, func(), error) {
 
 func (e *env) pause(ctx context.Context, scope store.Scope, name string, on, asJSON bool) error {
 	verb := map[bool]string{true: "pause", false: "resume"}[on]
-	if err := store.ValidatePause(scope, name); err != nil {
-		return usageErr("%s: %v (e.g. grit %s queue mail)", verb, err, verb)
+	if err := checkPause(verb, scope, name); err != nil {
+		return err
 	}
 	p, done, err := e.pauser(ctx)
 	if err != nil {
@@ -106,6 +108,26 @@ func (e *env) pause(ctx context.Context, scope store.Scope, name string, on, asJ
 	}
 	fmt.Fprintf(e.stdout, "%s %s: resumed\n", scope, name)
 	return nil
+}
+
+// checkPause checks a pause's scope and name, and says what would do.
+func checkPause(verb string, scope store.Scope, name string) error {
+	err := store.ValidatePause(scope, name)
+	if err == nil {
+		return nil
+	}
+	if !slices.Contains(store.PauseScopes, scope) {
+		names := make([]string, len(store.PauseScopes))
+		for i, s := range store.PauseScopes {
+			names[i] = string(s)
+		}
+		msg := fmt.Sprintf("%s: grit pauses a queue, a kind or a tenant, not %q", verb, scope)
+		if s, ok := suggest.Closest(string(scope), names); ok {
+			msg += fmt.Sprintf(" (did you mean %s?)", s)
+		}
+		return usageErr("%s: e.g. grit %s queue %s", msg, verb, name)
+	}
+	return usageErr("%s: %s (e.g. grit %s queue mail)", verb, userText(err), verb)
 }
 
 func (e *env) pausesList(ctx context.Context, asJSON bool) error {

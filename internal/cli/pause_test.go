@@ -34,7 +34,7 @@ func TestPauseCommands(t *testing.T) {
 	}
 	for _, args := range [][]string{{"pause", "queue"}, {"pause", "group", "g"}, {"resume", "kind", ""}} {
 		code, _, errOut := grit(t, append(args, "--store", st)...)
-		if code != 2 || !strings.Contains(errOut, "grit pause queue mail") && !strings.Contains(errOut, "want queue, kind or tenant") && !strings.Contains(errOut, "1 to 200 characters") {
+		if code != 2 || !strings.Contains(errOut, "grit pause queue mail") && !strings.Contains(errOut, "grit pauses a queue, a kind or a tenant") && !strings.Contains(errOut, "1 to 200 characters") {
 			t.Errorf("grit %v: exit %d, %q: want a usage error that says what to give", args, code, errOut)
 		}
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -21,38 +23,85 @@ import (
 )
 
 // remote dials the server that --server (or GRIT_SERVER) names, with the
-// client's GRIT_* settings and GRIT_TOKEN. fail gives a failed call its
-// exit code and message.
-func (e *env) remote(server string) (c *client.Client, fail func(error) error, err error) {
-	cfg, _, err := client.FromEnv(e.getenv)
+// client's GRIT_* settings and GRIT_TOKEN; remoteErr(cfg, err) gives a
+// failed call its exit code and message.
+func (e *env) remote(server string) (c *client.Client, cfg client.Config, err error) {
+	cfg, _, err = client.FromEnv(e.getenv)
 	if err != nil {
-		return nil, nil, &exitError{code: exitUsage, err: err}
+		return nil, cfg, &exitError{code: exitUsage, err: err}
 	}
 	if server != "" {
 		cfg.Addr = server
 	}
 	c, err = client.Dial(cfg)
 	if err != nil {
-		return nil, nil, &exitError{code: exitUsage, err: err}
+		return nil, cfg, &exitError{code: exitUsage, err: err}
 	}
-	return c, func(err error) error { return remoteErr(cfg.Addr, err) }, nil
+	return c, cfg, nil
 }
 
-// remoteErr is the exit of a call to the server at addr that failed: 2 for
-// what the caller can fix (a bad request, a refused token, a task not
-// there or in another state), 3 for a server that did not answer, 1 for
-// the rest.
-func remoteErr(addr string, err error) error {
+// remoteErr is the exit of a call to the server cfg dials that failed: 2
+// for what the caller can fix (a bad request, a refused token, a task not
+// there or in another state, TLS on one side only), 3 for a server that
+// did not answer, 1 for the rest. It says what the server said, without
+// the transport's wording.
+func remoteErr(cfg client.Config, err error) error {
+	said := plainRemote(remoteMessage(err))
 	switch client.Code(err) {
-	case codes.InvalidArgument, codes.Unauthenticated, codes.PermissionDenied, codes.NotFound, codes.FailedPrecondition, codes.AlreadyExists:
-		return &exitError{code: exitUsage, err: err}
+	case codes.AlreadyExists:
+		if client.Reason(err) == pb.ReasonIdempotencyKeyConflict {
+			return &exitError{code: exitUsage, err: keyConflict(client.ErrorInfo(err).GetMetadata())}
+		}
+		return &exitError{code: exitUsage, err: errors.New(said)}
+	case codes.Unauthenticated, codes.PermissionDenied:
+		return &exitError{code: exitUsage, err: refusedToken(cfg.Addr, client.Reason(err), said)}
+	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition:
+		return &exitError{code: exitUsage, err: errors.New(said)}
 	case codes.Unavailable, codes.DeadlineExceeded:
 		if client.Reason(err) == pb.ReasonStoreFull {
-			return &exitError{code: exitUnavailable, err: err} // the server answered: its store's disk is full
+			return &exitError{code: exitUnavailable, err: errors.New(said)} // the server answered: its store's disk is full
 		}
-		return &exitError{code: exitUnavailable, err: fmt.Errorf("%w; is a grit server running at %s? (grit server starts one; --server or GRIT_SERVER names another)", err, addr)}
+		if why := unanswered(cfg); why != nil {
+			return why
+		}
+		return &exitError{code: exitUnavailable, err: fmt.Errorf("the server at %s did not answer: %s", cfg.Addr, said)}
 	}
-	return &exitError{code: exitFailed, err: err}
+	return &exitError{code: exitFailed, err: errors.New(said)}
+}
+
+// remoteMessage is what the server (or the transport) said of a failed
+// call, without the wrapping of the layers it went through.
+func remoteMessage(err error) string {
+	var se interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &se) {
+		return se.GRPCStatus().Message()
+	}
+	return err.Error()
+}
+
+// refusedToken says, for a call the server refused for its token, what
+// to set: the server's own words speak of headers and methods, a user of
+// grit sets GRIT_TOKEN.
+func refusedToken(addr, reason, said string) error {
+	switch reason {
+	case pb.ReasonTokenMissing:
+		return fmt.Errorf("the server at %s needs a token: set GRIT_TOKEN to one of those it accepts (its GRIT_TOKENS or tokens file)", addr)
+	case pb.ReasonTokenUnknown, pb.ReasonTokenMalformed:
+		return fmt.Errorf("the server at %s does not accept the token in GRIT_TOKEN: check it against the server's GRIT_TOKENS or tokens file", addr)
+	case pb.ReasonTokenReadOnly:
+		return fmt.Errorf("the token in GRIT_TOKEN is read-only on the server at %s: set GRIT_TOKEN to an operator's token to change anything", addr)
+	}
+	if _, rest, ok := strings.Cut(said, ": "); ok && strings.HasPrefix(said, "/") {
+		said = rest // the method's name, which the user did not call by name
+	}
+	return errors.New(said)
+}
+
+// keyConflict says, from an IDEMPOTENCY_KEY_CONFLICT's metadata, which
+// task holds the key and what to do.
+func keyConflict(m map[string]string) error {
+	return fmt.Errorf("enqueue: the key %q already names task %s, of kind %s, which is other work (another %s): give this work another --key, or add --return-existing to get task %s",
+		m["key"], m["existing_task_id"], m["existing_kind"], m["differs"], m["existing_task_id"])
 }
 
 func serverFlag(cmd *cobra.Command, p *string) {
@@ -182,14 +231,14 @@ func (e *env) in() io.Reader {
 }
 
 func (e *env) enqueueRemote(ctx context.Context, server string, t *pb.NewTask, asJSON bool) error {
-	c, fail, err := e.remote(server)
+	c, cfg, err := e.remote(server)
 	if err != nil {
 		return err
 	}
 	defer c.Close(ctx)
 	got, err := c.Enqueue(ctx, t)
 	if err != nil {
-		return fail(err)
+		return remoteErr(cfg, err)
 	}
 	if asJSON {
 		return json.NewEncoder(e.stdout).Encode(enqueuedJSON{taskView(fromPB(got.Task)), got.Existed})
@@ -258,14 +307,17 @@ func (e *env) remoteTask(ctx context.Context, server, arg string, call func(*cli
 	if err != nil {
 		return err
 	}
-	c, fail, err := e.remote(server)
+	c, cfg, err := e.remote(server)
 	if err != nil {
 		return err
 	}
 	defer c.Close(ctx)
 	t, err := call(c, ctx, id)
+	if client.Code(err) == codes.NotFound {
+		return usageErr("no task has id %d in the store of the server at %s", id, cfg.Addr)
+	}
 	if err != nil {
-		return fail(err)
+		return remoteErr(cfg, err)
 	}
 	return e.printRemote(t, asJSON, text)
 }

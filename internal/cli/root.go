@@ -75,11 +75,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err != errSilent {
-			fmt.Fprintln(stderr, "grit:", ee.err)
+			fmt.Fprintln(stderr, "grit:", userText(ee.err))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "grit:", err)
+	fmt.Fprintln(stderr, "grit:", userText(err))
 	return exitFailed
 }
 
@@ -157,7 +157,7 @@ var (
 
 // readCommands are the commands that only read the store, which take
 // --read-store; the dashboard's actions still go to --store.
-var readCommands = []string{"status", "tasks", "task", "wait", "dlq list", "schedules", "schedules list", "fsm show", "fsm list", "dashboard"}
+var readCommands = []string{"status", "runs", "tasks", "task", "wait", "dlq list", "schedules", "schedules list", "fsm show", "fsm list", "dashboard"}
 
 // register adds the flag to fs: its value goes to dst, and its default is
 // its variable's value, else def.
@@ -284,7 +284,7 @@ var commandGroups = []struct {
 		return []*cobra.Command{newRunCmd(e), newSubmitCmd(e), newWaitCmd(e), newWorkerCmd(e), newMigrateCmd(e)}
 	}},
 	{"operate", "Look and act on the store (--store):", func(e *env) []*cobra.Command {
-		return []*cobra.Command{newStatusCmd(e), newTasksCmd(e), newTaskCmd(e), newDLQCmd(e), newRedriveCmd(e), newPauseCmd(e), newResumeCmd(e),
+		return []*cobra.Command{newStatusCmd(e), newRunsCmd(e), newTasksCmd(e), newTaskCmd(e), newDLQCmd(e), newRedriveCmd(e), newPauseCmd(e), newResumeCmd(e),
 			newSchedulesCmd(e), newFSMCmd(e), newSendCmd(e), newBreakersCmd(e), newLimitsCmd(e), newDashboardCmd(e)}
 	}},
 	{"server", "Serve the API, and talk to a grit server (--server):", func(e *env) []*cobra.Command {

@@ -18,11 +18,18 @@ import (
 // TestMain) in dir, and returns its exit code and output.
 func gritExec(t *testing.T, dir string, args ...string) (int, string, string) {
 	t.Helper()
+	return gritExecEnv(t, dir, nil, args...)
+}
+
+// gritExecEnv is gritExec with variables (NAME=VALUE) added to its
+// environment.
+func gritExecEnv(t *testing.T, dir string, vars []string, args ...string) (int, string, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GRIT_TEST_AS_CLI=1", "GRIT_STORE=")
+	cmd.Env = append(append(os.Environ(), "GRIT_TEST_AS_CLI=1", "GRIT_STORE="), vars...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -133,12 +140,12 @@ func TestExitCodes(t *testing.T) {
 		{"a bad file", []string{"submit", "--store", st, bad}, exitUsage, `unknown key "timout"`},
 		{"a missing file", []string{"run", "--store", st, filepath.Join(dir, "none.yaml")}, exitUsage, "no such file"},
 		{"a bad argument", []string{"task", "x", "--store", st}, exitUsage, "is not a task id"},
-		{"a task not there", []string{"task", "999", "--store", st}, exitUsage, "task 999: not found"},
+		{"a task not there", []string{"task", "999", "--store", st}, exitUsage, "no task has id 999"},
 		{"a bad DSN", []string{"tasks", "--store", "mysql://x"}, exitUsage, `no driver for "mysql"`},
 		{"PostgreSQL unreachable, reading", []string{"tasks", "--store", "postgres://grit@127.0.0.1:1/x"}, exitUnavailable, "127.0.0.1:1"},
 		{"PostgreSQL unreachable, creating", []string{"submit", "--store", "postgres://grit@127.0.0.1:1/x", example("flaky.yaml")}, exitUnavailable, "connection refused"},
-		{"a server unreachable", []string{"get", "1", "--server", "127.0.0.1:1"}, exitUnavailable, "is a grit server running at 127.0.0.1:1?"},
-		{"enqueue to a server unreachable", []string{"enqueue", "--kind", "k", "--server", "127.0.0.1:1"}, exitUnavailable, "Unavailable"},
+		{"a server unreachable", []string{"get", "1", "--server", "127.0.0.1:1"}, exitUnavailable, "nothing answers at 127.0.0.1:1"},
+		{"enqueue to a server unreachable", []string{"enqueue", "--kind", "k", "--server", "127.0.0.1:1"}, exitUnavailable, "is a grit server running there?"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

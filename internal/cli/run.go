@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -151,7 +149,7 @@ func (e *env) work(ctx context.Context, st store.Store, r task.Run, resumed bool
 	if err != nil {
 		return err
 	}
-	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	sigCtx, stop := untilStopped(ctx)
 	defer stop()
 	if err := eng.Start(ctx); err != nil {
 		return err
@@ -164,8 +162,7 @@ func (e *env) work(ctx context.Context, st store.Store, r task.Run, resumed bool
 		cancel()
 		eng.Stop(released)
 		p.done()
-		fmt.Fprintf(e.stderr, "grit: stopped; resume with: grit run --resume %d\n", r.ID)
-		return &exitError{code: exitStopped, err: errSilent}
+		return e.stopped("resume with: grit run --resume %d", r.ID)
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()

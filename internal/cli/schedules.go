@@ -51,62 +51,89 @@ func newSchedulesListCmd(e *env) *cobra.Command {
 	return list
 }
 
+// scheduleDone is what an action on a schedule did: text for people,
+// and the value --json prints.
+type scheduleDone struct {
+	text string
+	json any
+}
+
+// scheduleNow is the schedule as grit schedules --json shows it, after an
+// action: what --json prints for pause and resume.
+func scheduleNow(ctx context.Context, st store.Store, name, text string, now time.Time) (scheduleDone, error) {
+	v, err := sched.Get(ctx, st, name, now, 3)
+	if err != nil {
+		return scheduleDone{}, err
+	}
+	return scheduleDone{text, toScheduleJSON(v)}, nil
+}
+
 func newSchedulesPauseCmd(e *env) *cobra.Command {
 	var reason string
+	var asJSON bool
 	pause := &cobra.Command{
 		Use:   "pause NAME",
 		Short: "pause a schedule: no slot gets a task until it is resumed (the slots between are not caught up)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.scheduleAct(cmd.Context(), "pause", args[0], func(ctx context.Context, st store.Store, now time.Time) (string, error) {
+			return e.scheduleAct(cmd.Context(), "pause", args[0], asJSON, func(ctx context.Context, st store.Store, now time.Time) (scheduleDone, error) {
 				r, err := sched.Pause(ctx, st, args[0], cliOperator(), reason, now)
 				if err != nil {
-					return "", err
+					return scheduleDone{}, err
 				}
-				return "paused" + nextNote(r, now), nil
+				return scheduleNow(ctx, st, args[0], "paused"+nextNote(r, now), now)
 			})
 		},
 	}
 	pause.Flags().StringVar(&reason, "reason", "", "why, for the other operators (shown by list and the dashboard)")
+	pause.Flags().BoolVar(&asJSON, "json", false, "print JSON: the schedule after, as grit schedules --json lists it")
 	return pause
 }
 
 func newSchedulesResumeCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "resume NAME",
 		Short: "resume a paused schedule from its next slot",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.scheduleAct(cmd.Context(), "resume", args[0], func(ctx context.Context, st store.Store, now time.Time) (string, error) {
+			return e.scheduleAct(cmd.Context(), "resume", args[0], asJSON, func(ctx context.Context, st store.Store, now time.Time) (scheduleDone, error) {
 				r, err := sched.Resume(ctx, st, args[0], now)
 				if err != nil {
-					return "", err
+					return scheduleDone{}, err
 				}
-				return "resumed" + nextNote(r, now), nil
+				return scheduleNow(ctx, st, args[0], "resumed"+nextNote(r, now), now)
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: the schedule after, as grit schedules --json lists it")
+	return cmd
 }
 
 func newSchedulesTriggerCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "trigger NAME",
 		Short: "enqueue a task of a schedule now, outside its slots and whatever its overlap policy",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.scheduleAct(cmd.Context(), "trigger", args[0], func(ctx context.Context, st store.Store, now time.Time) (string, error) {
+			return e.scheduleAct(cmd.Context(), "trigger", args[0], asJSON, func(ctx context.Context, st store.Store, now time.Time) (scheduleDone, error) {
 				t, err := sched.Trigger(ctx, st, args[0], now)
 				if err != nil {
-					return "", err
+					return scheduleDone{}, err
 				}
-				return fmt.Sprintf("triggered: task %d (grit task %d)", t.ID, t.ID), nil
+				return scheduleDone{fmt.Sprintf("triggered: task %d (grit task %d)", t.ID, t.ID),
+					map[string]any{"schedule": args[0], "task": taskView(t)}}, nil
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print JSON: {"schedule": NAME, "task": {...}}, the task enqueued`)
+	return cmd
 }
 
 func newSchedulesBackfillCmd(e *env) *cobra.Command {
 	var from, to string
+	var asJSON bool
 	backfill := &cobra.Command{
 		Use:   "backfill NAME --from TIME --to TIME",
 		Short: "enqueue one task for each slot of a schedule in a time range (at most 1000)",
@@ -121,50 +148,64 @@ duration before now (6h means six hours ago).`,
 			if from == "" || to == "" {
 				return usageErr("schedules backfill: give --from and --to (e.g. --from 24h --to 0s for the last day)")
 			}
-			return e.scheduleAct(cmd.Context(), "backfill", args[0], func(ctx context.Context, st store.Store, now time.Time) (string, error) {
+			return e.scheduleAct(cmd.Context(), "backfill", args[0], asJSON, func(ctx context.Context, st store.Store, now time.Time) (scheduleDone, error) {
 				return backfillSchedule(ctx, st, args[0], from, to, now)
 			})
 		},
 	}
 	backfill.Flags().StringVar(&from, "from", "", "the first time of the range")
 	backfill.Flags().StringVar(&to, "to", "", "the last time of the range")
+	backfill.Flags().BoolVar(&asJSON, "json", false, `print JSON: {"schedule", "from", "to", "slots", "added"}: the slots found, and the tasks added for those that had none`)
 	return backfill
+}
+
+// backfilled is what grit schedules backfill --json prints.
+type backfilled struct {
+	Schedule string    `json:"schedule"`
+	From     time.Time `json:"from"`
+	To       time.Time `json:"to"`
+	Slots    int       `json:"slots"`
+	Added    int       `json:"added"`
 }
 
 // backfillSchedule enqueues the slots of schedule name from from to to,
 // read in its zone, and says how many it found and added.
-func backfillSchedule(ctx context.Context, st store.Store, name, from, to string, now time.Time) (string, error) {
+func backfillSchedule(ctx context.Context, st store.Store, name, from, to string, now time.Time) (scheduleDone, error) {
 	v, err := sched.Get(ctx, st, name, now, 0)
 	if err != nil {
-		return "", err
+		return scheduleDone{}, err
 	}
 	f, err := parseWhen("--from", from, v.Schedule.Zone, now)
 	if err != nil {
-		return "", err
+		return scheduleDone{}, err
 	}
 	t, err := parseWhen("--to", to, v.Schedule.Zone, now)
 	if err != nil {
-		return "", err
+		return scheduleDone{}, err
 	}
 	slots, added, err := sched.Backfill(ctx, st, name, f, t, now)
 	if err != nil {
-		return "", err
+		return scheduleDone{}, err
 	}
-	return fmt.Sprintf("backfilled %s to %s: %d slots, %d new tasks (%d had theirs)",
-		f.UTC().Format(time.RFC3339), t.UTC().Format(time.RFC3339), slots, added, slots-added), nil
+	return scheduleDone{fmt.Sprintf("backfilled %s to %s: %d slots, %d new tasks (%d had theirs)",
+		f.UTC().Format(time.RFC3339), t.UTC().Format(time.RFC3339), slots, added, slots-added),
+		backfilled{Schedule: name, From: f.UTC(), To: t.UTC(), Slots: slots, Added: added}}, nil
 }
 
 func newSchedulesDeleteCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "delete NAME",
 		Short: "delete a schedule from the store (its tasks stay; a worker that declares it makes it again)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return e.scheduleAct(cmd.Context(), "delete", args[0], func(ctx context.Context, st store.Store, _ time.Time) (string, error) {
-				return "deleted", sched.Delete(ctx, st, args[0])
+			return e.scheduleAct(cmd.Context(), "delete", args[0], asJSON, func(ctx context.Context, st store.Store, _ time.Time) (scheduleDone, error) {
+				return scheduleDone{"deleted", map[string]any{"schedule": args[0], "deleted": true}}, sched.Delete(ctx, st, args[0])
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print JSON: {"schedule": NAME, "deleted": true}`)
+	return cmd
 }
 
 // nextNote says when a schedule's next slot comes, if it is not paused.
@@ -177,8 +218,8 @@ func nextNote(r store.ScheduleRow, now time.Time) string {
 }
 
 // scheduleAct runs an operator's action on schedule name, with the
-// store's time, and records it in the audit log.
-func (e *env) scheduleAct(ctx context.Context, action, name string, fn func(ctx context.Context, st store.Store, now time.Time) (string, error)) error {
+// store's time, records it in the audit log and prints what it did.
+func (e *env) scheduleAct(ctx context.Context, action, name string, asJSON bool, fn func(ctx context.Context, st store.Store, now time.Time) (scheduleDone, error)) error {
 	st, err := e.openExisting(ctx)
 	if err != nil {
 		return err
@@ -191,15 +232,20 @@ func (e *env) scheduleAct(ctx context.Context, action, name string, fn func(ctx 
 	if err != nil {
 		return storeErr(err)
 	}
-	msg, err := fn(ctx, st, now)
+	done, err := fn(ctx, st, now)
 	switch {
-	case errors.Is(err, task.ErrNotFound), errors.Is(err, schedule.ErrInvalid):
+	case errors.Is(err, task.ErrNotFound):
+		return usageErr("schedules %s: no schedule named %q in the store %s; grit schedules lists those there are", action, name, shownDSN(e.storeDSN))
+	case errors.Is(err, schedule.ErrInvalid):
 		return &exitError{code: exitUsage, err: fmt.Errorf("schedules %s: %w", action, err)}
 	case err != nil:
 		return fmt.Errorf("schedules %s: %w", action, err)
 	}
 	e.audit(ctx, st, "schedule "+action, "schedule "+name, 0, "")
-	fmt.Fprintf(e.stdout, "schedule %s: %s\n", name, msg)
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(done.json)
+	}
+	fmt.Fprintf(e.stdout, "schedule %s: %s\n", name, done.text)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -13,7 +14,8 @@ import (
 )
 
 func newSchedulesApplyCmd(e *env) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "apply FILE...",
 		Short: "declare the schedules of task files' schedules: sections in the store",
 		Long: `Declares in the store the schedules of each task file's schedules:
@@ -35,13 +37,36 @@ The workers tick them from their next tick.`,
 			if err := declareSchedules(cmd.Context(), st, ss); err != nil {
 				return err
 			}
+			e.audit(cmd.Context(), st, "schedules apply", fmt.Sprintf("%d schedules", len(ss)), len(ss), "")
+			if asJSON {
+				return e.printDeclared(cmd.Context(), st, ss)
+			}
 			for _, s := range ss {
 				fmt.Fprintf(e.stdout, "schedule %s: declared (%s, task %s)\n", s.Name, when(s.OrDefault()), s.Task.Kind)
 			}
-			e.audit(cmd.Context(), st, "schedules apply", fmt.Sprintf("%d schedules", len(ss)), len(ss), "")
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: the schedules declared, as grit schedules --json lists them")
+	return cmd
+}
+
+// printDeclared prints the schedules ss as grit schedules --json lists
+// them.
+func (e *env) printDeclared(ctx context.Context, st store.Store, ss []schedule.Schedule) error {
+	now, err := st.Now(ctx)
+	if err != nil {
+		return storeErr(err)
+	}
+	out := make([]scheduleJSON, 0, len(ss))
+	for _, s := range ss {
+		v, err := sched.Get(ctx, st, s.Name, now, 3)
+		if err != nil {
+			return err
+		}
+		out = append(out, toScheduleJSON(v))
+	}
+	return json.NewEncoder(e.stdout).Encode(out)
 }
 
 // fileSchedules are the schedules of the task files at paths, in order.

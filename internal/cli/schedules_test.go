@@ -170,7 +170,7 @@ func TestScheduleCommandsErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"schedules", "pause", "none"}, `schedule "none"`},
+		{[]string{"schedules", "pause", "none"}, `no schedule named "none"`},
 		{[]string{"schedules", "backfill", "nightly"}, "give --from and --to"},
 		{[]string{"schedules", "backfill", "nightly", "--from", "yesterday", "--to", "0s"}, `--from "yesterday": want RFC 3339`},
 		{[]string{"schedules", "backfill", "nightly", "--from", "0s", "--to", "48h"}, "is after to"},

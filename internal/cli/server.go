@@ -2,15 +2,13 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -44,6 +42,7 @@ var (
 var serverOwnKnobs = []knob{knobListen, knobTokensFile, knobTLSCert, knobTLSKey, knobMaxPayload, knobMaxBatch, knobMaxMessage, knobMaxInFlight, knobRescue, knobHTTP}
 
 func newServerCmd(e *env) *cobra.Command {
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "serve the gRPC API: enqueue, get, list, cancel, publish, dead letters, and remote workers",
@@ -62,10 +61,11 @@ api/README.md.`,
 			if err != nil {
 				return err
 			}
-			return e.serve(cmd.Context(), s)
+			return e.serve(cmd.Context(), s, asJSON)
 		},
 	}
 	registerKnobs(cmd.Flags(), append(append(append([]knob{}, serverOwnKnobs...), protectionKnobs...), append(alertKnobs, knobAutoTimeout)...))
+	cmd.Flags().BoolVar(&asJSON, "json", false, servingJSONHelp)
 	return cmd
 }
 
@@ -90,6 +90,51 @@ func (e *env) serverConfig(s settings) (server.Config, error) {
 	}, nil
 }
 
+// servingJSONHelp is --json's help of the commands that serve.
+const servingJSONHelp = `print JSON once listening: {"api": HOST:PORT, "dashboard": URL, "store": DSN} (null for what is not served)`
+
+// servingJSON is what grit server and grit dashboard print with --json
+// once they listen: one object, then nothing until they stop.
+type servingJSON struct {
+	API       *string `json:"api"`
+	Dashboard *string `json:"dashboard"`
+	Store     string  `json:"store"`
+	// ReadStore is the --read-store the dashboard's pages read, if any.
+	ReadStore *string `json:"read_store,omitempty"`
+}
+
+// sayServing says where grit serves its API and its dashboard (nil: not
+// served).
+func (e *env) sayServing(api, dashboard net.Addr, asJSON bool) error {
+	out := servingJSON{Store: shownDSN(e.storeDSN)}
+	reading := ""
+	if e.readDSN != "" {
+		r := shownDSN(e.readDSN)
+		out.ReadStore, reading = &r, ", its pages reading "+r
+	}
+	if api != nil {
+		a := api.String()
+		out.API = &a
+	}
+	if dashboard != nil {
+		u := "http://" + dashboard.String()
+		out.Dashboard = &u
+	}
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(out)
+	}
+	switch {
+	case out.API != nil:
+		fmt.Fprintf(e.stdout, "serving grit.v1 on %s (store %s)\n", *out.API, out.Store)
+		if out.Dashboard != nil {
+			fmt.Fprintf(e.stdout, "dashboard on %s\n", *out.Dashboard)
+		}
+	case out.Dashboard != nil:
+		fmt.Fprintf(e.stdout, "dashboard on %s (store %s%s)\n", *out.Dashboard, out.Store, reading)
+	}
+	return nil
+}
+
 // newServer returns grit server's server over st.
 func newServer(cfg server.Config, st store.Store, log *slog.Logger) (*server.Server, error) {
 	cfg.Store, cfg.Logger = st, log
@@ -100,7 +145,7 @@ func newServer(cfg server.Config, st store.Store, log *slog.Logger) (*server.Ser
 	return s, err
 }
 
-func (e *env) serve(ctx context.Context, set settings) error {
+func (e *env) serve(ctx context.Context, set settings, asJSON bool) error {
 	cfg, err := e.serverConfig(set)
 	if err != nil {
 		return err
@@ -132,10 +177,13 @@ func (e *env) serve(ctx context.Context, set settings) error {
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("--listen %s: %w", set.listen, err)}
 	}
-	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	sigCtx, stop := untilStopped(ctx)
 	defer stop()
-	fmt.Fprintf(e.stdout, "serving grit.v1 on %s (store %s)\n", lis.Addr(), shownDSN(e.storeDSN))
 	if set.http == httpOff {
+		if err := e.sayServing(lis.Addr(), nil, asJSON); err != nil {
+			lis.Close()
+			return err
+		}
 		return s.Serve(sigCtx, lis)
 	}
 	d, hl, err := e.dashboard(st, nil, cfg.Tokens, set, metricsHandler)
@@ -143,7 +191,11 @@ func (e *env) serve(ctx context.Context, set settings) error {
 		lis.Close()
 		return err
 	}
-	fmt.Fprintf(e.stdout, "dashboard on http://%s\n", hl.Addr())
+	if err := e.sayServing(lis.Addr(), hl.Addr(), asJSON); err != nil {
+		lis.Close()
+		hl.Close()
+		return err
+	}
 	sctx, cancel := context.WithCancel(sigCtx)
 	defer cancel()
 	dashDone := make(chan error, 1)

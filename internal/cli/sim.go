@@ -60,7 +60,7 @@ and those the hold held. Deterministic for a --seed.`,
 	f.Uint64Var(&cfg.Seed, "seed", 1, "random seed")
 	f.StringSliceVar(&strategies, "strategies", nil, "strategies to run (default all: none, equal, full, decorrelated, each also with +budget+breaker and with +hold)")
 	f.StringVar(&plot, "plot", "", "draw load over time to this .png or .svg file")
-	f.BoolVar(&asJSON, "json", false, "print one JSON object per strategy")
+	f.BoolVar(&asJSON, "json", false, "print JSON: an array of one object per strategy")
 	return cmd
 }
 
@@ -102,13 +102,7 @@ func (e *env) simHerd(cfg herd.Config, names []string, plot string, asJSON bool)
 		}
 	}
 	if asJSON {
-		enc := json.NewEncoder(e.stdout)
-		for _, r := range rs {
-			if err := enc.Encode(r); err != nil {
-				return err
-			}
-		}
-		return nil
+		return json.NewEncoder(e.stdout).Encode(rs)
 	}
 	fmt.Fprintf(e.stdout, "%-28s %14s %10s %10s %11s %14s %8s\n", "strategy", "peak (x cap)", "drain", "attempts", "while down", "dead-lettered", "held")
 	for _, r := range rs {

@@ -36,8 +36,14 @@ func newStatusCmd(e *env) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&lease, "lease", "", "a worker silent for longer than this is not alive (env "+knobLease.env+", default "+knobLease.def+")")
+	leaseFlag(cmd, &lease)
 	return cmd
+}
+
+// leaseFlag is --lease of the commands that judge whether a worker is
+// alive (grit status, grit wait): read with e.durationKnob(knobLease, …).
+func leaseFlag(cmd *cobra.Command, lease *string) {
+	cmd.Flags().StringVar(lease, "lease", "", "a worker silent for longer than this is not alive (env "+knobLease.env+", default "+knobLease.def+")")
 }
 
 type workerStatus struct {
@@ -212,7 +218,7 @@ func statusWorkers(ctx context.Context, st store.Store, o store.Overview, now ti
 	}
 	var out []workerStatus
 	for _, w := range ws {
-		out = append(out, workerStatus{Worker: w, Alive: w.Active && now.Sub(w.LastSeen) <= lease, Held: held[w.ID]})
+		out = append(out, workerStatus{Worker: w, Alive: w.Alive(now, lease), Held: held[w.ID]})
 	}
 	return out, nil
 }

@@ -3,13 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/grit-run/grit/internal/tracing"
-	"github.com/grit-run/grit/task"
 	"github.com/grit-run/grit/taskfile"
 )
 
@@ -56,46 +54,4 @@ func (e *env) submit(ctx context.Context, path string, asJSON bool) error {
 	}
 	fmt.Fprintln(e.stdout, r.ID)
 	return nil
-}
-
-func newWaitCmd(e *env) *cobra.Command {
-	var asJSON, quiet bool
-	cmd := &cobra.Command{
-		Use:   "wait RUN",
-		Short: "wait until a run ends, then print its summary (exit status as grit run)",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
-			return e.wait(cmd.Context(), id, asJSON, quiet)
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object at the end, as grit run --json")
-	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print no transitions, only the summary")
-	return cmd
-}
-
-func (e *env) wait(ctx context.Context, id int64, asJSON, quiet bool) error {
-	st, err := e.openRead(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if _, err := st.GetRun(ctx, id); errors.Is(err, task.ErrNotFound) {
-		if pruned, perr := st.RunPruned(ctx, id); perr == nil && pruned {
-			return &exitError{code: exitUsage, err: fmt.Errorf("wait: run %d finished and was pruned (its retention ended): its outcome is no longer kept; keep runs longer with --retention on the workers (docs/retention.md)", id)}
-		}
-		return &exitError{code: exitUsage, err: fmt.Errorf("wait: no run has id %d", id)}
-	} else if err != nil {
-		return err
-	}
-	p := newProgress(e, id, quiet || asJSON)
-	ts, err := waitRun(ctx, st, id, p)
-	p.done()
-	if err != nil {
-		return err
-	}
-	return e.summarize(ctx, st, id, ts, asJSON)
 }

@@ -43,6 +43,11 @@ func parseID(s string) (int64, error) {
 	return id, nil
 }
 
+// noTask says that no task has id in the --store, and where to look.
+func (e *env) noTask(id int64) string {
+	return fmt.Sprintf("no task has id %d in the store %s (grit tasks lists them)", id, shownDSN(e.storeDSN))
+}
+
 func (e *env) showTask(ctx context.Context, id int64, asJSON bool) error {
 	st, err := e.openRead(ctx)
 	if err != nil {
@@ -51,7 +56,7 @@ func (e *env) showTask(ctx context.Context, id int64, asJSON bool) error {
 	defer st.Close()
 	t, err := st.GetTask(ctx, id)
 	if errors.Is(err, task.ErrNotFound) {
-		return &exitError{code: exitUsage, err: fmt.Errorf("task %d: not found", id)}
+		return usageErr("%s", e.noTask(id))
 	}
 	if err != nil {
 		return err

@@ -157,30 +157,3 @@ func TestOneTaskShape(t *testing.T) {
 		t.Errorf("cancel printed\n%s\ngrit tasks\n%s", seen["cancel"], seen["tasks after cancel"])
 	}
 }
-
-// TestEveryCommandPrintsJSON: --json makes each command that prints
-// something print one JSON value.
-func TestEveryCommandPrintsJSON(t *testing.T) {
-	t.Parallel()
-	st := tempStore(t)
-	_, out, _ := grit(t, "run", "--json", "--store", st, example("poison.yaml"))
-	s := decodeSummary(t, out)
-	dead := itoa(byName(s)["settle-m42"].ID)
-	addr, stop := startServer(t, st)
-	defer stop()
-	_, out, _ = grit(t, "enqueue", "--kind", "k", "--server", addr)
-	enqueued := strings.TrimSpace(out)
-	for _, args := range [][]string{
-		{"migrate"}, {"version"}, {"config"}, {"status"}, {"tasks"}, {"task", dead}, {"dlq", "list"}, {"wait", itoa(s.Run)},
-		{"submit", example("flaky.yaml")}, {"limits"}, {"limits", "set", "queue", "mail", "5"},
-		{"breakers", "open", "api", "--for", "1m"}, {"breakers", "close", "api"}, {"breakers", "reset", "api"},
-		{"breakers", "set", "api", "--limit", "2"}, {"breakers"},
-		{"dlq", "fail", dead}, {"enqueue", "--kind", "k", "--server", addr}, {"get", enqueued, "--server", addr}, {"cancel", enqueued, "--server", addr},
-	} {
-		code, out, errOut := grit(t, append(args, "--json", "--store", st)...)
-		var v any
-		if err := json.Unmarshal([]byte(out), &v); code != 0 && args[0] != "wait" || err != nil {
-			t.Errorf("grit %v --json: exit %d, %v: %q %s", args, code, err, out, errOut)
-		}
-	}
-}

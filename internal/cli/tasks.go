@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/grit-run/grit/internal/suggest"
 	"github.com/grit-run/grit/task"
 )
 
@@ -25,12 +27,9 @@ func newTasksCmd(e *env) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f := task.Filter{RunID: runID, Kind: kind, Limit: limit}
-			for _, s := range states {
-				st, err := task.ParseState(s)
-				if err != nil {
-					return usageErr("--state: %v", err)
-				}
-				f.States = append(f.States, st)
+			var err error
+			if f.States, err = parseStates(states); err != nil {
+				return err
 			}
 			return e.listTasks(cmd.Context(), f, asJSON)
 		},
@@ -38,9 +37,34 @@ func newTasksCmd(e *env) *cobra.Command {
 	cmd.Flags().Int64Var(&runID, "run", 0, "only the tasks of this run")
 	cmd.Flags().StringSliceVar(&states, "state", nil, "only tasks in these states (e.g. --state FAILED,DEAD_LETTER)")
 	cmd.Flags().StringVar(&kind, "kind", "", "only tasks of this kind")
-	cmd.Flags().IntVar(&limit, "limit", 1000, "at most this many tasks (0: all)")
+	cmd.Flags().IntVar(&limit, "limit", defaultListLimit, "at most this many tasks (0: all)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// defaultListLimit is how many tasks or runs a list shows unless --limit
+// says otherwise.
+const defaultListLimit = 1000
+
+// parseStates reads --state's values, in any case.
+func parseStates(args []string) ([]task.State, error) {
+	var out []task.State
+	for _, s := range args {
+		st, err := task.ParseState(s)
+		if err != nil {
+			names := make([]string, len(task.States))
+			for i, v := range task.States {
+				names[i] = strings.ToLower(string(v)) // as suggest.Closest compares
+			}
+			msg := fmt.Sprintf("--state %s: not a state", s)
+			if c, ok := suggest.Closest(s, names); ok {
+				msg += fmt.Sprintf(" (did you mean %s?)", strings.ToUpper(c))
+			}
+			return nil, usageErr("%s: want one or more of %s, e.g. --state FAILED,DEAD_LETTER", msg, strings.ToUpper(strings.Join(names, ", ")))
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 func (e *env) listTasks(ctx context.Context, f task.Filter, asJSON bool) error {

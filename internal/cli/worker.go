@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -56,7 +53,7 @@ func (e *env) worker(ctx context.Context, fs *pflag.FlagSet, queues []string) er
 		return err
 	}
 	log := e.logger(slog.LevelInfo)
-	sigCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	sigCtx, stop := untilStopped(ctx)
 	defer stop()
 	st, err := e.openWhenWritable(sigCtx, log)
 	if err != nil || st == nil {

@@ -198,7 +198,7 @@ func (d *Dashboard) overviewWorkers(ctx context.Context, data *overviewData) err
 	}
 	for _, wk := range ws {
 		switch {
-		case wk.Active && time.Since(wk.LastSeen) <= d.cfg.Lease:
+		case wk.Alive(time.Now(), d.cfg.Lease):
 			data.Workers++
 		case wk.Active:
 			data.Silent++
@@ -704,7 +704,7 @@ func (d *Dashboard) workers(w http.ResponseWriter, r *http.Request, v who) error
 		if !wk.Active && held[wk.ID] == 0 && time.Since(wk.LastSeen) > 24*time.Hour {
 			continue // long gone
 		}
-		rows = append(rows, workerRow{Worker: wk, Held: held[wk.ID], Silent: wk.Active && time.Since(wk.LastSeen) > d.cfg.Lease})
+		rows = append(rows, workerRow{Worker: wk, Held: held[wk.ID], Silent: wk.Active && !wk.Alive(time.Now(), d.cfg.Lease)})
 	}
 	slices.SortFunc(rows, func(a, b workerRow) int {
 		if a.Active != b.Active {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/grit-run/grit/store"
+	"github.com/grit-run/grit/task"
 )
 
 // UnservedAfter is how long due work waits, with no live worker serving
@@ -41,17 +42,9 @@ func Unserved(ctx context.Context, st store.Store, now time.Time) ([]UnservedKin
 	if err != nil {
 		return nil, err
 	}
-	served := map[string]bool{}
-	for _, w := range ws {
-		if !w.Active || now.Sub(w.LastSeen) >= UnservedAfter {
-			continue
-		}
-		if len(w.Kinds) == 0 {
-			return nil, nil
-		}
-		for _, k := range w.Kinds {
-			served[k] = true
-		}
+	served, known := Served(ws, now, UnservedAfter)
+	if !known {
+		return nil, nil
 	}
 	if p, ok := st.(store.Pauser); ok {
 		ps, err := p.Pauses(ctx)
@@ -75,4 +68,24 @@ func Unserved(ctx context.Context, st store.Store, now time.Time) ([]UnservedKin
 		}
 	}
 	return out, nil
+}
+
+// Served returns the kinds the workers alive at now (heard from within
+// lease) serve, and whether that is known: a live worker that did not
+// say which kinds it serves (one of a grit too old to record them)
+// makes it unknown.
+func Served(ws []task.Worker, now time.Time, lease time.Duration) (map[string]bool, bool) {
+	served := map[string]bool{}
+	for _, w := range ws {
+		if !w.Alive(now, lease) {
+			continue
+		}
+		if len(w.Kinds) == 0 {
+			return nil, false
+		}
+		for _, k := range w.Kinds {
+			served[k] = true
+		}
+	}
+	return served, true
 }

@@ -17,10 +17,10 @@ import (
 // that stops at the page's size.
 func (s *Store) ListRuns(ctx context.Context, f task.RunFilter) ([]task.Run, error) {
 	q := `SELECT ` + runCols + ` FROM $S.runs WHERE ($1 = 0 OR id < $1)
-		AND ($2::text[] IS NULL OR state = ANY($2::text[])) ORDER BY id DESC`
-	args := []any{f.BeforeID, nilIfEmpty(stateNames(f.States))}
+		AND ($2::text[] IS NULL OR state = ANY($2::text[])) AND ($3 = '' OR name = $3) ORDER BY id DESC`
+	args := []any{f.BeforeID, nilIfEmpty(stateNames(f.States)), f.Name}
 	if f.Limit > 0 {
-		q += ` LIMIT $3`
+		q += ` LIMIT $4`
 		args = append(args, f.Limit)
 	}
 	rows, err := s.pool.Query(ctx, s.sql(q), args...)

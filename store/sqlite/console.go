@@ -25,6 +25,9 @@ func (s *Store) ListRuns(ctx context.Context, f task.RunFilter) ([]task.Run, err
 	if len(f.States) > 0 {
 		where, args = append(where, "state IN (SELECT value FROM json_each(?))"), append(args, jsonList(f.States))
 	}
+	if f.Name != "" {
+		where, args = append(where, "name = ?"), append(args, f.Name)
+	}
 	q := `SELECT ` + runCols + ` FROM runs`
 	if len(where) > 0 {
 		q += ` WHERE ` + strings.Join(where, " AND ")

@@ -44,6 +44,25 @@ var consoleTests = map[string]func(*testing.T, *harness){
 			t.Errorf("running or successful runs before %d: %v, want %v", runs[3], got, []int64{runs[2], runs[1]})
 		}
 	},
+	"RunsByName": func(t *testing.T, h *harness) {
+		c := console(h)
+		var runs []int64
+		for _, name := range []string{"nightly", "hourly", "nightly", "nightly"} {
+			runs = append(runs, h.submit(task.NewRun{Name: name, Tasks: []task.NewTask{node("n")}}).ID)
+		}
+		if got, want := h.runs(c, task.RunFilter{Name: "nightly"}), []int64{runs[3], runs[2], runs[0]}; !slices.Equal(got, want) {
+			t.Errorf("runs named nightly: %v, want %v", got, want)
+		}
+		if got, want := h.runs(c, task.RunFilter{Name: "nightly", BeforeID: runs[3], Limit: 1}), []int64{runs[2]}; !slices.Equal(got, want) {
+			t.Errorf("a page of the runs named nightly before %d: %v, want %v", runs[3], got, want)
+		}
+		if got := h.runs(c, task.RunFilter{Name: "nightly", States: []task.State{task.Success}}); len(got) != 0 {
+			t.Errorf("successful runs named nightly: %v, want none", got)
+		}
+		if got := h.runs(c, task.RunFilter{Name: "Nightly"}); len(got) != 0 {
+			t.Errorf("runs named Nightly: %v, want none (names are matched exactly)", got)
+		}
+	},
 	"DeadLettersGroupedByFingerprint": func(t *testing.T, h *harness) {
 		c := console(h)
 		if gs := h.deadLetterGroups(c); len(gs) != 0 {
