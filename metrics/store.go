@@ -161,35 +161,66 @@ func (c *StoreCollector) read(ctx context.Context) ([]prometheus.Metric, error) 
 		return nil, err
 	}
 	var out []prometheus.Metric
-	if o, ok := st.(store.Overview); ok {
-		counts, err := o.QueueCounts(ctx)
+	for _, read := range []func(context.Context, store.Store, time.Time) ([]prometheus.Metric, error){
+		readTasks, c.readGroups, readWork, readSettings, readSchedules,
+	} {
+		ms, err := read(ctx, st, now)
 		if err != nil {
 			return nil, err
 		}
-		waiting := map[string]bool{}
-		for _, qc := range counts {
-			out = append(out, prometheus.MustNewConstMetric(descTasks, prometheus.GaugeValue, float64(qc.N), qc.Queue, string(qc.State)))
-			if qc.State == task.Ready || qc.State == task.Retrying {
-				waiting[qc.Queue] = true
-			}
-		}
-		if b, ok := st.(store.Backlog); ok && len(waiting) > 0 {
-			due, err := b.OldestDue(ctx, slices.Sorted(maps.Keys(waiting)))
-			if err != nil {
-				return nil, err
-			}
-			for q, at := range due {
-				out = append(out, prometheus.MustNewConstMetric(descOldest, prometheus.GaugeValue, max(now.Sub(at), 0).Seconds(), q))
-			}
+		out = append(out, ms...)
+	}
+	return out, nil
+}
+
+// readTasks reads the tasks by queue and state, and how long each
+// queue's oldest due task has waited.
+func readTasks(ctx context.Context, st store.Store, now time.Time) ([]prometheus.Metric, error) {
+	o, ok := st.(store.Overview)
+	if !ok {
+		return nil, nil
+	}
+	counts, err := o.QueueCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []prometheus.Metric
+	waiting := map[string]bool{}
+	for _, qc := range counts {
+		out = append(out, prometheus.MustNewConstMetric(descTasks, prometheus.GaugeValue, float64(qc.N), qc.Queue, string(qc.State)))
+		if qc.State == task.Ready || qc.State == task.Retrying {
+			waiting[qc.Queue] = true
 		}
 	}
+	if b, ok := st.(store.Backlog); ok && len(waiting) > 0 {
+		due, err := b.OldestDue(ctx, slices.Sorted(maps.Keys(waiting)))
+		if err != nil {
+			return nil, err
+		}
+		for q, at := range due {
+			out = append(out, prometheus.MustNewConstMetric(descOldest, prometheus.GaugeValue, max(now.Sub(at), 0).Seconds(), q))
+		}
+	}
+	return out, nil
+}
+
+// readGroups reads the groups' breakers, budgets, holds and ramps.
+func (c *StoreCollector) readGroups(ctx context.Context, st store.Store, now time.Time) ([]prometheus.Metric, error) {
 	groups, err := st.Groups(ctx)
 	if err != nil {
 		return nil, err
 	}
+	var out []prometheus.Metric
 	for name, g := range groups {
 		out = append(out, c.group(name, g, now)...)
 	}
+	return out, nil
+}
+
+// readWork reads the tasks ever enqueued, and the kinds of due work no
+// live worker serves.
+func readWork(ctx context.Context, st store.Store, now time.Time) ([]prometheus.Metric, error) {
+	var out []prometheus.Metric
 	us, err := ops.Unserved(ctx, st, now)
 	if err != nil {
 		return nil, err
@@ -204,6 +235,13 @@ func (c *StoreCollector) read(ctx context.Context) ([]prometheus.Metric, error) 
 		}
 		out = append(out, prometheus.MustNewConstMetric(descEnqueued, prometheus.CounterValue, float64(n)))
 	}
+	return out, nil
+}
+
+// readSettings reads what operators set: the pauses and the tenants'
+// weights.
+func readSettings(ctx context.Context, st store.Store, _ time.Time) ([]prometheus.Metric, error) {
+	var out []prometheus.Metric
 	if p, ok := st.(store.Pauser); ok {
 		ps, err := p.Pauses(ctx)
 		if err != nil {
@@ -222,15 +260,23 @@ func (c *StoreCollector) read(ctx context.Context) ([]prometheus.Metric, error) 
 			out = append(out, prometheus.MustNewConstMetric(descWeight, prometheus.GaugeValue, float64(n), tenant))
 		}
 	}
-	if sc, err := sched.Of(st); err == nil {
-		rows, err := sc.Schedules(ctx, time.Time{})
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			if s, err := sched.StateOf(r); err == nil {
-				out = append(out, schedule(r.Name, s, now)...)
-			}
+	return out, nil
+}
+
+// readSchedules reads the schedules' gauges and counts.
+func readSchedules(ctx context.Context, st store.Store, now time.Time) ([]prometheus.Metric, error) {
+	sc, err := sched.Of(st)
+	if err != nil {
+		return nil, nil // the store keeps no schedules
+	}
+	rows, err := sc.Schedules(ctx, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	var out []prometheus.Metric
+	for _, r := range rows {
+		if s, err := sched.StateOf(r); err == nil {
+			out = append(out, schedule(r.Name, s, now)...)
 		}
 	}
 	return out, nil

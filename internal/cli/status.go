@@ -313,6 +313,12 @@ func printStatus(e *env, r statusReport) {
 		fmt.Fprintf(w, "%s\t%s\n", q.Queue, strings.Join(parts, ", "))
 	}
 	w.Flush()
+	printWaits(e, r)
+}
+
+// printWaits prints, a line each, what holds work back: pauses, holds,
+// rates, and kinds no live worker serves.
+func printWaits(e *env, r statusReport) {
 	for _, p := range r.Pauses {
 		fmt.Fprintf(e.stdout, "\npaused: %s %s since %s (grit resume %s %s)", p.Scope, p.Name, p.Since.Local().Format("2006-01-02 15:04:05"), p.Scope, p.Name)
 	}
