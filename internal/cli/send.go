@@ -50,11 +50,13 @@ func (e *env) send(ctx context.Context, id int64, topic, payload string, asJSON 
 	defer st.Close()
 	mb, ok := st.(store.Mailbox)
 	if !ok {
-		return fmt.Errorf("send: the store (%T) keeps no messages (it is not a store.Mailbox)", st)
+		return fmt.Errorf("send: the store %s keeps no messages to tasks", shownDSN(e.storeDSN))
 	}
 	m, err := mb.Send(ctx, id, topic, raw)
 	switch {
-	case errors.Is(err, task.ErrNotFound), errors.Is(err, task.ErrInvalid), errors.Is(err, task.ErrWrongState):
+	case errors.Is(err, task.ErrNotFound):
+		return usageErr("send: %s", e.noTask(id))
+	case errors.Is(err, task.ErrInvalid), errors.Is(err, task.ErrWrongState):
 		return &exitError{code: exitUsage, err: fmt.Errorf("send: %w", err)}
 	case err != nil:
 		return storeErr(err)

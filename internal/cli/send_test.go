@@ -58,7 +58,7 @@ func TestSend(t *testing.T) {
 		{[]string{sid, "approval", ""}, "no JSON"},
 		{[]string{sid, "", "1"}, "topic"},
 		{[]string{"x", "approval", "1"}, "not a task id"},
-		{[]string{fmt.Sprint(id + 100), "approval", "1"}, "not found"},
+		{[]string{fmt.Sprint(id + 100), "approval", "1"}, "no task has id"},
 		{[]string{fmt.Sprint(done), "approval", "1"}, "has not ended"},
 	} {
 		code, _, errOut := grit(t, append([]string{"send", "--store", dsn}, c.args...)...)
