@@ -30,7 +30,9 @@ func (complete) EnqueueIn(context.Context, any, []task.NewTask) ([]task.Enqueued
 
 func (complete) PublishIn(context.Context, any, []task.Event) ([]task.Task, error) { return nil, nil }
 
-func (complete) WALPosition(context.Context) (store.WALPosition, error) { return store.WALPosition{}, nil }
+func (complete) WALPosition(context.Context) (store.WALPosition, error) {
+	return store.WALPosition{}, nil
+}
 
 // TestStartLogsMissingOptionalCapabilities: a worker says once, when it
 // starts, which optional capabilities its store lacks (SQLite has no
