@@ -20,6 +20,8 @@ type options struct {
 	rounds      int
 	latencyJobs int
 	retryJobs   int
+	backlog     int // jobs of the backlog drain; 0: none
+	future      int // jobs due in an hour behind the second latency workload; 0: none
 	systems     []system
 	json        bool
 	cpuprofile  string
@@ -37,6 +39,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.rounds, "rounds", 3, "runs of the throughput workload per system, taken in turn; each system's median run is reported")
 	fs.IntVar(&o.latencyJobs, "latency-jobs", 2000, "jobs of the enqueue-to-start latency workload")
 	fs.IntVar(&o.retryJobs, "retry-jobs", 500, "jobs of the retry lateness workload")
+	fs.IntVar(&o.backlog, "backlog", 0, "also drain a backlog of this many jobs, all due before the worker starts, once per system, beside the throughput workload's rate (0: no backlog drain)")
+	fs.IntVar(&o.future, "future", 0, "also measure enqueue→start with this many jobs waiting, due in an hour (0: not)")
 	fs.StringVar(&systems, "systems", strings.Join(systemNames(), ","), "comma-separated systems to run")
 	fs.BoolVar(&o.json, "json", false, "print one JSON object instead of a table")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of each system's throughput workload to FILE.<system>")
@@ -77,6 +81,14 @@ func (o options) validate() error {
 	}{{"--jobs", o.jobs}, {"--latency-jobs", o.latencyJobs}, {"--retry-jobs", o.retryJobs}} {
 		if c.n <= 0 {
 			return fmt.Errorf("%s %d: want a positive number of jobs (e.g. %s 1000)", c.flag, c.n, c.flag)
+		}
+	}
+	for _, c := range []struct {
+		flag string
+		n    int
+	}{{"--backlog", o.backlog}, {"--future", o.future}} {
+		if c.n < 0 {
+			return fmt.Errorf("%s %d: want a number of jobs, or 0 for none (e.g. %s 1000000)", c.flag, c.n, c.flag)
 		}
 	}
 	if o.rounds <= 0 {

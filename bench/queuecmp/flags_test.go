@@ -21,6 +21,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--latency-jobs", "-5"}, "--latency-jobs -5: want a positive number"},
 		{[]string{"--retry-jobs", "0"}, "--retry-jobs 0: want a positive number"},
 		{[]string{"--rounds", "0"}, "--rounds 0: want at least one run"},
+		{[]string{"--backlog", "-1"}, "--backlog -1: want a number of jobs, or 0 for none"},
+		{[]string{"--future", "-3"}, "--future -3: want a number of jobs, or 0 for none"},
 		{[]string{"--jobs", "many"}, `invalid value "many"`},
 		{[]string{"--frobnicate"}, "flag provided but not defined"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
@@ -53,7 +55,7 @@ func TestFlagDefaults(t *testing.T) {
 		names = append(names, s.name)
 	}
 	want := []string{"river-defaults", "river-tuned", "grit", "grit-defaults", "grit-features", "grit-tenants", "pg-limit", "grit-sqlite", "grit-sqlite-tenants", "river-sqlite", "sqlite-limit"}
-	if !slices.Equal(names, want) || o.jobs != 20000 || o.rounds != 3 || o.latencyJobs != 2000 || o.retryJobs != 500 || o.db != defaultDSN || o.json {
+	if !slices.Equal(names, want) || o.jobs != 20000 || o.rounds != 3 || o.latencyJobs != 2000 || o.retryJobs != 500 || o.db != defaultDSN || o.json || o.backlog != 0 || o.future != 0 {
 		t.Errorf("defaults %+v (systems %v)", o, names)
 	}
 }

@@ -150,7 +150,7 @@ func (q *gritQueue) insertBatch(ctx context.Context, jobs []job) error {
 		if err != nil {
 			return err
 		}
-		ts[i] = task.NewTask{Kind: jobKind, Args: args}
+		ts[i] = task.NewTask{Kind: jobKind, Args: args, RunAt: j.At}
 		if q.tenants > 0 {
 			ts[i].Tenant = fmt.Sprintf("tenant-%d", j.Seq%q.tenants)
 		}

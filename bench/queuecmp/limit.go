@@ -76,9 +76,9 @@ func (q *limitQueue) insertBatch(ctx context.Context, jobs []job) error {
 		if err != nil {
 			return err
 		}
-		rows[i] = []any{string(b)}
+		rows[i] = []any{string(b), dueAt(j)}
 	}
-	_, err := q.db.CopyFrom(ctx, pgx.Identifier{q.channel, "jobs"}, []string{"args"}, pgx.CopyFromRows(rows))
+	_, err := q.db.CopyFrom(ctx, pgx.Identifier{q.channel, "jobs"}, []string{"args", "run_at"}, pgx.CopyFromRows(rows))
 	return err
 }
 

@@ -83,13 +83,12 @@ func (q *sqliteLimitQueue) insertBatch(ctx context.Context, jobs []job) error {
 	if err != nil {
 		return err
 	}
-	now := micros(time.Now())
 	for _, j := range jobs {
 		b, err := json.Marshal(j)
 		if err != nil {
 			return err
 		}
-		if _, err := st.ExecContext(ctx, b, now); err != nil {
+		if _, err := st.ExecContext(ctx, b, micros(dueAt(j))); err != nil {
 			return err
 		}
 	}

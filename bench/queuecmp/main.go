@@ -137,6 +137,17 @@
 // backoff has none), due on the store's clock; the worker sleeps until the
 // earliest due task.
 //
+// As the queue grows: with --backlog N, each system also drains, once, N
+// jobs all due before its worker starts, and its rate is compared with
+// its own throughput workload's (a deep queue must not slow the drain);
+// with --future N, each system also runs the enqueue→start workload with
+// N jobs waiting that are due in an hour (scheduled work, retries waiting
+// out their backoff), and its p99 is compared with its own p99 with none
+// (work that is not due must not slow the claims of the work that is).
+// Both are compared across systems too. They take long with a million
+// jobs (the inserts alone, minutes per system): give them to the systems
+// you want, e.g. --systems grit,river-tuned,pg-limit --backlog 1000000.
+//
 // With --cpuprofile FILE, each system's throughput workload writes a CPU
 // profile of this process, from its worker's start to its last completion,
 // to FILE.<system>.

@@ -24,6 +24,8 @@ type params struct {
 	RetryJobs    int     `json:"retry_jobs"`
 	PaceMs       float64 `json:"pace_ms"`
 	RetryDelayMs float64 `json:"retry_delay_ms"`
+	Backlog      int     `json:"backlog,omitempty"`
+	Future       int     `json:"future,omitempty"`
 }
 
 // result is one system's outcome on every workload.
@@ -33,6 +35,14 @@ type result struct {
 	Throughput throughputResult `json:"throughput"`
 	Latency    dist             `json:"enqueue_to_start"`
 	Retry      dist             `json:"retry_lateness"`
+	// Backlog is the drain of --backlog jobs due before the start, and
+	// BacklogRatio its rate over the throughput workload's (nil: not run).
+	Backlog      *throughputResult `json:"backlog,omitempty"`
+	BacklogRatio *float64          `json:"backlog_ratio,omitempty"`
+	// Future is enqueue→start with --future jobs due in an hour waiting,
+	// and FutureRatio its p99 over Latency's (nil: not run).
+	Future      *dist    `json:"enqueue_to_start_behind_future,omitempty"`
+	FutureRatio *float64 `json:"future_p99_ratio,omitempty"`
 }
 
 // ratio compares a grit system with another system on the same store
@@ -48,6 +58,8 @@ type ratio struct {
 	ThroughputByRound []*float64 `json:"throughput_by_round"`
 	LatencyP99        *float64   `json:"enqueue_to_start_p99"`
 	RetryP99          *float64   `json:"retry_lateness_p99"`
+	Backlog           *float64   `json:"backlog,omitempty"`    // the backlog drains' rates
+	FutureP99         *float64   `json:"future_p99,omitempty"` // enqueue→start p99 behind the future jobs
 }
 
 func ratios(systems []system, results []result) []ratio {
@@ -69,12 +81,19 @@ func ratios(systems []system, results []result) []ratio {
 			for k := range min(len(g.Throughput.Rounds), len(r.Throughput.Rounds)) {
 				byRound = append(byRound, over(g.Throughput.Rounds[k], r.Throughput.Rounds[k]))
 			}
-			out = append(out, ratio{
+			x := ratio{
 				Grit: g.System, River: r.System,
 				Throughput: over(g.Throughput.JobsPerSec, r.Throughput.JobsPerSec), ThroughputByRound: byRound,
 				LatencyP99: over(g.Latency.P99, r.Latency.P99),
 				RetryP99:   over(g.Retry.P99, r.Retry.P99),
-			})
+			}
+			if g.Backlog != nil && r.Backlog != nil {
+				x.Backlog = over(g.Backlog.JobsPerSec, r.Backlog.JobsPerSec)
+			}
+			if g.Future != nil && r.Future != nil {
+				x.FutureP99 = over(g.Future.P99, r.Future.P99)
+			}
+			out = append(out, x)
 		}
 	}
 	return out
@@ -121,9 +140,10 @@ func (r report) writeTable(w io.Writer) error {
 			}
 			byRound = " (by round: " + strings.Join(rs, ", ") + ")"
 		}
-		fmt.Fprintf(w, "  %s ÷ %s: throughput %s%s, start p99 %s, retry late p99 %s\n",
-			x.Grit, x.River, fmtRatio(x.Throughput), byRound, fmtRatio(x.LatencyP99), fmtRatio(x.RetryP99))
+		fmt.Fprintf(w, "  %s ÷ %s: throughput %s%s, start p99 %s, retry late p99 %s%s\n",
+			x.Grit, x.River, fmtRatio(x.Throughput), byRound, fmtRatio(x.LatencyP99), fmtRatio(x.RetryP99), grownRatios(x))
 	}
+	r.writeGrowth(w)
 	fmt.Fprintln(w, "\nsystems:")
 	for _, s := range r.Systems {
 		fmt.Fprintf(w, "  %s: %s\n", s.System, s.Config)
@@ -144,4 +164,37 @@ func fmtRatio(r *float64) string {
 		return "n/a"
 	}
 	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", *r), "0"), ".") + "x"
+}
+
+// grownRatios are a ratio's figures of --backlog and --future, if run.
+func grownRatios(x ratio) string {
+	s := ""
+	if x.Backlog != nil {
+		s += ", backlog drain " + fmtRatio(x.Backlog)
+	}
+	if x.FutureP99 != nil {
+		s += ", start p99 behind the future jobs " + fmtRatio(x.FutureP99)
+	}
+	return s
+}
+
+// writeGrowth prints how each system's figures grow with --backlog and
+// --future: the drain of the backlog against the throughput workload, and
+// enqueue→start behind jobs due in an hour against it with none.
+func (r report) writeGrowth(w io.Writer) {
+	p := r.Params
+	if p.Backlog == 0 && p.Future == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nas the queue grows, each system against itself:")
+	for _, s := range r.Systems {
+		if s.Backlog != nil {
+			fmt.Fprintf(w, "  %s: drained %d jobs due before the start at %.0f jobs/s, %s its rate on %d\n",
+				s.System, p.Backlog, s.Backlog.JobsPerSec, fmtRatio(s.BacklogRatio), p.Jobs)
+		}
+		if s.Future != nil {
+			fmt.Fprintf(w, "  %s: enqueue→start p50/p99 %.2f/%.2f ms with %d jobs due in an hour waiting, p99 %s its p99 with none\n",
+				s.System, s.Future.P50, s.Future.P99, p.Future, fmtRatio(s.FutureRatio))
+		}
+	}
 }

@@ -76,3 +76,31 @@ func TestMachineLineSaysBothStores(t *testing.T) {
 		t.Errorf("a run on SQLite alone names PostgreSQL: %q", m)
 	}
 }
+
+// TestTableShowsGrowth: with --backlog and --future, the table compares
+// each system with itself (the drain's rate, the p99 behind the future
+// jobs) and grit with the others.
+func TestTableShowsGrowth(t *testing.T) {
+	sys := []system{systems[1], systems[2]}
+	f := func(v float64) *float64 { return &v }
+	results := []result{
+		{System: "river-tuned", Throughput: throughputResult{JobsPerSec: 100}, Latency: dist{P99: 4},
+			Backlog: &throughputResult{JobsPerSec: 50}, BacklogRatio: f(0.5), Future: &dist{P50: 3, P99: 30}, FutureRatio: f(7.5)},
+		{System: "grit", Throughput: throughputResult{JobsPerSec: 300}, Latency: dist{P99: 2},
+			Backlog: &throughputResult{JobsPerSec: 270}, BacklogRatio: f(0.9), Future: &dist{P50: 1, P99: 3}, FutureRatio: f(1.5)},
+	}
+	rep := report{Systems: results, Ratios: ratios(sys, results), Params: params{Jobs: 20000, Backlog: 1000000, Future: 1000000}}
+	var b bytes.Buffer
+	if err := rep.writeTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"backlog drain 5.4x, start p99 behind the future jobs 0.1x",
+		"grit: drained 1000000 jobs due before the start at 270 jobs/s, 0.9x its rate on 20000",
+		"grit: enqueue→start p50/p99 1.00/3.00 ms with 1000000 jobs due in an hour waiting, p99 1.5x its p99 with none",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table does not say %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -149,6 +149,9 @@ func (q *riverQueue[TTx]) insertBatch(ctx context.Context, jobs []job) error {
 	params := make([]river.InsertManyParams, len(jobs))
 	for i, j := range jobs {
 		params[i] = river.InsertManyParams{Args: riverArgs{j}}
+		if !j.At.IsZero() {
+			params[i].InsertOpts = &river.InsertOpts{ScheduledAt: j.At}
+		}
 	}
 	if _, err := q.ins.InsertManyFast(ctx, params); err != nil {
 		return fmt.Errorf("river: insert %d jobs: %w", len(jobs), err)

@@ -46,7 +46,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // measure runs every workload on every system, one at a time.
 func measure(ctx context.Context, o options, stderr io.Writer) (rep report, err error) {
-	rep.Params = params{Jobs: o.jobs, Rounds: o.rounds, LatencyJobs: o.latencyJobs, RetryJobs: o.retryJobs, PaceMs: ms(pace), RetryDelayMs: ms(retryDelay)}
+	rep.Params = params{Jobs: o.jobs, Rounds: o.rounds, LatencyJobs: o.latencyJobs, RetryJobs: o.retryJobs, PaceMs: ms(pace), RetryDelayMs: ms(retryDelay),
+		Backlog: o.backlog, Future: o.future}
 	rep.Machine = readHost()
 	e := &env{
 		dsn:    o.db,
@@ -89,6 +90,11 @@ func measure(ctx context.Context, o options, stderr io.Writer) (rep report, err 
 			return report{}, fmt.Errorf("%s: %w", sys.name, err)
 		}
 		res.Throughput = tps[i]
+		if o.backlog > 0 {
+			if err := measureBacklog(ctx, e, sys, o, stderr, &res); err != nil {
+				return report{}, fmt.Errorf("%s: %w", sys.name, err)
+			}
+		}
 		rep.Systems = append(rep.Systems, res)
 	}
 	rep.Ratios = ratios(o.systems, rep.Systems)
@@ -168,7 +174,30 @@ func measureLatencies(ctx context.Context, e *env, sys system, o options, stderr
 		return res, fmt.Errorf("retry lateness: %w", err)
 	}
 	fmt.Fprintf(stderr, "queuecmp: %s retry lateness: p99 %.2fms\n", sys.name, res.Retry.P99)
+	if o.future > 0 {
+		var d dist
+		bounded(ctx, o.latencyJobs+o.future, func(ctx context.Context) { d, err = latencyBehindFuture(ctx, e, sys, o.latencyJobs, o.future) })
+		if err != nil {
+			return res, fmt.Errorf("latency behind %d future jobs: %w", o.future, err)
+		}
+		res.Future, res.FutureRatio = &d, over(d.P99, res.Latency.P99)
+		fmt.Fprintf(stderr, "queuecmp: %s enqueue→start behind %d jobs due in an hour: p99 %.2fms\n", sys.name, o.future, d.P99)
+	}
 	return res, nil
+}
+
+// measureBacklog drains --backlog jobs due before the worker starts, once,
+// and compares its rate with the throughput workload's.
+func measureBacklog(ctx context.Context, e *env, sys system, o options, stderr io.Writer, res *result) error {
+	var tp throughputResult
+	var err error
+	bounded(ctx, o.backlog, func(ctx context.Context) { tp, err = throughput(ctx, e, sys, o.backlog, false) })
+	if err != nil {
+		return fmt.Errorf("backlog drain: %w", err)
+	}
+	res.Backlog, res.BacklogRatio = &tp, over(tp.JobsPerSec, res.Throughput.JobsPerSec)
+	fmt.Fprintf(stderr, "queuecmp: %s backlog drain: %d jobs in %.2fs (%.0f jobs/s)\n", sys.name, o.backlog, tp.Seconds, tp.JobsPerSec)
+	return nil
 }
 
 // bounded runs fn under the time limit of a workload of n jobs.

@@ -25,6 +25,9 @@ type job struct {
 	// Sent is the wall clock, in Unix nanoseconds, read just before the
 	// insert.
 	Sent int64 `json:"sent,omitempty"`
+	// At is when the job is due; zero is at once. Only insertBatch reads
+	// it (the future backlog of --future).
+	At time.Time `json:"-"`
 }
 
 const warmUp = -1
@@ -154,4 +157,12 @@ func (e *env) profile(sys system) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}), nil
+}
+
+// dueAt is when j is due: its At, or now.
+func dueAt(j job) time.Time {
+	if j.At.IsZero() {
+		return time.Now()
+	}
+	return j.At
 }

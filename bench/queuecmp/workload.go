@@ -106,9 +106,15 @@ func throughput(ctx context.Context, e *env, sys system, n int, prof bool) (thro
 }
 
 func insertAll(ctx context.Context, q queue, n int) error {
+	return insertAllAt(ctx, q, 0, n, time.Time{})
+}
+
+// insertAllAt inserts n jobs, numbered from first, due at at (zero: at
+// once), in batches.
+func insertAllAt(ctx context.Context, q queue, first, n int, at time.Time) error {
 	batch := make([]job, 0, batchSize)
 	for i := range n {
-		batch = append(batch, job{Seq: i})
+		batch = append(batch, job{Seq: first + i, At: at})
 		if len(batch) == batchSize || i == n-1 {
 			if err := q.insertBatch(ctx, batch); err != nil {
 				return err
@@ -150,6 +156,31 @@ func latency(ctx context.Context, e *env, sys system, n int) (dist, error) {
 		return nil
 	}
 	err := withQueue(ctx, e, sys, "lat", h, func(q queue) error { return paced(ctx, q, n, r) })
+	return summarize(r.values()), err
+}
+
+// latencyBehindFuture is latency with future jobs due in an hour inserted
+// before the worker starts: scheduled work, retries waiting out their
+// backoff and held tasks make such a backlog, which must not slow the
+// claims of the work that is due.
+func latencyBehindFuture(ctx context.Context, e *env, sys system, n, future int) (dist, error) {
+	r := newRecorder(n)
+	h := func(j job, _ int) error {
+		now := time.Now().UnixNano()
+		switch {
+		case j.Seq == warmUp:
+			r.warmedUp()
+		case j.Seq >= 0 && j.Seq < n:
+			r.add(j.Seq, time.Duration(now-j.Sent))
+		}
+		return nil
+	}
+	err := withQueue(ctx, e, sys, "fut", h, func(q queue) error {
+		if err := insertAllAt(ctx, q, n, future, time.Now().Add(time.Hour)); err != nil {
+			return err
+		}
+		return paced(ctx, q, n, r)
+	})
 	return summarize(r.values()), err
 }
 
