@@ -141,6 +141,12 @@ func TestEnqueueAndPublish(t *testing.T) {
 	if n := len(grittest.Enqueued[Receipt](t, c, "receipt")); n != 1 {
 		t.Errorf("%d receipts enqueued, want 1", n)
 	}
+	if _, err := c.Publish(context.Background(), "charged", Order{ID: "o-3b"}); err != nil {
+		t.Fatal(err)
+	}
+	if own := grittest.RequirePublished(t, c, "charged", func(o Order) bool { return o.ID == "o-3b" }); own.TaskID != 0 {
+		t.Errorf("the client's own event is said to be task %d's", own.TaskID)
+	}
 }
 
 // TestPublishOnlyWithSuccess: a failed attempt's events are not
