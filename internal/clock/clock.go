@@ -48,6 +48,14 @@ type realTicker struct{ t *time.Ticker }
 func (t realTicker) C() <-chan time.Time { return t.t.C }
 func (t realTicker) Stop()               { t.t.Stop() }
 
+// Source is a value that keeps time by a Clock of its own and lends it:
+// a store on a test's fake clock (package grittest) gives an engine on it
+// that clock, so that the engine's timers and the store's due times and
+// leases are one time, moved by the test.
+type Source interface {
+	Clock() Clock
+}
+
 // Or returns c, or the real clock when c is nil.
 func Or(c Clock) Clock {
 	if c == nil {

@@ -59,3 +59,35 @@ func TestLeaseExpiresOnTheEnginesClock(t *testing.T) {
 		t.Errorf("the dead worker's attempt was taken over at %v, before its lease expired at %v", as[0].EndedAt, expires)
 	}
 }
+
+// clockedStore is a store that lends the engine its clock.
+type clockedStore struct {
+	store.Store
+	fc *clock.Fake
+}
+
+func (s clockedStore) Clock() clock.Clock { return s.fc }
+
+// TestEngineTakesTheStoresClock: an engine given no clock runs on the
+// one its store lends (clock.Source), and one given a clock keeps it.
+func TestEngineTakesTheStoresClock(t *testing.T) {
+	t.Parallel()
+	fc := clock.NewFake(time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC))
+	st := clockedStore{Store: newStore(t), fc: fc}
+	e, err := New(testConfig(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Settings().Clock; got != clock.Clock(fc) {
+		t.Errorf("the engine runs on %T, not on the store's fake clock", got)
+	}
+	own := clock.NewFake(time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC))
+	cfg := testConfig(st)
+	cfg.Clock = own
+	if e, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Settings().Clock; got != clock.Clock(own) {
+		t.Errorf("the engine given a clock runs on %T, not on it", got)
+	}
+}

@@ -64,9 +64,10 @@ type Config struct {
 	Logger        *slog.Logger
 	// Clock is the engine's time: its claim loop, heartbeats, rescues,
 	// watchdog, and the store's clock as the gate reads it (leases,
-	// breakers, budgets); default the machine's. A test moves a
-	// clock.Fake instead of sleeping. (An attempt's timeout is its
-	// context's deadline, on the machine's clock.)
+	// breakers, budgets); default the store's, when it lends one
+	// (clock.Source), else the machine's. A test moves a clock.Fake
+	// instead of sleeping. (An attempt's timeout is its context's
+	// deadline, on the machine's clock.)
 	Clock clock.Clock
 	// OnEvent, if set, is called (from one goroutine) after each change the
 	// engine makes to a task: claims and finished attempts.
@@ -188,6 +189,9 @@ func (c *Config) setDefaults() {
 	c.AutoTimeouts = c.AutoTimeouts.WithDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if s, ok := c.Store.(clock.Source); ok && c.Clock == nil {
+		c.Clock = s.Clock()
 	}
 	c.Clock = clock.Or(c.Clock)
 }

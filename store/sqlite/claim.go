@@ -84,11 +84,36 @@ func (s *Store) Claim(ctx context.Context, req store.ClaimRequest) ([]task.Task,
 	var out []task.Task
 	err := s.w.do(ctx, func(x *wtx) error {
 		var err error
-		out, err = claim(x, req)
+		out, err = claim(x, req, 0)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
+	}
+	return out, nil
+}
+
+// ClaimTask is Claim for the one task id: it takes that task, as Claim
+// would (req.Limit aside), when it is due and req's filters and the
+// pauses let Claim take it, and no other; otherwise it takes nothing. It
+// is not part of the store's contract: a harness that works one chosen
+// task at a time (package grittest) claims with it.
+func (s *Store) ClaimTask(ctx context.Context, req store.ClaimRequest, id int64) ([]task.Task, error) {
+	if req.Worker == "" || id <= 0 {
+		return nil, fmt.Errorf("claim task %d: no worker, or no task: %w", id, task.ErrInvalid)
+	}
+	req.Limit = 1
+	if req.Lease <= 0 {
+		req.Lease = store.DefaultLease
+	}
+	var out []task.Task
+	err := s.w.do(ctx, func(x *wtx) error {
+		var err error
+		out, err = claim(x, req, id)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("claim task %d: %w", id, err)
 	}
 	return out, nil
 }
@@ -108,14 +133,15 @@ RETURNING ` + taskCols
 // writer, in this process or another, can take the same tasks. It stamps
 // the tasks that came due first, so that they are claimed in their turn,
 // and moves the clocks of the lanes it took from. A claimed task's stamp
-// is cleared: it is stamped again if it comes back (fair.go).
-func claim(x *wtx, req store.ClaimRequest) ([]task.Task, error) {
+// is cleared: it is stamped again if it comes back (fair.go). A task id,
+// only, restricts the claim to that task (0: any).
+func claim(x *wtx, req store.ClaimRequest, only int64) ([]task.Task, error) {
 	if req.Run == 0 {
 		if err := stampDue(x); err != nil {
 			return nil, err
 		}
 	}
-	due, err := claimable(x, req)
+	due, err := claimable(x, req, only)
 	if err != nil || len(due) == 0 {
 		return nil, err
 	}
@@ -157,8 +183,8 @@ func takeTokens(x *wtx, n int) (last int64, err error) {
 // claimable returns the tasks a claim takes, in claim order: by priority,
 // then stamp (tasks_fair), or, for a run's, by priority, then due time
 // (tasks_run_due: only the run's tasks due are read).
-func claimable(x *wtx, req store.ClaimRequest) ([]claimTask, error) {
-	q, args := dueSQL(req)
+func claimable(x *wtx, req store.ClaimRequest, only int64) ([]claimTask, error) {
+	q, args := dueSQL(req, only)
 	args = append([]any{x.now.UnixMicro()}, args...)
 	args = append(args, req.Limit)
 	rows, err := x.query(q, args...)
@@ -178,9 +204,13 @@ func claimable(x *wtx, req store.ClaimRequest) ([]claimTask, error) {
 }
 
 // dueSQL is claimable's query and its arguments after now, before the
-// limit.
-func dueSQL(req store.ClaimRequest) (string, []any) {
+// limit: of the task only, when it is not 0.
+func dueSQL(req store.ClaimRequest, only int64) (string, []any) {
 	where, args := dueWhere(req)
+	if only != 0 {
+		where += ` AND id = ?`
+		args = append(args, only)
+	}
 	if req.Run != 0 {
 		return `SELECT id, next_at, vt, queue, priority FROM tasks INDEXED BY tasks_run_due WHERE ` + where + `
 		ORDER BY priority DESC, next_at, id LIMIT ?`, args

@@ -28,8 +28,8 @@ func TestPlansUseIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claimSQL, _ := dueSQL(store.ClaimRequest{Queues: []string{"q"}, Kinds: []string{"k"}, SkipGroups: []string{"g"}})
-	runClaimSQL, _ := dueSQL(store.ClaimRequest{Run: 1})
+	claimSQL, _ := dueSQL(store.ClaimRequest{Queues: []string{"q"}, Kinds: []string{"k"}, SkipGroups: []string{"g"}}, 0)
+	runClaimSQL, _ := dueSQL(store.ClaimRequest{Run: 1}, 0)
 	plans := []struct {
 		name, sql string
 		bad       []string
