@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -42,7 +43,19 @@ type request struct {
 	ctx context.Context
 	fn  func(*wtx) error
 	err chan error // buffered: the loop never waits for the caller
+	// state is queued, then running (the writer took it) or abandoned
+	// (its caller's context ended first): whichever comes first wins,
+	// so that fn never runs once its caller has gone, and its caller
+	// never goes while fn runs.
+	state atomic.Int32
 }
+
+// A request's states.
+const (
+	queued int32 = iota
+	running
+	abandoned
+)
 
 func newWriter(ctx context.Context, db *sql.DB, cfg Config, lock sync.Locker, due func()) (*writer, error) {
 	conn, err := db.Conn(ctx)
@@ -69,7 +82,12 @@ func newWriter(ctx context.Context, db *sql.DB, cfg Config, lock sync.Locker, du
 }
 
 // do runs fn in the writer's next transaction and returns its error, or the
-// error of the commit. fn's writes are kept only if both are nil.
+// error of the commit. fn's writes are kept only if both are nil. When ctx
+// ends before the writer takes fn, fn never runs and do returns ctx's
+// cause; once the writer has taken it, do waits for its end and returns
+// what happened (fn is short, and runs under the writer's busy timeout):
+// so fn may write to the caller's variables, and a write is never kept
+// that its caller was told failed.
 func (w *writer) do(ctx context.Context, fn func(*wtx) error) error {
 	r := &request{ctx: ctx, fn: fn, err: make(chan error, 1)}
 	select {
@@ -95,7 +113,20 @@ func (w *writer) do(ctx context.Context, fn func(*wtx) error) error {
 			return ErrClosed // queued after the loop's last drain
 		}
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		if r.state.CompareAndSwap(queued, abandoned) {
+			return context.Cause(ctx)
+		}
+		select { // the writer runs fn: wait for its end
+		case err := <-r.err:
+			return err
+		case <-w.done:
+			select {
+			case err := <-r.err:
+				return err
+			default:
+				return ErrClosed
+			}
+		}
 	}
 }
 
@@ -197,7 +228,10 @@ func (w *writer) run(batch []*request, errs []error) error {
 	x := &wtx{ctx: ctx, conn: w.conn, stmts: w.stmts}
 	due := false
 	for i, r := range batch {
-		if err := r.ctx.Err(); err != nil {
+		if r.ctx.Err() != nil {
+			r.state.CompareAndSwap(queued, abandoned)
+		}
+		if !r.state.CompareAndSwap(queued, running) {
 			errs[i] = context.Cause(r.ctx)
 			continue
 		}

@@ -146,3 +146,57 @@ func TestInjectedClockDrivesLeases(t *testing.T) {
 		t.Errorf("rescue after the lease: %+v %v", got, err)
 	}
 }
+
+// TestContextEndNeverLeavesARunningWrite: a caller whose context ends
+// while the writer runs its write waits for the write's end and is told
+// what happened (the write committed: no error); a caller whose context
+// ends while its write waits behind another is told at once, and its
+// write never runs.
+func TestContextEndNeverLeavesARunningWrite(t *testing.T) {
+	t.Parallel()
+	s := openTest(t, Config{})
+	inside, release := make(chan struct{}), make(chan struct{})
+	ctx1, cancel1 := context.WithCancel(t.Context())
+	first := make(chan error, 1)
+	var wrote string // written by the write, read by its caller: the race detector watches
+	go func() {
+		first <- s.w.do(ctx1, func(x *wtx) error {
+			close(inside)
+			<-release
+			_, err := x.exec(`INSERT INTO workers (id, started_at, last_seen) VALUES ('running', 0, 0)`)
+			wrote = "running"
+			return err
+		})
+	}()
+	<-inside
+	ctx2, cancel2 := context.WithCancel(t.Context())
+	var ran atomic.Bool
+	second := make(chan error, 1)
+	go func() {
+		second <- s.w.do(ctx2, func(x *wtx) error {
+			ran.Store(true)
+			return nil
+		})
+	}()
+	cancel2() // queued behind the running write: abandoned
+	if err := <-second; !errors.Is(err, context.Canceled) {
+		t.Errorf("a queued write whose context ended: %v, want context.Canceled at once", err)
+	}
+	cancel1() // running: its caller waits for it
+	select {
+	case err := <-first:
+		t.Fatalf("the caller of a running write returned (%v) before the write ended", err)
+	default:
+	}
+	close(release)
+	if err := <-first; err != nil || wrote != "running" {
+		t.Errorf("the running write's caller got %v (wrote %q), want nil: the write committed", err, wrote)
+	}
+	if ran.Load() {
+		t.Error("the abandoned write ran")
+	}
+	var n int
+	if err := s.queryRow(t.Context(), `SELECT count(*) FROM workers WHERE id = 'running'`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("%d rows of the running write (%v), want 1", n, err)
+	}
+}
