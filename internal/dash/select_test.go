@@ -153,6 +153,10 @@ func TestAllMatchingIsCounted(t *testing.T) {
 	if strings.Contains(page, `value="delete" data-confirm="Delete all`) {
 		t.Errorf("a delete of every READY task is offered: they have not ended")
 	}
+	// The overview's counts are separated too.
+	if _, page := get(t, srv.Client(), srv.URL+"/"); !strings.Contains(page, `<div class="v">1,234</div>`) || !strings.Contains(page, `>1,234</a>`) {
+		t.Errorf("the overview does not show 1,234 waiting tasks, in its tile and its queue's row")
+	}
 	_, page = get(t, srv.Client(), srv.URL+"/tasks?state=SUCCESS")
 	if strings.Contains(page, `id="bulk"`) {
 		t.Errorf("the bulk form on a filter that selects nothing")
