@@ -59,7 +59,9 @@ function noun(f) { return f.getAttribute("data-noun") || "task"; }
   document.addEventListener("submit", function (e) {
     var b = e.submitter, f = e.target;
     if (!b) return;
-    var n = f.id ? ticked(f.id) : 0;
+    // f.id would name the form's control called "id" (the boxes ticked),
+    // not the form's own id.
+    var id = f.getAttribute("id"), n = id ? ticked(id) : 0;
     if (f.classList.contains("selbar") && n === 0) {
       alert("Nothing selected: tick the rows to act on first.");
       e.preventDefault();
@@ -69,5 +71,24 @@ function noun(f) { return f.getAttribute("data-noun") || "task"; }
     if (ask) ask = ask.replace("{n}", n === 1 ? "1 " + noun(f) : n.toLocaleString("en-US") + " " + noun(f) + "s");
     else if (/all$/i.test(b.textContent.trim())) ask = b.textContent.trim() + ": are you sure?";
     if (ask && !confirm(ask)) e.preventDefault();
+  });
+})();
+
+// The theme toggle: it switches to the other theme than the one shown,
+// and keeps the choice, unless it is the browser's own (then the
+// browser's preference rules again).
+(function () {
+  var b = document.getElementById("theme");
+  if (!b) return;
+  var dark = window.matchMedia("(prefers-color-scheme: dark)");
+  b.addEventListener("click", function () {
+    var root = document.documentElement;
+    var shown = root.getAttribute("data-theme") || (dark.matches ? "dark" : "light");
+    var next = shown === "dark" ? "light" : "dark";
+    root.setAttribute("data-theme", next);
+    try {
+      if (next === (dark.matches ? "dark" : "light")) localStorage.removeItem("grit-theme");
+      else localStorage.setItem("grit-theme", next);
+    } catch (e) {}
   });
 })();
