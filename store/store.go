@@ -405,6 +405,33 @@ type Console interface {
 	// SeriesBuckets); a step that is not positive, or that would make more
 	// than MaxSeriesBuckets, is task.ErrInvalid.
 	AttemptSeries(ctx context.Context, since time.Time, step time.Duration) ([]AttemptBucket, error)
+	// RunCounts counts the tasks of each run ids names, by state, through
+	// the tasks' index on their run: a page of runs' progress in one read.
+	// A run without tasks (or not in the store) has no entry.
+	RunCounts(ctx context.Context, ids []int64) (map[int64]map[task.State]int, error)
+	// DeleteTasks deletes for good, with their attempts, steps and
+	// messages, those of the tasks ids names that have ended (a terminal
+	// state, or DEAD_LETTER) and are in no run, and returns their ids,
+	// ascending. It leaves the others alone: a task that has not ended
+	// may be running, and a run's tasks are read by its graph and its end
+	// (they go with their run, when retention prunes it).
+	DeleteTasks(ctx context.Context, ids []int64) ([]int64, error)
+}
+
+// Deletable reports whether DeleteTasks deletes a task in state s, in no
+// run: one that has ended, or waits for an operator as a dead letter.
+func Deletable(s task.State) bool { return s.Terminal() || s == task.DeadLetter }
+
+// DeletableStates are the states Deletable allows, which the drivers'
+// DeleteTasks are given.
+func DeletableStates() []task.State {
+	var out []task.State
+	for _, s := range task.States {
+		if Deletable(s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // DeadLetterGroup is the dead letters that share a fingerprint.

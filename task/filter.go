@@ -11,6 +11,7 @@ type Filter struct {
 	RunID       int64
 	States      []State
 	Kind        string
+	Name        string // the task's name, matched exactly (a task file's task names)
 	Queue       string
 	Group       string
 	Tenant      string

@@ -1,6 +1,7 @@
 package dash
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -102,48 +103,135 @@ func (d *Dashboard) actRedrive(w http.ResponseWriter, r *http.Request, v who) er
 	return nil
 }
 
-// actTasks applies an action to every task the posted filter selects:
-// all of them, however many pages they take.
+// actDelete deletes tasks for good (ops.DeleteAll). It is the
+// dashboard's, not a store's task.Action: a deleted task has no state.
+const actDelete task.Action = "delete"
+
+// actTasks applies an action to the tasks an operator selected: those
+// ticked on the page (id, one value a task), or every task the posted
+// filter selects, however many pages they take (confirm=all).
 func (d *Dashboard) actTasks(w http.ResponseWriter, r *http.Request, v who) error {
-	a, err := parseAction(r, task.ActCancel, task.ActReplay, task.ActRetry)
+	a, err := parseAction(r, task.ActCancel, task.ActReplay, task.ActRetry, actDelete)
 	if err != nil {
 		return err
 	}
-	if r.PostFormValue("confirm") != "all" {
-		return errBadRequest{"the action applies to every task the filter selects: tick the box that says so, then send it again"}
-	}
-	q, err := url.ParseQuery(r.PostFormValue("filter"))
-	if err != nil {
-		return errBadRequest{"the filter is not a query string: " + err.Error()}
-	}
-	f, err := parseTaskFilter(q)
+	sel, err := parseSelection(r)
 	if err != nil {
 		return err
 	}
-	if a == task.ActReplay && !(len(f.States) == 1 && f.States[0] == task.DeadLetter) {
+	if a == task.ActReplay && sel.ids == nil && !(len(sel.filter.States) == 1 && sel.filter.States[0] == task.DeadLetter) {
 		return errBadRequest{"replay applies to dead letters: filter on state DEAD_LETTER alone"}
 	}
-	if a == task.ActRetry && f.Run != 0 {
-		return errBadRequest{fmt.Sprintf("a run's tasks are run again with their run: redrive run %d on its page, /runs/%d (or grit redrive %d)", f.Run, f.Run, f.Run)}
+	if a == task.ActRetry && sel.filter.Run != 0 {
+		return errBadRequest{fmt.Sprintf("a run's tasks are run again with their run: redrive run %d on its page, /runs/%d (or grit redrive %d)", sel.filter.Run, sel.filter.Run, sel.filter.Run)}
 	}
-	b, err := ops.ActAll(r.Context(), d.cfg.Store, f.store(), a, 0, nil)
-	d.record(r.Context(), v, string(a), f.Describe(), b.Changed, fmt.Sprintf("matched %d, skipped %d", b.Matched, b.Skipped))
+	if a == actDelete {
+		return d.deleteTasks(w, r, v, sel)
+	}
+	b, err := ops.ActAll(r.Context(), d.cfg.Store, sel.store(), a, 0, nil)
+	d.record(r.Context(), v, string(a), sel.target, b.Changed, fmt.Sprintf("matched %d, skipped %d", b.Matched, b.Skipped))
 	if err != nil {
 		return err
 	}
-	back(w, r, "/tasks?"+f.query().Encode(), fmt.Sprintf("%s: %d tasks %s (%d had moved on)", f.Describe(), b.Changed, pastOf(a), b.Skipped))
+	back(w, r, sel.back, fmt.Sprintf("%s: %s %s (%s had moved on or do not apply)", sel.target, count(b.Changed, "task"), pastOf(a), thousands(b.Skipped)))
 	return nil
 }
 
-// actDeadLetters replays, skips or fails a fingerprint's dead letters;
-// a replay may be ramped (at most rate tasks a second), so that a fixed
-// bug's backlog does not come back as a herd.
-func (d *Dashboard) actDeadLetters(w http.ResponseWriter, r *http.Request, v who) error {
-	a, err := parseAction(r, task.ActReplay, task.ActSkip, task.ActFail)
+// deleteTasks deletes the selected tasks that have ended and are in no
+// run (ops.DeleteAll); a selection of a run's tasks alone is refused,
+// saying why.
+func (d *Dashboard) deleteTasks(w http.ResponseWriter, r *http.Request, v who, sel selection) error {
+	if sel.filter.Run != 0 {
+		return errBadRequest{fmt.Sprintf("a run's tasks are not deleted one by one: its graph and its end read them. They go with run %d when retention prunes it, once it has ended", sel.filter.Run)}
+	}
+	del, err := ops.DeleteAll(r.Context(), d.cfg.Store, sel.store())
+	if errors.Is(err, ops.ErrCannotDelete) {
+		return errBadRequest{"this store cannot delete tasks (it is not a store.Console)"}
+	}
+	if err == nil && del.Changed == 0 && del.InRun > 0 && del.NotEnded == 0 {
+		return errBadRequest{fmt.Sprintf("nothing deleted: %s belong to runs. A run's tasks are not deleted one by one (its graph and its end read them); they go with their run when retention prunes it, once it has ended", count(del.InRun, "task"))}
+	}
+	why := del.Why()
+	d.record(r.Context(), v, string(actDelete), sel.target, del.Changed, fmt.Sprintf("matched %d; %s", del.Matched, cmp.Or(why, "none left alone")))
 	if err != nil {
 		return err
 	}
-	fp := r.PostFormValue("fingerprint")
+	note := fmt.Sprintf("%s: %s deleted for good", sel.target, count(del.Changed, "task"))
+	if why != "" {
+		note += "; " + why
+	}
+	back(w, r, sel.back, note)
+	return nil
+}
+
+// selection is what an action on many tasks applies to: the ids ticked
+// on a page, or every task a filter selects.
+type selection struct {
+	ids    []int64
+	filter taskFilter // without ids: the tasks page's filter
+	target string     // for the audit log and the note
+	back   string     // where the browser goes after
+}
+
+// store is the selection as a task.Filter.
+func (s selection) store() task.Filter {
+	if s.ids != nil {
+		return task.Filter{IDs: s.ids}
+	}
+	return s.filter.store()
+}
+
+// maxSelected bounds the ids a form may tick: more is a filter's job.
+const maxSelected = 1000
+
+// parseSelection reads the ticked ids, or else the filter that the
+// operator confirmed applies to every task it selects.
+func parseSelection(r *http.Request) (selection, error) {
+	q, err := url.ParseQuery(r.PostFormValue("filter"))
+	if err != nil {
+		return selection{}, errBadRequest{"the filter is not a query string: " + err.Error()}
+	}
+	f, err := parseTaskFilter(q)
+	if err != nil {
+		return selection{}, err
+	}
+	sel := selection{filter: f, back: "/tasks?" + f.query().Encode()}
+	if ids := r.PostForm["id"]; len(ids) > 0 {
+		if len(ids) > maxSelected {
+			return sel, errBadRequest{fmt.Sprintf("%d tasks ticked, more than %d: act on every task the filter selects instead", len(ids), maxSelected)}
+		}
+		for _, s := range ids {
+			id, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || id <= 0 {
+				return sel, errBadRequest{fmt.Sprintf("id %q is not a task id: want a whole number above 0", s)}
+			}
+			sel.ids = append(sel.ids, id)
+		}
+		sel.filter = taskFilter{} // the ids alone say what is selected
+		sel.target = ops.IDList(sel.ids)
+		return sel, nil
+	}
+	if r.PostFormValue("confirm") != "all" {
+		return sel, errBadRequest{"nothing selected: tick the tasks to act on, or tick the box that says the action applies to every matching task, then send it again"}
+	}
+	sel.target = f.Describe()
+	return sel, nil
+}
+
+// actDeadLetters replays, skips, fails or deletes the dead letters of
+// the fingerprints posted (a group's own form posts one; the page's
+// selection, those ticked); a replay may be ramped (at most rate tasks a
+// second, for each group), so that a fixed bug's backlog does not come
+// back as a herd.
+func (d *Dashboard) actDeadLetters(w http.ResponseWriter, r *http.Request, v who) error {
+	a, err := parseAction(r, task.ActReplay, task.ActSkip, task.ActFail, actDelete)
+	if err != nil {
+		return err
+	}
+	fps, ok := r.PostForm["fingerprint"]
+	if !ok || len(fps) == 0 {
+		return errBadRequest{"no dead-letter group selected: tick the groups to act on first"}
+	}
 	var rate float64
 	if s := strings.TrimSpace(r.PostFormValue("rate")); s != "" && a == task.ActReplay {
 		rate, err = strconv.ParseFloat(s, 64)
@@ -151,14 +239,39 @@ func (d *Dashboard) actDeadLetters(w http.ResponseWriter, r *http.Request, v who
 			return errBadRequest{fmt.Sprintf("rate %q: want tasks a second, above 0 and at most %d, or nothing for all at once", s, maxRamp)}
 		}
 	}
+	var notes []string
+	for _, fp := range fps {
+		note, err := d.actDeadLetterGroup(r.Context(), v, a, fp, rate)
+		if err != nil {
+			return err
+		}
+		notes = append(notes, note)
+	}
+	back(w, r, "/dead-letters", strings.Join(notes, "; "))
+	return nil
+}
+
+// actDeadLetterGroup acts on the dead letters of one fingerprint, and
+// says what it did.
+func (d *Dashboard) actDeadLetterGroup(ctx context.Context, v who, a task.Action, fp string, rate float64) (string, error) {
 	f := task.Filter{States: []task.State{task.DeadLetter}, Fingerprint: fp}
 	target := "dead letters with fingerprint " + fp
 	if fp == "" {
 		target = "dead letters without a fingerprint"
 	}
-	detail := ""
-	if rate > 0 {
-		detail = fmt.Sprintf("ramped: %g a second", rate)
+	switch {
+	case a == actDelete:
+		del, err := ops.DeleteAll(ctx, d.cfg.Store, f)
+		if errors.Is(err, ops.ErrCannotDelete) {
+			return "", errBadRequest{"this store cannot delete tasks (it is not a store.Console)"}
+		}
+		why := del.Why()
+		d.record(ctx, v, string(a), target, del.Changed, fmt.Sprintf("matched %d; %s", del.Matched, cmp.Or(why, "none left alone")))
+		if why != "" {
+			why = " (" + why + ")"
+		}
+		return fmt.Sprintf("%s: %s deleted for good%s", target, thousands(del.Changed), why), err
+	case rate > 0:
 		// A ramp outlives the request: it goes on in the background, until
 		// it has replayed them all or the dashboard closes, and the audit
 		// log says so at its start and its end.
@@ -173,17 +286,12 @@ func (d *Dashboard) actDeadLetters(w http.ResponseWriter, r *http.Request, v who
 			}
 			d.record(context.Background(), v, string(a)+" ("+end+")", target, b.Changed, fmt.Sprintf("matched %d, skipped %d", b.Matched, b.Skipped))
 		})
-		d.record(r.Context(), v, string(a)+" (ramp started)", target, 0, detail)
-		back(w, r, "/dead-letters", fmt.Sprintf("replaying %s at %g a second", target, rate))
-		return nil
+		d.record(ctx, v, string(a)+" (ramp started)", target, 0, fmt.Sprintf("ramped: %g a second", rate))
+		return fmt.Sprintf("replaying %s at %g a second", target, rate), nil
 	}
-	b, err := ops.ActAll(r.Context(), d.cfg.Store, f, a, 0, nil)
-	d.record(r.Context(), v, string(a), target, b.Changed, fmt.Sprintf("matched %d, skipped %d", b.Matched, b.Skipped))
-	if err != nil {
-		return err
-	}
-	back(w, r, "/dead-letters", fmt.Sprintf("%s: %d %s", target, b.Changed, pastOf(a)))
-	return nil
+	b, err := ops.ActAll(ctx, d.cfg.Store, f, a, 0, nil)
+	d.record(ctx, v, string(a), target, b.Changed, fmt.Sprintf("matched %d, skipped %d", b.Matched, b.Skipped))
+	return fmt.Sprintf("%s: %s %s", target, thousands(b.Changed), pastOf(a)), err
 }
 
 func (d *Dashboard) actBreaker(w http.ResponseWriter, r *http.Request, v who) error {
@@ -275,6 +383,8 @@ func pastOf(a task.Action) string {
 		return "cancelled"
 	case task.ActRetry:
 		return "retried"
+	case actDelete:
+		return "deleted"
 	}
 	return string(a)
 }

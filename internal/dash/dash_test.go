@@ -231,10 +231,10 @@ func TestBulkActionsTakeEveryMatchingTask(t *testing.T) {
 	if code, body := post(t, srv.Client(), srv.URL+"/tasks/act", url.Values{"action": {"cancel"}, "filter": {"state=READY&kind=sync"}, "csrf": {csrf}}); code != http.StatusBadRequest || !strings.Contains(body, "tick the box") {
 		t.Errorf("a bulk action without its confirmation: %d", code)
 	}
-	if code, body := bulk("cancel", "state=READY&kind=sync"); code != http.StatusOK || !strings.Contains(body, "1200 tasks cancelled") {
+	if code, body := bulk("cancel", "state=READY&kind=sync"); code != http.StatusOK || !strings.Contains(body, "1,200 tasks cancelled") {
 		t.Fatalf("bulk cancel: %d\n%s", code, body)
 	}
-	if code, body := bulk("retry", "state=CANCELLED"); code != http.StatusOK || !strings.Contains(body, "1200 tasks retried") {
+	if code, body := bulk("retry", "state=CANCELLED"); code != http.StatusOK || !strings.Contains(body, "1,200 tasks retried") {
 		t.Fatalf("bulk retry: %d\n%s", code, body)
 	}
 	ready, err := st.ListTasks(ctx, task.Filter{States: []task.State{task.Ready}})

@@ -249,20 +249,21 @@ func queueRows(counts []store.QueueCount, totals map[task.State]int) []queueRow 
 
 // taskFilter is the tasks page's filter, as its query string holds it.
 type taskFilter struct {
-	States                 []task.State
-	Kind, Queue, Group     string
-	Tenant, Fingerprint, Q string
-	Run                    int64
-	From, To               string // datetime-local values
-	Before, After          int64
-	from, to               time.Time
+	States            []task.State
+	Kind, Name, Queue string
+	Group, Tenant     string
+	Fingerprint, Q    string
+	Run               int64
+	From, To          string // datetime-local values
+	Before, After     int64
+	from, to          time.Time
 }
 
 // parseTaskFilter reads the tasks page's query; a bad value is an error
 // that names it.
 func parseTaskFilter(q url.Values) (taskFilter, error) {
 	f := taskFilter{
-		Kind: q.Get("kind"), Queue: q.Get("queue"), Group: q.Get("group"), Tenant: q.Get("tenant"),
+		Kind: q.Get("kind"), Name: q.Get("name"), Queue: q.Get("queue"), Group: q.Get("group"), Tenant: q.Get("tenant"),
 		Fingerprint: q.Get("fingerprint"), Q: q.Get("q"), From: q.Get("from"), To: q.Get("to"),
 	}
 	for _, s := range q["state"] {
@@ -324,7 +325,7 @@ func joinStates(ss []task.State) string {
 // store is f as a task.Filter, newest first.
 func (f taskFilter) store() task.Filter {
 	return task.Filter{
-		RunID: f.Run, States: f.States, Kind: f.Kind, Queue: f.Queue, Group: f.Group, Tenant: f.Tenant,
+		RunID: f.Run, States: f.States, Kind: f.Kind, Name: f.Name, Queue: f.Queue, Group: f.Group, Tenant: f.Tenant,
 		Fingerprint: f.Fingerprint, Text: f.Q, CreatedFrom: f.from, CreatedTo: f.to,
 	}
 }
@@ -341,6 +342,7 @@ func (f taskFilter) query() url.Values {
 		}
 	}
 	set("kind", f.Kind)
+	set("name", f.Name)
 	set("queue", f.Queue)
 	set("group", f.Group)
 	set("tenant", f.Tenant)
@@ -379,9 +381,39 @@ type tasksData struct {
 	Cancel bool   // the filter selects tasks a cancel applies to
 	Replay bool   // the filter selects dead letters
 	Retry  bool   // the filter selects FAILED or CANCELLED tasks
+	Delete bool   // the filter selects tasks a delete applies to
 	// Bounded says a text search alone looked at the newest Window tasks.
 	Bounded bool
 	Window  int64
+	// More says the filter selects more tasks than the page shows.
+	More bool
+	// Matching is how many tasks the filter selects, when Counted: at
+	// most countCap, and Over says there are more.
+	Matching      int
+	Counted, Over bool
+	CountLink     string // the page again, counting them
+}
+
+// countCap bounds the tasks the tasks page counts, when asked to, for
+// "all N matching": each is read, so the count stops there.
+const countCap = 100_000
+
+// countMatching counts, up to countCap, the tasks f selects, a page of
+// ids at a time; over says there are more.
+func (d *Dashboard) countMatching(ctx context.Context, f task.Filter) (n int, over bool, err error) {
+	f.Newest, f.BeforeID, f.Limit = false, 0, 1000
+	for n < countCap {
+		ts, err := d.read.ListTasks(ctx, f)
+		if err != nil {
+			return 0, false, err
+		}
+		n += len(ts)
+		if len(ts) < f.Limit {
+			return n, false, nil
+		}
+		f.AfterID = ts[len(ts)-1].ID
+	}
+	return countCap, true, nil
 }
 
 func (d *Dashboard) tasks(w http.ResponseWriter, r *http.Request, v who) error {
@@ -434,7 +466,33 @@ func (d *Dashboard) tasks(w http.ResponseWriter, r *http.Request, v who) error {
 	data.Replay = len(f.States) == 1 && f.States[0] == task.DeadLetter
 	data.Cancel = len(f.States) > 0 && !slices.ContainsFunc(f.States, task.State.Terminal)
 	data.Retry = len(f.States) > 0 && !slices.ContainsFunc(f.States, func(s task.State) bool { return s != task.Failed && s != task.Cancelled })
+	data.Delete = len(f.States) > 0 && f.Run == 0 && !slices.ContainsFunc(f.States, func(s task.State) bool { return !store.Deletable(s) })
+	if err := d.countTasks(r, f, more, &data); err != nil {
+		return err
+	}
 	d.render(w, r, v, "tasks", "Tasks", data)
+	return nil
+}
+
+// countTasks says how many tasks the filter selects: those shown, when
+// they are all, or, asked (count=1), a bounded count of them all, which
+// the bulk actions' confirmation repeats. (Counting reads every task it
+// counts: only when asked.)
+func (d *Dashboard) countTasks(r *http.Request, f taskFilter, more bool, data *tasksData) error {
+	data.More = more || f.Before > 0 || f.After > 0
+	q := f.query()
+	q.Set("count", "1")
+	data.CountLink = "/tasks?" + q.Encode() + "#bulk"
+	switch {
+	case !data.More:
+		data.Matching, data.Counted = len(data.Tasks), true
+	case r.URL.Query().Get("count") != "":
+		n, over, err := d.countMatching(r.Context(), f.store())
+		if err != nil {
+			return err
+		}
+		data.Matching, data.Over, data.Counted = n, over, true
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -128,6 +129,9 @@ var funcs = template.FuncMap{
 		return fmt.Sprintf("%.0f%%", 100*float64(a)/float64(b))
 	},
 	"add":   func(a, b int) int { return a + b },
+	"num":   numAny,
+	"count": count,
+	"rows":  func(ts []task.Task, sel bool) taskRows { return taskRows{Tasks: ts, Select: sel} },
 	"query": func(base string, kv ...string) template.URL { return template.URL(withQuery(base, kv...)) },
 	"seq": func(n int) []int {
 		out := make([]int, n)
@@ -184,6 +188,51 @@ func interval(d time.Duration) string {
 		s = t + "h"
 	}
 	return s
+}
+
+// thousands is a count as an operator reads it: 880,000, not 880000.
+// Every count a page shows goes through it.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// numAny is thousands for the integers templates hold.
+func numAny(v any) string {
+	switch n := v.(type) {
+	case int:
+		return thousands(n)
+	case int64:
+		return thousands(int(n))
+	}
+	return fmt.Sprint(v)
+}
+
+// count is n things, with thousands separators: "1 task", "1,200 tasks".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return thousands(n) + " " + thing + "s"
+}
+
+// taskRows is a list of tasks as the taskrows template draws it; Select
+// gives each row a box to tick, for the operators' actions on many.
+type taskRows struct {
+	Tasks  []task.Task
+	Select bool
 }
 
 func urlEscape(s string) string { return url.QueryEscape(s) }

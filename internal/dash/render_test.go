@@ -27,3 +27,23 @@ func TestIntervalAndZone(t *testing.T) {
 		t.Errorf("a slot off the minute reads %q, want its seconds", got)
 	}
 }
+
+func TestThousands(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]string{
+		0: "0", 7: "7", 999: "999", 1000: "1,000", 12345: "12,345", 880000: "880,000", 1234567: "1,234,567", -4200: "-4,200",
+	} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if got := numAny(int64(1_000_000)); got != "1,000,000" {
+		t.Errorf("numAny(int64 1e6) = %q", got)
+	}
+	if got, want := count(1, "task"), "1 task"; got != want {
+		t.Errorf("count(1) = %q, want %q", got, want)
+	}
+	if got, want := count(2500, "task"), "2,500 tasks"; got != want {
+		t.Errorf("count(2500) = %q, want %q", got, want)
+	}
+}

@@ -62,17 +62,24 @@ const pruneTasksSQL = `WITH RECURSIVE rules AS (
 	WHERE t.id = ANY (ARRAY(SELECT id FROM due ORDER BY finished_at LIMIT $1))
 		AND t.state IN ('SUCCESS', 'FAILED', 'UPSTREAM_FAILED', 'SKIPPED', 'CANCELLED') AND ` + prunable + `
 	FOR UPDATE OF t SKIP LOCKED
-), attempts_gone AS (
+), ` + deletePicked + `
+SELECT (SELECT count(*) FROM tasks_gone), (SELECT count(*) FROM attempts_gone),
+	coalesce((SELECT array_agg(DISTINCT run_id ORDER BY run_id) FROM tasks_gone WHERE run_id IS NOT NULL), '{}')`
+
+// deletePicked is the end of a WITH clause that deletes the tasks of
+// the CTE picked (its column id) with their attempts, steps and
+// messages: pruning's and DeleteTasks'. Its CTE tasks_gone returns each
+// deleted task's id and run_id, attempts_gone the task_id of each
+// attempt deleted. (Edges go with their tasks: ON DELETE CASCADE.)
+const deletePicked = `attempts_gone AS (
 	DELETE FROM $S.attempts a WHERE a.task_id = ANY (ARRAY(SELECT id FROM picked)) RETURNING a.task_id
 ), steps_gone AS (
 	DELETE FROM $S.steps s WHERE s.task_id = ANY (ARRAY(SELECT id FROM picked))
 ), messages_gone AS (
 	DELETE FROM $S.messages m WHERE m.task_id = ANY (ARRAY(SELECT id FROM picked))
 ), tasks_gone AS (
-	DELETE FROM $S.tasks t WHERE t.id = ANY (ARRAY(SELECT id FROM picked)) RETURNING t.run_id
-)
-SELECT (SELECT count(*) FROM tasks_gone), (SELECT count(*) FROM attempts_gone),
-	coalesce((SELECT array_agg(DISTINCT run_id ORDER BY run_id) FROM tasks_gone WHERE run_id IS NOT NULL), '{}')`
+	DELETE FROM $S.tasks t WHERE t.id = ANY (ARRAY(SELECT id FROM picked)) RETURNING t.id, t.run_id
+)`
 
 // prunable is the rest of a due task's condition, on a task t. Its run's
 // state is looked up by key, task by task: written as EXISTS, the planner

@@ -85,7 +85,7 @@ func taskConds(f task.Filter) (where []string, args []any) {
 		add("state = ANY($?::text[])", stateNames(f.States))
 	}
 	for _, c := range []struct{ col, v string }{
-		{"kind", f.Kind}, {"queue", f.Queue}, {"group_name", f.Group}, {"tenant", f.Tenant}, {"fingerprint", f.Fingerprint},
+		{"kind", f.Kind}, {"name", f.Name}, {"queue", f.Queue}, {"group_name", f.Group}, {"tenant", f.Tenant}, {"fingerprint", f.Fingerprint},
 	} {
 		if c.v != "" {
 			add(c.col+" = $?", c.v)

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"errors"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -168,6 +170,59 @@ var consoleTests = map[string]func(*testing.T, *harness){
 			t.Fatalf("%d buckets, want 1: %+v", len(bs), bs)
 		}
 		wantOutcomes(t, "the bucket", bs[0].Outcomes, map[task.Outcome]int{task.OutcomeSuccess: 1})
+	},
+	"RunCountsByState": func(t *testing.T, h *harness) {
+		c := console(h)
+		a := h.submit(task.NewRun{Name: "a", Tasks: []task.NewTask{node("a1"), node("a2", "a1"), node("a3", "a1")}})
+		b := h.submit(task.NewRun{Name: "b", Tasks: []task.NewTask{node("b1")}})
+		h.enqueue(job("loose"))
+		h.endKind("a1", task.Success)
+		got, err := c.RunCounts(h.ctx, []int64{a.ID, b.ID, b.ID + 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[int64]map[task.State]int{a.ID: {task.Success: 1, task.Ready: 2}, b.ID: {task.Ready: 1}}
+		if len(got) != len(want) || !maps.Equal(got[a.ID], want[a.ID]) || !maps.Equal(got[b.ID], want[b.ID]) {
+			t.Errorf("run counts %v, want %v", got, want)
+		}
+		if got, err := c.RunCounts(h.ctx, nil); err != nil || len(got) != 0 {
+			t.Errorf("run counts of no run: %v (%v), want none", got, err)
+		}
+	},
+	"DeleteTasksTakesEndedTasksOutsideRuns": func(t *testing.T, h *harness) {
+		c := console(h)
+		r := h.submit(task.NewRun{Name: "r", Tasks: []task.NewTask{node("step")}})
+		h.endKind("step", task.Failed)
+		step := h.list(task.Filter{RunID: r.ID})[0]
+		ts := h.enqueue(job("ok"), job("bad"), job("dead"), job("waits"), job("runs"))
+		ok := h.endKind("ok", task.Success)
+		bad := h.take("bad")
+		h.finish(store.Finish{TaskID: bad.ID, Token: bad.LeaseToken, State: task.Failed, Error: "no"})
+		dead := h.take("dead")
+		h.finish(store.Finish{TaskID: dead.ID, Token: dead.LeaseToken, State: task.DeadLetter, Error: "poison", Fingerprint: "fp", Streak: 2})
+		running := h.take("runs")
+		gone, err := c.DeleteTasks(h.ctx, []int64{ts[4].ID, step, ts[3].ID, dead.ID, bad.ID, ok.ID, ok.ID + 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int64{ok.ID, bad.ID, dead.ID}; !slices.Equal(gone, want) {
+			t.Errorf("deleted %v, want the ended tasks outside runs %v", gone, want)
+		}
+		h.wantGone(ok.ID, bad.ID, dead.ID)
+		for _, id := range []int64{step, ts[3].ID, running.ID} {
+			h.get(id) // still there
+		}
+		if as, err := h.s.Attempts(h.ctx, bad.ID); !errors.Is(err, task.ErrNotFound) {
+			t.Errorf("the deleted task's attempts: %v (%v), want not found", as, err)
+		}
+		if got := h.deadLetterGroups(c); len(got) != 0 {
+			t.Errorf("dead letter groups after the dead letter's delete: %+v, want none", got)
+		}
+		if gone, err := c.DeleteTasks(h.ctx, []int64{ok.ID}); err != nil || len(gone) != 0 {
+			t.Errorf("a second delete: %v (%v), want nothing deleted", gone, err)
+		}
+		// The running task's lease still holds: it ends as it would have.
+		h.end(running, task.Success)
 	},
 	"SeriesRefusesABadStep": func(t *testing.T, h *harness) {
 		c := console(h)

@@ -28,6 +28,20 @@ var listTests = map[string]func(*testing.T, *harness){
 		h.wantList(task.Filter{Fingerprint: "fp2"}, ts[1].ID)
 		h.wantList(task.Filter{Fingerprint: "fp1", Tenant: "globex"})
 	},
+	"NameIsMatchedExactly": func(t *testing.T, h *harness) {
+		r := h.submit(task.NewRun{Name: "nightly", Tasks: []task.NewTask{
+			{Name: "extract", Kind: "exec"}, {Name: "load", Kind: "exec", Needs: []string{"extract"}},
+		}})
+		ts := h.enqueue(task.NewTask{Kind: "exec", Name: "extract"}, task.NewTask{Kind: "exec", Name: "extractor"}, job("exec"))
+		inRun := h.list(task.Filter{RunID: r.ID, Name: "extract"})
+		if len(inRun) != 1 {
+			t.Fatalf("the run's tasks named extract: %d, want 1", len(inRun))
+		}
+		h.wantList(task.Filter{Name: "extract"}, inRun[0], ts[0].ID)
+		h.wantList(task.Filter{Name: "extract", Kind: "exec", RunID: r.ID}, inRun[0])
+		h.wantList(task.Filter{Name: "Extract"})
+		h.wantList(task.Filter{Name: "extractor"}, ts[1].ID)
+	},
 	"IDsKeepTheTasksNamed": func(t *testing.T, h *harness) {
 		ts := h.enqueue(job("a"), job("b"), job("c"), job("d"))
 		h.wantList(task.Filter{IDs: []int64{ts[3].ID, ts[1].ID, ts[3].ID + 1000}}, ts[1].ID, ts[3].ID)
