@@ -319,3 +319,90 @@ func TestOverviewFlagsUnservedWork(t *testing.T) {
 		t.Errorf("the unserved section names\n%s\nwant thumbnail alone", section)
 	}
 }
+
+// TestRunsShowProgressAndBlocked: /runs shows each run's progress, and a
+// run whose rest waits for a dead letter as BLOCKED, there and on its
+// page; a run under way is not.
+func TestRunsShowProgressAndBlocked(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	ctx := t.Context()
+	blocked, err := st.SubmitRun(ctx, task.NewRun{Name: "settle", Tasks: []task.NewTask{
+		{Name: "charge", Kind: "k"}, {Name: "mail", Kind: "k", Needs: []string{"charge"}}, {Name: "other", Kind: "k"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range claimAll(t, st, 2) {
+		f := store.Finish{TaskID: tk.ID, Token: tk.LeaseToken, State: task.Success}
+		if tk.Name == "charge" {
+			f = store.Finish{TaskID: tk.ID, Token: tk.LeaseToken, State: task.DeadLetter, Error: "declined", Fingerprint: "f"}
+		}
+		if errs, err := st.Finish(ctx, []store.Finish{f}); err != nil || errs[0] != nil {
+			t.Fatal(err, errs)
+		}
+	}
+	going, err := st.SubmitRun(ctx, task.NewRun{Name: "report", Tasks: []task.NewTask{{Name: "a", Kind: "k"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newDashboard(t, st)
+	_, page := get(t, srv.Client(), srv.URL+"/runs")
+	row := func(id int64) string {
+		i := strings.Index(page, `<a href="/runs/`+itoa(id)+`">`+itoa(id)+`</a>`)
+		if i < 0 {
+			t.Fatalf("no row for run %d:\n%s", id, page)
+		}
+		return page[i : i+strings.Index(page[i:], "</tr>")]
+	}
+	if r := row(blocked.ID); !strings.Contains(r, "BLOCKED") || !strings.Contains(r, "1/3") {
+		t.Errorf("the blocked run's row says\n%s\nwant BLOCKED and 1/3 tasks ended", r)
+	}
+	if r := row(going.ID); strings.Contains(r, "BLOCKED") || !strings.Contains(r, "0/1") {
+		t.Errorf("the run under way's row says\n%s\nwant no BLOCKED and 0/1", r)
+	}
+	if _, p := get(t, srv.Client(), srv.URL+"/runs/"+itoa(blocked.ID)); !strings.Contains(p, `id="blocked"`) || !strings.Contains(p, "Blocked on a dead letter") {
+		t.Errorf("the blocked run's page does not say it is blocked:\n%s", p)
+	}
+}
+
+// claimAll claims n due tasks, or fails the test.
+func claimAll(t *testing.T, st store.Store, n int) []task.Task {
+	t.Helper()
+	ts, err := st.Claim(t.Context(), store.ClaimRequest{Worker: "w", Limit: n, Lease: time.Minute})
+	if err != nil || len(ts) != n {
+		t.Fatalf("claimed %d (%v), want %d", len(ts), err, n)
+	}
+	return ts
+}
+
+// TestRecoveredTaskSaysSo: a task that succeeded after a failed attempt
+// says it recovered, and shows the earlier error as earlier, not as a
+// failure.
+func TestRecoveredTaskSaysSo(t *testing.T) {
+	t.Parallel()
+	st := openStore(t)
+	ctx := t.Context()
+	e, err := st.Enqueue(ctx, []task.NewTask{{Kind: "k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, _ := st.Now(ctx)
+	first := claimAll(t, st, 1)[0]
+	if errs, err := st.Finish(ctx, []store.Finish{{TaskID: first.ID, Token: first.LeaseToken, State: task.Retrying, NextAt: now, Error: "connection reset", Fingerprint: "f", Streak: 1,
+		Attempt: task.Attempt{Outcome: task.OutcomeError, Error: "connection reset", Fingerprint: "f"}}}); err != nil || errs[0] != nil {
+		t.Fatal(err, errs)
+	}
+	second := claimAll(t, st, 1)[0]
+	if errs, err := st.Finish(ctx, []store.Finish{{TaskID: second.ID, Token: second.LeaseToken, State: task.Success}}); err != nil || errs[0] != nil {
+		t.Fatal(err, errs)
+	}
+	srv := newDashboard(t, st)
+	_, page := get(t, srv.Client(), srv.URL+"/tasks/"+itoa(e[0].Task.ID))
+	if !strings.Contains(page, `<dd id="recovered">succeeded on attempt 2, after 1 that did not</dd>`) {
+		t.Errorf("the task page does not say the task recovered:\n%s", page)
+	}
+	if strings.Contains(page, `class="err">connection reset`) || !strings.Contains(page, `class="earlier">connection reset`) {
+		t.Errorf("the earlier error is shown as a failure, or not at all:\n%s", page)
+	}
+}

@@ -574,6 +574,9 @@ type runsData struct {
 	Runs  []task.Run
 	Older string
 	Has   bool
+	// Progress is each run's, by id (ops.ProgressOf), when the store
+	// counts runs' tasks.
+	Progress map[int64]ops.RunProgress
 }
 
 func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request, v who) error {
@@ -598,8 +601,29 @@ func (d *Dashboard) runs(w http.ResponseWriter, r *http.Request, v who) error {
 	if len(rs) > pageSize {
 		data.Older = fmt.Sprintf("/runs?before=%d", data.Runs[len(data.Runs)-1].ID)
 	}
+	if data.Progress, err = runsProgress(r.Context(), c, data.Runs); err != nil {
+		return err
+	}
 	d.render(w, r, v, "runs", "Runs", data)
 	return nil
+}
+
+// runsProgress is the progress of each of runs, from one count of their
+// tasks by state.
+func runsProgress(ctx context.Context, c store.Console, runs []task.Run) (map[int64]ops.RunProgress, error) {
+	ids := make([]int64, len(runs))
+	for i, r := range runs {
+		ids[i] = r.ID
+	}
+	counts, err := c.RunCounts(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int64]ops.RunProgress, len(runs))
+	for _, r := range runs {
+		out[r.ID] = ops.ProgressOf(r.State, counts[r.ID])
+	}
+	return out, nil
 }
 
 type runData struct {
@@ -611,6 +635,9 @@ type runData struct {
 	// Redrive says that the run ended without succeeding, so that an
 	// operator may redrive it (store.Store.Redrive).
 	Redrive bool
+	// Progress is how far it has come, and whether a dead letter blocks
+	// it.
+	Progress ops.RunProgress
 }
 
 func (d *Dashboard) run(w http.ResponseWriter, r *http.Request, v who) error {
@@ -639,6 +666,7 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request, v who) error {
 	for _, t := range ts {
 		data.Counts[t.State]++
 	}
+	data.Progress = ops.ProgressOf(run.State, data.Counts)
 	d.render(w, r, v, "run", fmt.Sprintf("Run %d · %s", id, run.Name), data)
 	return nil
 }
