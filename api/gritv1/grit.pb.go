@@ -756,6 +756,10 @@ type Task struct {
 	AutoTimeout bool `protobuf:"varint,30,opt,name=auto_timeout,json=autoTimeout,proto3" json:"auto_timeout,omitempty"`
 	// timeout_source says how an auto_timeout was chosen (above).
 	TimeoutSource string `protobuf:"bytes,31,opt,name=timeout_source,json=timeoutSource,proto3" json:"timeout_source,omitempty"`
+	// result is the JSON its handler set last (grit.SetResult in Go), at
+	// most 1 MiB; empty when none did. Only answers about one task (Get,
+	// Cancel…) hold it: lists leave it out.
+	Result        []byte `protobuf:"bytes,38,opt,name=result,proto3" json:"result,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1040,6 +1044,13 @@ func (x *Task) GetTimeoutSource() string {
 		return x.TimeoutSource
 	}
 	return ""
+}
+
+func (x *Task) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
 }
 
 // RetryPolicy is a retry policy as fields: what a policy string says
@@ -6519,7 +6530,7 @@ var File_grit_v1_grit_proto protoreflect.FileDescriptor
 
 const file_grit_v1_grit_proto_rawDesc = "" +
 	"\n" +
-	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\x94\n" +
+	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\xac\n" +
 	"\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
@@ -6564,7 +6575,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\tdeferrals\x18\x1c \x01(\x03R\tdeferrals\x12 \n" +
 	"\vtraceparent\x18\x1d \x01(\tR\vtraceparent\x12!\n" +
 	"\fauto_timeout\x18\x1e \x01(\bR\vautoTimeout\x12%\n" +
-	"\x0etimeout_source\x18\x1f \x01(\tR\rtimeoutSourceJ\x04\b\t\x10\n" +
+	"\x0etimeout_source\x18\x1f \x01(\tR\rtimeoutSource\x12\x16\n" +
+	"\x06result\x18& \x01(\fR\x06resultJ\x04\b\t\x10\n" +
 	"\"\x8a\x02\n" +
 	"\vRetryPolicy\x12!\n" +
 	"\fmax_attempts\x18\x01 \x01(\x03R\vmaxAttempts\x12\x1c\n" +

@@ -165,6 +165,9 @@ func printTaskFields(out io.Writer, t task.Task) {
 	if t.State.Waiting() && !t.NextAt.IsZero() {
 		fmt.Fprintf(w, "next\t%s\n", t.NextAt.Local().Format(time.RFC3339Nano))
 	}
+	if t.Result != nil {
+		fmt.Fprintf(w, "result\t%s\n", clip(string(t.Result), 200))
+	}
 	if t.LastError != "" {
 		fmt.Fprintf(w, "error\t%s\n", firstLine(t.LastError))
 		fmt.Fprintf(w, "fingerprint\t%s (%d in a row)\n", t.Fingerprint, t.Streak)
