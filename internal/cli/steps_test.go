@@ -71,3 +71,32 @@ func TestTaskShowsItsResult(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskListsItsMessages: grit task lists the messages kept for a task
+// and not yet received, oldest first, and --json has them.
+func TestTaskListsItsMessages(t *testing.T) {
+	t.Parallel()
+	dsn := migratedStore(t)
+	st := openStore(t, dsn)
+	ctx := context.Background()
+	got, err := st.Enqueue(ctx, []task.NewTask{{Kind: "refund"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := got[0].Task.ID
+	if code, _, errOut := grit(t, "send", "--store", dsn, itoa(id), "approval", `{"by":"ana"}`); code != 0 {
+		t.Fatalf("grit send: %d %s", code, errOut)
+	}
+	if code, _, errOut := grit(t, "send", "--store", dsn, itoa(id), "note", `"soon"`); code != 0 {
+		t.Fatalf("grit send: %d %s", code, errOut)
+	}
+	code, out, errOut := grit(t, "task", "--store", dsn, itoa(id))
+	if code != 0 || !strings.Contains(out, "messages (kept") || strings.Index(out, `{"by":"ana"}`) > strings.Index(out, `"soon"`) || !strings.Contains(out, "approval") {
+		t.Errorf("grit task: %d %q %q", code, out, errOut)
+	}
+	code, out, _ = grit(t, "task", "--json", "--store", dsn, itoa(id))
+	var js struct{ Messages []task.Message }
+	if code != 0 || json.Unmarshal([]byte(out), &js) != nil || len(js.Messages) != 2 || js.Messages[0].Topic != "approval" || string(js.Messages[1].Payload) != `"soon"` {
+		t.Errorf("grit task --json: %d %q", code, out)
+	}
+}
