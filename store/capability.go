@@ -62,6 +62,8 @@ var optional = []Capability{
 		"Client.EnqueueTx and PublishTx refuse, saying which store can; tasks are enqueued in transactions of their own", has[InTx]},
 	{"store.Mailbox", "messages sent to tasks, which their handlers receive (grit.Receive) with the slot free while they wait",
 		"grit.Receive fails its task permanently, and sending a message (Client.SendToTask, grit send) is refused, saying so", has[Mailbox]},
+	{"store.Awaiter", "results handlers set for their tasks, and handlers that await other tasks (grit.Await) with the slot free while they wait",
+		"grit.SetResult and grit.Await fail their task permanently, saying so", has[Awaiter]},
 	{"store.Weigher", "tenants' weights in fair claims",
 		"every tenant has the default weight: claims still take tenants in turn, in equal shares, and setting a weight is refused, saying so", has[Weigher]},
 	{"store.Replicated", "where the database is in its write-ahead log, to tell a replica's lag",

@@ -35,6 +35,7 @@ type complete struct {
 	store.Machines
 	store.InTx
 	store.Mailbox
+	store.Awaiter
 	store.Weigher
 	store.Replicated
 }

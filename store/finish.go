@@ -32,6 +32,10 @@ func CheckFinishes(fs []Finish) (errs []error, todo []int) {
 			errs[i] = fmt.Errorf("finish task %d: awaits a message of %q in state %s: only a SENSING task awaits one: %w", f.TaskID, f.Awaits, f.State, task.ErrInvalid)
 			continue
 		}
+		if err := checkAwait(f); err != nil {
+			errs[i] = err
+			continue
+		}
 		if err := checkPublish(f); err != nil {
 			errs[i] = err
 			continue
@@ -92,7 +96,7 @@ func (f Finish) Outcome() task.Outcome {
 // enqueue, a refund) needs the row.
 func (f Finish) PlainSuccess() bool {
 	a := f.Attempt
-	return len(f.Publish) == 0 && len(f.Enqueue) == 0 && f.State == task.Success && f.Outcome() == task.OutcomeSuccess && !f.Refund && !f.Deferred && !f.Waited &&
+	return len(f.Publish) == 0 && len(f.Enqueue) == 0 && f.State == task.Success && f.Outcome() == task.OutcomeSuccess && !f.Refund && !f.Deferred && !f.Waited && len(f.AwaitTasks) == 0 &&
 		f.Error == "" && f.Fingerprint == "" && f.Streak == 0 && f.PrevDelay == 0 &&
 		a.Class == "" && a.Error == "" && a.Fingerprint == "" && a.ExitCode == nil &&
 		a.Signal == "" && a.Output == "" && a.Delay == 0 && a.Decision == "" && a.Timeout == 0 && a.TimeoutSource == ""
@@ -206,7 +210,7 @@ func (f Finish) Applied(t task.Task, now time.Time) task.Task {
 	if f.Deferred {
 		t.Deferrals++
 	}
-	if f.State == task.Sensing && f.Awaits == "" {
+	if f.Snoozed() {
 		t.Snoozes++
 	}
 	t.LastError, t.Fingerprint, t.Streak, t.PrevDelay = f.Error, f.Fingerprint, f.Streak, f.PrevDelay

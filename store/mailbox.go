@@ -74,3 +74,9 @@ func ReceivedResult(m task.Message) (json.RawMessage, error) {
 	}
 	return b, nil
 }
+
+// SentAudit is the audit log's entry for the message m sent by an
+// operator (grit send, the API's SendToTask): one rule for both.
+func SentAudit(m task.Message) AuditEntry {
+	return AuditEntry{Action: "send", Target: fmt.Sprintf("task %d", m.TaskID), Count: 1, Detail: fmt.Sprintf("message %d on %s", m.ID, m.Topic)}
+}

@@ -15,7 +15,7 @@
 //
 // The optional capabilities are Waker, CancelWatcher, Advisor, Overview,
 // PollReporter, Backlog, Enqueues, Console, Auditor, Pauser, PauseWatcher,
-// Scheduler, Machines, InTx, Mailbox, Weigher and Replicated: small
+// Scheduler, Machines, InTx, Mailbox, Awaiter, Weigher and Replicated: small
 // interfaces beside Store,
 // found by type assertion, that
 // a driver may lack with every promise still kept (Optional says what
@@ -257,6 +257,12 @@ type Finish struct {
 	// Mailbox's Send of that topic makes the task due at once, and so
 	// does this Finish when a message of the topic is kept already.
 	Awaits string
+	// AwaitTasks, with State SENSING (and no Awaits), are the tasks
+	// whose ends the task waits for (grit.Await), with a store that is
+	// an Awaiter: not counted in its Snoozes either; the last of them to
+	// end makes it due at once, and so does this Finish when they all
+	// ended already (see Awaiter).
+	AwaitTasks []int64
 }
 
 // RescueRequest asks for expired leases.

@@ -65,6 +65,11 @@ type Task struct {
 	// attempt that ended: the span of each attempt links to both.
 	Trace        string `json:"trace,omitempty"`
 	AttemptTrace string `json:"attempt_trace,omitempty"`
+
+	// Result is the JSON its handler set last (grit.SetResult), at most
+	// MaxResult bytes; nil when none did. A read of one task (GetTask)
+	// holds it; lists of tasks leave it out, as it may be large.
+	Result json.RawMessage `json:"result,omitempty"`
 }
 
 // Outcome is how an attempt ended.

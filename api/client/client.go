@@ -182,6 +182,21 @@ func (c *Client) Cancel(ctx context.Context, id int64) (*gritv1.Task, error) {
 	return resp.GetTask(), nil
 }
 
+// SendToTask keeps payload (JSON; nil for null) as a message on topic
+// for task id, until a handler of the task receives it (grit.Receive);
+// the server writes it to the audit log. Each call keeps one: a call
+// retried after a lost answer keeps two.
+func (c *Client) SendToTask(ctx context.Context, id int64, topic string, payload []byte) (*gritv1.TaskMessage, error) {
+	if payload == nil {
+		payload = []byte("null")
+	}
+	resp, err := c.tasks.SendToTask(ctx, &gritv1.SendToTaskRequest{TaskId: id, Topic: topic, Payload: payload})
+	if err != nil {
+		return nil, fmt.Errorf("client: send to task %d on %q: %w", id, topic, err)
+	}
+	return resp.GetMessage(), nil
+}
+
 // Close flushes what Send and SendResult buffered (bounded by ctx) and closes the
 // connection.
 func (c *Client) Close(ctx context.Context) error {

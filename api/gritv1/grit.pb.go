@@ -756,6 +756,10 @@ type Task struct {
 	AutoTimeout bool `protobuf:"varint,30,opt,name=auto_timeout,json=autoTimeout,proto3" json:"auto_timeout,omitempty"`
 	// timeout_source says how an auto_timeout was chosen (above).
 	TimeoutSource string `protobuf:"bytes,31,opt,name=timeout_source,json=timeoutSource,proto3" json:"timeout_source,omitempty"`
+	// result is the JSON its handler set last (grit.SetResult in Go), at
+	// most 1 MiB; empty when none did. Only answers about one task (Get,
+	// Cancel…) hold it: lists leave it out.
+	Result        []byte `protobuf:"bytes,38,opt,name=result,proto3" json:"result,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1040,6 +1044,13 @@ func (x *Task) GetTimeoutSource() string {
 		return x.TimeoutSource
 	}
 	return ""
+}
+
+func (x *Task) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
 }
 
 // RetryPolicy is a retry policy as fields: what a policy string says
@@ -3666,6 +3677,197 @@ func (x *SendResponse) GetInstance() *Instance {
 	return nil
 }
 
+// SendToTaskRequest is TasksService.SendToTask's request.
+type SendToTaskRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// task_id is the task to send to.
+	TaskId int64 `protobuf:"varint,1,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// topic: 1 to 100 bytes (e.g. approval).
+	Topic string `protobuf:"bytes,2,opt,name=topic,proto3" json:"topic,omitempty"`
+	// payload is the message, JSON (null for none), at most 512 KiB.
+	Payload       []byte `protobuf:"bytes,3,opt,name=payload,proto3" json:"payload,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendToTaskRequest) Reset() {
+	*x = SendToTaskRequest{}
+	mi := &file_grit_v1_grit_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendToTaskRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendToTaskRequest) ProtoMessage() {}
+
+func (x *SendToTaskRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendToTaskRequest.ProtoReflect.Descriptor instead.
+func (*SendToTaskRequest) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *SendToTaskRequest) GetTaskId() int64 {
+	if x != nil {
+		return x.TaskId
+	}
+	return 0
+}
+
+func (x *SendToTaskRequest) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *SendToTaskRequest) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+// SendToTaskResponse is TasksService.SendToTask's answer.
+type SendToTaskResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// message is the message kept.
+	Message       *TaskMessage `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SendToTaskResponse) Reset() {
+	*x = SendToTaskResponse{}
+	mi := &file_grit_v1_grit_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SendToTaskResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SendToTaskResponse) ProtoMessage() {}
+
+func (x *SendToTaskResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SendToTaskResponse.ProtoReflect.Descriptor instead.
+func (*SendToTaskResponse) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *SendToTaskResponse) GetMessage() *TaskMessage {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+// TaskMessage is a message kept for a task until a handler of it
+// receives it.
+type TaskMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// id is larger for every message sent, in the store.
+	Id     int64  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	TaskId int64  `protobuf:"varint,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	Topic  string `protobuf:"bytes,3,opt,name=topic,proto3" json:"topic,omitempty"`
+	// payload is JSON.
+	Payload []byte `protobuf:"bytes,4,opt,name=payload,proto3" json:"payload,omitempty"`
+	// sent_at is the store's time of the send.
+	SentAt        *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=sent_at,json=sentAt,proto3" json:"sent_at,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TaskMessage) Reset() {
+	*x = TaskMessage{}
+	mi := &file_grit_v1_grit_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TaskMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TaskMessage) ProtoMessage() {}
+
+func (x *TaskMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_grit_v1_grit_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TaskMessage.ProtoReflect.Descriptor instead.
+func (*TaskMessage) Descriptor() ([]byte, []int) {
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *TaskMessage) GetId() int64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *TaskMessage) GetTaskId() int64 {
+	if x != nil {
+		return x.TaskId
+	}
+	return 0
+}
+
+func (x *TaskMessage) GetTopic() string {
+	if x != nil {
+		return x.Topic
+	}
+	return ""
+}
+
+func (x *TaskMessage) GetPayload() []byte {
+	if x != nil {
+		return x.Payload
+	}
+	return nil
+}
+
+func (x *TaskMessage) GetSentAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.SentAt
+	}
+	return nil
+}
+
 // InstanceRequest is TasksService.Instance's request.
 type InstanceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3679,7 +3881,7 @@ type InstanceRequest struct {
 
 func (x *InstanceRequest) Reset() {
 	*x = InstanceRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[39]
+	mi := &file_grit_v1_grit_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3691,7 +3893,7 @@ func (x *InstanceRequest) String() string {
 func (*InstanceRequest) ProtoMessage() {}
 
 func (x *InstanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[39]
+	mi := &file_grit_v1_grit_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3704,7 +3906,7 @@ func (x *InstanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceRequest.ProtoReflect.Descriptor instead.
 func (*InstanceRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{39}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *InstanceRequest) GetMachine() string {
@@ -3732,7 +3934,7 @@ type InstanceResponse struct {
 
 func (x *InstanceResponse) Reset() {
 	*x = InstanceResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[40]
+	mi := &file_grit_v1_grit_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3744,7 +3946,7 @@ func (x *InstanceResponse) String() string {
 func (*InstanceResponse) ProtoMessage() {}
 
 func (x *InstanceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[40]
+	mi := &file_grit_v1_grit_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3757,7 +3959,7 @@ func (x *InstanceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InstanceResponse.ProtoReflect.Descriptor instead.
 func (*InstanceResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{40}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *InstanceResponse) GetInstance() *Instance {
@@ -3798,7 +4000,7 @@ type ClaimRequest struct {
 
 func (x *ClaimRequest) Reset() {
 	*x = ClaimRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[41]
+	mi := &file_grit_v1_grit_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3810,7 +4012,7 @@ func (x *ClaimRequest) String() string {
 func (*ClaimRequest) ProtoMessage() {}
 
 func (x *ClaimRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[41]
+	mi := &file_grit_v1_grit_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3823,7 +4025,7 @@ func (x *ClaimRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimRequest.ProtoReflect.Descriptor instead.
 func (*ClaimRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{41}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ClaimRequest) GetWorkerId() string {
@@ -3904,7 +4106,7 @@ type ClaimResponse struct {
 
 func (x *ClaimResponse) Reset() {
 	*x = ClaimResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[42]
+	mi := &file_grit_v1_grit_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3916,7 +4118,7 @@ func (x *ClaimResponse) String() string {
 func (*ClaimResponse) ProtoMessage() {}
 
 func (x *ClaimResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[42]
+	mi := &file_grit_v1_grit_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3929,7 +4131,7 @@ func (x *ClaimResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClaimResponse.ProtoReflect.Descriptor instead.
 func (*ClaimResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{42}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ClaimResponse) GetTasks() []*Task {
@@ -3959,7 +4161,7 @@ type Lease struct {
 
 func (x *Lease) Reset() {
 	*x = Lease{}
-	mi := &file_grit_v1_grit_proto_msgTypes[43]
+	mi := &file_grit_v1_grit_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3971,7 +4173,7 @@ func (x *Lease) String() string {
 func (*Lease) ProtoMessage() {}
 
 func (x *Lease) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[43]
+	mi := &file_grit_v1_grit_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3984,7 +4186,7 @@ func (x *Lease) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Lease.ProtoReflect.Descriptor instead.
 func (*Lease) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{43}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *Lease) GetTaskId() int64 {
@@ -4016,7 +4218,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[44]
+	mi := &file_grit_v1_grit_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4028,7 +4230,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[44]
+	mi := &file_grit_v1_grit_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4041,7 +4243,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{44}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *HeartbeatRequest) GetWorkerId() string {
@@ -4076,7 +4278,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[45]
+	mi := &file_grit_v1_grit_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4088,7 +4290,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[45]
+	mi := &file_grit_v1_grit_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4101,7 +4303,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{45}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *HeartbeatResponse) GetLost() []*Lease {
@@ -4139,7 +4341,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[46]
+	mi := &file_grit_v1_grit_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4151,7 +4353,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[46]
+	mi := &file_grit_v1_grit_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4164,7 +4366,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{46}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *CompleteRequest) GetTaskId() int64 {
@@ -4228,7 +4430,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[47]
+	mi := &file_grit_v1_grit_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4240,7 +4442,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[47]
+	mi := &file_grit_v1_grit_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4253,7 +4455,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{47}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CompleteResponse) GetTask() *Task {
@@ -4315,7 +4517,7 @@ type FailRequest struct {
 
 func (x *FailRequest) Reset() {
 	*x = FailRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[48]
+	mi := &file_grit_v1_grit_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4327,7 +4529,7 @@ func (x *FailRequest) String() string {
 func (*FailRequest) ProtoMessage() {}
 
 func (x *FailRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[48]
+	mi := &file_grit_v1_grit_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4340,7 +4542,7 @@ func (x *FailRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailRequest.ProtoReflect.Descriptor instead.
 func (*FailRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{48}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *FailRequest) GetTaskId() int64 {
@@ -4441,7 +4643,7 @@ type FailResponse struct {
 
 func (x *FailResponse) Reset() {
 	*x = FailResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[49]
+	mi := &file_grit_v1_grit_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4453,7 +4655,7 @@ func (x *FailResponse) String() string {
 func (*FailResponse) ProtoMessage() {}
 
 func (x *FailResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[49]
+	mi := &file_grit_v1_grit_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4466,7 +4668,7 @@ func (x *FailResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailResponse.ProtoReflect.Descriptor instead.
 func (*FailResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{49}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *FailResponse) GetTask() *Task {
@@ -4502,7 +4704,7 @@ type SnoozeRequest struct {
 
 func (x *SnoozeRequest) Reset() {
 	*x = SnoozeRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[50]
+	mi := &file_grit_v1_grit_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4514,7 +4716,7 @@ func (x *SnoozeRequest) String() string {
 func (*SnoozeRequest) ProtoMessage() {}
 
 func (x *SnoozeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[50]
+	mi := &file_grit_v1_grit_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4527,7 +4729,7 @@ func (x *SnoozeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnoozeRequest.ProtoReflect.Descriptor instead.
 func (*SnoozeRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{50}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *SnoozeRequest) GetTaskId() int64 {
@@ -4569,7 +4771,7 @@ type SnoozeResponse struct {
 
 func (x *SnoozeResponse) Reset() {
 	*x = SnoozeResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[51]
+	mi := &file_grit_v1_grit_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4581,7 +4783,7 @@ func (x *SnoozeResponse) String() string {
 func (*SnoozeResponse) ProtoMessage() {}
 
 func (x *SnoozeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[51]
+	mi := &file_grit_v1_grit_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4594,7 +4796,7 @@ func (x *SnoozeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnoozeResponse.ProtoReflect.Descriptor instead.
 func (*SnoozeResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{51}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *SnoozeResponse) GetTask() *Task {
@@ -4621,7 +4823,7 @@ type ReportRequest struct {
 
 func (x *ReportRequest) Reset() {
 	*x = ReportRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[52]
+	mi := &file_grit_v1_grit_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4633,7 +4835,7 @@ func (x *ReportRequest) String() string {
 func (*ReportRequest) ProtoMessage() {}
 
 func (x *ReportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[52]
+	mi := &file_grit_v1_grit_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4646,7 +4848,7 @@ func (x *ReportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportRequest.ProtoReflect.Descriptor instead.
 func (*ReportRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{52}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ReportRequest) GetWorkerId() string {
@@ -4685,7 +4887,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_grit_v1_grit_proto_msgTypes[53]
+	mi := &file_grit_v1_grit_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4697,7 +4899,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[53]
+	mi := &file_grit_v1_grit_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4710,7 +4912,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{53}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *Result) GetTaskId() int64 {
@@ -4809,7 +5011,7 @@ type Completed struct {
 
 func (x *Completed) Reset() {
 	*x = Completed{}
-	mi := &file_grit_v1_grit_proto_msgTypes[54]
+	mi := &file_grit_v1_grit_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4821,7 +5023,7 @@ func (x *Completed) String() string {
 func (*Completed) ProtoMessage() {}
 
 func (x *Completed) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[54]
+	mi := &file_grit_v1_grit_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4834,7 +5036,7 @@ func (x *Completed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Completed.ProtoReflect.Descriptor instead.
 func (*Completed) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{54}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *Completed) GetOutput() string {
@@ -4892,7 +5094,7 @@ type Failed struct {
 
 func (x *Failed) Reset() {
 	*x = Failed{}
-	mi := &file_grit_v1_grit_proto_msgTypes[55]
+	mi := &file_grit_v1_grit_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4904,7 +5106,7 @@ func (x *Failed) String() string {
 func (*Failed) ProtoMessage() {}
 
 func (x *Failed) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[55]
+	mi := &file_grit_v1_grit_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4917,7 +5119,7 @@ func (x *Failed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Failed.ProtoReflect.Descriptor instead.
 func (*Failed) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{55}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *Failed) GetErrorClass() ErrorClass {
@@ -4995,7 +5197,7 @@ type Snoozed struct {
 
 func (x *Snoozed) Reset() {
 	*x = Snoozed{}
-	mi := &file_grit_v1_grit_proto_msgTypes[56]
+	mi := &file_grit_v1_grit_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5007,7 +5209,7 @@ func (x *Snoozed) String() string {
 func (*Snoozed) ProtoMessage() {}
 
 func (x *Snoozed) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[56]
+	mi := &file_grit_v1_grit_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5020,7 +5222,7 @@ func (x *Snoozed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Snoozed.ProtoReflect.Descriptor instead.
 func (*Snoozed) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{56}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *Snoozed) GetDelay() *durationpb.Duration {
@@ -5041,7 +5243,7 @@ type ReportResponse struct {
 
 func (x *ReportResponse) Reset() {
 	*x = ReportResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[57]
+	mi := &file_grit_v1_grit_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5053,7 +5255,7 @@ func (x *ReportResponse) String() string {
 func (*ReportResponse) ProtoMessage() {}
 
 func (x *ReportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[57]
+	mi := &file_grit_v1_grit_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5066,7 +5268,7 @@ func (x *ReportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportResponse.ProtoReflect.Descriptor instead.
 func (*ReportResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{57}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ReportResponse) GetAnswers() []*ReportAnswer {
@@ -5099,7 +5301,7 @@ type ReportAnswer struct {
 
 func (x *ReportAnswer) Reset() {
 	*x = ReportAnswer{}
-	mi := &file_grit_v1_grit_proto_msgTypes[58]
+	mi := &file_grit_v1_grit_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5111,7 +5313,7 @@ func (x *ReportAnswer) String() string {
 func (*ReportAnswer) ProtoMessage() {}
 
 func (x *ReportAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[58]
+	mi := &file_grit_v1_grit_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5124,7 +5326,7 @@ func (x *ReportAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportAnswer.ProtoReflect.Descriptor instead.
 func (*ReportAnswer) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{58}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ReportAnswer) GetStatus() *status.Status {
@@ -5163,7 +5365,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[59]
+	mi := &file_grit_v1_grit_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5175,7 +5377,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[59]
+	mi := &file_grit_v1_grit_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5188,7 +5390,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{59}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ReleaseRequest) GetWorkerId() string {
@@ -5224,7 +5426,7 @@ type ReleaseResponse struct {
 
 func (x *ReleaseResponse) Reset() {
 	*x = ReleaseResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[60]
+	mi := &file_grit_v1_grit_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5236,7 +5438,7 @@ func (x *ReleaseResponse) String() string {
 func (*ReleaseResponse) ProtoMessage() {}
 
 func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[60]
+	mi := &file_grit_v1_grit_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5249,7 +5451,7 @@ func (x *ReleaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseResponse.ProtoReflect.Descriptor instead.
 func (*ReleaseResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{60}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ReleaseResponse) GetLost() []*Lease {
@@ -5281,7 +5483,7 @@ type Step struct {
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_grit_v1_grit_proto_msgTypes[61]
+	mi := &file_grit_v1_grit_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5293,7 +5495,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[61]
+	mi := &file_grit_v1_grit_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5306,7 +5508,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{61}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *Step) GetSeq() int32 {
@@ -5368,7 +5570,7 @@ type RecordStepRequest struct {
 
 func (x *RecordStepRequest) Reset() {
 	*x = RecordStepRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[62]
+	mi := &file_grit_v1_grit_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5380,7 +5582,7 @@ func (x *RecordStepRequest) String() string {
 func (*RecordStepRequest) ProtoMessage() {}
 
 func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[62]
+	mi := &file_grit_v1_grit_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5393,7 +5595,7 @@ func (x *RecordStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordStepRequest.ProtoReflect.Descriptor instead.
 func (*RecordStepRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{62}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *RecordStepRequest) GetWorkerId() string {
@@ -5436,7 +5638,7 @@ type RecordStepResponse struct {
 
 func (x *RecordStepResponse) Reset() {
 	*x = RecordStepResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[63]
+	mi := &file_grit_v1_grit_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5448,7 +5650,7 @@ func (x *RecordStepResponse) String() string {
 func (*RecordStepResponse) ProtoMessage() {}
 
 func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[63]
+	mi := &file_grit_v1_grit_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5461,7 +5663,7 @@ func (x *RecordStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecordStepResponse.ProtoReflect.Descriptor instead.
 func (*RecordStepResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{63}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *RecordStepResponse) GetStep() *Step {
@@ -5482,7 +5684,7 @@ type StepsRequest struct {
 
 func (x *StepsRequest) Reset() {
 	*x = StepsRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[64]
+	mi := &file_grit_v1_grit_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5494,7 +5696,7 @@ func (x *StepsRequest) String() string {
 func (*StepsRequest) ProtoMessage() {}
 
 func (x *StepsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[64]
+	mi := &file_grit_v1_grit_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5507,7 +5709,7 @@ func (x *StepsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepsRequest.ProtoReflect.Descriptor instead.
 func (*StepsRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{64}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *StepsRequest) GetTaskId() int64 {
@@ -5528,7 +5730,7 @@ type StepsResponse struct {
 
 func (x *StepsResponse) Reset() {
 	*x = StepsResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[65]
+	mi := &file_grit_v1_grit_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5540,7 +5742,7 @@ func (x *StepsResponse) String() string {
 func (*StepsResponse) ProtoMessage() {}
 
 func (x *StepsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[65]
+	mi := &file_grit_v1_grit_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5553,7 +5755,7 @@ func (x *StepsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepsResponse.ProtoReflect.Descriptor instead.
 func (*StepsResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{65}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *StepsResponse) GetSteps() []*Step {
@@ -5585,7 +5787,7 @@ type QuarantinePolicy struct {
 
 func (x *QuarantinePolicy) Reset() {
 	*x = QuarantinePolicy{}
-	mi := &file_grit_v1_grit_proto_msgTypes[66]
+	mi := &file_grit_v1_grit_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5597,7 +5799,7 @@ func (x *QuarantinePolicy) String() string {
 func (*QuarantinePolicy) ProtoMessage() {}
 
 func (x *QuarantinePolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[66]
+	mi := &file_grit_v1_grit_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5610,7 +5812,7 @@ func (x *QuarantinePolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantinePolicy.ProtoReflect.Descriptor instead.
 func (*QuarantinePolicy) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{66}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *QuarantinePolicy) GetKind() string {
@@ -5651,7 +5853,7 @@ type QuarantineItem struct {
 
 func (x *QuarantineItem) Reset() {
 	*x = QuarantineItem{}
-	mi := &file_grit_v1_grit_proto_msgTypes[67]
+	mi := &file_grit_v1_grit_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5663,7 +5865,7 @@ func (x *QuarantineItem) String() string {
 func (*QuarantineItem) ProtoMessage() {}
 
 func (x *QuarantineItem) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[67]
+	mi := &file_grit_v1_grit_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5676,7 +5878,7 @@ func (x *QuarantineItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantineItem.ProtoReflect.Descriptor instead.
 func (*QuarantineItem) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{67}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *QuarantineItem) GetItem() []byte {
@@ -5714,7 +5916,7 @@ type QuarantineRequest struct {
 
 func (x *QuarantineRequest) Reset() {
 	*x = QuarantineRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[68]
+	mi := &file_grit_v1_grit_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5726,7 +5928,7 @@ func (x *QuarantineRequest) String() string {
 func (*QuarantineRequest) ProtoMessage() {}
 
 func (x *QuarantineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[68]
+	mi := &file_grit_v1_grit_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5739,7 +5941,7 @@ func (x *QuarantineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantineRequest.ProtoReflect.Descriptor instead.
 func (*QuarantineRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{68}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *QuarantineRequest) GetWorkerId() string {
@@ -5796,7 +5998,7 @@ type QuarantineResponse struct {
 
 func (x *QuarantineResponse) Reset() {
 	*x = QuarantineResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[69]
+	mi := &file_grit_v1_grit_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5808,7 +6010,7 @@ func (x *QuarantineResponse) String() string {
 func (*QuarantineResponse) ProtoMessage() {}
 
 func (x *QuarantineResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[69]
+	mi := &file_grit_v1_grit_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5821,7 +6023,7 @@ func (x *QuarantineResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantineResponse.ProtoReflect.Descriptor instead.
 func (*QuarantineResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{69}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *QuarantineResponse) GetTotal() int64 {
@@ -5882,7 +6084,7 @@ type QuarantinedItem struct {
 
 func (x *QuarantinedItem) Reset() {
 	*x = QuarantinedItem{}
-	mi := &file_grit_v1_grit_proto_msgTypes[70]
+	mi := &file_grit_v1_grit_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5894,7 +6096,7 @@ func (x *QuarantinedItem) String() string {
 func (*QuarantinedItem) ProtoMessage() {}
 
 func (x *QuarantinedItem) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[70]
+	mi := &file_grit_v1_grit_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5907,7 +6109,7 @@ func (x *QuarantinedItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantinedItem.ProtoReflect.Descriptor instead.
 func (*QuarantinedItem) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{70}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *QuarantinedItem) GetId() int64 {
@@ -5998,7 +6200,7 @@ type ListQuarantinedRequest struct {
 
 func (x *ListQuarantinedRequest) Reset() {
 	*x = ListQuarantinedRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[71]
+	mi := &file_grit_v1_grit_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6010,7 +6212,7 @@ func (x *ListQuarantinedRequest) String() string {
 func (*ListQuarantinedRequest) ProtoMessage() {}
 
 func (x *ListQuarantinedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[71]
+	mi := &file_grit_v1_grit_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6023,7 +6225,7 @@ func (x *ListQuarantinedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuarantinedRequest.ProtoReflect.Descriptor instead.
 func (*ListQuarantinedRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{71}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *ListQuarantinedRequest) GetTaskId() int64 {
@@ -6067,7 +6269,7 @@ type ListQuarantinedResponse struct {
 
 func (x *ListQuarantinedResponse) Reset() {
 	*x = ListQuarantinedResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[72]
+	mi := &file_grit_v1_grit_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6079,7 +6281,7 @@ func (x *ListQuarantinedResponse) String() string {
 func (*ListQuarantinedResponse) ProtoMessage() {}
 
 func (x *ListQuarantinedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[72]
+	mi := &file_grit_v1_grit_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6092,7 +6294,7 @@ func (x *ListQuarantinedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListQuarantinedResponse.ProtoReflect.Descriptor instead.
 func (*ListQuarantinedResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{72}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *ListQuarantinedResponse) GetItems() []*QuarantinedItem {
@@ -6132,7 +6334,7 @@ type QuarantineGroup struct {
 
 func (x *QuarantineGroup) Reset() {
 	*x = QuarantineGroup{}
-	mi := &file_grit_v1_grit_proto_msgTypes[73]
+	mi := &file_grit_v1_grit_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6144,7 +6346,7 @@ func (x *QuarantineGroup) String() string {
 func (*QuarantineGroup) ProtoMessage() {}
 
 func (x *QuarantineGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[73]
+	mi := &file_grit_v1_grit_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6157,7 +6359,7 @@ func (x *QuarantineGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantineGroup.ProtoReflect.Descriptor instead.
 func (*QuarantineGroup) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{73}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *QuarantineGroup) GetFingerprint() string {
@@ -6218,7 +6420,7 @@ type QuarantineGroupsRequest struct {
 
 func (x *QuarantineGroupsRequest) Reset() {
 	*x = QuarantineGroupsRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[74]
+	mi := &file_grit_v1_grit_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6230,7 +6432,7 @@ func (x *QuarantineGroupsRequest) String() string {
 func (*QuarantineGroupsRequest) ProtoMessage() {}
 
 func (x *QuarantineGroupsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[74]
+	mi := &file_grit_v1_grit_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6243,7 +6445,7 @@ func (x *QuarantineGroupsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantineGroupsRequest.ProtoReflect.Descriptor instead.
 func (*QuarantineGroupsRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{74}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{77}
 }
 
 // QuarantineGroupsResponse is TasksService.QuarantineGroups's answer.
@@ -6257,7 +6459,7 @@ type QuarantineGroupsResponse struct {
 
 func (x *QuarantineGroupsResponse) Reset() {
 	*x = QuarantineGroupsResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[75]
+	mi := &file_grit_v1_grit_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6269,7 +6471,7 @@ func (x *QuarantineGroupsResponse) String() string {
 func (*QuarantineGroupsResponse) ProtoMessage() {}
 
 func (x *QuarantineGroupsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[75]
+	mi := &file_grit_v1_grit_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6282,7 +6484,7 @@ func (x *QuarantineGroupsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QuarantineGroupsResponse.ProtoReflect.Descriptor instead.
 func (*QuarantineGroupsResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{75}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *QuarantineGroupsResponse) GetGroups() []*QuarantineGroup {
@@ -6306,7 +6508,7 @@ type ReplayQuarantinedRequest struct {
 
 func (x *ReplayQuarantinedRequest) Reset() {
 	*x = ReplayQuarantinedRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[76]
+	mi := &file_grit_v1_grit_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6318,7 +6520,7 @@ func (x *ReplayQuarantinedRequest) String() string {
 func (*ReplayQuarantinedRequest) ProtoMessage() {}
 
 func (x *ReplayQuarantinedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[76]
+	mi := &file_grit_v1_grit_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6331,7 +6533,7 @@ func (x *ReplayQuarantinedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayQuarantinedRequest.ProtoReflect.Descriptor instead.
 func (*ReplayQuarantinedRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{76}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *ReplayQuarantinedRequest) GetIds() []int64 {
@@ -6364,7 +6566,7 @@ type ReplayQuarantinedResponse struct {
 
 func (x *ReplayQuarantinedResponse) Reset() {
 	*x = ReplayQuarantinedResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[77]
+	mi := &file_grit_v1_grit_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6376,7 +6578,7 @@ func (x *ReplayQuarantinedResponse) String() string {
 func (*ReplayQuarantinedResponse) ProtoMessage() {}
 
 func (x *ReplayQuarantinedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[77]
+	mi := &file_grit_v1_grit_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6389,7 +6591,7 @@ func (x *ReplayQuarantinedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReplayQuarantinedResponse.ProtoReflect.Descriptor instead.
 func (*ReplayQuarantinedResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{77}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *ReplayQuarantinedResponse) GetTasks() []*Task {
@@ -6427,7 +6629,7 @@ type DropQuarantinedRequest struct {
 
 func (x *DropQuarantinedRequest) Reset() {
 	*x = DropQuarantinedRequest{}
-	mi := &file_grit_v1_grit_proto_msgTypes[78]
+	mi := &file_grit_v1_grit_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6439,7 +6641,7 @@ func (x *DropQuarantinedRequest) String() string {
 func (*DropQuarantinedRequest) ProtoMessage() {}
 
 func (x *DropQuarantinedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[78]
+	mi := &file_grit_v1_grit_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6452,7 +6654,7 @@ func (x *DropQuarantinedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropQuarantinedRequest.ProtoReflect.Descriptor instead.
 func (*DropQuarantinedRequest) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{78}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *DropQuarantinedRequest) GetIds() []int64 {
@@ -6480,7 +6682,7 @@ type DropQuarantinedResponse struct {
 
 func (x *DropQuarantinedResponse) Reset() {
 	*x = DropQuarantinedResponse{}
-	mi := &file_grit_v1_grit_proto_msgTypes[79]
+	mi := &file_grit_v1_grit_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6492,7 +6694,7 @@ func (x *DropQuarantinedResponse) String() string {
 func (*DropQuarantinedResponse) ProtoMessage() {}
 
 func (x *DropQuarantinedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_grit_v1_grit_proto_msgTypes[79]
+	mi := &file_grit_v1_grit_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6505,7 +6707,7 @@ func (x *DropQuarantinedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropQuarantinedResponse.ProtoReflect.Descriptor instead.
 func (*DropQuarantinedResponse) Descriptor() ([]byte, []int) {
-	return file_grit_v1_grit_proto_rawDescGZIP(), []int{79}
+	return file_grit_v1_grit_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *DropQuarantinedResponse) GetDropped() int64 {
@@ -6519,7 +6721,7 @@ var File_grit_v1_grit_proto protoreflect.FileDescriptor
 
 const file_grit_v1_grit_proto_rawDesc = "" +
 	"\n" +
-	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\x94\n" +
+	"\x12grit/v1/grit.proto\x12\agrit.v1\x1a\x1egoogle/protobuf/duration.proto\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x17google/rpc/status.proto\"\xac\n" +
 	"\n" +
 	"\x04Task\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x15\n" +
@@ -6564,7 +6766,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\tdeferrals\x18\x1c \x01(\x03R\tdeferrals\x12 \n" +
 	"\vtraceparent\x18\x1d \x01(\tR\vtraceparent\x12!\n" +
 	"\fauto_timeout\x18\x1e \x01(\bR\vautoTimeout\x12%\n" +
-	"\x0etimeout_source\x18\x1f \x01(\tR\rtimeoutSourceJ\x04\b\t\x10\n" +
+	"\x0etimeout_source\x18\x1f \x01(\tR\rtimeoutSource\x12\x16\n" +
+	"\x06result\x18& \x01(\fR\x06resultJ\x04\b\t\x10\n" +
 	"\"\x8a\x02\n" +
 	"\vRetryPolicy\x12!\n" +
 	"\fmax_attempts\x18\x01 \x01(\x03R\vmaxAttempts\x12\x1c\n" +
@@ -6753,7 +6956,19 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x05event\x18\x03 \x01(\tR\x05event\x12\x18\n" +
 	"\apayload\x18\x04 \x01(\fR\apayload\"=\n" +
 	"\fSendResponse\x12-\n" +
-	"\binstance\x18\x01 \x01(\v2\x11.grit.v1.InstanceR\binstance\"=\n" +
+	"\binstance\x18\x01 \x01(\v2\x11.grit.v1.InstanceR\binstance\"\\\n" +
+	"\x11SendToTaskRequest\x12\x17\n" +
+	"\atask_id\x18\x01 \x01(\x03R\x06taskId\x12\x14\n" +
+	"\x05topic\x18\x02 \x01(\tR\x05topic\x12\x18\n" +
+	"\apayload\x18\x03 \x01(\fR\apayload\"D\n" +
+	"\x12SendToTaskResponse\x12.\n" +
+	"\amessage\x18\x01 \x01(\v2\x14.grit.v1.TaskMessageR\amessage\"\x9b\x01\n" +
+	"\vTaskMessage\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x17\n" +
+	"\atask_id\x18\x02 \x01(\x03R\x06taskId\x12\x14\n" +
+	"\x05topic\x18\x03 \x01(\tR\x05topic\x12\x18\n" +
+	"\apayload\x18\x04 \x01(\fR\apayload\x123\n" +
+	"\asent_at\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x06sentAt\"=\n" +
 	"\x0fInstanceRequest\x12\x18\n" +
 	"\amachine\x18\x01 \x01(\tR\amachine\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\"A\n" +
@@ -7027,7 +7242,8 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x0fDECISION_BUDGET\x10\x04\x12\x13\n" +
 	"\x0fDECISION_POISON\x10\x05\x12\x15\n" +
 	"\x11DECISION_CANCELED\x10\x06\x12\x13\n" +
-	"\x0fDECISION_OUTAGE\x10\a2\xc4\t\n" +
+	"\x0fDECISION_OUTAGE\x10\a2\x8b\n" +
+	"\n" +
 	"\fTasksService\x12<\n" +
 	"\aEnqueue\x12\x17.grit.v1.EnqueueRequest\x1a\x18.grit.v1.EnqueueResponse\x12K\n" +
 	"\fEnqueueBatch\x12\x1c.grit.v1.EnqueueBatchRequest\x1a\x1d.grit.v1.EnqueueBatchResponse\x120\n" +
@@ -7042,7 +7258,9 @@ const file_grit_v1_grit_proto_rawDesc = "" +
 	"\x05Pause\x12\x15.grit.v1.PauseRequest\x1a\x16.grit.v1.PauseResponse\x129\n" +
 	"\x06Resume\x12\x16.grit.v1.ResumeRequest\x1a\x17.grit.v1.ResumeResponse\x123\n" +
 	"\x04Send\x12\x14.grit.v1.SendRequest\x1a\x15.grit.v1.SendResponse\x12?\n" +
-	"\bInstance\x12\x18.grit.v1.InstanceRequest\x1a\x19.grit.v1.InstanceResponse\x12<\n" +
+	"\bInstance\x12\x18.grit.v1.InstanceRequest\x1a\x19.grit.v1.InstanceResponse\x12E\n" +
+	"\n" +
+	"SendToTask\x12\x1a.grit.v1.SendToTaskRequest\x1a\x1b.grit.v1.SendToTaskResponse\x12<\n" +
 	"\aRedrive\x12\x17.grit.v1.RedriveRequest\x1a\x18.grit.v1.RedriveResponse\x12T\n" +
 	"\x0fListQuarantined\x12\x1f.grit.v1.ListQuarantinedRequest\x1a .grit.v1.ListQuarantinedResponse\x12W\n" +
 	"\x10QuarantineGroups\x12 .grit.v1.QuarantineGroupsRequest\x1a!.grit.v1.QuarantineGroupsResponse\x12Z\n" +
@@ -7075,7 +7293,7 @@ func file_grit_v1_grit_proto_rawDescGZIP() []byte {
 }
 
 var file_grit_v1_grit_proto_enumTypes = make([]protoimpl.EnumInfo, 9)
-var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 80)
+var file_grit_v1_grit_proto_msgTypes = make([]protoimpl.MessageInfo, 83)
 var file_grit_v1_grit_proto_goTypes = []any{
 	(Jitter)(0),                       // 0: grit.v1.Jitter
 	(TaskView)(0),                     // 1: grit.v1.TaskView
@@ -7125,80 +7343,83 @@ var file_grit_v1_grit_proto_goTypes = []any{
 	(*InstanceEntry)(nil),             // 45: grit.v1.InstanceEntry
 	(*SendRequest)(nil),               // 46: grit.v1.SendRequest
 	(*SendResponse)(nil),              // 47: grit.v1.SendResponse
-	(*InstanceRequest)(nil),           // 48: grit.v1.InstanceRequest
-	(*InstanceResponse)(nil),          // 49: grit.v1.InstanceResponse
-	(*ClaimRequest)(nil),              // 50: grit.v1.ClaimRequest
-	(*ClaimResponse)(nil),             // 51: grit.v1.ClaimResponse
-	(*Lease)(nil),                     // 52: grit.v1.Lease
-	(*HeartbeatRequest)(nil),          // 53: grit.v1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),         // 54: grit.v1.HeartbeatResponse
-	(*CompleteRequest)(nil),           // 55: grit.v1.CompleteRequest
-	(*CompleteResponse)(nil),          // 56: grit.v1.CompleteResponse
-	(*FailRequest)(nil),               // 57: grit.v1.FailRequest
-	(*FailResponse)(nil),              // 58: grit.v1.FailResponse
-	(*SnoozeRequest)(nil),             // 59: grit.v1.SnoozeRequest
-	(*SnoozeResponse)(nil),            // 60: grit.v1.SnoozeResponse
-	(*ReportRequest)(nil),             // 61: grit.v1.ReportRequest
-	(*Result)(nil),                    // 62: grit.v1.Result
-	(*Completed)(nil),                 // 63: grit.v1.Completed
-	(*Failed)(nil),                    // 64: grit.v1.Failed
-	(*Snoozed)(nil),                   // 65: grit.v1.Snoozed
-	(*ReportResponse)(nil),            // 66: grit.v1.ReportResponse
-	(*ReportAnswer)(nil),              // 67: grit.v1.ReportAnswer
-	(*ReleaseRequest)(nil),            // 68: grit.v1.ReleaseRequest
-	(*ReleaseResponse)(nil),           // 69: grit.v1.ReleaseResponse
-	(*Step)(nil),                      // 70: grit.v1.Step
-	(*RecordStepRequest)(nil),         // 71: grit.v1.RecordStepRequest
-	(*RecordStepResponse)(nil),        // 72: grit.v1.RecordStepResponse
-	(*StepsRequest)(nil),              // 73: grit.v1.StepsRequest
-	(*StepsResponse)(nil),             // 74: grit.v1.StepsResponse
-	(*QuarantinePolicy)(nil),          // 75: grit.v1.QuarantinePolicy
-	(*QuarantineItem)(nil),            // 76: grit.v1.QuarantineItem
-	(*QuarantineRequest)(nil),         // 77: grit.v1.QuarantineRequest
-	(*QuarantineResponse)(nil),        // 78: grit.v1.QuarantineResponse
-	(*QuarantinedItem)(nil),           // 79: grit.v1.QuarantinedItem
-	(*ListQuarantinedRequest)(nil),    // 80: grit.v1.ListQuarantinedRequest
-	(*ListQuarantinedResponse)(nil),   // 81: grit.v1.ListQuarantinedResponse
-	(*QuarantineGroup)(nil),           // 82: grit.v1.QuarantineGroup
-	(*QuarantineGroupsRequest)(nil),   // 83: grit.v1.QuarantineGroupsRequest
-	(*QuarantineGroupsResponse)(nil),  // 84: grit.v1.QuarantineGroupsResponse
-	(*ReplayQuarantinedRequest)(nil),  // 85: grit.v1.ReplayQuarantinedRequest
-	(*ReplayQuarantinedResponse)(nil), // 86: grit.v1.ReplayQuarantinedResponse
-	(*DropQuarantinedRequest)(nil),    // 87: grit.v1.DropQuarantinedRequest
-	(*DropQuarantinedResponse)(nil),   // 88: grit.v1.DropQuarantinedResponse
-	(*durationpb.Duration)(nil),       // 89: google.protobuf.Duration
-	(*timestamppb.Timestamp)(nil),     // 90: google.protobuf.Timestamp
-	(*status.Status)(nil),             // 91: google.rpc.Status
+	(*SendToTaskRequest)(nil),         // 48: grit.v1.SendToTaskRequest
+	(*SendToTaskResponse)(nil),        // 49: grit.v1.SendToTaskResponse
+	(*TaskMessage)(nil),               // 50: grit.v1.TaskMessage
+	(*InstanceRequest)(nil),           // 51: grit.v1.InstanceRequest
+	(*InstanceResponse)(nil),          // 52: grit.v1.InstanceResponse
+	(*ClaimRequest)(nil),              // 53: grit.v1.ClaimRequest
+	(*ClaimResponse)(nil),             // 54: grit.v1.ClaimResponse
+	(*Lease)(nil),                     // 55: grit.v1.Lease
+	(*HeartbeatRequest)(nil),          // 56: grit.v1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),         // 57: grit.v1.HeartbeatResponse
+	(*CompleteRequest)(nil),           // 58: grit.v1.CompleteRequest
+	(*CompleteResponse)(nil),          // 59: grit.v1.CompleteResponse
+	(*FailRequest)(nil),               // 60: grit.v1.FailRequest
+	(*FailResponse)(nil),              // 61: grit.v1.FailResponse
+	(*SnoozeRequest)(nil),             // 62: grit.v1.SnoozeRequest
+	(*SnoozeResponse)(nil),            // 63: grit.v1.SnoozeResponse
+	(*ReportRequest)(nil),             // 64: grit.v1.ReportRequest
+	(*Result)(nil),                    // 65: grit.v1.Result
+	(*Completed)(nil),                 // 66: grit.v1.Completed
+	(*Failed)(nil),                    // 67: grit.v1.Failed
+	(*Snoozed)(nil),                   // 68: grit.v1.Snoozed
+	(*ReportResponse)(nil),            // 69: grit.v1.ReportResponse
+	(*ReportAnswer)(nil),              // 70: grit.v1.ReportAnswer
+	(*ReleaseRequest)(nil),            // 71: grit.v1.ReleaseRequest
+	(*ReleaseResponse)(nil),           // 72: grit.v1.ReleaseResponse
+	(*Step)(nil),                      // 73: grit.v1.Step
+	(*RecordStepRequest)(nil),         // 74: grit.v1.RecordStepRequest
+	(*RecordStepResponse)(nil),        // 75: grit.v1.RecordStepResponse
+	(*StepsRequest)(nil),              // 76: grit.v1.StepsRequest
+	(*StepsResponse)(nil),             // 77: grit.v1.StepsResponse
+	(*QuarantinePolicy)(nil),          // 78: grit.v1.QuarantinePolicy
+	(*QuarantineItem)(nil),            // 79: grit.v1.QuarantineItem
+	(*QuarantineRequest)(nil),         // 80: grit.v1.QuarantineRequest
+	(*QuarantineResponse)(nil),        // 81: grit.v1.QuarantineResponse
+	(*QuarantinedItem)(nil),           // 82: grit.v1.QuarantinedItem
+	(*ListQuarantinedRequest)(nil),    // 83: grit.v1.ListQuarantinedRequest
+	(*ListQuarantinedResponse)(nil),   // 84: grit.v1.ListQuarantinedResponse
+	(*QuarantineGroup)(nil),           // 85: grit.v1.QuarantineGroup
+	(*QuarantineGroupsRequest)(nil),   // 86: grit.v1.QuarantineGroupsRequest
+	(*QuarantineGroupsResponse)(nil),  // 87: grit.v1.QuarantineGroupsResponse
+	(*ReplayQuarantinedRequest)(nil),  // 88: grit.v1.ReplayQuarantinedRequest
+	(*ReplayQuarantinedResponse)(nil), // 89: grit.v1.ReplayQuarantinedResponse
+	(*DropQuarantinedRequest)(nil),    // 90: grit.v1.DropQuarantinedRequest
+	(*DropQuarantinedResponse)(nil),   // 91: grit.v1.DropQuarantinedResponse
+	(*durationpb.Duration)(nil),       // 92: google.protobuf.Duration
+	(*timestamppb.Timestamp)(nil),     // 93: google.protobuf.Timestamp
+	(*status.Status)(nil),             // 94: google.rpc.Status
 }
 var file_grit_v1_grit_proto_depIdxs = []int32{
 	6,   // 0: grit.v1.Task.state:type_name -> grit.v1.TaskState
 	10,  // 1: grit.v1.Task.retry_policy:type_name -> grit.v1.RetryPolicy
-	89,  // 2: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
-	89,  // 3: grit.v1.Task.grace:type_name -> google.protobuf.Duration
-	90,  // 4: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
-	89,  // 5: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
-	90,  // 6: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
-	90,  // 7: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
-	90,  // 8: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
-	90,  // 9: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
+	92,  // 2: grit.v1.Task.timeout:type_name -> google.protobuf.Duration
+	92,  // 3: grit.v1.Task.grace:type_name -> google.protobuf.Duration
+	93,  // 4: grit.v1.Task.next_at:type_name -> google.protobuf.Timestamp
+	92,  // 5: grit.v1.Task.prev_delay:type_name -> google.protobuf.Duration
+	93,  // 6: grit.v1.Task.lease_expires:type_name -> google.protobuf.Timestamp
+	93,  // 7: grit.v1.Task.created_at:type_name -> google.protobuf.Timestamp
+	93,  // 8: grit.v1.Task.first_started_at:type_name -> google.protobuf.Timestamp
+	93,  // 9: grit.v1.Task.finished_at:type_name -> google.protobuf.Timestamp
 	11,  // 10: grit.v1.RetryPolicy.backoff:type_name -> grit.v1.Backoff
-	89,  // 11: grit.v1.RetryPolicy.max_elapsed:type_name -> google.protobuf.Duration
+	92,  // 11: grit.v1.RetryPolicy.max_elapsed:type_name -> google.protobuf.Duration
 	12,  // 12: grit.v1.RetryPolicy.classes:type_name -> grit.v1.ClassRetry
-	89,  // 13: grit.v1.Backoff.initial:type_name -> google.protobuf.Duration
-	89,  // 14: grit.v1.Backoff.max:type_name -> google.protobuf.Duration
+	92,  // 13: grit.v1.Backoff.initial:type_name -> google.protobuf.Duration
+	92,  // 14: grit.v1.Backoff.max:type_name -> google.protobuf.Duration
 	0,   // 15: grit.v1.Backoff.jitter:type_name -> grit.v1.Jitter
 	5,   // 16: grit.v1.ClassRetry.error_class:type_name -> grit.v1.ErrorClass
 	11,  // 17: grit.v1.ClassRetry.backoff:type_name -> grit.v1.Backoff
-	90,  // 18: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
-	90,  // 19: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
+	93,  // 18: grit.v1.Attempt.started_at:type_name -> google.protobuf.Timestamp
+	93,  // 19: grit.v1.Attempt.ended_at:type_name -> google.protobuf.Timestamp
 	7,   // 20: grit.v1.Attempt.outcome:type_name -> grit.v1.AttemptOutcome
 	5,   // 21: grit.v1.Attempt.error_class:type_name -> grit.v1.ErrorClass
-	89,  // 22: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
+	92,  // 22: grit.v1.Attempt.delay:type_name -> google.protobuf.Duration
 	8,   // 23: grit.v1.Attempt.decision:type_name -> grit.v1.Decision
 	10,  // 24: grit.v1.NewTask.retry_policy:type_name -> grit.v1.RetryPolicy
-	89,  // 25: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
-	89,  // 26: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
-	90,  // 27: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
+	92,  // 25: grit.v1.NewTask.timeout:type_name -> google.protobuf.Duration
+	92,  // 26: grit.v1.NewTask.grace:type_name -> google.protobuf.Duration
+	93,  // 27: grit.v1.NewTask.run_at:type_name -> google.protobuf.Timestamp
 	14,  // 28: grit.v1.EnqueueRequest.task:type_name -> grit.v1.NewTask
 	9,   // 29: grit.v1.EnqueueResponse.task:type_name -> grit.v1.Task
 	14,  // 30: grit.v1.EnqueueBatchRequest.tasks:type_name -> grit.v1.NewTask
@@ -7214,11 +7435,11 @@ var file_grit_v1_grit_proto_depIdxs = []int32{
 	2,   // 40: grit.v1.DeadLetterRequest.action:type_name -> grit.v1.DeadLetterAction
 	9,   // 41: grit.v1.DeadLetterResponse.task:type_name -> grit.v1.Task
 	6,   // 42: grit.v1.Run.state:type_name -> grit.v1.TaskState
-	90,  // 43: grit.v1.Run.created_at:type_name -> google.protobuf.Timestamp
-	90,  // 44: grit.v1.Run.finished_at:type_name -> google.protobuf.Timestamp
+	93,  // 43: grit.v1.Run.created_at:type_name -> google.protobuf.Timestamp
+	93,  // 44: grit.v1.Run.finished_at:type_name -> google.protobuf.Timestamp
 	32,  // 45: grit.v1.RedriveResponse.run:type_name -> grit.v1.Run
 	3,   // 46: grit.v1.PauseInfo.scope:type_name -> grit.v1.PauseScope
-	90,  // 47: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
+	93,  // 47: grit.v1.PauseInfo.since:type_name -> google.protobuf.Timestamp
 	35,  // 48: grit.v1.PausesResponse.pauses:type_name -> grit.v1.PauseInfo
 	3,   // 49: grit.v1.PauseRequest.scope:type_name -> grit.v1.PauseScope
 	35,  // 50: grit.v1.PauseResponse.pause:type_name -> grit.v1.PauseInfo
@@ -7226,117 +7447,121 @@ var file_grit_v1_grit_proto_depIdxs = []int32{
 	44,  // 52: grit.v1.Instance.entering:type_name -> grit.v1.InstanceTransition
 	43,  // 53: grit.v1.Instance.queue:type_name -> grit.v1.InstanceEvent
 	45,  // 54: grit.v1.Instance.history:type_name -> grit.v1.InstanceEntry
-	90,  // 55: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
-	90,  // 56: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
+	93,  // 55: grit.v1.Instance.updated_at:type_name -> google.protobuf.Timestamp
+	93,  // 56: grit.v1.InstanceEvent.sent_at:type_name -> google.protobuf.Timestamp
 	4,   // 57: grit.v1.InstanceEntry.outcome:type_name -> grit.v1.InstanceOutcome
-	90,  // 58: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
+	93,  // 58: grit.v1.InstanceEntry.at:type_name -> google.protobuf.Timestamp
 	42,  // 59: grit.v1.SendResponse.instance:type_name -> grit.v1.Instance
-	42,  // 60: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
-	89,  // 61: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
-	89,  // 62: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
-	9,   // 63: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
-	89,  // 64: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
-	52,  // 65: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
-	89,  // 66: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
-	52,  // 67: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
-	27,  // 68: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
-	75,  // 69: grit.v1.CompleteRequest.quarantine:type_name -> grit.v1.QuarantinePolicy
-	9,   // 70: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
-	5,   // 71: grit.v1.FailRequest.error_class:type_name -> grit.v1.ErrorClass
-	89,  // 72: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
-	10,  // 73: grit.v1.FailRequest.retry_policy:type_name -> grit.v1.RetryPolicy
-	9,   // 74: grit.v1.FailResponse.task:type_name -> grit.v1.Task
-	8,   // 75: grit.v1.FailResponse.decision:type_name -> grit.v1.Decision
-	89,  // 76: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
-	9,   // 77: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
-	62,  // 78: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
-	63,  // 79: grit.v1.Result.complete:type_name -> grit.v1.Completed
-	64,  // 80: grit.v1.Result.fail:type_name -> grit.v1.Failed
-	65,  // 81: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
-	75,  // 82: grit.v1.Completed.quarantine:type_name -> grit.v1.QuarantinePolicy
-	5,   // 83: grit.v1.Failed.error_class:type_name -> grit.v1.ErrorClass
-	89,  // 84: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
-	10,  // 85: grit.v1.Failed.retry_policy:type_name -> grit.v1.RetryPolicy
-	89,  // 86: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
-	67,  // 87: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
-	91,  // 88: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
-	9,   // 89: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
-	8,   // 90: grit.v1.ReportAnswer.decision:type_name -> grit.v1.Decision
-	52,  // 91: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
-	52,  // 92: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
-	90,  // 93: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
-	70,  // 94: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
-	70,  // 95: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
-	70,  // 96: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
-	76,  // 97: grit.v1.QuarantineRequest.items:type_name -> grit.v1.QuarantineItem
-	75,  // 98: grit.v1.QuarantineRequest.policy:type_name -> grit.v1.QuarantinePolicy
-	90,  // 99: grit.v1.QuarantinedItem.created_at:type_name -> google.protobuf.Timestamp
-	79,  // 100: grit.v1.ListQuarantinedResponse.items:type_name -> grit.v1.QuarantinedItem
-	90,  // 101: grit.v1.QuarantineGroup.first_at:type_name -> google.protobuf.Timestamp
-	90,  // 102: grit.v1.QuarantineGroup.last_at:type_name -> google.protobuf.Timestamp
-	82,  // 103: grit.v1.QuarantineGroupsResponse.groups:type_name -> grit.v1.QuarantineGroup
-	9,   // 104: grit.v1.ReplayQuarantinedResponse.tasks:type_name -> grit.v1.Task
-	15,  // 105: grit.v1.TasksService.Enqueue:input_type -> grit.v1.EnqueueRequest
-	17,  // 106: grit.v1.TasksService.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
-	19,  // 107: grit.v1.TasksService.Get:input_type -> grit.v1.GetRequest
-	21,  // 108: grit.v1.TasksService.List:input_type -> grit.v1.ListRequest
-	23,  // 109: grit.v1.TasksService.Attempts:input_type -> grit.v1.AttemptsRequest
-	25,  // 110: grit.v1.TasksService.Cancel:input_type -> grit.v1.CancelRequest
-	28,  // 111: grit.v1.TasksService.Publish:input_type -> grit.v1.PublishRequest
-	30,  // 112: grit.v1.TasksService.DeadLetter:input_type -> grit.v1.DeadLetterRequest
-	36,  // 113: grit.v1.TasksService.Pauses:input_type -> grit.v1.PausesRequest
-	38,  // 114: grit.v1.TasksService.Pause:input_type -> grit.v1.PauseRequest
-	40,  // 115: grit.v1.TasksService.Resume:input_type -> grit.v1.ResumeRequest
-	46,  // 116: grit.v1.TasksService.Send:input_type -> grit.v1.SendRequest
-	48,  // 117: grit.v1.TasksService.Instance:input_type -> grit.v1.InstanceRequest
-	33,  // 118: grit.v1.TasksService.Redrive:input_type -> grit.v1.RedriveRequest
-	80,  // 119: grit.v1.TasksService.ListQuarantined:input_type -> grit.v1.ListQuarantinedRequest
-	83,  // 120: grit.v1.TasksService.QuarantineGroups:input_type -> grit.v1.QuarantineGroupsRequest
-	85,  // 121: grit.v1.TasksService.ReplayQuarantined:input_type -> grit.v1.ReplayQuarantinedRequest
-	87,  // 122: grit.v1.TasksService.DropQuarantined:input_type -> grit.v1.DropQuarantinedRequest
-	50,  // 123: grit.v1.WorkersService.Claim:input_type -> grit.v1.ClaimRequest
-	53,  // 124: grit.v1.WorkersService.Heartbeat:input_type -> grit.v1.HeartbeatRequest
-	55,  // 125: grit.v1.WorkersService.Complete:input_type -> grit.v1.CompleteRequest
-	57,  // 126: grit.v1.WorkersService.Fail:input_type -> grit.v1.FailRequest
-	59,  // 127: grit.v1.WorkersService.Snooze:input_type -> grit.v1.SnoozeRequest
-	61,  // 128: grit.v1.WorkersService.Report:input_type -> grit.v1.ReportRequest
-	68,  // 129: grit.v1.WorkersService.Release:input_type -> grit.v1.ReleaseRequest
-	71,  // 130: grit.v1.WorkersService.RecordStep:input_type -> grit.v1.RecordStepRequest
-	73,  // 131: grit.v1.WorkersService.Steps:input_type -> grit.v1.StepsRequest
-	77,  // 132: grit.v1.WorkersService.Quarantine:input_type -> grit.v1.QuarantineRequest
-	16,  // 133: grit.v1.TasksService.Enqueue:output_type -> grit.v1.EnqueueResponse
-	18,  // 134: grit.v1.TasksService.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
-	20,  // 135: grit.v1.TasksService.Get:output_type -> grit.v1.GetResponse
-	22,  // 136: grit.v1.TasksService.List:output_type -> grit.v1.ListResponse
-	24,  // 137: grit.v1.TasksService.Attempts:output_type -> grit.v1.AttemptsResponse
-	26,  // 138: grit.v1.TasksService.Cancel:output_type -> grit.v1.CancelResponse
-	29,  // 139: grit.v1.TasksService.Publish:output_type -> grit.v1.PublishResponse
-	31,  // 140: grit.v1.TasksService.DeadLetter:output_type -> grit.v1.DeadLetterResponse
-	37,  // 141: grit.v1.TasksService.Pauses:output_type -> grit.v1.PausesResponse
-	39,  // 142: grit.v1.TasksService.Pause:output_type -> grit.v1.PauseResponse
-	41,  // 143: grit.v1.TasksService.Resume:output_type -> grit.v1.ResumeResponse
-	47,  // 144: grit.v1.TasksService.Send:output_type -> grit.v1.SendResponse
-	49,  // 145: grit.v1.TasksService.Instance:output_type -> grit.v1.InstanceResponse
-	34,  // 146: grit.v1.TasksService.Redrive:output_type -> grit.v1.RedriveResponse
-	81,  // 147: grit.v1.TasksService.ListQuarantined:output_type -> grit.v1.ListQuarantinedResponse
-	84,  // 148: grit.v1.TasksService.QuarantineGroups:output_type -> grit.v1.QuarantineGroupsResponse
-	86,  // 149: grit.v1.TasksService.ReplayQuarantined:output_type -> grit.v1.ReplayQuarantinedResponse
-	88,  // 150: grit.v1.TasksService.DropQuarantined:output_type -> grit.v1.DropQuarantinedResponse
-	51,  // 151: grit.v1.WorkersService.Claim:output_type -> grit.v1.ClaimResponse
-	54,  // 152: grit.v1.WorkersService.Heartbeat:output_type -> grit.v1.HeartbeatResponse
-	56,  // 153: grit.v1.WorkersService.Complete:output_type -> grit.v1.CompleteResponse
-	58,  // 154: grit.v1.WorkersService.Fail:output_type -> grit.v1.FailResponse
-	60,  // 155: grit.v1.WorkersService.Snooze:output_type -> grit.v1.SnoozeResponse
-	66,  // 156: grit.v1.WorkersService.Report:output_type -> grit.v1.ReportResponse
-	69,  // 157: grit.v1.WorkersService.Release:output_type -> grit.v1.ReleaseResponse
-	72,  // 158: grit.v1.WorkersService.RecordStep:output_type -> grit.v1.RecordStepResponse
-	74,  // 159: grit.v1.WorkersService.Steps:output_type -> grit.v1.StepsResponse
-	78,  // 160: grit.v1.WorkersService.Quarantine:output_type -> grit.v1.QuarantineResponse
-	133, // [133:161] is the sub-list for method output_type
-	105, // [105:133] is the sub-list for method input_type
-	105, // [105:105] is the sub-list for extension type_name
-	105, // [105:105] is the sub-list for extension extendee
-	0,   // [0:105] is the sub-list for field type_name
+	50,  // 60: grit.v1.SendToTaskResponse.message:type_name -> grit.v1.TaskMessage
+	93,  // 61: grit.v1.TaskMessage.sent_at:type_name -> google.protobuf.Timestamp
+	42,  // 62: grit.v1.InstanceResponse.instance:type_name -> grit.v1.Instance
+	92,  // 63: grit.v1.ClaimRequest.lease:type_name -> google.protobuf.Duration
+	92,  // 64: grit.v1.ClaimRequest.wait:type_name -> google.protobuf.Duration
+	9,   // 65: grit.v1.ClaimResponse.tasks:type_name -> grit.v1.Task
+	92,  // 66: grit.v1.ClaimResponse.lease:type_name -> google.protobuf.Duration
+	55,  // 67: grit.v1.HeartbeatRequest.leases:type_name -> grit.v1.Lease
+	92,  // 68: grit.v1.HeartbeatRequest.lease:type_name -> google.protobuf.Duration
+	55,  // 69: grit.v1.HeartbeatResponse.lost:type_name -> grit.v1.Lease
+	27,  // 70: grit.v1.CompleteRequest.publish:type_name -> grit.v1.Event
+	78,  // 71: grit.v1.CompleteRequest.quarantine:type_name -> grit.v1.QuarantinePolicy
+	9,   // 72: grit.v1.CompleteResponse.task:type_name -> grit.v1.Task
+	5,   // 73: grit.v1.FailRequest.error_class:type_name -> grit.v1.ErrorClass
+	92,  // 74: grit.v1.FailRequest.retry_after:type_name -> google.protobuf.Duration
+	10,  // 75: grit.v1.FailRequest.retry_policy:type_name -> grit.v1.RetryPolicy
+	9,   // 76: grit.v1.FailResponse.task:type_name -> grit.v1.Task
+	8,   // 77: grit.v1.FailResponse.decision:type_name -> grit.v1.Decision
+	92,  // 78: grit.v1.SnoozeRequest.delay:type_name -> google.protobuf.Duration
+	9,   // 79: grit.v1.SnoozeResponse.task:type_name -> grit.v1.Task
+	65,  // 80: grit.v1.ReportRequest.results:type_name -> grit.v1.Result
+	66,  // 81: grit.v1.Result.complete:type_name -> grit.v1.Completed
+	67,  // 82: grit.v1.Result.fail:type_name -> grit.v1.Failed
+	68,  // 83: grit.v1.Result.snooze:type_name -> grit.v1.Snoozed
+	78,  // 84: grit.v1.Completed.quarantine:type_name -> grit.v1.QuarantinePolicy
+	5,   // 85: grit.v1.Failed.error_class:type_name -> grit.v1.ErrorClass
+	92,  // 86: grit.v1.Failed.retry_after:type_name -> google.protobuf.Duration
+	10,  // 87: grit.v1.Failed.retry_policy:type_name -> grit.v1.RetryPolicy
+	92,  // 88: grit.v1.Snoozed.delay:type_name -> google.protobuf.Duration
+	70,  // 89: grit.v1.ReportResponse.answers:type_name -> grit.v1.ReportAnswer
+	94,  // 90: grit.v1.ReportAnswer.status:type_name -> google.rpc.Status
+	9,   // 91: grit.v1.ReportAnswer.task:type_name -> grit.v1.Task
+	8,   // 92: grit.v1.ReportAnswer.decision:type_name -> grit.v1.Decision
+	55,  // 93: grit.v1.ReleaseRequest.leases:type_name -> grit.v1.Lease
+	55,  // 94: grit.v1.ReleaseResponse.lost:type_name -> grit.v1.Lease
+	93,  // 95: grit.v1.Step.recorded_at:type_name -> google.protobuf.Timestamp
+	73,  // 96: grit.v1.RecordStepRequest.step:type_name -> grit.v1.Step
+	73,  // 97: grit.v1.RecordStepResponse.step:type_name -> grit.v1.Step
+	73,  // 98: grit.v1.StepsResponse.steps:type_name -> grit.v1.Step
+	79,  // 99: grit.v1.QuarantineRequest.items:type_name -> grit.v1.QuarantineItem
+	78,  // 100: grit.v1.QuarantineRequest.policy:type_name -> grit.v1.QuarantinePolicy
+	93,  // 101: grit.v1.QuarantinedItem.created_at:type_name -> google.protobuf.Timestamp
+	82,  // 102: grit.v1.ListQuarantinedResponse.items:type_name -> grit.v1.QuarantinedItem
+	93,  // 103: grit.v1.QuarantineGroup.first_at:type_name -> google.protobuf.Timestamp
+	93,  // 104: grit.v1.QuarantineGroup.last_at:type_name -> google.protobuf.Timestamp
+	85,  // 105: grit.v1.QuarantineGroupsResponse.groups:type_name -> grit.v1.QuarantineGroup
+	9,   // 106: grit.v1.ReplayQuarantinedResponse.tasks:type_name -> grit.v1.Task
+	15,  // 107: grit.v1.TasksService.Enqueue:input_type -> grit.v1.EnqueueRequest
+	17,  // 108: grit.v1.TasksService.EnqueueBatch:input_type -> grit.v1.EnqueueBatchRequest
+	19,  // 109: grit.v1.TasksService.Get:input_type -> grit.v1.GetRequest
+	21,  // 110: grit.v1.TasksService.List:input_type -> grit.v1.ListRequest
+	23,  // 111: grit.v1.TasksService.Attempts:input_type -> grit.v1.AttemptsRequest
+	25,  // 112: grit.v1.TasksService.Cancel:input_type -> grit.v1.CancelRequest
+	28,  // 113: grit.v1.TasksService.Publish:input_type -> grit.v1.PublishRequest
+	30,  // 114: grit.v1.TasksService.DeadLetter:input_type -> grit.v1.DeadLetterRequest
+	36,  // 115: grit.v1.TasksService.Pauses:input_type -> grit.v1.PausesRequest
+	38,  // 116: grit.v1.TasksService.Pause:input_type -> grit.v1.PauseRequest
+	40,  // 117: grit.v1.TasksService.Resume:input_type -> grit.v1.ResumeRequest
+	46,  // 118: grit.v1.TasksService.Send:input_type -> grit.v1.SendRequest
+	51,  // 119: grit.v1.TasksService.Instance:input_type -> grit.v1.InstanceRequest
+	48,  // 120: grit.v1.TasksService.SendToTask:input_type -> grit.v1.SendToTaskRequest
+	33,  // 121: grit.v1.TasksService.Redrive:input_type -> grit.v1.RedriveRequest
+	83,  // 122: grit.v1.TasksService.ListQuarantined:input_type -> grit.v1.ListQuarantinedRequest
+	86,  // 123: grit.v1.TasksService.QuarantineGroups:input_type -> grit.v1.QuarantineGroupsRequest
+	88,  // 124: grit.v1.TasksService.ReplayQuarantined:input_type -> grit.v1.ReplayQuarantinedRequest
+	90,  // 125: grit.v1.TasksService.DropQuarantined:input_type -> grit.v1.DropQuarantinedRequest
+	53,  // 126: grit.v1.WorkersService.Claim:input_type -> grit.v1.ClaimRequest
+	56,  // 127: grit.v1.WorkersService.Heartbeat:input_type -> grit.v1.HeartbeatRequest
+	58,  // 128: grit.v1.WorkersService.Complete:input_type -> grit.v1.CompleteRequest
+	60,  // 129: grit.v1.WorkersService.Fail:input_type -> grit.v1.FailRequest
+	62,  // 130: grit.v1.WorkersService.Snooze:input_type -> grit.v1.SnoozeRequest
+	64,  // 131: grit.v1.WorkersService.Report:input_type -> grit.v1.ReportRequest
+	71,  // 132: grit.v1.WorkersService.Release:input_type -> grit.v1.ReleaseRequest
+	74,  // 133: grit.v1.WorkersService.RecordStep:input_type -> grit.v1.RecordStepRequest
+	76,  // 134: grit.v1.WorkersService.Steps:input_type -> grit.v1.StepsRequest
+	80,  // 135: grit.v1.WorkersService.Quarantine:input_type -> grit.v1.QuarantineRequest
+	16,  // 136: grit.v1.TasksService.Enqueue:output_type -> grit.v1.EnqueueResponse
+	18,  // 137: grit.v1.TasksService.EnqueueBatch:output_type -> grit.v1.EnqueueBatchResponse
+	20,  // 138: grit.v1.TasksService.Get:output_type -> grit.v1.GetResponse
+	22,  // 139: grit.v1.TasksService.List:output_type -> grit.v1.ListResponse
+	24,  // 140: grit.v1.TasksService.Attempts:output_type -> grit.v1.AttemptsResponse
+	26,  // 141: grit.v1.TasksService.Cancel:output_type -> grit.v1.CancelResponse
+	29,  // 142: grit.v1.TasksService.Publish:output_type -> grit.v1.PublishResponse
+	31,  // 143: grit.v1.TasksService.DeadLetter:output_type -> grit.v1.DeadLetterResponse
+	37,  // 144: grit.v1.TasksService.Pauses:output_type -> grit.v1.PausesResponse
+	39,  // 145: grit.v1.TasksService.Pause:output_type -> grit.v1.PauseResponse
+	41,  // 146: grit.v1.TasksService.Resume:output_type -> grit.v1.ResumeResponse
+	47,  // 147: grit.v1.TasksService.Send:output_type -> grit.v1.SendResponse
+	52,  // 148: grit.v1.TasksService.Instance:output_type -> grit.v1.InstanceResponse
+	49,  // 149: grit.v1.TasksService.SendToTask:output_type -> grit.v1.SendToTaskResponse
+	34,  // 150: grit.v1.TasksService.Redrive:output_type -> grit.v1.RedriveResponse
+	84,  // 151: grit.v1.TasksService.ListQuarantined:output_type -> grit.v1.ListQuarantinedResponse
+	87,  // 152: grit.v1.TasksService.QuarantineGroups:output_type -> grit.v1.QuarantineGroupsResponse
+	89,  // 153: grit.v1.TasksService.ReplayQuarantined:output_type -> grit.v1.ReplayQuarantinedResponse
+	91,  // 154: grit.v1.TasksService.DropQuarantined:output_type -> grit.v1.DropQuarantinedResponse
+	54,  // 155: grit.v1.WorkersService.Claim:output_type -> grit.v1.ClaimResponse
+	57,  // 156: grit.v1.WorkersService.Heartbeat:output_type -> grit.v1.HeartbeatResponse
+	59,  // 157: grit.v1.WorkersService.Complete:output_type -> grit.v1.CompleteResponse
+	61,  // 158: grit.v1.WorkersService.Fail:output_type -> grit.v1.FailResponse
+	63,  // 159: grit.v1.WorkersService.Snooze:output_type -> grit.v1.SnoozeResponse
+	69,  // 160: grit.v1.WorkersService.Report:output_type -> grit.v1.ReportResponse
+	72,  // 161: grit.v1.WorkersService.Release:output_type -> grit.v1.ReleaseResponse
+	75,  // 162: grit.v1.WorkersService.RecordStep:output_type -> grit.v1.RecordStepResponse
+	77,  // 163: grit.v1.WorkersService.Steps:output_type -> grit.v1.StepsResponse
+	81,  // 164: grit.v1.WorkersService.Quarantine:output_type -> grit.v1.QuarantineResponse
+	136, // [136:165] is the sub-list for method output_type
+	107, // [107:136] is the sub-list for method input_type
+	107, // [107:107] is the sub-list for extension type_name
+	107, // [107:107] is the sub-list for extension extendee
+	0,   // [0:107] is the sub-list for field type_name
 }
 
 func init() { file_grit_v1_grit_proto_init() }
@@ -7345,20 +7570,20 @@ func file_grit_v1_grit_proto_init() {
 		return
 	}
 	file_grit_v1_grit_proto_msgTypes[4].OneofWrappers = []any{}
-	file_grit_v1_grit_proto_msgTypes[48].OneofWrappers = []any{}
-	file_grit_v1_grit_proto_msgTypes[53].OneofWrappers = []any{
+	file_grit_v1_grit_proto_msgTypes[51].OneofWrappers = []any{}
+	file_grit_v1_grit_proto_msgTypes[56].OneofWrappers = []any{
 		(*Result_Complete)(nil),
 		(*Result_Fail)(nil),
 		(*Result_Snooze)(nil),
 	}
-	file_grit_v1_grit_proto_msgTypes[55].OneofWrappers = []any{}
+	file_grit_v1_grit_proto_msgTypes[58].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_grit_v1_grit_proto_rawDesc), len(file_grit_v1_grit_proto_rawDesc)),
 			NumEnums:      9,
-			NumMessages:   80,
+			NumMessages:   83,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

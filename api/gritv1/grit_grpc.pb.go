@@ -52,6 +52,7 @@ const (
 	TasksService_Resume_FullMethodName            = "/grit.v1.TasksService/Resume"
 	TasksService_Send_FullMethodName              = "/grit.v1.TasksService/Send"
 	TasksService_Instance_FullMethodName          = "/grit.v1.TasksService/Instance"
+	TasksService_SendToTask_FullMethodName        = "/grit.v1.TasksService/SendToTask"
 	TasksService_Redrive_FullMethodName           = "/grit.v1.TasksService/Redrive"
 	TasksService_ListQuarantined_FullMethodName   = "/grit.v1.TasksService/ListQuarantined"
 	TasksService_QuarantineGroups_FullMethodName  = "/grit.v1.TasksService/QuarantineGroups"
@@ -113,6 +114,15 @@ type TasksServiceClient interface {
 	// Instance returns an instance of a state machine; NOT_FOUND if there
 	// is none.
 	Instance(ctx context.Context, in *InstanceRequest, opts ...grpc.CallOption) (*InstanceResponse, error)
+	// SendToTask keeps a message on a topic for a task, until a handler of
+	// the task receives it (grit.Receive in Go), oldest first among its
+	// topic's; a task waiting for a message of the topic runs at once. It
+	// is written to the audit log, as grit send is. NOT_FOUND: no such
+	// task; FAILED_PRECONDITION: the task ended (a dead letter keeps it,
+	// for a replay); INVALID_ARGUMENT: a topic not of 1 to 100 bytes, or a
+	// payload that is not JSON of at most 512 KiB. Each call keeps a
+	// message: one retried after a lost answer keeps two.
+	SendToTask(ctx context.Context, in *SendToTaskRequest, opts ...grpc.CallOption) (*SendToTaskResponse, error)
 	// Redrive resumes a run that ended without succeeding (FAILED or
 	// CANCELLED) from where it failed: its FAILED, DEAD_LETTER and
 	// UPSTREAM_FAILED tasks, and those the run cancelled when more of its
@@ -283,6 +293,16 @@ func (c *tasksServiceClient) Instance(ctx context.Context, in *InstanceRequest, 
 	return out, nil
 }
 
+func (c *tasksServiceClient) SendToTask(ctx context.Context, in *SendToTaskRequest, opts ...grpc.CallOption) (*SendToTaskResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SendToTaskResponse)
+	err := c.cc.Invoke(ctx, TasksService_SendToTask_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *tasksServiceClient) Redrive(ctx context.Context, in *RedriveRequest, opts ...grpc.CallOption) (*RedriveResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RedriveResponse)
@@ -387,6 +407,15 @@ type TasksServiceServer interface {
 	// Instance returns an instance of a state machine; NOT_FOUND if there
 	// is none.
 	Instance(context.Context, *InstanceRequest) (*InstanceResponse, error)
+	// SendToTask keeps a message on a topic for a task, until a handler of
+	// the task receives it (grit.Receive in Go), oldest first among its
+	// topic's; a task waiting for a message of the topic runs at once. It
+	// is written to the audit log, as grit send is. NOT_FOUND: no such
+	// task; FAILED_PRECONDITION: the task ended (a dead letter keeps it,
+	// for a replay); INVALID_ARGUMENT: a topic not of 1 to 100 bytes, or a
+	// payload that is not JSON of at most 512 KiB. Each call keeps a
+	// message: one retried after a lost answer keeps two.
+	SendToTask(context.Context, *SendToTaskRequest) (*SendToTaskResponse, error)
 	// Redrive resumes a run that ended without succeeding (FAILED or
 	// CANCELLED) from where it failed: its FAILED, DEAD_LETTER and
 	// UPSTREAM_FAILED tasks, and those the run cancelled when more of its
@@ -465,6 +494,9 @@ func (UnimplementedTasksServiceServer) Send(context.Context, *SendRequest) (*Sen
 }
 func (UnimplementedTasksServiceServer) Instance(context.Context, *InstanceRequest) (*InstanceResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Instance not implemented")
+}
+func (UnimplementedTasksServiceServer) SendToTask(context.Context, *SendToTaskRequest) (*SendToTaskResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SendToTask not implemented")
 }
 func (UnimplementedTasksServiceServer) Redrive(context.Context, *RedriveRequest) (*RedriveResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Redrive not implemented")
@@ -736,6 +768,24 @@ func _TasksService_Instance_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _TasksService_SendToTask_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SendToTaskRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(TasksServiceServer).SendToTask(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: TasksService_SendToTask_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(TasksServiceServer).SendToTask(ctx, req.(*SendToTaskRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _TasksService_Redrive_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RedriveRequest)
 	if err := dec(in); err != nil {
@@ -884,6 +934,10 @@ var TasksService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Instance",
 			Handler:    _TasksService_Instance_Handler,
+		},
+		{
+			MethodName: "SendToTask",
+			Handler:    _TasksService_SendToTask_Handler,
 		},
 		{
 			MethodName: "Redrive",

@@ -28,7 +28,7 @@ func toTask(t task.Task, withArgs bool) *pb.Task {
 		IdempotencyKey: t.IdempotencyKey, CreatedAt: ts(t.CreatedAt),
 		FirstStartedAt: ts(t.FirstStartedAt), FinishedAt: ts(t.FinishedAt),
 		Tenant: t.Tenant, Deferrals: int64(t.Deferrals), Snoozes: int64(t.Snoozes),
-		Waits: int64(t.Waits), Origin: t.Origin,
+		Waits: int64(t.Waits), Origin: t.Origin, Result: t.Result,
 	}
 	if t.Timeout == task.AutoTimeout {
 		out.Timeout, out.AutoTimeout = nil, true

@@ -16,6 +16,7 @@ import (
 
 	pb "github.com/grit-run/grit/api/gritv1"
 	"github.com/grit-run/grit/api/server"
+	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -466,5 +467,30 @@ func TestArgsOmittedSaysSo(t *testing.T) {
 	r, err := h.workers.Report(ctx(t), &pb.ReportRequest{WorkerId: "w", Results: []*pb.Result{{TaskId: c.GetId(), LeaseToken: c.GetLeaseToken(), End: &pb.Result_Complete{Complete: &pb.Completed{}}}}})
 	if err != nil || !r.GetAnswers()[0].GetTask().GetArgsOmitted() {
 		t.Errorf("Report answered %v (%v), want the task with args omitted", r, err)
+	}
+}
+
+// TestGetHoldsTheResult: Get answers the result a handler set
+// (grit.SetResult); List leaves it out.
+func TestGetHoldsTheResult(t *testing.T) {
+	t.Parallel()
+	h := start(t, server.Config{}, "")
+	if _, err := h.tasks.Enqueue(ctx(t), &pb.EnqueueRequest{Task: &pb.NewTask{Kind: "sum"}}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := h.store.Claim(ctx(t), store.ClaimRequest{Worker: "w", Limit: 1})
+	if err != nil || len(c) != 1 {
+		t.Fatal(c, err)
+	}
+	if err := h.store.SetResult(ctx(t), c[0].ID, c[0].LeaseToken, []byte(`{"total":14}`)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.tasks.Get(ctx(t), &pb.GetRequest{Id: c[0].ID})
+	if err != nil || string(got.GetTask().GetResult()) != `{"total":14}` {
+		t.Errorf("get: result %q (%v), want the one set", got.GetTask().GetResult(), err)
+	}
+	l, err := h.tasks.List(ctx(t), &pb.ListRequest{Kind: "sum"})
+	if err != nil || len(l.GetTasks()) != 1 || len(l.GetTasks()[0].GetResult()) != 0 {
+		t.Errorf("list: %v (%v), want the task without its result", l, err)
 	}
 }

@@ -97,6 +97,7 @@ var printing = map[string]struct {
 	"grit schedules resume":      {out: oneJSON, args: fixed("nightly")},
 	"grit schedules trigger":     {out: oneJSON, args: fixed("nightly")},
 	"grit server":                {out: servesOne, args: fixed("--listen", "127.0.0.1:0", "--http", "127.0.0.1:0")},
+	"grit send":                  {out: oneJSON, args: func(fx *jsonFixture) []string { return []string{fx.deadLetter, "approval", `{"by":"ana"}`} }},
 	"grit sim herd":              {out: oneJSON, args: fixed("--clients", "200", "--capacity", "50", "--down", "2s")},
 	"grit status":                {out: oneJSON},
 	"grit submit":                {out: oneJSON, args: func(fx *jsonFixture) []string { return []string{fx.okFile} }},

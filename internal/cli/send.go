@@ -61,7 +61,8 @@ func (e *env) send(ctx context.Context, id int64, topic, payload string, asJSON 
 	case err != nil:
 		return storeErr(err)
 	}
-	e.audit(ctx, st, "send", fmt.Sprintf("task %d", id), 1, fmt.Sprintf("message %d on %s", m.ID, topic))
+	a := store.SentAudit(m)
+	e.audit(ctx, st, a.Action, a.Target, a.Count, a.Detail)
 	if asJSON {
 		return json.NewEncoder(e.stdout).Encode(m)
 	}

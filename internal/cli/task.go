@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/grit-run/grit/retry"
+	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
 )
 
@@ -31,7 +32,7 @@ func newTaskCmd(e *env) *cobra.Command {
 			return e.showTask(cmd.Context(), id, asJSON)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: the task and its attempts")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: the task, its attempts, steps and messages kept")
 	return cmd
 }
 
@@ -69,19 +70,53 @@ func (e *env) showTask(ctx context.Context, id int64, asJSON bool) error {
 	if err != nil {
 		return err
 	}
+	msgs, err := messagesOf(ctx, st, id)
+	if err != nil {
+		return err
+	}
 	if asJSON {
 		if steps == nil {
 			steps = []task.Step{}
 		}
 		return json.NewEncoder(e.stdout).Encode(struct {
-			Task     taskJSON      `json:"task"`
-			Attempts []attemptJSON `json:"attempts"`
-			Steps    []task.Step   `json:"steps"`
-		}{taskView(t), attemptViews(as), steps})
+			Task     taskJSON       `json:"task"`
+			Attempts []attemptJSON  `json:"attempts"`
+			Steps    []task.Step    `json:"steps"`
+			Messages []task.Message `json:"messages"`
+		}{taskView(t), attemptViews(as), steps, msgs})
 	}
 	printTask(e, t, as)
 	printSteps(e, steps)
+	printMessages(e, msgs)
 	return nil
+}
+
+// messagesOf is the messages kept for a task and not yet received (none
+// with a store that keeps none).
+func messagesOf(ctx context.Context, st any, id int64) ([]task.Message, error) {
+	mb, ok := st.(store.Mailbox)
+	if !ok {
+		return []task.Message{}, nil
+	}
+	msgs, err := mb.Messages(ctx, id)
+	if msgs == nil {
+		msgs = []task.Message{}
+	}
+	return msgs, err
+}
+
+// printMessages prints the messages kept for a task, oldest first.
+func printMessages(e *env, msgs []task.Message) {
+	if len(msgs) == 0 {
+		return
+	}
+	fmt.Fprintln(e.stdout, "\nmessages (kept until a handler of the task receives them, oldest first by topic):")
+	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "  ID\tTOPIC\tSENT\tPAYLOAD")
+	for _, m := range msgs {
+		fmt.Fprintf(w, "  %d\t%s\t%s\t%s\n", m.ID, m.Topic, m.SentAt.Local().Format("15:04:05.000"), clip(string(m.Payload), 80))
+	}
+	w.Flush()
 }
 
 // printSteps prints a task's recorded steps (grit.Step), by the attempt
@@ -164,6 +199,9 @@ func printTaskFields(out io.Writer, t task.Task) {
 	}
 	if t.State.Waiting() && !t.NextAt.IsZero() {
 		fmt.Fprintf(w, "next\t%s\n", t.NextAt.Local().Format(time.RFC3339Nano))
+	}
+	if t.Result != nil {
+		fmt.Fprintf(w, "result\t%s\n", clip(string(t.Result), 200))
 	}
 	if t.LastError != "" {
 		fmt.Fprintf(w, "error\t%s\n", firstLine(t.LastError))

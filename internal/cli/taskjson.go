@@ -48,6 +48,9 @@ type taskJSON struct {
 	CreatedAt      *time.Time      `json:"created_at"`
 	FirstStartedAt *time.Time      `json:"first_started_at"`
 	FinishedAt     *time.Time      `json:"finished_at"`
+	// Result is what its handler set (grit.SetResult): null for none,
+	// and in lists, which leave it out (read the task for it).
+	Result json.RawMessage `json:"result"`
 }
 
 func taskView(t task.Task) taskJSON {
@@ -59,6 +62,7 @@ func taskView(t task.Task) taskJSON {
 		LeaseOwner: t.LeaseOwner, LeaseToken: t.LeaseToken, LeaseExpires: timeOrNull(t.LeaseExpires),
 		Error: t.LastError, Fingerprint: t.Fingerprint, Streak: t.Streak, Deferrals: t.Deferrals, Snoozes: t.Snoozes, Waits: t.Waits, Origin: t.Origin,
 		IdempotencyKey: t.IdempotencyKey, CreatedAt: timeOrNull(t.CreatedAt), FirstStartedAt: timeOrNull(t.FirstStartedAt), FinishedAt: timeOrNull(t.FinishedAt),
+		Result: argsJSON(t.Result),
 	}
 	if t.RunID != 0 {
 		v.RunID = &t.RunID
@@ -144,7 +148,7 @@ func fromPB(t *pb.Task) task.Task {
 		LeaseOwner: t.GetLeaseOwner(), LeaseToken: t.GetLeaseToken(), LeaseExpires: pbTime(t.GetLeaseExpires()),
 		LastError: t.GetLastError(), Fingerprint: t.GetFingerprint(), Streak: int(t.GetStreak()),
 		Deferrals: int(t.GetDeferrals()), Snoozes: int(t.GetSnoozes()), Waits: int(t.GetWaits()), Origin: t.GetOrigin(), IdempotencyKey: t.GetIdempotencyKey(), CreatedAt: pbTime(t.GetCreatedAt()),
-		FirstStartedAt: pbTime(t.GetFirstStartedAt()), FinishedAt: pbTime(t.GetFinishedAt()),
+		FirstStartedAt: pbTime(t.GetFirstStartedAt()), FinishedAt: pbTime(t.GetFinishedAt()), Result: t.GetResult(),
 	}
 	if t.GetAutoTimeout() && t.GetTimeout() == nil {
 		out.Timeout = task.AutoTimeout

@@ -32,7 +32,7 @@ func kindOf(raw json.RawMessage) string {
 // ("" for args, which are any JSON).
 var nullable = map[string]string{
 	"run_id": "number", "args": "", "next_at": "string", "lease_expires": "string",
-	"created_at": "string", "first_started_at": "string", "finished_at": "string",
+	"created_at": "string", "first_started_at": "string", "finished_at": "string", "result": "",
 }
 
 // checkShape fails unless obj has exactly the keys of taskJSON, each of

@@ -35,8 +35,7 @@ func (e *Engine) finishFor(t task.Task, o outcome) store.Finish {
 		f.State, f.NextAt, f.Refund = task.Ready, now, true
 		f.Attempt.Outcome, f.Attempt.Error = task.OutcomeReleased, causeText(o.cause)
 	case o.cause == nil && waitOf(o.err) != nil:
-		w := waitOf(o.err)
-		decide.Receive(&f, w.Topic, w.Until, now)
+		waitOf(o.err).decide(&f, now)
 	case o.cause == nil && snoozed(o.err) != nil:
 		if err := e.snooze(&f, t, snoozed(o.err), now); err != nil {
 			o.err = err

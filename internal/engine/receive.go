@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/grit-run/grit/internal/decide"
 	"github.com/grit-run/grit/retry"
 	"github.com/grit-run/grit/store"
 	"github.com/grit-run/grit/task"
@@ -16,18 +17,34 @@ import (
 // came to before its timeout (Receive).
 var ErrReceiveTimeout = errors.New("engine: no message came before the receive's timeout")
 
-// WaitError ends an attempt that waits for a message: its task is
-// SENSING, its slot and attempt given back, until a message of Topic is
-// sent to it or Until, whichever comes first (decide.Receive). Receive
-// returns it for the handler to return.
+// WaitError ends an attempt that waits, with its slot free: for a
+// message of Topic (Receive) or for the tasks Tasks to end (Await). Its
+// task is SENSING, its attempt given back, until what it waits for comes
+// (a message sent, the last task's end) or Until, whichever comes first
+// (decide.Receive, decide.Await). Receive and Await return it for the
+// handler to return.
 type WaitError struct {
 	Topic string
+	Tasks []int64
 	Until time.Time // on the store's clock
 }
 
 func (e *WaitError) Error() string {
+	if len(e.Tasks) > 0 {
+		return fmt.Sprintf("wait for tasks %v to end, looking again at %s at the latest (a handler returns this error from grit.Await as it is: its task then waits with its slot free)",
+			e.Tasks, e.Until.UTC().Format(time.RFC3339Nano))
+	}
 	return fmt.Sprintf("wait for a message on topic %q until %s (a handler returns this error from grit.Receive as it is: its task then waits with its slot free)",
 		e.Topic, e.Until.UTC().Format(time.RFC3339Nano))
+}
+
+// decide writes the wait into f, the Finish that ends its attempt.
+func (e *WaitError) decide(f *store.Finish, now time.Time) {
+	if len(e.Tasks) > 0 {
+		decide.Await(f, e.Tasks, e.Until, now)
+		return
+	}
+	decide.Receive(f, e.Topic, e.Until, now)
 }
 
 // waitOf is err's WaitError, if it has one.
@@ -90,12 +107,9 @@ func Receive(ctx context.Context, topic string, timeout time.Duration) (task.Mes
 // receiver is the attempt and the store's Mailbox of a receive, once its
 // arguments are checked.
 func receiver(ctx context.Context, topic string, timeout time.Duration) (*attemptCtx, store.Mailbox, error) {
-	c, ok := ctx.Value(stepKey{}).(*attemptCtx)
-	if !ok {
-		return nil, nil, fmt.Errorf("receive %q: %w (give it the context the handler got)", topic, ErrNoAttempt)
-	}
-	if c.e.child != nil {
-		return nil, nil, retry.Permanent(fmt.Errorf("receive %q: a handler that runs isolated (HandlerConfig.Isolate) cannot receive messages yet: run it in the worker", topic))
+	c, err := inWorker(ctx, fmt.Sprintf("receive %q", topic), "receive messages")
+	if err != nil {
+		return nil, nil, err
 	}
 	mb, ok := c.e.cfg.Store.(store.Mailbox)
 	if !ok {
@@ -108,6 +122,20 @@ func receiver(ctx context.Context, topic string, timeout time.Duration) (*attemp
 		return nil, nil, retry.Permanent(fmt.Errorf("receive %q: a negative timeout %v: want 0 (do not wait) or more", topic, timeout))
 	}
 	return c, mb, nil
+}
+
+// inWorker is the attempt of ctx, a handler's run in the worker: what a
+// wait, or a write to the store (a result), needs. what names the call,
+// and does what it does, for the errors.
+func inWorker(ctx context.Context, what, does string) (*attemptCtx, error) {
+	c, ok := ctx.Value(stepKey{}).(*attemptCtx)
+	if !ok {
+		return nil, fmt.Errorf("%s: %w (give it the context the handler got)", what, ErrNoAttempt)
+	}
+	if c.e.child != nil {
+		return nil, retry.Permanent(fmt.Errorf("%s: a handler that runs isolated (HandlerConfig.Isolate) cannot %s yet: run it in the worker", what, does))
+	}
+	return c, nil
 }
 
 // deadline is the time a receive of topic waits until: recorded by the

@@ -36,8 +36,8 @@ type stepLog struct {
 	// every step's retries draw on.
 	allow context.Context
 	// waiting is the wait the handler was told to end its attempt with
-	// (Receive): every later step answers it too, so that nothing is
-	// recorded after a receive whose outcome is not.
+	// (Receive, Await): every later step answers it too, so that nothing
+	// is recorded after a wait whose outcome is not.
 	waiting *WaitError
 }
 

@@ -31,10 +31,11 @@ var actSQL = map[task.Action]string{
 }
 
 // Act applies an operator's action: replay, skip or fail a DEAD_LETTER
-// task, or cancel a task that has not ended (its dependents are cancelled,
-// transitively, and a running attempt is closed as INTERRUPTED: its worker
-// is fenced off, as its task is no longer RUNNING). A task in another state
-// gives a *task.StateError (task.ErrWrongState) with its state.
+// task, or cancel a task that has not ended (its dependents and the tasks
+// it awaits are cancelled, transitively, and a running attempt is closed
+// as INTERRUPTED: its worker is fenced off, as its task is no longer
+// RUNNING). A task in another state gives a *task.StateError
+// (task.ErrWrongState) with its state.
 func (s *Store) Act(ctx context.Context, id int64, a task.Action) (task.Task, error) {
 	if _, ok := actSQL[a]; !ok {
 		return task.Task{}, fmt.Errorf("act %q on task %d: unknown action (want replay, skip, fail, cancel or retry): %w", a, id, task.ErrInvalid)
@@ -82,6 +83,11 @@ func (s *Store) act(ctx context.Context, tx pgx.Tx, id int64, a task.Action) (ta
 	case task.ActCancel:
 		err = s.cancelled(ctx, tx, id)
 	}
+	if err == nil {
+		var woke bool
+		woke, err = s.endAwaited(ctx, tx, []int64{id})
+		wake = wake || woke
+	}
 	if err == nil && wake {
 		err = s.notify(ctx, tx)
 	}
@@ -102,9 +108,27 @@ func (s *Store) closeRunning(ctx context.Context, tx pgx.Tx, id int64) (bool, er
 	return tag.RowsAffected() > 0, err
 }
 
-// cancelled cancels the dependents of a cancelled task.
+// cancelled cancels the dependents of a cancelled task, and the tasks it
+// awaited that have not ended, with theirs in turn.
 func (s *Store) cancelled(ctx context.Context, tx pgx.Tx, id int64) error {
-	return s.blockDownstream(ctx, tx, []int64{id}, task.Cancelled)
+	if err := s.blockDownstream(ctx, tx, []int64{id}, task.Cancelled); err != nil {
+		return err
+	}
+	kids, err := s.awaitedBy(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		_, err := s.act(ctx, tx, k, task.ActCancel)
+		var wrong *task.StateError
+		if errors.As(err, &wrong) || errors.Is(err, task.ErrNotFound) {
+			continue // it ended meanwhile, or was pruned
+		}
+		if err != nil {
+			return fmt.Errorf("cancel task %d, which it awaited: %w", k, err)
+		}
+	}
+	return nil
 }
 
 // whyNot tells a missing task from one in the wrong state.

@@ -156,6 +156,11 @@ func (s *Store) finish(ctx context.Context, tx pgx.Tx, fs []store.Finish, todo [
 		if err := s.wakeAwaiting(ctx, tx, fs, round, moved); err != nil {
 			return nil, err
 		}
+		due, err := s.awaits(ctx, tx, fs, round, moved)
+		if err != nil {
+			return nil, err
+		}
+		wake = wake || due
 		var ended []int
 		var enqueue []task.NewTask
 		events := map[int64][]task.Event{} // by run (0: none)
@@ -218,16 +223,16 @@ const finishTasksSQL = `WITH f AS (
 	SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::timestamptz[], $5::int[],
 		$6::text[], $7::text[], $8::int[], $9::bigint[], $10::timestamptz[], $11::text[],
 		$12::text[], $13::text[], $14::text[], $15::int[], $16::text[], $17::text[],
-		$18::bigint[], $19::text[], $20::int[], $21::text[], $22::bigint[], $23::text[], $24::int[], $25::text[])
+		$18::bigint[], $19::text[], $20::int[], $21::text[], $22::bigint[], $23::text[], $24::int[], $25::text[], $26::int[])
 	AS f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay_ns,
 		ended_at, outcome, class, a_error, a_fingerprint, exit_code, signal, output,
-		delay_ns, decision, deferred, trace, timeout_ns, timeout_source, waited, awaits)
+		delay_ns, decision, deferred, trace, timeout_ns, timeout_source, waited, awaits, snoozed)
 ), moved AS (
 	UPDATE $S.tasks t SET state = f.state,
 		next_at = CASE WHEN f.state IN ('READY', 'RETRYING', 'SENSING') THEN coalesce(f.next_at, now()) END,
 		finished_at = CASE WHEN f.state IN ('READY', 'RETRYING', 'SENSING') THEN NULL ELSE now() END,
 		attempt = greatest(t.attempt - f.refund, 0), deferrals = t.deferrals + f.deferred, last_error = f.error,
-		waits = t.waits + f.waited, snoozes = t.snoozes + (f.state = 'SENSING' AND f.awaits IS NULL)::int, awaits = f.awaits,
+		waits = t.waits + f.waited, snoozes = t.snoozes + f.snoozed, awaits = f.awaits, awaits_left = 0,
 		fingerprint = f.fingerprint, streak = f.streak, prev_delay_ns = f.prev_delay_ns,
 		lease_owner = '', lease_expires = NULL, started_at = NULL, attempt_trace = f.trace
 	FROM f JOIN $S.tasks o ON o.id = f.id
@@ -329,6 +334,7 @@ type finishArgs struct {
 	awaits                                    []pgtype.Text
 	nextAts, endeds                           []pgtype.Timestamptz
 	refunds, streaks, deferreds, waiteds      []int32
+	snoozeds                                  []int32
 	exits                                     []pgtype.Int4
 }
 
@@ -341,7 +347,7 @@ func newFinishArgs(n int) *finishArgs {
 		endeds: make([]pgtype.Timestamptz, 0, n), refunds: make([]int32, 0, n), streaks: make([]int32, 0, n),
 		deferreds: make([]int32, 0, n), waiteds: make([]int32, 0, n), traces: make([]string, 0, n),
 		timeouts: make([]int64, 0, n), timeoutSources: make([]string, 0, n),
-		exits: make([]pgtype.Int4, 0, n), awaits: make([]pgtype.Text, 0, n),
+		exits: make([]pgtype.Int4, 0, n), awaits: make([]pgtype.Text, 0, n), snoozeds: make([]int32, 0, n),
 	}
 }
 
@@ -373,10 +379,15 @@ func (a *finishArgs) add(f store.Finish) {
 	a.timeouts, a.timeoutSources = append(a.timeouts, int64(at.Timeout)), append(a.timeoutSources, at.TimeoutSource)
 	a.waiteds = append(a.waiteds, waited)
 	a.awaits = append(a.awaits, pgtype.Text{String: f.Awaits, Valid: f.Awaits != ""})
+	snoozed := int32(0)
+	if f.Snoozed() {
+		snoozed = 1
+	}
+	a.snoozeds = append(a.snoozeds, snoozed)
 }
 
 func (a *finishArgs) list() []any {
 	return []any{a.ids, a.tokens, a.states, a.nextAts, a.refunds, a.errs, a.fps, a.streaks,
 		a.prevDelays, a.endeds, a.outcomes, a.classes, a.aErrs, a.aFPs, a.exits, a.signals,
-		a.outputs, a.delays, a.decisions, a.deferreds, a.traces, a.timeouts, a.timeoutSources, a.waiteds, a.awaits}
+		a.outputs, a.delays, a.decisions, a.deferreds, a.traces, a.timeouts, a.timeoutSources, a.waiteds, a.awaits, a.snoozeds}
 }

@@ -57,6 +57,7 @@ var (
 	_ store.Backlog       = (*Store)(nil) // overview.go
 	_ store.Enqueues      = (*Store)(nil) // overview.go
 	_ store.Mailbox       = (*Store)(nil) // mailbox.go: the messages table
+	_ store.Awaiter       = (*Store)(nil) // await.go: tasks' results and the awaits table
 	_ store.Console       = (*Store)(nil) // console.go: the dashboard's reads
 	_ store.Auditor       = (*Store)(nil) // audit.go: the operators' log, in the audit table
 	_ store.Pauser        = (*Store)(nil) // pause.go: the pauses table

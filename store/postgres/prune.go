@@ -11,7 +11,7 @@ import (
 	"github.com/grit-run/grit/task"
 )
 
-// pruneTasksSQL deletes one round's tasks and their attempts (and steps and messages), and returns
+// pruneTasksSQL deletes one round's tasks and their attempts (and steps, messages and awaits), and returns
 // how many went and the runs they were in. $1 is the round's limit; $2-$4
 // the rules, one per queue and state ("" for every other queue), keeps in
 // microseconds.
@@ -77,6 +77,8 @@ const deletePicked = `attempts_gone AS (
 	DELETE FROM $S.steps s WHERE s.task_id = ANY (ARRAY(SELECT id FROM picked))
 ), messages_gone AS (
 	DELETE FROM $S.messages m WHERE m.task_id = ANY (ARRAY(SELECT id FROM picked))
+), awaits_gone AS (
+	DELETE FROM $S.awaits w WHERE w.parent_id = ANY (ARRAY(SELECT id FROM picked))
 ), tasks_gone AS (
 	DELETE FROM $S.tasks t WHERE t.id = ANY (ARRAY(SELECT id FROM picked)) RETURNING t.id, t.run_id
 )`

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -20,11 +21,15 @@ func notFound(err error, what string, id any) error {
 	return fmt.Errorf("%s %v: %w", what, id, err)
 }
 
-// GetTask returns a task by id.
+// GetTask returns a task by id, with its result.
 func (s *Store) GetTask(ctx context.Context, id int64) (task.Task, error) {
-	t, err := scanTask(s.pool.QueryRow(ctx, s.sql(`SELECT `+taskCols+` FROM $S.tasks WHERE id = $1`), id))
+	var res []byte
+	t, err := scanTaskAfter(s.pool.QueryRow(ctx, s.sql(`SELECT result, `+taskCols+` FROM $S.tasks WHERE id = $1`), id), &res)
 	if err != nil {
 		return task.Task{}, notFound(err, "get task", id)
+	}
+	if res != nil {
+		t.Result = json.RawMessage(res)
 	}
 	return t, nil
 }

@@ -29,16 +29,16 @@ var actSQL = map[task.Action]string{
 }
 
 // Act applies an operator's action: replay, skip or fail a DEAD_LETTER
-// task, or cancel a task that has not ended (its dependents are cancelled,
-// transitively, and a running attempt is closed as INTERRUPTED). A task in
-// another state gives a *task.StateError (task.ErrWrongState) with its
-// state.
+// task, or cancel a task that has not ended (its dependents and the tasks
+// it awaits are cancelled, transitively, and a running attempt is closed
+// as INTERRUPTED). A task in another state gives a *task.StateError
+// (task.ErrWrongState) with its state.
 func (s *Store) Act(ctx context.Context, id int64, a task.Action) (task.Task, error) {
 	if _, ok := actSQL[a]; !ok {
 		return task.Task{}, fmt.Errorf("act %q on task %d: unknown action (want replay, skip, fail, cancel or retry): %w", a, id, task.ErrInvalid)
 	}
 	var out task.Task
-	var stopped bool
+	var stopped []int64
 	err := s.w.do(ctx, func(x *wtx) error {
 		var err error
 		out, stopped, err = act(x, id, a)
@@ -47,7 +47,7 @@ func (s *Store) Act(ctx context.Context, id int64, a task.Action) (task.Task, er
 	if err != nil {
 		return task.Task{}, fmt.Errorf("%s task %d: %w", a, id, err)
 	}
-	if stopped {
+	for _, id := range stopped {
 		s.cancels.Send(id)
 	}
 	return out, nil
@@ -60,24 +60,30 @@ func (s *Store) WatchCancels(ctx context.Context) (<-chan int64, error) {
 	return s.cancels.Watch(ctx), nil
 }
 
-// act applies a; stopped says that it cancelled a running attempt.
-func act(x *wtx, id int64, a task.Action) (t task.Task, stopped bool, err error) {
+// act applies a; stopped lists the tasks whose running attempts it
+// cancelled: the task's, and those of the tasks it awaited (a cancel
+// cancels them too, transitively).
+func act(x *wtx, id int64, a task.Action) (t task.Task, stopped []int64, err error) {
 	if a == task.ActCancel {
-		if stopped, err = closeRunning(x, id); err != nil {
-			return task.Task{}, false, err
+		running, err := closeRunning(x, id)
+		if err != nil {
+			return task.Task{}, nil, err
+		}
+		if running {
+			stopped = append(stopped, id)
 		}
 	}
 	t, err = scanTask(x.queryRow(actSQL[a], x.now.UnixMicro(), id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return task.Task{}, false, store.RetryRefusal(a, whyNot(x, id))
+		return task.Task{}, nil, store.RetryRefusal(a, whyNot(x, id))
 	}
 	if err != nil {
-		return task.Task{}, false, err
+		return task.Task{}, nil, err
 	}
 	switch a {
 	case task.ActReplay, task.ActRetry:
 		x.due = true
-		return t, false, nil
+		return t, nil, nil
 	case task.ActSkip:
 		err = satisfy(x, []int64{id})
 	case task.ActFail:
@@ -85,10 +91,40 @@ func act(x *wtx, id int64, a task.Action) (t task.Task, stopped bool, err error)
 	case task.ActCancel:
 		err = blockDownstream(x, []int64{id}, task.Cancelled)
 	}
+	if err == nil {
+		err = endAwaited(x, []int64{id})
+	}
+	if err == nil && a == task.ActCancel {
+		var more []int64
+		more, err = cancelAwaited(x, id)
+		stopped = append(stopped, more...)
+	}
 	if err != nil {
-		return task.Task{}, false, err
+		return task.Task{}, nil, err
 	}
 	return t, stopped, settleRunsOf(x, []int64{id})
+}
+
+// cancelAwaited cancels the tasks a cancelled task awaited that have not
+// ended, with theirs, and lists the running attempts it stopped.
+func cancelAwaited(x *wtx, id int64) ([]int64, error) {
+	kids, err := awaitedBy(x, []int64{id})
+	if err != nil {
+		return nil, err
+	}
+	var stopped []int64
+	for _, k := range kids {
+		_, more, err := act(x, k, task.ActCancel)
+		var wrong *task.StateError
+		if errors.As(err, &wrong) || errors.Is(err, task.ErrNotFound) {
+			continue // it ended meanwhile, or was pruned
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cancel task %d, which it awaited: %w", k, err)
+		}
+		stopped = append(stopped, more...)
+	}
+	return stopped, nil
 }
 
 // closeRunning writes the open attempt of a task being cancelled, if it

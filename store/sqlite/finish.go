@@ -102,6 +102,12 @@ func finish(x *wtx, fs []store.Finish, todo []int) (map[int]bool, error) {
 			if err := wakeAwaiting(x, fs, items, moved); err != nil {
 				return nil, err
 			}
+			if err := awaitTasks(x, fs, items, moved); err != nil {
+				return nil, err
+			}
+			if err := endAwaited(x, store.EndedTasks(fs, items, moved)); err != nil {
+				return nil, err
+			}
 			for _, i := range items {
 				_, ok := moved[fs[i].TaskID]
 				applied[i] = applied[i] || ok

@@ -183,18 +183,18 @@ func endedAt(x *wtx, f store.Finish) int64 {
 }
 
 // endTaskCols are the columns of a VALUES row of endTasksSQL.
-const endTaskCols = 14
+const endTaskCols = 15
 
 // endTasksSQL moves the tasks of the items that are not plain successes,
 // and closes their attempts on the task row (started_at NULL):
 // writeAttemptsSQL wrote them.
 func endTasksSQL(rows int) string {
-	return `WITH f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay, finished_at, deferred, trace, waited, awaits)
+	return `WITH f (id, token, state, next_at, refund, error, fingerprint, streak, prev_delay, finished_at, deferred, trace, waited, awaits, snoozed)
 AS (` + valuesSQL(rows, endTaskCols) + `)
 UPDATE tasks SET state = f.state, next_at = f.next_at,
 	attempt = max(tasks.attempt - f.refund, 0), deferrals = tasks.deferrals + f.deferred, last_error = f.error,
 	waits = tasks.waits + f.waited,
-	snoozes = tasks.snoozes + (f.state = 'SENSING' AND f.awaits IS NULL), awaits = f.awaits,
+	snoozes = tasks.snoozes + f.snoozed, awaits = f.awaits, awaits_left = 0,
 	fingerprint = f.fingerprint, streak = f.streak, prev_delay = f.prev_delay,
 	finished_at = f.finished_at, lease_owner = '', lease_expires = NULL, started_at = NULL, attempt_trace = f.trace
 FROM f
@@ -236,7 +236,7 @@ func endTaskArgs(x *wtx, f store.Finish) []any {
 	} else {
 		finished = x.now.UnixMicro() // SUCCESS, FAILED, DEAD_LETTER: it stopped
 	}
-	refund, deferred, waited := 0, 0, 0
+	refund, deferred, waited, snoozed := 0, 0, 0, 0
 	if f.Refund || f.Waited {
 		refund = 1
 	}
@@ -246,12 +246,15 @@ func endTaskArgs(x *wtx, f store.Finish) []any {
 	if f.Waited {
 		waited = 1
 	}
+	if f.Snoozed() {
+		snoozed = 1
+	}
 	var awaits any
 	if f.Awaits != "" {
 		awaits = f.Awaits
 	}
 	return []any{f.TaskID, f.Token, string(f.State), nextAt, refund, f.Error,
-		f.Fingerprint, f.Streak, int64(f.PrevDelay), finished, deferred, f.Trace, waited, awaits}
+		f.Fingerprint, f.Streak, int64(f.PrevDelay), finished, deferred, f.Trace, waited, awaits, snoozed}
 }
 
 // annotateRescued gives the interrupted attempt of each task Rescue took

@@ -145,7 +145,7 @@ func successNames(x *wtx) ([][2]string, error) {
 	return out, rows.Err()
 }
 
-// deleteTasks deletes the tasks with their attempts, steps, messages and edges (the
+// deleteTasks deletes the tasks with their attempts, steps, messages, awaits and edges (the
 // foreign keys want those first), then the ended runs they leave empty,
 // raising run_ids past them so that their ids are not handed out again.
 func deleteTasks(x *wtx, due []pruned, res *store.PruneResult) error {
@@ -170,6 +170,9 @@ func deleteTasks(x *wtx, due []pruned, res *store.PruneResult) error {
 	}
 	if _, err := x.exec(`DELETE FROM messages WHERE task_id IN (SELECT value FROM json_each(?))`, list); err != nil {
 		return fmt.Errorf("delete messages: %w", err)
+	}
+	if _, err := x.exec(`DELETE FROM awaits WHERE parent_id IN (SELECT value FROM json_each(?))`, list); err != nil {
+		return fmt.Errorf("delete awaits: %w", err)
 	}
 	if _, err := x.exec(`DELETE FROM edges WHERE from_task IN (SELECT value FROM json_each(?1))
 		OR to_task IN (SELECT value FROM json_each(?1))`, list); err != nil {

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -36,14 +37,27 @@ func notFound(err error, what string, id any) error {
 	return fmt.Errorf("%s %v: %w", what, id, err)
 }
 
-// GetTask returns a task by id.
+// GetTask returns a task by id, with its result.
 func (s *Store) GetTask(ctx context.Context, id int64) (task.Task, error) {
-	t, err := scanTask(s.queryRow(ctx, `SELECT `+taskCols+` FROM tasks WHERE id = ?`, id))
+	var res sql.NullString
+	t, err := scanTask(scanMore{s.queryRow(ctx, `SELECT `+taskCols+`, result FROM tasks WHERE id = ?`, id), []any{&res}})
 	if err != nil {
 		return task.Task{}, notFound(err, "get task", id)
 	}
+	if res.Valid {
+		t.Result = json.RawMessage(res.String)
+	}
 	return t, nil
 }
+
+// scanMore scans the columns after those a scan of a row asks for into
+// more.
+type scanMore struct {
+	r    scanner
+	more []any
+}
+
+func (m scanMore) Scan(dest ...any) error { return m.r.Scan(append(dest, m.more...)...) }
 
 // ListTasks returns the tasks f selects, by id: ascending, or descending
 // when f.Newest. With states off the hot path and Newest, a page is a

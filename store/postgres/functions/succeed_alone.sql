@@ -8,7 +8,8 @@
 -- caller hands every other item of the batch (a task in a run, or a lost
 -- lease, which is rare) to the finish transaction, which tells them
 -- apart, rather than have this function look every task of the batch up
--- a second time.
+-- a second time. A task that another awaits (awaited) is left to the
+-- finish transaction too, which wakes what awaits it.
 CREATE FUNCTION succeed_alone (ids bigint[], tokens bigint[], ended timestamptz[])
 RETURNS TABLE (moved_id bigint, moved_run bigint)
 LANGUAGE plpgsql VOLATILE
@@ -27,6 +28,7 @@ BEGIN
             last_error = '', fingerprint = '', streak = 0, prev_delay_ns = 0, lease_expires = NULL
         FROM f
         WHERE t.id = f.id AND CASE t.state WHEN 'RUNNING' THEN t.lease_token = f.token END AND t.run_id IS NULL
+            AND NOT t.awaited
         RETURNING t.id, t.started_at
     ), rescued AS (
         UPDATE attempts a SET delay_ns = 0, decision = ''
