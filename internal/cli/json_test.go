@@ -102,7 +102,6 @@ var printing = map[string]struct {
 	"grit status":                {out: oneJSON},
 	"grit submit":                {out: oneJSON, args: func(fx *jsonFixture) []string { return []string{fx.okFile} }},
 	"grit task":                  {out: oneJSON, args: func(fx *jsonFixture) []string { return []string{fx.deadLetter} }},
-	"grit send":                  {out: oneJSON, args: func(fx *jsonFixture) []string { return []string{fx.deadLetter, "approval", `{"by":"ana"}`} }},
 	"grit tasks":                 {out: oneJSON},
 	"grit version":               {out: oneJSON},
 	"grit wait":                  {out: oneJSON, args: func(fx *jsonFixture) []string { return []string{fx.okRun} }},

@@ -71,52 +71,6 @@ func RefusesSuccesses(refuse func(t *testing.T, s store.Store, kind string)) Opt
 	return func(o *options) { o.refuse = refuse }
 }
 
-// groups are the conformance cases, by the part of the contract they
-// check.
-var groups = []struct {
-	name  string
-	tests map[string]func(*testing.T, *harness)
-}{
-	{"SubmitRun", submitTests},
-	{"Enqueue", enqueueTests},
-	{"Claim", claimTests},
-	{"Fair", fairTests},
-	{"Finish", finishTests},
-	{"Refused", refusedTests},
-	{"Fence", fenceTests},
-	{"DAG", dagTests},
-	{"RunEnd", runEndTests},
-	{"Redrive", redriveTests},
-	{"Heartbeat", heartbeatTests},
-	{"Rescue", rescueTests},
-	{"NextDue", nextDueTests},
-	{"Query", queryTests},
-	{"List", listTests},
-	{"Act", actTests},
-	{"Workers", workerTests},
-	{"Overview", overviewTests},
-	{"PollReport", pollTests},
-	{"Backlog", backlogTests},
-	{"Enqueues", enqueuesTests},
-	{"Publish", publishTests},
-	{"Groups", groupTests},
-	{"Limits", limitTests},
-	{"Rates", rateTests},
-	{"Durations", durationTests},
-	{"Waker", wakerTests},
-	{"CancelWatcher", cancelTests},
-	{"Spreader", spreadTests},
-	{"Console", consoleTests},
-	{"Auditor", auditTests},
-	{"Pauser", pauseTests},
-	{"Pruner", pruneTests},
-	{"Scheduler", scheduleTests},
-	{"Stepper", stepTests},
-	{"Quarantiner", quarantineTests},
-	{"Machines", machineTests},
-	{"Mailbox", mailboxTests},
-}
-
 // Run runs the whole suite against the stores open returns.
 func Run(t *testing.T, open func(t *testing.T) store.Store, opts ...Option) {
 	var o options
