@@ -361,8 +361,18 @@ func TestRunsShowProgressAndBlocked(t *testing.T) {
 	if r := row(going.ID); strings.Contains(r, "BLOCKED") || !strings.Contains(r, "0/1") {
 		t.Errorf("the run under way's row says\n%s\nwant no BLOCKED and 0/1", r)
 	}
-	if _, p := get(t, srv.Client(), srv.URL+"/runs/"+itoa(blocked.ID)); !strings.Contains(p, `id="blocked"`) || !strings.Contains(p, "Blocked on a dead letter") {
+	_, p := get(t, srv.Client(), srv.URL+"/runs/"+itoa(blocked.ID))
+	if !strings.Contains(p, `id="blocked"`) || !strings.Contains(p, "Blocked on a dead letter") {
 		t.Errorf("the blocked run's page does not say it is blocked:\n%s", p)
+	}
+	// Its attempts on one timeline, a row a task that ran.
+	i := strings.Index(p, `id="timeline"`)
+	if i < 0 {
+		t.Fatalf("the run's page has no timeline:\n%s", p)
+	}
+	tl := p[i : i+strings.Index(p[i:], "</section>")]
+	if !strings.Contains(tl, ">charge (") || !strings.Contains(tl, "charge: attempt 1: ") || !strings.Contains(tl, `class="oc-success"`) {
+		t.Errorf("the run's timeline does not show charge's and other's attempts:\n%s", tl)
 	}
 }
 

@@ -638,6 +638,9 @@ type runData struct {
 	// Progress is how far it has come, and whether a dead letter blocks
 	// it.
 	Progress ops.RunProgress
+	// Timeline is its tasks' attempts over time (the first
+	// runTimelineTasks tasks).
+	Timeline timeline
 }
 
 func (d *Dashboard) run(w http.ResponseWriter, r *http.Request, v who) error {
@@ -667,8 +670,29 @@ func (d *Dashboard) run(w http.ResponseWriter, r *http.Request, v who) error {
 		data.Counts[t.State]++
 	}
 	data.Progress = ops.ProgressOf(run.State, data.Counts)
+	if data.Timeline, err = d.runTimeline(ctx, ts); err != nil {
+		return err
+	}
 	d.render(w, r, v, "run", fmt.Sprintf("Run %d · %s", id, run.Name), data)
 	return nil
+}
+
+// runTimeline reads the attempts of a run's first runTimelineTasks tasks
+// and lays them on one time axis.
+func (d *Dashboard) runTimeline(ctx context.Context, ts []task.Task) (timeline, error) {
+	as := map[int64][]task.Attempt{}
+	for _, t := range ts[:min(len(ts), runTimelineTasks)] {
+		got, err := d.read.Attempts(ctx, t.ID)
+		if err != nil {
+			return timeline{}, err
+		}
+		as[t.ID] = got
+	}
+	now, err := d.read.Now(ctx)
+	if err != nil {
+		return timeline{}, err
+	}
+	return runTimeline(ts, as, now), nil
 }
 
 func (d *Dashboard) deadLetters(w http.ResponseWriter, r *http.Request, v who) error {

@@ -95,6 +95,8 @@ type timeline struct {
 	Width, Height int
 	Rows          []span
 	Span          time.Duration
+	// Names are the rows' names, on a run's timeline (a row a task).
+	Names []label
 }
 
 type span struct {
@@ -115,39 +117,106 @@ func attemptTimeline(as []task.Attempt, now time.Time) timeline {
 	if len(as) == 0 {
 		return tl
 	}
+	ax := axisOf(as, now, 0, timelineW)
+	tl.Span = ax.span
+	prevEnd := -1.0
+	for i, a := range as {
+		sp := ax.place(a, now, float64(i*rowH), "")
+		if prevEnd >= 0 && sp.X > prevEnd+2 {
+			sp.Wait, sp.WaitX = true, prevEnd
+		}
+		prevEnd = sp.X + sp.W
+		tl.Rows = append(tl.Rows, sp)
+	}
+	tl.Height = len(as) * rowH
+	return tl
+}
+
+// runTimelineTasks bounds the tasks a run's timeline draws.
+const runTimelineTasks = 50
+
+// nameW is the width of the run timeline's column of task names.
+const nameW = 180
+
+// runTimeline is a run's tasks' attempts on one time axis, a row a task
+// (at most runTimelineTasks, in the order given), each attempt a span and
+// the waits between a task's attempts dashed.
+func runTimeline(ts []task.Task, attempts map[int64][]task.Attempt, now time.Time) timeline {
+	tl := timeline{Width: timelineW}
+	ts = ts[:min(len(ts), runTimelineTasks)]
+	var all []task.Attempt
+	for _, t := range ts {
+		all = append(all, attempts[t.ID]...)
+	}
+	if len(all) == 0 {
+		return tl
+	}
+	ax := axisOf(all, now, nameW, timelineW-nameW)
+	tl.Span = ax.span
+	for i, t := range ts {
+		y := float64(i * rowH)
+		name := cmp.Or(t.Name, t.Kind)
+		tl.Names = append(tl.Names, label{Y: y + 12, Text: fmt.Sprintf("%s (%d)", name, t.ID), Href: fmt.Sprintf("/tasks/%d", t.ID)})
+		prevEnd := -1.0
+		for _, a := range attempts[t.ID] {
+			sp := ax.place(a, now, y, name+": ")
+			if prevEnd >= 0 && sp.X > prevEnd+2 {
+				sp.Wait, sp.WaitX = true, prevEnd
+			}
+			prevEnd = sp.X + sp.W
+			tl.Rows = append(tl.Rows, sp)
+		}
+	}
+	tl.Height = len(ts) * rowH
+	return tl
+}
+
+// label is a row's name on a timeline.
+type label struct {
+	Y          float64
+	Text, Href string
+}
+
+// axis maps the time from start over span onto [x0, x0+w).
+type axis struct {
+	start  time.Time
+	span   time.Duration
+	x0, w  float64
+	total  float64
+	minimW float64
+}
+
+// axisOf is the axis that holds every attempt of as, the running ones to
+// now.
+func axisOf(as []task.Attempt, now time.Time, x0, w float64) axis {
 	start, end := as[0].StartedAt, as[0].StartedAt
 	for _, a := range as {
 		if !a.StartedAt.IsZero() && a.StartedAt.Before(start) {
 			start = a.StartedAt
 		}
-		e := cmp.Or(a.EndedAt, now)
-		if e.After(end) {
+		if e := cmp.Or(a.EndedAt, now); e.After(end) {
 			end = e
 		}
 	}
-	tl.Span = end.Sub(start)
-	total := float64(max(tl.Span, time.Millisecond))
-	prevEnd := -1.0
-	for i, a := range as {
-		e := cmp.Or(a.EndedAt, now)
-		x := float64(a.StartedAt.Sub(start)) / total * timelineW
-		w := max(float64(e.Sub(a.StartedAt))/total*timelineW, 6)
-		label := fmt.Sprintf("attempt %d: %s after %s", a.Number, a.Outcome, humanDur(e.Sub(a.StartedAt)))
-		if a.Class != "" {
-			label += ", " + a.Class
-		}
-		if a.Decision != "" {
-			label += ", " + a.Decision
-		}
-		sp := span{Y: float64(i * rowH), X: min(x, timelineW-6), W: min(w, max(timelineW-x, 6)), Class: "oc-" + lower(string(a.Outcome)), Label: label, Number: a.Number}
-		if prevEnd >= 0 && x > prevEnd+2 {
-			sp.Wait, sp.WaitX = true, prevEnd
-		}
-		prevEnd = x + w
-		tl.Rows = append(tl.Rows, sp)
+	span := end.Sub(start)
+	return axis{start: start, span: span, x0: x0, w: w, total: float64(max(span, time.Millisecond)), minimW: 6}
+}
+
+// place is attempt a's span on the axis, at row y; its label begins with
+// prefix.
+func (ax axis) place(a task.Attempt, now time.Time, y float64, prefix string) span {
+	e := cmp.Or(a.EndedAt, now)
+	x := float64(a.StartedAt.Sub(ax.start)) / ax.total * ax.w
+	w := max(float64(e.Sub(a.StartedAt))/ax.total*ax.w, ax.minimW)
+	label := fmt.Sprintf("%sattempt %d: %s after %s", prefix, a.Number, a.Outcome, humanDur(e.Sub(a.StartedAt)))
+	if a.Class != "" {
+		label += ", " + a.Class
 	}
-	tl.Height = len(as) * rowH
-	return tl
+	if a.Decision != "" {
+		label += ", " + a.Decision
+	}
+	x = min(x, ax.w-ax.minimW)
+	return span{Y: y, X: ax.x0 + x, W: min(w, max(ax.w-x, ax.minimW)), Class: "oc-" + lower(string(a.Outcome)), Label: label, Number: a.Number}
 }
 
 // dag is a run's tasks laid out in columns by depth: a task sits one
