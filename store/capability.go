@@ -56,6 +56,8 @@ var optional = []Capability{
 		"no state machine can run (New refuses Config.Machines, and grit.Send fails, saying so)", has[Machines]},
 	{"store.InTx", "enqueue and publish in the caller's own transaction (a transactional outbox)",
 		"Client.EnqueueTx and PublishTx refuse, saying which store can; tasks are enqueued in transactions of their own", has[InTx]},
+	{"store.Connector", "how the store reaches its database: straight or through a pooler, where it listens, how many connections it opens",
+		"grit status and a starting worker cannot say how the store connects", has[Connector]},
 	{"store.Weigher", "tenants' weights in fair claims",
 		"every tenant has the default weight: claims still take tenants in turn, in equal shares, and setting a weight is refused, saying so", has[Weigher]},
 }

@@ -33,6 +33,7 @@ type complete struct {
 	store.Scheduler
 	store.Machines
 	store.InTx
+	store.Connector
 	store.Weigher
 }
 

@@ -15,7 +15,7 @@
 //
 // The optional capabilities are Waker, CancelWatcher, Advisor, Overview,
 // PollReporter, Backlog, Console, Auditor, Pauser, PauseWatcher,
-// Scheduler, Machines, InTx and Weigher: small interfaces beside Store,
+// Scheduler, Machines, InTx, Connector and Weigher: small interfaces beside Store,
 // found by type assertion, that
 // a driver may lack with every promise still kept (Optional says what
 // each gives and what is lost without it). A worker logs, when it

@@ -30,9 +30,11 @@ func (complete) EnqueueIn(context.Context, any, []task.NewTask) ([]task.Enqueued
 
 func (complete) PublishIn(context.Context, any, []task.Event) ([]task.Task, error) { return nil, nil }
 
+func (complete) Connections() store.Connections { return store.Connections{} }
+
 // TestStartLogsMissingOptionalCapabilities: a worker says once, when it
 // starts, which optional capabilities its store lacks (SQLite has no
-// Advisor and no InTx), and says nothing of them when it lacks none.
+// Advisor, no InTx and no Connector), and says nothing of them when it lacks none.
 func TestStartLogsMissingOptionalCapabilities(t *testing.T) {
 	t.Parallel()
 	for name, c := range map[string]struct {
