@@ -25,14 +25,9 @@ shows what grit worker --lease 1m would run with), and reads every value
 as those commands do: a bad one is reported, and grit config exits 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			storeSrc := "default"
-			if cmd.Flags().Changed("store") {
-				storeSrc = "flag --store"
-			} else if e.getenv("GRIT_STORE") != "" {
-				storeSrc = "env GRIT_STORE"
-			}
+			storeSrc, notifySrc := e.rootSource(cmd, "store", "GRIT_STORE"), e.rootSource(cmd, "notify-store", "GRIT_NOTIFY_STORE")
 			s, err := e.settings(cmd.Flags())
-			out, cerr := e.configRows(s, storeSrc)
+			out, cerr := e.configRows(s, storeSrc, notifySrc)
 			err = errors.Join(err, cerr)
 			if asJSON {
 				if jerr := json.NewEncoder(e.stdout).Encode(out); jerr != nil {
@@ -59,6 +54,18 @@ as those commands do: a bad one is reported, and grit config exits 2.`,
 	return cmd
 }
 
+// rootSource is where a flag of the root command (--store,
+// --notify-store) got its value: the flag, its variable, or the default.
+func (e *env) rootSource(cmd *cobra.Command, flag, env string) string {
+	switch {
+	case cmd.Flags().Changed(flag):
+		return "flag --" + flag
+	case e.getenv(env) != "":
+		return "env " + env
+	}
+	return "default"
+}
+
 // configRow is one setting as grit config prints it.
 type configRow struct {
 	Name   string `json:"name"`
@@ -70,8 +77,8 @@ type configRow struct {
 // configRows are every setting grit config lists: the store, every knob
 // with its value in s, the server's tokens and the client's knobs. The
 // error is the client knobs'.
-func (e *env) configRows(s settings, storeSrc string) ([]configRow, error) {
-	out := []configRow{{"store", "GRIT_STORE", shownDSN(e.storeDSN), storeSrc}}
+func (e *env) configRows(s settings, storeSrc, notifySrc string) ([]configRow, error) {
+	out := []configRow{{"store", "GRIT_STORE", shownDSN(e.storeDSN), storeSrc}, {"notify-store", "GRIT_NOTIFY_STORE", shownDSN(e.notifyDSN), notifySrc}}
 	for _, k := range allKnobs() {
 		v, src := k.shown(s.values[k.name]), s.sources[k.name]
 		switch {

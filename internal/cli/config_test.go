@@ -177,6 +177,7 @@ type built struct {
 	alerting   alert.Alerting
 	client     client.Config
 	storeDSN   string
+	notifyDSN  string
 }
 
 // commandPath builds, as a command does, what it runs from its settings.
@@ -326,6 +327,9 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 		"store": {value: "sqlite:" + filepath.Join(dir, "other.db"), via: []string{"grit worker"},
 			configures: "the store every command opens (env.storeDSN, which openStore opens)",
 			got:        func(b built) any { return b.storeDSN }, want: "sqlite:" + filepath.Join(dir, "other.db")},
+		"notify-store": {value: "postgres://grit@db.internal:5432/app", via: []string{"grit worker"},
+			configures: "the direct connection every command's PostgreSQL store listens on (env.notifyDSN, which open gives postgres.Config.NotifyDSN)",
+			got:        func(b built) any { return b.notifyDSN }, want: "postgres://grit@db.internal:5432/app"},
 		"worker-id":   {value: "w-7", configures: "the engine's WorkerID", got: eng(func(c engine.Config) any { return c.WorkerID }), want: "w-7"},
 		"concurrency": {value: "7", configures: "the engine's Concurrency", got: eng(func(c engine.Config) any { return c.Concurrency }), want: 7},
 		"lease": {value: "45s", configures: "the engine's Lease (the dashboard's, for whom a worker is silent)", got: func(b built) any {
@@ -413,7 +417,7 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 	}
 
 	paths := commandPaths(st, dsn)
-	rows, err := fakeEnv(nil).configRows(settings{}, "default")
+	rows, err := fakeEnv(nil).configRows(settings{}, "default", "default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -444,7 +448,7 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 					t.Fatalf("%s: %s %s: %v", row.Name, name, how, err)
 				}
 				b := p.build(t, e, cmd, s)
-				b.s, b.storeDSN = s, e.storeDSN
+				b.s, b.storeDSN, b.notifyDSN = s, e.storeDSN, e.notifyDSN
 				return c.got(b)
 			}
 			t.Run(row.Name+"/"+name, func(t *testing.T) {
