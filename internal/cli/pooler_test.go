@@ -107,6 +107,50 @@ func TestCommandsThroughPgBouncer(t *testing.T) {
 	server.Process.Kill()
 }
 
+// TestWorkerConnectionsStayWithinStatus: a grit worker given a pool of one
+// connection and a heartbeats' pool of one opens, while it works a run,
+// no more connections than grit status says a worker opens with those
+// settings (3: its watchers share one listening connection).
+func TestWorkerConnectionsStayWithinStatus(t *testing.T) {
+	t.Parallel()
+	schema := pgtest.NewSchema(t)
+	app := "grit_test_" + schema[len("grit_test_"):]
+	dsn := pgtest.WithSchema(schema) + "&pool_max_conns=1&heartbeat_conns=1&application_name=" + app
+	dir := t.TempDir()
+	if code, _, errOut := grit(t, "submit", "--store", dsn, ledgerFile(t, dir, 30, "true")); code != 0 {
+		t.Fatalf("submit: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := grit(t, "status", "--json", "--store", dsn)
+	var r statusReport
+	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil || r.Connections == nil {
+		t.Fatalf("status: exit %d, %v: %s %s", code, err, out, errOut)
+	}
+	if r.Connections.Worker != 3 {
+		t.Fatalf("status says a worker opens %d connections with pool_max_conns=1&heartbeat_conns=1, want 3 (1 + 1 + 1 listening)", r.Connections.Worker)
+	}
+	worker, wout := gritProcess(t, dir, "worker", "--store", dsn)
+	waitSaid(t, wout, `(worker started)`, "the worker did not start")
+	st, err := postgres.Open(t.Context(), pgtest.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	most := 0
+	poll.Until(t, time.Minute, "the worker to run the run", func() bool {
+		var n int
+		if err := pgtest.Admin(t).QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		most = max(most, n)
+		ts, err := st.ListTasks(t.Context(), task.Filter{})
+		return err == nil && countState(ts, task.Success) == 30
+	})
+	if most > r.Connections.Worker || most == 0 {
+		t.Errorf("the worker had up to %d connections open, want 1 to %d, as grit status says", most, r.Connections.Worker)
+	}
+	worker.Process.Kill()
+}
+
 // lastLine is the last non-empty line of a process's output.
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
