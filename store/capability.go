@@ -64,6 +64,8 @@ var optional = []Capability{
 		"grit.Receive fails its task permanently, and sending a message (Client.SendToTask, grit send) is refused, saying so", has[Mailbox]},
 	{"store.Awaiter", "results handlers set for their tasks, and handlers that await other tasks (grit.Await) with the slot free while they wait",
 		"grit.SetResult and grit.Await fail their task permanently, saying so", has[Awaiter]},
+	{"store.Connector", "how the store reaches its database: straight or through a pooler, where it listens, how many connections it opens",
+		"grit status and a starting worker cannot say how the store connects", has[Connector]},
 	{"store.Weigher", "tenants' weights in fair claims",
 		"every tenant has the default weight: claims still take tenants in turn, in equal shares, and setting a weight is refused, saying so", has[Weigher]},
 	{"store.Replicated", "where the database is in its write-ahead log, to tell a replica's lag",

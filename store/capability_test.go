@@ -36,6 +36,7 @@ type complete struct {
 	store.InTx
 	store.Mailbox
 	store.Awaiter
+	store.Connector
 	store.Weigher
 	store.Replicated
 }

@@ -15,8 +15,8 @@
 //
 // The optional capabilities are Waker, CancelWatcher, Advisor, Overview,
 // PollReporter, Backlog, Enqueues, Console, Auditor, Pauser, PauseWatcher,
-// Scheduler, Machines, InTx, Mailbox, Awaiter, Weigher and Replicated: small
-// interfaces beside Store,
+// Scheduler, Machines, InTx, Mailbox, Awaiter, Connector, Weigher and
+// Replicated: small interfaces beside Store,
 // found by type assertion, that
 // a driver may lack with every promise still kept (Optional says what
 // each gives and what is lost without it). A worker logs, when it

@@ -75,7 +75,7 @@ type Config struct {
 	Lease time.Duration
 	// Poll is the longest a waiting Claim sleeps before it looks for due
 	// tasks again when nothing woke it (a task enqueued through another
-	// process, on a store that cannot notify); default 1s.
+	// process, on a store that cannot notify); default gate.DefaultPoll.
 	Poll time.Duration
 	// Rescue is how often Serve takes over the tasks of workers whose
 	// leases expired, and decides each by its policy's interrupted rule, as
@@ -187,7 +187,7 @@ func (c *Config) setDefaults() {
 	c.MaxMessage = cmp.Or(c.MaxMessage, defaultMaxMessage(c.MaxPayload, c.MaxBatch))
 	c.MaxAnswer = cmp.Or(c.MaxAnswer, DefaultMaxAnswer)
 	c.Lease = cmp.Or(c.Lease, gate.DefaultLease)
-	c.Poll = cmp.Or(c.Poll, time.Second)
+	c.Poll = cmp.Or(c.Poll, gate.DefaultPoll)
 	c.Rescue = cmp.Or(c.Rescue, DefaultRescue)
 	c.Schedules = cmp.Or(c.Schedules, time.Second)
 	c.StopGrace = cmp.Or(c.StopGrace, 10*time.Second)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -42,6 +43,10 @@ func (s *Server) listen(ctx context.Context) {
 	}
 	for ctx.Err() == nil {
 		ch, err := w.Wake(ctx)
+		if errors.Is(err, store.ErrNoNotifications) {
+			s.cfg.Logger.Info("the store cannot notify this server: waiting claims poll", "poll", s.cfg.Poll, "why", err)
+			return
+		}
 		if err != nil {
 			s.cfg.Logger.Warn("cannot listen for the store's notifications; claims poll", "err", err)
 		} else {

@@ -85,7 +85,11 @@ func (e *env) runBench(cmd *cobra.Command, cfg gritbench.Config, asJSON bool, pr
 	// schemas and files it made are removed on the way out.
 	ctx, stop := untilStopped(cmd.Context())
 	defer stop()
-	return e.bench(ctx, cmd.Flags().Changed("store"), benchConfig(cfg, set, self), asJSON)
+	bc := benchConfig(cfg, set, self)
+	if e.notifyDSN != "" { // its worker processes listen where it does
+		bc.Spawn = benchWorkerSpawner(self, append(set.args(), "--notify-store", e.notifyDSN))
+	}
+	return e.bench(ctx, cmd.Flags().Changed("store"), bc, asJSON)
 }
 
 // addBenchFlags adds the flags of what grit bench measures and how much.
@@ -218,7 +222,7 @@ func (e *env) bench(ctx context.Context, givenStore bool, cfg gritbench.Config, 
 	open := func() (gritbench.Target, error) {
 		n++
 		if givenStore && isPostgres(e.storeDSN) {
-			return openBenchSchema(ctx, e.storeDSN, n)
+			return openBenchSchema(ctx, e.storeDSN, e.notifyDSN, n)
 		}
 		// On SQLite every step has a fresh file of its own, in a
 		// directory removed at the end: beside the given file (on its
@@ -333,9 +337,9 @@ func printBench(w io.Writer, r gritbench.Result) {
 
 // openBenchSchema opens a fresh schema of its own on a PostgreSQL store for
 // one measurement, dropped when the store is closed.
-func openBenchSchema(ctx context.Context, dsn string, n int) (gritbench.Target, error) {
+func openBenchSchema(ctx context.Context, dsn, notify string, n int) (gritbench.Target, error) {
 	schema := fmt.Sprintf("grit_bench_%d_%d", os.Getpid(), n)
-	st, err := postgres.OpenConfig(ctx, postgres.Config{DSN: dsn, Schema: schema})
+	st, err := postgres.OpenConfig(ctx, postgres.Config{DSN: dsn, Schema: schema, NotifyDSN: notify})
 	if err != nil {
 		// An open cut short (Ctrl-C) may have made the schema already.
 		return gritbench.Target{}, &exitError{code: exitUsage, err: errors.Join(err, dropSchema(dsn, schema))}

@@ -26,7 +26,8 @@ as those commands do: a bad one is reported, and grit config exits 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := e.settings(cmd.Flags())
-			out, cerr := e.configRows(s, storeFlag.source(cmd.Flags(), e.getenv), readStoreFlag.source(cmd.Flags(), e.getenv))
+			out, cerr := e.configRows(s, storeFlag.source(cmd.Flags(), e.getenv), readStoreFlag.source(cmd.Flags(), e.getenv),
+				notifyStoreFlag.source(cmd.Flags(), e.getenv))
 			err = errors.Join(err, cerr)
 			if asJSON {
 				if jerr := json.NewEncoder(e.stdout).Encode(out); jerr != nil {
@@ -62,15 +63,16 @@ type configRow struct {
 	Source string `json:"source"`
 }
 
-// configRows are every setting grit config lists: the store and the read
-// store, every knob with its value in s, the server's tokens and the
-// client's knobs. The error is the client knobs'.
-func (e *env) configRows(s settings, storeSrc, readSrc string) ([]configRow, error) {
+// configRows are every setting grit config lists: the store, the read
+// store and the notify store, every knob with its value in s, the
+// server's tokens and the client's knobs. The error is the client knobs'.
+func (e *env) configRows(s settings, storeSrc, readSrc, notifySrc string) ([]configRow, error) {
 	read := "(none: the store)"
 	if e.readDSN != "" {
 		read = shownDSN(e.readDSN)
 	}
-	out := []configRow{{storeFlag.name, storeFlag.env, shownDSN(e.storeDSN), storeSrc}, {readStoreFlag.name, readStoreFlag.env, read, readSrc}}
+	out := []configRow{{storeFlag.name, storeFlag.env, shownDSN(e.storeDSN), storeSrc}, {readStoreFlag.name, readStoreFlag.env, read, readSrc},
+		{notifyStoreFlag.name, notifyStoreFlag.env, shownDSN(e.notifyDSN), notifySrc}}
 	for _, k := range allKnobs() {
 		v, src := k.shown(s.values[k.name]), s.sources[k.name]
 		switch {

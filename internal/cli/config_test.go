@@ -178,6 +178,7 @@ type built struct {
 	client     client.Config
 	storeDSN   string
 	readDSN    string
+	notifyDSN  string
 }
 
 // commandPath builds, as a command does, what it runs from its settings.
@@ -330,6 +331,9 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 		"read-store": {value: "postgres://grit@replica.internal:5432/app", via: []string{"grit dashboard"},
 			configures: "the store the commands that only read, and the dashboard's pages, read (env.readDSN, which openRead opens)",
 			got:        func(b built) any { return b.readDSN }, want: "postgres://grit@replica.internal:5432/app"},
+		"notify-store": {value: "postgres://grit@db.internal:5432/app", via: []string{"grit worker"},
+			configures: "the direct connection every command's PostgreSQL store listens on (env.notifyDSN, which open gives postgres.Config.NotifyDSN)",
+			got:        func(b built) any { return b.notifyDSN }, want: "postgres://grit@db.internal:5432/app"},
 		"worker-id":   {value: "w-7", configures: "the engine's WorkerID", got: eng(func(c engine.Config) any { return c.WorkerID }), want: "w-7"},
 		"concurrency": {value: "7", configures: "the engine's Concurrency", got: eng(func(c engine.Config) any { return c.Concurrency }), want: 7},
 		"lease": {value: "45s", configures: "the engine's Lease (the dashboard's, for whom a worker is silent)", got: func(b built) any {
@@ -417,7 +421,7 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 	}
 
 	paths := commandPaths(st, dsn)
-	rows, err := fakeEnv(nil).configRows(settings{}, "default", "default")
+	rows, err := fakeEnv(nil).configRows(settings{}, "default", "default", "default")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -448,7 +452,7 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 					t.Fatalf("%s: %s %s: %v", row.Name, name, how, err)
 				}
 				b := p.build(t, e, cmd, s)
-				b.s, b.storeDSN, b.readDSN = s, e.storeDSN, e.readDSN
+				b.s, b.storeDSN, b.readDSN, b.notifyDSN = s, e.storeDSN, e.readDSN, e.notifyDSN
 				return c.got(b)
 			}
 			t.Run(row.Name+"/"+name, func(t *testing.T) {

@@ -18,8 +18,8 @@ import (
 
 	"github.com/grit-run/grit/internal/version"
 	"github.com/grit-run/grit/store"
-	_ "github.com/grit-run/grit/store/postgres" // postgres:// for a fleet
-	_ "github.com/grit-run/grit/store/sqlite"   // the embedded default
+	"github.com/grit-run/grit/store/postgres" // postgres:// for a fleet
+	_ "github.com/grit-run/grit/store/sqlite" // the embedded default
 )
 
 // Exit codes, one scheme for every command (the README's "Exit status").
@@ -58,7 +58,10 @@ type env struct {
 	// readDSN is the --read-store of the commands that only read ("":
 	// they read the --store).
 	readDSN string
-	logs    logFlags
+	// notifyDSN is a direct connection to the store's PostgreSQL for
+	// LISTEN, when storeDSN goes through a pooler ("": none).
+	notifyDSN string
+	logs      logFlags
 }
 
 // Main runs the grit command line and returns its exit code.
@@ -103,6 +106,7 @@ func newRoot(e *env) *cobra.Command {
 	root.SetVersionTemplate(v.String())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: exitUsage, err: err} })
 	storeFlag.register(root.PersistentFlags(), &e.storeDSN, e.getenv)
+	notifyStoreFlag.register(root.PersistentFlags(), &e.notifyDSN, e.getenv)
 	e.logs.register(root.PersistentFlags(), e.getenv)
 	root.PersistentPreRunE = func(*cobra.Command, []string) error { return e.logs.check() }
 	addGroups(root, e)
@@ -149,6 +153,10 @@ type dsnFlag struct{ name, env, def, usage string }
 var (
 	// storeFlag is every command's store.
 	storeFlag = dsnFlag{"store", "GRIT_STORE", defaultStoreDSN, "the store: sqlite:PATH or postgres://…"}
+	// notifyStoreFlag is a direct connection to the store's database for
+	// notifications, when --store goes through a connection pooler.
+	notifyStoreFlag = dsnFlag{"notify-store", "GRIT_NOTIFY_STORE", "", "a direct postgres://… connection to the --store's database for notifications, " +
+		"when --store goes through a connection pooler (default none: behind a pooler, claimers poll)"}
 	// readStoreFlag is a replica of the store for the commands that only
 	// read (readCommands) to read instead.
 	readStoreFlag = dsnFlag{"read-store", "GRIT_READ_STORE", "", "a replica of the store (postgres://… of a standby) to read from instead, " +
@@ -203,11 +211,7 @@ func subcommands(c *cobra.Command) []*cobra.Command {
 // the commands that put work in a store (run, submit, worker, server,
 // migrate).
 func (e *env) openStore(ctx context.Context) (store.Store, error) {
-	st, err := store.Open(ctx, e.storeDSN)
-	if err != nil {
-		return nil, storeErr(err)
-	}
-	return st, nil
+	return e.open(ctx, false)
 }
 
 // openExisting opens the --store only if a grit store is there at this
@@ -215,7 +219,27 @@ func (e *env) openStore(ctx context.Context) (store.Store, error) {
 // reads a store or acts on what is in it, so that a mistyped --store makes
 // no empty store, and a read-only database will do.
 func (e *env) openExisting(ctx context.Context) (store.Store, error) {
-	st, err := store.OpenExisting(ctx, e.storeDSN)
+	return e.open(ctx, true)
+}
+
+// open opens the --store, as store.Open does or, when existing, as
+// store.OpenExisting does; with a --notify-store, the PostgreSQL store
+// listens there.
+func (e *env) open(ctx context.Context, existing bool) (store.Store, error) {
+	var (
+		st  store.Store
+		err error
+	)
+	switch {
+	case e.notifyDSN != "" && !isPostgres(e.storeDSN):
+		return nil, usageErr("--notify-store (GRIT_NOTIFY_STORE) %s: it is for a postgres:// --store behind a connection pooler, and the store is %s", shownDSN(e.notifyDSN), shownDSN(e.storeDSN))
+	case e.notifyDSN != "":
+		st, err = postgres.OpenConfig(ctx, postgres.Config{DSN: e.storeDSN, NotifyDSN: e.notifyDSN, Existing: existing})
+	case existing:
+		st, err = store.OpenExisting(ctx, e.storeDSN)
+	default:
+		st, err = store.Open(ctx, e.storeDSN)
+	}
 	if err != nil {
 		return nil, storeErr(err)
 	}

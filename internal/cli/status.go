@@ -60,9 +60,12 @@ type queueStatus struct {
 type statusReport struct {
 	// Store is what the store finds wrong with its database that keeps
 	// workers from claiming or slows them (read-only, no autovacuum).
-	Store   []string       `json:"store"`
-	Workers []workerStatus `json:"workers"`
-	Queues  []queueStatus  `json:"queues"`
+	Store []string `json:"store"`
+	// Connections is how the store reaches its database, when it says
+	// (a store.Connector).
+	Connections *connectionsStatus `json:"connections,omitempty"`
+	Workers     []workerStatus     `json:"workers"`
+	Queues      []queueStatus      `json:"queues"`
 	// Pauses are the paused queues, kinds and tenants.
 	Pauses []store.Pause `json:"pauses"`
 	// PausedSchedules are the schedules no slot of which runs, by an
@@ -129,6 +132,7 @@ func buildStatus(ctx context.Context, st store.Store, o store.Overview, lease ti
 	if r.Store, err = statusAdvice(ctx, st); err != nil {
 		return r, err
 	}
+	r.Connections = statusConnections(st)
 	if r.Workers, err = statusWorkers(ctx, st, o, now, lease); err != nil {
 		return r, err
 	}
@@ -289,6 +293,7 @@ func printStatus(e *env, r statusReport) {
 	if len(r.Store) > 0 {
 		fmt.Fprintln(e.stdout)
 	}
+	printConnections(e.stdout, r.Connections)
 	w := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "WORKER\tHOST\tPID\tALIVE\tLAST HEARTBEAT\tHELD\tFAILED CLAIMS\tLAST CLAIM ERROR")
 	for _, s := range r.Workers {

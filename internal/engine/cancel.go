@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,6 +79,9 @@ func (e *Engine) watchCancels(ctx context.Context) {
 			if first != nil {
 				close(first)
 				first = nil
+			}
+			if errors.Is(err, store.ErrNoNotifications) {
+				return // heartbeats find the cancels
 			}
 			if err != nil {
 				e.cfg.Logger.Debug("the store's cancel notifications are unavailable; heartbeats will find cancels", "err", err, "failures", n)

@@ -34,9 +34,11 @@ func (complete) WALPosition(context.Context) (store.WALPosition, error) {
 	return store.WALPosition{}, nil
 }
 
+func (complete) Connections() store.Connections { return store.Connections{} }
+
 // TestStartLogsMissingOptionalCapabilities: a worker says once, when it
 // starts, which optional capabilities its store lacks (SQLite has no
-// Advisor and no InTx), and says nothing of them when it lacks none.
+// Advisor, no InTx and no Connector), and says nothing of them when it lacks none.
 func TestStartLogsMissingOptionalCapabilities(t *testing.T) {
 	t.Parallel()
 	for name, c := range map[string]struct {

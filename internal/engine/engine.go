@@ -50,7 +50,8 @@ type Config struct {
 	// Heartbeat is how often leases are renewed; default a third of Lease.
 	Heartbeat time.Duration
 	// Poll is the longest the claim loop sleeps when nothing is due and
-	// nothing woke it (another process may have enqueued); default 1s.
+	// nothing woke it (another process may have enqueued); default
+	// gate.DefaultPoll.
 	Poll time.Duration
 	// StuckGrace is how long a Go handler that ignores the end of its
 	// context may keep its slot; default 5s. A watchdog that looks every
@@ -178,7 +179,7 @@ func (c *Config) setDefaults() {
 	c.Concurrency = or.Positive(c.Concurrency, gate.DefaultConcurrency)
 	c.Lease = or.Positive(c.Lease, gate.DefaultLease)
 	c.Heartbeat = or.Positive(c.Heartbeat, gate.Heartbeat(c.Lease))
-	c.Poll = or.Positive(c.Poll, time.Second)
+	c.Poll = or.Positive(c.Poll, gate.DefaultPoll)
 	c.Retention = c.Retention.OrDefault()
 	c.PruneEvery = or.Positive(c.PruneEvery, time.Minute)
 	c.PruneBatch = or.Positive(c.PruneBatch, 1000)

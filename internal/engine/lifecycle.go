@@ -242,6 +242,10 @@ func (e *Engine) listen() {
 			if e.runCtx.Err() != nil {
 				return
 			}
+			if errors.Is(err, store.ErrNoNotifications) {
+				e.cfg.Logger.Info("the store cannot notify this worker: it finds work enqueued by other processes by polling", "poll", e.cfg.Poll, "why", err)
+				return
+			}
 			level := e.cfg.Logger.Debug
 			if n == 1 {
 				level = e.cfg.Logger.Warn

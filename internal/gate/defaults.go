@@ -13,6 +13,10 @@ const (
 	DefaultLease = store.DefaultLease
 	// DefaultConcurrency is how many attempts a Go worker runs at once.
 	DefaultConcurrency = 10
+	// DefaultPoll is the longest a claimer with nothing due sleeps before
+	// it looks again when nothing woke it: how late it finds work that
+	// another process enqueued when its store cannot notify it.
+	DefaultPoll = time.Second
 )
 
 // Heartbeat is how often the leases of a claim of lease are renewed, when

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -155,6 +156,9 @@ func (g *Gate) FollowPauses(ctx context.Context, started chan<- struct{}) {
 		if started != nil {
 			close(started)
 			started = nil
+		}
+		if errors.Is(err, store.ErrNoNotifications) {
+			return // claims read the pauses, and heartbeats refresh them
 		}
 		if err != nil {
 			g.cfg.Logger.Debug("the store's pause notifications are unavailable; heartbeats will find pauses", "err", err, "failures", n)

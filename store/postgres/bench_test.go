@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -50,25 +49,7 @@ func BenchmarkClaimFinishParallel(b *testing.B) {
 }
 
 func benchClaimFinish(b *testing.B, workers int) {
-	s := openTest(b)
-	enqueueN(b, s, b.N)
-	b.ResetTimer()
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	total := 0
-	for w := range workers {
-		wg.Go(func() {
-			n := claimFinish(b, s, string(rune('a'+w)))
-			mu.Lock()
-			total += n
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	if total != b.N {
-		b.Fatalf("did %d tasks, want %d", total, b.N)
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tasks/s")
+	benchClaimFinishOn(b, openTest(b), workers)
 }
 
 // BenchmarkEnqueue inserts b.N tasks in calls of 100.

@@ -1,11 +1,13 @@
 package postgres
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,7 +50,23 @@ type Config struct {
 	// else max(4, 2×GOMAXPROCS): batched claims and finishes go slower,
 	// not faster, with many more connections than the machine has cores.
 	MaxConns int
+	// HeartbeatConns sizes the heartbeats' own pool, which a process opens
+	// only when it renews leases. 0 means the DSN's heartbeat_conns
+	// parameter (grit's, not sent to the server), else
+	// DefaultHeartbeatConns.
+	HeartbeatConns int
+	// NotifyDSN is a direct connection to the same database for LISTEN,
+	// when DSN goes through a connection pooler in transaction mode (whose
+	// connections keep no session to listen on): the store's watchers
+	// (Wake, WatchCancels, WatchPauses) share one connection there.
+	// "" means DSN's own when it is direct; behind a pooler, none: the
+	// watchers fail with store.ErrNoNotifications, and claimers poll.
+	NotifyDSN string
 }
+
+// gritParams are the parameters of a URL DSN that are grit's, taken out
+// before pgx reads it: pgx would send them to the server as settings.
+var gritParams = []string{"schema", "heartbeat_conns"}
 
 var schemaRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,53}$`)
 
@@ -60,51 +78,43 @@ func (c Config) validate() error {
 		return fmt.Errorf("postgres: schema %q: want lower-case letters, digits and underscores, not starting with a digit, at most 54 (e.g. grit)", c.Schema)
 	case c.MaxConns < 0:
 		return fmt.Errorf("postgres: negative MaxConns %d", c.MaxConns)
+	case c.HeartbeatConns < 0:
+		return fmt.Errorf("postgres: negative HeartbeatConns %d", c.HeartbeatConns)
 	}
 	return nil
 }
 
-// parse turns a Config into the pool's configuration and the schema, with
-// every default applied.
-func (c Config) parse() (*pgxpool.Config, string, error) {
+// parsed is a Config with every default applied but those of the route
+// (onRoute), which needs a connection.
+type parsed struct {
+	pool   *pgxpool.Config
+	schema string
+	beats  int // the heartbeats' pool size
+}
+
+// parse applies every default to a Config but those of the route
+// (onRoute), which needs a connection.
+func (c Config) parse() (parsed, error) {
 	if err := c.validate(); err != nil {
-		return nil, "", err
+		return parsed{}, err
 	}
-	dsn, dsnSchema, err := splitDSN(c.DSN)
+	dsn, params, err := splitDSN(c.DSN)
 	if err != nil {
-		return nil, "", err
+		return parsed{}, err
 	}
 	pc, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, "", fmt.Errorf("postgres: bad DSN: %s (want e.g. %s)", parseReason(err), dsnExample)
+		return parsed{}, fmt.Errorf("postgres: bad DSN: %s (want e.g. %s)", parseReason(err), dsnExample)
 	}
-	schema := c.Schema
-	if schema == "" {
-		schema = dsnSchema
-	}
-	if schema == "" {
-		schema = DefaultSchema
-	}
+	schema := cmp.Or(c.Schema, params.Get("schema"), DefaultSchema)
 	if !schemaRE.MatchString(schema) {
-		return nil, "", fmt.Errorf("postgres: schema %q in the DSN: want lower-case letters, digits and underscores, not starting with a digit, at most 54 (e.g. %s?schema=grit)", schema, dsnExample)
+		return parsed{}, fmt.Errorf("postgres: schema %q in the DSN: want lower-case letters, digits and underscores, not starting with a digit, at most 54 (e.g. %s?schema=grit)", schema, dsnExample)
 	}
-	// Plan every execution with its own arguments: a prepared statement's
-	// generic plan, made once, would keep the table sizes of that moment
-	// (a queue's tables grow and shrink by the million) and guess ten rows
-	// for every batch. Planning costs a fraction of a millisecond per
-	// statement of a hundred tasks. The claim and plain successes, run for
-	// every task, are the exception: functions whose plans are made once,
-	// pinned to index lookups (functions/claim_tasks.sql).
-	pc.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
-	// No JIT compilation, unless the DSN asks for it (jit=on): it pays off
-	// for long analytical queries, and grit's are short. The server decides
-	// by estimated cost, and over a large table of tasks that the
-	// statistics do not yet cover (a backlog just inserted) a statement
-	// that runs in a millisecond was estimated past jit_above_cost and
-	// spent 50–100 ms compiling: the limits read once a second, the first
-	// claim's wait for work, grit status's counts.
-	if _, set := pc.ConnConfig.RuntimeParams["jit"]; !set {
-		pc.ConnConfig.RuntimeParams["jit"] = "off"
+	beats := c.HeartbeatConns
+	if beats == 0 {
+		if beats, err = heartbeatConns(params.Get("heartbeat_conns")); err != nil {
+			return parsed{}, err
+		}
 	}
 	// A connection attempt ends after DefaultConnectTimeout unless the DSN
 	// says otherwise (connect_timeout=SECONDS): without a bound, one to a
@@ -120,35 +130,50 @@ func (c Config) parse() (*pgxpool.Config, string, error) {
 	case !strings.Contains(dsn, "pool_max_conns"):
 		pc.MaxConns = int32(max(4, 2*runtime.GOMAXPROCS(0)))
 	}
-	return pc, schema, nil
+	return parsed{pool: pc, schema: schema, beats: beats}, nil
 }
 
-// splitDSN takes grit's schema parameter out of a URL DSN, which pgx would
-// otherwise send to the server as a setting. A keyword/value DSN is passed
-// through.
-func splitDSN(dsn string) (rest, schema string, err error) {
+// heartbeatConns reads the DSN's heartbeat_conns ("" is the default).
+func heartbeatConns(v string) (int, error) {
+	if v == "" {
+		return DefaultHeartbeatConns, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 1000 {
+		return 0, fmt.Errorf("postgres: bad DSN: heartbeat_conns=%s: want the size of the heartbeats' own pool, 1 to 1000 (e.g. %s?heartbeat_conns=1)", v, dsnExample)
+	}
+	return n, nil
+}
+
+// splitDSN takes grit's parameters (gritParams) out of a URL DSN. A
+// keyword/value DSN is passed through.
+func splitDSN(dsn string) (rest string, params url.Values, err error) {
 	scheme, _, isURL := strings.Cut(dsn, "://")
 	if !isURL {
 		if !strings.Contains(dsn, "=") {
-			return "", "", fmt.Errorf("postgres: bad DSN: not a URL nor keyword=value pairs (want e.g. %s)", dsnExample)
+			return "", nil, fmt.Errorf("postgres: bad DSN: not a URL nor keyword=value pairs (want e.g. %s)", dsnExample)
 		}
-		return dsn, "", nil
+		return dsn, url.Values{}, nil
 	}
 	if scheme != "postgres" && scheme != "postgresql" {
-		return "", "", fmt.Errorf("postgres: bad DSN: scheme %q is not postgres:// or postgresql:// (want e.g. %s)", scheme, dsnExample)
+		return "", nil, fmt.Errorf("postgres: bad DSN: scheme %q is not postgres:// or postgresql:// (want e.g. %s)", scheme, dsnExample)
 	}
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return "", "", fmt.Errorf("postgres: bad DSN: %s (want e.g. %s)", parseReason(err), dsnExample)
+		return "", nil, fmt.Errorf("postgres: bad DSN: %s (want e.g. %s)", parseReason(err), dsnExample)
 	}
-	q := u.Query()
-	schema = q.Get("schema")
-	if !q.Has("schema") {
-		return dsn, "", nil
+	q, params := u.Query(), url.Values{}
+	for _, p := range gritParams {
+		if q.Has(p) {
+			params.Set(p, q.Get(p))
+			q.Del(p)
+		}
 	}
-	q.Del("schema")
+	if len(params) == 0 {
+		return dsn, params, nil
+	}
 	u.RawQuery = q.Encode()
-	return u.String(), schema, nil
+	return u.String(), params, nil
 }
 
 // parseReason is a parse error without the DSN it quotes, which may hold a
@@ -168,6 +193,6 @@ func parseReason(err error) string {
 // ParseDSN checks a DSN as Open would and returns the schema it names
 // (DefaultSchema when none).
 func ParseDSN(dsn string) (schema string, err error) {
-	_, schema, err = Config{DSN: dsn}.parse()
-	return schema, err
+	p, err := Config{DSN: dsn}.parse()
+	return p.schema, err
 }

@@ -20,11 +20,11 @@ func TestConnectTimeout(t *testing.T) {
 		{"host=h dbname=db", DefaultConnectTimeout},
 		{"host=h dbname=db connect_timeout=7", 7 * time.Second},
 	} {
-		pc, _, err := Config{DSN: c.dsn}.parse()
+		p, err := Config{DSN: c.dsn}.parse()
 		if err != nil {
 			t.Fatalf("%s: %v", c.dsn, err)
 		}
-		if got := pc.ConnConfig.ConnectTimeout; got != c.want {
+		if got := p.pool.ConnConfig.ConnectTimeout; got != c.want {
 			t.Errorf("%s: connect timeout %v, want %v", c.dsn, got, c.want)
 		}
 	}

@@ -50,8 +50,15 @@
 // nothing: it opens only a schema that is there at this driver's version,
 // and so works on a read-only database or role.
 //
+// The store works through a connection pooler in transaction mode
+// (PgBouncer): it finds one when it opens (route.go) and then keeps no
+// state in a session, and listens for notifications on Config.NotifyDSN,
+// a direct connection, or not at all (store.ErrNoNotifications: claimers
+// poll). The store's watchers share one listening connection.
+//
 // The store's connections plan every statement with its own arguments
-// (plan_cache_mode=force_custom_plan), and the statements are written so
+// (plan_cache_mode=force_custom_plan directly; unnamed statements behind a
+// pooler), and the statements are written so
 // that their plans stay index lookups when the table statistics are wrong,
 // as they are in a new schema or after a burst: see due_tasks in
 // functions/ and finishTasksSQL. The claim and a batch of plain

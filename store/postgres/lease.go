@@ -30,9 +30,10 @@ const heartbeatSQL = `WITH seen AS (
 )
 SELECT id, lease_token FROM renewed`
 
-// HeartbeatConns is the size of the pool that heartbeats have to
-// themselves, apart from the store's.
-const HeartbeatConns = 2
+// DefaultHeartbeatConns is the size of the pool that heartbeats have to
+// themselves, apart from the store's, unless Config.HeartbeatConns or the
+// DSN's heartbeat_conns parameter says otherwise.
+const DefaultHeartbeatConns = 2
 
 // beatPool is the heartbeats' own pool, on the store's connection
 // settings. A heartbeat that waited for a connection of the store's
@@ -40,9 +41,9 @@ const HeartbeatConns = 2
 // on a busy worker, until its deadline passed and the worker gave up
 // leases the database would have renewed in a fraction of a second. It
 // connects on the first heartbeat.
-func beatPool(ctx context.Context, pc *pgxpool.Config) (*pgxpool.Pool, error) {
+func beatPool(ctx context.Context, pc *pgxpool.Config, conns int) (*pgxpool.Pool, error) {
 	bc := pc.Copy()
-	bc.MaxConns, bc.MinConns = HeartbeatConns, 0
+	bc.MaxConns, bc.MinConns = int32(conns), 0
 	p, err := pgxpool.NewWithConfig(ctx, bc)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: the heartbeats' pool: %w", err)

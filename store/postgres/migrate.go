@@ -27,10 +27,11 @@ func migrations() ([]migration, error) { return store.Migrations(migrationFS, "m
 // workers. It is idempotent, safe to run from several processes at once,
 // and refuses a schema migrated by a newer grit.
 func Migrate(ctx context.Context, dsn string) error {
-	pc, schema, err := Config{DSN: dsn}.parse()
+	p, _, err := Config{DSN: dsn}.connect(ctx)
 	if err != nil {
 		return err
 	}
+	pc, schema := p.pool, p.schema
 	conn, err := pgx.ConnectConfig(ctx, pc.ConnConfig)
 	if err != nil {
 		return fmt.Errorf("postgres: migrate %s: %w", describe(pc.ConnConfig), err)

@@ -25,7 +25,9 @@ type Store struct {
 	pool *pgxpool.Pool
 	// beats is the heartbeats' own pool (lease.go): they never wait for a
 	// connection behind claims, results and per-task work.
-	beats   *pgxpool.Pool
+	beats *pgxpool.Pool
+	// route says whether the connections go through a pooler (route.go).
+	route   route
 	schema  string
 	channel string // NOTIFY channel of due work
 	// cancelChannel is the NOTIFY channel of cancelled running tasks.
@@ -34,13 +36,25 @@ type Store struct {
 	pauseChannel string
 	sqls         sync.Map // statement template -> text with the schema filled in
 
-	// life ends when the Store closes: it stops the Wake listeners. mu
-	// orders the start of a listener before, or after, the end of life.
+	// listenOn is the connection the watchers (Wake, WatchCancels,
+	// WatchPauses) listen on: the pool's when it is direct, else
+	// Config.NotifyDSN's; nil when there is none (wake.go).
+	listenOn *pgx.ConnConfig
+	// notifyAt names it, for Connections.
+	notifyAt string
+
+	// life ends when the Store closes: it stops the watchers. mu orders
+	// the start of a watcher before, or after, the end of life, and
+	// guards watchers and stopListening.
 	mu        sync.Mutex
 	life      context.Context
 	end       context.CancelFunc
-	listeners sync.WaitGroup
-	closeOnce sync.Once
+	listeners sync.WaitGroup // the watchers and the listening loop
+	// watchers are those listening now; stopListening ends the loop of
+	// their shared connection, nil while none runs.
+	watchers      map[*watcher]struct{}
+	stopListening context.CancelFunc
+	closeOnce     sync.Once
 }
 
 // The contract, checked by the compiler: a store.Store (with the
@@ -66,6 +80,7 @@ var (
 	_ store.InTx          = (*Store)(nil) // intx.go: EnqueueTx and PublishTx on a pgx.Tx given as any
 	_ store.Weigher       = (*Store)(nil) // fair.go: the tenant_weights table
 	_ store.Replicated    = (*Store)(nil) // replication.go: the server's WAL position
+	_ store.Connector     = (*Store)(nil) // route.go: straight or through a pooler, where it listens
 )
 
 // ErrClosed is returned by Wake on a closed Store.
@@ -90,7 +105,12 @@ func OpenExisting(ctx context.Context, dsn string) (*Store, error) {
 // needed, unless cfg.Existing. It fails if the schema was migrated by a
 // newer grit.
 func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
-	pc, schema, err := cfg.parse()
+	p, rt, err := cfg.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pc, schema := p.pool, p.schema
+	notify, err := cfg.notifyOn(ctx, pc, rt)
 	if err != nil {
 		return nil, err
 	}
@@ -106,14 +126,19 @@ func OpenConfig(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	var beats *pgxpool.Pool
 	if err == nil {
-		beats, err = beatPool(ctx, pc)
+		beats, err = beatPool(ctx, pc, p.beats)
 	}
 	if err != nil {
 		pool.Close()
 		return nil, classify(err)
 	}
 	life, end := context.WithCancel(context.Background())
-	return &Store{pool: pool, beats: beats, schema: schema, channel: channelOf(schema), cancelChannel: cancelChannelOf(schema), pauseChannel: pauseChannelOf(schema), life: life, end: end}, nil
+	s := &Store{pool: pool, beats: beats, route: rt, schema: schema, life: life, end: end, watchers: map[*watcher]struct{}{},
+		channel: channelOf(schema), cancelChannel: cancelChannelOf(schema), pauseChannel: pauseChannelOf(schema)}
+	if notify != nil {
+		s.listenOn, s.notifyAt = notify, describe(notify)
+	}
+	return s, nil
 }
 
 // classify marks the errors of an open that mean the server did not

@@ -49,8 +49,8 @@ func (s *Store) Resume(ctx context.Context, scope store.Scope, name string) (boo
 
 // WatchPauses makes the store a store.PauseWatcher whose pauses come from
 // every process on the schema: Pause and Resume notify a channel of their
-// own on commit, and WatchPauses listens to it on a connection of its own,
-// reconnecting as Wake does, and sends a value after reconnecting too
+// own on commit, and WatchPauses listens to it on the store's listening
+// connection, reconnecting as Wake does, and sends a value after reconnecting too
 // (what was sent meanwhile is lost: the pauses must be read again).
 func (s *Store) WatchPauses(ctx context.Context) (<-chan struct{}, error) {
 	changed := make(chan struct{}, 1)

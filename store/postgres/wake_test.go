@@ -54,9 +54,9 @@ func TestWakeSurvivesTerminatedConnection(t *testing.T) {
 
 	var killed int
 	err = admin(t).QueryRow(ctx, `WITH l AS MATERIALIZED (
-			SELECT pid FROM pg_stat_activity WHERE query = $1 AND pid <> pg_backend_pid()
+			SELECT pid FROM pg_stat_activity WHERE starts_with(query, $1) AND pid <> pg_backend_pid()
 		) SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM l`,
-		`LISTEN "grit_`+schema+`_due"`).Scan(&killed)
+		`LISTEN "grit_`+schema+`_due";`).Scan(&killed)
 	if err != nil || killed != 1 {
 		t.Fatalf("terminated %d listening backends (%v), want 1", killed, err)
 	}

@@ -39,7 +39,7 @@ type Store struct {
 
 // The contract, checked by the compiler: a store.Store (with the
 // capabilities store.Store embeds), and every optional capability but
-// store.Advisor. storetest.Declared keeps this list whole.
+// store.Advisor, store.InTx and store.Connector. storetest.Declared keeps this list whole.
 var (
 	_ store.Store         = (*Store)(nil)
 	_ store.Waker         = (*Store)(nil) // wake.go: the handles on a file share their wakes; other processes' writes are watched
