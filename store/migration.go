@@ -46,31 +46,80 @@ func Migrations(fsys fs.FS, dir string) ([]Migration, error) {
 	return ms, nil
 }
 
-// CheckSchema is nil when a store has applied exactly a driver's
-// migrations, else an *OpenError of ErrSchemaVersion that says, of the
-// store at where, what it lacks or has beyond them and what to do.
-func CheckSchema(where string, applied map[int]bool, ms []Migration) error {
-	newest, has := 0, 0
-	for v := range applied {
-		has = max(has, v)
+// Scripter writes the SQL that makes a store of its driver from nothing,
+// as migrating a new one would: every migration, recorded as applied, and
+// whatever else the driver keeps beside them. dsn is a DSN of the driver
+// whose options it honours (a PostgreSQL DSN's schema), or "" for the
+// defaults; nothing is opened or connected to.
+type Scripter func(dsn string) (string, error)
+
+// RegisterScript makes a driver's Scripter available to Script under a
+// DSN scheme. Drivers call it from init.
+func RegisterScript(scheme string, s Scripter) {
+	register(scripts, scheme, s)
+}
+
+// Script returns the SQL that makes a store of the driver scheme names
+// ("sqlite", "postgres") from nothing, for dsn (see Scripter).
+func Script(scheme, dsn string) (string, error) {
+	if scheme == "postgresql" {
+		scheme = "postgres"
 	}
-	var missing []int
+	driversMu.RLock()
+	s, ok := scripts[scheme]
+	driversMu.RUnlock()
+	if !ok {
+		return "", fmt.Errorf("no driver %q (known: %s)", scheme, strings.Join(Drivers(), ", "))
+	}
+	return s(dsn)
+}
+
+// SchemaError is the Err of an *OpenError of ErrSchemaVersion: which of a
+// driver's migrations the store at Where lacks, and which versions it has
+// that the driver does not know.
+type SchemaError struct {
+	Where   string
+	Missing []Migration // the driver's migrations the store lacks
+	Has     int         // the newest version the store has
+	Known   int         // the newest version the driver knows
+	Unknown []int       // the versions the store has that the driver does not know
+}
+
+func (e *SchemaError) Error() string {
+	switch {
+	case len(e.Unknown) > 0:
+		return fmt.Sprintf("the grit store at %s has schema version %d, newer than this grit knows (%d): upgrade grit", e.Where, e.Has, e.Known)
+	case e.Has >= e.Known:
+		vs := make([]int, len(e.Missing))
+		for i, m := range e.Missing {
+			vs[i] = m.Version
+		}
+		return fmt.Sprintf("the grit store at %s lacks schema migrations %v: run grit migrate", e.Where, vs)
+	}
+	return fmt.Sprintf("the grit store at %s has schema version %d, older than this grit needs (%d): run grit migrate", e.Where, e.Has, e.Known)
+}
+
+// CheckSchema is nil when a store has applied exactly a driver's
+// migrations, else an *OpenError of ErrSchemaVersion, whose Err is a
+// *SchemaError, that says, of the store at where, what it lacks or has
+// beyond them and what to do.
+func CheckSchema(where string, applied map[int]bool, ms []Migration) error {
+	e := &SchemaError{Where: where}
 	for _, m := range ms {
-		newest = max(newest, m.Version)
+		e.Known = max(e.Known, m.Version)
 		if !applied[m.Version] {
-			missing = append(missing, m.Version)
+			e.Missing = append(e.Missing, m)
 		}
 	}
-	switch {
-	case has > newest:
-		return &OpenError{Kind: ErrSchemaVersion, Err: fmt.Errorf(
-			"the grit store at %s has schema version %d, newer than this grit knows (%d): upgrade grit", where, has, newest)}
-	case has >= newest && len(missing) > 0:
-		return &OpenError{Kind: ErrSchemaVersion, Err: fmt.Errorf(
-			"the grit store at %s lacks schema migrations %v: run grit migrate", where, missing)}
-	case len(missing) > 0:
-		return &OpenError{Kind: ErrSchemaVersion, Err: fmt.Errorf(
-			"the grit store at %s has schema version %d, older than this grit needs (%d): run grit migrate", where, has, newest)}
+	for v := range applied {
+		e.Has = max(e.Has, v)
+		if v > e.Known {
+			e.Unknown = append(e.Unknown, v)
+		}
 	}
-	return nil
+	sort.Ints(e.Unknown)
+	if len(e.Missing) == 0 && len(e.Unknown) == 0 {
+		return nil
+	}
+	return &OpenError{Kind: ErrSchemaVersion, Err: e}
 }

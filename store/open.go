@@ -16,6 +16,7 @@ var (
 	driversMu sync.RWMutex
 	drivers   = map[string]Opener{}
 	existing  = map[string]Opener{}
+	scripts   = map[string]Scripter{}
 )
 
 // Why a store could not be opened, for errors.Is on an *OpenError.
@@ -67,13 +68,13 @@ func RegisterExisting(scheme string, open Opener) {
 	register(existing, scheme, open)
 }
 
-func register(m map[string]Opener, scheme string, open Opener) {
+func register[T any](m map[string]T, scheme string, v T) {
 	driversMu.Lock()
 	defer driversMu.Unlock()
 	if _, dup := m[scheme]; dup {
 		panic("store: driver registered twice: " + scheme)
 	}
-	m[scheme] = open
+	m[scheme] = v
 }
 
 // Open opens the store a DSN names: "sqlite:path/to/grit.db" or
@@ -101,13 +102,23 @@ func OpenExisting(ctx context.Context, dsn string) (Store, error) {
 	return open(ctx, dsn)
 }
 
-func lookup(m map[string]Opener, dsn string) (Opener, error) {
+// Scheme is the driver a DSN names: its scheme, postgresql read as
+// postgres.
+func Scheme(dsn string) (string, error) {
 	scheme, _, ok := strings.Cut(dsn, ":")
 	if !ok || scheme == "" {
-		return nil, fmt.Errorf("store %q: want a DSN such as sqlite:grit.db or postgres://host/db", dsn)
+		return "", fmt.Errorf("store %q: want a DSN such as sqlite:grit.db or postgres://host/db", dsn)
 	}
 	if scheme == "postgresql" {
 		scheme = "postgres"
+	}
+	return scheme, nil
+}
+
+func lookup(m map[string]Opener, dsn string) (Opener, error) {
+	scheme, err := Scheme(dsn)
+	if err != nil {
+		return nil, err
 	}
 	driversMu.RLock()
 	open, found := m[scheme]

@@ -177,13 +177,17 @@ func orDefault(def string) string {
 	return ", default " + def
 }
 
-// lookup returns the knob's value and where it came from.
+// lookup returns the knob's value and where it came from: its flag, its
+// variable, the config file (read already: see settings), or its default.
 func (e *env) lookup(k knob, flag string) (string, string) {
 	if flag != "" {
 		return flag, "flag --" + k.name
 	}
 	if v := e.getenv(k.env); v != "" {
 		return v, "env " + k.env
+	}
+	if v, src, ok := e.config.value(k.name); ok {
+		return v, src
 	}
 	return k.def, "default"
 }
@@ -196,6 +200,9 @@ func (e *env) lookup(k knob, flag string) (string, string) {
 // it wants; the settings come back with it, for grit config to show.
 func (e *env) settings(fs *pflag.FlagSet) (settings, error) {
 	s := settings{values: map[string]string{}, sources: map[string]string{}}
+	if _, err := e.loadConfig(); err != nil {
+		return s, err
+	}
 	var errs []error
 	for _, k := range allKnobs() {
 		fl := fs.Lookup(k.name)

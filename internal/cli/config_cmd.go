@@ -19,15 +19,18 @@ func newConfigCmd(e *env) *cobra.Command {
 		Use:   "config",
 		Short: "print the effective settings and where each comes from",
 		Long: `Prints every setting a deployment tunes, its GRIT_* variable, the value in
-effect and where it came from: a flag, the variable, or the default. It
-takes the flags of the commands that have them (grit config --lease 1m
-shows what grit worker --lease 1m would run with), and reads every value
-as those commands do: a bad one is reported, and grit config exits 2.`,
+effect and where it came from: a flag, the variable, the config file
+(--config or GRIT_CONFIG, as "file NAME:LINE"), or the default. It takes
+the flags of the commands that have them (grit config --lease 1m shows
+what grit worker --lease 1m would run with), and reads every value as
+those commands do: a bad one is reported, and grit config exits 2. Each
+command reads only the settings it has, so grit config is the one that
+checks every value in a config file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := e.settings(cmd.Flags())
-			out, cerr := e.configRows(s, storeFlag.source(cmd.Flags(), e.getenv), readStoreFlag.source(cmd.Flags(), e.getenv),
-				notifyStoreFlag.source(cmd.Flags(), e.getenv))
+			out, cerr := e.configRows(s, storeFlag.source(cmd.Flags(), e.getenv, e.config), readStoreFlag.source(cmd.Flags(), e.getenv, e.config),
+				notifyStoreFlag.source(cmd.Flags(), e.getenv, e.config))
 			err = errors.Join(err, cerr)
 			if asJSON {
 				if jerr := json.NewEncoder(e.stdout).Encode(out); jerr != nil {

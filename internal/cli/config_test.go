@@ -48,6 +48,9 @@ func commandSettings(t *testing.T, e *env, name string, args ...string) (setting
 	if err := cmd.ParseFlags(args); err != nil {
 		t.Fatalf("grit %s %v: %v", name, args, err)
 	}
+	if err := e.storesFromFile(cmd.Flags()); err != nil { // as the root's PersistentPreRunE does
+		return settings{}, cmd, err
+	}
 	s, err := e.settings(cmd.Flags())
 	return s, cmd, err
 }
@@ -474,6 +477,17 @@ func TestEverySettingReachesWhatItConfigures(t *testing.T) {
 				}
 				if got := run("by variable", vars); !reflect.DeepEqual(got, c.want) {
 					t.Errorf("%s with %s=%s: %s is %v, want %v", name, row.Env, c.value, c.configures, got, c.want)
+				}
+				if slices.Contains(configKeys(), row.Name) {
+					body := fmt.Sprintf("%s: %q\n", row.Name, c.value)
+					for k, v := range c.also {
+						body += fmt.Sprintf("%s: %q\n", k, v)
+					}
+					file := filepath.Join(t.TempDir(), "grit.yaml")
+					os.WriteFile(file, []byte(body), 0o600)
+					if got := run("by config file", map[string]string{configFlag.env: file}); !reflect.DeepEqual(got, c.want) {
+						t.Errorf("%s with %s: %s in a config file: %s is %v, want %v", name, row.Name, c.value, c.configures, got, c.want)
+					}
 				}
 			})
 		}

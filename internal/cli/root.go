@@ -62,6 +62,13 @@ type env struct {
 	// LISTEN, when storeDSN goes through a pooler ("": none).
 	notifyDSN string
 	logs      logFlags
+
+	// configPath is the --config file (GRIT_CONFIG); loadConfig reads it
+	// into config once.
+	configPath string
+	config     *configFile
+	configErr  error
+	configDone bool
 }
 
 // Main runs the grit command line and returns its exit code.
@@ -107,8 +114,14 @@ func newRoot(e *env) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: exitUsage, err: err} })
 	storeFlag.register(root.PersistentFlags(), &e.storeDSN, e.getenv)
 	notifyStoreFlag.register(root.PersistentFlags(), &e.notifyDSN, e.getenv)
+	configFlag.register(root.PersistentFlags(), &e.configPath, e.getenv)
 	e.logs.register(root.PersistentFlags(), e.getenv)
-	root.PersistentPreRunE = func(*cobra.Command, []string) error { return e.logs.check() }
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
+		if err := e.logs.check(); err != nil {
+			return err
+		}
+		return e.storesFromFile(cmd.Flags())
+	}
 	addGroups(root, e)
 	addReadStore(root, e)
 	usageArgs(root)
@@ -178,15 +191,40 @@ func (f dsnFlag) register(fs *pflag.FlagSet, dst *string, getenv func(string) st
 }
 
 // source says where the flag's value in fs came from: the flag, its
-// variable, or the default.
-func (f dsnFlag) source(fs *pflag.FlagSet, getenv func(string) string) string {
+// variable, the config file, or the default.
+func (f dsnFlag) source(fs *pflag.FlagSet, getenv func(string) string, file *configFile) string {
 	if fl := fs.Lookup(f.name); fl != nil && fl.Changed {
 		return "flag --" + f.name
 	}
 	if getenv(f.env) != "" {
 		return "env " + f.env
 	}
+	if _, src, ok := file.value(f.name); ok {
+		return src
+	}
 	return "default"
+}
+
+// storesFromFile reads the config file, and gives the --store, and the
+// --read-store of a command that has one, the file's value when neither
+// the flag nor its variable gave one.
+func (e *env) storesFromFile(fs *pflag.FlagSet) error {
+	file, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		flag dsnFlag
+		dst  *string
+	}{{storeFlag, &e.storeDSN}, {readStoreFlag, &e.readDSN}, {notifyStoreFlag, &e.notifyDSN}} {
+		if fs.Lookup(f.flag.name) == nil {
+			continue // a command without --read-store
+		}
+		if v, src, ok := file.value(f.flag.name); ok && f.flag.source(fs, e.getenv, file) == src {
+			*f.dst = v
+		}
+	}
+	return nil
 }
 
 // addReadStore gives each of readCommands under root the --read-store

@@ -359,7 +359,7 @@ func (p *childPool) start(ctx context.Context) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := socketPair()
 	if err != nil {
 		return nil, fmt.Errorf("isolated handler: socket pair: %w", err)
 	}

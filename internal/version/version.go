@@ -40,13 +40,38 @@ var (
 	info Info
 )
 
-// Get returns what the running binary's build says of grit.
+// What scripts/release stamps into a binary at link time (go build
+// -ldflags "-X github.com/grit-run/grit/internal/version.stampRevision=…"):
+// the version, the commit, "true" when the tree had uncommitted changes,
+// and the commit's time (RFC 3339). They win over what the go command
+// recorded, which is nothing in a build outside a git checkout (a source
+// archive, a Docker build context without .git, a git worktree).
+var stampVersion, stampRevision, stampModified, stampTime string
+
+// Get returns what the running binary's build says of grit: what
+// scripts/release stamped, else what the go command recorded.
 func Get() Info {
 	once.Do(func() {
 		bi, _ := debug.ReadBuildInfo()
-		info = FromBuild(bi)
+		info = FromBuild(bi).Stamped(stampVersion, stampRevision, stampModified, stampTime)
 	})
 	return info
+}
+
+// Stamped is i with what a release build stamped: a version and a
+// revision each replace i's when not "", and with the revision come
+// whether the tree was modified ("true") and the commit's time.
+func (i Info) Stamped(version, revision, modified, commitTime string) Info {
+	if version != "" {
+		i.Version = version
+	}
+	if revision != "" {
+		i.Revision, i.Modified, i.CommitTime = revision, modified == "true", nil
+		if t, err := time.Parse(time.RFC3339, commitTime); err == nil {
+			i.CommitTime = &t
+		}
+	}
+	return i
 }
 
 // FromBuild reads grit's version from a binary's build information (nil

@@ -3,6 +3,7 @@ package version
 import (
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 func TestFromBuild(t *testing.T) {
@@ -43,5 +44,24 @@ func TestFromBuild(t *testing.T) {
 				t.Errorf("commit time %v, go %q, platform %q", i.CommitTime, i.Go, i.Platform)
 			}
 		})
+	}
+}
+
+func TestStamped(t *testing.T) {
+	t.Parallel()
+	const rev = "55bdfa8c1234567890abcdef1234567890abcdef"
+	built := FromBuild(&debug.BuildInfo{Main: debug.Module{Path: Module, Version: "(devel)"}})
+	if got := built.Stamped("", "", "", ""); got.Version != "(devel)" || got.Revision != "" || got.CommitTime != nil {
+		t.Errorf("nothing stamped: %+v", got)
+	}
+	got := built.Stamped("v1.2.0", rev, "true", "2026-01-02T15:04:05Z")
+	if got.Version != "v1.2.0" || got.Revision != rev || !got.Modified || got.CommitTime == nil ||
+		!got.CommitTime.Equal(time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)) || got.String() != "v1.2.0-55bdfa8c1234+dirty" {
+		t.Errorf("stamped: %+v (%s)", got, got)
+	}
+	checkout := FromBuild(&debug.BuildInfo{Main: debug.Module{Path: Module, Version: "v0.0.0-20260102150405-aaaaaaaaaaaa+dirty"},
+		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "aaaa"}, {Key: "vcs.modified", Value: "true"}, {Key: "vcs.time", Value: "2026-01-01T00:00:00Z"}}})
+	if got := checkout.Stamped("", rev, "false", "not a time"); got.Revision != rev || got.Modified || got.CommitTime != nil {
+		t.Errorf("a stamped revision replaces the recorded one, its modified and its time: %+v", got)
 	}
 }

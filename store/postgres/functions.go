@@ -87,12 +87,17 @@ func writeFunctions(ctx context.Context, tx pgx.Tx, schema string, fns []functio
 			return fmt.Errorf("migrate: functions/%s.sql: %w", f.Name, err)
 		}
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO `+ident+`.schema_functions (one, hash) VALUES (true, $1)
-		ON CONFLICT (one) DO UPDATE SET hash = excluded.hash, applied_at = now()`, sum)
-	if err != nil {
+	if _, err := tx.Exec(ctx, recordFunctionsSQL(sum)); err != nil {
 		return fmt.Errorf("migrate: record functions: %w", err)
 	}
 	return nil
+}
+
+// recordFunctionsSQL records, in grit's schema (the search_path), that
+// the functions of the sum were written.
+func recordFunctionsSQL(sum string) string {
+	return "INSERT INTO schema_functions (one, hash) VALUES (true, " + quote(sum) + ")\n" +
+		"\tON CONFLICT (one) DO UPDATE SET hash = excluded.hash, applied_at = now();\n"
 }
 
 // dropFunctionsSQL lists the statements that drop the schema's functions

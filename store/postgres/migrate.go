@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"hash/fnv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -74,16 +75,7 @@ func migrateTo(ctx context.Context, db beginner, schema string, ms []migration, 
 		}
 		if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+ident+`;
 			SET LOCAL search_path TO `+ident+`;
-			CREATE TABLE IF NOT EXISTS schema_migrations (
-				version    integer     PRIMARY KEY,
-				name       text        NOT NULL,
-				applied_at timestamptz NOT NULL DEFAULT now()
-			);
-			CREATE TABLE IF NOT EXISTS schema_functions (
-				one        boolean     PRIMARY KEY DEFAULT true CHECK (one),
-				hash       text        NOT NULL,
-				applied_at timestamptz NOT NULL DEFAULT now()
-			)`); err != nil {
+			`+bookkeepingSQL); err != nil {
 			return fmt.Errorf("migrate: create schema %s: %w", schema, err)
 		}
 		applied, err := appliedVersions(ctx, tx, ident)
@@ -96,7 +88,7 @@ func migrateTo(ctx context.Context, db beginner, schema string, ms []migration, 
 		migrated := false
 		for _, m := range ms {
 			if !applied[m.Version] {
-				if err := apply(ctx, tx, ident, m); err != nil {
+				if err := apply(ctx, tx, m); err != nil {
 					return err
 				}
 				migrated = true
@@ -108,6 +100,20 @@ func migrateTo(ctx context.Context, db beginner, schema string, ms []migration, 
 		return writeFunctions(ctx, tx, schema, fns, migrated)
 	})
 }
+
+// bookkeepingSQL creates the tables that record, in grit's schema (the
+// search_path), the migrations applied and the functions' texts written.
+const bookkeepingSQL = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    integer     PRIMARY KEY,
+	name       text        NOT NULL,
+	applied_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS schema_functions (
+	one        boolean     PRIMARY KEY DEFAULT true CHECK (one),
+	hash       text        NOT NULL,
+	applied_at timestamptz NOT NULL DEFAULT now()
+);
+`
 
 // lockKey is the advisory lock of a schema's migrations: the same in every
 // process.
@@ -148,12 +154,19 @@ func checkNotNewer(schema string, applied map[int]bool, ms []migration) error {
 	return nil
 }
 
-func apply(ctx context.Context, tx pgx.Tx, ident string, m migration) error {
+// recordSQL records m as applied, in grit's schema (the search_path).
+func recordSQL(m migration) string {
+	return fmt.Sprintf("INSERT INTO schema_migrations (version, name) VALUES (%d, %s);\n", m.Version, quote(m.Name))
+}
+
+// quote is s as an SQL string literal.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+func apply(ctx context.Context, tx pgx.Tx, m migration) error {
 	if _, err := tx.Exec(ctx, m.SQL); err != nil {
 		return fmt.Errorf("migrate: %04d_%s: %w", m.Version, m.Name, err)
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO `+ident+`.schema_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name)
-	if err != nil {
+	if _, err := tx.Exec(ctx, recordSQL(m)); err != nil {
 		return fmt.Errorf("migrate: record %04d_%s: %w", m.Version, m.Name, err)
 	}
 	return nil

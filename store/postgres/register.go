@@ -22,4 +22,5 @@ func init() {
 		}
 		return s, nil
 	})
+	store.RegisterScript("postgres", Script)
 }

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"time"
+	"strings"
 
 	"github.com/grit-run/grit/store"
 )
@@ -50,13 +50,26 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	return tx.Commit()
 }
 
+// bookkeepingSQL creates the table that records the migrations applied,
+// each with the time, in unix microseconds.
+const bookkeepingSQL = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER PRIMARY KEY,
+	name       TEXT    NOT NULL,
+	applied_at INTEGER NOT NULL
+);
+`
+
+// recordSQL records m as applied, now.
+func recordSQL(m migration) string {
+	return fmt.Sprintf("INSERT INTO schema_migrations (version, name, applied_at) VALUES (%d, '%s', %s);\n",
+		m.Version, strings.ReplaceAll(m.Name, "'", "''"), nowMicros)
+}
+
+// nowMicros is the time now in unix microseconds, in SQLite's SQL.
+const nowMicros = "CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)"
+
 func appliedVersions(ctx context.Context, tx *sql.Tx) (map[int]bool, error) {
-	_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
-		version    INTEGER PRIMARY KEY,
-		name       TEXT    NOT NULL,
-		applied_at INTEGER NOT NULL
-	)`)
-	if err != nil {
+	if _, err := tx.ExecContext(ctx, bookkeepingSQL); err != nil {
 		return nil, err
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
@@ -94,9 +107,7 @@ func apply(ctx context.Context, tx *sql.Tx, m migration) error {
 	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
 		return fmt.Errorf("migrate: %04d_%s: %w", m.Version, m.Name, err)
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-		m.Version, m.Name, time.Now().UnixMicro())
-	if err != nil {
+	if _, err := tx.ExecContext(ctx, recordSQL(m)); err != nil {
 		return fmt.Errorf("migrate: record %04d_%s: %w", m.Version, m.Name, err)
 	}
 	return nil

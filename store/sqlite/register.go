@@ -21,4 +21,5 @@ func init() {
 		}
 		return s, nil
 	})
+	store.RegisterScript("sqlite", Script)
 }
