@@ -3792,9 +3792,11 @@ func (x *SendToTaskResponse) GetMessage() *TaskMessage {
 type TaskMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// id is larger for every message sent, in the store.
-	Id     int64  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	TaskId int64  `protobuf:"varint,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
-	Topic  string `protobuf:"bytes,3,opt,name=topic,proto3" json:"topic,omitempty"`
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// task_id is the task it is kept for.
+	TaskId int64 `protobuf:"varint,2,opt,name=task_id,json=taskId,proto3" json:"task_id,omitempty"`
+	// topic is what grit.Receive waits for.
+	Topic string `protobuf:"bytes,3,opt,name=topic,proto3" json:"topic,omitempty"`
 	// payload is JSON.
 	Payload []byte `protobuf:"bytes,4,opt,name=payload,proto3" json:"payload,omitempty"`
 	// sent_at is the store's time of the send.
