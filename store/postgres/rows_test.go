@@ -75,6 +75,11 @@ func TestTaskRowsReadAlikeInBothFormats(t *testing.T) {
 	}
 	full := reflect.ValueOf(want[1])
 	for i := range full.NumField() {
+		// A list leaves a task's Result out (a single read carries it:
+		// the Awaiter conformance cases), so no list reads it.
+		if full.Type().Field(i).Name == "Result" {
+			continue
+		}
 		if full.Field(i).IsZero() {
 			t.Errorf("the full task's %s is zero: the test does not cover it", full.Type().Field(i).Name)
 		}
