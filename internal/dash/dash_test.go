@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -355,7 +357,7 @@ func TestRunsShowProgressAndBlocked(t *testing.T) {
 		}
 		return page[i : i+strings.Index(page[i:], "</tr>")]
 	}
-	if r := row(blocked.ID); !strings.Contains(r, "BLOCKED") || !strings.Contains(r, "1/3") {
+	if r := row(blocked.ID); !strings.Contains(r, "BLOCKED") || !strings.Contains(r, "1/3") || !strings.Contains(r, `class="done" width="33"`) {
 		t.Errorf("the blocked run's row says\n%s\nwant BLOCKED and 1/3 tasks ended", r)
 	}
 	if r := row(going.ID); strings.Contains(r, "BLOCKED") || !strings.Contains(r, "0/1") {
@@ -414,5 +416,25 @@ func TestRecoveredTaskSaysSo(t *testing.T) {
 	}
 	if strings.Contains(page, `class="err">connection reset`) || !strings.Contains(page, `class="earlier">connection reset`) {
 		t.Errorf("the earlier error is shown as a failure, or not at all:\n%s", page)
+	}
+}
+
+// TestTemplatesHaveNoInlineStyle: the pages' Content-Security-Policy
+// (style-src 'self') makes a browser ignore style attributes, so a page
+// that sets one draws wrong: a progress bar full at 0%, as one did.
+func TestTemplatesHaveNoInlineStyle(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("templates/*.html")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("templates: %v (%d files)", err, len(files))
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := strings.Index(string(b), "style=\""); i >= 0 {
+			t.Errorf("%s: a style attribute (%q), which the CSP blocks: use a class, or an SVG attribute", f, string(b[i:min(len(b), i+40)]))
+		}
 	}
 }
