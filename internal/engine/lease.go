@@ -126,14 +126,19 @@ func (w *leaseWatch) answered(b beat) {
 }
 
 // expired handles the lease timer: a beat's answer that came with it
-// goes first; a process starved of CPU gets one more beat (starved);
-// else every attempt is given up.
+// goes first, and a renewal ends the matter (answered re-arms the timer);
+// a failed beat's answer does not, for it arms nothing, and the timer
+// that fired is the only one: then, as when no answer came, a process
+// starved of CPU gets one more beat (starved), else every attempt is
+// given up.
 func (w *leaseWatch) expired() {
 	e := w.e
 	select {
 	case b := <-w.results:
 		w.answered(b)
-		return
+		if b.err == nil {
+			return
+		}
 	default:
 	}
 	now := e.cfg.Clock.Now()
